@@ -1,0 +1,60 @@
+#!/usr/bin/env node
+// The one test command (`npm test`): type-check, bundle, start the local kube-apiserver, prepare the
+// real editor, run every suite in one node:test run, stop the server. Under CI=true nothing may be
+// skipped for lack of a prerequisite: a missing Go toolchain or editor is a failure.
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+const root = path.resolve(import.meta.dirname, '..');
+process.chdir(root);
+const onlyArgs = process.argv.slice(2); // optional: test files or folders to run
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { stdio: 'inherit', ...opts });
+  if (r.status !== 0) {
+    console.error(`test: \`${cmd} ${args.join(' ')}\` failed (exit ${r.status ?? r.signal})`);
+    process.exit(r.status || 1);
+  }
+}
+
+function findTests(dir, out = []) {
+  if (!fs.existsSync(dir)) return out;
+  const st = fs.statSync(dir);
+  if (st.isFile()) return dir.endsWith('.test.ts') ? [...out, dir] : out;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (['node_modules', 'out', 'vscode', 'apiserver'].includes(entry.name)) continue;
+      findTests(p, out);
+    } else if (entry.name.endsWith('.test.ts')) out.push(p);
+  }
+  return out;
+}
+
+run('npx', ['tsc', '-b']);
+run('node', ['scripts/bundle.mjs']);
+
+const env = { ...process.env };
+let clusterStarted = false;
+const clusterCli = 'test/support/cluster-cli.ts';
+if (fs.existsSync(clusterCli)) {
+  run('node', ['--import', 'tsx', clusterCli, 'up']);
+  const info = JSON.parse(fs.readFileSync('.cache/cluster/env.json', 'utf8'));
+  env.KCH_KUBECONFIG = info.kubeconfig;
+  env.KCH_AUDIT_LOG = info.auditLog;
+  env.KCH_SERVER = info.server;
+  clusterStarted = true;
+}
+
+const files = (onlyArgs.length ? onlyArgs : ['test']).flatMap((p) => findTests(p)).sort();
+if (files.length === 0) {
+  console.error('test: no test files found');
+  process.exit(1);
+}
+const result = spawnSync('node', ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], { stdio: 'inherit', env });
+
+if (clusterStarted && !process.env.KCH_KEEP_CLUSTER) {
+  spawnSync('node', ['--import', 'tsx', clusterCli, 'down'], { stdio: 'inherit' });
+}
+process.exit(result.status ?? 1);
