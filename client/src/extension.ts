@@ -1,0 +1,2 @@
+// placeholder until the client lands
+export {};
