@@ -1,0 +1,178 @@
+// A connection to the cluster of one kubeconfig context: discovery, OpenAPI, live objects, the
+// verifier and the health summary, all cached for that context. A different context is a
+// different connection; the caller keeps one per context it uses.
+//
+// Nothing here throws to the caller: a kubeconfig that cannot be read gives a connection whose
+// every answer is that configuration problem.
+import type { JsonObject } from '../core/json';
+import { Discovery } from './discovery';
+import { HealthTracker } from './health';
+import { ClusterTransport } from './http';
+import { loadKubeconfig, selectContext, type SelectedContext } from './kubeconfig';
+import { DEFAULT_LIVE_OBJECT_OPTIONS, LiveObjects, type LiveObjectOptions } from './live-objects';
+import { OpenApi } from './openapi';
+import type {
+  ApiResourceInfo,
+  ClusterHealth,
+  ClusterProblem,
+  ClusterResult,
+  ClusterSettings,
+  ContextSummary,
+  DiscoveryIndex,
+  Disposable,
+  DryRunOutcome,
+  KubeconfigSummary,
+  LiveObjectChange,
+  LiveObjectState,
+  ObjectRef,
+  ResolvedObjectRef,
+} from './types';
+import { Verifier, type DryRunManifest } from './verifier';
+
+export interface ClusterConnectionOptions {
+  /** Idle time after which a request counts as unreachable. */
+  requestTimeoutMs?: number;
+  userAgent?: string;
+  liveObjects?: Partial<LiveObjectOptions>;
+  /** Environment to read KUBECONFIG from (tests pass their own). */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface DryRunRequestOptions {
+  fieldManager: string;
+  fieldValidation?: 'Strict' | 'Warn' | 'Ignore';
+}
+
+export interface ClusterConnection {
+  readonly settings: ClusterSettings;
+  /** The kubeconfig's files and contexts; undefined when it could not be read. */
+  readonly kubeconfig: KubeconfigSummary | undefined;
+  /** The context in use; undefined when none could be selected (see health().problem). */
+  readonly context: ContextSummary | undefined;
+  /** settings.namespace, else the context's namespace, else "default". */
+  readonly defaultNamespace: string;
+
+  health(): ClusterHealth;
+  onHealthChange(listener: (health: ClusterHealth) => void): Disposable;
+  /** One cheap read (GET /api) to learn the health now. */
+  checkHealth(): Promise<ClusterHealth>;
+
+  discovery(): Promise<ClusterResult<DiscoveryIndex>>;
+  resolveKind(apiVersion: string, kind: string): Promise<ClusterResult<ApiResourceInfo>>;
+  /** Synchronous: the resource if discovery already ran and knows the kind. */
+  cachedResource(apiVersion: string, kind: string): ApiResourceInfo | undefined;
+
+  /** OpenAPI v3 document of a group-version (`apps/v1`, `v1`), plain JSON. */
+  openApiDocument(apiVersion: string): Promise<ClusterResult<JsonObject>>;
+  cachedOpenApiDocument(apiVersion: string): JsonObject | undefined;
+
+  /** Synchronous cache lookup; starts the fill and the watch when needed. Never waits. */
+  peekObject(ref: ObjectRef): LiveObjectState;
+  /** The object once the cache has an answer for it. */
+  getObject(ref: ObjectRef): Promise<LiveObjectState>;
+  /** The ref with its namespace settled, when discovery knows the kind. */
+  resolveRef(ref: ObjectRef): ResolvedObjectRef | undefined;
+  onObjectChange(listener: (change: LiveObjectChange) => void): Disposable;
+
+  /** Server-side dry-run apply (PATCH, dryRun=All, force=false). */
+  dryRunApply(manifest: DryRunManifest, options: DryRunRequestOptions): Promise<DryRunOutcome>;
+  /** Dry-run create (POST, dryRun=All): AlreadyExists as a conflict. */
+  dryRunCreate(manifest: DryRunManifest, options: DryRunRequestOptions): Promise<DryRunOutcome>;
+
+  /** Rediscover and relist: what the "refresh" command does. */
+  refresh(): void;
+  /** Requests sent so far (watch connections included); the benchmark checks edits add none. */
+  requestsSent(): number;
+  /** Stop every watch and timer. */
+  dispose(): void;
+}
+
+/** The kubeconfig's contexts without connecting anywhere (for a context picker). */
+export function readKubeconfig(settings: Pick<ClusterSettings, 'kubeconfig'>, env: NodeJS.ProcessEnv = process.env): ClusterResult<KubeconfigSummary> {
+  const loaded = loadKubeconfig(settings.kubeconfig || undefined, env);
+  return loaded.ok ? { ok: true, value: loaded.value.summary } : loaded;
+}
+
+export function createClusterConnection(settings: ClusterSettings, options: ClusterConnectionOptions = {}): ClusterConnection {
+  const env = options.env ?? process.env;
+  const selected = selectContext(settings.kubeconfig || undefined, settings.context || undefined, env);
+  if (!selected.ok) {
+    const loaded = loadKubeconfig(settings.kubeconfig || undefined, env);
+    return unconfiguredConnection(settings, loaded.ok ? loaded.value.summary : undefined, selected.problem);
+  }
+  return connectedConnection(settings, selected.value, options);
+}
+
+function connectedConnection(settings: ClusterSettings, selected: SelectedContext, options: ClusterConnectionOptions): ClusterConnection {
+  const transport = new ClusterTransport(selected.config, selected.server, {
+    requestTimeoutMs: options.requestTimeoutMs ?? 15_000,
+    userAgent: options.userAgent ?? 'kube-conflict-hints',
+  });
+  const health = new HealthTracker(selected.context.name, selected.server);
+  transport.observe((request, outcome) => health.record(request, outcome));
+  const discovery = new Discovery(transport);
+  const openApi = new OpenApi(transport);
+  const defaultNamespace = settings.namespace || selected.contextNamespace;
+  const liveObjects = new LiveObjects(transport, discovery, defaultNamespace, { ...DEFAULT_LIVE_OBJECT_OPTIONS, ...options.liveObjects });
+  const verifier = new Verifier(transport, discovery);
+
+  return {
+    settings,
+    kubeconfig: selected.summary,
+    context: selected.context,
+    defaultNamespace,
+    health: () => health.current(),
+    onHealthChange: (listener) => health.onChange(listener),
+    checkHealth: async () => {
+      await transport.send({ method: 'GET', path: '/api', purpose: { verb: 'get' } });
+      return health.current();
+    },
+    discovery: () => discovery.load(),
+    resolveKind: (apiVersion, kind) => discovery.resolve(apiVersion, kind),
+    cachedResource: (apiVersion, kind) => discovery.resolveCached(apiVersion, kind),
+    openApiDocument: (apiVersion) => openApi.document(apiVersion),
+    cachedOpenApiDocument: (apiVersion) => openApi.cachedDocument(apiVersion),
+    peekObject: (ref) => liveObjects.peek(ref),
+    getObject: (ref) => liveObjects.get(ref),
+    resolveRef: (ref) => liveObjects.resolveCached(ref),
+    onObjectChange: (listener) => liveObjects.onChange(listener),
+    dryRunApply: (manifest, opts) => verifier.dryRunApply(manifest, { ...opts, defaultNamespace }),
+    dryRunCreate: (manifest, opts) => verifier.dryRunCreate(manifest, { ...opts, defaultNamespace }),
+    refresh: () => {
+      void discovery.load(true);
+      void openApi.loadIndex(true);
+      liveObjects.refresh();
+    },
+    requestsSent: () => transport.requestsSent,
+    dispose: () => liveObjects.dispose(),
+  };
+}
+
+function unconfiguredConnection(settings: ClusterSettings, kubeconfig: KubeconfigSummary | undefined, problem: ClusterProblem): ClusterConnection {
+  const health = new HealthTracker(settings.context || kubeconfig?.currentContext, undefined, problem);
+  const failed = <T>(): Promise<ClusterResult<T>> => Promise.resolve({ ok: false, problem });
+  const rejected = (): Promise<DryRunOutcome> => Promise.resolve({ outcome: 'rejected', problem, causes: [] });
+  return {
+    settings,
+    kubeconfig,
+    context: undefined,
+    defaultNamespace: settings.namespace || 'default',
+    health: () => health.current(),
+    onHealthChange: (listener) => health.onChange(listener),
+    checkHealth: () => Promise.resolve(health.current()),
+    discovery: failed,
+    resolveKind: failed,
+    cachedResource: () => undefined,
+    openApiDocument: failed,
+    cachedOpenApiDocument: () => undefined,
+    peekObject: () => ({ state: 'failed', problem }),
+    getObject: () => Promise.resolve({ state: 'failed', problem }),
+    resolveRef: () => undefined,
+    onObjectChange: () => ({ dispose: () => {} }),
+    dryRunApply: rejected,
+    dryRunCreate: rejected,
+    refresh: () => {},
+    requestsSent: () => 0,
+    dispose: () => {},
+  };
+}

@@ -1,0 +1,211 @@
+// Discovery: which kinds the cluster serves, under which resource name, namespaced or not.
+// Aggregated discovery (one request each for /api and /apis, apidiscovery.k8s.io/v2, GA in 1.30)
+// with a fallback to the classic per-group-version lists for older servers and proxies.
+import { isJsonObject, type JsonValue } from '../core/json';
+import type { ClusterTransport } from './http';
+import { classifyFailure, parseJson, type HttpOutcome } from './problems';
+import type { ApiGroupInfo, ApiResourceInfo, ClusterProblem, ClusterResult, DiscoveryIndex } from './types';
+
+// Servers that do not know the aggregated format ignore the first two and answer the classic list.
+const AGGREGATED_ACCEPT = [
+  'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList',
+  'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList;q=0.9',
+  'application/json;q=0.8',
+].join(',');
+
+/** Resources and groups from an APIGroupDiscoveryList body, or undefined when it is not one. */
+export function parseAggregatedDiscovery(body: JsonValue | undefined): { groups: ApiGroupInfo[]; resources: ApiResourceInfo[] } | undefined {
+  if (!isJsonObject(body) || body.kind !== 'APIGroupDiscoveryList' || !Array.isArray(body.items)) return undefined;
+  const groups: ApiGroupInfo[] = [];
+  const resources: ApiResourceInfo[] = [];
+  for (const item of body.items) {
+    if (!isJsonObject(item)) continue;
+    const group = isJsonObject(item.metadata) && typeof item.metadata.name === 'string' ? item.metadata.name : '';
+    const versions: string[] = [];
+    // Versions come in order of preference (apidiscovery/v2 types.go: "sorted by preference").
+    for (const entry of asArray(item.versions)) {
+      if (!isJsonObject(entry) || typeof entry.version !== 'string') continue;
+      versions.push(entry.version);
+      for (const r of asArray(entry.resources)) {
+        if (!isJsonObject(r) || typeof r.resource !== 'string') continue;
+        const kind = isJsonObject(r.responseKind) && typeof r.responseKind.kind === 'string' ? r.responseKind.kind : '';
+        if (!kind) continue;
+        resources.push({
+          group,
+          version: entry.version,
+          apiVersion: group ? `${group}/${entry.version}` : entry.version,
+          kind,
+          resource: r.resource,
+          ...(typeof r.singularResource === 'string' && r.singularResource ? { singular: r.singularResource } : {}),
+          namespaced: r.scope === 'Namespaced',
+          verbs: strings(r.verbs),
+          subresources: asArray(r.subresources).flatMap((s) => (isJsonObject(s) && typeof s.subresource === 'string' ? [s.subresource] : [])),
+          shortNames: strings(r.shortNames),
+        });
+      }
+    }
+    groups.push({ name: group, versions });
+  }
+  return { groups, resources };
+}
+
+/** Resources from a classic APIResourceList (GET /api/v1, /apis/apps/v1). */
+export function parseResourceList(body: JsonValue | undefined, groupVersion: string): ApiResourceInfo[] {
+  if (!isJsonObject(body) || !Array.isArray(body.resources)) return [];
+  const [group, version] = splitApiVersion(groupVersion);
+  const entries = body.resources.filter(isJsonObject);
+  const subresources = new Map<string, string[]>();
+  for (const r of entries) {
+    if (typeof r.name !== 'string' || !r.name.includes('/')) continue;
+    const [parent, sub] = r.name.split('/', 2) as [string, string];
+    subresources.set(parent, [...(subresources.get(parent) ?? []), sub]);
+  }
+  return entries.flatMap((r): ApiResourceInfo[] => {
+    if (typeof r.name !== 'string' || r.name.includes('/') || typeof r.kind !== 'string') return [];
+    return [
+      {
+        group,
+        version,
+        apiVersion: groupVersion,
+        kind: r.kind,
+        resource: r.name,
+        ...(typeof r.singularName === 'string' && r.singularName ? { singular: r.singularName } : {}),
+        namespaced: r.namespaced === true,
+        verbs: strings(r.verbs),
+        subresources: subresources.get(r.name) ?? [],
+        shortNames: strings(r.shortNames),
+      },
+    ];
+  });
+}
+
+/** `apps/v1` → ['apps', 'v1'], `v1` → ['', 'v1']. */
+export function splitApiVersion(apiVersion: string): [group: string, version: string] {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0 ? ['', apiVersion] : [apiVersion.slice(0, slash), apiVersion.slice(slash + 1)];
+}
+
+/** The resource serving apiVersion+kind, or a kindNotServed problem naming the versions that are served. */
+export function findResource(index: DiscoveryIndex, apiVersion: string, kind: string): ClusterResult<ApiResourceInfo> {
+  const found = index.resources.find((r) => r.apiVersion === apiVersion && r.kind === kind);
+  if (found) return { ok: true, value: found };
+  const [group] = splitApiVersion(apiVersion);
+  const elsewhere = index.resources.filter((r) => r.kind === kind && r.group === group).map((r) => r.apiVersion);
+  const hint = elsewhere.length ? ` (served: ${[...new Set(elsewhere)].join(', ')})` : '';
+  return {
+    ok: false,
+    problem: { kind: 'kindNotServed', message: `The cluster does not serve ${kind} in ${apiVersion}${hint}.` },
+  };
+}
+
+/** Fetches discovery once per connection (i.e. per context) and again on demand. */
+export class Discovery {
+  private index: DiscoveryIndex | undefined;
+  private loading: Promise<ClusterResult<DiscoveryIndex>> | undefined;
+
+  constructor(
+    private readonly transport: ClusterTransport,
+    /** A kind missing from the cache triggers a fresh discovery at most this often (new CRDs). */
+    private readonly refreshForMissingKindMs = 30_000,
+  ) {}
+
+  cached(): DiscoveryIndex | undefined {
+    return this.index;
+  }
+
+  /** The cached index, or a fetch (concurrent callers share one). `force` refetches. */
+  load(force = false): Promise<ClusterResult<DiscoveryIndex>> {
+    if (this.index && !force) return Promise.resolve({ ok: true, value: this.index });
+    if (!this.loading) {
+      this.loading = this.fetch().then((result) => {
+        this.loading = undefined;
+        if (result.ok) this.index = result.value;
+        return result;
+      });
+    }
+    return this.loading;
+  }
+
+  /** Synchronous lookup in what is already known. */
+  resolveCached(apiVersion: string, kind: string): ApiResourceInfo | undefined {
+    if (!this.index) return undefined;
+    const found = findResource(this.index, apiVersion, kind);
+    return found.ok ? found.value : undefined;
+  }
+
+  async resolve(apiVersion: string, kind: string): Promise<ClusterResult<ApiResourceInfo>> {
+    const loaded = await this.load();
+    if (!loaded.ok) return loaded;
+    const found = findResource(loaded.value, apiVersion, kind);
+    if (found.ok || Date.now() - loaded.value.fetchedAt < this.refreshForMissingKindMs) return found;
+    // A CRD may have been installed since: look again before saying "not served".
+    const fresh = await this.load(true);
+    return fresh.ok ? findResource(fresh.value, apiVersion, kind) : fresh;
+  }
+
+  private async fetch(): Promise<ClusterResult<DiscoveryIndex>> {
+    const [core, named] = await Promise.all([this.get('/api', AGGREGATED_ACCEPT), this.get('/apis', AGGREGATED_ACCEPT)]);
+    if (!core.ok) return core;
+    if (!named.ok) return named;
+    const coreAggregated = parseAggregatedDiscovery(core.value);
+    const namedAggregated = parseAggregatedDiscovery(named.value);
+    if (coreAggregated && namedAggregated) {
+      return {
+        ok: true,
+        value: {
+          groups: [...coreAggregated.groups, ...namedAggregated.groups],
+          resources: [...coreAggregated.resources, ...namedAggregated.resources],
+          source: 'aggregated',
+          fetchedAt: Date.now(),
+        },
+      };
+    }
+    return this.fetchClassic(core.value, named.value);
+  }
+
+  private async fetchClassic(core: JsonValue, named: JsonValue): Promise<ClusterResult<DiscoveryIndex>> {
+    const groups: ApiGroupInfo[] = [];
+    if (isJsonObject(core)) groups.push({ name: '', versions: strings(core.versions) });
+    if (isJsonObject(named)) {
+      for (const g of asArray(named.groups)) {
+        if (!isJsonObject(g) || typeof g.name !== 'string') continue;
+        const preferred = isJsonObject(g.preferredVersion) && typeof g.preferredVersion.version === 'string' ? g.preferredVersion.version : undefined;
+        const versions = asArray(g.versions).flatMap((v) => (isJsonObject(v) && typeof v.version === 'string' ? [v.version] : []));
+        groups.push({ name: g.name, versions: preferred ? [preferred, ...versions.filter((v) => v !== preferred)] : versions });
+      }
+    }
+    const groupVersions = groups.flatMap((g) => g.versions.map((v) => (g.name ? `${g.name}/${v}` : v)));
+    const lists = await Promise.all(
+      groupVersions.map(async (gv) => ({ gv, result: await this.get(gv.includes('/') ? `/apis/${gv}` : `/api/${gv}`, 'application/json') })),
+    );
+    const resources: ApiResourceInfo[] = [];
+    for (const { gv, result } of lists) {
+      // One broken aggregated API (a metrics server that is down) must not hide the rest.
+      if (result.ok) resources.push(...parseResourceList(result.value, gv));
+      else if (result.problem.kind === 'unreachable' || result.problem.kind === 'unauthenticated') return result;
+    }
+    return { ok: true, value: { groups, resources, source: 'classic', fetchedAt: Date.now() } };
+  }
+
+  private async get(path: string, accept: string): Promise<ClusterResult<JsonValue>> {
+    const outcome: HttpOutcome = await this.transport.send({ method: 'GET', path, accept, purpose: { verb: 'get' } });
+    if (outcome.kind === 'response' && outcome.status === 200) {
+      const body = parseJson(outcome.body);
+      if (body !== undefined) return { ok: true, value: body };
+      return { ok: false, problem: otherProblem(`GET ${path} did not answer JSON`) };
+    }
+    return { ok: false, problem: classifyFailure(outcome, { method: 'GET', path, verb: 'get' }) };
+  }
+}
+
+function otherProblem(message: string): ClusterProblem {
+  return { kind: 'other', message };
+}
+
+function asArray(value: JsonValue | undefined): JsonValue[] {
+  return Array.isArray(value) ? value : [];
+}
+
+function strings(value: JsonValue | undefined): string[] {
+  return asArray(value).filter((s): s is string => typeof s === 'string');
+}

@@ -1,0 +1,496 @@
+// Live objects, answered synchronously from a cache that list+watch keeps fresh.
+//
+// One collection per (group-version resource, namespace) that the editor asked about: a LIST fills
+// it, a WATCH from the list's resourceVersion keeps it current, so a `kubectl edit` elsewhere reaches
+// the editor within a second or two, and a name that is not in a synced collection is known to be
+// absent without a request. This is the reflector pattern of client-go (tools/cache/reflector.go):
+// relist on 410 Gone, resume from the last resourceVersion after a dropped connection, back off
+// exponentially while the server is unreachable, keep serving what is known meanwhile.
+//
+// A user allowed to `get` but not `list`/`watch` (common for Secrets) still gets answers: the
+// collection falls back to one GET per object of interest, repeated every poll interval.
+import { isJsonObject, type JsonObject } from '../core/json';
+import type { Discovery } from './discovery';
+import type { ClusterTransport } from './http';
+import { classifyFailure, parseJson, parseStatus, qualifiedResource } from './problems';
+import { isSecretResource, redactSecret } from './redact';
+import type { ApiResourceInfo, ClusterProblem, Disposable, LiveObjectChange, LiveObjectState, ObjectRef, ResolvedObjectRef } from './types';
+
+export interface LiveObjectOptions {
+  /** Period of the GET-per-object fallback when list or watch is forbidden. */
+  pollIntervalMs: number;
+  /** First retry delay after a failure; doubles up to maxBackoffMs. */
+  initialBackoffMs: number;
+  maxBackoffMs: number;
+  /** How long get() waits for a first answer before returning what is known. */
+  fillTimeoutMs: number;
+}
+
+export const DEFAULT_LIVE_OBJECT_OPTIONS: LiveObjectOptions = {
+  pollIntervalMs: 10_000,
+  initialBackoffMs: 500,
+  maxBackoffMs: 30_000,
+  fillTimeoutMs: 15_000,
+};
+
+type Listener = (change: LiveObjectChange) => void;
+
+/** The URL of a resource collection: `/apis/apps/v1/namespaces/default/deployments`. */
+export function collectionPath(resource: ApiResourceInfo, namespace: string): string {
+  const base = resource.group ? `/apis/${resource.group}/${resource.version}` : `/api/${resource.version}`;
+  return resource.namespaced ? `${base}/namespaces/${encodeURIComponent(namespace)}/${resource.resource}` : `${base}/${resource.resource}`;
+}
+
+export function objectPath(resource: ApiResourceInfo, namespace: string, name: string): string {
+  return `${collectionPath(resource, namespace)}/${encodeURIComponent(name)}`;
+}
+
+export class LiveObjects {
+  private readonly collections = new Map<string, Collection>();
+  private readonly listeners = new Set<Listener>();
+  /** Refs asked for before discovery could place them; answered by a change event later. */
+  private readonly unresolved = new Map<string, { ref: ObjectRef; problem?: ClusterProblem }>();
+  private disposed = false;
+
+  constructor(
+    private readonly transport: ClusterTransport,
+    private readonly discovery: Discovery,
+    private readonly defaultNamespace: string,
+    private readonly options: LiveObjectOptions = DEFAULT_LIVE_OBJECT_OPTIONS,
+  ) {}
+
+  onChange(listener: Listener): Disposable {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  }
+
+  /** Where a ref lives, if discovery already knows its kind. */
+  resolveCached(ref: ObjectRef): ResolvedObjectRef | undefined {
+    const resource = this.discovery.resolveCached(ref.apiVersion, ref.kind);
+    return resource ? this.place(ref, resource) : undefined;
+  }
+
+  /** What is known now, without waiting; starts whatever fill is needed (never blocks on the network). */
+  peek(ref: ObjectRef): LiveObjectState {
+    if (this.disposed) return { state: 'pending' };
+    const resolved = this.resolveCached(ref);
+    if (resolved) return this.collectionFor(resolved).lookup(resolved.name);
+    const key = unresolvedKey(ref);
+    const known = this.unresolved.get(key);
+    if (known?.problem) return { state: 'failed', problem: known.problem };
+    if (!known) {
+      this.unresolved.set(key, { ref });
+      void this.resolveLater(key, ref);
+    }
+    return { state: 'pending' };
+  }
+
+  /** The state once a first answer is in (or fillTimeoutMs passed). */
+  async get(ref: ObjectRef): Promise<LiveObjectState> {
+    const resource = await this.discovery.resolve(ref.apiVersion, ref.kind);
+    if (!resource.ok) return { state: 'failed', problem: resource.problem };
+    const resolved = this.place(ref, resource.value);
+    return this.collectionFor(resolved).settled(resolved.name, this.options.fillTimeoutMs);
+  }
+
+  /** Forget the resourceVersions and relist everything (the user asked to refresh). */
+  refresh(): void {
+    this.unresolved.clear();
+    for (const collection of this.collections.values()) collection.restart();
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    for (const collection of this.collections.values()) collection.stop();
+    this.collections.clear();
+    this.listeners.clear();
+  }
+
+  /** Collections and their modes, for logs and tests. */
+  describe(): { path: string; mode: string; synced: boolean; objects: number }[] {
+    return [...this.collections.values()].map((c) => c.describe());
+  }
+
+  private place(ref: ObjectRef, resource: ApiResourceInfo): ResolvedObjectRef {
+    return {
+      apiVersion: ref.apiVersion,
+      kind: ref.kind,
+      name: ref.name,
+      namespace: resource.namespaced ? ref.namespace || this.defaultNamespace : '',
+      resource,
+    };
+  }
+
+  private async resolveLater(key: string, ref: ObjectRef): Promise<void> {
+    const resource = await this.discovery.resolve(ref.apiVersion, ref.kind);
+    if (this.disposed) return;
+    if (!resource.ok) {
+      this.unresolved.set(key, { ref, problem: resource.problem });
+      this.emit({
+        apiVersion: ref.apiVersion,
+        kind: ref.kind,
+        namespace: ref.namespace ?? '',
+        name: ref.name,
+        state: { state: 'failed', problem: resource.problem },
+      });
+      return;
+    }
+    this.unresolved.delete(key);
+    const resolved = this.place(ref, resource.value);
+    const collection = this.collectionFor(resolved);
+    const state = collection.lookup(resolved.name);
+    // When the collection was already synced, no fill will announce this ref: announce it here.
+    if (state.state !== 'pending') collection.announce(resolved.name, state);
+  }
+
+  private collectionFor(ref: ResolvedObjectRef): Collection {
+    const path = collectionPath(ref.resource, ref.namespace);
+    let collection = this.collections.get(path);
+    if (!collection) {
+      collection = new Collection(this.transport, ref.resource, ref.namespace, path, this.options, (change) => this.emit(change));
+      this.collections.set(path, collection);
+      collection.start();
+    }
+    return collection;
+  }
+
+  private emit(change: LiveObjectChange): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(change);
+      } catch {
+        // A listener's failure is its own; the cache keeps running.
+      }
+    }
+  }
+}
+
+function unresolvedKey(ref: ObjectRef): string {
+  return JSON.stringify([ref.apiVersion, ref.kind, ref.namespace ?? '', ref.name]);
+}
+
+type CollectionMode = 'listWatch' | 'relist' | 'getEach';
+
+/** One resource in one namespace (or cluster-wide for cluster-scoped kinds). */
+class Collection {
+  private mode: CollectionMode = 'listWatch';
+  private synced = false;
+  private stopped = false;
+  private resourceVersion: string | undefined;
+  private readonly objects = new Map<string, JsonObject>();
+  /** In getEach mode, and for names the list could not answer: one state per name. */
+  private readonly single = new Map<string, LiveObjectState>();
+  private problem: ClusterProblem | undefined;
+  /** Names the editor asked about: only these produce change events. */
+  private readonly interest = new Set<string>();
+  private readonly announced = new Map<string, string>();
+  private readonly waiters = new Set<() => void>();
+  private stream: { abort(): void } | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private wake: (() => void) | undefined;
+  private generation = 0;
+
+  constructor(
+    private readonly transport: ClusterTransport,
+    private readonly resource: ApiResourceInfo,
+    private readonly namespace: string,
+    private readonly path: string,
+    private readonly options: LiveObjectOptions,
+    private readonly emit: (change: LiveObjectChange) => void,
+  ) {}
+
+  describe(): { path: string; mode: string; synced: boolean; objects: number } {
+    return { path: this.path, mode: this.mode, synced: this.synced, objects: this.mode === 'getEach' ? this.single.size : this.objects.size };
+  }
+
+  start(): void {
+    void this.run(this.generation);
+  }
+
+  restart(): void {
+    this.generation++;
+    this.resourceVersion = undefined;
+    this.mode = 'listWatch';
+    this.stream?.abort();
+    this.stream = undefined;
+    this.wake?.();
+    void this.run(this.generation);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.generation++;
+    this.stream?.abort();
+    if (this.timer) clearTimeout(this.timer);
+    this.wake?.();
+    for (const wake of this.waiters) wake();
+  }
+
+  lookup(name: string): LiveObjectState {
+    const isNew = !this.interest.has(name);
+    this.interest.add(name);
+    const state = this.current(name);
+    if (isNew) {
+      this.announced.set(name, signature(state));
+      if (this.mode === 'getEach' && state.state === 'pending') void this.getOne(name);
+    }
+    return state;
+  }
+
+  /** Resolve when `name` has an answer other than pending (or the timeout passes). */
+  settled(name: string, timeoutMs: number): Promise<LiveObjectState> {
+    const first = this.lookup(name);
+    if (first.state !== 'pending') return Promise.resolve(first);
+    return new Promise((resolve) => {
+      const check = (): void => {
+        const state = this.current(name);
+        if (state.state !== 'pending' || this.stopped) finish(state);
+      };
+      const finish = (state: LiveObjectState): void => {
+        clearTimeout(timeout);
+        this.waiters.delete(check);
+        resolve(state);
+      };
+      const timeout = setTimeout(() => finish(this.current(name)), timeoutMs);
+      this.waiters.add(check);
+    });
+  }
+
+  announce(name: string, state: LiveObjectState): void {
+    this.announced.set(name, signature(state));
+    this.emit({ apiVersion: this.resource.apiVersion, kind: this.resource.kind, namespace: this.namespace, name, state });
+  }
+
+  private current(name: string): LiveObjectState {
+    if (this.mode === 'getEach') return this.single.get(name) ?? { state: 'pending' };
+    if (this.synced) {
+      const object = this.objects.get(name);
+      return object ? { state: 'exists', object, observedAt: Date.now() } : { state: 'absent', observedAt: Date.now() };
+    }
+    if (this.problem) return { state: 'failed', problem: this.problem };
+    return { state: 'pending' };
+  }
+
+  /** Tell listeners about every interesting name whose state changed since it was last told. */
+  private notify(names: Iterable<string> = this.interest): void {
+    for (const name of names) {
+      if (!this.interest.has(name)) continue;
+      const state = this.current(name);
+      const sig = signature(state);
+      if (this.announced.get(name) === sig) continue;
+      this.announce(name, state);
+    }
+    for (const check of [...this.waiters]) check();
+  }
+
+  private async run(generation: number): Promise<void> {
+    let backoff = this.options.initialBackoffMs;
+    const live = (): boolean => !this.stopped && generation === this.generation;
+    while (live()) {
+      if (this.mode === 'getEach') {
+        await this.pollEach(generation);
+        return;
+      }
+      if (this.resourceVersion === undefined || this.mode === 'relist') {
+        const listed = await this.list();
+        if (!live()) return;
+        if (listed === 'forbidden') {
+          this.mode = 'getEach';
+          this.problem = undefined;
+          continue;
+        }
+        if (listed !== 'ok') {
+          await this.sleep(backoff, generation);
+          backoff = Math.min(backoff * 2, this.options.maxBackoffMs);
+          continue;
+        }
+        backoff = this.options.initialBackoffMs;
+        if (this.mode === 'relist') {
+          await this.sleep(this.options.pollIntervalMs, generation);
+          continue;
+        }
+      }
+      const openedAt = Date.now();
+      const watched = await this.watch();
+      if (!live()) return;
+      if (watched === 'forbidden') {
+        // May list but not watch: relisting periodically is the next best thing.
+        this.mode = 'relist';
+        continue;
+      }
+      if (watched === 'ended' && Date.now() - openedAt > 1_000) {
+        backoff = this.options.initialBackoffMs;
+        continue;
+      }
+      await this.sleep(backoff, generation);
+      backoff = Math.min(backoff * 2, this.options.maxBackoffMs);
+    }
+  }
+
+  private async list(): Promise<'ok' | 'forbidden' | 'failed'> {
+    const fresh = new Map<string, JsonObject>();
+    let continueToken: string | undefined;
+    let listVersion = '';
+    do {
+      const query: Record<string, string> = { limit: '500' };
+      if (continueToken) query.continue = continueToken;
+      const outcome = await this.transport.send({ method: 'GET', path: this.path, query, purpose: this.purpose('list') });
+      if (outcome.kind === 'response' && outcome.status === 200) {
+        const body = parseJson(outcome.body);
+        if (!isJsonObject(body)) return this.fail({ kind: 'other', message: `GET ${this.path} did not answer a list.` });
+        for (const item of Array.isArray(body.items) ? body.items : []) {
+          if (!isJsonObject(item)) continue;
+          const object = this.arrived(item);
+          const name = nameOf(object);
+          if (name) fresh.set(name, object);
+        }
+        const metadata = isJsonObject(body.metadata) ? body.metadata : {};
+        listVersion = typeof metadata.resourceVersion === 'string' ? metadata.resourceVersion : listVersion;
+        continueToken = typeof metadata.continue === 'string' && metadata.continue ? metadata.continue : undefined;
+        continue;
+      }
+      const problem = classifyFailure(outcome, { method: 'GET', path: this.path, ...this.purpose('list') });
+      if (problem.kind === 'forbidden') return 'forbidden';
+      return this.fail(problem);
+    } while (continueToken);
+    const changed = new Set<string>([...this.objects.keys(), ...fresh.keys()]);
+    this.objects.clear();
+    for (const [name, object] of fresh) this.objects.set(name, object);
+    this.resourceVersion = listVersion || undefined;
+    this.synced = true;
+    this.problem = undefined;
+    this.notify(new Set([...changed, ...this.interest]));
+    return 'ok';
+  }
+
+  private fail(problem: ClusterProblem): 'failed' {
+    this.problem = problem;
+    // Known objects stay known (degrade, don't fail); only names never answered become failed.
+    if (!this.synced) this.notify();
+    return 'failed';
+  }
+
+  private async watch(): Promise<'ended' | 'forbidden' | 'failed'> {
+    const query: Record<string, string> = {
+      watch: 'true',
+      allowWatchBookmarks: 'true',
+      // Like client-go's reflector: a random 5-10 minute server-side timeout spreads reconnects.
+      timeoutSeconds: String(300 + Math.floor(Math.random() * 300)),
+    };
+    if (this.resourceVersion) query.resourceVersion = this.resourceVersion;
+    let gone = false;
+    const handle = this.transport.stream({ method: 'GET', path: this.path, query, purpose: this.purpose('watch') }, (line) => {
+      if (this.onEvent(line) === 'gone') {
+        gone = true;
+        handle.abort();
+      }
+    });
+    this.stream = handle;
+    const outcome = await handle.finished;
+    if (this.stream === handle) this.stream = undefined;
+    if (gone || (outcome !== 'ended' && outcome.kind === 'response' && outcome.status === 410)) {
+      this.resourceVersion = undefined;
+      return 'ended';
+    }
+    if (outcome === 'ended') return 'ended';
+    const problem = classifyFailure(outcome, { method: 'GET', path: this.path, ...this.purpose('watch') });
+    if (problem.kind === 'forbidden') return 'forbidden';
+    this.problem = problem;
+    return 'failed';
+  }
+
+  private onEvent(line: string): 'gone' | undefined {
+    const event = parseJson(line);
+    if (!isJsonObject(event) || !isJsonObject(event.object)) return undefined;
+    const raw = event.object;
+    if (event.type === 'ERROR') {
+      // Expired resourceVersion (apimachinery watch: Status 410 Gone / reason Expired): relist.
+      const status = parseStatus(JSON.stringify(raw));
+      return status && (status.code === 410 || status.reason === 'Expired' || status.reason === 'Gone') ? 'gone' : undefined;
+    }
+    const metadata = isJsonObject(raw.metadata) ? raw.metadata : {};
+    if (typeof metadata.resourceVersion === 'string') this.resourceVersion = metadata.resourceVersion;
+    if (event.type === 'BOOKMARK') return undefined;
+    const object = this.arrived(raw);
+    const name = nameOf(object);
+    if (!name) return undefined;
+    if (event.type === 'DELETED') this.objects.delete(name);
+    else if (event.type === 'ADDED' || event.type === 'MODIFIED') this.objects.set(name, object);
+    this.notify([name]);
+    return undefined;
+  }
+
+  /** GET-per-object mode: each name of interest, now and every poll interval. */
+  private async pollEach(generation: number): Promise<void> {
+    while (!this.stopped && generation === this.generation) {
+      await Promise.all([...this.interest].map((name) => this.getOne(name)));
+      await this.sleep(this.options.pollIntervalMs, generation);
+    }
+  }
+
+  private async getOne(name: string): Promise<void> {
+    const path = `${this.path}/${encodeURIComponent(name)}`;
+    const outcome = await this.transport.send({ method: 'GET', path, purpose: this.purpose('get') });
+    let state: LiveObjectState;
+    if (outcome.kind === 'response' && outcome.status === 200) {
+      const body = parseJson(outcome.body);
+      state = isJsonObject(body)
+        ? { state: 'exists', object: this.arrived(body), observedAt: Date.now() }
+        : { state: 'failed', problem: { kind: 'other', message: `GET ${path} did not answer an object.` } };
+    } else if (outcome.kind === 'response' && outcome.status === 404) {
+      state = { state: 'absent', observedAt: Date.now() };
+    } else {
+      const problem = classifyFailure(outcome, { method: 'GET', path, ...this.purpose('get') });
+      const previous = this.single.get(name);
+      // While unreachable, keep the last known object rather than forgetting it.
+      state = problem.kind === 'unreachable' && previous && previous.state !== 'pending' && previous.state !== 'failed' ? previous : { state: 'failed', problem };
+    }
+    this.single.set(name, state);
+    this.notify([name]);
+  }
+
+  /** Every object passes here on arrival: list items get their kind back, Secrets lose their values. */
+  private arrived(object: JsonObject): JsonObject {
+    const complete: JsonObject = { apiVersion: this.resource.apiVersion, kind: this.resource.kind, ...object };
+    return isSecretResource(this.resource.group, this.resource.resource) ? redactSecret(complete) : complete;
+  }
+
+  private purpose(verb: string): { verb: string; resource: string; namespace?: string } {
+    return {
+      verb,
+      resource: qualifiedResource(this.resource.resource, this.resource.group),
+      ...(this.namespace ? { namespace: this.namespace } : {}),
+    };
+  }
+
+  private sleep(ms: number, generation: number): Promise<void> {
+    if (this.stopped || generation !== this.generation) return Promise.resolve();
+    return new Promise((resolve) => {
+      const jittered = ms * (0.8 + Math.random() * 0.4);
+      this.timer = setTimeout(done, jittered);
+      this.timer.unref?.();
+      this.wake = done;
+      function done(): void {
+        resolve();
+      }
+    });
+  }
+}
+
+function nameOf(object: JsonObject): string | undefined {
+  const metadata = object.metadata;
+  return isJsonObject(metadata) && typeof metadata.name === 'string' ? metadata.name : undefined;
+}
+
+function signature(state: LiveObjectState): string {
+  switch (state.state) {
+    case 'exists': {
+      const metadata = isJsonObject(state.object.metadata) ? state.object.metadata : {};
+      return `exists:${String(metadata.resourceVersion ?? '')}`;
+    }
+    case 'failed':
+      return `failed:${state.problem.kind}:${state.problem.message}`;
+    default:
+      return state.state;
+  }
+}

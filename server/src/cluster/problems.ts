@@ -1,0 +1,151 @@
+// Turning failed requests into ClusterProblem records. Pure: no I/O, unit-tested with Status bodies
+// captured from a real kube-apiserver.
+import { isJsonObject, type JsonObject, type JsonValue } from '../core/json';
+import type { ClusterProblem, ConflictCause } from './types';
+
+/** What came back from one HTTP request, before any interpretation. */
+export type HttpOutcome =
+  | { kind: 'response'; status: number; body: string }
+  | { kind: 'network'; code: string; message: string };
+
+/** What a request was for, so that a 403 can say "cannot list deployments.apps in default". */
+export interface RequestPurpose {
+  method: string;
+  path: string;
+  verb?: string;
+  /** resource[.group] */
+  resource?: string;
+  namespace?: string;
+}
+
+/** A metav1.Status body (apimachinery/pkg/apis/meta/v1/types.go), when the body is one. */
+export interface StatusBody {
+  message: string;
+  reason: string;
+  code: number;
+  causes: ConflictCause[];
+  details?: JsonObject;
+}
+
+export function parseJson(text: string): JsonValue | undefined {
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch {
+    return undefined;
+  }
+}
+
+export function parseStatus(body: string): StatusBody | undefined {
+  const parsed = parseJson(body);
+  if (!isJsonObject(parsed) || parsed.kind !== 'Status') return undefined;
+  const details = isJsonObject(parsed.details) ? parsed.details : undefined;
+  return {
+    message: typeof parsed.message === 'string' ? parsed.message : '',
+    reason: typeof parsed.reason === 'string' ? parsed.reason : '',
+    code: typeof parsed.code === 'number' ? parsed.code : 0,
+    causes: uniqueCauses(details?.causes),
+    ...(details ? { details } : {}),
+  };
+}
+
+/**
+ * The causes of a Status, each once. The server can list the same conflict more than once
+ * (kubernetes/kubernetes#119141), so equal (reason, message, field) triples are merged.
+ */
+export function uniqueCauses(raw: JsonValue | undefined): ConflictCause[] {
+  if (!Array.isArray(raw)) return [];
+  const seen = new Set<string>();
+  const causes: ConflictCause[] = [];
+  for (const item of raw) {
+    if (!isJsonObject(item)) continue;
+    const cause: ConflictCause = {
+      reason: typeof item.reason === 'string' ? item.reason : '',
+      message: typeof item.message === 'string' ? item.message : '',
+      field: typeof item.field === 'string' ? item.field : '',
+    };
+    const key = JSON.stringify([cause.reason, cause.message, cause.field]);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    causes.push(cause);
+  }
+  return causes;
+}
+
+// Network error codes that mean "the server could not be reached" rather than "it said no".
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ECONNABORTED',
+  'EADDRNOTAVAIL',
+]);
+
+/** The problem behind a request that did not succeed (any non-2xx response, or no response). */
+export function classifyFailure(outcome: HttpOutcome, purpose: RequestPurpose): ClusterProblem {
+  const request = `${purpose.method} ${purpose.path}`;
+  if (outcome.kind === 'network') {
+    if (outcome.code === 'EXEC_CREDENTIAL') {
+      return { kind: 'unauthenticated', message: outcome.message, code: outcome.code, request };
+    }
+    const unreachable = UNREACHABLE_CODES.has(outcome.code) || outcome.code.startsWith('ERR_TLS') || /CERT|SSL/.test(outcome.code);
+    return {
+      kind: unreachable ? 'unreachable' : 'other',
+      message: outcome.message,
+      code: outcome.code,
+      request,
+    };
+  }
+  const status = parseStatus(outcome.body);
+  const message = status?.message || `${outcome.status} ${firstLine(outcome.body) || 'no message'}`;
+  const common = {
+    message,
+    httpStatus: outcome.status,
+    ...(status?.reason ? { reason: status.reason } : {}),
+    request,
+  };
+  switch (outcome.status) {
+    case 401:
+      return { kind: 'unauthenticated', ...common };
+    case 403:
+      return { kind: 'forbidden', ...common, ...forbiddenScope(message, purpose) };
+    case 404:
+      return { kind: 'notFound', ...common };
+    default:
+      return { kind: 'other', ...common };
+  }
+}
+
+// The authorizer's wording (apiserver/pkg/endpoints/handlers/responsewriters/errors.go, forbiddenMessage):
+//   User "x" cannot list resource "deployments" in API group "apps" in the namespace "default"
+const FORBIDDEN_MESSAGE = /cannot (\S+) resource "([^"]+)"(?: in API group "([^"]*)")?(?: in the namespace "([^"]*)")?/;
+
+function forbiddenScope(message: string, purpose: RequestPurpose): Pick<ClusterProblem, 'verb' | 'resource' | 'namespace'> {
+  const m = FORBIDDEN_MESSAGE.exec(message);
+  if (m) {
+    const [, verb, resource, group, namespace] = m;
+    return {
+      verb: verb!,
+      resource: group ? `${resource}.${group}` : resource!,
+      ...(namespace ? { namespace } : {}),
+    };
+  }
+  return {
+    ...(purpose.verb ? { verb: purpose.verb } : {}),
+    ...(purpose.resource ? { resource: purpose.resource } : {}),
+    ...(purpose.namespace ? { namespace: purpose.namespace } : {}),
+  };
+}
+
+function firstLine(text: string): string {
+  return text.split('\n', 1)[0]!.trim().slice(0, 200);
+}
+
+/** `deployments.apps` / `secrets`, the way the server names a resource in its messages. */
+export function qualifiedResource(resource: string, group: string): string {
+  return group ? `${resource}.${group}` : resource;
+}

@@ -1,0 +1,141 @@
+// The verifier: ask the real API server what an apply (or a create) would answer, without
+// changing anything. The only code in the product that sends a PATCH or a POST; both go through
+// ClusterTransport as DryRunWrite requests, which always carry dryRun=All.
+//
+// A dry-run apply runs the same admission and field-manager code as a real one
+// (apiserver/pkg/endpoints/handlers/patch.go), so its 409 causes are exactly a real apply's.
+import { isJsonObject, type JsonObject } from '../core/json';
+import type { Discovery } from './discovery';
+import type { ClusterTransport, DryRunWrite } from './http';
+import { collectionPath, objectPath } from './live-objects';
+import { classifyFailure, parseJson, parseStatus, qualifiedResource } from './problems';
+import { isSecretObject, redactSecret } from './redact';
+import type { ApiResourceInfo, ClusterResult, DryRunOutcome } from './types';
+
+export interface DryRunApplyOptions {
+  /** The field manager of the apply (kubectl --server-side uses "kubectl"). */
+  fieldManager: string;
+  /** Namespace for a manifest without metadata.namespace. */
+  defaultNamespace: string;
+  /** `Strict` makes unknown or duplicate fields an error, as kubectl does by default. */
+  fieldValidation?: 'Strict' | 'Warn' | 'Ignore';
+}
+
+/**
+ * The manifest to send: the parsed object, and optionally its original text. The text (YAML or
+ * JSON) is what the server decodes, so duplicate keys and formatting reach it exactly as written.
+ */
+export interface DryRunManifest {
+  object: JsonObject;
+  text?: string;
+}
+
+export class Verifier {
+  constructor(
+    private readonly transport: ClusterTransport,
+    private readonly discovery: Discovery,
+  ) {}
+
+  /** `kubectl apply --server-side --dry-run=server` (force=false): the would-be object or the 409 causes. */
+  async dryRunApply(manifest: DryRunManifest, options: DryRunApplyOptions): Promise<DryRunOutcome> {
+    const target = await this.target(manifest.object, options.defaultNamespace);
+    if (!target.ok) return { outcome: 'rejected', problem: target.problem, causes: [] };
+    const { resource, namespace, name } = target.value;
+    if (!name) {
+      return { outcome: 'rejected', problem: { kind: 'other', message: 'An apply needs metadata.name.' }, causes: [] };
+    }
+    return this.send(
+      {
+        method: 'PATCH',
+        dryRun: 'All',
+        path: objectPath(resource, namespace, name),
+        query: { fieldManager: options.fieldManager, force: 'false', ...(options.fieldValidation ? { fieldValidation: options.fieldValidation } : {}) },
+        contentType: 'application/apply-patch+yaml',
+        // JSON is YAML, so the parsed object can stand in when there is no text.
+        body: manifest.text ?? JSON.stringify(manifest.object),
+      },
+      resource,
+      namespace,
+      'patch',
+    );
+  }
+
+  /** `kubectl create --dry-run=server`: AlreadyExists comes back as a conflict. */
+  async dryRunCreate(manifest: DryRunManifest, options: DryRunApplyOptions): Promise<DryRunOutcome> {
+    const target = await this.target(manifest.object, options.defaultNamespace);
+    if (!target.ok) return { outcome: 'rejected', problem: target.problem, causes: [] };
+    const { resource, namespace } = target.value;
+    const text = manifest.text;
+    return this.send(
+      {
+        method: 'POST',
+        dryRun: 'All',
+        path: collectionPath(resource, namespace),
+        query: { fieldManager: options.fieldManager, ...(options.fieldValidation ? { fieldValidation: options.fieldValidation } : {}) },
+        contentType: text !== undefined && !looksLikeJson(text) ? 'application/yaml' : 'application/json',
+        body: text ?? JSON.stringify(manifest.object),
+      },
+      resource,
+      namespace,
+      'create',
+    );
+  }
+
+  private async target(object: JsonObject, defaultNamespace: string): Promise<ClusterResult<{ resource: ApiResourceInfo; namespace: string; name: string }>> {
+    const apiVersion = typeof object.apiVersion === 'string' ? object.apiVersion : '';
+    const kind = typeof object.kind === 'string' ? object.kind : '';
+    if (!apiVersion || !kind) return { ok: false, problem: { kind: 'other', message: 'The manifest needs apiVersion and kind.' } };
+    const resource = await this.discovery.resolve(apiVersion, kind);
+    if (!resource.ok) return resource;
+    const metadata = isJsonObject(object.metadata) ? object.metadata : {};
+    const namespace = resource.value.namespaced ? (typeof metadata.namespace === 'string' && metadata.namespace) || defaultNamespace : '';
+    const name = typeof metadata.name === 'string' ? metadata.name : '';
+    return { ok: true, value: { resource: resource.value, namespace, name } };
+  }
+
+  private async send(request: DryRunWrite, resource: ApiResourceInfo, namespace: string, verb: string): Promise<DryRunOutcome> {
+    const outcome = await this.transport.send(request);
+    if (outcome.kind === 'response' && outcome.status >= 200 && outcome.status < 300) {
+      const body = parseJson(outcome.body);
+      if (isJsonObject(body)) return { outcome: 'accepted', object: isSecretObject(body) ? redactSecret(body) : body };
+    }
+    if (outcome.kind === 'response' && outcome.status === 409) {
+      const status = parseStatus(outcome.body);
+      const message = status?.message ?? outcome.body;
+      return {
+        outcome: 'conflict',
+        conflict: conflictKind(status?.reason ?? '', message, status?.causes.length ?? 0),
+        message,
+        reason: status?.reason ?? 'Conflict',
+        causes: status?.causes ?? [],
+      };
+    }
+    const problem = classifyFailure(outcome, {
+      method: request.method,
+      path: request.path,
+      verb,
+      resource: qualifiedResource(resource.resource, resource.group),
+      ...(namespace ? { namespace } : {}),
+    });
+    const causes = outcome.kind === 'response' ? (parseStatus(outcome.body)?.causes ?? []) : [];
+    return { outcome: 'rejected', problem, causes };
+  }
+}
+
+/**
+ * Which of the three 409s (see kubernetes-409.md): the reason separates AlreadyExists; the message
+ * separates an apply's field conflicts ("Apply failed with N conflict(s)", apimachinery
+ * managedfields/internal/conflict.go) from the optimistic lock ("the object has been modified",
+ * apiserver storage) and a uid precondition ("Precondition failed: UID in precondition").
+ */
+export function conflictKind(reason: string, message: string, causeCount: number): 'fieldManager' | 'alreadyExists' | 'resourceVersion' | 'uid' | 'other' {
+  if (reason === 'AlreadyExists') return 'alreadyExists';
+  if (/^Apply failed with \d+ conflict/.test(message) || (causeCount > 0 && message.includes('conflict'))) return 'fieldManager';
+  if (/UID in precondition/i.test(message)) return 'uid';
+  if (/the object has been modified/.test(message)) return 'resourceVersion';
+  return 'other';
+}
+
+function looksLikeJson(text: string): boolean {
+  return /^\s*\{/.test(text);
+}
