@@ -1,0 +1,195 @@
+// A language client for protocol tests: real JSON-RPC over an in-memory stream pair, the server
+// running in this process exactly as the bundled server runs behind VS Code. No editor involved.
+import { PassThrough } from 'node:stream';
+import {
+  createMessageConnection,
+  StreamMessageReader,
+  StreamMessageWriter,
+  type MessageConnection,
+} from 'vscode-jsonrpc/node';
+import type {
+  CodeAction,
+  Diagnostic,
+  DocumentDiagnosticReport,
+  Hover,
+  InitializeResult,
+  Position,
+  Range,
+  TextEdit,
+  WorkspaceEdit,
+} from 'vscode-languageserver-protocol';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import { startStreamServer } from '../../server/src/lsp/server';
+import type { InitializationOptions, Settings } from '../../server/src/protocol';
+
+export interface TestServerOptions {
+  settings?: Partial<Settings>;
+  initializationOptions?: InitializationOptions;
+}
+
+export interface TestServer {
+  readonly initializeResult: InitializeResult;
+  /** Every notification the server sent, in order (method and params). */
+  readonly notifications: { method: string; params: unknown }[];
+  /** How many times the server asked the editor to pull diagnostics again. */
+  readonly refreshCount: () => number;
+  setSettings(settings: Partial<Settings>): void;
+  open(uri: string, text: string, languageId?: string): Promise<void>;
+  /** Replaces the whole text; returns the new version. */
+  change(uri: string, text: string): Promise<number>;
+  close(uri: string): Promise<void>;
+  text(uri: string): string;
+  diagnostics(uri: string): Promise<Diagnostic[]>;
+  hover(uri: string, position: Position): Promise<Hover | null>;
+  codeActions(uri: string, range: Range, diagnostics: Diagnostic[], only?: string[]): Promise<CodeAction[]>;
+  /** Applies a workspace edit to the open documents (as the editor would) and syncs the server. */
+  applyEdit(edit: WorkspaceEdit): Promise<void>;
+  /** Resolves when a notification with this method arrives (or has arrived since `since`). */
+  waitForNotification(method: string, predicate?: (params: unknown) => boolean, timeoutMs?: number): Promise<unknown>;
+  /** Resolves on the next workspace/diagnostic/refresh request from the server. */
+  waitForRefresh(timeoutMs?: number): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const toServer = new PassThrough();
+  const toClient = new PassThrough();
+  startStreamServer(toServer, toClient);
+  const connection: MessageConnection = createMessageConnection(
+    new StreamMessageReader(toClient),
+    new StreamMessageWriter(toServer),
+  );
+
+  let settings: Partial<Settings> = { ...options.settings };
+  const documents = new Map<string, TextDocument>();
+  const notifications: { method: string; params: unknown }[] = [];
+  const notificationWaiters: { method: string; predicate: (p: unknown) => boolean; resolve: (p: unknown) => void }[] = [];
+  let refreshes = 0;
+  const refreshWaiters: (() => void)[] = [];
+
+  connection.onRequest('workspace/configuration', (params: { items: { section?: string }[] }) =>
+    params.items.map((item) => (item.section === 'kubeConflictHints' ? settings : null)),
+  );
+  connection.onRequest('workspace/diagnostic/refresh', () => {
+    refreshes++;
+    refreshWaiters.splice(0).forEach((resolve) => resolve());
+    return null;
+  });
+  connection.onRequest('client/registerCapability', () => null);
+  connection.onRequest('window/workDoneProgress/create', () => null);
+  connection.onNotification((method: string, params: unknown) => {
+    notifications.push({ method, params });
+    for (const waiter of [...notificationWaiters]) {
+      if (waiter.method === method && waiter.predicate(params)) {
+        notificationWaiters.splice(notificationWaiters.indexOf(waiter), 1);
+        waiter.resolve(params);
+      }
+    }
+  });
+  connection.listen();
+
+  const initializeResult: InitializeResult = await connection.sendRequest('initialize', {
+    processId: null, // a pid makes the server poll for its parent, which keeps the test process alive
+    rootUri: null,
+    capabilities: {
+      workspace: { configuration: true, diagnostics: { refreshSupport: true }, workspaceEdit: { documentChanges: true } },
+      textDocument: {
+        diagnostic: { dynamicRegistration: false },
+        hover: { contentFormat: ['markdown', 'plaintext'] },
+        codeAction: { codeActionLiteralSupport: { codeActionKind: { valueSet: ['quickfix', 'source.fixAll'] } } },
+        codeLens: {},
+      },
+    },
+    initializationOptions: options.initializationOptions ?? { clusterAccess: true },
+  });
+  await connection.sendNotification('initialized', {});
+
+  const server: TestServer = {
+    initializeResult,
+    notifications,
+    refreshCount: () => refreshes,
+    setSettings(next) {
+      settings = { ...next };
+      void connection.sendNotification('workspace/didChangeConfiguration', { settings: { kubeConflictHints: settings } });
+    },
+    async open(uri, text, languageId = 'yaml') {
+      documents.set(uri, TextDocument.create(uri, languageId, 1, text));
+      await connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId, version: 1, text } });
+    },
+    async change(uri, text) {
+      const doc = documents.get(uri);
+      if (!doc) throw new Error(`not open: ${uri}`);
+      const next = TextDocument.create(uri, doc.languageId, doc.version + 1, text);
+      documents.set(uri, next);
+      await connection.sendNotification('textDocument/didChange', {
+        textDocument: { uri, version: next.version },
+        contentChanges: [{ text }],
+      });
+      return next.version;
+    },
+    async close(uri) {
+      documents.delete(uri);
+      await connection.sendNotification('textDocument/didClose', { textDocument: { uri } });
+    },
+    text(uri) {
+      const doc = documents.get(uri);
+      if (!doc) throw new Error(`not open: ${uri}`);
+      return doc.getText();
+    },
+    async diagnostics(uri) {
+      const report: DocumentDiagnosticReport = await connection.sendRequest('textDocument/diagnostic', { textDocument: { uri } });
+      return report.kind === 'full' ? report.items : [];
+    },
+    hover(uri, position) {
+      return connection.sendRequest('textDocument/hover', { textDocument: { uri }, position });
+    },
+    codeActions(uri, range, diagnostics, only) {
+      return connection.sendRequest('textDocument/codeAction', {
+        textDocument: { uri },
+        range,
+        context: { diagnostics, ...(only ? { only } : {}) },
+      });
+    },
+    async applyEdit(edit) {
+      const byUri = new Map<string, TextEdit[]>();
+      for (const [uri, edits] of Object.entries(edit.changes ?? {})) byUri.set(uri, [...edits]);
+      for (const change of edit.documentChanges ?? []) {
+        if ('textDocument' in change) byUri.set(change.textDocument.uri, [...(byUri.get(change.textDocument.uri) ?? []), ...(change.edits as TextEdit[])]);
+      }
+      for (const [uri, edits] of byUri) {
+        const doc = documents.get(uri);
+        if (!doc) throw new Error(`edit for a document that is not open: ${uri}`);
+        await server.change(uri, TextDocument.applyEdits(doc, edits));
+      }
+    },
+    waitForNotification(method, predicate = () => true, timeoutMs = 15000) {
+      const seen = notifications.find((n) => n.method === method && predicate(n.params));
+      if (seen) return Promise.resolve(seen.params);
+      return withTimeout(
+        new Promise((resolve) => notificationWaiters.push({ method, predicate, resolve })),
+        timeoutMs,
+        `notification ${method}`,
+      );
+    },
+    waitForRefresh(timeoutMs = 15000) {
+      return withTimeout(new Promise<void>((resolve) => refreshWaiters.push(resolve)), timeoutMs, 'diagnostic refresh');
+    },
+    async shutdown() {
+      await connection.sendRequest('shutdown');
+      // Neither an `exit` notification nor closing the streams: vscode-languageserver answers both
+      // with process.exit(), and this server shares the test's process.
+      connection.dispose();
+    },
+  };
+  return server;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    promise.finally(() => clearTimeout(timer)),
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+    }),
+  ]);
+}
