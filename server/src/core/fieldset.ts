@@ -1,0 +1,141 @@
+// The field set an applied configuration owns: structured-merge-diff typed/tofieldset.go, plus
+// the list-item identity the server derives from key fields and their schema defaults
+// (typed/helpers.go listItemToPathElement, keyedAssociativeListItemToPathElement).
+import { isJsonObject, type JsonValue } from './json';
+import type { FieldPath, PathElement } from './path';
+import { insertPath, newFieldSet, pathElementKey, type FieldSet } from './fieldsv1';
+import { deduceAtom, deducedTypeRef, fieldType, resolveType, type ListType, type SchemaModel, type TypeRef } from './schema';
+
+/** Something in a value the server would refuse before looking at ownership. */
+export interface ValueProblem {
+  readonly path: FieldPath;
+  readonly code: 'duplicateKey' | 'badListItem' | 'unknownType';
+  readonly message: string;
+}
+
+/**
+ * The identity of a list item: its key fields (a missing key field takes its schema default,
+ * so `{containerPort: 80}` is the item `[containerPort=80,protocol="TCP"]`), or its value in a set.
+ */
+export function listItemElement(schema: SchemaModel, list: ListType, item: JsonValue): PathElement | string {
+  if (list.elementRelationship !== 'associative') return 'invalid indexing of non-associative list';
+  if (list.keys.length > 0) {
+    if (item === null) return 'associative list with keys may not have a null element';
+    if (!isJsonObject(item)) return 'associative list with keys may not have non-map elements';
+    const fields: Record<string, JsonValue> = {};
+    const element = resolveType(schema, list.elementType);
+    for (const name of list.keys) {
+      if (Object.prototype.hasOwnProperty.call(item, name)) fields[name] = item[name] as JsonValue;
+      else {
+        const def = element?.map?.fields[name]?.default;
+        if (def !== undefined && def !== null) fields[name] = def;
+      }
+    }
+    if (Object.keys(fields).length === 0) {
+      return `associative list with keys has an element that omits all key fields ${JSON.stringify(list.keys)} (and doesn't have default values for any key fields)`;
+    }
+    return { kind: 'key', fields };
+  }
+  if (isJsonObject(item)) return "associative list without keys has an element that's a map type";
+  if (Array.isArray(item)) return 'not supported: associative list with lists as elements';
+  if (item === null) return "associative list without keys has an element that's an explicit null";
+  return { kind: 'value', value: item };
+}
+
+/**
+ * ToFieldSet: scalars own their path; atomic lists/maps/structs are one leaf; a map-list item owns
+ * itself plus its children; granular map entries own themselves; `null` and `{}` own themselves;
+ * an empty granular list owns nothing. Duplicated list items are owned as one item, no children.
+ */
+export function toFieldSet(schema: SchemaModel, root: TypeRef, value: JsonValue): { set: FieldSet; problems: ValueProblem[] } {
+  const set = newFieldSet();
+  const problems: ValueProblem[] = [];
+  const path: PathElement[] = [];
+
+  const visit = (tr: TypeRef, v: JsonValue): void => {
+    const resolved = resolveType(schema, tr);
+    if (!resolved) {
+      problems.push({ path: [...path], code: 'unknownType', message: `schema error: no type found matching: ${tr.named ?? 'inlined type'}` });
+      return;
+    }
+    const atom = deduceAtom(resolved, v);
+    if (atom.map) {
+      const map = atom.map;
+      if (map.elementRelationship === 'atomic') {
+        insertPath(set, path);
+        return;
+      }
+      if (!isJsonObject(v)) return;
+      for (const [key, child] of Object.entries(v)) {
+        const named = Object.prototype.hasOwnProperty.call(map.fields, key);
+        path.push({ kind: 'field', name: key });
+        visit(fieldType(map, key) ?? deducedTypeRef, child);
+        if (child === null || (isJsonObject(child) && Object.keys(child).length === 0) || !named) insertPath(set, path);
+        path.pop();
+      }
+      return;
+    }
+    if (atom.scalar) {
+      insertPath(set, path);
+      return;
+    }
+    if (atom.list) {
+      const list = atom.list;
+      if (list.elementRelationship === 'atomic') {
+        insertPath(set, path);
+        return;
+      }
+      if (!Array.isArray(v)) return;
+      const elements = v.map((item) => listItemElement(schema, list, item));
+      const seen = new Set<string>();
+      const duplicates = new Set<string>();
+      elements.forEach((pe, i) => {
+        if (typeof pe === 'string') {
+          problems.push({ path: [...path, { kind: 'index', index: i }], code: 'badListItem', message: pe });
+          return;
+        }
+        const k = pathElementKey(pe);
+        if (seen.has(k) && !duplicates.has(k)) {
+          duplicates.add(k);
+          insertPath(set, [...path, pe]);
+          problems.push({ path: [...path, pe], code: 'duplicateKey', message: `duplicate entries for key ${pathElementKey(pe)}` });
+        }
+        seen.add(k);
+      });
+      elements.forEach((pe, i) => {
+        if (typeof pe === 'string' || duplicates.has(pathElementKey(pe))) return;
+        path.push(pe);
+        visit(list.elementType, v[i] as JsonValue);
+        insertPath(set, path);
+        path.pop();
+      });
+    }
+  };
+  visit(root, value);
+  return { set, problems };
+}
+
+/**
+ * Struct fields that have children also become members (set.go EnsureNamedFieldsAreMembers):
+ * the pruning step works on this form so that a struct is removed as a whole.
+ */
+export function ensureNamedFieldsAreMembers(schema: SchemaModel, tr: TypeRef | undefined, set: FieldSet): FieldSet {
+  const out = newFieldSet();
+  const walk = (s: FieldSet, ref: TypeRef | undefined, prefix: PathElement[]): void => {
+    const atom = ref ? resolveType(schema, ref) : undefined;
+    for (const pe of s.members.values()) insertPath(out, [...prefix, pe]);
+    for (const node of s.children.values()) {
+      const pe = node.element;
+      let childRef: TypeRef | undefined;
+      if (pe.kind === 'field' && atom?.map) {
+        if (Object.prototype.hasOwnProperty.call(atom.map.fields, pe.name)) insertPath(out, [...prefix, pe]);
+        childRef = fieldType(atom.map, pe.name);
+      } else if (pe.kind === 'key' && atom?.list) {
+        childRef = atom.list.elementType;
+      }
+      walk(node.set, childRef, [...prefix, pe]);
+    }
+  };
+  walk(set, tr, []);
+  return out;
+}

@@ -1,0 +1,405 @@
+// Field sets: the trie that metadata.managedFields[].fieldsV1 encodes, and the set operations the
+// server runs on it. Mirrors sigs.k8s.io/structured-merge-diff/v6 fieldpath/set.go (operations),
+// fieldpath/serialize.go (FieldsV1 <-> set), fieldpath/serialize-pe.go (one key <-> PathElement)
+// and fieldpath/element.go (ordering).
+import { isJsonObject, type JsonObject, type JsonValue } from './json';
+import type { FieldPath, PathElement } from './path';
+
+/**
+ * A set of field paths. `members` are the paths that end at this node; `children` are the
+ * subtrees below it. A path can be both a member and have children (FieldsV1 writes `.` then).
+ * Maps are keyed by the FieldsV1 key of the element (`f:name`, `k:{...}`, `v:...`, `i:3`).
+ */
+export interface FieldSet {
+  readonly members: ReadonlyMap<string, PathElement>;
+  readonly children: ReadonlyMap<string, FieldSetNode>;
+}
+
+export interface FieldSetNode {
+  readonly element: PathElement;
+  readonly set: FieldSet;
+}
+
+interface MutableFieldSet {
+  members: Map<string, PathElement>;
+  children: Map<string, { element: PathElement; set: MutableFieldSet }>;
+}
+
+const newMutable = (): MutableFieldSet => ({ members: new Map(), children: new Map() });
+
+export const emptyFieldSet: FieldSet = { members: new Map(), children: new Map() };
+
+// ---------------------------------------------------------------------------------------------
+// Path elements as FieldsV1 keys
+
+/**
+ * The FieldsV1 key of a path element, byte for byte as the server writes it
+ * (serialize-pe.go: field names raw, key fields as compact JSON sorted by name, Go's JSON escaping).
+ */
+export function pathElementKey(pe: PathElement): string {
+  switch (pe.kind) {
+    case 'field':
+      return `f:${pe.name}`;
+    case 'key': {
+      const names = Object.keys(pe.fields).sort(compareGoStrings);
+      return `k:{${names.map((n) => `${goJson(n)}:${goJsonValue(pe.fields[n] as JsonValue)}`).join(',')}}`;
+    }
+    case 'value':
+      return `v:${goJsonValue(pe.value)}`;
+    case 'index':
+      return `i:${pe.index}`;
+  }
+}
+
+/**
+ * Parses one FieldsV1 key. Returns undefined for a key the server's decoder would not
+ * accept or does not know (an unknown prefix is dropped there too: serialize.go readIterV1).
+ */
+export function parsePathElementKey(key: string): PathElement | undefined {
+  if (key.length < 2 || key[1] !== ':') return undefined;
+  const body = key.slice(2);
+  try {
+    switch (key[0]) {
+      case 'f':
+        return { kind: 'field', name: body };
+      case 'v':
+        return { kind: 'value', value: JSON.parse(body) as JsonValue };
+      case 'k': {
+        const parsed: unknown = JSON.parse(body);
+        if (!isJsonObject(parsed)) return undefined;
+        const fields: Record<string, JsonValue> = {};
+        for (const name of Object.keys(parsed).sort(compareGoStrings)) fields[name] = parsed[name] as JsonValue;
+        return { kind: 'key', fields };
+      }
+      case 'i': {
+        if (!/^-?\d+$/.test(body)) return undefined;
+        return { kind: 'index', index: Number(body) };
+      }
+      default:
+        return undefined;
+    }
+  } catch {
+    return undefined;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// FieldsV1 JSON <-> FieldSet
+
+/**
+ * Decodes a FieldsV1 object. `{}` under a key means the path is owned; an object with children
+ * is only a prefix unless it also holds `.`. Keys that do not parse are skipped, never fatal.
+ * An object whose keys all get skipped counts as `{}` — exactly what readIterV1 does.
+ */
+export function decodeFieldsV1(fieldsV1: unknown): FieldSet {
+  if (!isJsonObject(fieldsV1)) return emptyFieldSet;
+  return readNode(fieldsV1).children ?? emptyFieldSet;
+}
+
+function readNode(node: JsonObject): { children: MutableFieldSet | undefined; isMember: boolean } {
+  let children: MutableFieldSet | undefined;
+  let isMember = false;
+  for (const [key, value] of Object.entries(node)) {
+    if (key === '.') {
+      isMember = true;
+      continue;
+    }
+    const pe = parsePathElementKey(key);
+    if (!pe) continue;
+    const sub = readNode(isJsonObject(value) ? value : {});
+    const k = pathElementKey(pe);
+    if (sub.isMember) {
+      children ??= newMutable();
+      children.members.set(k, pe);
+    }
+    if (sub.children) {
+      children ??= newMutable();
+      const existing = children.children.get(k);
+      if (existing) existing.set = toMutable(unionSets(existing.set, sub.children));
+      else children.children.set(k, { element: pe, set: sub.children });
+    }
+  }
+  if (!children) isMember = true;
+  return { children, isMember };
+}
+
+/** Encodes a set as FieldsV1 JSON with the server's key order (serialize.go emitContentsV1). */
+export function encodeFieldsV1(set: FieldSet): JsonObject {
+  return emitContents(set, false);
+}
+
+function emitContents(set: FieldSet, includeSelf: boolean): JsonObject {
+  const out: JsonObject = {};
+  if (includeSelf && !isEmptyShallow(set)) out['.'] = {};
+  const entries: { pe: PathElement; key: string; member: boolean; child?: FieldSet }[] = [];
+  const byKey = new Map<string, (typeof entries)[number]>();
+  for (const [key, pe] of set.members) {
+    const e = { pe, key, member: true };
+    entries.push(e);
+    byKey.set(key, e);
+  }
+  for (const [key, node] of set.children) {
+    const e = byKey.get(key);
+    if (e) e.child = node.set;
+    else entries.push({ pe: node.element, key, member: false, child: node.set });
+  }
+  entries.sort((a, b) => comparePathElements(a.pe, b.pe));
+  for (const e of entries) out[e.key] = e.child ? emitContents(e.child, e.member) : {};
+  return out;
+}
+
+function isEmptyShallow(set: FieldSet): boolean {
+  return set.members.size === 0 && set.children.size === 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Building and querying
+
+export function fieldSetFromPaths(paths: Iterable<FieldPath>): FieldSet {
+  const s = newMutable();
+  for (const p of paths) insertPath(s, p);
+  return s;
+}
+
+/** Adds a path to a set being built (the set must not be shared yet). */
+export function insertPath(target: FieldSet, path: FieldPath): void {
+  if (path.length === 0) return;
+  let s = target as MutableFieldSet;
+  for (let i = 0; i < path.length - 1; i++) {
+    const pe = path[i] as PathElement;
+    const k = pathElementKey(pe);
+    let node = s.children.get(k);
+    if (!node) {
+      node = { element: pe, set: newMutable() };
+      s.children.set(k, node);
+    }
+    s = node.set;
+  }
+  const last = path[path.length - 1] as PathElement;
+  s.members.set(pathElementKey(last), last);
+}
+
+export function newFieldSet(): FieldSet {
+  return newMutable();
+}
+
+/** True when the exact path is a member (not merely a prefix): set.go Has. */
+export function hasPath(set: FieldSet, path: FieldPath): boolean {
+  if (path.length === 0) return false;
+  let s: FieldSet | undefined = set;
+  for (let i = 0; i < path.length - 1; i++) {
+    s = s.children.get(pathElementKey(path[i] as PathElement))?.set;
+    if (!s) return false;
+  }
+  return s.members.has(pathElementKey(path[path.length - 1] as PathElement));
+}
+
+/** The subtree below one element (set.go WithPrefix). */
+export function withPrefix(set: FieldSet, pe: PathElement): FieldSet {
+  return set.children.get(pathElementKey(pe))?.set ?? emptyFieldSet;
+}
+
+export function isEmptySet(set: FieldSet): boolean {
+  if (set.members.size > 0) return false;
+  for (const node of set.children.values()) if (!isEmptySet(node.set)) return false;
+  return true;
+}
+
+export function setSize(set: FieldSet): number {
+  let n = set.members.size;
+  for (const node of set.children.values()) n += setSize(node.set);
+  return n;
+}
+
+/** Every member path, in the server's iteration order (members first, then subtrees, sorted). */
+export function setPaths(set: FieldSet): FieldPath[] {
+  const out: FieldPath[] = [];
+  const walk = (s: FieldSet, prefix: PathElement[]): void => {
+    for (const pe of sortedElements(s.members.values())) out.push([...prefix, pe]);
+    const nodes = [...s.children.values()].sort((a, b) => comparePathElements(a.element, b.element));
+    for (const node of nodes) walk(node.set, [...prefix, node.element]);
+  };
+  walk(set, []);
+  return out;
+}
+
+function sortedElements(it: Iterable<PathElement>): PathElement[] {
+  return [...it].sort(comparePathElements);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Set algebra (set.go)
+
+export function unionSets(a: FieldSet, b: FieldSet): FieldSet {
+  const out = newMutable();
+  for (const [k, pe] of a.members) out.members.set(k, pe);
+  for (const [k, pe] of b.members) out.members.set(k, pe);
+  for (const [k, node] of a.children) out.children.set(k, { element: node.element, set: toMutable(node.set) });
+  for (const [k, node] of b.children) {
+    const existing = out.children.get(k);
+    if (existing) existing.set = toMutable(unionSets(existing.set, node.set));
+    else out.children.set(k, { element: node.element, set: toMutable(node.set) });
+  }
+  return out;
+}
+
+export function intersectSets(a: FieldSet, b: FieldSet): FieldSet {
+  const out = newMutable();
+  for (const [k, pe] of a.members) if (b.members.has(k)) out.members.set(k, pe);
+  for (const [k, node] of a.children) {
+    const other = b.children.get(k);
+    if (!other) continue;
+    const res = intersectSets(node.set, other.set);
+    if (!isEmptySet(res)) out.children.set(k, { element: node.element, set: toMutable(res) });
+  }
+  return out;
+}
+
+/** Paths of `a` that are not members of `b`; exact paths only (set.go Difference). */
+export function differenceSets(a: FieldSet, b: FieldSet): FieldSet {
+  const out = newMutable();
+  for (const [k, pe] of a.members) if (!b.members.has(k)) out.members.set(k, pe);
+  for (const [k, node] of a.children) {
+    const other = b.children.get(k);
+    if (!other) {
+      out.children.set(k, { element: node.element, set: toMutable(node.set) });
+      continue;
+    }
+    const diff = differenceSets(node.set, other.set);
+    if (!isEmptySet(diff)) out.children.set(k, { element: node.element, set: toMutable(diff) });
+  }
+  return out;
+}
+
+/**
+ * Like differenceSets, but a member of `b` also removes everything below it. This is how reset
+ * fields (`status`) are taken out of a comparison (set.go RecursiveDifference, excludeFilter).
+ */
+export function recursiveDifferenceSets(a: FieldSet, b: FieldSet): FieldSet {
+  const out = newMutable();
+  for (const [k, pe] of a.members) if (!b.members.has(k)) out.members.set(k, pe);
+  for (const [k, node] of a.children) {
+    if (b.members.has(k)) continue;
+    const other = b.children.get(k);
+    if (!other) {
+      out.children.set(k, { element: node.element, set: toMutable(node.set) });
+      continue;
+    }
+    const diff = recursiveDifferenceSets(node.set, other.set);
+    if (!isEmptySet(diff)) out.children.set(k, { element: node.element, set: toMutable(diff) });
+  }
+  return out;
+}
+
+/** Members that have no children: the leaves of the trie (set.go Leaves). */
+export function leafSet(set: FieldSet): FieldSet {
+  const out = newMutable();
+  for (const [k, pe] of set.members) if (!set.children.has(k)) out.members.set(k, pe);
+  for (const [k, node] of set.children) out.children.set(k, { element: node.element, set: toMutable(leafSet(node.set)) });
+  return out;
+}
+
+export function equalSets(a: FieldSet, b: FieldSet): boolean {
+  return isEmptySet(differenceSets(a, b)) && isEmptySet(differenceSets(b, a));
+}
+
+function toMutable(set: FieldSet): MutableFieldSet {
+  return set as MutableFieldSet;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ordering (element.go Compare, value/value.go Compare) and Go's JSON spelling
+
+/** Field < key < value < index; within a kind the server's own order. */
+export function comparePathElements(a: PathElement, b: PathElement): number {
+  const rank = { field: 0, key: 1, value: 2, index: 3 } as const;
+  if (a.kind !== b.kind) return rank[a.kind] - rank[b.kind];
+  switch (a.kind) {
+    case 'field':
+      return compareGoStrings(a.name, (b as typeof a).name);
+    case 'key': {
+      const bf = (b as typeof a).fields;
+      const an = Object.keys(a.fields).sort(compareGoStrings);
+      const bn = Object.keys(bf).sort(compareGoStrings);
+      for (let i = 0; ; i++) {
+        if (i >= an.length && i >= bn.length) return 0;
+        if (i >= an.length) return -1;
+        if (i >= bn.length) return 1;
+        const c = compareGoStrings(an[i] as string, bn[i] as string);
+        if (c !== 0) return c;
+        const v = compareJsonValues(a.fields[an[i] as string] as JsonValue, bf[bn[i] as string] as JsonValue);
+        if (v !== 0) return v;
+      }
+    }
+    case 'value':
+      return compareJsonValues(a.value, (b as typeof a).value);
+    case 'index':
+      return Math.sign(a.index - (b as typeof a).index);
+  }
+}
+
+/** Total order over values: numbers, strings, booleans, lists, maps, null (value.Compare). */
+export function compareJsonValues(a: JsonValue, b: JsonValue): number {
+  const rank = (v: JsonValue): number =>
+    typeof v === 'number' ? 0 : typeof v === 'string' ? 1 : typeof v === 'boolean' ? 2 : Array.isArray(v) ? 3 : v === null ? 5 : 4;
+  const ra = rank(a);
+  const rb = rank(b);
+  if (ra !== rb) return ra - rb;
+  if (typeof a === 'number') return Math.sign(a - (b as number));
+  if (typeof a === 'string') return compareGoStrings(a, b as string);
+  if (typeof a === 'boolean') return a === b ? 0 : a ? 1 : -1;
+  if (Array.isArray(a)) {
+    const bl = b as JsonValue[];
+    for (let i = 0; ; i++) {
+      if (i >= a.length && i >= bl.length) return 0;
+      if (i >= a.length) return -1;
+      if (i >= bl.length) return 1;
+      const c = compareJsonValues(a[i] as JsonValue, bl[i] as JsonValue);
+      if (c !== 0) return c;
+    }
+  }
+  if (a === null) return 0;
+  const ao = a as JsonObject;
+  const bo = b as JsonObject;
+  const ak = Object.keys(ao).sort(compareGoStrings);
+  const bk = Object.keys(bo).sort(compareGoStrings);
+  for (let i = 0; ; i++) {
+    if (i >= ak.length && i >= bk.length) return 0;
+    if (i >= ak.length) return -1;
+    if (i >= bk.length) return 1;
+    const c = compareGoStrings(ak[i] as string, bk[i] as string);
+    if (c !== 0) return c;
+    const v = compareJsonValues(ao[ak[i] as string] as JsonValue, bo[bk[i] as string] as JsonValue);
+    if (v !== 0) return v;
+  }
+}
+
+/** Go compares strings byte-wise in UTF-8, which is code point order. */
+export function compareGoStrings(a: string, b: string): number {
+  if (a === b) return 0;
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const ca = a.codePointAt(i) as number;
+    const cb = b.codePointAt(j) as number;
+    if (ca !== cb) return ca < cb ? -1 : 1;
+    i += ca > 0xffff ? 2 : 1;
+    j += cb > 0xffff ? 2 : 1;
+  }
+  return i < a.length ? 1 : j < b.length ? -1 : 0;
+}
+
+/** A string as Go's encoding/json writes it (HTML-safe escapes included). */
+function goJson(s: string): string {
+  return JSON.stringify(s).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+function goJsonValue(v: JsonValue): string {
+  if (typeof v === 'string') return goJson(v);
+  if (Array.isArray(v)) return `[${v.map(goJsonValue).join(',')}]`;
+  if (isJsonObject(v)) {
+    const keys = Object.keys(v).sort(compareGoStrings);
+    return `{${keys.map((k) => `${goJson(k)}:${goJsonValue(v[k] as JsonValue)}`).join(',')}}`;
+  }
+  return JSON.stringify(v);
+}

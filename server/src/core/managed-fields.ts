@@ -1,0 +1,45 @@
+// metadata.managedFields as plain records: who owns which field set
+// (k8s.io/apimachinery pkg/util/managedfields/internal/managedfields.go DecodeManagedFields).
+import { isJsonObject, type JsonValue } from './json';
+import { decodeFieldsV1, type FieldSet } from './fieldsv1';
+import { managerIdentifier, type ManagerIdentity } from './messages';
+
+export interface ManagedFieldsEntry {
+  readonly identity: ManagerIdentity;
+  /** The apiVersion the set was recorded at (for Apply entries too, where it is not identity). */
+  readonly apiVersion: string;
+  readonly fields: FieldSet;
+  readonly time?: string;
+}
+
+/**
+ * Decodes managedFields. Entries the server would refuse (no apiVersion, unknown operation or
+ * fieldsType) are reported and skipped; a later entry with the same identity replaces an earlier
+ * one, as the server's map does.
+ */
+export function decodeManagedFields(managedFields: JsonValue | undefined): { entries: ManagedFieldsEntry[]; problems: string[] } {
+  const problems: string[] = [];
+  const byId = new Map<string, ManagedFieldsEntry>();
+  if (!Array.isArray(managedFields)) return { entries: [], problems };
+  managedFields.forEach((raw, i) => {
+    if (!isJsonObject(raw)) return void problems.push(`managedFields[${i}] is not an object`);
+    const operation = raw.operation;
+    if (operation !== 'Apply' && operation !== 'Update') return void problems.push(`managedFields[${i}]: operation must be \`Apply\` or \`Update\``);
+    if (typeof raw.apiVersion !== 'string' || raw.apiVersion === '') return void problems.push(`managedFields[${i}]: apiVersion must not be empty`);
+    if (raw.fieldsType !== 'FieldsV1') return void problems.push(`managedFields[${i}]: fieldsType must be FieldsV1`);
+    const identity: ManagerIdentity = {
+      manager: typeof raw.manager === 'string' ? raw.manager : '',
+      operation,
+      ...(operation === 'Update' ? { apiVersion: raw.apiVersion } : {}),
+      ...(typeof raw.subresource === 'string' && raw.subresource !== '' ? { subresource: raw.subresource } : {}),
+    };
+    const entry: ManagedFieldsEntry = {
+      identity,
+      apiVersion: raw.apiVersion,
+      fields: decodeFieldsV1(raw.fieldsV1),
+      ...(typeof raw.time === 'string' ? { time: raw.time } : {}),
+    };
+    byId.set(managerIdentifier(identity), entry);
+  });
+  return { entries: [...byId.values()], problems };
+}

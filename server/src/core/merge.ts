@@ -1,0 +1,327 @@
+// Merge, compare and remove over schema-typed JSON, as structured-merge-diff does them:
+// typed/merge.go (live merged with the applied config), typed/compare.go (Added / Modified /
+// Removed between two objects), typed/remove.go (RemoveItems, used when pruning).
+// `undefined` means "absent"; `null` is a present null value — the server keeps the difference.
+import { isJsonObject, jsonEqual, type JsonObject, type JsonValue } from './json';
+import type { FieldPath, PathElement } from './path';
+import { hasPath, insertPath, isEmptySet, newFieldSet, pathElementKey, withPrefix, type FieldSet } from './fieldsv1';
+import { listItemElement } from './fieldset';
+import { deduceAtom, deducedTypeRef, fieldType, resolveType, type Atom, type ListType, type MapType, type SchemaModel, type TypeRef } from './schema';
+
+type Value = JsonValue | undefined;
+
+function sameShape(a: Atom, b: Atom): boolean {
+  return a.map === b.map && a.list === b.list && a.scalar === b.scalar;
+}
+
+const asList = (v: Value): JsonValue[] | undefined => (Array.isArray(v) ? v : undefined);
+const asMap = (v: Value): JsonObject | undefined => (isJsonObject(v) ? v : undefined);
+const has = (o: JsonObject, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
+
+// ---------------------------------------------------------------------------------------------
+// Merge (merge.go with ruleKeepRHS): scalars and atomic values take the config's value, `null`
+// included; granular maps and associative lists merge entry by entry.
+
+export function mergeValues(schema: SchemaModel, tr: TypeRef, lhs: Value, rhs: Value): Value {
+  if (lhs === undefined && rhs === undefined) return undefined;
+  const atom = resolveType(schema, tr);
+  if (!atom) return rhs !== undefined ? rhs : lhs;
+  const alhs = deduceAtom(atom, lhs);
+  const arhs = deduceAtom(atom, rhs);
+  const chosen = rhs === undefined ? alhs : arhs;
+  return mergeAtom(schema, chosen, lhs, rhs);
+}
+
+function mergeAtom(schema: SchemaModel, atom: Atom, lhs: Value, rhs: Value): Value {
+  const leaf = (): Value => (rhs !== undefined ? rhs : lhs);
+  if (atom.map) {
+    const l = asMap(lhs);
+    const r = asMap(rhs);
+    const emptyPromoteToLeaf = (!l || Object.keys(l).length === 0) && (!r || Object.keys(r).length === 0);
+    if (atom.map.elementRelationship === 'atomic' || emptyPromoteToLeaf) return leaf();
+    return mergeMap(schema, atom.map, l, r);
+  }
+  if (atom.scalar) return leaf();
+  if (atom.list) {
+    const l = asList(lhs);
+    const r = asList(rhs);
+    const emptyPromoteToLeaf = (!l || l.length === 0) && (!r || r.length === 0);
+    if (atom.list.elementRelationship === 'atomic' || emptyPromoteToLeaf) return leaf();
+    return mergeList(schema, atom.list, l, r);
+  }
+  return leaf();
+}
+
+function mergeMap(schema: SchemaModel, map: MapType, l: JsonObject | undefined, r: JsonObject | undefined): Value {
+  const out: JsonObject = {};
+  const keys = new Set([...Object.keys(l ?? {}), ...Object.keys(r ?? {})]);
+  for (const key of keys) {
+    const lv = l && has(l, key) ? l[key] : undefined;
+    const rv = r && has(r, key) ? r[key] : undefined;
+    const merged = mergeValues(schema, fieldType(map, key) ?? deducedTypeRef, lv, rv);
+    if (merged !== undefined) out[key] = merged;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** Item order follows merge.go visitListItems: the config's order, live-only items kept in place. */
+function mergeList(schema: SchemaModel, list: ListType, l: JsonValue[] | undefined, r: JsonValue[] | undefined): Value {
+  const index = (items: JsonValue[] | undefined, allowDuplicates: boolean) => {
+    const pes: { key: string }[] = [];
+    const observed = new Map<string, JsonValue>();
+    for (const item of items ?? []) {
+      const pe = listItemElement(schema, list, item);
+      if (typeof pe === 'string') continue;
+      const key = pathElementKey(pe);
+      if (observed.has(key)) {
+        if (!allowDuplicates) continue;
+        // Duplicated live items are not merged with the new value.
+        observed.set(key, null);
+      } else observed.set(key, item);
+      pes.push({ key });
+    }
+    return { pes, observed };
+  };
+  const rhs = index(r, false);
+  const lhs = index(l, true);
+  const out: JsonValue[] = [];
+  const sharedOrder = rhs.pes.filter((pe) => lhs.observed.has(pe.key)).map((pe) => pe.key);
+  let nextShared = sharedOrder.shift();
+  const mergedRHS = new Set<string>();
+  const push = (v: Value): void => {
+    if (v !== undefined) out.push(v);
+  };
+  let lI = 0;
+  let rI = 0;
+  while (lI < lhs.pes.length || rI < rhs.pes.length) {
+    if (lI < lhs.pes.length && rI < rhs.pes.length) {
+      const pe = lhs.pes[lI]!.key;
+      if (pe === rhs.pes[rI]!.key) {
+        mergedRHS.add(pe);
+        push(mergeValues(schema, list.elementType, lhs.observed.get(pe), rhs.observed.get(pe)));
+        lI++;
+        rI++;
+        nextShared = sharedOrder.shift();
+        continue;
+      }
+      if (rhs.observed.has(pe) && nextShared !== undefined && nextShared !== pe) {
+        lI++;
+        continue;
+      }
+    }
+    if (lI < lhs.pes.length) {
+      const pe = lhs.pes[lI]!.key;
+      if (!rhs.observed.has(pe)) {
+        push(mergeValues(schema, list.elementType, (l ?? [])[lhsItemIndex(schema, list, l ?? [], lI)], undefined));
+        lI++;
+        continue;
+      } else if (mergedRHS.has(pe)) {
+        lI++;
+      }
+    }
+    if (rI < rhs.pes.length) {
+      const pe = rhs.pes[rI]!.key;
+      mergedRHS.add(pe);
+      push(mergeValues(schema, list.elementType, lhs.observed.get(pe), rhs.observed.get(pe)));
+      rI++;
+      if (nextShared === pe) nextShared = sharedOrder.shift();
+    }
+  }
+  return out.length > 0 ? out : undefined;
+}
+
+/** The raw position of the n-th live item that has a usable identity. */
+function lhsItemIndex(schema: SchemaModel, list: ListType, items: JsonValue[], n: number): number {
+  let seen = -1;
+  for (let i = 0; i < items.length; i++) {
+    if (typeof listItemElement(schema, list, items[i] as JsonValue) === 'string') continue;
+    if (++seen === n) return i;
+  }
+  return -1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compare (compare.go)
+
+export interface Comparison {
+  readonly added: FieldSet;
+  readonly modified: FieldSet;
+  readonly removed: FieldSet;
+}
+
+/**
+ * Leaves present on both sides with unequal values are Modified; paths only on the right are
+ * Added (maps and items included, not just leaves); paths only on the left are Removed.
+ */
+export function compareValues(schema: SchemaModel, root: TypeRef, lhs: Value, rhs: Value): Comparison {
+  const result = { added: newFieldSet(), modified: newFieldSet(), removed: newFieldSet() };
+  const path: PathElement[] = [];
+
+  const compare = (tr: TypeRef, l: Value, r: Value): void => {
+    if (l === undefined && r === undefined) return;
+    const atom = resolveType(schema, tr);
+    if (!atom) return;
+    const al = deduceAtom(atom, l);
+    const ar = deduceAtom(atom, r);
+    let inLeaf = false;
+    const leaf = (): void => {
+      if (inLeaf) return;
+      inLeaf = true;
+      if (l === undefined) insertPath(result.added, path);
+      else if (r === undefined) insertPath(result.removed, path);
+      else if (!jsonEqual(r, l)) insertPath(result.modified, path);
+    };
+    const handle = (a: Atom, leafFn: () => void): void => {
+      if (a.map) {
+        const lm = asMap(l);
+        const rm = asMap(r);
+        const emptyPromoteToLeaf = (!lm || Object.keys(lm).length === 0) && (!rm || Object.keys(rm).length === 0);
+        if (a.map.elementRelationship === 'atomic' || emptyPromoteToLeaf) return leafFn();
+        const map = a.map;
+        const keys = new Set([...Object.keys(lm ?? {}), ...Object.keys(rm ?? {})]);
+        for (const key of keys) {
+          path.push({ kind: 'field', name: key });
+          compare(fieldType(map, key) ?? deducedTypeRef, lm && has(lm, key) ? lm[key] : undefined, rm && has(rm, key) ? rm[key] : undefined);
+          path.pop();
+        }
+        return;
+      }
+      if (a.scalar) return leafFn();
+      if (a.list) {
+        const ll = asList(l);
+        const rl = asList(r);
+        const emptyPromoteToLeaf = (!ll || ll.length === 0) && (!rl || rl.length === 0);
+        if (a.list.elementRelationship === 'atomic' || emptyPromoteToLeaf) return leafFn();
+        compareListItems(a.list, ll, rl);
+      }
+    };
+    if (r === undefined || l === undefined || sameShape(al, ar)) {
+      handle(r === undefined ? al : ar, leaf);
+    } else {
+      // Different shapes (an untyped value changed from a map to a string): the server walks
+      // the old shape for removals on a copy of the walker, then the new shape.
+      let copyInLeaf = false;
+      handle(al, () => {
+        if (copyInLeaf) return;
+        copyInLeaf = true;
+        if (!jsonEqual(r, l)) insertPath(result.modified, path);
+      });
+      handle(ar, leaf);
+    }
+    if (!inLeaf) {
+      if (l === undefined) insertPath(result.added, path);
+      else if (r === undefined) insertPath(result.removed, path);
+    }
+  };
+
+  const compareListItems = (list: ListType, l: JsonValue[] | undefined, r: JsonValue[] | undefined): void => {
+    const all: { key: string; pe: PathElement }[] = [];
+    const gather = (items: JsonValue[] | undefined, into: Map<string, JsonValue[]>, other?: Map<string, JsonValue[]>) => {
+      for (const item of items ?? []) {
+        const pe = listItemElement(schema, list, item);
+        if (typeof pe === 'string') continue;
+        const key = pathElementKey(pe);
+        const existing = into.get(key);
+        if (existing) existing.push(item);
+        else {
+          into.set(key, [item]);
+          if (!other?.has(key)) all.push({ key, pe });
+        }
+      }
+    };
+    const lValues = new Map<string, JsonValue[]>();
+    const rValues = new Map<string, JsonValue[]>();
+    gather(l, lValues);
+    gather(r, rValues, lValues);
+    for (const { key, pe } of all) {
+      const lList = lValues.get(key) ?? [];
+      const rList = rValues.get(key) ?? [];
+      path.push(pe);
+      if (lList.length <= 1 && rList.length <= 1) {
+        compare(list.elementType, lList[0], rList[0]);
+      } else if (lList.length >= 2 && rList.length >= 2) {
+        // Duplicates on both sides: compared as one atomic value.
+        if (lList.length !== rList.length || lList.some((x, i) => !jsonEqual(x, rList[i]))) insertPath(result.modified, path);
+      } else if (lList.length >= 2) {
+        if (rList.length !== 0) compare(list.elementType, undefined, rList[0]);
+        insertPath(result.removed, path);
+      } else {
+        if (lList.length !== 0) compare(list.elementType, lList[0], undefined);
+        insertPath(result.added, path);
+      }
+      path.pop();
+    }
+  };
+
+  compare(root, lhs, rhs);
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// RemoveItems (remove.go): members of the set are removed with everything below them.
+
+export function removeItems(schema: SchemaModel, tr: TypeRef, value: JsonValue, toRemove: FieldSet): JsonValue {
+  const atom = resolveType(schema, tr);
+  if (!atom) return value;
+  const a = deduceAtom(atom, value);
+  if (a.map) {
+    if (!isJsonObject(value) || Object.keys(value).length === 0 || a.map.elementRelationship === 'atomic') return null;
+    const out: JsonObject = {};
+    for (const [k, v] of Object.entries(value)) {
+      const pe: PathElement = { kind: 'field', name: k };
+      if (hasPath(toRemove, [pe])) continue;
+      const subset = withPrefix(toRemove, pe);
+      out[k] = isEmptySet(subset) ? v : removeItems(schema, fieldType(a.map, k) ?? deducedTypeRef, v, subset);
+    }
+    return Object.keys(out).length > 0 ? out : null;
+  }
+  if (a.scalar) return value;
+  if (a.list) {
+    if (!Array.isArray(value) || value.length === 0 || a.list.elementRelationship === 'atomic') return null;
+    const out: JsonValue[] = [];
+    for (const item of value) {
+      const pe = listItemElement(schema, a.list, item);
+      if (typeof pe === 'string') {
+        out.push(item);
+        continue;
+      }
+      if (hasPath(toRemove, [pe])) continue;
+      const subset = withPrefix(toRemove, pe);
+      out.push(isEmptySet(subset) ? item : removeItems(schema, a.list.elementType, item, subset));
+    }
+    return out.length > 0 ? out : null;
+  }
+  return value;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading a value at a field path
+
+/** The value a path points at, or undefined when the object does not have it. */
+export function valueAtPath(schema: SchemaModel, root: TypeRef, value: Value, path: FieldPath): Value {
+  let tr: TypeRef | undefined = root;
+  let v: Value = value;
+  for (const pe of path) {
+    if (v === undefined) return undefined;
+    const atom: Atom | undefined = tr ? resolveType(schema, tr) : undefined;
+    const a: Atom | undefined = atom ? deduceAtom(atom, v) : undefined;
+    if (pe.kind === 'field') {
+      if (!isJsonObject(v) || !has(v, pe.name)) return undefined;
+      v = v[pe.name];
+      tr = a?.map ? (fieldType(a.map, pe.name) ?? deducedTypeRef) : deducedTypeRef;
+    } else if (pe.kind === 'index') {
+      v = Array.isArray(v) ? v[pe.index] : undefined;
+      tr = a?.list?.elementType;
+    } else {
+      if (!Array.isArray(v) || !a?.list) return undefined;
+      const list: ListType = a.list;
+      const want = pathElementKey(pe);
+      v = v.find((item) => {
+        const got = listItemElement(schema, list, item);
+        return typeof got !== 'string' && pathElementKey(got) === want;
+      });
+      tr = list.elementType;
+    }
+  }
+  return v;
+}

@@ -1,0 +1,164 @@
+// The API server's words for the 409s, reproduced character for character:
+// - field paths: structured-merge-diff fieldpath/element.go PathElement.String, value.ToString;
+// - manager names: k8s.io/apimachinery pkg/util/managedfields/internal/conflict.go printManager;
+// - the apply conflict message: conflict.go getConflictMessage;
+// - AlreadyExists / optimistic lock / uid mismatch: apimachinery pkg/api/errors/errors.go
+//   NewAlreadyExists, NewConflict, registry/generic/registry/store.go OptimisticLockErrorMsg,
+//   apiserver pkg/endpoints/handlers/patch.go (uid mismatch).
+import { isJsonObject, type JsonValue } from './json';
+import type { FieldPath, PathElement } from './path';
+import { compareGoStrings } from './fieldsv1';
+
+/** Who owns a field, as the server tells managers apart (managedfields.go BuildManagerIdentifier). */
+export interface ManagerIdentity {
+  readonly manager: string;
+  readonly operation: 'Apply' | 'Update';
+  /** Part of the identity for Update entries only. */
+  readonly apiVersion?: string;
+  readonly subresource?: string;
+}
+
+/** The server-side identifier string: JSON of the entry without time and fields. */
+export function managerIdentifier(m: ManagerIdentity): string {
+  const parts = [`"manager":${goJsonString(m.manager)}`, `"operation":${goJsonString(m.operation)}`];
+  if (m.operation === 'Update' && m.apiVersion) parts.push(`"apiVersion":${goJsonString(m.apiVersion)}`);
+  if (m.subresource) parts.push(`"subresource":${goJsonString(m.subresource)}`);
+  return `{${parts.join(',')}}`;
+}
+
+/** `"kubectl"`, `"kubectl-edit" using apps/v1`, `"kube-controller-manager" with subresource "scale" using apps/v1`. */
+export function describeManager(m: ManagerIdentity): string {
+  let s = goQuote(m.manager);
+  if (m.subresource) s += ` with subresource ${goQuote(m.subresource)}`;
+  if (m.operation === 'Update') s += ` using ${m.apiVersion ?? ''}`;
+  return s;
+}
+
+/** `.spec.template.spec.containers[name="app"].ports[containerPort=80,protocol="TCP"]` */
+export function formatServerPath(path: FieldPath): string {
+  return path.map(formatElement).join('');
+}
+
+function formatElement(pe: PathElement): string {
+  switch (pe.kind) {
+    case 'field':
+      return `.${pe.name}`;
+    case 'key':
+      return `[${Object.keys(pe.fields)
+        .sort(compareGoStrings)
+        .map((k) => `${k}=${goValueString(pe.fields[k] as JsonValue)}`)
+        .join(',')}]`;
+    case 'value':
+      return `[=${goValueString(pe.value)}]`;
+    case 'index':
+      return `[${pe.index}]`;
+  }
+}
+
+/** value.ToString: strings Go-quoted, numbers bare, lists bracketed, maps `k=v` run together. */
+export function goValueString(v: JsonValue): string {
+  if (v === null) return 'null';
+  if (typeof v === 'string') return goQuote(v);
+  if (typeof v === 'number') return goNumber(v);
+  if (typeof v === 'boolean') return String(v);
+  if (Array.isArray(v)) return `[${v.map(goValueString).join(',')}]`;
+  if (isJsonObject(v)) return Object.entries(v).map(([k, x]) => `${k}=${goValueString(x)}`).join('');
+  return '{{undefined}}';
+}
+
+/** Integers arrive as int64 on the server; other numbers as float64 printed with %v. */
+function goNumber(n: number): string {
+  if (Number.isInteger(n) && Math.abs(n) < 2 ** 63) return BigInt(n).toString();
+  if (!Number.isFinite(n)) return n > 0 ? '+Inf' : n < 0 ? '-Inf' : 'NaN';
+  const exp = Math.floor(Math.log10(Math.abs(n)));
+  if (exp < -4 || exp >= 6) {
+    const [mantissa, e] = n.toExponential().split('e') as [string, string];
+    const sign = e.startsWith('-') ? '-' : '+';
+    const digits = e.replace(/^[+-]/, '').padStart(2, '0');
+    return `${mantissa}e${sign}${digits}`;
+  }
+  return String(n);
+}
+
+/** strconv.Quote for the characters manifests contain. */
+export function goQuote(s: string): string {
+  let out = '"';
+  for (const ch of s) {
+    const c = ch.codePointAt(0) as number;
+    if (ch === '"') out += '\\"';
+    else if (ch === '\\') out += '\\\\';
+    else if (c === 7) out += '\\a';
+    else if (c === 8) out += '\\b';
+    else if (c === 12) out += '\\f';
+    else if (c === 10) out += '\\n';
+    else if (c === 13) out += '\\r';
+    else if (c === 9) out += '\\t';
+    else if (c === 11) out += '\\v';
+    else if (c < 0x20 || c === 0x7f) out += `\\x${c.toString(16).padStart(2, '0')}`;
+    else if ((c >= 0x80 && c < 0xa0) || c === 0xad || c === 0x2028 || c === 0x2029 || c === 0xfeff) out += `\\u${c.toString(16).padStart(4, '0')}`;
+    else out += ch;
+  }
+  return out + '"';
+}
+
+function goJsonString(s: string): string {
+  return JSON.stringify(s).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Whole messages
+
+export interface ConflictCause {
+  readonly reason: 'FieldManagerConflict';
+  readonly message: string;
+  readonly field: string;
+}
+
+/** One `details.causes[]` entry per (manager, path). */
+export function conflictCauses(conflicts: readonly { manager: ManagerIdentity; path: FieldPath }[]): ConflictCause[] {
+  return conflicts.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with ${describeManager(c.manager)}`, field: formatServerPath(c.path) }));
+}
+
+/**
+ * `Apply failed with N conflicts: ...`. Managers are sorted by their identifier string as the
+ * server sorts them; paths keep the given order (the server's set order within one manager).
+ */
+export function applyConflictMessage(conflicts: readonly { manager: ManagerIdentity; path: FieldPath }[]): string {
+  if (conflicts.length === 1) {
+    const only = conflicts[0] as { manager: ManagerIdentity; path: FieldPath };
+    return `Apply failed with 1 conflict: conflict with ${describeManager(only.manager)}: ${formatServerPath(only.path)}`;
+  }
+  const groups = new Map<string, { manager: ManagerIdentity; paths: FieldPath[] }>();
+  for (const c of conflicts) {
+    const id = managerIdentifier(c.manager);
+    const g = groups.get(id) ?? { manager: c.manager, paths: [] };
+    g.paths.push(c.path);
+    groups.set(id, g);
+  }
+  const lines: string[] = [];
+  for (const id of [...groups.keys()].sort(compareGoStrings)) {
+    const g = groups.get(id) as { manager: ManagerIdentity; paths: FieldPath[] };
+    lines.push(`conflicts with ${describeManager(g.manager)}:`);
+    for (const p of g.paths) lines.push(`- ${formatServerPath(p)}`);
+  }
+  return `Apply failed with ${conflicts.length} conflicts: ${lines.join('\n')}`;
+}
+
+/** `deployments.apps`, or just `configmaps` for the core group (schema.GroupResource.String). */
+export function qualifiedResource(resource: { readonly group: string; readonly resource: string }): string {
+  return resource.group === '' ? resource.resource : `${resource.resource}.${resource.group}`;
+}
+
+export function alreadyExistsMessage(resource: { group: string; resource: string }, name: string): string {
+  return `${qualifiedResource(resource)} ${goQuote(name)} already exists`;
+}
+
+export const OPTIMISTIC_LOCK_MESSAGE = 'the object has been modified; please apply your changes to the latest version and try again';
+
+export function optimisticLockMessage(resource: { group: string; resource: string }, name: string): string {
+  return `Operation cannot be fulfilled on ${qualifiedResource(resource)} ${goQuote(name)}: ${OPTIMISTIC_LOCK_MESSAGE}`;
+}
+
+export function uidMismatchMessage(resource: { group: string; resource: string }, name: string, uid: string): string {
+  return `Operation cannot be fulfilled on ${qualifiedResource(resource)} ${goQuote(name)}: uid mismatch: the provided object specified uid ${uid}, and no existing object was found`;
+}

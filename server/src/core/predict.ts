@@ -1,0 +1,314 @@
+// Predicts what the API server answers to one manifest, from reads only: the live object (with
+// managedFields) and the cluster's schema. The apply path mirrors the server's field manager chain
+// (k8s.io/apimachinery pkg/util/managedfields/internal: skipnonapplied.go, lastappliedmanager.go,
+// buildmanagerinfo.go, stripmeta.go, structuredmerge.go) over structured-merge-diff
+// merge/update.go Updater.Apply: merge, prune, compare, conflicts = owned(m) ∩ (Modified ∪ Added).
+import { isJsonObject, type JsonObject, type JsonValue } from './json';
+import type { FieldPath } from './path';
+import {
+  differenceSets,
+  emptyFieldSet,
+  fieldSetFromPaths,
+  hasPath,
+  intersectSets,
+  isEmptySet,
+  recursiveDifferenceSets,
+  setPaths,
+  unionSets,
+  type FieldSet,
+} from './fieldsv1';
+import { ensureNamedFieldsAreMembers, toFieldSet, type ValueProblem } from './fieldset';
+import { compareValues, mergeValues, removeItems, valueAtPath, type Comparison } from './merge';
+import { decodeManagedFields } from './managed-fields';
+import {
+  alreadyExistsMessage,
+  applyConflictMessage,
+  conflictCauses,
+  managerIdentifier,
+  optimisticLockMessage,
+  uidMismatchMessage,
+  type ConflictCause,
+  type ManagerIdentity,
+} from './messages';
+import { rootTypeFor, type SchemaModel, type TypeRef } from './schema';
+
+/** How the user will send the manifest; it decides which 409s are possible. */
+export type ApplyMode = 'serverSide' | 'clientSide' | 'create';
+
+export interface PredictApplyInput {
+  /** The manifest as JSON, decoded the way kubectl decodes YAML. */
+  readonly manifestObject: JsonObject;
+  /** The live object read at the manifest's apiVersion, managedFields included; undefined if not found. */
+  readonly live: JsonObject | undefined;
+  readonly schema: SchemaModel;
+  readonly fieldManager: string;
+  readonly mode: ApplyMode;
+  /** Plural resource and group, for the server's messages (`deployments`, `apps`). */
+  readonly resource: { readonly group: string; readonly resource: string };
+  /**
+   * Fields the main resource resets on write (the registry's GetResetFields): `status` for kinds
+   * with a status subresource. Default: [['status']] when the kind's schema has a `status` field.
+   */
+  readonly resetFields?: readonly FieldPath[];
+  /** Subresource the apply goes to; '' (the main resource) for manifests. */
+  readonly subresource?: string;
+}
+
+export interface FieldConflict {
+  readonly manager: ManagerIdentity;
+  readonly path: FieldPath;
+  readonly liveValue?: JsonValue;
+  readonly manifestValue?: JsonValue;
+}
+
+export interface ManagerPaths {
+  readonly manager: ManagerIdentity;
+  readonly paths: readonly FieldPath[];
+}
+
+/** A status the server would answer instead of success. */
+export interface PredictedStatus {
+  readonly code: 409 | 422;
+  readonly reason: 'Conflict' | 'AlreadyExists' | 'Invalid';
+  readonly message: string;
+  readonly causes?: readonly ConflictCause[];
+  /** Which rule produced it; a conflict of ownership is always answered before the lock. */
+  readonly kind: 'fieldConflict' | 'alreadyExists' | 'staleResourceVersion' | 'uidMismatch';
+}
+
+export interface EngineProblem {
+  readonly code: 'kindNotInSchema' | 'managedFields' | ValueProblem['code'];
+  readonly message: string;
+  readonly path?: FieldPath;
+}
+
+export interface ApplyPrediction {
+  /** Field ownership conflicts the apply would get, after the kubectl forgiveness rule. */
+  readonly conflicts: readonly FieldConflict[];
+  /** Conflicts the server forgives because kubectl's last-applied configuration set them. */
+  readonly forgiven: readonly FieldConflict[];
+  /** Paths the apply would remove from the live object, and the managers who owned them. */
+  readonly deletions: readonly FieldPath[];
+  readonly deletionsByManager: readonly ManagerPaths[];
+  /** What the server answers first (ownership before lock), or undefined when it succeeds. */
+  readonly status?: PredictedStatus;
+  /** Every 409-class problem found, in the order the server checks them. */
+  readonly statuses: readonly PredictedStatus[];
+  readonly problems: readonly EngineProblem[];
+}
+
+const STRIPPED_FOR_EVERY_MANAGER: FieldPath[] = [
+  ['apiVersion'],
+  ['kind'],
+  ['metadata'],
+  ['metadata', 'name'],
+  ['metadata', 'namespace'],
+  ['metadata', 'creationTimestamp'],
+  ['metadata', 'selfLink'],
+  ['metadata', 'uid'],
+  ['metadata', 'clusterName'],
+  ['metadata', 'generation'],
+  ['metadata', 'managedFields'],
+  ['metadata', 'resourceVersion'],
+].map((names) => names.map((name) => ({ kind: 'field' as const, name })));
+
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+export function predictApply(input: PredictApplyInput): ApplyPrediction {
+  const { manifestObject: config, live, mode } = input;
+  const problems: EngineProblem[] = [];
+  const statuses: PredictedStatus[] = [];
+  const meta = isJsonObject(config.metadata) ? config.metadata : {};
+  const name = typeof meta.name === 'string' ? meta.name : '';
+  const liveMeta = live && isJsonObject(live.metadata) ? live.metadata : undefined;
+  const empty: Omit<ApplyPrediction, 'statuses' | 'problems'> = { conflicts: [], forgiven: [], deletions: [], deletionsByManager: [] };
+  const done = (rest: Omit<ApplyPrediction, 'statuses' | 'problems' | 'status'>): ApplyPrediction => {
+    const first = statuses[0];
+    return { ...rest, statuses, problems, ...(first ? { status: first } : {}) };
+  };
+
+  if (mode === 'create') {
+    // generateName: the server picks a fresh name, so the manifest's own name cannot collide.
+    const generated = typeof meta.generateName === 'string' && meta.generateName !== '' && name === '';
+    if (live && !generated) {
+      statuses.push({ code: 409, reason: 'AlreadyExists', kind: 'alreadyExists', message: alreadyExistsMessage(input.resource, name) });
+    }
+    return done(empty);
+  }
+
+  const rv = typeof meta.resourceVersion === 'string' ? meta.resourceVersion : undefined;
+  const uid = typeof meta.uid === 'string' ? meta.uid : undefined;
+
+  if (!live) {
+    // Apply (and a client-side apply, which then creates) on a missing object.
+    if (mode === 'serverSide' && uid) {
+      statuses.push({ code: 409, reason: 'Conflict', kind: 'uidMismatch', message: uidMismatchMessage(input.resource, name, uid) });
+    }
+    return done(empty);
+  }
+
+  let result = empty;
+  if (mode === 'serverSide') {
+    const root = rootTypeFor(input.schema, String(config.apiVersion ?? ''), String(config.kind ?? ''));
+    if (!root) {
+      problems.push({ code: 'kindNotInSchema', message: `no schema for ${String(config.apiVersion)} ${String(config.kind)}` });
+    } else {
+      result = predictFieldConflicts(input, root, problems);
+      if (result.conflicts.length > 0) {
+        statuses.push({
+          code: 409,
+          reason: 'Conflict',
+          kind: 'fieldConflict',
+          message: applyConflictMessage(result.conflicts),
+          causes: conflictCauses(result.conflicts),
+        });
+      }
+    }
+  }
+
+  // The lock: a resourceVersion in the manifest is a precondition (store.go Update), checked
+  // after the field manager has merged the apply.
+  const liveRv = typeof liveMeta?.resourceVersion === 'string' ? liveMeta.resourceVersion : undefined;
+  if (rv !== undefined && rv !== '' && rv !== liveRv) {
+    statuses.push({ code: 409, reason: 'Conflict', kind: 'staleResourceVersion', message: optimisticLockMessage(input.resource, name) });
+  }
+  const liveUid = typeof liveMeta?.uid === 'string' ? liveMeta.uid : undefined;
+  if (uid !== undefined && uid !== '' && uid !== liveUid) {
+    // An existing object with another uid: the update is refused as an immutable field change.
+    statuses.push({
+      code: 422,
+      reason: 'Invalid',
+      kind: 'uidMismatch',
+      message: `metadata.uid: Invalid value: ${JSON.stringify(uid)}: field is immutable`,
+    });
+  }
+  return done(result);
+}
+
+interface ManagerState {
+  identity: ManagerIdentity;
+  set: FieldSet;
+}
+
+function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems: EngineProblem[]): Omit<ApplyPrediction, 'statuses' | 'problems' | 'status'> {
+  const { schema, manifestObject: config } = input;
+  const live = input.live as JsonObject;
+  const liveMeta = isJsonObject(live.metadata) ? live.metadata : {};
+  const apiVersion = String(config.apiVersion ?? '');
+  const subresource = input.subresource ?? '';
+  const resetSet = fieldSetFromPaths(input.resetFields ?? defaultResetFields(schema, root));
+  const excludeReset = (s: FieldSet): FieldSet => recursiveDifferenceSets(s, resetSet);
+
+  // Duplicate keys and unusable list items in the manifest are refused before any ownership check.
+  const configFieldSet = toFieldSet(schema, root, config);
+  for (const p of configFieldSet.problems) problems.push({ code: p.code, message: p.message, path: p.path });
+
+  const decoded = decodeManagedFields(liveMeta.managedFields);
+  for (const message of decoded.problems) problems.push({ code: 'managedFields', message });
+  const managers = new Map<string, ManagerState>();
+  for (const e of decoded.entries) managers.set(managerIdentifier(e.identity), { identity: e.identity, set: e.fields });
+
+  // skipnonapplied.go: an object without managedFields gets a `before-first-apply` Update
+  // manager that owns every field it has, before the apply is looked at.
+  if (managers.size === 0) {
+    const identity: ManagerIdentity = { manager: 'before-first-apply', operation: 'Update', apiVersion, ...(subresource ? { subresource } : {}) };
+    const c = compareValues(schema, root, {}, live);
+    const owned = differenceSets(excludeReset(unionSets(c.added, c.modified)), fieldSetFromPaths(STRIPPED_FOR_EVERY_MANAGER));
+    if (!isEmptySet(owned)) managers.set(managerIdentifier(identity), { identity, set: owned });
+  }
+
+  const applier: ManagerIdentity = { manager: input.fieldManager || 'unknown', operation: 'Apply', ...(subresource ? { subresource } : {}) };
+  const applierId = managerIdentifier(applier);
+
+  // update.go Apply: merge, record the new set, prune what this applier dropped.
+  let merged = mergeValues(schema, root, live, config) as JsonValue;
+  const lastSet = managers.get(applierId)?.set;
+  managers.set(applierId, { identity: applier, set: excludeReset(configFieldSet.set) });
+  if (lastSet && !isEmptySet(lastSet)) merged = prune(schema, root, merged, managers, lastSet);
+
+  const comparison = filterComparison(compareValues(schema, root, live, merged), excludeReset);
+  const changed = unionSets(comparison.modified, comparison.added);
+
+  const conflictsFound: FieldConflict[] = [];
+  const deletionsByManager: ManagerPaths[] = [];
+  for (const [id, m] of managers) {
+    const removed = intersectSets(m.set, comparison.removed);
+    const removedFromApplier = id === applierId ? intersectSets(lastSet ?? emptyFieldSet, comparison.removed) : removed;
+    if (!isEmptySet(removedFromApplier)) deletionsByManager.push({ manager: m.identity, paths: setPaths(removedFromApplier) });
+    if (id === applierId) continue;
+    for (const path of setPaths(intersectSets(m.set, changed))) {
+      conflictsFound.push(withValues(schema, root, live, config, { manager: m.identity, path }));
+    }
+  }
+
+  let conflicts = conflictsFound;
+  let forgiven: FieldConflict[] = [];
+  // lastappliedmanager.go: only for the manager literally called `kubectl`.
+  if (conflicts.length > 0 && input.fieldManager === 'kubectl') {
+    const allowed = allowedConflictsFromLastApplied(schema, root, live, apiVersion);
+    if (allowed) {
+      forgiven = conflicts.filter((c) => hasPath(allowed, c.path));
+      conflicts = conflicts.filter((c) => !hasPath(allowed, c.path));
+    }
+  }
+  return { conflicts, forgiven, deletions: setPaths(comparison.removed), deletionsByManager };
+}
+
+/**
+ * prune (update.go): remove what the applier owned last time and no longer sets, unless another
+ * manager (or the new config) owns that exact path; a dropped list item goes as a whole.
+ */
+function prune(schema: SchemaModel, root: TypeRef, merged: JsonValue, managers: Map<string, ManagerState>, lastSet: FieldSet): JsonValue {
+  const ensure = (s: FieldSet): FieldSet => ensureNamedFieldsAreMembers(schema, root, s);
+  const fieldsOf = (v: JsonValue): FieldSet => toFieldSet(schema, root, v).set;
+  let pruned = removeItems(schema, root, merged, ensure(lastSet));
+  // addBackOwnedItems
+  let managed: FieldSet = emptyFieldSet;
+  for (const m of managers.values()) managed = unionSets(managed, m.set);
+  const mergedSet = ensure(fieldsOf(merged));
+  pruned = removeItems(schema, root, merged, differenceSets(mergedSet, unionSets(ensure(fieldsOf(pruned)), ensure(managed))));
+  // addBackDanglingItems
+  return removeItems(schema, root, merged, intersectSets(differenceSets(mergedSet, ensure(fieldsOf(pruned))), ensure(lastSet)));
+}
+
+/**
+ * The paths kubectl's last-applied configuration set and that still hold its values:
+ * toFieldSet(lastApplied) minus everything that differs between it and the live object.
+ * Undefined when there is no usable annotation (then nothing is forgiven).
+ */
+function allowedConflictsFromLastApplied(schema: SchemaModel, root: TypeRef, live: JsonObject, apiVersion: string): FieldSet | undefined {
+  const annotations = isJsonObject(live.metadata) && isJsonObject(live.metadata.annotations) ? live.metadata.annotations : undefined;
+  const raw = annotations?.[LAST_APPLIED];
+  if (typeof raw !== 'string' || raw === '') return undefined;
+  let lastApplied: JsonValue;
+  try {
+    lastApplied = JSON.parse(raw) as JsonValue;
+  } catch {
+    return undefined;
+  }
+  if (!isJsonObject(lastApplied) || lastApplied.apiVersion !== apiVersion) return undefined;
+  const lastSet = toFieldSet(schema, root, lastApplied);
+  // ObjectToTyped validates both objects; duplicates in either one end the forgiveness.
+  if (lastSet.problems.length > 0 || toFieldSet(schema, root, live).problems.length > 0) return undefined;
+  const c = compareValues(schema, root, lastApplied, live);
+  return differenceSets(differenceSets(differenceSets(lastSet.set, c.modified), c.added), c.removed);
+}
+
+function filterComparison(c: Comparison, filter: (s: FieldSet) => FieldSet): Comparison {
+  return { added: filter(c.added), modified: filter(c.modified), removed: filter(c.removed) };
+}
+
+function defaultResetFields(schema: SchemaModel, root: TypeRef): FieldPath[] {
+  const atom = root.named !== undefined ? schema.types[root.named] : root.inlined;
+  return atom?.map && 'status' in atom.map.fields ? [[{ kind: 'field', name: 'status' }]] : [];
+}
+
+function withValues(schema: SchemaModel, root: TypeRef, live: JsonValue, config: JsonValue, c: { manager: ManagerIdentity; path: FieldPath }): FieldConflict {
+  const liveValue = valueAtPath(schema, root, live, c.path);
+  const manifestValue = valueAtPath(schema, root, config, c.path);
+  return {
+    ...c,
+    ...(liveValue !== undefined ? { liveValue } : {}),
+    ...(manifestValue !== undefined ? { manifestValue } : {}),
+  };
+}
