@@ -48,7 +48,8 @@ const files = {
   auditLog: path.join(logDir, 'audit.log'),
   etcdData: path.join(stateDir, 'etcd-data'),
   buildStamp: path.join(binDir, 'build.stamp'),
-  buildLog: path.join(logDir, 'build.log'),
+  // Beside the binaries, so a build into another directory (KCH_APISERVER_BIN_DIR) keeps its own log.
+  buildLog: path.join(path.dirname(binDir), 'build.log'),
 };
 const binaries = { apiserver: path.join(binDir, 'kube-apiserver'), etcd: path.join(binDir, 'etcd') };
 
@@ -109,8 +110,10 @@ const networkFailure = /dial tcp|no such host|connection refused|i\/o timeout|TL
 /** Builds kube-apiserver and etcd into .cache/apiserver/bin unless the stamp says they are current. */
 export function ensureBinaries(): void {
   if (binariesAreCurrent()) return;
+  if (spawnSync('go', ['version']).error) {
+    throw new ClusterError('Go is not installed (no `go` on PATH): the test API server is built from source with Go >= 1.24');
+  }
   fs.mkdirSync(binDir, { recursive: true });
-  fs.mkdirSync(logDir, { recursive: true });
   fs.writeFileSync(files.buildLog, '');
   log(`building kube-apiserver ${kubernetesVersion} and etcd from test/apiserver (first time: many minutes; log: ${files.buildLog})`);
   const started = Date.now();
@@ -452,4 +455,44 @@ export interface ClusterStatus {
 export async function status(): Promise<ClusterStatus> {
   if (!(await isHealthy())) return { running: false };
   return { running: true, ...readEnv() };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Audit log
+
+/** The fields of an audit.k8s.io/v1 Event that tests look at (one JSON line per request). */
+export interface AuditEvent {
+  auditID: string;
+  stage: string;
+  verb: string;
+  /** Path and query exactly as the client sent them. */
+  requestURI: string;
+  user: { username: string; groups?: string[] };
+  userAgent?: string;
+  objectRef?: { resource?: string; namespace?: string; name?: string; apiGroup?: string; apiVersion?: string; subresource?: string };
+  responseStatus?: { code?: number; reason?: string };
+}
+
+export function readAuditEvents(auditLog: string): AuditEvent[] {
+  if (!fs.existsSync(auditLog)) return [];
+  return fs.readFileSync(auditLog, 'utf8').split('\n').filter((l) => l.trim()).flatMap((line) => {
+    try {
+      return [JSON.parse(line) as AuditEvent];
+    } catch {
+      return []; // a line still being written
+    }
+  });
+}
+
+/**
+ * The first audit event matching, waiting for it: the server writes the ResponseComplete event after
+ * the response has been sent, so a client can read the log before its own request appears.
+ */
+export async function waitForAuditEvent(auditLog: string, matches: (e: AuditEvent) => boolean, timeoutMs = 10_000): Promise<AuditEvent | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = readAuditEvents(auditLog).find(matches);
+    if (found || Date.now() > deadline) return found;
+    await sleep(100);
+  }
 }
