@@ -1,0 +1,599 @@
+// The manifest model: the Kubernetes objects a YAML or JSON text holds, read as kubectl reads them,
+// with the source range of every map entry and list item, addressable by field path.
+//
+// Parsing is per document: the text is split at `---` lines (as kubectl's YAMLReader splits,
+// k8s.io/apimachinery/pkg/util/yaml/decoder.go) and each document's parse is cached by its text,
+// with positions relative to its first line, so an edit re-parses only the edited document even
+// when the lines above it changed. Ranges in the node tree are therefore document-relative;
+// everything that leaves this module through locate() or the problems list is absolute.
+import { Alias, isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, Scalar } from 'yaml';
+import type { Document, Node as YamlNode, YAMLMap, YAMLSeq } from 'yaml';
+import { jsonEqual, type JsonObject, type JsonValue } from './json';
+import { field, index, parsePath, type FieldPath, type PathElement } from './path';
+import { jsonKeyOf, resolveScalar } from './yaml-scalars';
+
+/** Zero-based line and character, the character in UTF-16 code units (as LSP counts). */
+export interface Position {
+  readonly line: number;
+  readonly character: number;
+}
+
+export interface Range {
+  readonly start: Position;
+  readonly end: Position;
+}
+
+export type ManifestNode = MapNode | ListNode | ScalarNode;
+
+export interface MapNode {
+  readonly kind: 'map';
+  readonly range: Range;
+  /** The entries kubectl ends up with: one per key, merge keys applied, the last duplicate winning. */
+  readonly entries: readonly MapEntry[];
+}
+
+export interface MapEntry {
+  /** The JSON key kubectl makes of the YAML key (`on:` is "true", `0x10:` is "16"). */
+  readonly key: string;
+  readonly keyRange: Range;
+  readonly value: ManifestNode;
+  /** Set when the entry is not written here: the range of the `<<` merge key or the `*alias` it comes through. */
+  readonly via?: Range;
+}
+
+export interface ListNode {
+  readonly kind: 'list';
+  readonly range: Range;
+  readonly items: readonly ListItem[];
+}
+
+export interface ListItem {
+  /** The `-` of a block sequence item; the value itself in a flow sequence. */
+  readonly markerRange: Range;
+  readonly value: ManifestNode;
+  /** The range of the `*alias` the item is written as, if it is one. */
+  readonly via?: Range;
+}
+
+export interface ScalarNode {
+  readonly kind: 'scalar';
+  readonly range: Range;
+  readonly value: null | boolean | number | string;
+}
+
+export type ProblemCode =
+  /** The YAML does not parse. */
+  | 'yaml-syntax'
+  /** It parses, but kubectl would refuse it (null key, `.inf`, a bad `!!int`, merge of a non-map). */
+  | 'yaml-decode'
+  /** A key written twice in one map: kubectl silently keeps the last. */
+  | 'duplicate-key';
+
+export interface ManifestProblem {
+  readonly code: ProblemCode;
+  readonly severity: 'error' | 'warning';
+  readonly message: string;
+  readonly range: Range;
+}
+
+/** One Kubernetes object of the text (a document, or an item of a `kind: List` document). */
+export interface ManifestResource {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name?: string;
+  readonly generateName?: string;
+  readonly namespace?: string;
+  /** The object as kubectl would send it. Shared with the cache: never mutate it. */
+  readonly object: JsonObject;
+  /** The object's node tree; its ranges are relative to `lineOffset`. */
+  readonly root: MapNode;
+  /** Absolute range of the document, or of the item of a List. */
+  readonly range: Range;
+  /** Zero-based index of the document in the text. */
+  readonly documentIndex: number;
+  /** Index in the List's `items` when the object came from a List. */
+  readonly itemIndex?: number;
+  /** Line of the text where the document starts: add it to node-tree ranges (absoluteRange). */
+  readonly lineOffset: number;
+  /** The document's text: later stages can cache their work by it, as this module does. */
+  readonly documentText: string;
+}
+
+export interface ParsedManifest {
+  readonly resources: readonly ManifestResource[];
+  readonly problems: readonly ManifestProblem[];
+  /** How many documents were parsed rather than reused from the cache. */
+  readonly parsedDocuments: number;
+  readonly totalDocuments: number;
+}
+
+/** What one document's text parses to, positions relative to its first line. Cached by text. */
+interface ParsedDocument {
+  readonly resources: readonly DocumentResource[];
+  readonly problems: readonly ManifestProblem[];
+}
+
+type DocumentResource = Omit<ManifestResource, 'documentIndex' | 'lineOffset' | 'documentText'>;
+
+/**
+ * Parsed documents by text, for one editor document (one cache per URI): each parse keeps only
+ * the documents of the latest text, so the cache never grows beyond one text's documents.
+ */
+export interface ManifestCache {
+  documents: Map<string, ParsedDocument>;
+}
+
+export function createManifestCache(): ManifestCache {
+  return { documents: new Map() };
+}
+
+/** Parses a YAML (or JSON) text into its Kubernetes objects. Never throws for bad input. */
+export function parseManifestText(text: string, cache?: ManifestCache): ParsedManifest {
+  const chunks = splitDocuments(text);
+  const reused = new Map<string, ParsedDocument>();
+  const resources: ManifestResource[] = [];
+  const problems: ManifestProblem[] = [];
+  let parsedDocuments = 0;
+  chunks.forEach((chunk, documentIndex) => {
+    let parsed = reused.get(chunk.text) ?? cache?.documents.get(chunk.text);
+    if (!parsed) {
+      parsed = parseDocumentText(chunk.text);
+      parsedDocuments++;
+    }
+    reused.set(chunk.text, parsed);
+    for (const r of parsed.resources) {
+      resources.push({
+        ...r,
+        range: shiftRange(r.range, chunk.startLine),
+        documentIndex,
+        lineOffset: chunk.startLine,
+        documentText: chunk.text,
+      });
+    }
+    for (const p of parsed.problems) problems.push({ ...p, range: shiftRange(p.range, chunk.startLine) });
+  });
+  if (cache) cache.documents = reused;
+  return { resources, problems, parsedDocuments, totalDocuments: chunks.length };
+}
+
+interface DocumentChunk {
+  readonly text: string;
+  readonly startLine: number;
+}
+
+// A line starting with `---` followed by nothing, a space or a comment starts a document
+// (decoder.go YAMLReader.Read; kubectl refuses content after the marker on the same line).
+const SEPARATOR = /^---(?=[ \t\r\n]|$)/gm;
+
+function splitDocuments(text: string): DocumentChunk[] {
+  const chunks: DocumentChunk[] = [];
+  let chunkStart = 0;
+  let chunkStartLine = 0;
+  let countedTo = 0;
+  let line = 0;
+  for (const m of text.matchAll(SEPARATOR)) {
+    if (m.index === 0) continue;
+    for (let i = text.indexOf('\n', countedTo); i >= 0 && i < m.index; i = text.indexOf('\n', i + 1)) line++;
+    countedTo = m.index;
+    chunks.push({ text: text.slice(chunkStart, m.index), startLine: chunkStartLine });
+    chunkStart = m.index;
+    chunkStartLine = line;
+  }
+  chunks.push({ text: text.slice(chunkStart), startLine: chunkStartLine });
+  return chunks;
+}
+
+function shiftRange(r: Range, lines: number): Range {
+  if (lines === 0) return r;
+  return {
+    start: { line: r.start.line + lines, character: r.start.character },
+    end: { line: r.end.line + lines, character: r.end.character },
+  };
+}
+
+/** A node-tree range of `resource` as a range in the whole text. */
+export function absoluteRange(resource: ManifestResource, range: Range): Range {
+  return shiftRange(range, resource.lineOffset);
+}
+
+// ---------------------------------------------------------------------------------------------
+// One document
+
+/** Beyond this many nodes after expanding aliases a document is refused, as go-yaml refuses
+ *  "excessive aliasing" (goyaml.v2 decode.go allowedAliasRatio): a billion-laughs guard. */
+const MAX_EXPANDED_NODES = 1_000_000;
+
+interface Converted {
+  readonly node: ManifestNode;
+  readonly json: JsonValue;
+  /** Node count with aliases expanded. */
+  readonly size: number;
+}
+
+class DecodeError extends Error {
+  constructor(
+    message: string,
+    readonly range: Range,
+  ) {
+    super(message);
+  }
+}
+
+interface DocumentContext {
+  readonly source: string;
+  readonly lines: LineCounter;
+  readonly doc: Document.Parsed;
+  readonly problems: ManifestProblem[];
+  readonly converted: Map<YamlNode, Converted>;
+  readonly converting: Set<YamlNode>;
+}
+
+function parseDocumentText(source: string): ParsedDocument {
+  const lines = new LineCounter();
+  const doc = parseDocument(source, {
+    // Every scalar stays text: resolveScalar applies kubectl's rules (see yaml-scalars.ts).
+    schema: 'failsafe',
+    keepSourceTokens: true,
+    lineCounter: lines,
+    uniqueKeys: false,
+    prettyErrors: false,
+    strict: false,
+  });
+  const ctx: DocumentContext = { source, lines, doc, problems: [], converted: new Map(), converting: new Set() };
+  for (const e of doc.errors) {
+    ctx.problems.push({ code: 'yaml-syntax', severity: 'error', message: e.message, range: rangeOf(ctx, e.pos[0], e.pos[1]) });
+  }
+  if (doc.errors.length > 0 || !doc.contents) return { resources: [], problems: ctx.problems };
+  let root: Converted;
+  try {
+    root = convert(ctx, doc.contents);
+    if (root.size > MAX_EXPANDED_NODES) {
+      throw new DecodeError('document contains excessive aliasing', root.node.range);
+    }
+  } catch (e) {
+    if (!(e instanceof DecodeError)) throw e;
+    ctx.problems.push({ code: 'yaml-decode', severity: 'error', message: e.message, range: e.range });
+    return { resources: [], problems: ctx.problems };
+  }
+  return { resources: resourcesOf(root), problems: ctx.problems };
+}
+
+function resourcesOf(root: Converted): DocumentResource[] {
+  if (root.node.kind !== 'map') return [];
+  const head = resourceHead(root.node, root.json as JsonObject);
+  if (!head) return [];
+  // Any object with an `items` list is read as a list and flattened by kubectl, whatever its kind
+  // (apimachinery unstructured.go UnstructuredJSONScheme, cli-runtime FlattenListVisitor).
+  const items = root.node.entries.find((e) => e.key === 'items');
+  if (items?.value.kind === 'list') {
+    const out: DocumentResource[] = [];
+    items.value.items.forEach((item, itemIndex) => {
+      if (item.value.kind !== 'map') return;
+      const json = (root.json as JsonObject).items as JsonValue[];
+      const itemHead = resourceHead(item.value, json[itemIndex] as JsonObject);
+      if (itemHead) out.push({ ...itemHead, range: item.value.range, itemIndex });
+    });
+    return out;
+  }
+  return [{ ...head, range: root.node.range }];
+}
+
+function resourceHead(node: MapNode, object: JsonObject): Omit<DocumentResource, 'range'> | undefined {
+  const { apiVersion, kind } = object;
+  if (typeof apiVersion !== 'string' || typeof kind !== 'string' || !apiVersion || !kind) return undefined;
+  const metadata = object.metadata;
+  const meta = metadata !== null && typeof metadata === 'object' && !Array.isArray(metadata) ? metadata : {};
+  const str = (v: JsonValue | undefined) => (typeof v === 'string' && v !== '' ? v : undefined);
+  const name = str(meta.name);
+  const generateName = str(meta.generateName);
+  const namespace = str(meta.namespace);
+  return {
+    apiVersion,
+    kind,
+    ...(name !== undefined && { name }),
+    ...(generateName !== undefined && { generateName }),
+    ...(namespace !== undefined && { namespace }),
+    object,
+    root: node,
+  };
+}
+
+function position(ctx: DocumentContext, offset: number): Position {
+  const { line, col } = ctx.lines.linePos(offset);
+  return { line: line - 1, character: col - 1 };
+}
+
+function rangeOf(ctx: DocumentContext, start: number, end: number): Range {
+  return { start: position(ctx, start), end: position(ctx, Math.max(start, end)) };
+}
+
+function convert(ctx: DocumentContext, node: YamlNode): Converted {
+  const done = ctx.converted.get(node);
+  if (done) return done;
+  if (ctx.converting.has(node)) {
+    throw new DecodeError('anchor value contains itself', rangeOf(ctx, node.range![0], node.range![1]));
+  }
+  ctx.converting.add(node);
+  let result: Converted;
+  if (isMap(node)) result = convertMap(ctx, node as YAMLMap.Parsed);
+  else if (isSeq(node)) result = convertSeq(ctx, node as YAMLSeq.Parsed);
+  else if (isScalar(node)) result = convertScalar(ctx, node);
+  else if (isAlias(node)) result = convert(ctx, aliasTarget(ctx, node));
+  else throw new DecodeError('unsupported YAML node', rangeOf(ctx, 0, 0));
+  ctx.converting.delete(node);
+  ctx.converted.set(node, result);
+  return result;
+}
+
+function aliasTarget(ctx: DocumentContext, alias: Alias): YamlNode {
+  const target = alias.resolve(ctx.doc);
+  if (!target) throw new DecodeError(`unknown anchor '${alias.source}' referenced`, nodeRange(ctx, alias));
+  return target;
+}
+
+function nodeRange(ctx: DocumentContext, node: YamlNode): Range {
+  const [start, valueEnd] = node.range!;
+  let end = valueEnd;
+  // Block scalars (`|`, `>`) end after their trailing line breaks; the value ends at its last character.
+  if (isScalar(node) && (node.type === Scalar.BLOCK_LITERAL || node.type === Scalar.BLOCK_FOLDED)) {
+    while (end > start && /\s/.test(ctx.source[end - 1]!)) end--;
+  }
+  return rangeOf(ctx, start, end);
+}
+
+function convertScalar(ctx: DocumentContext, node: Scalar): Converted {
+  const range = nodeRange(ctx, node);
+  const text = typeof node.value === 'string' ? node.value : node.value == null ? '' : String(node.value);
+  const r = resolveScalar(text, node.type === Scalar.PLAIN, node.tag);
+  if (!r.ok) throw new DecodeError(r.message, range);
+  if (typeof r.value === 'number' && !Number.isFinite(r.value)) {
+    // sigs.k8s.io/yaml hands the float to encoding/json, which refuses it.
+    throw new DecodeError(`json: unsupported value: ${Number.isNaN(r.value) ? 'NaN' : r.value > 0 ? '+Inf' : '-Inf'}`, range);
+  }
+  return { node: { kind: 'scalar', range, value: r.value }, json: r.value, size: 1 };
+}
+
+function convertSeq(ctx: DocumentContext, seq: YAMLSeq.Parsed): Converted {
+  const items: ListItem[] = [];
+  const json: JsonValue[] = [];
+  let size = 1;
+  const cstItems = seq.srcToken && 'items' in seq.srcToken && seq.srcToken.type === 'block-seq' ? seq.srcToken.items : undefined;
+  seq.items.forEach((raw, i) => {
+    const item = raw as YamlNode | null;
+    if (!item) return;
+    const c = convert(ctx, item);
+    const valueRange = isAlias(item) ? c.node.range : c.node.range;
+    const marker = cstItems?.[i]?.start.find((t) => t.type === 'seq-item-ind');
+    const markerRange = marker ? rangeOf(ctx, marker.offset, marker.offset + 1) : isAlias(item) ? nodeRange(ctx, item) : valueRange;
+    items.push({ markerRange, value: c.node, ...(isAlias(item) && { via: nodeRange(ctx, item) }) });
+    json.push(c.json);
+    size += c.size;
+  });
+  const range = collectionRange(ctx, seq, items.map((i) => i.value.range));
+  return { node: { kind: 'list', range, items }, json, size };
+}
+
+// A flow collection ends at its bracket; a block one at the end of its last value (the parser's
+// range runs on to the next key's line).
+function collectionRange(ctx: DocumentContext, node: YAMLMap | YAMLSeq, childRanges: Range[]): Range {
+  const [start, valueEnd] = node.range!;
+  const last = childRanges.at(-1);
+  if (node.flow || !last) return rangeOf(ctx, start, valueEnd);
+  return { start: position(ctx, start), end: last.end };
+}
+
+function convertMap(ctx: DocumentContext, map: YAMLMap.Parsed): Converted {
+  const entries = new Map<string, MapEntry & { json: JsonValue; size: number; merged: boolean }>();
+  let lastEnd: Range | undefined;
+  for (const pair of map.items) {
+    if (!isPair(pair)) continue;
+    const keyNode = pair.key as YamlNode | null;
+    const valueNode = pair.value as YamlNode | null;
+    const keyRange = keyNode ? nodeRange(ctx, keyNode) : rangeOf(ctx, map.range[0], map.range[0]);
+    if (keyNode && isScalar(keyNode) && isMergeKey(keyNode)) {
+      if (!valueNode) throw new DecodeError('map merge requires map or sequence of maps as the value', keyRange);
+      for (const source of mergeSources(ctx, valueNode, keyRange)) {
+        for (const e of source.node.entries) {
+          const json = (source.json as JsonObject)[e.key]!;
+          entries.set(e.key, { ...e, via: e.via ?? keyRange, json, size: 0, merged: true });
+        }
+        lastEnd = nodeRange(ctx, valueNode);
+      }
+      continue;
+    }
+    const key = keyNode ? keyOf(ctx, keyNode, keyRange) : 'null';
+    const value = valueNode
+      ? convert(ctx, valueNode)
+      : { node: { kind: 'scalar', range: { start: keyRange.end, end: keyRange.end }, value: null } as ScalarNode, json: null, size: 1 };
+    const previous = entries.get(key);
+    if (previous && !previous.merged) {
+      ctx.problems.push({
+        code: 'duplicate-key',
+        severity: 'warning',
+        message: `duplicate key "${key}" in this map: kubectl keeps only the last one`,
+        range: keyRange,
+      });
+    }
+    entries.set(key, {
+      key,
+      keyRange,
+      value: value.node,
+      ...(valueNode && isAlias(valueNode) && { via: nodeRange(ctx, valueNode) }),
+      json: value.json,
+      size: value.size,
+      merged: false,
+    });
+    lastEnd = value.node.range;
+  }
+  const json: JsonObject = {};
+  const out: MapEntry[] = [];
+  let size = 1;
+  for (const e of entries.values()) {
+    setOwn(json, e.key, e.json);
+    out.push(e.via ? { key: e.key, keyRange: e.keyRange, value: e.value, via: e.via } : { key: e.key, keyRange: e.keyRange, value: e.value });
+    size += e.size;
+  }
+  const range = collectionRange(ctx, map, lastEnd ? [lastEnd] : []);
+  return { node: { kind: 'map', range, entries: out }, json, size };
+}
+
+// decode.go isMerge: a plain (or !!merge-tagged) `<<` key; a quoted '<<' is an ordinary key.
+function isMergeKey(key: Scalar): boolean {
+  return key.value === '<<' && ((key.type === Scalar.PLAIN && !key.tag) || key.tag === 'tag:yaml.org,2002:merge');
+}
+
+// decode.go merge(): a map, an alias of a map, or a sequence of those in which earlier maps win,
+// so they are returned last. The merged entries override keys written before the `<<` (go-yaml v2
+// applies the merge in place; checked with kubectl).
+function mergeSources(ctx: DocumentContext, value: YamlNode, keyRange: Range): { node: MapNode; json: JsonValue }[] {
+  const asMap = (n: YamlNode) => {
+    const c = convert(ctx, n);
+    if (c.node.kind !== 'map') throw new DecodeError('map merge requires map or sequence of maps as the value', keyRange);
+    return { node: c.node, json: c.json };
+  };
+  if (isSeq(value)) return (value.items as YamlNode[]).map(asMap).reverse();
+  return [asMap(value)];
+}
+
+function keyOf(ctx: DocumentContext, keyNode: YamlNode, keyRange: Range): string {
+  let node = keyNode;
+  if (isAlias(node)) node = aliasTarget(ctx, node);
+  if (!isScalar(node)) throw new DecodeError('invalid map key: a map or list cannot be a key', keyRange);
+  const text = typeof node.value === 'string' ? node.value : node.value == null ? '' : String(node.value);
+  const r = resolveScalar(text, node.type === Scalar.PLAIN, node.tag);
+  if (!r.ok) throw new DecodeError(r.message, keyRange);
+  const k = jsonKeyOf(r.value, r.float);
+  if (!k.ok) throw new DecodeError(k.message, keyRange);
+  return k.key;
+}
+
+// `__proto__` is a legal key; plain assignment would set the prototype instead.
+function setOwn(obj: JsonObject, key: string, value: JsonValue): void {
+  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  else obj[key] = value;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Addressing
+
+export interface LocateOptions {
+  /**
+   * The default of a key field an item may omit, from the schema: a Container port's `protocol`
+   * defaults to "TCP", so `{containerPort: 80}` is the item `[containerPort=80,protocol="TCP"]`.
+   * `listPath` is the path of the list.
+   */
+  readonly keyFieldDefault?: (listPath: FieldPath, fieldName: string) => JsonValue | undefined;
+}
+
+export interface Location {
+  readonly node: ManifestNode;
+  /** Absolute. A map entry's key; a list item's `-` (or the item, in a flow list); the root's range. */
+  readonly keyRange: Range;
+  /** Absolute range of the value. */
+  readonly valueRange: Range;
+  /** Absolute range of the first `<<` or `*alias` the path passes through: the value is written elsewhere. */
+  readonly through?: Range;
+}
+
+/**
+ * Finds the node at `path` in the resource. Map-list items (`{key}`) match on their key fields,
+ * set items (`{value}`) on their value; `{index}` picks by position. Undefined when absent.
+ */
+export function locate(resource: ManifestResource, path: FieldPath, options: LocateOptions = {}): Location | undefined {
+  let node: ManifestNode = resource.root;
+  let keyRange = node.range;
+  let through: Range | undefined;
+  for (let i = 0; i < path.length; i++) {
+    const step = childAt(node, path[i]!, path.slice(0, i), options);
+    if (!step) return undefined;
+    node = step.node;
+    keyRange = step.keyRange;
+    through ??= step.via;
+  }
+  return {
+    node,
+    keyRange: absoluteRange(resource, keyRange),
+    valueRange: absoluteRange(resource, node.range),
+    ...(through && { through: absoluteRange(resource, through) }),
+  };
+}
+
+function childAt(
+  node: ManifestNode,
+  element: PathElement,
+  parentPath: FieldPath,
+  options: LocateOptions,
+): { node: ManifestNode; keyRange: Range; via?: Range } | undefined {
+  if (element.kind === 'field') {
+    if (node.kind !== 'map') return undefined;
+    const entry = node.entries.find((e) => e.key === element.name);
+    return entry && { node: entry.value, keyRange: entry.keyRange, ...(entry.via && { via: entry.via }) };
+  }
+  if (node.kind !== 'list') return undefined;
+  let item: ListItem | undefined;
+  if (element.kind === 'index') item = node.items[element.index];
+  else if (element.kind === 'value') item = node.items.find((it) => jsonEqual(nodeToJson(it.value), element.value));
+  else {
+    item = node.items.find((it) => {
+      if (it.value.kind !== 'map') return false;
+      const entries = it.value.entries;
+      return Object.entries(element.fields).every(([name, want]) => {
+        const entry = entries.find((e) => e.key === name);
+        const have = entry ? nodeToJson(entry.value) : options.keyFieldDefault?.(parentPath, name);
+        return have !== undefined && jsonEqual(have, want);
+      });
+    });
+  }
+  return item && { node: item.value, keyRange: item.markerRange, ...(item.via && { via: item.via }) };
+}
+
+/** The JSON value of a node (as in `resource.object`). */
+export function nodeToJson(node: ManifestNode): JsonValue {
+  if (node.kind === 'scalar') return node.value;
+  if (node.kind === 'list') return node.items.map((i) => nodeToJson(i.value));
+  const obj: JsonObject = {};
+  for (const e of node.entries) setOwn(obj, e.key, nodeToJson(e.value));
+  return obj;
+}
+
+/**
+ * Finds a path given as the API server prints it (a conflict cause's `field`). Field names that
+ * contain dots (`.metadata.labels.app.kubernetes.io/name`) are resolved against the keys written in
+ * the manifest.
+ */
+export function locatePathString(resource: ManifestResource, text: string, options: LocateOptions = {}): Location | undefined {
+  const path = parsePath(text, (parent) => {
+    const at = locate(resource, parent, options);
+    return at?.node.kind === 'map' ? at.node.entries.map((e) => e.key) : undefined;
+  });
+  return path && locate(resource, path, options);
+}
+
+export interface NodeVisit {
+  /** Path by field names and list indexes; the engine turns indexes into keys with the schema. */
+  readonly path: FieldPath;
+  readonly node: ManifestNode;
+  /** Document-relative, like all node-tree ranges (absoluteRange converts). */
+  readonly keyRange: Range;
+}
+
+/**
+ * Visits every node below the root, parents before children, in source order. Return false from
+ * `visit` to skip a node's children. Aliased values are visited at every place they are used.
+ */
+export function forEachNode(resource: ManifestResource, visit: (v: NodeVisit) => boolean | void): void {
+  const walk = (node: ManifestNode, path: PathElement[]) => {
+    if (node.kind === 'map') {
+      for (const e of node.entries) {
+        const p = [...path, field(e.key)];
+        if (visit({ path: p, node: e.value, keyRange: e.keyRange }) !== false) walk(e.value, p);
+      }
+    } else if (node.kind === 'list') {
+      node.items.forEach((item, i) => {
+        const p = [...path, index(i)];
+        if (visit({ path: p, node: item.value, keyRange: item.markerRange }) !== false) walk(item.value, p);
+      });
+    }
+  };
+  walk(resource.root, []);
+}
