@@ -1,17 +1,17 @@
 // `node --import tsx test/support/cluster-cli.ts up|down|status|build` (npm run cluster:up / cluster:down).
 // `up` prints the kubeconfig path as its last stdout line; progress and errors go to stderr, and a
 // failure is one line (no stack trace) with a non-zero exit.
-import { ClusterError, down, ensureBinaries, status, up } from './cluster';
+import { ClusterError, down, ensureBinaries, status, up, withClusterLock } from './cluster';
 
 async function main(command: string | undefined): Promise<number> {
   switch (command) {
     case 'up': {
-      const env = await up();
+      const env = await withClusterLock(up);
       process.stdout.write(`server: ${env.server}\naudit log: ${env.auditLog}\n${env.kubeconfig}\n`);
       return 0;
     }
     case 'down':
-      await down();
+      await withClusterLock(down);
       return 0;
     case 'status': {
       const s = await status();
@@ -19,7 +19,7 @@ async function main(command: string | undefined): Promise<number> {
       return s.running ? 0 : 3;
     }
     case 'build':
-      ensureBinaries();
+      await ensureBinaries();
       return 0;
     default:
       process.stderr.write('usage: cluster-cli.ts up|down|status|build\n');

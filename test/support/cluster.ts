@@ -108,8 +108,15 @@ function runGo(args: string[], what: string): { ok: boolean; output: string } {
 const networkFailure = /dial tcp|no such host|connection refused|i\/o timeout|TLS handshake|proxy\.golang\.org|GOPROXY=off|module lookup disabled|unrecognized import path|Get "https?:/;
 
 /** Builds kube-apiserver and etcd into .cache/apiserver/bin unless the stamp says they are current. */
-export function ensureBinaries(): void {
+export async function ensureBinaries(): Promise<void> {
   if (binariesAreCurrent()) return;
+  // A lock of its own beside the binaries, so `cluster-cli build` and an `up` never build at once.
+  await withLock(path.join(path.dirname(binDir), 'build.lock'), async () => {
+    if (!binariesAreCurrent()) buildBinaries();
+  });
+}
+
+function buildBinaries(): void {
   if (spawnSync('go', ['version']).error) {
     throw new ClusterError('Go is not installed (no `go` on PATH): the test API server is built from source with Go >= 1.24');
   }
@@ -127,15 +134,18 @@ export function ensureBinaries(): void {
     }
     throw new ClusterError(`\`go mod download\` failed in test/apiserver: ${firstError.trim()} (log: ${files.buildLog})`);
   }
-  for (const [name, args] of [
-    ['kube-apiserver', ['build', '-ldflags', apiserverLdflags(), '-o', binaries.apiserver, 'k8s.io/kubernetes/cmd/kube-apiserver']],
-    ['etcd', ['build', '-ldflags', '-s -w', '-o', binaries.etcd, './etcd']],
+  for (const [name, target, args] of [
+    ['kube-apiserver', binaries.apiserver, ['-ldflags', apiserverLdflags(), 'k8s.io/kubernetes/cmd/kube-apiserver']],
+    ['etcd', binaries.etcd, ['-ldflags', '-s -w', './etcd']],
   ] as const) {
-    const build = runGo([...args], `build ${name}`);
+    // Build beside the target and rename, so a running server never sees a half-written binary.
+    const partial = `${target}.partial`;
+    const build = runGo(['build', '-o', partial, ...args], `build ${name}`);
     if (!build.ok) {
       const tail = build.output.trim().split('\n').slice(-1)[0] ?? '';
       throw new ClusterError(`building ${name} failed: ${tail} (log: ${files.buildLog})`);
     }
+    fs.renameSync(partial, target);
   }
   fs.writeFileSync(files.buildStamp, `${sourceHash()}\n`);
   log(`built in ${((Date.now() - started) / 1000).toFixed(0)} s`);
@@ -144,6 +154,49 @@ export function ensureBinaries(): void {
 function goEnv(name: string): string {
   const r = spawnSync('go', ['env', name], { encoding: 'utf8' });
   return r.status === 0 ? r.stdout.trim() : '?';
+}
+
+/**
+ * Runs fn while holding .cache/cluster/cluster.lock. Several people and test runs share one checkout;
+ * two concurrent `up`s would build twice and start two servers over one state directory.
+ */
+export function withClusterLock<T>(fn: () => Promise<T>): Promise<T> {
+  return withLock(path.join(stateDir, 'cluster.lock'), fn);
+}
+
+async function withLock<T>(lock: string, fn: () => Promise<T>): Promise<T> {
+  fs.mkdirSync(path.dirname(lock), { recursive: true });
+  let announced = false;
+  for (;;) {
+    try {
+      fs.writeFileSync(lock, `${process.pid}\n`, { flag: 'wx' });
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    const holder = Number.parseInt(fs.readFileSync(lock, 'utf8'), 10);
+    if (!Number.isInteger(holder) || !processAlive(holder)) {
+      fs.rmSync(lock, { force: true }); // left behind by a process that died
+      continue;
+    }
+    if (!announced) log(`waiting for another cluster command (pid ${holder}) to finish`);
+    announced = true;
+    await sleep(1000);
+  }
+  try {
+    return await fn();
+  } finally {
+    fs.rmSync(lock, { force: true });
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -352,7 +405,7 @@ const viewerRbac = [
 export async function up(): Promise<ClusterEnv> {
   if (await isHealthy()) return readEnv();
   await down();
-  ensureBinaries();
+  await ensureBinaries();
   fs.mkdirSync(logDir, { recursive: true });
   ensurePki();
   const tokens = ensureTokens();
