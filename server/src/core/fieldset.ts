@@ -4,6 +4,7 @@
 import { isJsonObject, type JsonValue } from './json';
 import type { FieldPath, PathElement } from './path';
 import { insertPath, newFieldSet, pathElementKey, type FieldSet } from './fieldsv1';
+import { formatServerPath } from './messages';
 import { deduceAtom, deducedTypeRef, fieldType, resolveType, type ListType, type SchemaModel, type TypeRef } from './schema';
 
 /** Something in a value the server would refuse before looking at ownership. */
@@ -98,7 +99,7 @@ export function toFieldSet(schema: SchemaModel, root: TypeRef, value: JsonValue)
         if (seen.has(k) && !duplicates.has(k)) {
           duplicates.add(k);
           insertPath(set, [...path, pe]);
-          problems.push({ path: [...path, pe], code: 'duplicateKey', message: `duplicate entries for key ${pathElementKey(pe)}` });
+          problems.push({ path: [...path, pe], code: 'duplicateKey', message: `duplicate entries for key ${formatServerPath([pe])}` });
         }
         seen.add(k);
       });

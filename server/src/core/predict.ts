@@ -202,6 +202,7 @@ function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems
   // Duplicate keys and unusable list items in the manifest are refused before any ownership check.
   const configFieldSet = toFieldSet(schema, root, config);
   for (const p of configFieldSet.problems) problems.push({ code: p.code, message: p.message, path: p.path });
+  if (configFieldSet.problems.length > 0) return { conflicts: [], forgiven: [], deletions: [], deletionsByManager: [] };
 
   const decoded = decodeManagedFields(liveMeta.managedFields);
   for (const message of decoded.problems) problems.push({ code: 'managedFields', message });

@@ -1,0 +1,39 @@
+// The field set an apply records (ToFieldSet), checked against the FieldsV1 the server writes for
+// the applier: test/fixtures/engine/fieldset.yaml.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, test } from 'node:test';
+import { parse } from 'yaml';
+import type { JsonObject, JsonValue } from '../../server/src/core/json';
+import { decodeFieldsV1, differenceSets, encodeFieldsV1, fieldSetFromPaths } from '../../server/src/core/fieldsv1';
+import { toFieldSet } from '../../server/src/core/fieldset';
+import { rootTypeFor, schemaFromOpenApi } from '../../server/src/core/schema';
+
+const fixtures = path.join(import.meta.dirname, '..', 'fixtures');
+const { schema } = schemaFromOpenApi(
+  ['api__v1.json', 'apis__apps__v1.json'].map((f) => JSON.parse(fs.readFileSync(path.join(fixtures, 'openapi', f), 'utf8')) as JsonValue),
+);
+// stripmeta.go: never recorded for any manager.
+const stripped = fieldSetFromPaths(
+  [['apiVersion'], ['kind'], ['metadata'], ['metadata', 'name'], ['metadata', 'namespace']].map((p) => p.map((name) => ({ kind: 'field' as const, name }))),
+);
+
+interface Case {
+  name: string;
+  config: JsonObject;
+  fieldsV1: JsonObject;
+}
+const cases = parse(fs.readFileSync(path.join(fixtures, 'engine', 'fieldset.yaml'), 'utf8')) as Case[];
+
+describe('toFieldSet', () => {
+  for (const c of cases) {
+    test(c.name, () => {
+      const root = rootTypeFor(schema, String(c.config.apiVersion), String(c.config.kind));
+      assert.ok(root, 'the kind is in the schema');
+      const { set, problems } = toFieldSet(schema, root, c.config);
+      assert.deepEqual(problems, []);
+      assert.deepEqual(encodeFieldsV1(differenceSets(set, stripped)), encodeFieldsV1(decodeFieldsV1(c.fieldsV1)));
+    });
+  }
+});

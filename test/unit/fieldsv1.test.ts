@@ -1,0 +1,61 @@
+// FieldsV1 decoding, encoding and set algebra, driven by test/fixtures/engine/fieldsv1.yaml.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, test } from 'node:test';
+import { parse } from 'yaml';
+import {
+  decodeFieldsV1,
+  differenceSets,
+  encodeFieldsV1,
+  hasPath,
+  intersectSets,
+  leafSet,
+  recursiveDifferenceSets,
+  setPaths,
+  unionSets,
+} from '../../server/src/core/fieldsv1';
+import { formatServerPath } from '../../server/src/core/messages';
+
+interface Case {
+  name: string;
+  fieldsV1: string;
+  members: string[];
+  roundTrip?: boolean;
+  encoded?: string;
+}
+const cases = parse(fs.readFileSync(path.join(import.meta.dirname, '..', 'fixtures', 'engine', 'fieldsv1.yaml'), 'utf8')) as Case[];
+const members = (json: string): string[] => setPaths(decodeFieldsV1(JSON.parse(json))).map(formatServerPath);
+
+describe('FieldsV1', () => {
+  for (const c of cases) {
+    test(c.name, () => {
+      const set = decodeFieldsV1(JSON.parse(c.fieldsV1));
+      assert.deepEqual(setPaths(set).map(formatServerPath), c.members);
+      for (const p of setPaths(set)) assert.ok(hasPath(set, p));
+      if (c.roundTrip) assert.equal(JSON.stringify(encodeFieldsV1(set)), c.fieldsV1);
+      if (c.encoded) assert.equal(JSON.stringify(encodeFieldsV1(set)), c.encoded);
+    });
+  }
+
+  test('a prefix is not a member: owning an item marker is not owning its image', () => {
+    const set = decodeFieldsV1({ 'f:spec': { 'f:containers': { 'k:{"name":"app"}': { '.': {} } } } });
+    const item = setPaths(set)[0];
+    assert.ok(item);
+    assert.equal(hasPath(set, [...item, { kind: 'field', name: 'image' }]), false);
+    assert.equal(hasPath(set, item.slice(0, 2)), false);
+  });
+
+  test('set algebra works on exact paths', () => {
+    const a = decodeFieldsV1({ 'f:spec': { 'f:replicas': {}, 'f:selector': {}, 'f:template': { '.': {}, 'f:x': {} } } });
+    const b = decodeFieldsV1({ 'f:spec': { 'f:replicas': {}, 'f:template': { 'f:x': {} } }, 'f:status': {} });
+    assert.deepEqual(setPaths(intersectSets(a, b)).map(formatServerPath), ['.spec.replicas', '.spec.template.x']);
+    assert.deepEqual(setPaths(differenceSets(a, b)).map(formatServerPath), ['.spec.selector', '.spec.template']);
+    assert.deepEqual(setPaths(unionSets(a, b)).map(formatServerPath), ['.status', '.spec.replicas', '.spec.selector', '.spec.template', '.spec.template.x']);
+    assert.deepEqual(setPaths(leafSet(a)).map(formatServerPath), ['.spec.replicas', '.spec.selector', '.spec.template.x']);
+    // A member of the right side removes its whole subtree (how `status` is reset).
+    const reset = decodeFieldsV1({ 'f:spec': { 'f:template': {} } });
+    assert.deepEqual(setPaths(recursiveDifferenceSets(a, reset)).map(formatServerPath), ['.spec.replicas', '.spec.selector']);
+    assert.deepEqual(members('{"f:a":{}}'), ['.a']);
+  });
+});
