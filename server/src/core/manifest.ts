@@ -233,6 +233,7 @@ function parseDocumentText(source: string): ParsedDocument {
   const doc = parseDocument(source, {
     // Every scalar stays text: resolveScalar applies kubectl's rules (see yaml-scalars.ts).
     schema: 'failsafe',
+    resolveKnownTags: false,
     keepSourceTokens: true,
     lineCounter: lines,
     uniqueKeys: false,
