@@ -29,6 +29,8 @@ interface Case {
   resource: { group: string; resource: string };
   manifest: JsonObject;
   live: JsonObject | null;
+  /** Written by test/fixtures/capture.ts: the live object and the answer of the real server. */
+  captured?: { server: string; live: JsonObject; answer: { code: number; reason?: string; message?: string; causes?: Cause[] } };
   expect: {
     causes: Cause[];
     message?: string;
@@ -59,6 +61,19 @@ for (const file of fs.readdirSync(path.join(fixtures, 'engine')).filter((f) => /
         if (c.expect.forgiven) assert.deepEqual(asSet(conflictCauses(prediction.forgiven)), asSet(c.expect.forgiven), 'forgiven');
         if (c.expect.deletions) assert.deepEqual(prediction.deletions.map(formatServerPath).sort(), [...c.expect.deletions].sort(), 'deletions');
         assert.deepEqual([...new Set(prediction.problems.map((p) => p.code))].sort(), [...(c.expect.problems ?? [])].sort(), 'problems');
+        if (c.captured) {
+          // The real server is the judge: the prediction on the captured live object must give its causes.
+          const onCaptured = predictApply({
+            manifestObject: { ...c.manifest, metadata: { ...(c.manifest.metadata as JsonObject), namespace: (c.captured.live.metadata as JsonObject).namespace as string } },
+            live: c.captured.live,
+            schema,
+            fieldManager: c.fieldManager ?? 'kubectl',
+            mode: 'serverSide',
+            resource: c.resource,
+          });
+          assert.deepEqual(asSet(conflictCauses(onCaptured.conflicts)), asSet(c.captured.answer.causes ?? []), `causes from ${c.captured.server}`);
+          if (c.captured.answer.code === 409) assert.equal(onCaptured.status?.message !== undefined, true);
+        }
         if (c.expect.status) {
           assert.deepEqual({ code: prediction.status?.code, reason: prediction.status?.reason, message: prediction.status?.message }, c.expect.status);
         } else if (c.expect.causes.length === 0) {
