@@ -6,8 +6,9 @@ import { describe, test } from 'node:test';
 import { findResource, parseAggregatedDiscovery, parseResourceList } from '../../server/src/cluster/discovery';
 import { parseOpenApiIndex, openApiPathKey } from '../../server/src/cluster/openapi';
 import type { DiscoveryIndex } from '../../server/src/cluster/types';
+import type { JsonObject } from '../../server/src/core/json';
 
-const aggregated = {
+const aggregated: JsonObject = {
   kind: 'APIGroupDiscoveryList',
   apiVersion: 'apidiscovery.k8s.io/v2',
   metadata: {},
@@ -50,7 +51,7 @@ const aggregated = {
   ],
 };
 
-const classicAppsV1 = {
+const classicAppsV1: JsonObject = {
   kind: 'APIResourceList',
   apiVersion: 'v1',
   groupVersion: 'apps/v1',
