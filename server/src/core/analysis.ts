@@ -1,0 +1,376 @@
+// From one manifest resource and what the cluster is known to say about it, the findings a user
+// sees: in the editor as diagnostics, on the command line as compiler-style lines. Pure: the facts
+// are handed in as plain data, so the editor (from its live cache), the command line (from a
+// cluster or an offline snapshot) and the tests (from captured fixtures) all share this code.
+import { isJsonObject, type JsonObject, type JsonValue } from './json';
+import { locate, type LocateOptions, type ManifestProblem, type ManifestResource, type Range } from './manifest';
+import { managerRole } from './managers';
+import { describeManager, formatServerPath, qualifiedResource, type ManagerIdentity } from './messages';
+import type { FieldPath } from './path';
+import { predictApply, type ApplyMode, type FieldConflict } from './predict';
+import { fieldType, resolveType, rootTypeFor, type SchemaModel, type TypeRef } from './schema';
+
+/** What the cluster says of the manifest's apiVersion and kind. */
+export type KindFacts =
+  | { readonly state: 'pending' }
+  | { readonly state: 'served'; readonly group: string; readonly resource: string; readonly namespaced: boolean }
+  | { readonly state: 'notServed'; readonly message: string }
+  | { readonly state: 'unavailable'; readonly message: string };
+
+/** What the cluster says of the object the manifest names. */
+export type LiveFacts =
+  | { readonly state: 'pending' }
+  | { readonly state: 'exists'; readonly object: JsonObject }
+  | { readonly state: 'absent' }
+  | { readonly state: 'unavailable'; readonly message: string };
+
+export interface ResourceFacts {
+  readonly kind: KindFacts;
+  readonly live: LiveFacts;
+  /** The schema of the manifest's group-version; undefined while it is not known. */
+  readonly schema: SchemaModel | undefined;
+}
+
+export interface AnalysisSettings {
+  readonly fieldManager: string;
+  readonly applyMode: ApplyMode;
+}
+
+/** Stable codes: diagnostics carry them, the command line prints them, users can filter on them. */
+export type FindingCode =
+  | 'field-conflict'
+  | 'already-exists'
+  | 'exists'
+  | 'stale-resource-version'
+  | 'uid-mismatch'
+  | 'would-delete'
+  | 'controlled-by'
+  | 'kind-not-served'
+  | 'invalid-manifest'
+  | 'yaml-syntax'
+  | 'yaml-decode'
+  | 'duplicate-key';
+
+export type Severity = 'error' | 'warning' | 'information';
+
+export interface ObjectIdentity {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly namespace?: string;
+}
+
+/** One thing to tell the user, on one range of the text. Plain data: it crosses every boundary. */
+export interface Finding {
+  readonly code: FindingCode;
+  readonly severity: Severity;
+  /** The sentence the user reads. */
+  readonly message: string;
+  readonly range: Range;
+  /** The object it is about (absent for problems of the text itself). */
+  readonly object?: ObjectIdentity;
+  /** The field, in the API server's notation: `.spec.template.spec.containers[name="app"].image`. */
+  readonly path?: string;
+  /** The other field manager involved. */
+  readonly manager?: ManagerIdentity;
+  readonly liveValue?: JsonValue;
+  readonly manifestValue?: JsonValue;
+  /** What the API server itself would say, word for word, when it would refuse the request. */
+  readonly serverMessage?: string;
+  /** Where the Kubernetes documentation explains it. */
+  readonly docs?: string;
+}
+
+export const docsLinks = {
+  ssaConflicts: 'https://kubernetes.io/docs/reference/using-api/server-side-apply/#conflicts',
+  fieldManagement: 'https://kubernetes.io/docs/reference/using-api/server-side-apply/#field-management',
+  concurrency: 'https://kubernetes.io/docs/reference/using-api/api-concepts/#resource-versions',
+  create: 'https://kubernetes.io/docs/reference/kubectl/generated/kubectl_create/',
+  ownerReferences: 'https://kubernetes.io/docs/concepts/overview/working-with-objects/owners-dependents/',
+  apiVersions: 'https://kubernetes.io/docs/reference/using-api/deprecation-guide/',
+} as const;
+
+export function objectIdentity(resource: ManifestResource): ObjectIdentity {
+  return {
+    apiVersion: resource.apiVersion,
+    kind: resource.kind,
+    name: resource.name ?? resource.generateName ?? '',
+    ...(resource.namespace !== undefined ? { namespace: resource.namespace } : {}),
+  };
+}
+
+/** Problems of the text itself (syntax, decoding, duplicate keys), as findings. */
+export function problemFindings(problems: readonly ManifestProblem[]): Finding[] {
+  return problems.map((p) => ({ code: p.code, severity: p.severity, message: p.message, range: p.range }));
+}
+
+export function analyzeResource(resource: ManifestResource, facts: ResourceFacts, settings: AnalysisSettings): Finding[] {
+  const object = objectIdentity(resource);
+  const at = (path: FieldPath) => rangeFor(resource, path, facts.schema);
+  const findings: Finding[] = [];
+  const kindRange = at([{ kind: 'field', name: 'kind' }]).value;
+
+  if (facts.kind.state === 'notServed') {
+    return [
+      {
+        code: 'kind-not-served',
+        severity: 'warning',
+        message: `The cluster does not serve ${resource.kind} in ${resource.apiVersion}: ${facts.kind.message}`,
+        range: kindRange,
+        object,
+        docs: docsLinks.apiVersions,
+      },
+    ];
+  }
+  if (facts.kind.state !== 'served' || facts.live.state === 'pending' || facts.live.state === 'unavailable') return [];
+  const served = facts.kind;
+  const live = facts.live.state === 'exists' ? facts.live.object : undefined;
+  const resourceName = { group: served.group, resource: served.resource };
+  const nameRange = resource.name !== undefined ? at(metadataPath('name')).value : kindRange;
+
+  if (facts.schema === undefined && settings.applyMode === 'serverSide' && live) return existenceFindings();
+
+  const prediction = predictApply({
+    manifestObject: resource.object,
+    live,
+    schema: facts.schema ?? { types: {}, kinds: {} },
+    fieldManager: settings.fieldManager,
+    mode: settings.applyMode,
+    resource: resourceName,
+  });
+
+  for (const status of prediction.statuses) {
+    if (status.kind === 'alreadyExists') {
+      findings.push({
+        code: 'already-exists',
+        severity: 'error',
+        message: `${status.message}${managersSuffix(live)} — kubectl create would fail; use kubectl apply, or another name`,
+        range: nameRange,
+        object,
+        serverMessage: status.message,
+        docs: docsLinks.create,
+      });
+    } else if (status.kind === 'staleResourceVersion') {
+      const liveRv = live && isJsonObject(live.metadata) ? live.metadata.resourceVersion : undefined;
+      findings.push({
+        code: 'stale-resource-version',
+        severity: 'error',
+        message: `metadata.resourceVersion ${JSON.stringify(resource.object.metadata && isJsonObject(resource.object.metadata) ? resource.object.metadata.resourceVersion : '')} is stale (live: ${JSON.stringify(liveRv ?? '')}): ${status.message}. Remove it, or read the object again.`,
+        range: at(metadataPath('resourceVersion')).value,
+        object,
+        path: '.metadata.resourceVersion',
+        ...(liveRv !== undefined ? { liveValue: liveRv } : {}),
+        serverMessage: `Operation cannot be fulfilled on ${qualifiedResource(resourceName)} ${JSON.stringify(resource.name ?? '')}: the object has been modified; please apply your changes to the latest version and try again`,
+        docs: docsLinks.concurrency,
+      });
+    } else if (status.kind === 'uidMismatch') {
+      const liveUid = live && isJsonObject(live.metadata) ? live.metadata.uid : undefined;
+      findings.push({
+        code: 'uid-mismatch',
+        severity: 'error',
+        message: live
+          ? `metadata.uid does not match the live object's (${JSON.stringify(liveUid ?? '')}): the object was deleted and created again since this manifest was written. ${status.message}`
+          : `metadata.uid names an object that does not exist: ${status.message}`,
+        range: at(metadataPath('uid')).value,
+        object,
+        path: '.metadata.uid',
+        ...(liveUid !== undefined ? { liveValue: liveUid } : {}),
+        serverMessage: status.message,
+        docs: docsLinks.concurrency,
+      });
+    }
+  }
+
+  const conflictStatus = prediction.statuses.find((s) => s.kind === 'fieldConflict');
+  for (const conflict of prediction.conflicts) {
+    findings.push(conflictFinding(resource, object, conflict, facts.schema, conflictStatus?.message));
+  }
+
+  for (const problem of prediction.problems) {
+    if (problem.code === 'kindNotInSchema' || problem.code === 'managedFields') continue;
+    findings.push({
+      code: 'invalid-manifest',
+      severity: 'error',
+      message: `${problem.message} — the server refuses the manifest before checking ownership`,
+      range: problem.path ? at(problem.path).key : kindRange,
+      object,
+      ...(problem.path ? { path: formatServerPath(problem.path) } : {}),
+    });
+  }
+
+  for (const { manager, paths } of prediction.deletionsByManager) {
+    if (manager.manager !== settings.fieldManager || manager.operation !== 'Apply') continue;
+    for (const path of paths) {
+      const liveValue = live ? valueAt(live, path) : undefined;
+      findings.push({
+        code: 'would-delete',
+        severity: 'information',
+        message: `This apply would delete ${formatServerPath(path)}${liveValue !== undefined ? ` (live ${showValue(liveValue)})` : ''}: ${describeManager(manager)} set it last time, the manifest no longer does, and no other manager owns it`,
+        range: nearestRange(resource, path, facts.schema),
+        object,
+        path: formatServerPath(path),
+        manager,
+        ...(liveValue !== undefined ? { liveValue } : {}),
+        docs: docsLinks.fieldManagement,
+      });
+    }
+  }
+
+  findings.push(...existenceFindings());
+  return findings;
+
+  function existenceFindings(): Finding[] {
+    if (!live) return [];
+    const out: Finding[] = [];
+    if (settings.applyMode !== 'create') {
+      out.push({
+        code: 'exists',
+        severity: 'information',
+        message: `${qualifiedResource(resourceName)} ${JSON.stringify(resource.name ?? '')} exists${managersSuffix(live)}`,
+        range: nameRange,
+        object,
+      });
+    }
+    const controller = controllerOf(live);
+    if (controller) {
+      out.push({
+        code: 'controlled-by',
+        severity: 'warning',
+        message: `Controlled by ${controller.kind} ${JSON.stringify(controller.name)}: its controller will revert changes applied here`,
+        range: nameRange,
+        object,
+        docs: docsLinks.ownerReferences,
+      });
+    }
+    return out;
+  }
+}
+
+function conflictFinding(
+  resource: ManifestResource,
+  object: ObjectIdentity,
+  conflict: FieldConflict,
+  schema: SchemaModel | undefined,
+  serverMessage: string | undefined,
+): Finding {
+  const path = formatServerPath(conflict.path);
+  const role = managerRole(conflict.manager);
+  const values =
+    conflict.liveValue !== undefined
+      ? `live ${showValue(conflict.liveValue)}, manifest ${conflict.manifestValue !== undefined ? showValue(conflict.manifestValue) : 'unset'}`
+      : `not set on the live object, manifest ${conflict.manifestValue !== undefined ? showValue(conflict.manifestValue) : 'sets it'}`;
+  const where = rangeFor(resource, conflict.path, schema);
+  // A changed scalar is marked on its value; a field the live object lacks, or a whole list item,
+  // on its key.
+  const scalarChanged = where.node === 'scalar' && conflict.liveValue !== undefined;
+  return {
+    code: 'field-conflict',
+    severity: 'warning',
+    message: `${path} is managed by ${describeManager(conflict.manager)}${role ? ` (${role.short})` : ''}: ${values} — kubectl apply --server-side would fail`,
+    range: scalarChanged ? where.value : where.key,
+    object,
+    path,
+    manager: conflict.manager,
+    ...(conflict.liveValue !== undefined ? { liveValue: conflict.liveValue } : {}),
+    ...(conflict.manifestValue !== undefined ? { manifestValue: conflict.manifestValue } : {}),
+    ...(serverMessage !== undefined ? { serverMessage } : {}),
+    docs: docsLinks.ssaConflicts,
+  };
+}
+
+function managersSuffix(live: JsonObject | undefined): string {
+  const names = managerNames(live);
+  return names.length > 0 ? `; managed by ${names.join(', ')}` : '';
+}
+
+/** The distinct manager names of a live object, in the order the server lists them. */
+export function managerNames(live: JsonObject | undefined): string[] {
+  const entries = live && isJsonObject(live.metadata) && Array.isArray(live.metadata.managedFields) ? live.metadata.managedFields : [];
+  const names: string[] = [];
+  for (const e of entries) {
+    if (isJsonObject(e) && typeof e.manager === 'string' && !names.includes(JSON.stringify(e.manager))) names.push(JSON.stringify(e.manager));
+  }
+  return names;
+}
+
+function controllerOf(live: JsonObject): { kind: string; name: string } | undefined {
+  const refs = isJsonObject(live.metadata) && Array.isArray(live.metadata.ownerReferences) ? live.metadata.ownerReferences : [];
+  for (const ref of refs) {
+    if (isJsonObject(ref) && ref.controller === true) return { kind: String(ref.kind ?? ''), name: String(ref.name ?? '') };
+  }
+  return undefined;
+}
+
+const metadataPath = (name: string): FieldPath => [
+  { kind: 'field', name: 'metadata' },
+  { kind: 'field', name },
+];
+
+/** A value for a message: JSON, shortened. */
+export function showValue(v: JsonValue): string {
+  const s = JSON.stringify(v);
+  return s.length > 60 ? `${s.slice(0, 57)}...` : s;
+}
+
+function valueAt(obj: JsonValue, path: FieldPath): JsonValue | undefined {
+  let cur: JsonValue | undefined = obj;
+  for (const el of path) {
+    if (cur === undefined || cur === null) return undefined;
+    if (el.kind === 'field') cur = isJsonObject(cur) ? cur[el.name] : undefined;
+    else if (!Array.isArray(cur)) return undefined;
+    else if (el.kind === 'index') cur = cur[el.index];
+    else if (el.kind === 'value') cur = cur.find((x) => JSON.stringify(x) === JSON.stringify(el.value));
+    else cur = cur.find((x) => isJsonObject(x) && Object.entries(el.fields).every(([k, v]) => x[k] === undefined || JSON.stringify(x[k]) === JSON.stringify(v)));
+  }
+  return cur;
+}
+
+/** Where a path is written, or the nearest written ancestor: key range, value range, node kind. */
+export function rangeFor(resource: ManifestResource, path: FieldPath, schema: SchemaModel | undefined): { key: Range; value: Range; node?: string } {
+  const options = locateOptions(resource, schema);
+  for (let n = path.length; n >= 0; n--) {
+    const loc = locate(resource, path.slice(0, n), options);
+    if (loc) {
+      // The root's "key" would be the whole document; point at its first line instead.
+      if (n === 0) return { key: firstLine(resource.range), value: firstLine(resource.range) };
+      return n === path.length ? { key: loc.keyRange, value: loc.valueRange, node: loc.node.kind } : { key: loc.keyRange, value: loc.keyRange };
+    }
+  }
+  return { key: firstLine(resource.range), value: firstLine(resource.range) };
+}
+
+function nearestRange(resource: ManifestResource, path: FieldPath, schema: SchemaModel | undefined): Range {
+  return rangeFor(resource, path, schema).key;
+}
+
+function firstLine(range: Range): Range {
+  return { start: range.start, end: { line: range.start.line, character: range.start.character + 1 } };
+}
+
+/** The schema tells which key fields an item may leave to their default (a port's protocol). */
+export function locateOptions(resource: ManifestResource, schema: SchemaModel | undefined): LocateOptions {
+  if (!schema) return {};
+  const root = rootTypeFor(schema, resource.apiVersion, resource.kind);
+  if (!root) return {};
+  return {
+    keyFieldDefault: (listPath, fieldName) => {
+      const list = typeAt(schema, root, listPath);
+      const item = list?.list ? resolveType(schema, list.list.elementType) : undefined;
+      return item?.map?.fields[fieldName]?.default;
+    },
+  };
+}
+
+function typeAt(schema: SchemaModel, root: TypeRef, path: FieldPath) {
+  let atom = resolveType(schema, root);
+  for (const el of path) {
+    if (!atom) return undefined;
+    if (el.kind === 'field') {
+      const t = atom.map ? fieldType(atom.map, el.name) : undefined;
+      atom = t ? resolveType(schema, t) : undefined;
+    } else {
+      atom = atom.list ? resolveType(schema, atom.list.elementType) : undefined;
+    }
+  }
+  return atom;
+}
