@@ -1,0 +1,102 @@
+// What the cluster says about the objects a manifest names, shaped as core/analysis.ts wants it:
+// is the kind served, does the object exist (with its managedFields), what is the schema of its
+// group-version. `peek` answers from the caches without waiting (the editor, on every keystroke);
+// `load` waits for the answers (the command line, the verifier).
+import type { KindFacts, LiveFacts, ResourceFacts } from '../core/analysis';
+import type { JsonObject } from '../core/json';
+import { schemaFromOpenApi, type SchemaModel } from '../core/schema';
+import type { ClusterConnection } from './connection';
+import type { ClusterProblem, Disposable, LiveObjectState, ObjectRef } from './types';
+
+export interface FactsSource {
+  /** Synchronous: what is known now. Starts the reads that are missing; `onChange` tells when they land. */
+  peek(ref: ObjectRef): ResourceFacts;
+  /** Waits for the kind, the live object and the schema. */
+  load(ref: ObjectRef): Promise<ResourceFacts>;
+  /** Something that a `peek` may answer differently has arrived (an object, a schema). */
+  onChange(listener: () => void): Disposable;
+  dispose(): void;
+}
+
+export function createFactsSource(connection: ClusterConnection): FactsSource {
+  const listeners = new Set<() => void>();
+  const notify = () => listeners.forEach((l) => l());
+  const schemas = new WeakMap<JsonObject, SchemaModel>();
+  const schemaProblems = new Map<string, ClusterProblem>();
+  const schemaLoads = new Map<string, Promise<void>>();
+  const objectSubscription = connection.onObjectChange(notify);
+
+  function schemaFromDocument(doc: JsonObject): SchemaModel {
+    let schema = schemas.get(doc);
+    if (!schema) {
+      schema = schemaFromOpenApi([doc]).schema;
+      schemas.set(doc, schema);
+    }
+    return schema;
+  }
+
+  function loadSchema(apiVersion: string): Promise<void> {
+    let pending = schemaLoads.get(apiVersion);
+    if (!pending) {
+      pending = connection.openApiDocument(apiVersion).then((result) => {
+        if (result.ok) schemaProblems.delete(apiVersion);
+        else schemaProblems.set(apiVersion, result.problem);
+        schemaLoads.delete(apiVersion);
+        notify();
+      });
+      schemaLoads.set(apiVersion, pending);
+    }
+    return pending;
+  }
+
+  function cachedSchema(apiVersion: string): SchemaModel | undefined {
+    const doc = connection.cachedOpenApiDocument(apiVersion);
+    return doc ? schemaFromDocument(doc) : undefined;
+  }
+
+  function facts(ref: ObjectRef, live: LiveObjectState): ResourceFacts {
+    const resource = connection.cachedResource(ref.apiVersion, ref.kind);
+    let kind: KindFacts;
+    if (resource) kind = { state: 'served', group: resource.group, resource: resource.resource, namespaced: resource.namespaced };
+    else if (live.state === 'failed' && live.problem.kind === 'kindNotServed') kind = { state: 'notServed', message: live.problem.message };
+    else if (live.state === 'failed') kind = { state: 'unavailable', message: live.problem.message };
+    else kind = { state: 'pending' };
+    return { kind, live: liveFacts(live), schema: resource ? cachedSchema(ref.apiVersion) : undefined };
+  }
+
+  return {
+    peek(ref) {
+      const live = connection.peekObject(ref);
+      const result = facts(ref, live);
+      if (result.kind.state === 'served' && !result.schema && !schemaProblems.has(ref.apiVersion)) void loadSchema(ref.apiVersion);
+      return result;
+    },
+    async load(ref) {
+      const live = await connection.getObject(ref);
+      const resource = connection.cachedResource(ref.apiVersion, ref.kind);
+      if (resource && !connection.cachedOpenApiDocument(ref.apiVersion)) await loadSchema(ref.apiVersion);
+      return facts(ref, live);
+    },
+    onChange(listener) {
+      listeners.add(listener);
+      return { dispose: () => listeners.delete(listener) };
+    },
+    dispose() {
+      objectSubscription.dispose();
+      listeners.clear();
+    },
+  };
+}
+
+function liveFacts(live: LiveObjectState): LiveFacts {
+  switch (live.state) {
+    case 'pending':
+      return { state: 'pending' };
+    case 'exists':
+      return { state: 'exists', object: live.object };
+    case 'absent':
+      return { state: 'absent' };
+    case 'failed':
+      return { state: 'unavailable', message: live.problem.message };
+  }
+}
