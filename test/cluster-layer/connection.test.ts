@@ -173,7 +173,13 @@ describe('discovery', () => {
     }
     assert.ok(found.ok, JSON.stringify(found));
     assert.equal(found.value.resource, 'widgets');
-    const schema = await c.openApiDocument(widgetApiVersion);
+    // The server publishes a new CRD's OpenAPI a moment after serving it.
+    let schema = await c.openApiDocument(widgetApiVersion);
+    for (let i = 0; i < 50 && !schema.ok; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      c.refresh();
+      schema = await c.openApiDocument(widgetApiVersion);
+    }
     assert.ok(schema.ok, JSON.stringify(schema));
   });
 });

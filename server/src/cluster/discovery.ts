@@ -106,7 +106,7 @@ export class Discovery {
   constructor(
     private readonly transport: ClusterTransport,
     /** A kind missing from the cache triggers a fresh discovery at most this often (new CRDs). */
-    private readonly refreshForMissingKindMs = 30_000,
+    private readonly refreshForMissingKindMs = 10_000,
   ) {}
 
   cached(): DiscoveryIndex | undefined {

@@ -37,7 +37,7 @@ export class OpenApi {
   constructor(
     private readonly transport: ClusterTransport,
     /** A group-version missing from the index triggers a fresh index at most this often (new CRDs). */
-    private readonly refreshForMissingMs = 30_000,
+    private readonly refreshForMissingMs = 10_000,
   ) {}
 
   loadIndex(force = false): Promise<ClusterResult<OpenApiIndex>> {
