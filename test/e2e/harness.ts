@@ -86,6 +86,8 @@ export interface EditorOptions {
 export interface Problem {
   severity: 'error' | 'warning' | 'info';
   message: string;
+  /** The diagnostic's source, e.g. "kube-conflict-hints". */
+  source?: string;
   /** Line and column as the Problems panel shows them (1-based), when shown. */
   line?: number;
   column?: number;
@@ -315,11 +317,10 @@ export class Editor {
         const icon = row.querySelector('.marker-icon');
         if (!icon) continue; // a file row
         const severity = icon.classList.contains('error') ? 'error' : icon.classList.contains('warning') ? 'warning' : 'info';
-        const messageLines = [...row.querySelectorAll('.marker-message-line')].map((line) => line.textContent ?? '');
-        const message = (messageLines.length ? messageLines.join(' ') : (row.querySelector('.marker-message')?.textContent ?? '')).trim();
-        const details = row.querySelector('.marker-message-details-container')?.textContent ?? '';
-        const position = /\[Ln (\d+), Col (\d+)\]/.exec(details);
-        problems.push({ severity, message, ...(position ? { line: Number(position[1]), column: Number(position[2]) } : {}) });
+        const message = (row.querySelector('.marker-message')?.textContent ?? '').trim();
+        const source = row.querySelector('.marker-source')?.textContent?.trim();
+        const position = /\[Ln (\d+), Col (\d+)\]/.exec(row.querySelector('.marker-line')?.textContent ?? '');
+        problems.push({ severity, message, ...(source ? { source } : {}), ...(position ? { line: Number(position[1]), column: Number(position[2]) } : {}) });
       }
       return problems;
     });
@@ -340,12 +341,15 @@ export class Editor {
     // Arrive from elsewhere so the editor sees a fresh mouse move onto the word.
     await this.page.mouse.move(point.x, point.y + 200);
     await this.page.mouse.move(point.x, point.y, { steps: 4 });
-    const hover = this.page.locator('.monaco-editor .monaco-hover:not(.hidden)');
-    return this.waitFor(
-      async () => ((await hover.isVisible()) ? ((await hover.first().textContent()) ?? '') : ''),
-      (text) => (options.expect ? options.expect.test(text) : text.trim() !== ''),
-      `a hover on "${word}"${options.expect ? ` matching ${options.expect}` : ''}`,
-    );
+    const read = () =>
+      this.page.evaluate(() => {
+        const hover = document.querySelector<HTMLElement>('.monaco-editor .monaco-hover:not(.hidden)');
+        if (!hover || hover.offsetParent === null) return '';
+        // One line per hover part (a diagnostic, each provider's hover); the action bar is left out.
+        const rows = [...hover.querySelectorAll<HTMLElement>('.hover-row:not(.status-bar)')];
+        return rows.map((row) => row.innerText.trim()).join('\n');
+      });
+    return this.waitFor(read, (text) => (options.expect ? options.expect.test(text) : text !== ''), `a hover on "${word}"${options.expect ? ` matching ${options.expect}` : ''}`);
   }
 
   /** Where `word` (its `occurrence`-th appearance) is drawn in the active editor, in page pixels. */
@@ -358,17 +362,30 @@ export class Editor {
             lines.sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top));
             let seen = 0;
             for (const line of lines) {
+              // A line is drawn as one span per token; search the line's text, then map the match
+              // back onto the text nodes it spans.
+              const nodes: { node: Node; start: number }[] = [];
+              let text = '';
               const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
               for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-                const text = (node.textContent ?? '').replace(/\u00a0/g, ' ');
-                for (let index = text.indexOf(word); index >= 0; index = text.indexOf(word, index + 1)) {
-                  if (seen++ !== occurrence) continue;
-                  const range = document.createRange();
-                  range.setStart(node, index);
-                  range.setEnd(node, index + word.length);
-                  const rect = range.getBoundingClientRect();
-                  return { x: rect.left + rect.width / 2, y: rect.top + rect.height / 2 };
+                nodes.push({ node, start: text.length });
+                text += (node.textContent ?? '').replace(/\u00a0/g, ' ');
+              }
+              for (let index = text.indexOf(word); index >= 0; index = text.indexOf(word, index + 1)) {
+                if (seen++ !== occurrence) continue;
+                // (No helper functions in here: tsx would wrap them in a __name() the page lacks.)
+                const last = index + word.length - 1;
+                let start = nodes[0];
+                let end = nodes[0];
+                for (const entry of nodes) {
+                  if (entry.start <= index) start = entry;
+                  if (entry.start <= last) end = entry;
                 }
+                const range = document.createRange();
+                range.setStart(start.node, index - start.start);
+                range.setEnd(end.node, last - end.start + 1);
+                const rect = range.getBoundingClientRect();
+                return { x: rect.left + rect.width / 2, y: rect.top + rect.height / 2 };
               }
             }
             return undefined;
@@ -392,10 +409,19 @@ export class Editor {
     await this.page.keyboard.press('Escape');
     await this.clickWord(word, occurrence);
     await this.runCommandKeys('Control+.', '.action-widget');
-    const item = this.page.locator('.action-widget .monaco-list-row', { hasText: title });
-    await item.first().waitFor({ state: 'visible' });
-    await this.screenshot(`quick-fix-menu`);
-    await item.first().click();
+    const items = this.page.locator('.action-widget .monaco-list-row.action');
+    await items.first().waitFor({ state: 'visible' });
+    await this.screenshot('quick-fix-menu');
+    // A pointer block covers the menu while it opens; choose with the keyboard, as users mostly do.
+    const titles = (await items.allTextContents()).map((text) => text.trim());
+    const matches = (text: string) => (typeof title === 'string' ? text.includes(title) : title.test(text));
+    if (!titles.some(matches)) throw new EditorError(`no quick fix ${title} on "${word}"; offered: ${JSON.stringify(titles)}`);
+    for (let step = 0; step <= titles.length; step++) {
+      const focused = (await this.page.locator('.action-widget .monaco-list-row.action.focused').getAttribute('aria-label')) ?? '';
+      if (matches(focused)) break;
+      await this.page.keyboard.press('ArrowDown');
+    }
+    await this.page.keyboard.press('Enter');
     await this.page.locator('.action-widget').waitFor({ state: 'hidden' });
   }
 
