@@ -8,6 +8,7 @@ import {
   locate,
   locatePathString,
   parseManifestText,
+  parseManifestTextInSlices,
   type ManifestResource,
 } from '../../server/src/core/manifest';
 import { field, formatPath, key } from '../../server/src/core/path';
@@ -147,4 +148,17 @@ test('a --- inside a block scalar line does not split, one at the start of a lin
   const parsed = parseManifestText(text);
   assert.deepEqual(parsed.resources.map((r) => r.name), ['a', 'b']);
   assert.equal((parsed.resources[0]!.object as { script: string }).script, '---\nmore\n');
+});
+
+test('the sliced parse gives the same result and hands the event loop back between documents', async () => {
+  const text = Array.from({ length: 30 }, (_, i) => configMap(`s-${i}`)).join('---\n');
+  let yields = 0;
+  const sliced = await parseManifestTextInSlices(text, undefined, {
+    sliceMs: 0,
+    yieldToEventLoop: async () => {
+      yields++;
+    },
+  });
+  assert.deepEqual(sliced, parseManifestText(text));
+  assert.equal(yields, 30);
 });

@@ -129,16 +129,53 @@ export function createManifestCache(): ManifestCache {
 
 /** Parses a YAML (or JSON) text into its Kubernetes objects. Never throws for bad input. */
 export function parseManifestText(text: string, cache?: ManifestCache): ParsedManifest {
+  const run = parseSteps(text, cache);
+  for (let step = run.next(); ; step = run.next()) if (step.done) return step.value;
+}
+
+export interface SliceOptions {
+  /** Longest stretch of parsing between two yields, in milliseconds. */
+  readonly sliceMs?: number;
+  /** Lets the event loop run (the default waits for a macrotask with setTimeout(0)). */
+  readonly yieldToEventLoop?: () => Promise<void>;
+}
+
+/**
+ * parseManifestText that hands the event loop back every `sliceMs`: a cold parse of a
+ * 2,000-document file takes about a second, far too long to block a language server.
+ */
+export async function parseManifestTextInSlices(
+  text: string,
+  cache?: ManifestCache,
+  options: SliceOptions = {},
+): Promise<ParsedManifest> {
+  const sliceMs = options.sliceMs ?? 8;
+  const yieldToEventLoop = options.yieldToEventLoop ?? (() => new Promise<void>((resolve) => setTimeout(resolve, 0)));
+  const run = parseSteps(text, cache);
+  let sliceStart = performance.now();
+  for (let step = run.next(); ; step = run.next()) {
+    if (step.done) return step.value;
+    if (performance.now() - sliceStart >= sliceMs) {
+      await yieldToEventLoop();
+      sliceStart = performance.now();
+    }
+  }
+}
+
+/** The parse, one document per step, so that callers can decide when to pause. */
+function* parseSteps(text: string, cache?: ManifestCache): Generator<void, ParsedManifest> {
   const chunks = splitDocuments(text);
   const reused = new Map<string, ParsedDocument>();
   const resources: ManifestResource[] = [];
   const problems: ManifestProblem[] = [];
   let parsedDocuments = 0;
-  chunks.forEach((chunk, documentIndex) => {
+  for (let documentIndex = 0; documentIndex < chunks.length; documentIndex++) {
+    const chunk = chunks[documentIndex]!;
     let parsed = reused.get(chunk.text) ?? cache?.documents.get(chunk.text);
     if (!parsed) {
       parsed = parseDocumentText(chunk.text);
       parsedDocuments++;
+      yield;
     }
     reused.set(chunk.text, parsed);
     for (const r of parsed.resources) {
@@ -151,7 +188,7 @@ export function parseManifestText(text: string, cache?: ManifestCache): ParsedMa
       });
     }
     for (const p of parsed.problems) problems.push({ ...p, range: shiftRange(p.range, chunk.startLine) });
-  });
+  }
   if (cache) cache.documents = reused;
   return { resources, problems, parsedDocuments, totalDocuments: chunks.length };
 }
