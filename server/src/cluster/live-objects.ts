@@ -292,7 +292,7 @@ class Collection {
         return;
       }
       if (this.resourceVersion === undefined || this.mode === 'relist') {
-        const listed = await this.list();
+        const listed = await this.list(generation);
         if (!live()) return;
         if (listed === 'forbidden') {
           this.mode = 'getEach';
@@ -327,7 +327,7 @@ class Collection {
     }
   }
 
-  private async list(): Promise<'ok' | 'forbidden' | 'failed'> {
+  private async list(generation: number): Promise<'ok' | 'forbidden' | 'failed'> {
     const fresh = new Map<string, JsonObject>();
     let continueToken: string | undefined;
     let listVersion = '';
@@ -353,6 +353,8 @@ class Collection {
       if (problem.kind === 'forbidden') return 'forbidden';
       return this.fail(problem);
     } while (continueToken);
+    // A refresh started meanwhile: its own list is the one to keep.
+    if (generation !== this.generation) return 'failed';
     const changed = new Set<string>([...this.objects.keys(), ...fresh.keys()]);
     this.objects.clear();
     for (const [name, object] of fresh) this.objects.set(name, object);
