@@ -1,3 +1,147 @@
-// Command-line entry: `kube-conflict-hints check ...`. Filled in with the engine (issue 7).
-process.stderr.write('kube-conflict-hints: the command-line check is not available in this build yet\n');
-process.exit(2);
+// Command-line entry (`kube-conflict-hints`, dist/cli.js): the check for CI and terminals, and
+// offline snapshots. Results go to stdout, one-line problems to stderr; exit 0 clean, 1 findings,
+// 2 usage or cluster problems.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { createClusterConnection, type ClusterConnection, type ClusterProblem } from '../cluster';
+import { exitCodeFor, formatJson, formatSarif, formatText, summarize, type CheckReport } from '../core/report';
+import { parseCommandLine, usage, type CheckCommand, type ClusterOptions, type OutputFormat, type SnapshotCommand } from './args';
+import { runCheck } from './check';
+import { liveFactsReader, type FactsReader } from './facts';
+import { collectManifestFiles } from './files';
+import { loadSnapshot, takeSnapshot } from './snapshot';
+
+const programName = 'kube-conflict-hints';
+
+async function main(argv: readonly string[]): Promise<number> {
+  const parsed = parseCommandLine(argv);
+  if (!parsed.ok) return fail(parsed.message);
+  const command = parsed.command;
+  switch (command.command) {
+    case 'help':
+      await write(process.stdout, usage);
+      return 0;
+    case 'version':
+      await write(process.stdout, `${toolVersion()}\n`);
+      return 0;
+    case 'check':
+      return check(command);
+    case 'snapshot':
+      return snapshot(command);
+  }
+}
+
+async function check(command: CheckCommand): Promise<number> {
+  const files = collectManifestFiles(command.targets);
+  if (!files.ok) return fail(files.message);
+  let reader: FactsReader;
+  let connection: ClusterConnection | undefined;
+  if (command.snapshot !== undefined) {
+    const loaded = loadSnapshot(command.snapshot, command.namespace);
+    if (!loaded.ok) return fail(loaded.message);
+    reader = loaded.reader;
+  } else {
+    connection = connect(command);
+    reader = liveFactsReader(connection);
+  }
+  try {
+    const outcome = await runCheck(files.files, reader, { fieldManager: command.fieldManager, applyMode: command.mode }, command.verify ? connection : undefined);
+    if (!outcome.ok) return 'usage' in outcome ? fail(outcome.usage) : fail(describeProblem(outcome.problem, connection, command.verify));
+    await write(process.stdout, render(outcome.report, command.format));
+    return exitCodeFor(summarize(outcome.report));
+  } finally {
+    reader.close();
+  }
+}
+
+async function snapshot(command: SnapshotCommand): Promise<number> {
+  const connection = connect(command);
+  try {
+    const result = await takeSnapshot(connection, { outDir: command.outDir, selectors: command.selectors });
+    if (!result.ok) return 'usage' in result ? fail(result.usage) : fail(describeProblem(result.problem, connection, false));
+    for (const note of result.notes) process.stderr.write(`${programName}: note: ${note}\n`);
+    await write(
+      process.stdout,
+      `saved ${result.saved} live object${result.saved === 1 ? '' : 's'}, ${result.absent} absent, ${result.documents} OpenAPI document${result.documents === 1 ? '' : 's'} to ${command.outDir}\n`,
+    );
+    return 0;
+  } finally {
+    connection.dispose();
+  }
+}
+
+function connect(options: ClusterOptions): ClusterConnection {
+  return createClusterConnection(
+    { kubeconfig: options.kubeconfig ?? '', context: options.context ?? '', namespace: options.namespace ?? '' },
+    { userAgent: `${programName}/${toolVersion()} (check)` },
+  );
+}
+
+function render(report: CheckReport, format: OutputFormat): string {
+  switch (format) {
+    case 'text':
+      return formatText(report);
+    case 'json':
+      return formatJson(report);
+    case 'sarif':
+      return formatSarif(report, { toolVersion: toolVersion(), baseUri: `${pathToFileURL(process.cwd()).href}/` });
+  }
+}
+
+/** One line a user can act on: what failed, against which cluster, and the server's words. */
+export function describeProblem(problem: ClusterProblem, connection: ClusterConnection | undefined, verifying: boolean): string {
+  const context = connection?.context?.name ?? connection?.settings.context ?? '';
+  const server = connection?.context?.server;
+  const where = `${server ? `the cluster at ${server}` : 'the cluster'}${context ? ` (context ${context})` : ''}`;
+  const detail = problem.message.replace(/\s+/g, ' ').trim();
+  switch (problem.kind) {
+    case 'unreachable':
+      return `cannot reach ${where}: ${detail}`;
+    case 'unauthenticated':
+      return `${where} does not accept the credentials: ${detail}`;
+    case 'forbidden': {
+      const needs = verifying ? 'get, list and watch on the manifests\' kinds, and patch (or create) for the --verify dry runs' : 'get, list and watch on the manifests\' kinds';
+      return `${where} refuses: ${detail} (the check needs ${needs})`;
+    }
+    case 'configuration':
+      return `kubeconfig: ${detail}`;
+    default:
+      return `${where} answered: ${detail}`;
+  }
+}
+
+function fail(message: string): number {
+  process.stderr.write(`${programName}: ${message}\n`);
+  return 2;
+}
+
+function write(stream: NodeJS.WriteStream, text: string): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.write(text)) resolve();
+    else stream.once('drain', () => resolve());
+  });
+}
+
+let cachedVersion: string | undefined;
+/** The version in package.json, found from dist/cli.js or from the sources run by tsx. */
+function toolVersion(): string {
+  if (cachedVersion) return cachedVersion;
+  for (let dir = __dirname; ; dir = path.dirname(dir)) {
+    const file = path.join(dir, 'package.json');
+    if (fs.existsSync(file)) {
+      const pkg = JSON.parse(fs.readFileSync(file, 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === programName && pkg.version) return (cachedVersion = pkg.version);
+    }
+    if (path.dirname(dir) === dir) return (cachedVersion = '0.0.0');
+  }
+}
+
+main(process.argv.slice(2)).then(
+  // Exit explicitly: watches opened by the cluster layer must not keep the process alive.
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`${programName}: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(2);
+  },
+);

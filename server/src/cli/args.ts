@@ -1,0 +1,142 @@
+// The command line, read into plain records. Anything the user typed that cannot work is a usage
+// error with one sentence saying why (exit 2), before any file or cluster is touched.
+import { parseArgs } from 'node:util';
+import { applyModes, type ApplyMode } from '../protocol';
+
+export type OutputFormat = 'text' | 'json' | 'sarif';
+const formats: readonly OutputFormat[] = ['text', 'json', 'sarif'];
+
+export interface ClusterOptions {
+  kubeconfig?: string;
+  context?: string;
+  namespace?: string;
+}
+
+export interface CheckCommand extends ClusterOptions {
+  command: 'check';
+  targets: string[];
+  mode: ApplyMode;
+  fieldManager: string;
+  format: OutputFormat;
+  verify: boolean;
+  snapshot?: string;
+}
+
+export interface SnapshotCommand extends ClusterOptions {
+  command: 'snapshot';
+  outDir: string;
+  selectors: string[];
+}
+
+export type Command = CheckCommand | SnapshotCommand | { command: 'help'; topic?: 'check' | 'snapshot' } | { command: 'version' };
+
+export type ParsedCommand = { ok: true; command: Command } | { ok: false; message: string };
+
+export const usage = `Usage:
+  kube-conflict-hints check [options] <file|directory>...
+  kube-conflict-hints snapshot --out <dir> [options] <file|directory|kind/name>...
+
+check: predicts, for every Kubernetes object in the manifests, the 409 Conflict answers the API
+server would give (Server-Side Apply field conflicts, AlreadyExists, stale resourceVersion/uid),
+from reads alone. Directories are searched for *.yaml, *.yml and *.json.
+
+  --mode <serverSide|clientSide|create>  how the manifests will be sent (default serverSide:
+                                         kubectl apply --server-side; clientSide: kubectl apply;
+                                         create: kubectl create)
+  --field-manager <name>                 the field manager of the apply (default kubectl)
+  --format <text|json|sarif>             output (default text); json is described by
+                                         schemas/findings.schema.json, sarif is SARIF 2.1.0
+  --verify                               also send each manifest as a dry run (dryRun=All: nothing
+                                         is stored) and show where the server's answer differs
+  --snapshot <dir>                       read the cluster from a snapshot directory; no cluster
+  --kubeconfig <file>                    default: KUBECONFIG, then ~/.kube/config
+  --context <name>                       default: the kubeconfig's current context
+  -n, --namespace <name>                 for manifests without one (default: the context's, then default)
+
+snapshot: saves the live objects the manifests name (or kind/name selectors), with managedFields,
+and the OpenAPI v3 documents and discovery they need, for check --snapshot. A directory of
+\`kubectl get -o yaml --show-managed-fields\` output also works as a snapshot.
+
+  --out <dir>                            the snapshot directory (created; an earlier snapshot
+                                         there is replaced)
+  --kubeconfig, --context, -n/--namespace as for check
+
+Exit codes: 0 nothing found (information alone counts as nothing), 1 errors or warnings found,
+2 usage error or cluster problem (unreachable, unauthenticated, forbidden).
+`;
+
+export function parseCommandLine(argv: readonly string[]): ParsedCommand {
+  const [verb, ...rest] = argv;
+  if (verb === undefined || verb === '--help' || verb === '-h' || verb === 'help') return { ok: true, command: { command: 'help' } };
+  if (verb === '--version' || verb === '-v') return { ok: true, command: { command: 'version' } };
+  if (verb !== 'check' && verb !== 'snapshot') {
+    return { ok: false, message: `unknown command ${JSON.stringify(verb)}: use check or snapshot (see --help)` };
+  }
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...rest],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        help: { type: 'boolean', short: 'h' },
+        kubeconfig: { type: 'string' },
+        context: { type: 'string' },
+        namespace: { type: 'string', short: 'n' },
+        'field-manager': { type: 'string' },
+        mode: { type: 'string' },
+        format: { type: 'string', short: 'o' },
+        verify: { type: 'boolean' },
+        snapshot: { type: 'string' },
+        out: { type: 'string' },
+      },
+    });
+  } catch (e) {
+    // node's messages name the option: "Unknown option '--foo'", "Option '--mode <value>' argument missing".
+    return { ok: false, message: `${(e as Error).message.replace(/\. To specify a positional argument.*$/s, '')} (see --help)` };
+  }
+  const v = parsed.values;
+  if (v.help) return { ok: true, command: { command: 'help', topic: verb } };
+  const cluster: ClusterOptions = {
+    ...(v.kubeconfig !== undefined ? { kubeconfig: v.kubeconfig } : {}),
+    ...(v.context !== undefined ? { context: v.context } : {}),
+    ...(v.namespace !== undefined ? { namespace: v.namespace } : {}),
+  };
+  for (const [name, value] of Object.entries({ kubeconfig: v.kubeconfig, context: v.context, namespace: v.namespace, 'field-manager': v['field-manager'], out: v.out, snapshot: v.snapshot })) {
+    if (value !== undefined && value.trim() === '') return { ok: false, message: `--${name} needs a value` };
+  }
+
+  if (verb === 'snapshot') {
+    for (const option of ['field-manager', 'mode', 'format', 'verify', 'snapshot'] as const) {
+      if (v[option] !== undefined) return { ok: false, message: `--${option} is an option of check, not of snapshot` };
+    }
+    if (v.out === undefined) return { ok: false, message: 'snapshot needs --out <dir>' };
+    if (parsed.positionals.length === 0) return { ok: false, message: 'snapshot needs manifests (files or directories) or kind/name selectors to save' };
+    return { ok: true, command: { command: 'snapshot', outDir: v.out, selectors: parsed.positionals, ...cluster } };
+  }
+
+  if (v.out !== undefined) return { ok: false, message: '--out is an option of snapshot; check reads a snapshot with --snapshot <dir>' };
+  const mode = v.mode ?? 'serverSide';
+  if (!applyModes.includes(mode as ApplyMode)) return { ok: false, message: `--mode must be one of ${applyModes.join(', ')} (got ${JSON.stringify(mode)})` };
+  const format = v.format ?? 'text';
+  if (!formats.includes(format as OutputFormat)) return { ok: false, message: `--format must be one of ${formats.join(', ')} (got ${JSON.stringify(format)})` };
+  if (v.snapshot !== undefined) {
+    if (v.verify) return { ok: false, message: '--verify asks the cluster, --snapshot reads none: use one of them' };
+    if (v.kubeconfig !== undefined || v.context !== undefined) return { ok: false, message: '--snapshot reads no cluster: --kubeconfig and --context do not apply' };
+  }
+  if (v.verify && mode === 'clientSide') return { ok: false, message: '--verify confirms --mode serverSide or create (a dry-run update is not offered)' };
+  if (parsed.positionals.length === 0) return { ok: false, message: 'check needs manifests: name files or directories (e.g. `kube-conflict-hints check k8s/`)' };
+  return {
+    ok: true,
+    command: {
+      command: 'check',
+      targets: parsed.positionals,
+      mode: mode as ApplyMode,
+      fieldManager: v['field-manager'] ?? 'kubectl',
+      format: format as OutputFormat,
+      verify: v.verify === true,
+      ...(v.snapshot !== undefined ? { snapshot: v.snapshot } : {}),
+      ...cluster,
+    },
+  };
+}

@@ -1,0 +1,53 @@
+// The check itself: every file, every object in it, the facts from the cluster or a snapshot,
+// the same analysis the editor runs, and (with --verify) the server's dry-run answer beside it.
+import * as fs from 'node:fs';
+import { analyzeResource, objectIdentity, problemFindings, type AnalysisSettings } from '../core/analysis';
+import { parseManifestText } from '../core/manifest';
+import type { CheckedObject, CheckReport } from '../core/report';
+import type { ClusterConnection, ClusterProblem } from '../cluster';
+import type { FactsReader } from './facts';
+import { displayPath } from './files';
+import { compareWithServer } from './verify';
+
+export type CheckOutcome = { ok: true; report: CheckReport } | { ok: false; problem: ClusterProblem } | { ok: false; usage: string };
+
+export async function runCheck(
+  files: readonly string[],
+  reader: FactsReader,
+  settings: AnalysisSettings,
+  verifier: ClusterConnection | undefined,
+): Promise<CheckOutcome> {
+  const objects: CheckedObject[] = [];
+  for (const file of files) {
+    let text: string;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch (e) {
+      return { ok: false, usage: `cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` };
+    }
+    const shown = displayPath(file);
+    const parsed = parseManifestText(text);
+    if (parsed.problems.length > 0) objects.push({ file: shown, title: shown, findings: problemFindings(parsed.problems), notes: [] });
+    for (const resource of parsed.resources) {
+      const answer = await reader.read(resource);
+      if (!answer.ok) return { ok: false, problem: answer.problem };
+      const findings = analyzeResource(resource, answer.facts, settings);
+      const checked: CheckedObject = { file: shown, object: objectIdentity(resource), title: answer.title, findings, notes: answer.notes };
+      if (verifier && answer.facts.kind.state === 'served' && resource.name !== undefined) {
+        // The text goes as written (duplicates, scalars) when the document is the object itself.
+        const manifest = resource.itemIndex === undefined ? { object: resource.object, text: resource.documentText } : { object: resource.object };
+        const options = { fieldManager: settings.fieldManager, fieldValidation: 'Strict' as const };
+        const outcome = settings.applyMode === 'create' ? await verifier.dryRunCreate(manifest, options) : await verifier.dryRunApply(manifest, options);
+        const compared = compareWithServer(resource, findings, outcome, answer.facts.schema);
+        if (!compared.ok) return { ok: false, problem: compared.problem };
+        objects.push({ ...checked, verification: compared.verification });
+      } else {
+        objects.push(checked);
+      }
+    }
+  }
+  return {
+    ok: true,
+    report: { mode: settings.applyMode, fieldManager: settings.fieldManager, source: reader.source, files: files.map((f) => displayPath(f)), objects },
+  };
+}
