@@ -381,7 +381,7 @@ function blockDeletions(lines: TextLines, resource: ManifestResource, container:
   // Entries a `<<` merges in are not written here and cannot be among the removed ones (that is
   // refused earlier); the written ones are found by their own lines, the `<<` line stays.
   const { children } = writtenChildren(lines, resource, container, false);
-  const own: (Span & { inline: boolean })[] = [];
+  const own: (Span & { inline: boolean; first: boolean })[] = [];
   for (const child of children) {
     if (!removed.has(child.index)) continue;
     const column = child.start - lineStart(lines, lineOf(lines, child.start));
@@ -393,27 +393,31 @@ function blockDeletions(lines: TextLines, resource: ManifestResource, container:
       end = nextLineStart(lines, line);
     }
     if (!firstOnLine(lines, child.start)) {
-      own.push({ start: child.start, end, inline: true });
+      own.push({ start: child.start, end, inline: true, first: false });
       continue;
     }
     let startLine = lineOf(lines, child.start);
     while (startLine > 0 && commentOnlyColumn(lines, startLine - 1) === column) startLine--;
-    own.push({ start: lineStart(lines, startLine), end, inline: false });
+    own.push({ start: lineStart(lines, startLine), end, inline: false, first: child === children[0] });
   }
-  const merged: (Span & { inline: boolean })[] = [];
+  const merged: (Span & { inline: boolean; first: boolean })[] = [];
   for (const s of own.sort((a, b) => a.start - b.start)) {
     const last = merged.at(-1);
     if (last && s.start <= last.end) merged[merged.length - 1] = { ...last, end: Math.max(last.end, s.end) };
     else merged.push(s);
   }
-  return merged.map((s) => (s.inline ? { start: s.start, end: skipWhitespace(lines.text, s.end) } : tidyBlankLines(lines, s)));
+  return merged.map((s) => (s.inline ? { start: s.start, end: skipWhitespace(lines.text, s.end) } : tidyBlankLines(lines, s, s.first)));
 }
 
-/** A removal between two blank lines takes the blank lines after it, so one blank line stays. */
-function tidyBlankLines(lines: TextLines, span: Span): Span {
+/**
+ * A removal between two blank lines takes the blank lines after it, so one blank line stays; so
+ * does the removal of a collection's first child, so no blank line opens the collection.
+ */
+function tidyBlankLines(lines: TextLines, span: Span, first: boolean): Span {
   const firstLine = lineOf(lines, span.start);
-  if (firstLine === 0 || !isBlankLine(lines, firstLine - 1)) return span;
-  if (span.end >= lines.text.length) {
+  const blankBefore = firstLine > 0 && isBlankLine(lines, firstLine - 1);
+  if (!blankBefore && !first) return span;
+  if (blankBefore && span.end >= lines.text.length) {
     let start = span.start;
     for (let line = firstLine - 1; line >= 0 && isBlankLine(lines, line); line--) start = lineStart(lines, line);
     return { start, end: span.end };
