@@ -11,6 +11,10 @@ export interface Settings {
   kubeconfig: string;
   context: string;
   namespace: string;
+  /** A summary line above each resource. */
+  codeLens: boolean;
+  /** Confirm predictions with a dry-run apply whenever a file is saved. */
+  verifyOnSave: boolean;
 }
 
 export const defaultSettings: Settings = {
@@ -19,6 +23,8 @@ export const defaultSettings: Settings = {
   kubeconfig: '',
   context: '',
   namespace: '',
+  codeLens: true,
+  verifyOnSave: false,
 };
 
 /** Turns whatever the editor sent (any shape, any age of settings file) into valid settings. */
@@ -32,6 +38,8 @@ export function sanitizeSettings(raw: unknown): Settings {
     kubeconfig: str(r.kubeconfig, ''),
     context: str(r.context, ''),
     namespace: str(r.namespace, ''),
+    codeLens: typeof r.codeLens === 'boolean' ? r.codeLens : defaultSettings.codeLens,
+    verifyOnSave: typeof r.verifyOnSave === 'boolean' ? r.verifyOnSave : defaultSettings.verifyOnSave,
   };
 }
 
@@ -51,4 +59,43 @@ export interface StatusParams {
   server?: string;
   /** One sentence for the tooltip, e.g. the error of the last request. */
   detail: string;
+}
+
+/** Client → server requests and server → client notifications beyond LSP. */
+export const requests = {
+  /** Drop the caches, rediscover and relist. */
+  refresh: 'kubeConflictHints/refresh',
+  /** The contexts of the kubeconfig the document's settings select. */
+  contexts: 'kubeConflictHints/contexts',
+  /** Field managers seen on the live objects of a document (for the picker). */
+  managers: 'kubeConflictHints/managers',
+  /** The live object under the cursor as YAML annotated with each line's owners. */
+  ownership: 'kubeConflictHints/ownership',
+  /** Confirm the document's predictions with dry-run applies. */
+  verify: 'kubeConflictHints/verify',
+} as const;
+
+export interface DocumentParams {
+  uri: string;
+  position?: { line: number; character: number };
+}
+
+export interface ContextsResult {
+  current?: string;
+  contexts: { name: string; cluster: string; namespace?: string; server?: string }[];
+  problem?: string;
+}
+
+export interface OwnershipResult {
+  title: string;
+  text: string;
+}
+
+export interface VerifyResult {
+  /** Resources confirmed as predicted. */
+  agreed: number;
+  /** One line per resource where the server's answer differed from the prediction. */
+  differences: string[];
+  /** Resources that could not be verified, with why. */
+  failed: string[];
 }

@@ -40,6 +40,11 @@ export interface TestServer {
   close(uri: string): Promise<void>;
   text(uri: string): string;
   diagnostics(uri: string): Promise<Diagnostic[]>;
+  /**
+   * Pulls diagnostics until `done` holds, pulling again each time the server asks the editor to
+   * (as VS Code does): waits on the server's signal, never on a fixed delay.
+   */
+  diagnosticsUntil(uri: string, done: (d: Diagnostic[]) => boolean, timeoutMs?: number): Promise<Diagnostic[]>;
   hover(uri: string, position: Position): Promise<Hover | null>;
   codeActions(uri: string, range: Range, diagnostics: Diagnostic[], only?: string[]): Promise<CodeAction[]>;
   /** Applies a workspace edit to the open documents (as the editor would) and syncs the server. */
@@ -140,6 +145,18 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       const report: DocumentDiagnosticReport = await connection.sendRequest('textDocument/diagnostic', { textDocument: { uri } });
       return report.kind === 'full' ? report.items : [];
     },
+    async diagnosticsUntil(uri, done, timeoutMs = 20000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const refreshed = server.waitForRefresh(Math.max(1, deadline - Date.now())).catch(() => undefined);
+        const items = await server.diagnostics(uri);
+        if (done(items)) return items;
+        if (Date.now() >= deadline) {
+          throw new Error(`diagnostics of ${uri} did not reach the expected state in ${timeoutMs} ms; last: ${JSON.stringify(items.map((d) => d.message))}`);
+        }
+        await refreshed;
+      }
+    },
     hover(uri, position) {
       return connection.sendRequest('textDocument/hover', { textDocument: { uri }, position });
     },
@@ -190,6 +207,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
     promise.finally(() => clearTimeout(timer)),
     new Promise<T>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+      timer.unref();
     }),
   ]);
 }

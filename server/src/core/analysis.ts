@@ -5,6 +5,7 @@
 import { isJsonObject, type JsonObject, type JsonValue } from './json';
 import { locate, type LocateOptions, type ManifestProblem, type ManifestResource, type Range } from './manifest';
 import { managerRole } from './managers';
+import { liveValueAt } from './ownership';
 import { describeManager, formatServerPath, qualifiedResource, type ManagerIdentity } from './messages';
 import type { FieldPath } from './path';
 import { predictApply, type ApplyMode, type FieldConflict } from './predict';
@@ -49,7 +50,9 @@ export type FindingCode =
   | 'invalid-manifest'
   | 'yaml-syntax'
   | 'yaml-decode'
-  | 'duplicate-key';
+  | 'duplicate-key'
+  /** The API server's own answer to a dry run, where it differs from the prediction. */
+  | 'dry-run-differs';
 
 export type Severity = 'error' | 'warning' | 'information';
 
@@ -201,7 +204,7 @@ export function analyzeResource(resource: ManifestResource, facts: ResourceFacts
   for (const { manager, paths } of prediction.deletionsByManager) {
     if (manager.manager !== settings.fieldManager || manager.operation !== 'Apply') continue;
     for (const path of paths) {
-      const liveValue = live ? valueAt(live, path) : undefined;
+      const liveValue = live ? liveValueAt(live, path) : undefined;
       findings.push({
         code: 'would-delete',
         severity: 'information',
@@ -310,19 +313,6 @@ const metadataPath = (name: string): FieldPath => [
 export function showValue(v: JsonValue): string {
   const s = JSON.stringify(v);
   return s.length > 60 ? `${s.slice(0, 57)}...` : s;
-}
-
-function valueAt(obj: JsonValue, path: FieldPath): JsonValue | undefined {
-  let cur: JsonValue | undefined = obj;
-  for (const el of path) {
-    if (cur === undefined || cur === null) return undefined;
-    if (el.kind === 'field') cur = isJsonObject(cur) ? cur[el.name] : undefined;
-    else if (!Array.isArray(cur)) return undefined;
-    else if (el.kind === 'index') cur = cur[el.index];
-    else if (el.kind === 'value') cur = cur.find((x) => JSON.stringify(x) === JSON.stringify(el.value));
-    else cur = cur.find((x) => isJsonObject(x) && Object.entries(el.fields).every(([k, v]) => x[k] === undefined || JSON.stringify(x[k]) === JSON.stringify(v)));
-  }
-  return cur;
 }
 
 /** Where a path is written, or the nearest written ancestor: key range, value range, node kind. */

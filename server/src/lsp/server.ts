@@ -1,15 +1,39 @@
 import {
+  CodeLens,
+  CodeLensRefreshRequest,
   createConnection,
   DocumentDiagnosticReportKind,
   ProposedFeatures,
   TextDocuments,
   TextDocumentSyncKind,
   type Connection,
-  type Diagnostic,
   type DocumentDiagnosticReport,
+  type Hover,
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { sanitizeSettings, type InitializationOptions, type Settings } from '../protocol';
+import { readKubeconfig, type ClusterHealth } from '../cluster';
+import { managerNames, type Finding } from '../core/analysis';
+import { fieldHover, objectHover } from '../core/hover-text';
+import { ownershipView } from '../core/ownership-view';
+import { nodeAt } from '../core/ownership';
+import type { ManifestResource, Position } from '../core/manifest';
+import {
+  requests,
+  sanitizeSettings,
+  statusNotification,
+  type ContextsResult,
+  type DocumentParams,
+  type InitializationOptions,
+  type OwnershipResult,
+  type Settings,
+  type StatusParams,
+  type VerifyResult,
+} from '../protocol';
+import { codeActions, codeActionKinds } from './code-actions';
+import { toDiagnostic } from './diagnostics';
+import { DocumentAnalyzer, type AnalyzedResource } from './document-analysis';
+import { Sessions, type Session } from './session';
+import { verifyDocument } from './verify';
 
 /** Starts the server on the transport the client chose on the command line (--stdio, --node-ipc). */
 export function startProcessServer(): void {
@@ -17,51 +41,245 @@ export function startProcessServer(): void {
 }
 
 /** Starts a server over a pair of streams: the protocol tests' in-memory transport. */
-export function startStreamServer(input: NodeJS.ReadableStream, output: NodeJS.WritableStream): void {
-  startServer(createConnection(ProposedFeatures.all, input, output));
+export function startStreamServer(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, env: NodeJS.ProcessEnv = process.env): void {
+  startServer(createConnection(ProposedFeatures.all, input, output), env);
 }
 
 /**
- * Wires one connection: open documents, settings per document, pull diagnostics.
- * Handlers only look up state and delegate; nothing here knows Kubernetes.
+ * Wires one connection. Handlers look up a document and delegate; nothing here knows Kubernetes
+ * beyond calling core/ and cluster/.
  */
-export function startServer(connection: Connection): void {
+export function startServer(connection: Connection, env: NodeJS.ProcessEnv = process.env): void {
   const documents = new TextDocuments(TextDocument);
+  const analyzer = new DocumentAnalyzer();
   let clusterAccess = true;
   let canReadConfiguration = false;
+  let canRefreshDiagnostics = false;
+  let canRefreshCodeLens = false;
+  let statusSession: Session | undefined;
+  let lastStatus = '';
+  /** The server's own dry-run answers where they differed from the prediction, per document version. */
+  const verified = new Map<string, { version: number; findings: Finding[] }>();
+
+  const sendStatus = (params: StatusParams) => {
+    const key = JSON.stringify(params);
+    if (key === lastStatus) return;
+    lastStatus = key;
+    void connection.sendNotification(statusNotification, params);
+  };
+  const statusOf = (session: Session, health: ClusterHealth): StatusParams => ({
+    health: health.state,
+    context: health.context ?? session.connection.context?.name ?? '',
+    ...(health.server ? { server: health.server } : {}),
+    detail: health.problem?.message ?? (health.state === 'connected' ? 'Connected' : 'Not asked yet'),
+  });
+
+  let refreshTimer: NodeJS.Timeout | undefined;
+  const scheduleRefresh = () => {
+    if (refreshTimer) return;
+    refreshTimer = setTimeout(() => {
+      refreshTimer = undefined;
+      if (canRefreshDiagnostics) void connection.languages.diagnostics.refresh();
+      if (canRefreshCodeLens) void connection.sendRequest(CodeLensRefreshRequest.type);
+    }, 50);
+  };
+
+  const sessions = new Sessions(
+    {
+      onFactsChange: scheduleRefresh,
+      onHealthChange: (session, health) => {
+        if (session === statusSession) sendStatus(statusOf(session, health));
+        scheduleRefresh();
+      },
+    },
+    env,
+  );
 
   connection.onInitialize((params) => {
     const options = (params.initializationOptions ?? {}) as Partial<InitializationOptions>;
     clusterAccess = options.clusterAccess !== false;
-    canReadConfiguration = params.capabilities.workspace?.configuration === true;
+    const caps = params.capabilities;
+    canReadConfiguration = caps.workspace?.configuration === true;
+    canRefreshDiagnostics = caps.workspace?.diagnostics?.refreshSupport === true;
+    canRefreshCodeLens = caps.workspace?.codeLens?.refreshSupport === true;
     return {
       capabilities: {
         textDocumentSync: TextDocumentSyncKind.Incremental,
         diagnosticProvider: { interFileDependencies: false, workspaceDiagnostics: false },
+        hoverProvider: true,
+        codeActionProvider: { codeActionKinds: [...codeActionKinds] },
+        codeLensProvider: { resolveProvider: false },
       },
       serverInfo: { name: 'kube-conflict-hints' },
     };
   });
 
+  connection.onInitialized(async () => {
+    if (!clusterAccess) {
+      sendStatus({ health: 'disabled', context: '', detail: 'Untrusted workspace: no cluster is contacted.' });
+      return;
+    }
+    // Say which cluster this is before any document is opened.
+    const session = sessions.for(await settingsFor(undefined));
+    statusSession = session;
+    sendStatus(statusOf(session, await session.connection.checkHealth()));
+  });
+
   /** Settings are asked for per document (a folder can override them) and never cached globally. */
-  async function settingsFor(uri: string): Promise<Settings> {
+  async function settingsFor(uri: string | undefined): Promise<Settings> {
     if (!canReadConfiguration) return sanitizeSettings({});
-    const raw: unknown = await connection.workspace.getConfiguration({ scopeUri: uri, section: 'kubeConflictHints' });
+    const raw: unknown = await connection.workspace.getConfiguration({ ...(uri ? { scopeUri: uri } : {}), section: 'kubeConflictHints' });
     return sanitizeSettings(raw);
   }
 
+  function sessionFor(settings: Settings): Session | undefined {
+    if (!clusterAccess) return undefined;
+    const session = sessions.for(settings);
+    if (session !== statusSession) {
+      statusSession = session;
+      sendStatus(statusOf(session, session.connection.health()));
+    }
+    return session;
+  }
+
+  async function analysisOf(uri: string) {
+    const document = documents.get(uri);
+    if (!document) return undefined;
+    const settings = await settingsFor(uri);
+    const session = sessionFor(settings);
+    return { document, settings, session, analysis: analyzer.analyze(uri, document.version, document.getText(), settings, session) };
+  }
+
+  function resourceAt(resources: readonly AnalyzedResource[], position: Position): AnalyzedResource | undefined {
+    return resources.find(({ resource: { range } }) => {
+      const afterStart = position.line > range.start.line || (position.line === range.start.line && position.character >= range.start.character);
+      const beforeEnd = position.line < range.end.line || (position.line === range.end.line && position.character <= range.end.character);
+      return afterStart && beforeEnd;
+    });
+  }
+
   connection.languages.diagnostics.on(async (params): Promise<DocumentDiagnosticReport> => {
-    const document = documents.get(params.textDocument.uri);
-    if (!document) return { kind: DocumentDiagnosticReportKind.Full, items: [] };
-    const settings = await settingsFor(document.uri);
-    const items: Diagnostic[] = clusterAccess ? diagnose(document, settings) : [];
-    return { kind: DocumentDiagnosticReportKind.Full, items };
+    const state = await analysisOf(params.textDocument.uri);
+    if (!state) return { kind: DocumentDiagnosticReportKind.Full, items: [] };
+    const version = state.document.version;
+    const confirmed = verified.get(state.document.uri);
+    const findings = confirmed?.version === version ? [...state.analysis.findings, ...confirmed.findings] : state.analysis.findings;
+    return { kind: DocumentDiagnosticReportKind.Full, items: findings.map((f) => toDiagnostic(f, version)) };
   });
 
+  connection.onHover(async (params): Promise<Hover | null> => {
+    const state = await analysisOf(params.textDocument.uri);
+    const hit = state && resourceAt(state.analysis.resources, params.position);
+    if (!hit) return null;
+    const now = Date.now();
+    const at = nodeAt(hit.resource, params.position, hit.facts?.schema);
+    const value =
+      !at || isObjectIdentityPath(at.path)
+        ? objectHover(hit.resource, hit.facts, now)
+        : fieldHover(hit.resource, hit.facts, at.path, at.node, now);
+    return { contents: { kind: 'markdown', value }, ...(at ? { range: at.keyRange } : {}) };
+  });
+
+  connection.onCodeAction(async (params) => {
+    const state = await analysisOf(params.textDocument.uri);
+    if (!state) return [];
+    return codeActions(params, state.document, state.analysis);
+  });
+
+  connection.onCodeLens(async (params): Promise<CodeLens[]> => {
+    const state = await analysisOf(params.textDocument.uri);
+    if (!state || !state.settings.codeLens || !state.session) return [];
+    return state.analysis.resources.flatMap(({ resource, facts, findings }) => {
+      const title = codeLensTitle(resource, facts, findings);
+      return title ? [{ range: { start: resource.range.start, end: resource.range.start }, command: { title, command: '' } }] : [];
+    });
+  });
+
+  connection.onRequest(requests.refresh, () => {
+    sessions.refresh();
+    scheduleRefresh();
+    return null;
+  });
+
+  connection.onRequest(requests.contexts, async (params: DocumentParams | undefined): Promise<ContextsResult> => {
+    const settings = await settingsFor(params?.uri);
+    const read = readKubeconfig({ kubeconfig: settings.kubeconfig }, env);
+    if (!read.ok) return { contexts: [], problem: read.problem.message };
+    return {
+      ...(settings.context || read.value.currentContext ? { current: settings.context || read.value.currentContext } : {}),
+      contexts: read.value.contexts.map((c) => ({
+        name: c.name,
+        cluster: c.cluster,
+        ...(c.namespace ? { namespace: c.namespace } : {}),
+        ...(c.server ? { server: c.server } : {}),
+      })),
+    };
+  });
+
+  connection.onRequest(requests.managers, async (params: DocumentParams): Promise<string[]> => {
+    const state = await analysisOf(params.uri);
+    const names = new Set<string>([state?.settings.fieldManager ?? 'kubectl', 'kubectl']);
+    for (const { facts } of state?.analysis.resources ?? []) {
+      if (facts?.live.state === 'exists') for (const n of managerNames(facts.live.object)) names.add(JSON.parse(n) as string);
+    }
+    return [...names];
+  });
+
+  connection.onRequest(requests.ownership, async (params: DocumentParams): Promise<OwnershipResult | null> => {
+    const state = await analysisOf(params.uri);
+    const hit = state && (params.position ? resourceAt(state.analysis.resources, params.position) : state.analysis.resources[0]);
+    if (!hit || !hit.facts || hit.facts.live.state !== 'exists') return null;
+    const { resource } = hit;
+    return {
+      title: `${resource.kind} ${resource.namespace ? `${resource.namespace}/` : ''}${resource.name ?? ''} (live, with owners)`,
+      text: ownershipView(hit.facts.live.object, hit.facts.schema),
+    };
+  });
+
+  async function verify(uri: string): Promise<VerifyResult> {
+    const state = await analysisOf(uri);
+    if (!state || !state.session) return { agreed: 0, differences: [], failed: ['No cluster access in this workspace.'] };
+    const { findings, ...result } = await verifyDocument(state.session, state.settings, state.analysis);
+    verified.set(uri, { version: state.document.version, findings });
+    for (const line of result.differences) connection.console.warn(`verify: ${line}`);
+    for (const line of result.failed) connection.console.warn(`verify: could not verify ${line}`);
+    connection.console.info(`verify: ${result.agreed} resource(s) answered as predicted, ${result.differences.length} differed`);
+    scheduleRefresh();
+    return result;
+  }
+
+  connection.onRequest(requests.verify, (params: DocumentParams) => verify(params.uri));
+
+  documents.onDidSave(async (e) => {
+    if ((await settingsFor(e.document.uri)).verifyOnSave) await verify(e.document.uri);
+  });
+
+  documents.onDidClose((e) => {
+    analyzer.forget(e.document.uri);
+    verified.delete(e.document.uri);
+  });
+  connection.onShutdown(() => sessions.dispose());
   documents.listen(connection);
   connection.listen();
 }
 
-function diagnose(_document: TextDocument, _settings: Settings): Diagnostic[] {
-  return [];
+/** Hovering `kind`, `apiVersion`, `metadata` or `metadata.name` tells about the object itself. */
+function isObjectIdentityPath(path: readonly { kind: string; name?: string }[]): boolean {
+  if (path.length === 1) return ['kind', 'apiVersion', 'metadata'].includes(path[0]?.name ?? '');
+  return path.length === 2 && path[0]?.name === 'metadata' && (path[1]?.name === 'name' || path[1]?.name === 'namespace');
+}
+
+function codeLensTitle(resource: ManifestResource, facts: AnalyzedResource['facts'], findings: AnalyzedResource['findings']): string | undefined {
+  if (!facts || facts.kind.state !== 'served') return undefined;
+  if (facts.live.state === 'absent') return 'new object: nothing to conflict with';
+  if (facts.live.state !== 'exists') return undefined;
+  const conflicts = findings.filter((f) => f.code === 'field-conflict').length;
+  const errors = findings.filter((f) => f.severity === 'error').length;
+  const managers = managerNames(facts.live.object).map((n) => JSON.parse(n) as string);
+  const parts = [
+    conflicts > 0 ? `${conflicts} field conflict${conflicts === 1 ? '' : 's'}` : errors > 0 ? `${errors} error${errors === 1 ? '' : 's'}` : 'no conflicts',
+    managers.length > 0 ? `managed by ${managers.join(', ')}` : 'no recorded owners',
+  ];
+  void resource;
+  return parts.join(' · ');
 }

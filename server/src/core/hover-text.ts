@@ -1,0 +1,94 @@
+// The text of a hover, as Markdown: who owns a field of the live object, the live value when it
+// differs, and what each manager usually is. Pure, so it is tested without an editor.
+import type { ResourceFacts } from './analysis';
+import { showValue } from './analysis';
+import { isJsonObject, jsonEqual, type JsonObject, type JsonValue } from './json';
+import type { ManifestNode, ManifestResource } from './manifest';
+import { nodeToJson } from './manifest';
+import { managerRole } from './managers';
+import { describeManager, formatServerPath, qualifiedResource } from './messages';
+import { liveValueAt, ownersOf, type FieldOwner } from './ownership';
+import type { FieldPath } from './path';
+
+export function objectHover(resource: ManifestResource, facts: ResourceFacts | undefined, now: number): string {
+  const title = `**${resource.kind} ${JSON.stringify(resource.name ?? resource.generateName ?? '')}**`;
+  if (!facts) return `${title}\n\nNot checked against a cluster.`;
+  if (facts.kind.state === 'notServed') return `${title}\n\nThe cluster does not serve ${resource.kind} in ${resource.apiVersion}.`;
+  if (facts.kind.state === 'unavailable' || facts.live.state === 'unavailable') {
+    return `${title}\n\nThe cluster could not be asked: ${facts.live.state === 'unavailable' ? facts.live.message : facts.kind.state === 'unavailable' ? facts.kind.message : ''}`;
+  }
+  if (facts.kind.state === 'pending' || facts.live.state === 'pending') return `${title}\n\nAsking the cluster…`;
+  const resourceName = qualifiedResource({ group: facts.kind.group, resource: facts.kind.resource });
+  if (facts.live.state === 'absent') return `${title}\n\n${resourceName} ${JSON.stringify(resource.name ?? '')} does not exist yet: applying creates it.`;
+  const live = facts.live.object;
+  const metadata = isJsonObject(live.metadata) ? live.metadata : {};
+  const lines = [title, ''];
+  const created = typeof metadata.creationTimestamp === 'string' ? metadata.creationTimestamp : undefined;
+  lines.push(`Exists${created ? `, created ${when(created, now)}` : ''}; resourceVersion \`${String(metadata.resourceVersion ?? '')}\`.`);
+  const entries = Array.isArray(metadata.managedFields) ? metadata.managedFields.filter(isJsonObject) : [];
+  if (entries.length > 0) {
+    lines.push('', '| manager | operation | subresource | apiVersion | last write |', '|---|---|---|---|---|');
+    for (const e of entries) {
+      lines.push(`| ${cell(e.manager)} | ${cell(e.operation)} | ${cell(e.subresource)} | ${cell(e.apiVersion)} | ${typeof e.time === 'string' ? when(e.time, now) : ''} |`);
+    }
+  } else {
+    lines.push('', 'No field ownership is recorded (the next server-side apply records `before-first-apply`).');
+  }
+  return lines.join('\n');
+}
+
+export function fieldHover(
+  resource: ManifestResource,
+  facts: ResourceFacts | undefined,
+  path: FieldPath,
+  node: ManifestNode,
+  now: number,
+): string {
+  const title = `**\`${formatServerPath(path)}\`**`;
+  if (!facts || facts.live.state !== 'exists') return `${title}\n\n${facts?.live.state === 'absent' ? 'The object does not exist yet: nobody owns this field.' : 'Ownership unknown (no answer from the cluster yet).'}`;
+  const live: JsonObject = facts.live.object;
+  const owners = ownersOf(live, path);
+  const lines = [title, ''];
+  if (owners.length === 0) lines.push('No field manager owns this field on the live object.');
+  else {
+    lines.push('| owner | operation | subresource | apiVersion | last write |', '|---|---|---|---|---|');
+    for (const o of owners) lines.push(ownerRow(o, now));
+    if (owners.some((o) => !o.exact)) lines.push('', '_(below): owns fields inside this one._');
+  }
+  const secret = resource.kind === 'Secret' && resource.apiVersion === 'v1' && path[0]?.kind === 'field' && (path[0].name === 'data' || path[0].name === 'stringData');
+  if (!secret && node.kind === 'scalar') {
+    const liveValue = liveValueAt(live, path);
+    const mine: JsonValue = nodeToJson(node);
+    if (liveValue === undefined) lines.push('', 'Not set on the live object.');
+    else if (!jsonEqual(liveValue, mine)) lines.push('', `Live value: \`${showValue(liveValue)}\` (manifest: \`${showValue(mine)}\`).`);
+    else lines.push('', 'Same value as the live object: applying it shares ownership.');
+  }
+  const explained = new Set<string>();
+  for (const o of owners) {
+    const role = managerRole(o.manager);
+    const key = `${o.manager.manager}/${o.manager.subresource ?? ''}`;
+    if (!role || explained.has(key)) continue;
+    explained.add(key);
+    lines.push('', `${describeManager(o.manager)}: ${role.explanation}`);
+  }
+  return lines.join('\n');
+}
+
+function ownerRow(o: FieldOwner, now: number): string {
+  const name = `${cell(o.manager.manager)}${o.exact ? '' : ' (below)'}`;
+  return `| ${name} | ${o.manager.operation} | ${cell(o.manager.subresource)} | ${o.apiVersion} | ${o.time ? when(o.time, now) : ''} |`;
+}
+
+function cell(v: JsonValue | undefined): string {
+  return typeof v === 'string' ? v.replace(/\|/g, '\\|') : '';
+}
+
+/** "3 minutes ago (2026-11-29T18:00:00Z)". */
+export function when(time: string, now: number): string {
+  const t = Date.parse(time);
+  if (Number.isNaN(t)) return time;
+  const s = Math.max(0, Math.round((now - t) / 1000));
+  const ago =
+    s < 60 ? `${s} s ago` : s < 3600 ? `${Math.round(s / 60)} min ago` : s < 86400 ? `${Math.round(s / 3600)} h ago` : `${Math.round(s / 86400)} days ago`;
+  return `${ago} (${time})`;
+}

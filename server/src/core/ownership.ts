@@ -1,0 +1,124 @@
+// Who owns a field of a live object, for hovers and the ownership view: the managedFields entries
+// whose field set holds the field's exact path, or something below it.
+import { isJsonObject, type JsonObject, type JsonValue } from './json';
+import { hasPath, isEmptySet, pathElementKey, type FieldSet } from './fieldsv1';
+import { listItemElement } from './fieldset';
+import { decodeManagedFields } from './managed-fields';
+import { forEachNode, type ManifestNode, type ManifestResource, type Position, type Range } from './manifest';
+import type { ManagerIdentity } from './messages';
+import type { FieldPath, PathElement } from './path';
+import { fieldType, resolveType, rootTypeFor, type Atom, type SchemaModel } from './schema';
+
+export interface FieldOwner {
+  readonly manager: ManagerIdentity;
+  /** The apiVersion the entry was recorded at. */
+  readonly apiVersion: string;
+  /** RFC 3339 time of the entry's last write, when the server recorded one. */
+  readonly time?: string;
+  /** True when the entry owns this exact path; false when it owns only fields below it. */
+  readonly exact: boolean;
+}
+
+/** The owners of `path` in the live object, exact owners first, in managedFields order. */
+export function ownersOf(live: JsonObject, path: FieldPath): FieldOwner[] {
+  const metadata = isJsonObject(live.metadata) ? live.metadata : {};
+  const { entries } = decodeManagedFields(metadata.managedFields);
+  const owners: FieldOwner[] = [];
+  for (const e of entries) {
+    const exact = hasPath(e.fields, path);
+    if (!exact && !ownsBelow(e.fields, path)) continue;
+    owners.push({ manager: e.identity, apiVersion: e.apiVersion, ...(e.time !== undefined ? { time: e.time } : {}), exact });
+  }
+  return [...owners.filter((o) => o.exact), ...owners.filter((o) => !o.exact)];
+}
+
+function ownsBelow(set: FieldSet, path: FieldPath): boolean {
+  let s: FieldSet | undefined = set;
+  for (const el of path) {
+    s = s.children.get(pathElementKey(el))?.set;
+    if (!s) return false;
+  }
+  return !isEmptySet(s);
+}
+
+export interface NodeAtPosition {
+  /** The path in the server's terms: list items by key or value, as managedFields record them. */
+  readonly path: FieldPath;
+  readonly node: ManifestNode;
+  /** Absolute range of the key (or list item marker) under the position. */
+  readonly keyRange: Range;
+}
+
+/**
+ * The deepest field of the resource whose key — or, for a scalar, whose value — holds the position.
+ * List items are named by their key fields (from the schema), or by index without one.
+ */
+export function nodeAt(resource: ManifestResource, position: Position, schema: SchemaModel | undefined): NodeAtPosition | undefined {
+  const rel = { line: position.line - resource.lineOffset, character: position.character };
+  let best: { path: FieldPath; node: ManifestNode; keyRange: Range } | undefined;
+  forEachNode(resource, (visit) => {
+    const inKey = contains(visit.keyRange, rel);
+    const inValue = contains(visit.node.range, rel);
+    if (inKey || (visit.node.kind === 'scalar' && inValue)) best = visit;
+    // Only descend where the position can be.
+    return inKey || inValue;
+  });
+  if (!best) return undefined;
+  const found = best as { path: FieldPath; node: ManifestNode; keyRange: Range };
+  return {
+    path: serverPath(resource, found.path, schema),
+    node: found.node,
+    keyRange: shift(found.keyRange, resource.lineOffset),
+  };
+}
+
+/** Turns list indexes into the item's identity (key fields or set value) where the schema says how. */
+export function serverPath(resource: ManifestResource, indexPath: FieldPath, schema: SchemaModel | undefined): FieldPath {
+  const root = schema ? rootTypeFor(schema, resource.apiVersion, resource.kind) : undefined;
+  let atom: Atom | undefined = schema && root ? resolveType(schema, root) : undefined;
+  let value: JsonValue | undefined = resource.object;
+  const out: PathElement[] = [];
+  for (const el of indexPath) {
+    if (el.kind === 'field') {
+      const t: ReturnType<typeof fieldType> = atom?.map ? fieldType(atom.map, el.name) : undefined;
+      atom = schema && t ? resolveType(schema, t) : undefined;
+      value = isJsonObject(value) ? value[el.name] : undefined;
+      out.push(el);
+      continue;
+    }
+    const item: JsonValue | undefined = Array.isArray(value) && el.kind === 'index' ? value[el.index] : undefined;
+    const list = atom?.list;
+    const named = schema && list && item !== undefined ? listItemElement(schema, list, item) : undefined;
+    out.push(named !== undefined && typeof named !== 'string' ? named : el);
+    atom = schema && list ? resolveType(schema, list.elementType) : undefined;
+    value = item;
+  }
+  return out;
+}
+
+/** The value at a server path in a live object (list items by key, set items by value). */
+export function liveValueAt(live: JsonValue, path: FieldPath): JsonValue | undefined {
+  let cur: JsonValue | undefined = live;
+  for (const el of path) {
+    if (cur === undefined || cur === null) return undefined;
+    if (el.kind === 'field') cur = isJsonObject(cur) ? cur[el.name] : undefined;
+    else if (!Array.isArray(cur)) return undefined;
+    else if (el.kind === 'index') cur = cur[el.index];
+    else if (el.kind === 'value') cur = cur.find((x) => JSON.stringify(x) === JSON.stringify(el.value));
+    else {
+      const fields = el.fields;
+      cur = cur.find((x) => isJsonObject(x) && Object.entries(fields).every(([k, v]) => x[k] === undefined || JSON.stringify(x[k]) === JSON.stringify(v)));
+    }
+  }
+  return cur;
+}
+
+function contains(r: Range, p: Position): boolean {
+  const afterStart = p.line > r.start.line || (p.line === r.start.line && p.character >= r.start.character);
+  const beforeEnd = p.line < r.end.line || (p.line === r.end.line && p.character <= r.end.character);
+  return afterStart && beforeEnd;
+}
+
+function shift(r: Range, lines: number): Range {
+  return { start: { line: r.start.line + lines, character: r.start.character }, end: { line: r.end.line + lines, character: r.end.character } };
+}

@@ -1,0 +1,95 @@
+// Quick fixes, built from the finding each diagnostic carries and the current parse of the text:
+// give a contested field up (remove it), share it (take the live value), remove a stale
+// resourceVersion/uid; all contested fields of a resource or of the file at once (also as
+// source.fixAll). Edits come from core/edits.ts, which refuses rather than produce a wrong edit.
+import { CodeActionKind, type CodeAction, type CodeActionParams, type TextEdit } from 'vscode-languageserver/node';
+import type { TextDocument } from 'vscode-languageserver-textdocument';
+import { locateOptions, showValue, type Finding } from '../core/analysis';
+import { removeFieldEdits, removeFieldsEdits, replaceValueEdits, type EditResult } from '../core/edits';
+import { describeManager } from '../core/messages';
+import type { AnalyzedResource, DocumentAnalysis } from './document-analysis';
+import { findingOf, toDiagnostic } from './diagnostics';
+
+export const codeActionKinds = [CodeActionKind.QuickFix, CodeActionKind.SourceFixAll] as const;
+
+const contested = (f: Finding) => f.code === 'field-conflict' && f.path !== undefined;
+
+export function codeActions(params: CodeActionParams, document: TextDocument, analysis: DocumentAnalysis): CodeAction[] {
+  const text = document.getText();
+  const uri = document.uri;
+  const only = params.context.only;
+  const wants = (kind: string) => !only || only.some((o) => kind === o || kind.startsWith(`${o}.`));
+  const actions: CodeAction[] = [];
+  const edit = (edits: readonly TextEdit[]) => ({ changes: { [uri]: [...edits] } });
+
+  if (wants(CodeActionKind.QuickFix)) {
+    for (const diagnostic of params.context.diagnostics) {
+      const finding = findingOf(diagnostic);
+      const owner = finding && ownerOf(analysis, finding);
+      if (!finding || !owner) continue;
+      const options = locateOptions(owner.resource, owner.facts?.schema);
+      const offer = (title: string, result: EditResult, preferred = false) => {
+        if (result.edits) actions.push({ title, kind: CodeActionKind.QuickFix, diagnostics: [diagnostic], isPreferred: preferred, edit: edit(result.edits) });
+      };
+      if (contested(finding)) {
+        const who = finding.manager ? describeManager(finding.manager) : 'its owner';
+        offer(`Remove ${finding.path} (leave it to ${who})`, removeFieldEdits(text, owner.resource, finding.path!, options), isAutoscalerReplicas(finding));
+        if (finding.liveValue !== undefined) {
+          offer(`Use the live value ${showValue(finding.liveValue)} for ${finding.path} (share ownership with ${who})`, replaceValueEdits(text, owner.resource, finding.path!, finding.liveValue, options));
+        }
+        const all = owner.findings.filter(contested);
+        if (all.length > 1) {
+          offer(
+            `Remove all ${all.length} contested fields of ${owner.resource.kind} ${JSON.stringify(owner.resource.name ?? '')}`,
+            removeFieldsEdits(text, owner.resource, all.map((f) => f.path!), options),
+          );
+        }
+      } else if (finding.code === 'stale-resource-version' || finding.code === 'uid-mismatch') {
+        const field = finding.code === 'stale-resource-version' ? '.metadata.resourceVersion' : '.metadata.uid';
+        offer(`Remove ${field.slice(1)} (apply to whatever version is live)`, removeFieldEdits(text, owner.resource, field, options), true);
+      }
+    }
+    const fileWide = fileWideRemoval(text, analysis);
+    if (fileWide && fileWide.count > 1 && params.context.diagnostics.some((d) => findingOf(d)?.code === 'field-conflict')) {
+      actions.push({ title: `Remove all ${fileWide.count} contested fields in this file`, kind: CodeActionKind.QuickFix, edit: edit(fileWide.edits) });
+    }
+  }
+
+  if (only?.some((o) => o === CodeActionKind.SourceFixAll || o === CodeActionKind.Source)) {
+    const fileWide = fileWideRemoval(text, analysis);
+    if (fileWide && fileWide.count > 0) {
+      actions.push({
+        title: `Remove all ${fileWide.count} contested fields in this file`,
+        kind: CodeActionKind.SourceFixAll,
+        diagnostics: fileWide.findings.map((f) => toDiagnostic(f, document.version)),
+        edit: edit(fileWide.edits),
+      });
+    }
+  }
+  return actions;
+}
+
+/** The autoscaler owning replicas is the one case where giving the field up is the known right answer. */
+function isAutoscalerReplicas(f: Finding): boolean {
+  return f.path === '.spec.replicas' && f.manager?.subresource === 'scale';
+}
+
+function ownerOf(analysis: DocumentAnalysis, finding: Finding): AnalyzedResource | undefined {
+  const line = finding.range.start.line;
+  return analysis.resources.find(({ resource: { range } }) => range.start.line <= line && line <= range.end.line);
+}
+
+function fileWideRemoval(text: string, analysis: DocumentAnalysis): { edits: TextEdit[]; count: number; findings: Finding[] } | undefined {
+  const edits: TextEdit[] = [];
+  const findings: Finding[] = [];
+  for (const owner of analysis.resources) {
+    const mine = owner.findings.filter(contested);
+    if (mine.length === 0) continue;
+    const result = removeFieldsEdits(text, owner.resource, mine.map((f) => f.path!), locateOptions(owner.resource, owner.facts?.schema));
+    if (!result.edits) continue;
+    edits.push(...result.edits);
+    findings.push(...mine);
+  }
+  return edits.length > 0 ? { edits, count: findings.length, findings } : undefined;
+}
+

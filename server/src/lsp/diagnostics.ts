@@ -1,0 +1,37 @@
+// Findings become diagnostics. Each carries its finding in `data`, so code actions read what was
+// found instead of re-deriving it (or, worse, parsing the message).
+import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver/node';
+import type { Finding, Severity } from '../core/analysis';
+
+export const diagnosticSource = 'kube-conflict-hints';
+
+const severities: Record<Severity, DiagnosticSeverity> = {
+  error: DiagnosticSeverity.Error,
+  warning: DiagnosticSeverity.Warning,
+  information: DiagnosticSeverity.Information,
+};
+
+export interface DiagnosticData {
+  readonly finding: Finding;
+  /** The document version the finding was computed on. */
+  readonly version: number;
+}
+
+export function toDiagnostic(finding: Finding, version: number): Diagnostic {
+  const data: DiagnosticData = { finding, version };
+  return {
+    range: finding.range,
+    severity: severities[finding.severity],
+    code: finding.code,
+    ...(finding.docs ? { codeDescription: { href: finding.docs } } : {}),
+    source: diagnosticSource,
+    message: finding.message,
+    data,
+  };
+}
+
+export function findingOf(diagnostic: Diagnostic): Finding | undefined {
+  if (diagnostic.source !== diagnosticSource) return undefined;
+  const data = diagnostic.data as Partial<DiagnosticData> | undefined;
+  return data?.finding;
+}

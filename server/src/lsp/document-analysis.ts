@@ -1,0 +1,107 @@
+// Per-document analysis for the editor: each text version is parsed once (documents reused by
+// content), each resource analysed once per (its text, the facts, the settings). A keystroke in one
+// document of a 500-document file re-parses and re-analyses that document only, and sends no
+// request: facts are peeked from the session's caches.
+import {
+  analyzeResource,
+  problemFindings,
+  type Finding,
+  type ResourceFacts,
+} from '../core/analysis';
+import { createManifestCache, parseManifestText, type ManifestCache, type ManifestResource, type ParsedManifest } from '../core/manifest';
+import type { Settings } from '../protocol';
+import type { Session } from './session';
+
+export interface AnalyzedResource {
+  readonly resource: ManifestResource;
+  readonly facts: ResourceFacts | undefined;
+  readonly findings: readonly Finding[];
+}
+
+export interface DocumentAnalysis {
+  readonly parsed: ParsedManifest;
+  readonly resources: readonly AnalyzedResource[];
+  /** Problems of the text plus every resource's findings, ranges absolute. */
+  readonly findings: readonly Finding[];
+}
+
+interface CachedFindings {
+  readonly settingsKey: string;
+  readonly facts: ResourceFacts;
+  readonly lineOffset: number;
+  readonly findings: readonly Finding[];
+}
+
+export class DocumentAnalyzer {
+  private readonly manifestCaches = new Map<string, ManifestCache>();
+  private readonly parsedByUri = new Map<string, { version: number; parsed: ParsedManifest }>();
+  private readonly findingsByUri = new Map<string, Map<string, CachedFindings>>();
+
+  /** The parse of this version of the document (parsed once per version). */
+  parse(uri: string, version: number, text: string): ParsedManifest {
+    const known = this.parsedByUri.get(uri);
+    if (known && known.version === version) return known.parsed;
+    let cache = this.manifestCaches.get(uri);
+    if (!cache) {
+      cache = createManifestCache();
+      this.manifestCaches.set(uri, cache);
+    }
+    const parsed = parseManifestText(text, cache);
+    this.parsedByUri.set(uri, { version, parsed });
+    return parsed;
+  }
+
+  analyze(uri: string, version: number, text: string, settings: Settings, session: Session | undefined): DocumentAnalysis {
+    const parsed = this.parse(uri, version, text);
+    const previous = this.findingsByUri.get(uri) ?? new Map<string, CachedFindings>();
+    const next = new Map<string, CachedFindings>();
+    const settingsKey = `${settings.fieldManager}\u0000${settings.applyMode}\u0000${session?.key ?? ''}`;
+    const resources: AnalyzedResource[] = [];
+    const findings: Finding[] = problemFindings(parsed.problems);
+
+    for (const resource of parsed.resources) {
+      if (!session || !resource.name) {
+        resources.push({ resource, facts: undefined, findings: [] });
+        continue;
+      }
+      const facts = session.facts.peek({
+        apiVersion: resource.apiVersion,
+        kind: resource.kind,
+        name: resource.name,
+        ...(resource.namespace !== undefined ? { namespace: resource.namespace } : {}),
+      });
+      const cacheKey = `${resource.itemIndex ?? -1}\u0000${resource.documentText}`;
+      const cached = previous.get(cacheKey) ?? next.get(cacheKey);
+      let resourceFindings: readonly Finding[];
+      if (cached && cached.settingsKey === settingsKey && sameFacts(cached.facts, facts)) {
+        resourceFindings = cached.lineOffset === resource.lineOffset ? cached.findings : cached.findings.map((f) => shiftFinding(f, resource.lineOffset - cached.lineOffset));
+      } else {
+        resourceFindings = analyzeResource(resource, facts, settings);
+      }
+      next.set(cacheKey, { settingsKey, facts, lineOffset: resource.lineOffset, findings: resourceFindings });
+      resources.push({ resource, facts, findings: resourceFindings });
+      findings.push(...resourceFindings);
+    }
+    this.findingsByUri.set(uri, next);
+    return { parsed, resources, findings };
+  }
+
+  forget(uri: string): void {
+    this.manifestCaches.delete(uri);
+    this.parsedByUri.delete(uri);
+    this.findingsByUri.delete(uri);
+  }
+}
+
+/** Facts are compared by identity of what the caches hand out: a changed object is a new object. */
+function sameFacts(a: ResourceFacts, b: ResourceFacts): boolean {
+  if (a.schema !== b.schema || a.kind.state !== b.kind.state || a.live.state !== b.live.state) return false;
+  if (a.live.state === 'exists' && b.live.state === 'exists') return a.live.object === b.live.object;
+  return JSON.stringify(a.kind) === JSON.stringify(b.kind);
+}
+
+function shiftFinding(f: Finding, lines: number): Finding {
+  const r = f.range;
+  return { ...f, range: { start: { line: r.start.line + lines, character: r.start.character }, end: { line: r.end.line + lines, character: r.end.character } } };
+}
+

@@ -1,0 +1,250 @@
+// The editor features over real JSON-RPC, against the real local kube-apiserver: diagnostics of
+// every kind, quick fixes applied and checked again, hovers, and a change made on the cluster
+// reaching the diagnostics without the user doing anything.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Diagnostic } from 'vscode-languageserver-protocol';
+import { requireCluster, testCluster } from '../support/env';
+import { startTestServer, type TestServer } from '../support/lsp-client';
+import { apply, connect, create, freshNamespace, get, objectOf, scale, update, type Connection, type KubeObject } from '../support/seed';
+
+const codes = (ds: Diagnostic[]) => ds.map((d) => String(d.code)).sort();
+const byCode = (ds: Diagnostic[], code: string) => ds.filter((d) => d.code === code);
+
+function deployment(namespace: string, name: string, replicas: number, image: string): KubeObject {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'app', image }] } },
+    },
+  };
+}
+
+const deploymentYaml = (namespace: string, name: string, extra = '') => `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ${name}
+  namespace: ${namespace}${extra}
+spec:
+  replicas: 3
+  selector:
+    matchLabels:
+      app: ${name}
+  template:
+    metadata:
+      labels:
+        app: ${name}
+    spec:
+      containers:
+        - name: app
+          image: nginx:1.25
+`;
+
+/** Builds the history of issue 3's acceptance test: kubectl applies, someone edits, an autoscaler scales. */
+async function contestedDeployment(admin: Connection, namespace: string, name: string): Promise<void> {
+  objectOf(await apply(admin, 'kubectl', deployment(namespace, name, 3, 'nginx:1.25')), 'apply');
+  const live = objectOf(await get(admin, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace } }));
+  (live.spec as any).template.spec.containers[0].image = 'nginx:1.26';
+  objectOf(await update(admin, 'kubectl-edit', live), 'edit');
+  objectOf(await scale(admin, 'kube-controller-manager', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace } }, 5), 'scale');
+}
+
+describe('editor features against the real API server', { skip: !testCluster() && process.env.CI !== 'true' ? 'no local kube-apiserver' : false }, () => {
+  let admin: Connection;
+  let namespace: string;
+  let server: TestServer;
+
+  before(async () => {
+    const cluster = testCluster();
+    if (!cluster) throw new Error('no local kube-apiserver: run through npm test');
+    admin = connect('admin', cluster.kubeconfig);
+    namespace = await freshNamespace(admin, 'editor');
+    server = await startTestServer({ settings: { kubeconfig: cluster.kubeconfig, context: 'admin' } });
+  });
+  after(async () => server?.shutdown());
+
+  test('an autoscaler and a kubectl edit: two conflict warnings, on the exact values, in the server\'s words', async () => {
+    await contestedDeployment(admin, namespace, 'web');
+    const uri = 'file:///w/web.yaml';
+    const text = deploymentYaml(namespace, 'web');
+    await server.open(uri, text);
+    const ds = await server.diagnosticsUntil(uri, (d) => byCode(d, 'field-conflict').length === 2);
+    const [image, replicas] = byCode(ds, 'field-conflict').sort((a, b) => b.range.start.line - a.range.start.line);
+    assert.equal(
+      replicas!.message,
+      '.spec.replicas is managed by "kube-controller-manager" with subresource "scale" using apps/v1 (an autoscaler): live 5, manifest 3 — kubectl apply --server-side would fail',
+    );
+    assert.deepEqual(replicas!.range, { start: { line: 6, character: 12 }, end: { line: 6, character: 13 } });
+    assert.match(image!.message, /^\.spec\.template\.spec\.containers\[name="app"\]\.image is managed by "kubectl-edit" using apps\/v1 \(a manual kubectl edit\): live "nginx:1\.26", manifest "nginx:1\.25"/);
+    assert.equal(text.split('\n')[image!.range.start.line]!.slice(image!.range.start.character, image!.range.end.character), 'nginx:1.25');
+    for (const d of [image!, replicas!]) {
+      assert.equal(d.severity, 2);
+      assert.equal(d.source, 'kube-conflict-hints');
+      assert.match(d.codeDescription!.href, /^https:\/\/kubernetes\.io\/docs\//);
+    }
+    assert.equal(byCode(ds, 'exists').length, 1, 'the object exists: an information names its managers');
+    assert.match(byCode(ds, 'exists')[0]!.message, /"kubectl-edit"/);
+  });
+
+  test('hovering replicas shows its owner and what that manager is', async () => {
+    const uri = 'file:///w/web.yaml';
+    const hover = await server.hover(uri, { line: 6, character: 4 });
+    const text = (hover!.contents as { value: string }).value;
+    assert.match(text, /\.spec\.replicas/);
+    assert.match(text, /kube-controller-manager/);
+    assert.match(text, /\| Update \| scale \| apps\/v1 \|/);
+    assert.match(text, /Live value: `5` \(manifest: `3`\)/);
+    assert.match(text, /HorizontalPodAutoscaler/);
+    const onName = await server.hover(uri, { line: 3, character: 10 });
+    assert.match((onName!.contents as { value: string }).value, /Exists, created .* ago/);
+  });
+
+  test('quick fix "remove" drops replicas; "use the live value" shares the image; both warnings go away', async () => {
+    const uri = 'file:///w/web.yaml';
+    let ds = await server.diagnostics(uri);
+    const replicas = byCode(ds, 'field-conflict').find((d) => d.message.startsWith('.spec.replicas'))!;
+    const actions = await server.codeActions(uri, replicas.range, [replicas]);
+    const remove = actions.find((a) => a.title.startsWith('Remove .spec.replicas'));
+    assert.ok(remove, `no remove action among ${actions.map((a) => a.title).join(' | ')}`);
+    assert.equal(remove.isPreferred, true, 'dropping replicas is the right answer to an autoscaler');
+    await server.applyEdit(remove.edit!);
+    assert.doesNotMatch(server.text(uri), /replicas:/);
+    ds = await server.diagnosticsUntil(uri, (d) => byCode(d, 'field-conflict').length === 1);
+    const image = byCode(ds, 'field-conflict')[0]!;
+    const share = (await server.codeActions(uri, image.range, [image])).find((a) => a.title.startsWith('Use the live value "nginx:1.26"'));
+    assert.ok(share);
+    await server.applyEdit(share.edit!);
+    assert.match(server.text(uri), /image: nginx:1\.26/);
+    ds = await server.diagnostics(uri);
+    assert.deepEqual(byCode(ds, 'field-conflict'), []);
+  });
+
+  test('a change made on the cluster reaches the diagnostics without any action in the editor', async () => {
+    const uri = 'file:///w/web.yaml';
+    await server.diagnosticsUntil(uri, (d) => byCode(d, 'field-conflict').length === 0);
+    const live = objectOf(await get(admin, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace } }));
+    (live.spec as any).template.spec.containers[0].image = 'nginx:1.27';
+    objectOf(await update(admin, 'kubectl-edit', live), 'second edit');
+    const ds = await server.diagnosticsUntil(uri, (d) => byCode(d, 'field-conflict').length === 1, 15000);
+    assert.match(byCode(ds, 'field-conflict')[0]!.message, /live "nginx:1\.27", manifest "nginx:1\.26"/);
+  });
+
+  test('create mode: an existing ConfigMap is an AlreadyExists error in the server\'s words', async () => {
+    objectOf(await create(admin, 'kubectl-create', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'app-config', namespace }, data: { a: '1' } }));
+    const uri = 'file:///w/cm.yaml';
+    server.setSettings({ kubeconfig: testCluster()!.kubeconfig, context: 'admin', applyMode: 'create' });
+    try {
+      await server.open(uri, `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-config\n  namespace: ${namespace}\ndata:\n  a: "2"\n`);
+      const ds = await server.diagnosticsUntil(uri, (d) => byCode(d, 'already-exists').length === 1);
+      const d = byCode(ds, 'already-exists')[0]!;
+      assert.equal(d.severity, 1);
+      assert.match(d.message, /^configmaps "app-config" already exists; managed by "kubectl-create"/);
+      assert.deepEqual(d.range.start, { line: 3, character: 8 });
+    } finally {
+      server.setSettings({ kubeconfig: testCluster()!.kubeconfig, context: 'admin' });
+    }
+  });
+
+  test('a stale resourceVersion is an error, and its quick fix removes it', async () => {
+    objectOf(await apply(admin, 'kubectl', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'locked', namespace }, data: { v: '1' } }));
+    const first = objectOf(await get(admin, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'locked', namespace } }));
+    const staleRv = (first.metadata as any).resourceVersion as string;
+    objectOf(await apply(admin, 'kubectl', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'locked', namespace }, data: { v: '2' } }));
+    const uri = 'file:///w/locked.yaml';
+    await server.open(uri, `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: locked\n  namespace: ${namespace}\n  resourceVersion: "${staleRv}"\ndata:\n  v: "2"\n`);
+    const ds = await server.diagnosticsUntil(uri, (d) => byCode(d, 'stale-resource-version').length === 1);
+    const d = byCode(ds, 'stale-resource-version')[0]!;
+    assert.equal(d.severity, 1);
+    assert.match(d.message, /the object has been modified; please apply your changes to the latest version and try again/);
+    const fix = (await server.codeActions(uri, d.range, [d])).find((a) => a.title.startsWith('Remove metadata.resourceVersion'));
+    assert.ok(fix);
+    await server.applyEdit(fix.edit!);
+    assert.doesNotMatch(server.text(uri), /resourceVersion/);
+    assert.deepEqual(byCode(await server.diagnostics(uri), 'stale-resource-version'), []);
+  });
+
+  test('a field the last apply set and the manifest dropped: the apply would delete it', async () => {
+    objectOf(await apply(admin, 'kubectl', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'shrinking', namespace, labels: { team: 'a', tier: 'web' } }, data: { k: 'v' } }));
+    const uri = 'file:///w/shrinking.yaml';
+    await server.open(uri, `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shrinking\n  namespace: ${namespace}\n  labels:\n    team: a\ndata:\n  k: v\n`);
+    const ds = await server.diagnosticsUntil(uri, (d) => byCode(d, 'would-delete').length === 1);
+    const d = byCode(ds, 'would-delete')[0]!;
+    assert.equal(d.severity, 3);
+    assert.match(d.message, /^This apply would delete \.metadata\.labels\.tier \(live "web"\)/);
+  });
+
+  test('an object controlled by another object warns that its controller reverts changes', async () => {
+    const owner = objectOf(await apply(admin, 'kubectl', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'owner', namespace } }));
+    objectOf(await apply(admin, 'some-operator', {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'owned', namespace, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: (owner.metadata as any).uid, controller: true }] },
+    }));
+    const uri = 'file:///w/owned.yaml';
+    await server.open(uri, `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: owned\n  namespace: ${namespace}\n`);
+    const ds = await server.diagnosticsUntil(uri, (d) => byCode(d, 'controlled-by').length === 1);
+    assert.match(byCode(ds, 'controlled-by')[0]!.message, /^Controlled by ConfigMap "owner"/);
+  });
+
+  test('a kind the cluster does not serve is a warning on the kind', async () => {
+    const uri = 'file:///w/old.yaml';
+    await server.open(uri, `apiVersion: extensions/v1beta1\nkind: Deployment\nmetadata:\n  name: old\n  namespace: ${namespace}\n`);
+    const ds = await server.diagnosticsUntil(uri, (d) => byCode(d, 'kind-not-served').length === 1);
+    assert.deepEqual(ds[0]!.range.start, { line: 1, character: 6 });
+  });
+
+  test('a new object gets no finding; a broken document does not stop the others', async () => {
+    const uri = 'file:///w/mixed.yaml';
+    await server.open(uri, `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: brand-new\n  namespace: ${namespace}\n---\nkind: [unclosed\n---\n${deploymentYaml(namespace, 'web')}`);
+    const ds = await server.diagnosticsUntil(uri, (d) => d.some((x) => x.code === 'yaml-syntax') && byCode(d, 'exists').length === 1);
+    assert.ok(codes(ds).every((c) => ['yaml-syntax', 'exists', 'field-conflict'].includes(c)), codes(ds).join(','));
+    assert.ok(ds.every((d) => d.range.start.line >= 5), 'nothing is reported on the new ConfigMap');
+  });
+});
+
+test('an unreachable cluster: the status says so and the server keeps answering', async () => {
+  const kubeconfig = `${process.env.TMPDIR ?? '/tmp'}/kch-unreachable-${process.pid}.yaml`;
+  const fs = await import('node:fs');
+  fs.writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters:\n- name: gone\n  cluster:\n    server: https://127.0.0.1:9\ncontexts:\n- name: gone\n  context: {cluster: gone, user: u}\ncurrent-context: gone\nusers:\n- name: u\n  user: {token: x}\n`);
+  const server = await startTestServer({ settings: { kubeconfig } });
+  try {
+    const status = (await server.waitForNotification('kubeConflictHints/status', (p) => (p as { health: string }).health === 'unreachable')) as { context: string };
+    assert.equal(status.context, 'gone');
+    await server.open('file:///w/a.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n');
+    assert.deepEqual(await server.diagnostics('file:///w/a.yaml'), []);
+    const hover = await server.hover('file:///w/a.yaml', { line: 1, character: 2 });
+    assert.ok(hover, 'hovers still answer');
+  } finally {
+    await server.shutdown();
+    fs.rmSync(kubeconfig, { force: true });
+  }
+});
+
+test('a user the cluster does not authorize: the status says forbidden', async (t) => {
+  const cluster = requireCluster(t);
+  if (!cluster) return;
+  const server = await startTestServer({ settings: { kubeconfig: cluster.kubeconfig, context: 'stranger' } });
+  try {
+    await server.open('file:///w/s.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\n');
+    await server.diagnostics('file:///w/s.yaml');
+    await server.waitForNotification('kubeConflictHints/status', (p) => (p as { health: string }).health === 'forbidden');
+  } finally {
+    await server.shutdown();
+  }
+});
+
+test('an untrusted workspace: no cluster is contacted and the status says why', async () => {
+  const server = await startTestServer({ initializationOptions: { clusterAccess: false }, settings: { kubeconfig: '/nonexistent' } });
+  try {
+    const status = (await server.waitForNotification('kubeConflictHints/status')) as { health: string };
+    assert.equal(status.health, 'disabled');
+    await server.open('file:///w/u.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: u\n');
+    assert.deepEqual(await server.diagnostics('file:///w/u.yaml'), []);
+  } finally {
+    await server.shutdown();
+  }
+});
