@@ -1,0 +1,78 @@
+// Runs the command line as users run it: the bundled CLI (bundled here exactly as scripts/bundle.mjs
+// bundles dist/cli.js, so a single test file needs no earlier `npm run build`), in a child process,
+// with its exit code, stdout and stderr.
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as esbuild from 'esbuild';
+
+export const repoRoot = path.resolve(import.meta.dirname, '..', '..');
+const bundle = path.join(repoRoot, 'test', 'out', 'cli', 'cli.js');
+let built: Promise<void> | undefined;
+
+function buildOnce(): Promise<void> {
+  built ??= esbuild
+    .build({
+      bundle: true,
+      platform: 'node',
+      target: 'node20',
+      format: 'cjs',
+      sourcemap: true,
+      logLevel: 'warning',
+      entryPoints: [path.join(repoRoot, 'server/src/cli/main.ts')],
+      outfile: bundle,
+      banner: { js: '#!/usr/bin/env node' },
+    })
+    .then(() => undefined);
+  return built;
+}
+
+export interface CliRun {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export async function runCli(args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliRun> {
+  await buildOnce();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bundle, ...args], {
+      cwd: options.cwd ?? repoRoot,
+      // No KUBECONFIG from the developer's shell: every test says which cluster it means.
+      env: { PATH: process.env.PATH ?? '', HOME: os.tmpdir(), ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    child.on('error', reject);
+    child.on('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    });
+  });
+}
+
+/** A fresh directory for a test's manifests; removed when the process exits. */
+export function scratchDir(prefix: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `kch-${prefix}-`));
+  process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export function writeFiles(dir: string, files: Record<string, string>): void {
+  for (const [name, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+    fs.writeFileSync(path.join(dir, name), text);
+  }
+}
+
+/** 1-based line of the first line of `text` that matches. */
+export function lineOf(text: string, pattern: RegExp): number {
+  const index = text.split('\n').findIndex((l) => pattern.test(l));
+  if (index < 0) throw new Error(`no line matches ${pattern}`);
+  return index + 1;
+}
