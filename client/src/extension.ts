@@ -1,9 +1,19 @@
-// The thin client: starts the language server, shows its status, forwards commands. Every
-// decision about manifests and clusters is made in the server.
+// The thin client: starts the language server, shows its status, turns commands into requests.
+// Every decision about manifests and clusters is made in the server.
 import * as vscode from 'vscode';
 import { LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
-import { statusNotification, type InitializationOptions, type StatusParams } from '../../server/src/protocol';
+import {
+  requests,
+  statusNotification,
+  type ContextsResult,
+  type InitializationOptions,
+  type OwnershipResult,
+  type StatusParams,
+  type VerifyResult,
+} from '../../server/src/protocol';
+import { kubernetesToolsSelection, watchKubernetesTools } from './kubernetes-tools';
 
+const ownershipScheme = 'kube-conflict-hints-ownership';
 let client: LanguageClient | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
@@ -12,27 +22,93 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   status.name = 'Kube Conflict Hints';
   status.text = '$(loading~spin) k8s';
   status.tooltip = 'Kube Conflict Hints: starting';
+  status.command = 'kubeConflictHints.pickContext';
   status.show();
-  context.subscriptions.push(output, status);
+  const ownershipDocs = new OwnershipDocuments();
+  context.subscriptions.push(output, status, vscode.workspace.registerTextDocumentContentProvider(ownershipScheme, ownershipDocs));
 
   const start = async () => {
     client = createClient(context, output);
     client.onNotification(statusNotification, (params: StatusParams) => showStatus(status, params));
     await client.start();
   };
+  const restart = async () => {
+    await client?.stop();
+    await start();
+  };
+  const activeUri = () => vscode.window.activeTextEditor?.document.uri.toString();
+  // Commands work while the server is down: they say so instead of failing.
+  const withClient = <T>(run: (c: LanguageClient) => Promise<T>) => async (): Promise<T | undefined> => {
+    if (!client?.isRunning()) {
+      void vscode.window.showWarningMessage('Kube Conflict Hints: the language server is not running.');
+      return undefined;
+    }
+    return run(client);
+  };
 
   context.subscriptions.push(
-    vscode.commands.registerCommand('kubeConflictHints.restart', async () => {
-      await client?.stop();
-      await start();
-    }),
+    vscode.commands.registerCommand('kubeConflictHints.restart', restart),
+    vscode.commands.registerCommand('kubeConflictHints.refresh', withClient((c) => c.sendRequest(requests.refresh))),
+    vscode.commands.registerCommand(
+      'kubeConflictHints.pickContext',
+      withClient(async (c) => {
+        const result = await c.sendRequest<ContextsResult>(requests.contexts, { uri: activeUri() });
+        if (result.problem) return void vscode.window.showErrorMessage(`Kube Conflict Hints: ${result.problem}`);
+        const picked = await vscode.window.showQuickPick(
+          result.contexts.map((ctx) => ({
+            label: ctx.name,
+            description: ctx.name === result.current ? '(current)' : '',
+            detail: [ctx.server, ctx.namespace && `namespace ${ctx.namespace}`].filter(Boolean).join(' · '),
+          })),
+          { placeHolder: 'The kubeconfig context to check manifests against' },
+        );
+        if (picked) await vscode.workspace.getConfiguration('kubeConflictHints').update('context', picked.label, vscode.ConfigurationTarget.Global);
+      }),
+    ),
+    vscode.commands.registerCommand(
+      'kubeConflictHints.pickFieldManager',
+      withClient(async (c) => {
+        const uri = activeUri();
+        const seen = uri ? await c.sendRequest<string[]>(requests.managers, { uri }) : ['kubectl'];
+        const picked = await vscode.window.showQuickPick([...seen, 'Other…'], { placeHolder: 'The field manager your apply uses' });
+        const value = picked === 'Other…' ? await vscode.window.showInputBox({ prompt: 'Field manager name' }) : picked;
+        if (value) await vscode.workspace.getConfiguration('kubeConflictHints').update('fieldManager', value, vscode.ConfigurationTarget.Workspace);
+      }),
+    ),
+    vscode.commands.registerCommand(
+      'kubeConflictHints.showOwnership',
+      withClient(async (c) => {
+        const editor = vscode.window.activeTextEditor;
+        if (!editor) return;
+        const result = await c.sendRequest<OwnershipResult | null>(requests.ownership, {
+          uri: editor.document.uri.toString(),
+          position: { line: editor.selection.active.line, character: editor.selection.active.character },
+        });
+        if (!result) return void vscode.window.showInformationMessage('Kube Conflict Hints: no live object for the resource under the cursor.');
+        const uri = ownershipDocs.put(result);
+        const doc = await vscode.workspace.openTextDocument(uri);
+        await vscode.languages.setTextDocumentLanguage(doc, 'kube-ownership');
+        await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+      }),
+    ),
+    vscode.commands.registerCommand(
+      'kubeConflictHints.verify',
+      withClient(async (c) => {
+        const uri = activeUri();
+        if (!uri) return;
+        const result = await c.sendRequest<VerifyResult>(requests.verify, { uri });
+        const summary = `${result.agreed} resource(s) answered as predicted, ${result.differences.length} differed${result.failed.length ? `, ${result.failed.length} not verified` : ''}.`;
+        if (result.differences.length || result.failed.length) {
+          output.show(true);
+          void vscode.window.showWarningMessage(`Kube Conflict Hints (dry run): ${summary} See the output.`);
+        } else void vscode.window.showInformationMessage(`Kube Conflict Hints (dry run): ${summary}`);
+      }),
+    ),
     // Trust is decided at start-up (initializationOptions); granting it later needs a fresh server.
-    vscode.workspace.onDidGrantWorkspaceTrust(async () => {
-      await client?.stop();
-      await start();
-    }),
+    vscode.workspace.onDidGrantWorkspaceTrust(restart),
   );
   await start();
+  context.subscriptions.push(...(await watchKubernetesTools(() => void client?.sendRequest(requests.refresh))));
 }
 
 export async function deactivate(): Promise<void> {
@@ -57,6 +133,25 @@ function createClient(context: vscode.ExtensionContext, output: vscode.OutputCha
     synchronize: { configurationSection: 'kubeConflictHints' },
     initializationOptions,
     outputChannel: output,
+    middleware: {
+      // Where the user set nothing, follow the Kubernetes extension's kubeconfig and context.
+      workspace: {
+        configuration: async (params, token, next) => {
+          const answers = (await next(params, token)) as unknown[];
+          if (!Array.isArray(answers)) return answers;
+          const selection = await kubernetesToolsSelection();
+          return answers.map((answer, i) =>
+            params.items[i]?.section === 'kubeConflictHints' && answer && typeof answer === 'object'
+              ? {
+                  ...answer,
+                  kubeconfig: (answer as { kubeconfig?: string }).kubeconfig || selection?.kubeconfig || '',
+                  context: (answer as { context?: string }).context ?? '',
+                }
+              : answer,
+          );
+        },
+      },
+    },
   };
   return new LanguageClient('kubeConflictHints', 'Kube Conflict Hints', serverOptions, clientOptions);
 }
@@ -71,10 +166,22 @@ const healthIcons: Record<StatusParams['health'], string> = {
 };
 
 function showStatus(item: vscode.StatusBarItem, params: StatusParams): void {
-  item.text = `${healthIcons[params.health]} ${params.context || 'k8s'}`;
-  item.tooltip = `Kube Conflict Hints: ${params.health}${params.server ? ` (${params.server})` : ''}\n${params.detail}`;
+  item.text = `${healthIcons[params.health]} ${params.context || 'k8s'}${params.health === 'connected' || params.health === 'disabled' ? '' : ` ${params.health}`}`;
+  item.tooltip = `Kube Conflict Hints: ${params.health}${params.server ? ` (${params.server})` : ''}\n${params.detail}\nClick to pick a context.`;
   item.backgroundColor =
-    params.health === 'connected' || params.health === 'disabled'
-      ? undefined
-      : new vscode.ThemeColor('statusBarItem.warningBackground');
+    params.health === 'connected' || params.health === 'disabled' ? undefined : new vscode.ThemeColor('statusBarItem.warningBackground');
+}
+
+/** Read-only documents for "show ownership", served from memory. */
+class OwnershipDocuments implements vscode.TextDocumentContentProvider {
+  private readonly texts = new Map<string, string>();
+  private counter = 0;
+  put(result: OwnershipResult): vscode.Uri {
+    const uri = vscode.Uri.from({ scheme: ownershipScheme, path: `/${++this.counter}/${result.title.replace(/[\\/]/g, '_')}.yaml` });
+    this.texts.set(uri.toString(), result.text);
+    return uri;
+  }
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.texts.get(uri.toString()) ?? '';
+  }
 }
