@@ -33,6 +33,13 @@ export function renderInline(value: JsonValue, inFlow: boolean): string {
   return renderScalar(value, inFlow);
 }
 
+/** The value as JSON text, for documents written as JSON: still YAML that kubectl reads the same. */
+export function renderJson(value: JsonValue): string {
+  if (Array.isArray(value)) return `[${value.map(renderJson).join(', ')}]`;
+  if (isJsonObject(value)) return `{${Object.entries(value).map(([k, v]) => `${doubleQuoted(k)}: ${renderJson(v)}`).join(', ')}}`;
+  return typeof value === 'string' ? doubleQuoted(value) : renderScalar(value, true);
+}
+
 /**
  * The value as block lines at `indent` spaces (no line breaks in the strings): a map's entries, a
  * list's `- ` items. Leaves are written inline.

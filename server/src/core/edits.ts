@@ -11,7 +11,7 @@
 // planner, so what the planner cannot see (an anchor used by an alias elsewhere, a duplicate key
 // that would come back, a `<<` merge) turns into a refusal rather than a wrong edit.
 import { addressOf, withoutFields, withValue, type JsonAddress } from './edits-json';
-import { isBlockValue, renderBlock, renderInline, type BlockStyle } from './edits-render';
+import { isBlockValue, renderBlock, renderInline, renderJson, type BlockStyle } from './edits-render';
 import {
   commentOnlyColumn,
   firstOnLine,
@@ -32,6 +32,7 @@ import { jsonEqual, type JsonObject, type JsonValue } from './json';
 import {
   absoluteRange,
   locate,
+  nodeToJson,
   parseManifestText,
   type ListItem,
   type ListNode,
@@ -87,7 +88,7 @@ export function removeFieldsEdits(text: string, resource: ManifestResource, path
     const steps = stepsTo(resource, path, options);
     const address = addressOf(resource.object, path, options);
     if (!steps || !address) return refuse(`${name} is not written in this manifest`);
-    const blocked = throughOtherPlaces(lines, resource, steps, name);
+    const blocked = throughOtherPlaces(lines, resource, steps, name) ?? writtenTwice(text, resource, steps.at(-1)!, name);
     if (blocked) return refuse(blocked);
     plan.add(steps);
     addresses.push(address);
@@ -123,6 +124,7 @@ export function replaceValueEdits(
   const blocked = throughOtherPlaces(lines, resource, steps, name);
   if (blocked) return refuse(blocked);
   const last = steps.at(-1)!;
+  if (jsonEqual(nodeToJson(last.node), value)) return { edits: [] };
   const edit = replacement(lines, resource, last, value);
   if (typeof edit === 'string') return refuse(edit);
   return checked(lines, resource, [edit], withValue(resource.object, address, value), name);
@@ -213,7 +215,8 @@ function placementOf(lines: TextLines, resource: ManifestResource, container: Co
   const viaText = lines.text.slice(offsetAt(lines, via.start), offsetAt(lines, via.end));
   const key = absoluteRange(resource, child.keyRange);
   const area = absoluteRange(resource, container.range);
-  const keyHere = offsetAt(lines, key.start) >= offsetAt(lines, area.start) && offsetAt(lines, key.end) <= offsetAt(lines, area.end);
+  // Only the start: a block map ends where its last value ends, which for an alias is at its anchor.
+  const keyHere = offsetAt(lines, key.start) >= offsetAt(lines, area.start);
   const valueAfterKey = offsetAt(lines, via.start) >= offsetAt(lines, key.end);
   if (viaText.startsWith('*') && keyHere && valueAfterKey) return { kind: 'aliasValue', alias: via };
   return { kind: 'merged', from: viaText.startsWith('<<') ? via : key };
@@ -235,6 +238,14 @@ function throughOtherPlaces(lines: TextLines, resource: ManifestResource, steps:
     }
   }
   return undefined;
+}
+
+/** kubectl keeps the last of a key written twice: removing it would bring the other one back. */
+function writtenTwice(text: string, resource: ManifestResource, step: Step, name: string): string | undefined {
+  if (!isEntry(step.child)) return undefined;
+  const key = absoluteRange(resource, step.child.keyRange);
+  const duplicate = parseManifestText(text).problems.some((p) => p.code === 'duplicate-key' && sameRange(p.range, key));
+  return duplicate ? `${name} is written twice in its map: kubectl reads only the last, and removing it would bring back the other; remove both by hand` : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -456,7 +467,11 @@ function replacement(lines: TextLines, resource: ManifestResource, step: Step, v
   const flowContainer = isFlow(lines, resource, step.container);
   const edit = (start: number, end: number, newText: string): TextEdit => ({ range: rangeAt(lines, start, end), newText });
 
-  if (flowContainer) return edit(oldStart, oldEnd, renderInline(value, true));
+  if (flowContainer) {
+    // A document written as JSON gets JSON; a flow collection inside YAML gets YAML's flow style.
+    const json = isFlow(lines, resource, resource.root);
+    return edit(oldStart, oldEnd, json ? renderJson(value) : renderInline(value, true));
+  }
 
   // Where the value may begin: after the entry's `:` or the item's `-`.
   let indicatorEnd: number;
@@ -554,7 +569,7 @@ function checked(lines: TextLines, resource: ManifestResource, edits: readonly T
     if (!jsonEqual(after.resources[i]!.object, isTarget ? expected : was.object)) {
       return refuse(
         isTarget
-          ? `the edit of ${name} would change other fields too (a key written twice, an anchor or a merge); edit it by hand`
+          ? `the edit of ${name} would change other fields too; edit it by hand`
           : `the edit of ${name} would change another object of the file; edit it by hand`,
       );
     }
