@@ -88,7 +88,7 @@ export function removeFieldsEdits(text: string, resource: ManifestResource, path
     const steps = stepsTo(resource, path, options);
     const address = addressOf(resource.object, path, options);
     if (!steps || !address) return refuse(`${name} is not written in this manifest`);
-    const blocked = throughOtherPlaces(lines, resource, steps, name) ?? writtenTwice(text, resource, steps.at(-1)!, name);
+    const blocked = throughOtherPlaces(lines, resource, steps, name) ?? writtenTwice(resource, steps.at(-1)!, name);
     if (blocked) return refuse(blocked);
     plan.add(steps);
     addresses.push(address);
@@ -241,10 +241,11 @@ function throughOtherPlaces(lines: TextLines, resource: ManifestResource, steps:
 }
 
 /** kubectl keeps the last of a key written twice: removing it would bring the other one back. */
-function writtenTwice(text: string, resource: ManifestResource, step: Step, name: string): string | undefined {
+function writtenTwice(resource: ManifestResource, step: Step, name: string): string | undefined {
   if (!isEntry(step.child)) return undefined;
-  const key = absoluteRange(resource, step.child.keyRange);
-  const duplicate = parseManifestText(text).problems.some((p) => p.code === 'duplicate-key' && sameRange(p.range, key));
+  // Both document-relative: the key's range and the problems of the document read alone.
+  const key = step.child.keyRange;
+  const duplicate = parseManifestText(resource.documentText).problems.some((p) => p.code === 'duplicate-key' && sameRange(p.range, key));
   return duplicate ? `${name} is written twice in its map: kubectl reads only the last, and removing it would bring back the other; remove both by hand` : undefined;
 }
 
@@ -554,18 +555,32 @@ function blockStyle(lines: TextLines, resource: ManifestResource): BlockStyle {
 
 function checked(lines: TextLines, resource: ManifestResource, edits: readonly TextEdit[], expected: JsonObject, name: string): EditResult {
   const sorted = [...edits].sort((a, b) => offsetAt(lines, a.range.start) - offsetAt(lines, b.range.start));
-  const before = parseManifestText(lines.text);
-  const afterText = applyTextEdits(lines.text, sorted);
+  // Only the resource's document is read again: edits stay inside it, and YAML anchors, aliases
+  // and keys never reach across `---`. That keeps the check cheap in a file of many documents.
+  const documentStart = lineStart(lines, resource.lineOffset);
+  const documentEnd = documentStart + resource.documentText.length;
+  const shifted: { start: number; end: number; newText: string }[] = [];
+  for (const e of sorted) {
+    const start = offsetAt(lines, e.range.start);
+    const end = offsetAt(lines, e.range.end);
+    if (start < documentStart || end > documentEnd) return refuse(`the edit of ${name} would reach into another document; edit it by hand`);
+    shifted.push({ start: start - documentStart, end: end - documentStart, newText: e.newText });
+  }
+  let afterText = resource.documentText;
+  for (const e of [...shifted].reverse()) afterText = afterText.slice(0, e.start) + e.newText + afterText.slice(e.end);
   const lost = lostAnchor(lines, sorted, afterText);
   if (lost) return refuse(`the edit of ${name} would remove the anchor &${lost}, which an alias elsewhere uses`);
+  const before = parseManifestText(resource.documentText);
   const after = parseManifestText(afterText);
   const known = new Set(before.problems.map((p) => `${p.code} ${p.message}`));
   const added = after.problems.find((p) => !known.has(`${p.code} ${p.message}`));
   if (added) return refuse(`the edit of ${name} would leave the YAML broken (${added.message}); edit it by hand`);
-  if (after.resources.length !== before.resources.length) return refuse(`the edit of ${name} would change which objects the file holds`);
+  if (after.totalDocuments !== 1 || after.resources.length !== before.resources.length) {
+    return refuse(`the edit of ${name} would change which objects the file holds; edit it by hand`);
+  }
   for (let i = 0; i < before.resources.length; i++) {
     const was = before.resources[i]!;
-    const isTarget = was.documentIndex === resource.documentIndex && was.itemIndex === resource.itemIndex;
+    const isTarget = was.itemIndex === resource.itemIndex;
     if (!jsonEqual(after.resources[i]!.object, isTarget ? expected : was.object)) {
       return refuse(
         isTarget
