@@ -59,7 +59,8 @@ function writeExport(live: KubeObject): void {
   const { managedFields: _hidden, ...metadata } = live.metadata;
   const exported = { ...live, metadata };
   const header = '# Exported with `kubectl get configmap feature-flags -o yaml` by npm run demo; the object has\n# changed since, so the resourceVersion below is stale.\n';
-  fs.writeFileSync(exportedFile, header + toYaml(exported));
+  // YAML 1.1 quoting, as kubectl prints: `off` unquoted would be read back as false.
+  fs.writeFileSync(exportedFile, header + toYaml(exported, { version: '1.1' }));
 }
 
 /** dist/cli.js, bundled as scripts/bundle.mjs bundles it (only the command line: the demo needs no more). */

@@ -280,7 +280,8 @@ export async function scale(conn: Connection, manager: string, ref: ObjectRef, r
   const current = await get(conn, ref, { subresource: 'scale' });
   if (!current.ok) return current;
   const next = { ...current.object, spec: { ...(current.object.spec as object), replicas } };
-  return update(conn, manager, next, { subresource: 'scale' });
+  // The body is an autoscaling/v1 Scale, but the URL is the parent's /scale: address it by `ref`.
+  return toResult(await request(conn, 'PUT', await objectPath(conn, ref, 'scale'), { query: { fieldManager: manager }, body: next }));
 }
 
 /** A namespace of its own per test, so tests never see each other's objects. */

@@ -1,0 +1,257 @@
+// `kube-conflict-hints check` against the real kube-apiserver: a history written the way real tools
+// write it (an autoscaler, kubectl edit, Helm, kubectl create, an export gone stale), the manifests a
+// user holds, and what the command prints for them — compiler-style text, JSON valid against
+// schemas/findings.schema.json, SARIF valid against SARIF 2.1.0 — with its exit codes.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { test, type TestContext } from 'node:test';
+import Ajv from 'ajv';
+import addFormats from 'ajv-formats';
+import { stringify as toYaml } from 'yaml';
+import { readAuditEvents } from '../support/cluster';
+import { requireCluster, type TestClusterInfo } from '../support/env';
+import { apply, configMap, connect, create, freshNamespace, get, kubectlEdit, objectOf } from '../support/seed';
+import { editedAndAutoscaled, helmInstalled } from '../support/seed-scenarios';
+import { lineOf, repoRoot, runCli, scratchDir, writeFiles, type CliRun } from './cli-process';
+
+interface Setup {
+  cluster: TestClusterInfo;
+  namespace: string;
+  dir: string;
+  texts: Record<string, string>;
+}
+
+let setup: Promise<Setup> | undefined;
+
+/** One history and one folder of manifests for the whole file; each test reads them. */
+async function prepared(t: TestContext): Promise<Setup | undefined> {
+  const cluster = requireCluster(t);
+  if (!cluster) return undefined;
+  setup ??= (async () => {
+    const conn = connect('admin', cluster.kubeconfig);
+    const namespace = await freshNamespace(conn, 'cli-check');
+    await editedAndAutoscaled(conn, namespace, 'web');
+    await helmInstalled(conn, namespace, 'shop');
+    objectOf(await create(conn, 'kubectl-create', configMap(namespace, 'settings', { retries: '3' })), 'create settings');
+    const steady = configMap(namespace, 'steady', { color: 'blue' });
+    objectOf(await apply(conn, 'kubectl', steady), 'apply steady');
+    const flags = configMap(namespace, 'feature-flags', { checkout: 'off' });
+    objectOf(await apply(conn, 'kubectl', flags), 'apply feature-flags');
+    const exported = objectOf(await get(conn, flags), 'read feature-flags');
+    delete exported.metadata.managedFields;
+    objectOf(await kubectlEdit(conn, flags, { data: { checkout: 'on' } }), 'edit feature-flags');
+
+    const texts: Record<string, string> = {
+      'apply/web.yaml': [
+        'apiVersion: apps/v1',
+        'kind: Deployment',
+        'metadata:',
+        '  name: web',
+        `  namespace: ${namespace}`,
+        '  labels:',
+        '    app: web',
+        'spec:',
+        '  replicas: 3',
+        '  selector:',
+        '    matchLabels:',
+        '      app: web',
+        '  template:',
+        '    metadata:',
+        '      labels:',
+        '        app: web',
+        '    spec:',
+        '      containers:',
+        '        - name: app',
+        '          image: nginx:1.25',
+        '          ports:',
+        '            - containerPort: 8080',
+        '',
+      ].join('\n'),
+      'apply/shop-config.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shop-config\n  namespace: ${namespace}\ndata:\n  log.level: debug\n`,
+      // YAML 1.1 quoting, as kubectl prints: `off` unquoted would be read back as false.
+      'apply/feature-flags.yaml': toYaml(exported, { version: '1.1' }),
+      'apply/new.json': JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'brand-new', namespace }, data: { a: 'b' } }, null, 2),
+      'steady/steady.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: steady\n  namespace: ${namespace}\ndata:\n  color: blue\n`,
+      'create/settings.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: ${namespace}\ndata:\n  retries: "3"\n`,
+    };
+    const dir = scratchDir('check');
+    writeFiles(dir, texts);
+    return { cluster, namespace, dir, texts };
+  })();
+  return setup;
+}
+
+function check(s: Setup, args: string[], context = 'admin'): Promise<CliRun> {
+  return runCli(['check', '--kubeconfig', s.cluster.kubeconfig, '--context', context, ...args], { cwd: s.dir });
+}
+
+interface JsonFinding {
+  file: string;
+  code: string;
+  severity: string;
+  message: string;
+  path?: string;
+  manager?: { manager: string; operation: string; subresource?: string };
+  range: { start: { line: number; character: number } };
+}
+
+const imagePath = '.spec.template.spec.containers[name="app"].image';
+
+test('text: a compiler-style line on the exact key for each conflict, grouped under the object, exit 1', async (t) => {
+  const s = await prepared(t);
+  if (!s) return;
+  const run = await check(s, ['apply']);
+  assert.equal(run.status, 1, run.stderr);
+  assert.equal(run.stderr, '');
+  const web = s.texts['apply/web.yaml']!;
+  const replicasLine = lineOf(web, /^ {2}replicas:/);
+  const imageLine = lineOf(web, /image: nginx/);
+  const lines = run.stdout.split('\n');
+  const header = lines.indexOf(`deployments.apps/web (namespace ${s.namespace})`);
+  assert.ok(header >= 0, run.stdout);
+  const block = lines.slice(header + 1, lines.indexOf('', header));
+  // The changed scalar is marked on its value: the column of `3`, of `nginx:1.25`.
+  assert.deepEqual(block, [
+    'apply/web.yaml:4:9 information exists deployments.apps "web" exists; managed by "kubectl", "kube-controller-manager", "kubectl-edit"',
+    `apply/web.yaml:${replicasLine}:13 warning field-conflict .spec.replicas is managed by "kube-controller-manager" with subresource "scale" using apps/v1 (an autoscaler): live 5, manifest 3 — kubectl apply --server-side would fail`,
+    `apply/web.yaml:${imageLine}:18 warning field-conflict ${imagePath} is managed by "kubectl-edit" using apps/v1 (a manual kubectl edit): live "nginx:1.26", manifest "nginx:1.25" — kubectl apply --server-side would fail`,
+  ]);
+  assert.match(run.stdout, new RegExp(`^configmaps/shop-config \\(namespace ${s.namespace}\\)\\n.*\\napply/shop-config\\.yaml:7:14 warning field-conflict \\.data\\.log\\.level is managed by "helm"`, 'm'));
+  const flagsRv = lineOf(s.texts['apply/feature-flags.yaml']!, /resourceVersion:/);
+  assert.match(run.stdout, new RegExp(`^apply/feature-flags\\.yaml:${flagsRv}:\\d+ error stale-resource-version `, 'm'));
+  assert.doesNotMatch(run.stdout, /brand-new/, 'a new object without findings is not listed');
+  assert.match(lines.at(-2)!, /^1 error, 4 warnings, 3 information — 4 objects in 4 files, serverSide as "kubectl", against context admin$/);
+});
+
+test('json: the Finding records with their file, valid against schemas/findings.schema.json', async (t) => {
+  const s = await prepared(t);
+  if (!s) return;
+  const run = await check(s, ['--format', 'json', 'apply']);
+  assert.equal(run.status, 1, run.stderr);
+  const report = JSON.parse(run.stdout) as { findings: JsonFinding[]; summary: Record<string, number>; objects: { title: string }[] };
+  const ajv = new Ajv({ allErrors: true, strict: true });
+  addFormats(ajv);
+  const validate = ajv.compile(JSON.parse(fs.readFileSync(path.join(repoRoot, 'schemas/findings.schema.json'), 'utf8')));
+  assert.ok(validate(report), ajv.errorsText(validate.errors));
+
+  const conflicts = report.findings.filter((f) => f.code === 'field-conflict').map((f) => `${f.file} ${f.path} ${f.manager?.manager}`);
+  assert.deepEqual(conflicts.sort(), [
+    'apply/feature-flags.yaml .data.checkout kubectl-edit',
+    'apply/shop-config.yaml .data.log.level helm',
+    'apply/web.yaml .spec.replicas kube-controller-manager',
+    `apply/web.yaml ${imagePath} kubectl-edit`,
+  ]);
+  assert.deepEqual(report.findings.filter((f) => f.code === 'stale-resource-version').map((f) => f.file), ['apply/feature-flags.yaml']);
+  assert.equal(report.summary.objects, 4);
+  assert.ok(report.objects.some((o) => o.title === `configmaps/brand-new (namespace ${s.namespace})`), 'objects lists the clean one too');
+});
+
+test('sarif: valid SARIF 2.1.0, one result per finding on its 1-based region, rules with help links', async (t) => {
+  const s = await prepared(t);
+  if (!s) return;
+  const [sarifRun, jsonRun] = await Promise.all([check(s, ['--format', 'sarif', 'apply']), check(s, ['--format', 'json', 'apply'])]);
+  assert.equal(sarifRun.status, 1, sarifRun.stderr);
+  const sarif = JSON.parse(sarifRun.stdout) as {
+    runs: {
+      tool: { driver: { rules: { id: string; helpUri: string }[] } };
+      results: { ruleId: string; ruleIndex: number; level: string; locations: { physicalLocation: { artifactLocation: { uri: string }; region: { startLine: number; startColumn: number } } }[] }[];
+    }[];
+  };
+  // strictRequired off: SARIF's own `anyOf: [{required: [text]}, {required: [id]}]` names properties declared beside it.
+  const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false });
+  addFormats(ajv);
+  const validate = ajv.compile(JSON.parse(fs.readFileSync(path.join(repoRoot, 'test/fixtures/sarif-2.1.0-subset.schema.json'), 'utf8')));
+  assert.ok(validate(sarif), ajv.errorsText(validate.errors));
+
+  const [run] = sarif.runs;
+  const findings = (JSON.parse(jsonRun.stdout) as { findings: JsonFinding[] }).findings;
+  const levels = { error: 'error', warning: 'warning', information: 'note' } as Record<string, string>;
+  assert.deepEqual(
+    run!.results.map((r) => {
+      const loc = r.locations[0]!.physicalLocation;
+      return `${loc.artifactLocation.uri}:${loc.region.startLine}:${loc.region.startColumn} ${r.level} ${r.ruleId}`;
+    }),
+    findings.map((f) => `${f.file}:${f.range.start.line + 1}:${f.range.start.character + 1} ${levels[f.severity]} ${f.code}`),
+  );
+  for (const r of run!.results) {
+    const rule = run!.tool.driver.rules[r.ruleIndex]!;
+    assert.equal(rule.id, r.ruleId);
+    assert.match(rule.helpUri, /^https:\/\/kubernetes\.io\/docs\//);
+  }
+});
+
+test('exit 0 when only information is left: the manifest matches what its own manager applied', async (t) => {
+  const s = await prepared(t);
+  if (!s) return;
+  const run = await check(s, ['steady']);
+  assert.equal(run.status, 0, run.stdout + run.stderr);
+  assert.match(run.stdout, /steady\/steady\.yaml:4:9 information exists configmaps "steady" exists; managed by "kubectl"/);
+  assert.match(run.stdout, /^0 errors, 0 warnings, 1 information/m);
+});
+
+test('--mode create: AlreadyExists on the name, in the server\'s words', async (t) => {
+  const s = await prepared(t);
+  if (!s) return;
+  const run = await check(s, ['--mode', 'create', 'create']);
+  assert.equal(run.status, 1, run.stderr);
+  assert.match(run.stdout, /^create\/settings\.yaml:4:9 error already-exists configmaps "settings" already exists; managed by "kubectl-create" — kubectl create would fail/m);
+});
+
+test('a read-only user sees the same findings; --verify then needs rights the user lacks: exit 2', async (t) => {
+  const s = await prepared(t);
+  if (!s) return;
+  const [asViewer, asAdmin] = await Promise.all([check(s, ['--format', 'json', 'apply'], 'viewer'), check(s, ['--format', 'json', 'apply'], 'admin')]);
+  assert.equal(asViewer.status, 1, asViewer.stderr);
+  const findings = (r: CliRun) => (JSON.parse(r.stdout) as { findings: unknown[] }).findings;
+  assert.deepEqual(findings(asViewer), findings(asAdmin));
+  const verify = await check(s, ['--verify', 'apply'], 'viewer');
+  assert.equal(verify.status, 2);
+  assert.match(verify.stderr, /^kube-conflict-hints: the cluster at https:\/\/127\.0\.0\.1:\d+ \(context viewer\) refuses: .*User "viewer" cannot .*\(the check needs .*patch.*--verify dry runs\)\n$/);
+});
+
+test('a user the cluster does not authorize (context stranger) gets exit 2 and the server\'s refusal', async (t) => {
+  const s = await prepared(t);
+  if (!s) return;
+  const run = await check(s, ['apply'], 'stranger');
+  assert.equal(run.status, 2, run.stdout);
+  assert.equal(run.stdout, '');
+  assert.match(run.stderr, /^kube-conflict-hints: the cluster at https:\/\/127\.0\.0\.1:\d+ \(context stranger\) refuses: .*User "stranger" cannot (get|list) resource .*\(the check needs get, list and watch on the manifests' kinds\)\n$/);
+});
+
+test('--verify: the server\'s dry runs agree with every prediction, and every write was a dry run', async (t) => {
+  const s = await prepared(t);
+  if (!s) return;
+  const started = new Date().toISOString();
+  const run = await check(s, ['--verify', 'apply']);
+  assert.equal(run.status, 1, run.stderr);
+  assert.doesNotMatch(run.stdout, /dry-run-differs/);
+  assert.match(run.stdout, new RegExp(`^deployments\\.apps/web \\(namespace ${s.namespace}\\) — the dry run agrees$`, 'm'));
+  assert.match(run.stdout, new RegExp(`^configmaps/feature-flags \\(namespace ${s.namespace}\\) — the dry run agrees$`, 'm'));
+  const created = await check(s, ['--verify', '--mode', 'create', 'create']);
+  assert.match(created.stdout, /— the dry run agrees/);
+  // The product never changes the cluster: its only writes carry dryRun=All.
+  const writes = readAuditEvents(s.cluster.auditLog).filter(
+    (e) => (e.userAgent ?? '').startsWith('kube-conflict-hints/') && !['get', 'list', 'watch'].includes(e.verb) && (e as { requestReceivedTimestamp?: string }).requestReceivedTimestamp! >= started,
+  );
+  assert.ok(writes.length >= 5, `dry runs seen in the audit log: ${writes.length}`);
+  for (const w of writes) assert.match(w.requestURI, /[?&]dryRun=All(&|$)/, w.requestURI);
+});
+
+test('--verify shows the server\'s answer where it differs from the prediction', async (t) => {
+  const s = await prepared(t);
+  if (!s) return;
+  // A field the schema does not know: the prediction has no ownership to say about it, but the
+  // server (fieldValidation=Strict, as kubectl sends) refuses the manifest.
+  writeFiles(s.dir, {
+    'odd/unknown-field.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: odd\n  namespace: ${s.namespace}\ndata:\n  a: b\nspec:\n  nope: 1\n`,
+  });
+  const run = await check(s, ['--verify', 'odd']);
+  assert.equal(run.status, 1, run.stderr);
+  assert.match(run.stdout, /— the dry run answers: .*\.spec: field not declared in schema/);
+  assert.match(run.stdout, /^odd\/unknown-field\.yaml:1:1 error dry-run-differs the server refuses the manifest: .*\.spec: field not declared in schema; the prediction did not foresee it$/m);
+});
+
+function escape(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

@@ -1,0 +1,200 @@
+// Offline snapshots against the real kube-apiserver: `snapshot` saves what the check reads, and
+// `check --snapshot` then gives the same findings as the live check — on the seeding scenarios and
+// on the differential corpus (test/differential/scenarios) — with no cluster at all. A directory of
+// `kubectl get -o yaml --show-managed-fields` output works as the live objects too.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { test, type TestContext } from 'node:test';
+import { parse as parseYaml, stringify as toYaml } from 'yaml';
+import { loadScenarios, scenarioDir, withNamespace, type Scenario } from '../differential/scenario';
+import { replayHistory } from '../differential/replay';
+import { requireCluster, type TestClusterInfo } from '../support/env';
+import { apply, configMap, connect, freshNamespace, get, kubectlEdit, objectOf, type Connection, type KubeObject } from '../support/seed';
+import {
+  ancientChanges,
+  argoSynced,
+  clientSideApplied,
+  editedAndAutoscaled,
+  helmInstalled,
+  managedFieldsReset,
+  widgetWithHistory,
+} from '../support/seed-scenarios';
+import { runCli, scratchDir, writeFiles, type CliRun } from './cli-process';
+
+/** Manifests grouped by how they are sent: one check per group, as a user runs one command per pipeline. */
+interface Group {
+  mode: 'serverSide' | 'clientSide' | 'create';
+  fieldManager: string;
+  files: Record<string, string>;
+}
+
+function groupFor(groups: Map<string, Group>, mode: Group['mode'], fieldManager: string): Group {
+  const key = `${mode}-${fieldManager}`;
+  let group = groups.get(key);
+  if (!group) groups.set(key, (group = { mode, fieldManager, files: {} }));
+  return group;
+}
+
+const seedHistories: { name: string; run: (conn: Connection, ns: string) => Promise<{ manifest: KubeObject }[]> }[] = [
+  { name: 'edited-and-autoscaled', run: async (c, ns) => [await editedAndAutoscaled(c, ns)] },
+  { name: 'client-side-applied', run: async (c, ns) => [await clientSideApplied(c, ns)] },
+  { name: 'helm-installed', run: async (c, ns) => Object.values(await helmInstalled(c, ns)) },
+  { name: 'argo-synced', run: async (c, ns) => [await argoSynced(c, ns)] },
+  { name: 'managed-fields-reset', run: async (c, ns) => [await managedFieldsReset(c, ns)] },
+  { name: 'ancient-changes', run: async (c, ns) => [await ancientChanges(c, ns)] },
+  { name: 'widget-with-history', run: async (c, ns) => [await widgetWithHistory(c, ns)] },
+  {
+    name: 'stale-export',
+    run: async (c, ns) => {
+      const flags = configMap(ns, 'flags', { checkout: 'off' });
+      objectOf(await apply(c, 'kubectl', flags), 'apply flags');
+      const exported = objectOf(await get(c, flags), 'read flags');
+      delete exported.metadata.managedFields;
+      objectOf(await kubectlEdit(c, flags, { data: { checkout: 'on' } }), 'edit flags');
+      return [{ manifest: exported }, { manifest: configMap(ns, 'not-there-yet', { a: 'b' }) }];
+    },
+  },
+];
+
+interface Corpus {
+  cluster: TestClusterInfo;
+  dir: string;
+  groups: Map<string, Group>;
+  replayed: number;
+  broken: string[];
+}
+
+let corpus: Promise<Corpus> | undefined;
+
+async function prepared(t: TestContext): Promise<Corpus | undefined> {
+  const cluster = requireCluster(t);
+  if (!cluster) return undefined;
+  corpus ??= (async () => {
+    const conn = connect('admin', cluster.kubeconfig);
+    const groups = new Map<string, Group>();
+    const broken: string[] = [];
+    let replayed = 0;
+    for (const history of seedHistories) {
+      const ns = await freshNamespace(conn, `snap-${history.name}`.slice(0, 40));
+      for (const [i, { manifest }] of (await history.run(conn, ns)).entries()) {
+        const modes: Group['mode'][] = ['serverSide', 'create'];
+        for (const mode of modes) groupFor(groups, mode, 'kubectl').files[`${history.name}-${i}.yaml`] = toYaml(manifest);
+      }
+      replayed++;
+    }
+    // The differential corpus, when it is there: each scenario's history in a namespace of its own.
+    const scenarios: Scenario[] = fs.existsSync(scenarioDir) ? loadScenarios().filter((s) => !s.excluded) : [];
+    for (const scenario of scenarios) {
+      try {
+        const ns = await freshNamespace(conn, 'snap-corpus');
+        const text = withNamespace(scenario.manifest, ns);
+        const probe = parseYaml(text) as KubeObject;
+        await replayHistory(conn, scenario.history, probe, ns);
+        const ext = /^\s*\{/.test(scenario.manifest) ? 'json' : 'yaml';
+        groupFor(groups, scenario.mode ?? 'serverSide', scenario.fieldManager ?? 'kubectl').files[`${scenario.name}.${ext}`] = text;
+        replayed++;
+      } catch (e) {
+        broken.push(`${scenario.file}: ${scenario.name}: ${(e as Error).message}`);
+      }
+    }
+    const dir = scratchDir('snapshot');
+    for (const [key, group] of groups) writeFiles(path.join(dir, 'manifests', key), group.files);
+    return { cluster, dir, groups, replayed, broken };
+  })();
+  return corpus;
+}
+
+function json(run: CliRun): { findings: unknown[]; objects: unknown[]; summary: Record<string, number> } {
+  assert.ok(run.status === 0 || run.status === 1, `exit ${run.status}: ${run.stderr}`);
+  return JSON.parse(run.stdout) as { findings: unknown[]; objects: unknown[]; summary: Record<string, number> };
+}
+
+test('check --snapshot gives the same findings as the live check, with no cluster, on every history', async (t) => {
+  const c = await prepared(t);
+  if (!c) return;
+  for (const line of c.broken) t.diagnostic(`not replayed: ${line}`);
+  assert.ok(c.replayed >= seedHistories.length, `replayed ${c.replayed}`);
+  let compared = 0;
+  const codes = new Set<string>();
+  for (const [key, group] of c.groups) {
+    const manifests = path.join('manifests', key);
+    const snapshotDir = path.join(c.dir, 'snapshots', key);
+    const checkArgs = ['--format', 'json', '--mode', group.mode, '--field-manager', group.fieldManager, manifests];
+    const live = await runCli(['check', '--kubeconfig', c.cluster.kubeconfig, '--context', 'viewer', ...checkArgs], { cwd: c.dir });
+    const saved = await runCli(['snapshot', '--kubeconfig', c.cluster.kubeconfig, '--context', 'viewer', '--out', snapshotDir, manifests], { cwd: c.dir });
+    assert.equal(saved.status, 0, saved.stderr);
+    assert.match(saved.stdout, /^saved \d+ live objects?, \d+ absent, \d+ OpenAPI documents? to /);
+    // No kubeconfig at all: the offline check cannot reach a cluster even by accident.
+    const offline = await runCli(['check', '--snapshot', snapshotDir, ...checkArgs], { cwd: c.dir, env: { KUBECONFIG: path.join(c.dir, 'none') } });
+    const [l, o] = [json(live), json(offline)];
+    assert.deepEqual(o.findings, l.findings, `findings of ${key}`);
+    assert.deepEqual(o.objects, l.objects, `objects of ${key}`);
+    assert.deepEqual(o.summary, l.summary);
+    for (const f of l.findings as { code: string }[]) codes.add(f.code);
+    compared += Object.keys(group.files).length;
+  }
+  t.diagnostic(`${compared} manifests compared; codes seen: ${[...codes].sort().join(', ')}`);
+  for (const code of ['field-conflict', 'already-exists', 'stale-resource-version', 'exists']) assert.ok(codes.has(code), `the corpus provokes ${code}`);
+});
+
+test('taking a snapshot again replaces the earlier one; a non-empty foreign directory is refused', async (t) => {
+  const c = await prepared(t);
+  if (!c) return;
+  const snapshotDir = path.join(c.dir, 'again');
+  const args = ['snapshot', '--kubeconfig', c.cluster.kubeconfig, '--out', snapshotDir];
+  assert.equal((await runCli([...args, path.join('manifests', 'serverSide-kubectl')], { cwd: c.dir })).status, 0);
+  const before = fs.readdirSync(path.join(snapshotDir, 'objects')).length;
+  const second = await runCli([...args, 'configmap/flags', '-n', 'default'], { cwd: c.dir });
+  assert.equal(second.status, 0, second.stderr);
+  assert.match(second.stdout, /^saved 0 live objects, 1 absent, 1 OpenAPI document to /);
+  assert.ok(before > 0);
+  assert.equal(fs.readdirSync(path.join(snapshotDir, 'objects')).length, 0, 'the objects of the first snapshot are gone');
+
+  writeFiles(c.dir, { 'foreign/notes.txt': 'mine\n' });
+  const refused = await runCli([...args.slice(0, -1), path.join(c.dir, 'foreign'), 'configmap/flags'], { cwd: c.dir });
+  assert.equal(refused.status, 2);
+  assert.match(refused.stderr, /foreign is not empty and holds no snapshot\.json/);
+  assert.equal(fs.readFileSync(path.join(c.dir, 'foreign/notes.txt'), 'utf8'), 'mine\n');
+});
+
+test('kubectl get -o yaml --show-managed-fields output works as the live objects of a snapshot', async (t) => {
+  const c = await prepared(t);
+  if (!c) return;
+  const kubectl = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' });
+  assert.equal(kubectl.status, 0, 'kubectl is on PATH');
+  const conn = connect('admin', c.cluster.kubeconfig);
+  const ns = await freshNamespace(conn, 'snap-kubectl');
+  const { manifest: web } = await editedAndAutoscaled(conn, ns);
+  const manifests = path.join(c.dir, 'kubectl-manifests');
+  writeFiles(manifests, { 'web.yaml': toYaml(web), 'config.yaml': toYaml(configMap(ns, 'web-config', { a: 'b' })) });
+  objectOf(await apply(conn, 'kubectl', configMap(ns, 'web-config', { a: 'b' })), 'apply web-config');
+
+  // With the discovery and OpenAPI of a snapshot, but the live objects as kubectl printed them.
+  const snapshotDir = path.join(c.dir, 'kubectl-snapshot');
+  assert.equal((await runCli(['snapshot', '--kubeconfig', c.cluster.kubeconfig, '--out', snapshotDir, manifests])).status, 0);
+  fs.rmSync(path.join(snapshotDir, 'objects'), { recursive: true });
+  const dump = spawnSync(
+    'kubectl',
+    ['--kubeconfig', c.cluster.kubeconfig, '--context', 'viewer', '-n', ns, 'get', 'deployment/web', 'configmap/web-config', '-o', 'yaml', '--show-managed-fields'],
+    { encoding: 'utf8' },
+  );
+  assert.equal(dump.status, 0, dump.stderr);
+  assert.match(dump.stdout, /kind: List/);
+  writeFiles(snapshotDir, { 'from-kubectl/live.yaml': dump.stdout });
+
+  const live = json(await runCli(['check', '--kubeconfig', c.cluster.kubeconfig, '--format', 'json', manifests]));
+  const offline = json(await runCli(['check', '--snapshot', snapshotDir, '--format', 'json', manifests]));
+  assert.deepEqual(offline.findings, live.findings);
+  assert.ok((live.findings as { code: string }[]).some((f) => f.code === 'field-conflict'));
+
+  // kubectl's output alone: existence is known, ownership needs the schema the snapshot would hold.
+  const bare = path.join(c.dir, 'kubectl-only');
+  writeFiles(bare, { 'live.yaml': dump.stdout });
+  const created = await runCli(['check', '--snapshot', bare, '--mode', 'create', manifests]);
+  assert.equal(created.status, 1);
+  assert.match(created.stdout, /error already-exists deployments\.apps "web" already exists; managed by "kubectl", "kubectl-edit", "kube-controller-manager"/);
+  const applied = await runCli(['check', '--snapshot', bare, manifests]);
+  assert.match(applied.stdout, /note: no OpenAPI document for apps\/v1 in the snapshot: field conflicts are not predicted/);
+});
