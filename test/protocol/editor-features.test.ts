@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Diagnostic } from 'vscode-languageserver-protocol';
 import { requireCluster, testCluster } from '../support/env';
+import { editorUserAgent } from '../../server/src/lsp/session';
 import { startTestServer, type TestServer } from '../support/lsp-client';
 import { apply, connect, create, freshNamespace, get, objectOf, scale, update, type Connection, type KubeObject } from '../support/seed';
 
@@ -237,14 +238,44 @@ test('a user the cluster does not authorize: the status says forbidden', async (
   }
 });
 
-test('an untrusted workspace: no cluster is contacted and the status says why', async () => {
-  const server = await startTestServer({ initializationOptions: { clusterAccess: false }, settings: { kubeconfig: '/nonexistent' } });
+test('an untrusted workspace: no cluster is contacted and the status says why', async (t) => {
+  const cluster = requireCluster(t);
+  if (!cluster) return;
+  const fs = await import('node:fs');
+  // Requests of this process's language servers that the API server received from now on.
+  const since = Date.now();
+  const productRequests = () =>
+    fs
+      .readFileSync(cluster.auditLog, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { userAgent?: string; requestReceivedTimestamp: string })
+      .filter((e) => e.userAgent === editorUserAgent && Date.parse(e.requestReceivedTimestamp) >= since).length;
+  const before = productRequests();
+  const server = await startTestServer({ initializationOptions: { clusterAccess: false }, settings: { kubeconfig: cluster.kubeconfig, context: 'admin' } });
   try {
     const status = (await server.waitForNotification('kubeConflictHints/status')) as { health: string };
     assert.equal(status.health, 'disabled');
-    await server.open('file:///w/u.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: u\n');
+    await server.open('file:///w/u.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-config\n  namespace: default\n');
     assert.deepEqual(await server.diagnostics('file:///w/u.yaml'), []);
+    assert.ok(await server.hover('file:///w/u.yaml', { line: 3, character: 8 }));
   } finally {
     await server.shutdown();
   }
+  assert.equal(productRequests(), before, 'the untrusted workspace made the product send a request');
+});
+
+test('the audit log: everything the product sent was a read or a dry run', async (t) => {
+  const cluster = requireCluster(t);
+  if (!cluster) return;
+  const fs = await import('node:fs');
+  const sent = fs
+    .readFileSync(cluster.auditLog, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { stage: string; verb: string; requestURI: string; userAgent?: string })
+    .filter((e) => e.stage === 'ResponseComplete' && e.userAgent?.startsWith('kube-conflict-hints'));
+  assert.ok(sent.length > 0, 'the tests above made the product send requests; the audit log must show them');
+  const writes = sent.filter((e) => !['get', 'list', 'watch'].includes(e.verb) && !/[?&]dryRun=All(&|$)/.test(e.requestURI));
+  assert.deepEqual(writes.map((e) => `${e.verb} ${e.requestURI}`), []);
 });

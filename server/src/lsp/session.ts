@@ -4,6 +4,12 @@
 import { createClusterConnection, createFactsSource, type ClusterConnection, type ClusterHealth, type FactsSource } from '../cluster';
 import type { Settings } from '../protocol';
 
+/**
+ * How the editor's requests appear in the API server's audit log: the product, and the process,
+ * so an administrator (and a test) can tell one editor from another.
+ */
+export const editorUserAgent = `kube-conflict-hints (editor; pid ${process.pid})`;
+
 export interface Session {
   readonly key: string;
   readonly connection: ClusterConnection;
@@ -30,7 +36,7 @@ export class Sessions {
     if (!session) {
       const connection = createClusterConnection(
         { kubeconfig: settings.kubeconfig, context: settings.context, namespace: settings.namespace },
-        { env: this.env, userAgent: 'kube-conflict-hints' },
+        { env: this.env, userAgent: editorUserAgent },
       );
       const facts = createFactsSource(connection);
       const created: Session = { key, connection, facts };
