@@ -406,6 +406,15 @@ export async function up(): Promise<ClusterEnv> {
   if (await isHealthy()) return readEnv();
   await down();
   await ensureBinaries();
+  try {
+    return await start();
+  } catch (e) {
+    await down(); // never leave half a cluster running
+    throw e;
+  }
+}
+
+async function start(): Promise<ClusterEnv> {
   fs.mkdirSync(logDir, { recursive: true });
   ensurePki();
   const tokens = ensureTokens();
@@ -427,6 +436,7 @@ export async function up(): Promise<ClusterEnv> {
   const state: RunningState = { server, etcdUrl, pids: { etcd: etcdPid, apiserver: 0 } };
   fs.writeFileSync(files.state, JSON.stringify(state, null, 2));
   await waitFor('etcd', 30, async () => {
+    if (!isOurProcess(etcdPid)) throw new ClusterError(`etcd exited during start (log: ${path.join(logDir, 'etcd.log')})`);
     const res = await fetch(`${etcdUrl}/health`);
     return res.ok && ((await res.json()) as { health?: string }).health === 'true';
   }, 'etcd.log');
@@ -459,12 +469,11 @@ export async function up(): Promise<ClusterEnv> {
   fs.writeFileSync(files.state, JSON.stringify(state, null, 2));
 
   await waitFor('kube-apiserver', 90, async () => {
-    if (!isOurProcess(state.pids.apiserver)) throw new ClusterError('kube-apiserver exited');
+    if (!isOurProcess(state.pids.apiserver)) {
+      throw new ClusterError(`kube-apiserver exited during start (log: ${path.join(logDir, 'kube-apiserver.log')})`);
+    }
     return (await httpsRequest(server, tokens.admin, 'GET', '/readyz')).status === 200;
-  }, 'kube-apiserver.log').catch(async (e: unknown) => {
-    await down();
-    throw e instanceof ClusterError ? e : new ClusterError(String(e));
-  });
+  }, 'kube-apiserver.log');
 
   for (const object of viewerRbac) {
     const kind = object.kind === 'ClusterRole' ? 'clusterroles' : 'clusterrolebindings';
