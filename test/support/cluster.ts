@@ -547,8 +547,8 @@ export function readAuditEvents(auditLog: string): AuditEvent[] {
 }
 
 /**
- * The first audit event matching, waiting for it: the server writes the ResponseComplete event after
- * the response has been sent, so a client can read the log before its own request appears.
+ * The first audit event matching, waiting for it: the server may write the ResponseComplete event
+ * after the client has its response, so a client can read the log before its own request appears.
  */
 export async function waitForAuditEvent(auditLog: string, matches: (e: AuditEvent) => boolean, timeoutMs = 10_000): Promise<AuditEvent | undefined> {
   const deadline = Date.now() + timeoutMs;
