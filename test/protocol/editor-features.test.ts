@@ -191,6 +191,71 @@ describe('editor features against the real API server', { skip: !testCluster() &
     assert.match(byCode(ds, 'controlled-by')[0]!.message, /^Controlled by ConfigMap "owner"/);
   });
 
+  test('a uid that names another incarnation of the object is an error, and its quick fix removes it', async () => {
+    objectOf(await apply(admin, 'kubectl', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'reborn', namespace }, data: { v: '1' } }));
+    const uri = 'file:///w/reborn.yaml';
+    await server.open(uri, `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: reborn\n  namespace: ${namespace}\n  uid: 0b7c2d1e-0000-4000-8000-000000000000\ndata:\n  v: "1"\n`);
+    const ds = await server.diagnosticsUntil(uri, (d) => byCode(d, 'uid-mismatch').length === 1);
+    const d = byCode(ds, 'uid-mismatch')[0]!;
+    assert.equal(d.severity, 1);
+    assert.deepEqual(d.range.start, { line: 5, character: 7 });
+    const fix = (await server.codeActions(uri, d.range, [d])).find((a) => a.title.startsWith('Remove metadata.uid'));
+    assert.ok(fix);
+    await server.applyEdit(fix.edit!);
+    assert.deepEqual(byCode(await server.diagnostics(uri), 'uid-mismatch'), []);
+  });
+
+  test('remove all contested fields: of one resource, and of the file as source.fixAll', async () => {
+    for (const name of ['multi-a', 'multi-b']) await contestedDeployment(admin, namespace, name);
+    const uri = 'file:///w/multi.yaml';
+    await server.open(uri, `${deploymentYaml(namespace, 'multi-a')}---\n${deploymentYaml(namespace, 'multi-b')}`);
+    let ds = await server.diagnosticsUntil(uri, (d) => byCode(d, 'field-conflict').length === 4);
+    const first = byCode(ds, 'field-conflict')[0]!;
+    const actions = await server.codeActions(uri, first.range, [first]);
+    const resourceWide = actions.find((a) => a.title === 'Remove all 2 contested fields of Deployment "multi-a"');
+    assert.ok(resourceWide, actions.map((a) => a.title).join(' | '));
+    assert.ok(actions.some((a) => a.title === 'Remove all 4 contested fields in this file'));
+    await server.applyEdit(resourceWide.edit!);
+    ds = await server.diagnosticsUntil(uri, (d) => byCode(d, 'field-conflict').length === 2);
+    assert.ok(byCode(ds, 'field-conflict').every((d) => d.range.start.line > 20), 'only multi-b still conflicts');
+    const fixAll = await server.codeActions(uri, { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, [], ['source.fixAll']);
+    assert.equal(fixAll.length, 1);
+    assert.equal(fixAll[0]!.kind, 'source.fixAll');
+    await server.applyEdit(fixAll[0]!.edit!);
+    ds = await server.diagnostics(uri);
+    assert.deepEqual(byCode(ds, 'field-conflict'), []);
+    assert.ok(server.text(uri).includes('image: nginx:1.25') === false, 'the contested image lines are gone');
+    assert.equal((server.text(uri).match(/kind: Deployment/g) ?? []).length, 2, 'both resources are still there');
+  });
+
+  test('a code lens above each resource sums up owners and conflicts', async () => {
+    await contestedDeployment(admin, namespace, 'lens');
+    const uri = 'file:///w/lens.yaml';
+    await server.open(uri, `${deploymentYaml(namespace, 'lens')}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: not-there-yet\n  namespace: ${namespace}\n`);
+    await server.diagnosticsUntil(uri, (d) => byCode(d, 'field-conflict').length === 2);
+    const lenses = await server.codeLenses(uri);
+    assert.deepEqual(
+      lenses.map((l) => [l.range.start.line, l.command?.title]),
+      [
+        [0, '2 field conflicts · managed by kubectl, kube-controller-manager, kubectl-edit'],
+        [19, 'new object: nothing to conflict with'],
+      ],
+    );
+  });
+
+  test('"show ownership" renders the live object with each line\'s owners', async () => {
+    const result = (await server.request('kubeConflictHints/ownership', { uri: 'file:///w/lens.yaml', position: { line: 3, character: 2 } })) as { title: string; text: string };
+    assert.match(result.title, /^Deployment editor-.*\/lens \(live, with owners\)$/);
+    assert.match(result.text, /\n  replicas: 5 +# kube-controller-manager \(Update, scale\)\n/);
+    assert.match(result.text, /image: nginx:1\.26 +# kubectl-edit \(Update\)/);
+    assert.doesNotMatch(result.text, /managedFields/);
+  });
+
+  test('confirming by dry run: the server agrees with the prediction', async () => {
+    const result = (await server.request('kubeConflictHints/verify', { uri: 'file:///w/lens.yaml' })) as { agreed: number; differences: string[]; failed: string[] };
+    assert.deepEqual(result, { agreed: 2, differences: [], failed: [] });
+  });
+
   test('a kind the cluster does not serve is a warning on the kind', async () => {
     const uri = 'file:///w/old.yaml';
     await server.open(uri, `apiVersion: extensions/v1beta1\nkind: Deployment\nmetadata:\n  name: old\n  namespace: ${namespace}\n`);

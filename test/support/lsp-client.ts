@@ -9,6 +9,7 @@ import {
 } from 'vscode-jsonrpc/node';
 import type {
   CodeAction,
+  CodeLens,
   Diagnostic,
   DocumentDiagnosticReport,
   Hover,
@@ -46,6 +47,9 @@ export interface TestServer {
    */
   diagnosticsUntil(uri: string, done: (d: Diagnostic[]) => boolean, timeoutMs?: number): Promise<Diagnostic[]>;
   hover(uri: string, position: Position): Promise<Hover | null>;
+  codeLenses(uri: string): Promise<CodeLens[]>;
+  /** Any request, e.g. the product's own `kubeConflictHints/...` ones. */
+  request(method: string, params: unknown): Promise<unknown>;
   codeActions(uri: string, range: Range, diagnostics: Diagnostic[], only?: string[]): Promise<CodeAction[]>;
   /** Applies a workspace edit to the open documents (as the editor would) and syncs the server. */
   applyEdit(edit: WorkspaceEdit): Promise<void>;
@@ -159,6 +163,12 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     },
     hover(uri, position) {
       return connection.sendRequest('textDocument/hover', { textDocument: { uri }, position });
+    },
+    codeLenses(uri) {
+      return connection.sendRequest('textDocument/codeLens', { textDocument: { uri } });
+    },
+    request(method, params) {
+      return connection.sendRequest(method, params);
     },
     codeActions(uri, range, diagnostics, only) {
       return connection.sendRequest('textDocument/codeAction', {

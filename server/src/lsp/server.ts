@@ -16,7 +16,7 @@ import { managerNames, type Finding } from '../core/analysis';
 import { fieldHover, objectHover } from '../core/hover-text';
 import { ownershipView } from '../core/ownership-view';
 import { nodeAt } from '../core/ownership';
-import type { ManifestResource, Position } from '../core/manifest';
+import { absoluteRange, type ManifestResource, type Position } from '../core/manifest';
 import {
   requests,
   sanitizeSettings,
@@ -191,7 +191,9 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     if (!state || !state.settings.codeLens || !state.session) return [];
     return state.analysis.resources.flatMap(({ resource, facts, findings }) => {
       const title = codeLensTitle(resource, facts, findings);
-      return title ? [{ range: { start: resource.range.start, end: resource.range.start }, command: { title, command: '' } }] : [];
+      // Above the object's first line (a document's range starts at its `---`).
+      const start = absoluteRange(resource, resource.root.entries[0]?.keyRange ?? resource.root.range).start;
+      return title ? [{ range: { start, end: start }, command: { title, command: '' } }] : [];
     });
   });
 
