@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import { parse as parseYaml } from 'yaml';
 import { addressOf } from '../../server/src/core/edits-json';
-import { applyTextEdits, removeFieldEdits, removeFieldsEdits, replaceValueEdits, type EditResult, type TextEdit } from '../../server/src/core/edits';
+import { applyTextEdits, removeFieldEdits, removeFieldsEdits, removeFieldsInFileEdits, replaceValueEdits, type EditResult, type TextEdit } from '../../server/src/core/edits';
 import { jsonEqual, type JsonValue } from '../../server/src/core/json';
 import { locatePathString, nodeToJson, parseManifestText, type LocateOptions, type ManifestResource, type Position } from '../../server/src/core/manifest';
 import { parsePath, type FieldPath } from '../../server/src/core/path';
@@ -23,6 +23,10 @@ interface EditCase {
   /** One path (removeFieldEdits) or several (removeFieldsEdits). */
   readonly remove?: string | string[];
   readonly replace?: string;
+  /** Several resources at once (removeFieldsInFileEdits): which resource, which paths. */
+  readonly removeInFile?: { resource: number; paths: string[] }[];
+  /** The paths a file-wide removal reports as not removable. */
+  readonly skipped?: string[];
   /** The new value for `replace`, as JSON text (so the fixture's own YAML reading cannot bend it). */
   readonly value?: string;
   /** Index of the target among the text's resources (List items flattened); 0 by default. */
@@ -49,6 +53,13 @@ for (const file of files) {
 const withEol = (c: EditCase, s: string) => (c.crlf ? s.replace(/\n/g, '\r\n') : s);
 
 function run(c: EditCase, text: string, resource: ManifestResource): EditResult {
+  if (c.removeInFile) {
+    const resources = parseManifestText(text).resources;
+    const requests = c.removeInFile.map((r) => ({ resource: resources[r.resource]!, paths: r.paths }));
+    const result = removeFieldsInFileEdits(text, requests, options);
+    assert.deepEqual(result.skipped.map((s) => s.path), c.skipped ?? [], 'the paths reported as not removable');
+    return { edits: result.edits };
+  }
   if (c.replace !== undefined) return replaceValueEdits(text, resource, c.replace, JSON.parse(c.value!) as JsonValue, options);
   if (Array.isArray(c.remove)) return removeFieldsEdits(text, resource, c.remove, options);
   return removeFieldEdits(text, resource, c.remove!, options);
@@ -63,9 +74,10 @@ function assertOrderedAndDisjoint(edits: readonly TextEdit[]): void {
   }
 }
 
-/** The paths a case changes, resolved against a resource's keys (names may hold dots). */
-function pathsOf(c: EditCase): string[] {
-  return c.replace !== undefined ? [c.replace] : Array.isArray(c.remove) ? c.remove : [c.remove!];
+/** The paths a case changes in each resource it changes (by index). */
+function changes(c: EditCase): [number, string[]][] {
+  if (c.removeInFile) return c.removeInFile.map((r) => [r.resource, r.paths.filter((p) => !c.skipped?.includes(p))]);
+  return [[c.resource ?? 0, c.replace !== undefined ? [c.replace] : Array.isArray(c.remove) ? c.remove : [c.remove!]]];
 }
 
 function fieldPath(resource: ManifestResource | undefined, text: string): FieldPath {
@@ -105,15 +117,17 @@ for (const { file, c } of allCases) {
     // Read back as kubectl reads it: valid, and the field gone or holding the new value.
     const reread = parseManifestText(output);
     assert.deepEqual(reread.problems, [], 'the edited text parses without problems');
-    const after = reread.resources[c.resource ?? 0];
-    assert.ok(after, 'the resource is still there');
-    for (const p of pathsOf(c)) {
-      const at = locatePathString(after, p, options);
-      if (c.replace !== undefined) {
-        assert.ok(at, `${p} is still written`);
-        assert.ok(jsonEqual(nodeToJson(at.node), JSON.parse(c.value!)), `${p} reads back as ${c.value}: ${JSON.stringify(nodeToJson(at.node))}`);
-      } else {
-        assert.equal(at, undefined, `${p} is gone`);
+    for (const [index, paths] of changes(c)) {
+      const after = reread.resources[index];
+      assert.ok(after, 'the resource is still there');
+      for (const p of paths) {
+        const at = locatePathString(after, p, options);
+        if (c.replace !== undefined) {
+          assert.ok(at, `${p} is still written`);
+          assert.ok(jsonEqual(nodeToJson(at.node), JSON.parse(c.value!)), `${p} reads back as ${c.value}: ${JSON.stringify(nodeToJson(at.node))}`);
+        } else {
+          assert.equal(at, undefined, `${p} is gone`);
+        }
       }
     }
     if (c.crlf) assert.ok(!/[^\r]\n/.test(output), 'every line break is still \\r\\n');
@@ -156,21 +170,23 @@ test('the real kubectl reads every edited text, with the field gone or holding t
   for (const { file, c } of allCases) {
     if (c.refused !== undefined) continue;
     const text = withEol(c, c.input);
-    const resource = parseManifestText(text).resources[c.resource ?? 0]!;
-    const result = run(c, text, resource);
+    const resources = parseManifestText(text).resources;
+    const result = run(c, text, resources[c.resource ?? 0]!);
     if (!result.edits) continue; // reported by the case's own test
     const objects = kubectlObjects(applyTextEdits(text, result.edits));
     if (typeof objects === 'string') {
       mismatches.push(`${file}: ${c.name}: kubectl refuses the edited text: ${objects.trim()}`);
       continue;
     }
-    const object = objects[c.resource ?? 0]!;
-    for (const p of pathsOf(c)) {
-      const address = addressOf(object, fieldPath(resource, p), options);
-      let value: JsonValue | undefined = object;
-      for (const step of address ?? []) value = (value as Record<string | number, JsonValue>)[step];
-      const ok = c.replace !== undefined ? address !== undefined && jsonEqual(value, JSON.parse(c.value!)) : address === undefined;
-      if (!ok) mismatches.push(`${file}: ${c.name}: kubectl reads ${p} as ${address ? JSON.stringify(value) : 'absent'}`);
+    for (const [index, paths] of changes(c)) {
+      const object = objects[index]!;
+      for (const p of paths) {
+        const address = addressOf(object, fieldPath(resources[index], p), options);
+        let value: JsonValue | undefined = object;
+        for (const step of address ?? []) value = (value as Record<string | number, JsonValue>)[step];
+        const ok = c.replace !== undefined ? address !== undefined && jsonEqual(value, JSON.parse(c.value!)) : address === undefined;
+        if (!ok) mismatches.push(`${file}: ${c.name}: kubectl reads ${p} as ${address ? JSON.stringify(value) : 'absent'}`);
+      }
     }
   }
   assert.deepEqual(mismatches, []);

@@ -130,6 +130,103 @@ export function replaceValueEdits(
   return checked(lines, resource, [edit], withValue(resource.object, address, value), name);
 }
 
+/** The fields to remove from one resource of the file. */
+export interface RemovalRequest {
+  readonly resource: ManifestResource;
+  readonly paths: readonly PathInput[];
+}
+
+/** What a file-wide removal could not do; the rest of it is still in the edits. */
+export interface SkippedRemoval {
+  readonly resource: ManifestResource;
+  readonly path: string;
+  readonly reason: string;
+}
+
+export interface FileRemovalResult {
+  readonly edits: readonly TextEdit[];
+  readonly skipped: readonly SkippedRemoval[];
+}
+
+/**
+ * Removes the given fields of several resources of one file (the "remove all conflicting fields"
+ * fix, `source.fixAll`): whatever can be removed is, each path that cannot is reported with its
+ * reason. Items of one List document are checked together, since they share a document.
+ */
+export function removeFieldsInFileEdits(text: string, requests: readonly RemovalRequest[], options: LocateOptions = {}): FileRemovalResult {
+  const skipped: SkippedRemoval[] = [];
+  const byDocument = new Map<number, DocumentEdits[]>();
+  for (const request of requests) {
+    const name = (p: PathInput) => (typeof p === 'string' ? p : formatPath(p));
+    let paths = request.paths;
+    let result = removeFieldsEdits(text, request.resource, paths, options);
+    if (!result.edits) {
+      // One path that cannot go must not keep the others: find it, remove the rest.
+      const removable = request.paths.filter((p) => {
+        const alone = removeFieldEdits(text, request.resource, p, options);
+        if (!alone.edits) skipped.push({ resource: request.resource, path: name(p), reason: alone.reason });
+        return alone.edits !== undefined;
+      });
+      paths = removable;
+      result = removable.length > 0 ? removeFieldsEdits(text, request.resource, removable, options) : { edits: [] };
+      if (!result.edits) {
+        for (const p of removable) skipped.push({ resource: request.resource, path: name(p), reason: result.reason });
+        continue;
+      }
+    }
+    if (result.edits.length === 0) continue;
+    const list = byDocument.get(request.resource.documentIndex) ?? [];
+    list.push({ resource: request.resource, paths: paths.map(name), edits: result.edits });
+    byDocument.set(request.resource.documentIndex, list);
+  }
+  const edits: TextEdit[] = [];
+  for (const group of byDocument.values()) edits.push(...compatibleEdits(text, group, skipped));
+  const lines = textLines(text);
+  return { edits: edits.sort((a, b) => offsetAt(lines, a.range.start) - offsetAt(lines, b.range.start)), skipped };
+}
+
+/**
+ * The edits of resources sharing one document (items of a List) that hold together: each item
+ * reads back after all of them as it does after its own edits alone.
+ */
+interface DocumentEdits {
+  readonly resource: ManifestResource;
+  readonly paths: readonly string[];
+  readonly edits: readonly TextEdit[];
+}
+
+function compatibleEdits(text: string, group: readonly DocumentEdits[], skipped: SkippedRemoval[]): TextEdit[] {
+  if (group.length === 1) return [...group[0]!.edits];
+  const lines = textLines(text);
+  const documentIndex = group[0]!.resource.documentIndex;
+  const itemsAfter = (edits: readonly TextEdit[]) =>
+    parseManifestText(applyTextEdits(text, edits)).resources.filter((r) => r.documentIndex === documentIndex);
+  const objectOf = (items: readonly ManifestResource[], itemIndex: number | undefined) => items.find((r) => r.itemIndex === itemIndex)?.object;
+  const original = itemsAfter([]);
+  const accepted: DocumentEdits[] = [];
+  for (const entry of group) {
+    const candidate = [...accepted, entry];
+    const all = candidate.flatMap((c) => c.edits);
+    const spans = all.map((e) => ({ start: offsetAt(lines, e.range.start), end: offsetAt(lines, e.range.end) })).sort((a, b) => a.start - b.start);
+    const disjoint = spans.every((s, i) => i === 0 || spans[i - 1]!.end <= s.start);
+    const together = disjoint ? itemsAfter(all) : [];
+    const holds =
+      disjoint &&
+      together.length === original.length &&
+      together.every((item) => {
+        const owner = candidate.find((c) => c.resource.itemIndex === item.itemIndex);
+        const expected = owner ? objectOf(itemsAfter(owner.edits), item.itemIndex) : objectOf(original, item.itemIndex);
+        return expected !== undefined && jsonEqual(item.object, expected);
+      });
+    if (holds) accepted.push(entry);
+    else {
+      const reason = 'its edit collides with the edit of another item of the same List; apply the fix once more';
+      for (const path of entry.paths) skipped.push({ resource: entry.resource, path, reason });
+    }
+  }
+  return accepted.flatMap((a) => a.edits);
+}
+
 /** The text after the edits (which must not overlap), for callers that want the result itself. */
 export function applyTextEdits(text: string, edits: readonly TextEdit[]): string {
   const lines = textLines(text);
