@@ -45,7 +45,8 @@ describe('live objects', () => {
     if (!cluster) return;
     const admin = connect('admin');
     const namespace = await freshNamespace(admin, 'kch-live');
-    const settings = configMap(namespace, 'settings', { mode: 'prod' });
+    // kubectl keeps `level`; the edit takes `mode` (a manager left owning nothing disappears).
+    const settings = configMap(namespace, 'settings', { mode: 'prod', level: 'info' });
     objectOf(await apply(admin, 'kubectl', settings), 'seed');
     objectOf(await kubectlEdit(admin, settings, { data: { mode: 'debug' } }), 'edit');
 
@@ -55,7 +56,7 @@ describe('live objects', () => {
       live.metadata.managedFields?.map((m) => [m.manager, m.operation]),
       [['kubectl', 'Apply'], ['kubectl-edit', 'Update']],
     );
-    assert.deepEqual(live.data, { mode: 'debug' });
+    assert.deepEqual(live.data, { mode: 'debug', level: 'info' });
     assert.equal(live.kind, 'ConfigMap');
 
     const missing = await c.getObject({ ...refOf(settings), name: 'not-created-yet' });

@@ -70,7 +70,10 @@ describe('dry-run apply', () => {
     assert.deepEqual(stored.data, { mode: 'prod', legacy: 'yes' });
   });
 
-  test('a stale resourceVersion and a wrong uid are the optimistic-lock 409s', async (t) => {
+  // Measured on v1.34: an apply whose uid does not match is not a 409 but 422 Invalid
+  // ("metadata.uid: ... field is immutable"); the 409 "Precondition failed: UID in precondition" belongs
+  // to updates (PUT) and deletes.
+  test('a stale resourceVersion is the optimistic-lock 409; a wrong uid is rejected as invalid', async (t) => {
     const cluster = requireCluster(t);
     if (!cluster) return;
     const seedConn = connect('admin');
@@ -88,7 +91,11 @@ describe('dry-run apply', () => {
       { object: { ...base, metadata: { name: 'settings', namespace, uid: '00000000-0000-0000-0000-000000000000' } } },
       { fieldManager: 'kubectl' },
     );
-    assert.equal(wrongUid.outcome === 'conflict' && wrongUid.conflict, 'uid', JSON.stringify(wrongUid));
+    assert.equal(wrongUid.outcome, 'rejected', JSON.stringify(wrongUid));
+    if (wrongUid.outcome !== 'rejected') return;
+    assert.equal(wrongUid.problem.httpStatus, 422);
+    assert.equal(wrongUid.problem.reason, 'Invalid');
+    assert.deepEqual(wrongUid.causes.map((cause) => cause.field), ['metadata.uid']);
   });
 });
 
