@@ -194,7 +194,7 @@ test('kubectl get -o yaml --show-managed-fields output works as the live objects
   writeFiles(bare, { 'live.yaml': dump.stdout });
   const created = await runCli(['check', '--snapshot', bare, '--mode', 'create', manifests]);
   assert.equal(created.status, 1);
-  assert.match(created.stdout, /error already-exists deployments\.apps "web" already exists; managed by "kubectl", "kubectl-edit", "kube-controller-manager"/);
+  assert.match(created.stdout, /error already-exists deployments\.apps "web" already exists; managed by "kubectl", "kube-controller-manager", "kubectl-edit"/);
   const applied = await runCli(['check', '--snapshot', bare, manifests]);
   assert.match(applied.stdout, /note: no OpenAPI document for apps\/v1 in the snapshot: field conflicts are not predicted/);
 });
