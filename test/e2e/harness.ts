@@ -492,7 +492,8 @@ export class Editor {
   /** Saves a screenshot of the whole window to test-results/e2e/<name>/<step>.png. */
   async screenshot(step: string): Promise<string> {
     const file = path.join(this.artifacts, `${step}.png`);
-    await this.page.screenshot({ path: file });
+    // Finished animations: a hover fading in would otherwise be caught half transparent.
+    await this.page.screenshot({ path: file, animations: 'disabled' });
     return file;
   }
 

@@ -1,0 +1,44 @@
+// Issue 6, first scenario, in a real VS Code: a Deployment whose replicas an autoscaler owns and whose
+// image someone changed with `kubectl edit`. The user sees two warnings on those keys, hovers
+// `replicas` to learn who owns it, and applies the quick fix that removes it.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { connect } from '../support/seed';
+import { requireCluster } from '../support/env';
+import { requireEditor, startEditor } from './harness';
+import { conflictScenario, expectedConflicts, mismatch, settingsFor } from './scenarios';
+
+test('conflicts: two warnings, the owner on hover, and the quick fix removes replicas', { timeout: 240_000 }, async (t) => {
+  const cluster = requireCluster(t);
+  const prepared = cluster && requireEditor(t);
+  if (!cluster || !prepared) return;
+  const conn = connect('admin', cluster.kubeconfig);
+  const scenario = await conflictScenario(conn);
+
+  const editor = await startEditor(t, {
+    name: 'conflicts',
+    ...prepared,
+    files: { [scenario.file.path]: scenario.file.text },
+    settings: settingsFor(cluster.kubeconfig),
+  });
+  await editor.openFile(scenario.file.path);
+  await editor.waitForStatus((item) => item.icons.includes('check') && item.text === 'admin', 'the status bar to show the connected context');
+  await editor.waitForProblems((seen) => !mismatch(seen, scenario.expected), `the warnings the server predicts: ${JSON.stringify(scenario.expected)}`);
+  await editor.screenshot('warnings');
+
+  const hover = await editor.hover(scenario.hover.word, { expect: new RegExp(scenario.hover.includes.map(escape).join('|')) });
+  for (const owner of scenario.hover.includes) assert.ok(hover.includes(owner), `hover names ${owner}: ${hover}`);
+  await editor.screenshot('hover-replicas');
+
+  await editor.quickFix(scenario.fix.word, scenario.fix.title);
+  const text = await editor.waitFor(() => editor.editorText(), (current) => !/^\s*replicas:/m.test(current), 'replicas to leave the file');
+  // What remains must be exactly what the server now answers for the edited text.
+  const remaining = await expectedConflicts(conn, text.trimEnd() + '\n');
+  assert.equal(remaining.length, 1, 'the server still reports the image conflict');
+  await editor.waitForProblems((seen) => !mismatch(seen, remaining), `only the image warning: ${JSON.stringify(remaining)}`);
+  await editor.screenshot('after-quick-fix');
+});
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
