@@ -10,7 +10,7 @@ import { deduceAtom, deducedTypeRef, fieldType, resolveType, type ListType, type
 /** Something in a value the server would refuse before looking at ownership. */
 export interface ValueProblem {
   readonly path: FieldPath;
-  readonly code: 'duplicateKey' | 'badListItem' | 'unknownType';
+  readonly code: 'duplicateKey' | 'badListItem' | 'unknownType' | 'typeMismatch';
   readonly message: string;
 }
 
@@ -114,6 +114,62 @@ export function toFieldSet(schema: SchemaModel, root: TypeRef, value: JsonValue)
   };
   visit(root, value);
   return { set, problems };
+}
+
+/**
+ * Values the schema does not accept: a scalar of the wrong kind (`team: on` read as true where a
+ * label must be a string), a list where a map belongs, a field the type does not declare. The
+ * server converts the applied configuration to a typed value first (typed/validate.go,
+ * validatingObjectWalker) and answers 500 "failed to create typed patch object" before any
+ * ownership is looked at. Inside atomic lists and maps too: validation walks everything.
+ * List items without a usable identity are reported by toFieldSet, not here.
+ */
+export function typeProblems(schema: SchemaModel, root: TypeRef, value: JsonValue): ValueProblem[] {
+  const problems: ValueProblem[] = [];
+  const path: PathElement[] = [];
+  const report = (message: string): void => {
+    problems.push({ path: [...path], code: 'typeMismatch', message });
+  };
+  const visit = (tr: TypeRef, v: JsonValue): void => {
+    const resolved = resolveType(schema, tr);
+    if (!resolved || v === null) return;
+    const atom = deduceAtom(resolved, v);
+    // handleAtom's order (typed/helpers.go): map, then scalar, then list.
+    if (atom.map) {
+      if (!isJsonObject(v)) return report(`expected map, got ${JSON.stringify(v)}`);
+      for (const [key, child] of Object.entries(v)) {
+        path.push({ kind: 'field', name: key });
+        const childType = fieldType(atom.map, key);
+        if (childType) visit(childType, child);
+        else report('field not declared in schema');
+        path.pop();
+      }
+      return;
+    }
+    if (atom.scalar) {
+      const ok =
+        atom.scalar === 'string' ? typeof v === 'string'
+        : atom.scalar === 'numeric' ? typeof v === 'number'
+        : atom.scalar === 'boolean' ? typeof v === 'boolean'
+        : typeof v !== 'object';
+      const expected = { string: 'string', numeric: 'numeric (int or float)', boolean: 'boolean', untyped: 'any scalar' }[atom.scalar];
+      if (!ok) report(`expected ${expected}, got ${JSON.stringify(v)}`);
+      return;
+    }
+    if (atom.list) {
+      if (!Array.isArray(v)) return report(`expected list, got ${JSON.stringify(v)}`);
+      const list = atom.list;
+      v.forEach((item, i) => {
+        const pe: PathElement | string = list.elementRelationship === 'associative' ? listItemElement(schema, list, item) : { kind: 'index', index: i };
+        if (typeof pe === 'string') return;
+        path.push(pe);
+        visit(list.elementType, item);
+        path.pop();
+      });
+    }
+  };
+  visit(root, value);
+  return problems;
 }
 
 /**

@@ -17,7 +17,7 @@ import {
   unionSets,
   type FieldSet,
 } from './fieldsv1';
-import { ensureNamedFieldsAreMembers, toFieldSet, type ValueProblem } from './fieldset';
+import { ensureNamedFieldsAreMembers, toFieldSet, typeProblems, type ValueProblem } from './fieldset';
 import { compareValues, mergeValues, removeItems, valueAtPath, type Comparison } from './merge';
 import { decodeManagedFields } from './managed-fields';
 import {
@@ -141,8 +141,16 @@ export function predictApply(input: PredictApplyInput): ApplyPrediction {
 
   if (!live) {
     // Apply (and a client-side apply, which then creates) on a missing object.
-    if (mode === 'serverSide' && uid) {
-      statuses.push({ code: 409, reason: 'Conflict', kind: 'uidMismatch', message: uidMismatchMessage(input.resource, name, uid) });
+    if (mode === 'serverSide') {
+      // patch.go createNewObject runs the same apply on an empty object: a manifest the field
+      // manager cannot type is refused before the uid check that follows it.
+      const root = rootTypeFor(input.schema, String(config.apiVersion ?? ''), String(config.kind ?? ''));
+      if (root) {
+        const refusals = [...toFieldSet(input.schema, root, config).problems, ...typeProblems(input.schema, root, config)];
+        problems.push(...refusals.map(asEngineProblem));
+        if (refusals.length > 0) return done(empty);
+      }
+      if (uid) statuses.push({ code: 409, reason: 'Conflict', kind: 'uidMismatch', message: uidMismatchMessage(input.resource, name, uid) });
     }
     return done(empty);
   }
@@ -185,6 +193,10 @@ export function predictApply(input: PredictApplyInput): ApplyPrediction {
   return done(result);
 }
 
+function asEngineProblem(p: ValueProblem): EngineProblem {
+  return { code: p.code, message: p.message, path: p.path };
+}
+
 interface ManagerState {
   identity: ManagerIdentity;
   set: FieldSet;
@@ -199,10 +211,12 @@ function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems
   const resetSet = fieldSetFromPaths(input.resetFields ?? defaultResetFields(schema, root));
   const excludeReset = (s: FieldSet): FieldSet => recursiveDifferenceSets(s, resetSet);
 
-  // Duplicate keys and unusable list items in the manifest are refused before any ownership check.
+  // Duplicate keys, unusable list items and values of the wrong type are refused before any
+  // ownership check (structuredmerge.go Apply: "failed to create typed patch object").
   const configFieldSet = toFieldSet(schema, root, config);
-  for (const p of configFieldSet.problems) problems.push({ code: p.code, message: p.message, path: p.path });
-  if (configFieldSet.problems.length > 0) return { conflicts: [], forgiven: [], deletions: [], deletionsByManager: [] };
+  const refusals = [...configFieldSet.problems, ...typeProblems(schema, root, config)];
+  problems.push(...refusals.map(asEngineProblem));
+  if (refusals.length > 0) return { conflicts: [], forgiven: [], deletions: [], deletionsByManager: [] };
 
   const decoded = decodeManagedFields(liveMeta.managedFields);
   for (const message of decoded.problems) problems.push({ code: 'managedFields', message });
