@@ -90,7 +90,10 @@ async function prepared(t: TestContext): Promise<Corpus | undefined> {
       try {
         const ns = await freshNamespace(conn, 'snap-corpus');
         const text = withNamespace(scenario.manifest, ns);
-        const probe = parseYaml(text) as KubeObject;
+        // Duplicate keys are what some scenarios are about: read them as kubectl does, the last one winning.
+        const probe = parseYaml(text, { uniqueKeys: false }) as KubeObject;
+        // A generateName manifest names no object to look up, live or in a snapshot.
+        if (!probe.metadata?.name) continue;
         await replayHistory(conn, scenario.history, probe, ns);
         const ext = /^\s*\{/.test(scenario.manifest) ? 'json' : 'yaml';
         groupFor(groups, scenario.mode ?? 'serverSide', scenario.fieldManager ?? 'kubectl').files[`${scenario.name}.${ext}`] = text;
