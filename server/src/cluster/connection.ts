@@ -144,7 +144,10 @@ function connectedConnection(settings: ClusterSettings, selected: SelectedContex
       liveObjects.refresh();
     },
     requestsSent: () => transport.requestsSent,
-    dispose: () => liveObjects.dispose(),
+    dispose: () => {
+      liveObjects.dispose();
+      transport.dispose();
+    },
   };
 }
 

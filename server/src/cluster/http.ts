@@ -50,6 +50,7 @@ export class ClusterTransport {
   /** Every request sent, including watch connections: tests and the benchmark count them. */
   requestsSent = 0;
   private readonly observers: OutcomeObserver[] = [];
+  private readonly agents = new Map<string, http.Agent>();
 
   constructor(
     private readonly config: KubeConfig,
@@ -154,6 +155,7 @@ export class ClusterTransport {
       // The library throws when an exec credential plugin fails or a certificate file is missing.
       return { failure: { kind: 'network', code: 'EXEC_CREDENTIAL', message: `Cannot get credentials: ${errorMessage(error)}` } };
     }
+    options.agent = this.reusableAgent(options.agent);
     const headers: Record<string, string> = {};
     for (const [key, value] of Object.entries(options.headers ?? {})) {
       if (value !== undefined) headers[key] = Array.isArray(value) ? value.join(', ') : String(value);
@@ -171,6 +173,34 @@ export class ClusterTransport {
       url,
       options: { ...options, method: request.method, headers },
     };
+  }
+
+  /**
+   * client-node builds a new agent for every request, so each request would pay a TCP and TLS
+   * handshake (tens of milliseconds). A keep-alive agent with the same TLS material is reused instead;
+   * new material (a rotated exec client certificate) gets a new agent. Proxy agents are left alone.
+   */
+  private reusableAgent(fresh: https.RequestOptions['agent']): https.RequestOptions['agent'] {
+    if (!fresh || (fresh.constructor !== https.Agent && fresh.constructor !== http.Agent)) return fresh;
+    const tls = (fresh as https.Agent & { options: https.AgentOptions }).options;
+    const key = JSON.stringify([fresh.constructor === https.Agent, ...['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername'].map((k) => {
+      const value: unknown = tls[k as keyof https.AgentOptions];
+      return Buffer.isBuffer(value) ? value.toString('base64') : value;
+    })]);
+    let agent = this.agents.get(key);
+    if (!agent) {
+      const AgentType = fresh.constructor === https.Agent ? https.Agent : http.Agent;
+      agent = new AgentType({ ...tls, keepAlive: true });
+      this.agents.set(key, agent);
+    }
+    fresh.destroy();
+    return agent;
+  }
+
+  /** Close idle keep-alive connections. */
+  dispose(): void {
+    for (const agent of this.agents.values()) agent.destroy();
+    this.agents.clear();
   }
 
   private report(request: ClusterRequest, outcome: HttpOutcome): HttpOutcome;
