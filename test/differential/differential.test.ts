@@ -24,6 +24,7 @@ import { predictApply, type ApplyPrediction } from '../../server/src/core/predic
 import { rootTypeFor, type SchemaModel } from '../../server/src/core/schema';
 import { emptyFieldSet, hasPath, setPaths, unionSets } from '../../server/src/core/fieldsv1';
 import { decodeManagedFields } from '../../server/src/core/managed-fields';
+import { readAuditEvents } from '../support/cluster';
 import { requireCluster } from '../support/env';
 import { apply, connect, create, freshNamespace, objectOf, patch, request, type ApiResult, type Connection, type KubeObject } from '../support/seed';
 import { installWidgetCrd } from '../support/seed-crd';
@@ -87,6 +88,20 @@ describe('differential: prediction vs the real kube-apiserver', { concurrency: 6
   }
 });
 
+test('the product sent the cluster only reads and dry runs', async (t) => {
+  const cluster = requireCluster(t);
+  if (!cluster || !cluster.auditLog) return;
+  // Predictions read (GET, LIST, WATCH, OpenAPI); the verifier writes with dryRun=All. The audit
+  // log sees every request the product's connection (user agent kch-differential) sent.
+  await new Promise((r) => setTimeout(r, 500)); // the last ResponseComplete events land after the response
+  const sent = readAuditEvents(cluster.auditLog).filter((e) => e.userAgent === 'kch-differential');
+  assert.ok(sent.length > scenarios.length, `only ${sent.length} requests from the product in the audit log`);
+  const writes = sent.filter((e) => !['get', 'list', 'watch'].includes(e.verb));
+  assert.ok(writes.length > 0, 'the verifier sent no dry run at all');
+  const real = writes.filter((e) => !/[?&]dryRun=All(&|$)/.test(e.requestURI)).map((e) => `${e.verb} ${e.requestURI}`);
+  assert.deepEqual(real, [], 'product requests that would change the cluster');
+});
+
 test('agreement over the whole corpus', (t) => {
   if (!requireCluster(t)) return;
   const counted = scenarios.filter((s) => !s.excluded);
@@ -135,9 +150,12 @@ async function runScenario(scenario: Scenario, prefix: string): Promise<void> {
   // (b) The server's answer to the same request, dry run.
   const server = await askServer(scenario, text, resource.object, fieldManager, live !== undefined);
 
-  // KCH_DIFF_VERBOSE=1 prints both answers of every scenario.
-  if (process.env.KCH_DIFF_VERBOSE) console.log(`${scenario.name}\n  predicted ${JSON.stringify(predicted)}\n  server    ${JSON.stringify(server)}`);
+  // KCH_DIFF_VERBOSE=1 prints both answers (and what a real apply deleted) of every scenario.
+  const report = [`${scenario.name}`, `  predicted ${JSON.stringify(predicted)}`, `  server    ${JSON.stringify(server)}`];
+  const printReport = () => process.env.KCH_DIFF_VERBOSE && console.log(report.join('\n'));
   // The history still provokes the situation the scenario is about.
+  const checksDeletions = mode === 'serverSide' && server.answer === 'accepted' && live !== undefined;
+  if (!checksDeletions) printReport();
   assert.equal(server.answer, scenario.server, `the server answered ${JSON.stringify(server)}; the scenario expects ${scenario.server}`);
   // (c) Agreement. A refusal agrees when the server's message contains the predicted words.
   if (predicted.answer === 'rejected' && server.answer === 'rejected' && predicted.detail && server.detail?.includes(predicted.detail)) {
@@ -146,11 +164,13 @@ async function runScenario(scenario: Scenario, prefix: string): Promise<void> {
   assert.deepEqual(predicted, server, `prediction ${JSON.stringify(predicted)} != server ${JSON.stringify(server)}; problems: ${JSON.stringify(prediction.problems)}`);
 
   // Deletions: the real apply, and what disappeared.
-  if (mode === 'serverSide' && server.answer === 'accepted' && live) {
+  if (checksDeletions && live) {
     const applied = await apply(admin, fieldManager, JSON.parse(JSON.stringify(resource.object)) as KubeObject);
     const after = objectOf(applied, 'the real apply');
     const removed = removedPaths(known.schema, resource.apiVersion, resource.kind, live, after as unknown as JsonObject);
     const predictedDeletions = [...new Set(prediction.deletions.map(formatServerPath))].sort();
+    report.push(`  deleted   ${JSON.stringify(removed)}`);
+    printReport();
     assert.deepEqual(predictedDeletions, removed, 'predicted deletions vs the fields the real apply removed');
   }
 }
