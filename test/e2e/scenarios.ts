@@ -129,7 +129,7 @@ export async function conflictScenario(conn: Connection, prefix = 'e2e-conflicts
     file: { path: 'web-deployment.yaml', text },
     expected,
     hover: { word: 'replicas', includes: ['kube-controller-manager'] },
-    fix: { word: 'replicas', title: /replicas/i },
+    fix: { word: 'replicas', title: /^Remove \.spec\.replicas/ },
   };
 }
 
@@ -179,7 +179,7 @@ export async function staleResourceVersionScenario(conn: Connection): Promise<St
     namespace,
     file: { path: 'limits-configmap.yaml', text },
     expected: [{ severity: 'error', line: lineOfKey(text, 'resourceVersion'), includes: [message] }],
-    fix: { word: 'resourceVersion', title: /resourceVersion/i },
+    fix: { word: 'resourceVersion', title: /^Remove metadata\.resourceVersion/ },
   };
 }
 

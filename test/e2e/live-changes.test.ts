@@ -1,0 +1,37 @@
+// Issue 6 in a real VS Code: the live object changes (from the test, as another tool would) while the
+// user has the file open, and the diagnostics follow without the user touching the file.
+import { test } from 'node:test';
+import { requireCluster } from '../support/env';
+import { connect } from '../support/seed';
+import { requireEditor, startEditor } from './harness';
+import { expectedConflicts, liveChangeScenario, mismatch, settingsFor } from './scenarios';
+
+test('the diagnostics follow the live object while the file is open', { timeout: 240_000 }, async (t) => {
+  const cluster = requireCluster(t);
+  const prepared = cluster && requireEditor(t);
+  if (!cluster || !prepared) return;
+  const conn = connect('admin', cluster.kubeconfig);
+  const scenario = await liveChangeScenario(conn);
+
+  const editor = await startEditor(t, {
+    name: 'live-changes',
+    ...prepared,
+    files: { [scenario.file.path]: scenario.file.text },
+    settings: settingsFor(cluster.kubeconfig),
+  });
+  await editor.openFile(scenario.file.path);
+  await editor.waitForStatus((item) => item.icons.includes('check'), 'the status bar to show the cluster connected');
+  // The exists note shows the object was read; no warning yet, as the server agrees.
+  await editor.waitForProblems((problems) => problems.some((p) => p.severity === 'info') && !mismatch(problems, []), 'the object read, and no conflict');
+  await editor.screenshot('before');
+
+  await scenario.takeOver();
+  const expected = await expectedConflicts(conn, scenario.file.text);
+  if (expected.length !== 1) throw new Error(`the server reports ${expected.length} conflicts after the take-over, expected 1`);
+  await editor.waitForProblems((problems) => !mismatch(problems, expected), `the conflict the server now predicts: ${JSON.stringify(expected)}`);
+  await editor.screenshot('taken-over');
+
+  await scenario.remove();
+  await editor.waitForProblems((problems) => problems.length === 0, 'no problem once the object is gone');
+  await editor.screenshot('deleted');
+});
