@@ -251,7 +251,3 @@ test('--verify shows the server\'s answer where it differs from the prediction',
   assert.match(run.stdout, /— the dry run answers: .*\.spec: field not declared in schema/);
   assert.match(run.stdout, /^odd\/unknown-field\.yaml:1:1 error dry-run-differs the server refuses the manifest: .*\.spec: field not declared in schema; the prediction did not foresee it$/m);
 });
-
-function escape(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
