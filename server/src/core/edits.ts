@@ -80,6 +80,7 @@ export function removeFieldsEdits(text: string, resource: ManifestResource, path
   const plan = new RemovalPlan(resource);
   const addresses: JsonAddress[] = [];
   const names: string[] = [];
+  const resolved: FieldPath[] = [];
   for (const input of paths) {
     const path = resolvePath(resource, input, options);
     const name = typeof input === 'string' ? input : formatPath(input);
@@ -93,12 +94,13 @@ export function removeFieldsEdits(text: string, resource: ManifestResource, path
     plan.add(steps);
     addresses.push(address);
     names.push(name);
+    resolved.push(path);
   }
   if (addresses.length === 0) return { edits: [] };
   const planned = plan.edits(lines);
   if (typeof planned === 'string') return refuse(planned);
   const expected = withoutFields(resource.object, addresses, (a) => a.length === 1 && KEPT_TOP_LEVEL.has(String(a[0])));
-  return checked(lines, resource, planned, expected, names.join(', '));
+  return checked(lines, resource, planned, expected, names.join(', '), resolved);
 }
 
 /**
@@ -333,8 +335,21 @@ function throughOtherPlaces(lines: TextLines, resource: ManifestResource, steps:
       const alias = lines.text.slice(offsetAt(lines, placement.alias.start), offsetAt(lines, placement.alias.end));
       return `${name} is written through the alias ${alias} (line ${placement.alias.start.line + 1}): changing it would change the anchored value and every other use of it`;
     }
+    // A map or list on the way that carries an `&anchor` some `*alias` uses: the alias changes too.
+    if (i < steps.length - 1 && step.node.kind !== 'scalar' && placement.kind === 'here') {
+      const start = offsetAt(lines, absoluteRange(resource, step.node.range).start);
+      const anchor = /&([^\s,[\]{}]+)/.exec(lines.text.slice(startWithProperties(lines, start), start))?.[1];
+      if (anchor && aliasPattern(anchor).test(resource.documentText)) {
+        return `${name} is inside ${where}, whose value the anchor &${anchor} shares with *${anchor}: changing it would change both places`;
+      }
+    }
   }
   return undefined;
+}
+
+/** `*name` as a whole alias (not the start of a longer name). */
+function aliasPattern(name: string): RegExp {
+  return new RegExp(`\\*${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![^\\s,\\[\\]{}])`);
 }
 
 /** kubectl keeps the last of a key written twice: removing it would bring the other one back. */
@@ -440,6 +455,28 @@ interface ChildExtent {
   readonly end: number;
 }
 
+/**
+ * Where a written child's text ends. A block collection's range ends where its last value ends,
+ * and for an `*alias` that is where the anchored value ends, earlier in the text: the end is
+ * therefore the furthest of the range and of its children's own ends.
+ */
+function childEnd(lines: TextLines, resource: ManifestResource, container: Container, child: MapEntry | ListItem): number {
+  const head = offsetAt(lines, absoluteRange(resource, headRange(child)).end);
+  const placement = placementOf(lines, resource, container, child);
+  if (placement.kind === 'aliasValue') return Math.max(head, offsetAt(lines, placement.alias.end));
+  return Math.max(head, nodeEnd(lines, resource, child.value));
+}
+
+function nodeEnd(lines: TextLines, resource: ManifestResource, node: ManifestNode): number {
+  const end = offsetAt(lines, absoluteRange(resource, node.range).end);
+  if (node.kind === 'scalar' || isFlow(lines, resource, node)) return end;
+  let furthest = end;
+  for (const child of childrenOf(node)) {
+    if (placementOf(lines, resource, node, child).kind !== 'merged') furthest = Math.max(furthest, childEnd(lines, resource, node, child));
+  }
+  return furthest;
+}
+
 /** The children written in the container's own text, in text order; `merged` when a `<<` adds others. */
 function writtenChildren(lines: TextLines, resource: ManifestResource, container: Container, flow: boolean): { children: ChildExtent[]; merged: boolean } {
   const children: ChildExtent[] = [];
@@ -451,10 +488,9 @@ function writtenChildren(lines: TextLines, resource: ManifestResource, container
       return;
     }
     const head = absoluteRange(resource, headRange(child));
-    const valueEnd = placement.kind === 'aliasValue' ? placement.alias.end : absoluteRange(resource, child.value.range).end;
     // In a flow list the item is its own head: its `&anchor` or `!tag` goes with it.
     const start = flow && !isEntry(child) ? startWithProperties(lines, offsetAt(lines, head.start)) : offsetAt(lines, head.start);
-    children.push({ index, start, end: Math.max(offsetAt(lines, head.end), offsetAt(lines, valueEnd)) });
+    children.push({ index, start, end: childEnd(lines, resource, container, child) });
   });
   return { children: children.sort((a, b) => a.start - b.start), merged };
 }
@@ -561,7 +597,7 @@ function replacement(lines: TextLines, resource: ManifestResource, step: Step, v
   const head = absoluteRange(resource, headRange(step.child));
   const valueRange = placement.kind === 'aliasValue' ? placement.alias : absoluteRange(resource, step.node.range);
   let oldStart = startWithProperties(lines, offsetAt(lines, valueRange.start));
-  let oldEnd = offsetAt(lines, valueRange.end);
+  let oldEnd = placement.kind === 'aliasValue' ? offsetAt(lines, valueRange.end) : nodeEnd(lines, resource, step.node);
   const flowContainer = isFlow(lines, resource, step.container);
   const edit = (start: number, end: number, newText: string): TextEdit => ({ range: rangeAt(lines, start, end), newText });
 
@@ -650,7 +686,14 @@ function blockStyle(lines: TextLines, resource: ManifestResource): BlockStyle {
 // ---------------------------------------------------------------------------------------------
 // The check before an edit is offered
 
-function checked(lines: TextLines, resource: ManifestResource, edits: readonly TextEdit[], expected: JsonObject, name: string): EditResult {
+function checked(
+  lines: TextLines,
+  resource: ManifestResource,
+  edits: readonly TextEdit[],
+  expected: JsonObject,
+  name: string,
+  removed: readonly FieldPath[] = [],
+): EditResult {
   const sorted = [...edits].sort((a, b) => offsetAt(lines, a.range.start) - offsetAt(lines, b.range.start));
   // Only the resource's document is read again: edits stay inside it, and YAML anchors, aliases
   // and keys never reach across `---`. That keeps the check cheap in a file of many documents.
@@ -679,6 +722,9 @@ function checked(lines: TextLines, resource: ManifestResource, edits: readonly T
     const was = before.resources[i]!;
     const isTarget = was.itemIndex === resource.itemIndex;
     if (!jsonEqual(after.resources[i]!.object, isTarget ? expected : was.object)) {
+      if (isTarget && removed.some((p) => locate(after.resources[i]!, p) !== undefined)) {
+        return refuse(`${name} would still be there after the edit: a \`<<\` merge gives the same key another value; edit it by hand`);
+      }
       return refuse(
         isTarget
           ? `the edit of ${name} would change other fields too; edit it by hand`
@@ -694,10 +740,9 @@ function lostAnchor(lines: TextLines, edits: readonly TextEdit[], afterText: str
   for (const e of edits) {
     const old = lines.text.slice(offsetAt(lines, e.range.start), offsetAt(lines, e.range.end));
     for (const m of old.matchAll(/&([^\s,[\]{}]+)/g)) {
-      const name = m[1]!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-      const alias = new RegExp(`\\*${name}(?![^\\s,\\[\\]{}])`);
-      const anchor = new RegExp(`&${name}(?![^\\s,\\[\\]{}])`);
-      if (alias.test(afterText) && !anchor.test(afterText)) return m[1];
+      const name = m[1]!;
+      const stillDefined = afterText.includes(`&${name}`);
+      if (aliasPattern(name).test(afterText) && !stillDefined) return name;
     }
   }
   return undefined;
