@@ -241,13 +241,13 @@ test('--verify: the server\'s dry runs agree with every prediction, and every wr
 test('--verify shows the server\'s answer where it differs from the prediction', async (t) => {
   const s = await prepared(t);
   if (!s) return;
-  // A field the schema does not know: the prediction has no ownership to say about it, but the
-  // server (fieldValidation=Strict, as kubectl sends) refuses the manifest.
+  // A data key the API's validation refuses (a config key has no spaces): validation is the
+  // server's own code, beyond what ownership and the schema can predict.
   writeFiles(s.dir, {
-    'odd/unknown-field.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: odd\n  namespace: ${s.namespace}\ndata:\n  a: b\nspec:\n  nope: 1\n`,
+    'odd/bad-key.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: odd\n  namespace: ${s.namespace}\ndata:\n  "no spaces": b\n`,
   });
   const run = await check(s, ['--verify', 'odd']);
   assert.equal(run.status, 1, run.stderr);
-  assert.match(run.stdout, /— the dry run answers: .*\.spec: field not declared in schema/);
-  assert.match(run.stdout, /^odd\/unknown-field\.yaml:1:1 error dry-run-differs the server refuses the manifest: .*\.spec: field not declared in schema; the prediction did not foresee it$/m);
+  assert.match(run.stdout, /— the dry run answers: ConfigMap "odd" is invalid: .*valid config key/);
+  assert.match(run.stdout, /^odd\/bad-key\.yaml:1:1 error dry-run-differs the server refuses the manifest: ConfigMap "odd" is invalid: .*; the prediction did not foresee it$/m);
 });
