@@ -5,8 +5,7 @@
 // - AlreadyExists / optimistic lock / uid mismatch: apimachinery pkg/api/errors/errors.go
 //   NewAlreadyExists, NewConflict, registry/generic/registry/store.go OptimisticLockErrorMsg,
 //   apiserver pkg/endpoints/handlers/patch.go (uid mismatch).
-import { isJsonObject, type JsonValue } from './json';
-import type { FieldPath, PathElement } from './path';
+import { formatPath, goQuote, type FieldPath } from './path';
 import { compareGoStrings } from './fieldsv1';
 
 /** Who owns a field, as the server tells managers apart (managedfields.go BuildManagerIdentifier). */
@@ -34,72 +33,8 @@ export function describeManager(m: ManagerIdentity): string {
   return s;
 }
 
-/** `.spec.template.spec.containers[name="app"].ports[containerPort=80,protocol="TCP"]` */
-export function formatServerPath(path: FieldPath): string {
-  return path.map(formatElement).join('');
-}
-
-function formatElement(pe: PathElement): string {
-  switch (pe.kind) {
-    case 'field':
-      return `.${pe.name}`;
-    case 'key':
-      return `[${Object.keys(pe.fields)
-        .sort(compareGoStrings)
-        .map((k) => `${k}=${goValueString(pe.fields[k] as JsonValue)}`)
-        .join(',')}]`;
-    case 'value':
-      return `[=${goValueString(pe.value)}]`;
-    case 'index':
-      return `[${pe.index}]`;
-  }
-}
-
-/** value.ToString: strings Go-quoted, numbers bare, lists bracketed, maps `k=v` run together. */
-export function goValueString(v: JsonValue): string {
-  if (v === null) return 'null';
-  if (typeof v === 'string') return goQuote(v);
-  if (typeof v === 'number') return goNumber(v);
-  if (typeof v === 'boolean') return String(v);
-  if (Array.isArray(v)) return `[${v.map(goValueString).join(',')}]`;
-  if (isJsonObject(v)) return Object.entries(v).map(([k, x]) => `${k}=${goValueString(x)}`).join('');
-  return '{{undefined}}';
-}
-
-/** Integers arrive as int64 on the server; other numbers as float64 printed with %v. */
-function goNumber(n: number): string {
-  if (Number.isInteger(n) && Math.abs(n) < 2 ** 63) return BigInt(n).toString();
-  if (!Number.isFinite(n)) return n > 0 ? '+Inf' : n < 0 ? '-Inf' : 'NaN';
-  const exp = Math.floor(Math.log10(Math.abs(n)));
-  if (exp < -4 || exp >= 6) {
-    const [mantissa, e] = n.toExponential().split('e') as [string, string];
-    const sign = e.startsWith('-') ? '-' : '+';
-    const digits = e.replace(/^[+-]/, '').padStart(2, '0');
-    return `${mantissa}e${sign}${digits}`;
-  }
-  return String(n);
-}
-
-/** strconv.Quote for the characters manifests contain. */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const c = ch.codePointAt(0) as number;
-    if (ch === '"') out += '\\"';
-    else if (ch === '\\') out += '\\\\';
-    else if (c === 7) out += '\\a';
-    else if (c === 8) out += '\\b';
-    else if (c === 12) out += '\\f';
-    else if (c === 10) out += '\\n';
-    else if (c === 13) out += '\\r';
-    else if (c === 9) out += '\\t';
-    else if (c === 11) out += '\\v';
-    else if (c < 0x20 || c === 0x7f) out += `\\x${c.toString(16).padStart(2, '0')}`;
-    else if ((c >= 0x80 && c < 0xa0) || c === 0xad || c === 0x2028 || c === 0x2029 || c === 0xfeff) out += `\\u${c.toString(16).padStart(4, '0')}`;
-    else out += ch;
-  }
-  return out + '"';
-}
+/** `.spec.template.spec.containers[name="app"].ports[containerPort=80,protocol="TCP"]`: path.ts prints it as the server does. */
+export const formatServerPath = formatPath;
 
 function goJsonString(s: string): string {
   return JSON.stringify(s).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
