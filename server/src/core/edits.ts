@@ -617,8 +617,8 @@ function replacement(lines: TextLines, resource: ManifestResource, step: Step, v
   } else {
     indicatorEnd = offsetAt(lines, head.end);
   }
-  // `key:` with nothing after it: the value's range is empty, at the key.
-  if (oldEnd <= indicatorEnd) oldStart = oldEnd = indicatorEnd;
+  // `key:` with nothing after it: the value's range is empty, at the key or before a comment.
+  if (oldEnd <= indicatorEnd || oldStart === oldEnd) oldStart = oldEnd = indicatorEnd;
 
   const headLine = lineOf(lines, indicatorEnd);
   const sameLine = lineOf(lines, oldStart) === headLine;
