@@ -271,6 +271,25 @@ export class Editor {
     await dialog.waitFor({ state: 'hidden' });
   }
 
+  /** Runs a command from the Command Palette by its title, as a user would. */
+  async runCommand(title: string): Promise<void> {
+    await this.runCommandKeys('F1', '.quick-input-widget');
+    await this.page.keyboard.type(title);
+    await this.page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first().waitFor({ state: 'visible' });
+    await this.page.keyboard.press('Enter');
+    await this.page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+  }
+
+  /** Trusts the folder through the Workspace Trust editor, and waits for Restricted Mode to end. */
+  async trustWorkspace(): Promise<void> {
+    await this.runCommand('Workspaces: Manage Workspace Trust');
+    const trust = this.page.locator('.workspace-trust-editor .monaco-button', { hasText: /^Trust$/ });
+    await trust.first().waitFor({ state: 'visible' });
+    await this.screenshot('workspace-trust-editor');
+    await trust.first().click();
+    await this.page.locator('.workspace-trust-editor', { hasText: 'You trust this folder' }).first().waitFor({ state: 'visible' });
+  }
+
   /** Opens a workspace file through Quick Open, as a user would, and waits for its text. */
   async openFile(relative: string): Promise<void> {
     await this.runCommandKeys('Control+P', '.quick-input-widget');
