@@ -510,10 +510,31 @@ function flowDeletions(lines: TextLines, resource: ManifestResource, container: 
     const next = children[j + 1];
     const previous = children[i - 1];
     if (next) spans.push({ start: children[i]!.start, end: next.start });
-    else if (previous) spans.push({ start: previous.end, end: children[j]!.end });
+    else if (previous) spans.push(...lastRunDeletions(lines, previous, children[i]!, children[j]!));
     i = j;
   }
   return spans;
+}
+
+/**
+ * The run that ends a flow collection goes with the comma before it. Written one per line, the
+ * run's lines go whole and only the comma is taken from the line before, so the comments on
+ * the remaining lines stay where they are.
+ */
+function lastRunDeletions(lines: TextLines, previous: ChildExtent, first: ChildExtent, last: ChildExtent): Span[] {
+  const comma = lines.text.indexOf(',', previous.end);
+  const ownLines =
+    comma >= 0 &&
+    comma < first.start &&
+    lineOf(lines, comma) < lineOf(lines, first.start) &&
+    firstOnLine(lines, first.start) &&
+    restOfLineComment(lines, last.end) !== undefined &&
+    restOfLineComment(lines, comma + 1) !== undefined;
+  if (!ownLines) return [{ start: previous.end, end: last.end }];
+  return [
+    { start: comma, end: comma + 1 },
+    { start: lineStart(lines, lineOf(lines, first.start)), end: nextLineStart(lines, lineOf(lines, last.end)) },
+  ];
 }
 
 /**
