@@ -19,6 +19,8 @@ interface FakeApi {
   listForbidden: boolean;
   /** Next watch request answers an ERROR 410 event (expired resourceVersion). */
   expireNextWatch: boolean;
+  /** Next watch request is refused with 504 "Too large resource version" (a restored etcd). */
+  refuseNextWatch: boolean;
   server: http.Server;
 }
 
@@ -38,7 +40,7 @@ const discovery = {
 };
 
 function startFake(): Promise<FakeApi> {
-  const api: FakeApi = { port: 0, objects: new Map(), rv: 10, requests: [], watchers: new Set(), listForbidden: false, expireNextWatch: false, server: undefined as never };
+  const api: FakeApi = { port: 0, objects: new Map(), rv: 10, requests: [], watchers: new Set(), listForbidden: false, expireNextWatch: false, refuseNextWatch: false, server: undefined as never };
   api.server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     api.requests.push(`${req.method} ${url.pathname}${url.searchParams.get('watch') ? '?watch' : ''}`);
@@ -50,6 +52,10 @@ function startFake(): Promise<FakeApi> {
     const collection = '/api/v1/namespaces/default/configmaps';
     if (url.pathname === collection && url.searchParams.get('watch')) {
       if (api.listForbidden) return json(403, { kind: 'Status', code: 403, reason: 'Forbidden', message: 'configmaps is forbidden: User "u" cannot watch resource "configmaps" in API group "" in the namespace "default"' });
+      if (api.refuseNextWatch) {
+        api.refuseNextWatch = false;
+        return json(504, { kind: 'Status', code: 504, reason: 'Timeout', message: 'Timeout: Too large resource version: 99, current: 12', details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }] } });
+      }
       res.writeHead(200, { 'Content-Type': 'application/json' });
       if (api.expireNextWatch) {
         api.expireNextWatch = false;
@@ -174,6 +180,15 @@ describe('live object cache against a flaky server', () => {
     api.objects.set('app', { name: 'app', rv: api.rv, value: 'four' });
     const changed = await waitForChange(connection, (c) => c.name === 'app' && valueOf(c) === 'four');
     assert.equal(changed.state.state, 'exists');
+  });
+
+  test('a watch refused for a too-large resourceVersion relists instead of retrying it forever', async () => {
+    await waitUntil(() => api.watchers.size === 1);
+    api.refuseNextWatch = true;
+    await dropWatches(api);
+    api.rv++;
+    api.objects.set('app', { name: 'app', rv: api.rv, value: 'four-and-a-half' });
+    await waitForChange(connection, (c) => c.name === 'app' && valueOf(c) === 'four-and-a-half');
   });
 
   test('a server that goes away keeps the known object, reports unreachable, and recovers', async () => {

@@ -12,7 +12,7 @@
 import { isJsonObject, type JsonObject } from '../core/json';
 import type { Discovery } from './discovery';
 import type { ClusterTransport } from './http';
-import { classifyFailure, parseJson, parseStatus, qualifiedResource } from './problems';
+import { classifyFailure, parseJson, qualifiedResource } from './problems';
 import { isSecretResource, redactSecret } from './redact';
 import type { ApiResourceInfo, ClusterProblem, Disposable, LiveObjectChange, LiveObjectState, ObjectRef, ResolvedObjectRef } from './types';
 
@@ -177,7 +177,10 @@ class Collection {
   private synced = false;
   private stopped = false;
   private resourceVersion: string | undefined;
-  private readonly objects = new Map<string, JsonObject>();
+  /** By name, with the time each version arrived. */
+  private readonly objects = new Map<string, { object: JsonObject; observedAt: number }>();
+  /** When the collection last learnt something (a list, an event): the time of an `absent`. */
+  private observedAt = 0;
   /** In getEach mode, and for names the list could not answer: one state per name. */
   private readonly single = new Map<string, LiveObjectState>();
   private problem: ClusterProblem | undefined;
@@ -264,8 +267,8 @@ class Collection {
   private current(name: string): LiveObjectState {
     if (this.mode === 'getEach') return this.single.get(name) ?? { state: 'pending' };
     if (this.synced) {
-      const object = this.objects.get(name);
-      return object ? { state: 'exists', object, observedAt: Date.now() } : { state: 'absent', observedAt: Date.now() };
+      const known = this.objects.get(name);
+      return known ? { state: 'exists', object: known.object, observedAt: known.observedAt } : { state: 'absent', observedAt: this.observedAt };
     }
     if (this.problem) return { state: 'failed', problem: this.problem };
     return { state: 'pending' };
@@ -356,8 +359,16 @@ class Collection {
     // A refresh started meanwhile: its own list is the one to keep.
     if (generation !== this.generation) return 'failed';
     const changed = new Set<string>([...this.objects.keys(), ...fresh.keys()]);
+    const now = Date.now();
+    const previous = new Map(this.objects);
     this.objects.clear();
-    for (const [name, object] of fresh) this.objects.set(name, object);
+    for (const [name, object] of fresh) {
+      // An unchanged object keeps the time it was first seen in this version.
+      const before = previous.get(name);
+      const same = before && resourceVersionOf(before.object) === resourceVersionOf(object);
+      this.objects.set(name, same ? before : { object, observedAt: now });
+    }
+    this.observedAt = now;
     this.resourceVersion = listVersion || undefined;
     this.synced = true;
     this.problem = undefined;
@@ -390,13 +401,16 @@ class Collection {
     this.stream = handle;
     const outcome = await handle.finished;
     if (this.stream === handle) this.stream = undefined;
-    if (gone || (outcome !== 'ended' && outcome.kind === 'response' && outcome.status === 410)) {
+    if (gone) {
       this.resourceVersion = undefined;
       return 'ended';
     }
     if (outcome === 'ended') return 'ended';
     const problem = classifyFailure(outcome, { method: 'GET', path: this.path, ...this.purpose('watch') });
     if (problem.kind === 'forbidden') return 'forbidden';
+    // A refused watch (410 Gone, 504 "Too large resource version", ...) will not succeed from the
+    // same resourceVersion: relist. A dropped connection resumes from it.
+    if (outcome.kind === 'response' && problem.kind !== 'unauthenticated') this.resourceVersion = undefined;
     this.problem = problem;
     return 'failed';
   }
@@ -406,9 +420,10 @@ class Collection {
     if (!isJsonObject(event) || !isJsonObject(event.object)) return undefined;
     const raw = event.object;
     if (event.type === 'ERROR') {
-      // Expired resourceVersion (apimachinery watch: Status 410 Gone / reason Expired): relist.
-      const status = parseStatus(JSON.stringify(raw));
-      return status && (status.code === 410 || status.reason === 'Expired' || status.reason === 'Gone') ? 'gone' : undefined;
+      // The server ends the watch with a Status: mostly 410 Expired (the resourceVersion left the
+      // watch cache), also "Too large resource version" after a restore. A relist is right for both
+      // (client-go's reflector relists on these); for a rarer error it costs one list.
+      return 'gone';
     }
     const metadata = isJsonObject(raw.metadata) ? raw.metadata : {};
     if (typeof metadata.resourceVersion === 'string') this.resourceVersion = metadata.resourceVersion;
@@ -416,8 +431,9 @@ class Collection {
     const object = this.arrived(raw);
     const name = nameOf(object);
     if (!name) return undefined;
+    this.observedAt = Date.now();
     if (event.type === 'DELETED') this.objects.delete(name);
-    else if (event.type === 'ADDED' || event.type === 'MODIFIED') this.objects.set(name, object);
+    else if (event.type === 'ADDED' || event.type === 'MODIFIED') this.objects.set(name, { object, observedAt: this.observedAt });
     this.notify([name]);
     return undefined;
   }
@@ -484,12 +500,15 @@ function nameOf(object: JsonObject): string | undefined {
   return isJsonObject(metadata) && typeof metadata.name === 'string' ? metadata.name : undefined;
 }
 
+function resourceVersionOf(object: JsonObject): string {
+  const metadata = isJsonObject(object.metadata) ? object.metadata : {};
+  return typeof metadata.resourceVersion === 'string' ? metadata.resourceVersion : '';
+}
+
 function signature(state: LiveObjectState): string {
   switch (state.state) {
-    case 'exists': {
-      const metadata = isJsonObject(state.object.metadata) ? state.object.metadata : {};
-      return `exists:${String(metadata.resourceVersion ?? '')}`;
-    }
+    case 'exists':
+      return `exists:${resourceVersionOf(state.object)}`;
     case 'failed':
       return `failed:${state.problem.kind}:${state.problem.message}`;
     default:
