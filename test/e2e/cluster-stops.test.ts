@@ -1,0 +1,54 @@
+// Issue 6 in a real VS Code: the cluster goes away while the user works. The editor reaches the API
+// server through a proxy of its own, which the test stops, so the shared API server keeps serving the
+// other tests. The status bar must say so; typing and hovers keep working from what is known.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import { requireCluster } from '../support/env';
+import { connect } from '../support/seed';
+import { kubeconfigThrough, startClusterProxy } from './cluster-proxy';
+import { requireEditor, startEditor } from './harness';
+import { conflictScenario, mismatch, settingsFor } from './scenarios';
+
+test('the cluster stops: the status bar says so, typing and hovers still work', { timeout: 300_000 }, async (t) => {
+  const cluster = requireCluster(t);
+  const prepared = cluster && requireEditor(t);
+  if (!cluster || !prepared) return;
+  const scenario = await conflictScenario(connect('admin', cluster.kubeconfig), 'e2e-stops');
+  const proxy = await startClusterProxy(cluster.server);
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-stops-'));
+  const kubeconfig = kubeconfigThrough(cluster.kubeconfig, proxy.server, path.join(scratch, 'kubeconfig'));
+
+  const editor = await startEditor(t, {
+    name: 'cluster-stops',
+    ...prepared,
+    files: { [scenario.file.path]: scenario.file.text },
+    settings: settingsFor(kubeconfig),
+  });
+  t.after(async () => {
+    await proxy.stop();
+    fs.rmSync(scratch, { recursive: true, force: true });
+  });
+  await editor.openFile(scenario.file.path);
+  await editor.waitForStatus((item) => item.icons.includes('check') && !item.warning, 'the status bar to show the cluster connected');
+  await editor.waitForProblems((seen) => !mismatch(seen, scenario.expected), 'the conflict warnings while connected');
+
+  await proxy.stop();
+  // Typing makes the extension look again; the answer now is that nobody is there.
+  const typedAfterLine = scenario.expected.reduce((line, p) => Math.min(line, p.line), Infinity);
+  await editor.typeOnNewLineAfter('replicas', 'minReadySeconds: 5');
+  const status = await editor.waitForStatus((item) => item.icons.includes('debug-disconnect'), 'the status bar to say the cluster is unreachable', 90_000);
+  assert.ok(status.warning, 'the unreachable status stands out (warning background)');
+  assert.match(await editor.statusBarTooltip(), /unreachable/i);
+  await editor.screenshot('unreachable');
+
+  assert.match(await editor.editorText(), /^\s+minReadySeconds: 5$/m, 'the typed line is in the editor');
+  const hover = await editor.hover(scenario.hover.word, { expect: /kube-controller-manager/ });
+  assert.ok(hover.includes('kube-controller-manager'), 'the hover still names the owner');
+  // What is known still stands: the same warnings, below the typed line moved down by one.
+  const shifted = scenario.expected.map((p) => ({ ...p, line: p.line > typedAfterLine ? p.line + 1 : p.line }));
+  await editor.waitForProblems((seen) => !mismatch(seen, shifted), `the known warnings after typing: ${JSON.stringify(shifted)}`);
+  await editor.screenshot('unreachable-hover');
+});
