@@ -52,6 +52,17 @@ if (files.length === 0) {
   console.error('test: no test files found');
   process.exit(1);
 }
+
+// The end-to-end tests drive the packaged extension in code-server: prepare the editor (cached, seconds
+// when warm) and package the bundle just built. Outside CI a machine that cannot set it up skips them.
+if (files.some((f) => f.split(path.sep).includes('e2e'))) {
+  const setup = spawnSync('node', ['scripts/setup-editor.mjs'], { stdio: 'inherit' });
+  if (setup.status !== 0 && process.env.CI === 'true') {
+    if (clusterStarted && !process.env.KCH_KEEP_CLUSTER) spawnSync('node', ['--import', 'tsx', clusterCli, 'down'], { stdio: 'inherit' });
+    process.exit(setup.status || 1);
+  }
+  run('npx', ['vsce', 'package', '--no-dependencies', '--allow-missing-repository', '--out', 'dist/kube-conflict-hints.vsix'], { stdio: ['ignore', 'ignore', 'inherit'] });
+}
 const result = spawnSync('node', ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], { stdio: 'inherit', env });
 
 if (clusterStarted && !process.env.KCH_KEEP_CLUSTER) {
