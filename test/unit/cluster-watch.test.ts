@@ -163,8 +163,12 @@ describe('live object cache against a flaky server', () => {
 
   test('a dropped watch resumes from the last resourceVersion, without a relist', async () => {
     const before = api.requests.length;
+    const states: string[] = [];
+    const sub = connection.onHealthChange((h) => states.push(h.state));
     await dropWatches(api);
     await newWatch(api, before);
+    sub.dispose();
+    assert.deepEqual(states, [], 'a dropped watch is not an unreachable server');
     const since = api.requests.slice(before);
     assert.ok(since.every((r) => r.endsWith('?watch')), `only a new watch: ${since.join(', ')}`);
     const changed = waitForChange(connection, (c) => c.name === 'app' && valueOf(c) === 'three');

@@ -88,6 +88,7 @@ export class ClusterTransport {
   stream(request: ReadRequest, onLine: (line: string) => void): StreamHandle {
     let abort: () => void = () => {};
     let aborted = false;
+    let opened = false;
     const finished = (async (): Promise<HttpOutcome | 'ended'> => {
       const prepared = await this.prepare(request);
       if ('failure' in prepared) return this.report(request, prepared.failure);
@@ -103,6 +104,7 @@ export class ClusterTransport {
             res.on('error', (error) => resolve(this.report(request, networkOutcome(error))));
             return;
           }
+          opened = true;
           this.report(request, 'stream-open');
           let pending = '';
           res.setEncoding('utf8');
@@ -116,9 +118,11 @@ export class ClusterTransport {
               newline = pending.indexOf('\n');
             }
           });
+          // Once open, a watch that drops says nothing about the server's health (load balancers
+          // close idle connections); the reconnect that follows is what reports.
           res.on('end', () => resolve('ended'));
-          res.on('error', (error) => resolve(aborted ? 'ended' : this.report(request, networkOutcome(error))));
-          res.on('close', () => resolve(aborted || res.complete ? 'ended' : this.report(request, { kind: 'network', code: 'ECONNRESET', message: 'watch connection closed' })));
+          res.on('error', (error) => resolve(aborted ? 'ended' : networkOutcome(error)));
+          res.on('close', () => resolve(aborted || res.complete ? 'ended' : { kind: 'network', code: 'ECONNRESET', message: 'watch connection closed' }));
         });
         // Until the server answers, the usual request timeout applies (a black-holed address).
         req.setTimeout(this.options.requestTimeoutMs, () => {
@@ -126,7 +130,7 @@ export class ClusterTransport {
         });
         // A watch is legitimately silent for minutes; TCP keep-alive finds a dead peer instead.
         req.on('socket', (socket) => socket.setKeepAlive(true, 15_000));
-        req.on('error', (error) => resolve(aborted ? 'ended' : this.report(request, networkOutcome(error))));
+        req.on('error', (error) => resolve(aborted ? 'ended' : opened ? networkOutcome(error) : this.report(request, networkOutcome(error))));
         abort = () => req.destroy();
         if (aborted) req.destroy();
         req.end();
