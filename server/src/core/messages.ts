@@ -34,7 +34,9 @@ export function describeManager(m: ManagerIdentity): string {
 }
 
 /** `.spec.template.spec.containers[name="app"].ports[containerPort=80,protocol="TCP"]`: path.ts prints it as the server does. */
-export const formatServerPath = formatPath;
+export function formatServerPath(path: FieldPath): string {
+  return formatPath(path);
+}
 
 function goJsonString(s: string): string {
   return JSON.stringify(s).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
