@@ -77,7 +77,11 @@ export interface PredictedStatus {
 }
 
 export interface EngineProblem {
-  readonly code: 'kindNotInSchema' | 'managedFields' | ValueProblem['code'];
+  /**
+   * managedFields: the live object's could not be decoded; managedFieldsInManifest: the manifest
+   * carries metadata.managedFields, which an apply refuses (400).
+   */
+  readonly code: 'kindNotInSchema' | 'managedFields' | 'managedFieldsInManifest' | ValueProblem['code'];
   readonly message: string;
   readonly path?: FieldPath;
 }
@@ -138,6 +142,18 @@ export function predictApply(input: PredictApplyInput): ApplyPrediction {
 
   const rv = typeof meta.resourceVersion === 'string' ? meta.resourceVersion : undefined;
   const uid = typeof meta.uid === 'string' ? meta.uid : undefined;
+
+  // A manifest pasted from `kubectl get -o yaml` keeps its managedFields; an apply body must not
+  // carry any, not even `[]` (structuredmerge.go Apply: "metadata.managedFields must be nil", 400),
+  // and the check comes before the patch is typed, before conflicts, for new objects too.
+  if (mode === 'serverSide' && meta.managedFields !== undefined && meta.managedFields !== null) {
+    problems.push({
+      code: 'managedFieldsInManifest',
+      message: 'metadata.managedFields must be nil',
+      path: [{ kind: 'field', name: 'metadata' }, { kind: 'field', name: 'managedFields' }],
+    });
+    return done(empty);
+  }
 
   if (!live) {
     // Apply (and a client-side apply, which then creates) on a missing object.
