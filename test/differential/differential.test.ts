@@ -177,14 +177,15 @@ async function runScenario(scenario: Scenario, prefix: string): Promise<void> {
 
 /**
  * The prediction in the order the server checks (apiserver endpoints/handlers/patch.go
- * applyPatcher.applyPatchToCurrentObject): the field manager's merge (a value it cannot type is a
- * plain error, 500), its conflicts, then fieldValidation=Strict on the YAML text (a key written
+ * applyPatcher.applyPatchToCurrentObject): the field manager's merge (managedFields in the body:
+ * 400; a value it cannot type: a plain error, 500), its conflicts, then fieldValidation=Strict on the YAML text (a key written
  * twice: 400), then the store's lock and validation. A create decodes strictly first of all.
  */
 function verdictOfPrediction(p: ApplyPrediction, yamlDuplicates: boolean, mode: string): Verdict {
   const strictFailure: Verdict = { answer: 'rejected', code: 400, detail: 'error strict decoding YAML' };
   if (yamlDuplicates && mode === 'create') return strictFailure;
   const refusal = p.problems.find((x) => x.code !== 'kindNotInSchema' && x.code !== 'managedFields');
+  if (refusal?.code === 'managedFieldsInManifest') return { answer: 'rejected', code: 400, detail: refusal.message };
   if (refusal) return { answer: 'rejected', code: 500, detail: refusalWords(refusal) };
   const s = p.status;
   if (yamlDuplicates && s?.kind !== 'fieldConflict') return strictFailure;
