@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -39,7 +40,7 @@ const discovery = {
   ],
 };
 
-function startFake(): Promise<FakeApi> {
+function startFake(port = 0): Promise<FakeApi> {
   const api: FakeApi = { port: 0, objects: new Map(), rv: 10, requests: [], watchers: new Set(), listForbidden: false, expireNextWatch: false, refuseNextWatch: false, server: undefined as never };
   api.server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
@@ -77,7 +78,7 @@ function startFake(): Promise<FakeApi> {
     json(404, { kind: 'Status', code: 404, message: 'no such path' });
   });
   return new Promise((resolve) =>
-    api.server.listen(0, '127.0.0.1', () => {
+    api.server.listen(port, '127.0.0.1', () => {
       api.port = (api.server.address() as AddressInfo).port;
       resolve(api);
     }),
@@ -219,6 +220,43 @@ describe('live object cache against a flaky server', () => {
     assert.ok(api.requests.some((r) => r === 'GET /api/v1/namespaces/default/configmaps/app'));
     const absent = await connection.getObject({ ...ref, name: 'ghost' });
     assert.equal(absent.state, 'absent');
+  });
+});
+
+describe('a cluster that is down when the editor first asks', () => {
+  test('the answer arrives by itself once it is back: failed, then exists', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-down-'));
+    const kubeconfig = path.join(dir, 'config');
+    fs.writeFileSync(
+      kubeconfig,
+      `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "http://127.0.0.1:${port}", insecure-skip-tls-verify: true}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n`,
+    );
+    const connection = createClusterConnection({ kubeconfig }, { liveObjects: { initialBackoffMs: 50, maxBackoffMs: 200, pollIntervalMs: 200 } });
+    const ref = { apiVersion: 'v1', kind: 'ConfigMap', name: 'app' };
+    let api: FakeApi | undefined;
+    try {
+      const failed = waitForChange(connection, (c) => c.state.state === 'failed');
+      assert.equal(connection.peekObject(ref).state, 'pending');
+      const change = await failed;
+      assert.equal(change.state.state === 'failed' && change.state.problem.kind, 'unreachable');
+      assert.equal(connection.peekObject(ref).state, 'failed');
+      const exists = waitForChange(connection, (c) => c.name === 'app' && c.state.state === 'exists');
+      api = await startFake(port);
+      api.objects.set('app', { name: 'app', rv: 3, value: 'back' });
+      assert.equal(valueOf(await exists), 'back');
+      assert.equal(connection.peekObject(ref).state, 'exists');
+    } finally {
+      connection.dispose();
+      for (const watcher of api?.watchers ?? []) watcher.destroy();
+      api?.server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -49,7 +49,8 @@ export class LiveObjects {
   private readonly collections = new Map<string, Collection>();
   private readonly listeners = new Set<Listener>();
   /** Refs asked for before discovery could place them; answered by a change event later. */
-  private readonly unresolved = new Map<string, { ref: ObjectRef; problem?: ClusterProblem }>();
+  private readonly unresolved = new Map<string, Unresolved>();
+  private readonly retryTimers = new Set<NodeJS.Timeout>();
   private disposed = false;
 
   constructor(
@@ -77,12 +78,16 @@ export class LiveObjects {
     if (resolved) return this.collectionFor(resolved).lookup(resolved.name);
     const key = unresolvedKey(ref);
     const known = this.unresolved.get(key);
-    if (known?.problem) return { state: 'failed', problem: known.problem };
     if (!known) {
-      this.unresolved.set(key, { ref });
-      void this.resolveLater(key, ref);
+      const entry: Unresolved = { ref, attempts: 0, at: Date.now(), resolving: false };
+      this.unresolved.set(key, entry);
+      void this.resolveLater(key, entry);
+      return { state: 'pending' };
     }
-    return { state: 'pending' };
+    if (!known.problem) return { state: 'pending' };
+    // A kind that was not served may be served now (a CRD was installed): look again now and then.
+    if (known.problem.kind === 'kindNotServed' && !known.resolving && Date.now() - known.at > NOT_SERVED_RECHECK_MS) void this.resolveLater(key, known);
+    return { state: 'failed', problem: known.problem };
   }
 
   /** The state once a first answer is in (or fillTimeoutMs passed). */
@@ -96,11 +101,13 @@ export class LiveObjects {
   /** Forget the resourceVersions and relist everything (the user asked to refresh). */
   refresh(): void {
     this.unresolved.clear();
+    this.clearRetries();
     for (const collection of this.collections.values()) collection.restart();
   }
 
   dispose(): void {
     this.disposed = true;
+    this.clearRetries();
     for (const collection of this.collections.values()) collection.stop();
     this.collections.clear();
     this.listeners.clear();
@@ -121,11 +128,34 @@ export class LiveObjects {
     };
   }
 
-  private async resolveLater(key: string, ref: ObjectRef): Promise<void> {
+  private clearRetries(): void {
+    for (const timer of this.retryTimers) clearTimeout(timer);
+    this.retryTimers.clear();
+  }
+
+  private async resolveLater(key: string, entry: Unresolved): Promise<void> {
+    const ref = entry.ref;
+    entry.resolving = true;
     const resource = await this.discovery.resolve(ref.apiVersion, ref.kind);
-    if (this.disposed) return;
+    entry.resolving = false;
+    if (this.disposed || this.unresolved.get(key) !== entry) return;
     if (!resource.ok) {
-      this.unresolved.set(key, { ref, problem: resource.problem });
+      const unchanged = entry.problem?.kind === resource.problem.kind && entry.problem.message === resource.problem.message;
+      entry.problem = resource.problem;
+      entry.at = Date.now();
+      if (resource.problem.kind !== 'kindNotServed') {
+        // Discovery failed (unreachable, unauthenticated, ...): try again with backoff so that the
+        // editor learns about the object when the cluster is back, without anyone asking again.
+        const delay = Math.min(this.options.initialBackoffMs * 2 ** entry.attempts, this.options.maxBackoffMs);
+        entry.attempts++;
+        const timer = setTimeout(() => {
+          this.retryTimers.delete(timer);
+          void this.resolveLater(key, entry);
+        }, delay);
+        timer.unref?.();
+        this.retryTimers.add(timer);
+      }
+      if (unchanged) return;
       this.emit({
         apiVersion: ref.apiVersion,
         kind: ref.kind,
@@ -163,6 +193,17 @@ export class LiveObjects {
       }
     }
   }
+}
+
+const NOT_SERVED_RECHECK_MS = 30_000;
+
+interface Unresolved {
+  ref: ObjectRef;
+  problem?: ClusterProblem;
+  /** When the problem was learnt. */
+  at: number;
+  attempts: number;
+  resolving: boolean;
 }
 
 function unresolvedKey(ref: ObjectRef): string {
