@@ -166,22 +166,34 @@ test('the real kubectl reads every edited text, with the field gone or holding t
     t.skip('kubectl is not installed');
     return;
   }
-  const mismatches: string[] = [];
+  const edited: { file: string; c: EditCase; before: ManifestResource[]; output: string; count: number }[] = [];
   for (const { file, c } of allCases) {
     if (c.refused !== undefined) continue;
     const text = withEol(c, c.input);
-    const resources = parseManifestText(text).resources;
-    const result = run(c, text, resources[c.resource ?? 0]!);
+    const before = [...parseManifestText(text).resources];
+    const result = run(c, text, before[c.resource ?? 0]!);
     if (!result.edits) continue; // reported by the case's own test
-    const objects = kubectlObjects(applyTextEdits(text, result.edits));
-    if (typeof objects === 'string') {
-      mismatches.push(`${file}: ${c.name}: kubectl refuses the edited text: ${objects.trim()}`);
-      continue;
-    }
+    const output = applyTextEdits(text, result.edits);
+    edited.push({ file, c, before, output, count: parseManifestText(output).resources.length });
+  }
+  // One kubectl run for all cases (each run costs about a second): the texts as documents of one
+  // stream, and kubectl's objects handed back by each text's count of objects.
+  const stream = edited.map((e) => (e.output.endsWith('\n') ? e.output : `${e.output}\n`)).join('---\n');
+  const objects = kubectlObjects(stream);
+  if (typeof objects === 'string') {
+    const refused = edited.filter((e) => typeof kubectlObjects(e.output) === 'string').map((e) => `${e.file}: ${e.c.name}`);
+    assert.fail(`kubectl refuses edited texts: ${refused.join(', ') || objects}`);
+  }
+  assert.equal(objects.length, edited.reduce((n, e) => n + e.count, 0), 'kubectl reads as many objects as the manifest model');
+  const mismatches: string[] = [];
+  let next = 0;
+  for (const { file, c, before, count } of edited) {
+    const own = objects.slice(next, next + count);
+    next += count;
     for (const [index, paths] of changes(c)) {
-      const object = objects[index]!;
+      const object = own[index]!;
       for (const p of paths) {
-        const address = addressOf(object, fieldPath(resources[index], p), options);
+        const address = addressOf(object, fieldPath(before[index], p), options);
         let value: JsonValue | undefined = object;
         for (const step of address ?? []) value = (value as Record<string | number, JsonValue>)[step];
         const ok = c.replace !== undefined ? address !== undefined && jsonEqual(value, JSON.parse(c.value!)) : address === undefined;
