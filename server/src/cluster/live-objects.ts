@@ -196,6 +196,7 @@ export class LiveObjects {
 }
 
 const NOT_SERVED_RECHECK_MS = 30_000;
+const POLL_INTEREST_MS = 10 * 60_000;
 
 interface Unresolved {
   ref: ObjectRef;
@@ -227,6 +228,8 @@ class Collection {
   private problem: ClusterProblem | undefined;
   /** Names the editor asked about: only these produce change events. */
   private readonly interest = new Set<string>();
+  /** When each name was last looked up: the GET-per-object poll skips names nobody asked about lately. */
+  private readonly lastAsked = new Map<string, number>();
   private readonly announced = new Map<string, string>();
   private readonly waiters = new Set<() => void>();
   private stream: { abort(): void } | undefined;
@@ -273,6 +276,7 @@ class Collection {
   lookup(name: string): LiveObjectState {
     const isNew = !this.interest.has(name);
     this.interest.add(name);
+    this.lastAsked.set(name, Date.now());
     const state = this.current(name);
     if (isNew) {
       this.announced.set(name, signature(state));
@@ -482,7 +486,9 @@ class Collection {
   /** GET-per-object mode: each name of interest, now and every poll interval. */
   private async pollEach(generation: number): Promise<void> {
     while (!this.stopped && generation === this.generation) {
-      await Promise.all([...this.interest].map((name) => this.getOne(name)));
+      // Names typed on the way to another (`w`, `we`, `web`) stop being polled after a while.
+      const recent = [...this.interest].filter((name) => Date.now() - (this.lastAsked.get(name) ?? 0) < POLL_INTEREST_MS);
+      await Promise.all(recent.map((name) => this.getOne(name)));
       await this.sleep(this.options.pollIntervalMs, generation);
     }
   }
