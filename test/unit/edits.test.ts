@@ -203,3 +203,13 @@ test('the real kubectl reads every edited text, with the field gone or holding t
   }
   assert.deepEqual(mismatches, []);
 });
+
+test('a resource read from an older text is refused rather than edited at the wrong place', () => {
+  const older = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: fast\n  level: high\n';
+  const newer = older.replace('data:\n', 'data:\n  added: now\n');
+  const resource = parseManifestText(older).resources[0]!;
+  for (const result of [removeFieldEdits(newer, resource, '.data.level'), replaceValueEdits(newer, resource, '.data.level', 'low')]) {
+    assert.equal(result.edits, undefined);
+    assert.match(result.edits === undefined ? result.reason : '', /changed/);
+  }
+});

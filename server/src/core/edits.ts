@@ -77,6 +77,7 @@ export function removeFieldEdits(text: string, resource: ManifestResource, path:
  */
 export function removeFieldsEdits(text: string, resource: ManifestResource, paths: readonly PathInput[], options: LocateOptions = {}): EditResult {
   const lines = textLines(text);
+  if (!parsedFrom(lines, resource)) return refuse(STALE);
   const plan = new RemovalPlan(resource);
   const addresses: JsonAddress[] = [];
   const names: string[] = [];
@@ -116,6 +117,7 @@ export function replaceValueEdits(
   options: LocateOptions = {},
 ): EditResult {
   const lines = textLines(text);
+  if (!parsedFrom(lines, resource)) return refuse(STALE);
   const name = typeof path === 'string' ? path : formatPath(path);
   const resolved = resolvePath(resource, path, options);
   if (!resolved) return refuse(`${name} is not a field path`);
@@ -238,6 +240,14 @@ export function applyTextEdits(text: string, edits: readonly TextEdit[]): string
   let out = text;
   for (const s of spans) out = out.slice(0, s.start) + s.newText + out.slice(s.end);
   return out;
+}
+
+const STALE = 'the text changed since it was read; ask again';
+
+/** Whether `resource` was read from this very text (an editor may hand a newer text). */
+function parsedFrom(lines: TextLines, resource: ManifestResource): boolean {
+  const start = lineStart(lines, resource.lineOffset);
+  return lines.text.startsWith(resource.documentText, start) && (resource.lineOffset === 0 || start > 0);
 }
 
 function refuse(reason: string): EditResult {
