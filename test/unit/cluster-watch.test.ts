@@ -212,6 +212,18 @@ describe('live object cache against a flaky server', () => {
     assert.equal(connection.health().state, 'connected');
   });
 
+  test('dispose closes the watch and stops every retry', async () => {
+    const other = createClusterConnection({ kubeconfig: path.join(dir, 'config') }, { liveObjects: { initialBackoffMs: 50, maxBackoffMs: 200, pollIntervalMs: 200 } });
+    const openBefore = api.watchers.size;
+    await other.getObject(ref);
+    await waitUntil(() => api.watchers.size === openBefore + 1);
+    other.dispose();
+    await waitUntil(() => api.watchers.size === openBefore);
+    const sent = other.requestsSent();
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(other.requestsSent(), sent, 'nothing is sent after dispose');
+  });
+
   test('when list and watch are forbidden, a GET per object still answers', async () => {
     api.listForbidden = true;
     connection.refresh();
