@@ -79,9 +79,10 @@ export interface PredictedStatus {
 export interface EngineProblem {
   /**
    * managedFields: the live object's could not be decoded; managedFieldsInManifest: the manifest
-   * carries metadata.managedFields, which an apply refuses (400).
+   * carries metadata.managedFields, which an apply refuses (400); resourceVersionOnCreate: a create
+   * (kubectl create, or kubectl apply of a new object) with metadata.resourceVersion (500).
    */
-  readonly code: 'kindNotInSchema' | 'managedFields' | 'managedFieldsInManifest' | ValueProblem['code'];
+  readonly code: 'kindNotInSchema' | 'managedFields' | 'managedFieldsInManifest' | 'resourceVersionOnCreate' | ValueProblem['code'];
   readonly message: string;
   readonly path?: FieldPath;
 }
@@ -130,6 +131,21 @@ export function predictApply(input: PredictApplyInput): ApplyPrediction {
     const first = statuses[0];
     return { ...rest, statuses, problems, ...(first ? { status: first } : {}) };
   };
+
+  // A create that carries a resourceVersion fails in the storage before anything else, existing
+  // object or not (apiserver storage/etcd3 store.go Create: storage.ErrResourceVersionSetOnCreate,
+  // a 500). A dry run does not get that far and accepts it; only a server-side apply, whose create
+  // branch clears the field, is spared (registry/generic/registry/store.go Update).
+  const creates = mode === 'create' || (mode === 'clientSide' && !live);
+  // (Only a version the storage can parse counts: etcd3 APIObjectVersioner.ObjectResourceVersion.)
+  if (creates && typeof meta.resourceVersion === 'string' && /^\d+$/.test(meta.resourceVersion) && /[1-9]/.test(meta.resourceVersion)) {
+    problems.push({
+      code: 'resourceVersionOnCreate',
+      message: 'resourceVersion should not be set on objects to be created',
+      path: [{ kind: 'field', name: 'metadata' }, { kind: 'field', name: 'resourceVersion' }],
+    });
+    return done(empty);
+  }
 
   if (mode === 'create') {
     // generateName: the server picks a fresh name, so the manifest's own name cannot collide.
