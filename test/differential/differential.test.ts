@@ -12,6 +12,7 @@
 // The last test prints `agreement: N/N scenarios` and fails unless every scenario agreed.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as https from 'node:https';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parse as parseYaml } from 'yaml';
@@ -26,7 +27,7 @@ import { emptyFieldSet, hasPath, setPaths, unionSets } from '../../server/src/co
 import { decodeManagedFields } from '../../server/src/core/managed-fields';
 import { readAuditEvents } from '../support/cluster';
 import { requireCluster } from '../support/env';
-import { apply, connect, create, freshNamespace, objectOf, patch, request, type ApiResult, type Connection, type KubeObject } from '../support/seed';
+import { apply, connect, create, freshNamespace, objectOf, objectPath, patch, request, type ApiResult, type Connection, type KubeObject, type Status } from '../support/seed';
 import { installWidgetCrd } from '../support/seed-crd';
 import { replayHistory } from './replay';
 import { crdDir, loadScenarios, withNamespace, type Scenario, type ServerAnswer } from './scenario';
@@ -41,6 +42,8 @@ interface Verdict {
   /** rejected: the HTTP status, and words the server's message contains (the field and the fault). */
   code?: number;
   detail?: string;
+  /** Set when the real request answered otherwise than its dry run (the real one is kept). */
+  dryRunSaid?: ServerAnswer;
 }
 
 const scenarios = loadScenarios();
@@ -148,10 +151,11 @@ async function runScenario(scenario: Scenario, prefix: string): Promise<void> {
   const predicted = verdictOfPrediction(prediction, yamlDuplicates && mode !== 'clientSide', mode);
 
   // (b) The server's answer to the same request, dry run.
-  const server = await askServer(scenario, text, resource.object, fieldManager, live !== undefined);
+  const { dryRunSaid, ...server } = await askServer(scenario, text, resource.object, fieldManager, live !== undefined);
 
   // KCH_DIFF_VERBOSE=1 prints both answers (and what a real apply deleted) of every scenario.
   const report = [`${scenario.name}`, `  predicted ${JSON.stringify(predicted)}`, `  server    ${JSON.stringify(server)}`];
+  if (dryRunSaid) report.push(`  (its dry run answered ${dryRunSaid}; the real request is the truth)`);
   const printReport = () => process.env.KCH_DIFF_VERBOSE && console.log(report.join('\n'));
   // The history still provokes the situation the scenario is about.
   const checksDeletions = mode === 'serverSide' && server.answer === 'accepted' && live !== undefined;
@@ -186,6 +190,7 @@ function verdictOfPrediction(p: ApplyPrediction, yamlDuplicates: boolean, mode: 
   if (yamlDuplicates && mode === 'create') return strictFailure;
   const refusal = p.problems.find((x) => x.code !== 'kindNotInSchema' && x.code !== 'managedFields');
   if (refusal?.code === 'managedFieldsInManifest') return { answer: 'rejected', code: 400, detail: refusal.message };
+  if (refusal?.code === 'resourceVersionOnCreate') return { answer: 'rejected', code: 500, detail: refusal.message };
   if (refusal) return { answer: 'rejected', code: 500, detail: refusalWords(refusal) };
   const s = p.status;
   if (yamlDuplicates && s?.kind !== 'fieldConflict') return strictFailure;
@@ -246,14 +251,59 @@ async function askServer(scenario: Scenario, text: string, object: JsonObject, f
     // The product's verifier: PATCH apply-patch+yaml, dryRun=All, force=false, the text as written.
     return verdictOfOutcome(await connection.dryRunApply({ object, text }, { fieldManager, fieldValidation: 'Strict' }));
   }
-  if (mode === 'create') return verdictOfOutcome(await connection.dryRunCreate({ object, text }, { fieldManager, fieldValidation: 'Strict' }));
+  const obj = object as unknown as KubeObject;
+  if (mode === 'create') {
+    const dry = verdictOfOutcome(await connection.dryRunCreate({ object, text }, { fieldManager, fieldValidation: 'Strict' }));
+    return confirmCreate(dry, await realCreate(text, obj, fieldManager));
+  }
   // clientSide: `kubectl apply` without --server-side sends a patch (an Update) of the live object,
   // or creates it; the manifest's own fields (resourceVersion included) are in the patch.
-  const obj = object as unknown as KubeObject;
-  if (!exists) return verdictOfResult(await create(admin, fieldManager, obj, { dryRun: true }));
+  if (!exists) {
+    const dry = verdictOfResult(await create(admin, fieldManager, obj, { dryRun: true }));
+    return confirmCreate(dry, verdictOfResult(await create(admin, fieldManager, obj)));
+  }
   const strategic = await patch(admin, fieldManager, obj, object, { type: 'strategic', dryRun: true });
   if (!strategic.ok && strategic.status === 415) return verdictOfResult(await patch(admin, fieldManager, obj, object, { type: 'merge', dryRun: true }));
   return verdictOfResult(strategic);
+}
+
+/**
+ * A dry-run create stops before the storage's own checks (DryRunnableStorage.Create), so it accepts
+ * what a real create refuses — a resourceVersion on the new object (storage/etcd3 store.go Create,
+ * a 500). A create in the scenario's throw-away namespace is harmless: it is sent for real too, and
+ * the real answer is the truth where the two differ.
+ */
+function confirmCreate(dry: Verdict, real: Verdict): Verdict {
+  if (JSON.stringify(dry) !== JSON.stringify(real)) real.dryRunSaid = dry.answer;
+  return real;
+}
+
+/** The same POST as the verifier's dry run (the text as written, Strict), sent for real as admin. */
+async function realCreate(text: string, obj: KubeObject, fieldManager: string): Promise<Verdict> {
+  const objectUrl = await objectPath(admin, obj);
+  const url = new URL(objectUrl.slice(0, objectUrl.lastIndexOf('/')), admin.server);
+  url.searchParams.set('fieldManager', fieldManager);
+  url.searchParams.set('fieldValidation', 'Strict');
+  const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = https.request(url, {
+      method: 'POST',
+      ca: admin.ca,
+      headers: {
+        Authorization: `Bearer ${admin.token}`,
+        Accept: 'application/json',
+        'Content-Type': /^\s*\{/.test(text) ? 'application/json' : 'application/yaml',
+      },
+    }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end(text);
+  });
+  const parsed = JSON.parse(answer.body) as KubeObject & Status;
+  return verdictOfResult(answer.status < 300 ? { ok: true, status: answer.status, object: parsed } : { ok: false, status: answer.status, failure: parsed });
 }
 
 /** Bookkeeping fields every write changes or that only the server writes: not deletions. */
