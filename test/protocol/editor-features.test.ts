@@ -228,6 +228,19 @@ describe('editor features against the real API server', { skip: !testCluster() &
     assert.equal((server.text(uri).match(/kind: Deployment/g) ?? []).length, 2, 'both resources are still there');
   });
 
+  test('a fix that cannot be made safely is offered disabled, with the reason', async () => {
+    await contestedDeployment(admin, namespace, 'aliased');
+    const uri = 'file:///w/aliased.yaml';
+    const text = deploymentYaml(namespace, 'aliased').replace('  replicas: 3\n', '  replicas: &count 3\n  minReadySeconds: *count\n');
+    await server.open(uri, text);
+    const ds = await server.diagnosticsUntil(uri, (d) => byCode(d, 'field-conflict').length === 2);
+    const replicas = byCode(ds, 'field-conflict').find((d) => d.message.startsWith('.spec.replicas'))!;
+    const remove = (await server.codeActions(uri, replicas.range, [replicas])).find((a) => a.title.startsWith('Remove .spec.replicas'));
+    assert.ok(remove);
+    assert.equal(remove.edit, undefined);
+    assert.match(remove.disabled!.reason, /count/);
+  });
+
   test('a code lens above each resource sums up owners and conflicts', async () => {
     await contestedDeployment(admin, namespace, 'lens');
     const uri = 'file:///w/lens.yaml';

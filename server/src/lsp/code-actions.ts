@@ -29,7 +29,10 @@ export function codeActions(params: CodeActionParams, document: TextDocument, an
       if (!finding || !owner) continue;
       const options = locateOptions(owner.resource, owner.facts?.schema);
       const offer = (title: string, result: EditResult, preferred = false) => {
+        // A fix that cannot be made safely (a value that comes through an alias, say) is still
+        // listed, disabled, with the reason: the user learns why rather than finding nothing.
         if (result.edits) actions.push({ title, kind: CodeActionKind.QuickFix, diagnostics: [diagnostic], isPreferred: preferred, edit: edit(result.edits) });
+        else actions.push({ title, kind: CodeActionKind.QuickFix, diagnostics: [diagnostic], disabled: { reason: result.reason } });
       };
       if (contested(finding)) {
         const who = finding.manager ? describeManager(finding.manager) : 'its owner';
