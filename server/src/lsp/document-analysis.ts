@@ -57,7 +57,10 @@ export class DocumentAnalyzer {
     const next = new Map<string, CachedFindings>();
     const settingsKey = `${settings.fieldManager}\u0000${settings.applyMode}\u0000${session?.key ?? ''}`;
     const resources: AnalyzedResource[] = [];
-    const findings: Finding[] = problemFindings(parsed.problems);
+    // YAML that is not a Kubernetes manifest (a CI workflow, a compose file) is none of our
+    // business: its syntax is the YAML extension's to report. A broken document in a file of
+    // manifests is reported, since it was not checked.
+    const findings: Finding[] = looksLikeManifests(parsed, text) ? problemFindings(parsed.problems) : [];
 
     for (const resource of parsed.resources) {
       if (!session || !resource.name) {
@@ -91,6 +94,10 @@ export class DocumentAnalyzer {
     this.parsedByUri.delete(uri);
     this.findingsByUri.delete(uri);
   }
+}
+
+function looksLikeManifests(parsed: ParsedManifest, text: string): boolean {
+  return parsed.resources.length > 0 || /^\s*(-\s+)?["']?(apiVersion|kind)["']?\s*:/m.test(text);
 }
 
 /** Facts are compared by identity of what the caches hand out: a changed object is a new object. */
