@@ -61,10 +61,14 @@ if (files.some((f) => f.split(path.sep).includes('e2e'))) {
     if (clusterStarted && !process.env.KCH_KEEP_CLUSTER) spawnSync('node', ['--import', 'tsx', clusterCli, 'down'], { stdio: 'inherit' });
     process.exit(setup.status || 1);
   }
-  run('npx', ['vsce', 'package', '--no-dependencies', '--allow-missing-repository', '--out', 'dist/kube-conflict-hints.vsix'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  // A package of this run's own: others sharing the checkout rebuild dist/ while the tests run.
+  env.KCH_VSIX = path.join(root, '.cache', 'editor', `kube-conflict-hints.${process.pid}.vsix`);
+  fs.mkdirSync(path.dirname(env.KCH_VSIX), { recursive: true });
+  run('npx', ['vsce', 'package', '--no-dependencies', '--allow-missing-repository', '--out', env.KCH_VSIX], { stdio: ['ignore', 'ignore', 'inherit'] });
 }
 const result = spawnSync('node', ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], { stdio: 'inherit', env });
 
+if (env.KCH_VSIX) fs.rmSync(env.KCH_VSIX, { force: true });
 if (clusterStarted && !process.env.KCH_KEEP_CLUSTER) {
   spawnSync('node', ['--import', 'tsx', clusterCli, 'down'], { stdio: 'inherit' });
 }

@@ -49,11 +49,14 @@ export function editorInstall(): EditorInstall | undefined {
  */
 export function requireEditor(t: TestContext): { install: EditorInstall; vsix: string } | undefined {
   const install = editorInstall();
+  // scripts/test.mjs packages a .vsix of the run's own (KCH_VSIX); by hand, dist/ is used if current.
+  const packaged = process.env.KCH_VSIX;
   let why: string | undefined;
   if (!install) why = 'the real editor is not set up: run `node scripts/setup-editor.mjs` (npm test does)';
+  else if (packaged) why = fs.existsSync(packaged) ? undefined : `KCH_VSIX names a missing file: ${packaged}`;
   else if (!fs.existsSync(vsixPath)) why = 'no dist/kube-conflict-hints.vsix: run `npm run package` (npm run test:e2e does)';
   else if (isOlderThanBundle(vsixPath)) why = 'dist/kube-conflict-hints.vsix is older than the bundle: run `npm run package`';
-  if (!why && install) return { install, vsix: vsixPath };
+  if (!why && install) return { install, vsix: packaged ?? vsixPath };
   if (process.env.CI === 'true') throw new Error(why);
   t.skip(why);
   return undefined;
