@@ -1,0 +1,83 @@
+// The boundary rules of ARCHITECTURE.md, checked on every import of the server's sources: a rule
+// that only lives in a document is broken by the first hurried change.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { test } from 'node:test';
+
+const serverSrc = path.resolve(__dirname, '../../server/src');
+
+function sourceFiles(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    return e.isDirectory() ? sourceFiles(p) : e.name.endsWith('.ts') ? [p] : [];
+  });
+}
+
+function importsOf(file: string): string[] {
+  const text = fs.readFileSync(file, 'utf8');
+  return [...text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+['"]([^'"]+)['"]/gm), ...text.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1]!);
+}
+
+/** Which layer a file belongs to: core, cluster, lsp, cli, or the top (protocol.ts, main.ts). */
+function layerOf(file: string): string {
+  return path.relative(serverSrc, file).split(path.sep)[0]!.replace(/\.ts$/, '');
+}
+
+function resolvedLayer(from: string, spec: string): string | undefined {
+  if (!spec.startsWith('.')) return undefined;
+  return layerOf(path.resolve(path.dirname(from), spec));
+}
+
+const rules: { name: string; applies: (layer: string) => boolean; forbidden: (spec: string, target: string | undefined) => boolean }[] = [
+  {
+    name: 'core/ is pure: no LSP, no Kubernetes client, no I/O, nothing from the layers above it',
+    applies: (l) => l === 'core',
+    forbidden: (spec, target) =>
+      /^(vscode-languageserver|vscode-jsonrpc|@kubernetes\/client-node|node:(fs|net|http|https|child_process|tls|dgram)|fs|net|http|https|child_process)(\/|$)/.test(spec) ||
+      (target !== undefined && target !== 'core'),
+  },
+  {
+    name: 'only cluster/ imports @kubernetes/client-node',
+    applies: (l) => l !== 'cluster',
+    forbidden: (spec) => spec.startsWith('@kubernetes/client-node'),
+  },
+  {
+    name: 'only lsp/ imports vscode-languageserver',
+    applies: (l) => l !== 'lsp',
+    forbidden: (spec) => spec.startsWith('vscode-languageserver') && spec !== 'vscode-languageserver-textdocument',
+  },
+  {
+    name: 'cluster/ knows nothing of the editor or the command line',
+    applies: (l) => l === 'cluster',
+    forbidden: (_spec, target) => target === 'lsp' || target === 'cli',
+  },
+  {
+    name: 'the command line does not depend on the language server',
+    applies: (l) => l === 'cli',
+    forbidden: (_spec, target) => target === 'lsp',
+  },
+];
+
+for (const rule of rules) {
+  test(rule.name, () => {
+    const files = sourceFiles(serverSrc).filter((f) => rule.applies(layerOf(f)));
+    assert.ok(files.length > 0, 'the rule applies to some files');
+    const broken = files.flatMap((f) =>
+      importsOf(f)
+        .filter((spec) => rule.forbidden(spec, resolvedLayer(f, spec)))
+        .map((spec) => `${path.relative(serverSrc, f)} imports ${spec}`),
+    );
+    assert.deepEqual(broken, []);
+  });
+}
+
+test('the client imports nothing of the server but the plain-data protocol', () => {
+  const clientSrc = path.resolve(__dirname, '../../client/src');
+  const broken = sourceFiles(clientSrc).flatMap((f) =>
+    importsOf(f)
+      .filter((spec) => spec.includes('server/src') && !spec.endsWith('server/src/protocol'))
+      .map((spec) => `${path.relative(clientSrc, f)} imports ${spec}`),
+  );
+  assert.deepEqual(broken, []);
+});
