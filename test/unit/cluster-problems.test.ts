@@ -66,6 +66,7 @@ describe('conflictKind tells the three 409s apart', () => {
     ['Conflict', 'Apply failed with 2 conflicts: conflicts with "helm" using apps/v1:\n- .spec.replicas\n- .spec.template.spec.containers[name="app"].image', 2, 'fieldManager'],
     ['Conflict', 'Operation cannot be fulfilled on deployments.apps "web": the object has been modified; please apply your changes to the latest version and try again', 0, 'resourceVersion'],
     ['Conflict', 'Operation cannot be fulfilled on deployments.apps "web": Precondition failed: UID in precondition: 123, UID in object meta: 456', 0, 'uid'],
+    ['Conflict', 'uid mismatch: the provided object specified uid 0b7c2d1e-0000-4000-8000-000000000000, and no existing object was found', 0, 'uid'],
     ['Conflict', 'something new', 0, 'other'],
   ];
   for (const [reason, message, causes, expected] of rows) {

@@ -131,7 +131,8 @@ export class Verifier {
 export function conflictKind(reason: string, message: string, causeCount: number): 'fieldManager' | 'alreadyExists' | 'resourceVersion' | 'uid' | 'other' {
   if (reason === 'AlreadyExists') return 'alreadyExists';
   if (/^Apply failed with \d+ conflict/.test(message) || (causeCount > 0 && message.includes('conflict'))) return 'fieldManager';
-  if (/UID in precondition/i.test(message)) return 'uid';
+  // An apply naming a uid that no object has: `uid mismatch`; an update or delete: `UID in precondition`.
+  if (/UID in precondition|uid mismatch/i.test(message)) return 'uid';
   if (/the object has been modified/.test(message)) return 'resourceVersion';
   return 'other';
 }
