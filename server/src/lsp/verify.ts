@@ -67,7 +67,8 @@ function expectedAnswerKeys(f: Finding): string[] {
     case 'stale-resource-version':
       return ['resourceVersion'];
     case 'uid-mismatch':
-      return ['uid'];
+      // No such object: 409 uid mismatch. Another incarnation of it: 422, the uid is immutable.
+      return [f.liveValue === undefined ? 'uid' : 'rejected: Invalid'];
     default:
       return [];
   }
