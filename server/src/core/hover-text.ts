@@ -29,7 +29,7 @@ export function objectHover(resource: ManifestResource, facts: ResourceFacts | u
   if (entries.length > 0) {
     lines.push('', '| manager | operation | subresource | apiVersion | last write |', '|---|---|---|---|---|');
     for (const e of entries) {
-      lines.push(`| ${cell(e.manager)} | ${cell(e.operation)} | ${cell(e.subresource)} | ${cell(e.apiVersion)} | ${typeof e.time === 'string' ? when(e.time, now) : ''} |`);
+      lines.push(`| ${cell(e.manager)} | ${cell(e.operation)} | ${cell(e.subresource)} | ${cell(e.apiVersion)} | ${typeof e.time === 'string' ? when(e.time, now) : notRecorded} |`);
     }
   } else {
     lines.push('', 'No field ownership is recorded (the next server-side apply records `before-first-apply`).');
@@ -76,8 +76,11 @@ export function fieldHover(
 
 function ownerRow(o: FieldOwner, now: number): string {
   const name = `${cell(o.manager.manager)}${o.exact ? '' : ' (below)'}`;
-  return `| ${name} | ${o.manager.operation} | ${cell(o.manager.subresource)} | ${o.apiVersion} | ${o.time ? when(o.time, now) : ''} |`;
+  return `| ${name} | ${o.manager.operation} | ${cell(o.manager.subresource)} | ${o.apiVersion} | ${o.time ? when(o.time, now) : notRecorded} |`;
 }
+
+// The server leaves `time` out of some entries (writes through the scale subresource, here).
+const notRecorded = '_not recorded_';
 
 function cell(v: JsonValue | undefined): string {
   return typeof v === 'string' ? v.replace(/\|/g, '\\|') : '';
