@@ -5,26 +5,18 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import * as esbuild from 'esbuild';
 
 export const repoRoot = path.resolve(import.meta.dirname, '..', '..');
 const bundle = path.join(repoRoot, 'test', 'out', 'cli', 'cli.js');
 let built: Promise<void> | undefined;
 
+/** The command line, bundled by the project's bundle script into test/out (dist/ is left alone). */
 function buildOnce(): Promise<void> {
-  built ??= esbuild
-    .build({
-      bundle: true,
-      platform: 'node',
-      target: 'node20',
-      format: 'cjs',
-      sourcemap: true,
-      logLevel: 'warning',
-      entryPoints: [path.join(repoRoot, 'server/src/cli/main.ts')],
-      outfile: bundle,
-      banner: { js: '#!/usr/bin/env node' },
-    })
-    .then(() => undefined);
+  built ??= new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(repoRoot, 'scripts', 'bundle.mjs'), '--only=cli', `--outdir=${path.dirname(bundle)}`], { stdio: 'inherit' });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`bundling the command line failed (exit ${code})`))));
+  });
   return built;
 }
 

@@ -6,7 +6,6 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import * as esbuild from 'esbuild';
 import { stringify as toYaml } from 'yaml';
 import { ClusterError, repoRoot, up, withClusterLock } from './cluster';
 import { helmInstalled, editedAndAutoscaled } from './seed-scenarios';
@@ -63,19 +62,10 @@ function writeExport(live: KubeObject): void {
   fs.writeFileSync(exportedFile, header + toYaml(exported, { version: '1.1' }));
 }
 
-/** dist/cli.js, bundled as scripts/bundle.mjs bundles it (only the command line: the demo needs no more). */
-async function buildCli(): Promise<void> {
-  await esbuild.build({
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'cjs',
-    sourcemap: true,
-    logLevel: 'warning',
-    entryPoints: [path.join(repoRoot, 'server/src/cli/main.ts')],
-    outfile: cli,
-    banner: { js: '#!/usr/bin/env node' },
-  });
+/** dist/cli.js, bundled by the project's own bundle script (only the command line: the demo needs no more). */
+function buildCli(): void {
+  const r = spawnSync(process.execPath, [path.join(repoRoot, 'scripts', 'bundle.mjs'), '--only=cli'], { stdio: 'inherit' });
+  if (r.status !== 0) throw new Error('bundling the command line failed');
 }
 
 /** Runs the check, shows it as the user would type it, and returns its output. */
@@ -95,7 +85,7 @@ async function main(): Promise<number> {
   process.env.KCH_KUBECONFIG = env.kubeconfig;
   say(`kube-apiserver at ${env.server}\n\nWriting a history into namespace ${namespace}:`);
   await seed(connect('admin', env.kubeconfig));
-  await buildCli();
+  buildCli();
 
   // The check needs only reads: the read-only user `viewer` is enough.
   const applied = check(env.kubeconfig, ['--context', 'viewer', 'examples/apply']);
