@@ -64,7 +64,7 @@ if (files.some((f) => f.split(path.sep).includes('e2e'))) {
   // A package of this run's own: others sharing the checkout rebuild dist/ while the tests run.
   env.KCH_VSIX = path.join(root, '.cache', 'editor', `kube-conflict-hints.${process.pid}.vsix`);
   fs.mkdirSync(path.dirname(env.KCH_VSIX), { recursive: true });
-  run('npx', ['vsce', 'package', '--no-dependencies', '--allow-missing-repository', '--out', env.KCH_VSIX], { stdio: ['ignore', 'ignore', 'inherit'] });
+  run('node', ['scripts/package.mjs', '--no-bundle', `--out=${env.KCH_VSIX}`], { stdio: ['ignore', 'ignore', 'inherit'] });
 }
 const result = spawnSync('node', ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], { stdio: 'inherit', env });
 

@@ -19,6 +19,7 @@ const allowed: RegExp[] = [
   /^extension\/dist\/(client|server|cli)\.js$/,
   /^extension\/syntaxes\/[\w.-]+\.json$/,
   /^extension\/images\/icon\.png$/,
+  /^extension\/docs\/conflict-hover\.png$/,
 ];
 
 test('the .vsix contains only the allow-listed files, and everything the extension needs to run', { timeout: 180_000 }, () => {
