@@ -8,7 +8,7 @@ import {
   type Finding,
   type ResourceFacts,
 } from '../core/analysis';
-import { createManifestCache, parseManifestText, type ManifestCache, type ManifestResource, type ParsedManifest } from '../core/manifest';
+import { createManifestCache, parseManifestText, parseManifestTextInSlices, type ManifestCache, type ManifestResource, type ParsedManifest } from '../core/manifest';
 import type { Settings } from '../protocol';
 import type { Session } from './session';
 
@@ -37,16 +37,41 @@ export class DocumentAnalyzer {
   private readonly parsedByUri = new Map<string, { version: number; parsed: ParsedManifest }>();
   private readonly findingsByUri = new Map<string, Map<string, CachedFindings>>();
 
-  /** The parse of this version of the document (parsed once per version). */
-  parse(uri: string, version: number, text: string): ParsedManifest {
-    const known = this.parsedByUri.get(uri);
-    if (known && known.version === version) return known.parsed;
+  private readonly pending = new Map<string, { version: number; parsing: Promise<void> }>();
+
+  /**
+   * Parses this version without blocking the event loop for long (a first look at a file of
+   * thousands of documents takes seconds): hovers and other requests are answered meanwhile.
+   * `analyze` afterwards finds the parse ready.
+   */
+  prepare(uri: string, version: number, text: string): Promise<void> {
+    if (this.parsedByUri.get(uri)?.version === version) return Promise.resolve();
+    const running = this.pending.get(uri);
+    if (running?.version === version) return running.parsing;
+    const cache = this.cacheFor(uri);
+    const parsing = parseManifestTextInSlices(text, cache).then((parsed) => {
+      if (this.pending.get(uri)?.parsing === parsing) this.pending.delete(uri);
+      const known = this.parsedByUri.get(uri);
+      if (!known || known.version < version) this.parsedByUri.set(uri, { version, parsed });
+    });
+    this.pending.set(uri, { version, parsing });
+    return parsing;
+  }
+
+  private cacheFor(uri: string): ManifestCache {
     let cache = this.manifestCaches.get(uri);
     if (!cache) {
       cache = createManifestCache();
       this.manifestCaches.set(uri, cache);
     }
-    const parsed = parseManifestText(text, cache);
+    return cache;
+  }
+
+  /** The parse of this version of the document (parsed once per version). */
+  parse(uri: string, version: number, text: string): ParsedManifest {
+    const known = this.parsedByUri.get(uri);
+    if (known && known.version === version) return known.parsed;
+    const parsed = parseManifestText(text, this.cacheFor(uri));
     this.parsedByUri.set(uri, { version, parsed });
     return parsed;
   }
@@ -90,6 +115,7 @@ export class DocumentAnalyzer {
   }
 
   forget(uri: string): void {
+    this.pending.delete(uri);
     this.manifestCaches.delete(uri);
     this.parsedByUri.delete(uri);
     this.findingsByUri.delete(uri);

@@ -146,6 +146,7 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     const document = documents.get(uri);
     if (!document) return undefined;
     const settings = await settingsFor(uri);
+    await analyzer.prepare(uri, document.version, document.getText());
     const session = sessionFor(settings);
     return { document, settings, session, analysis: analyzer.analyze(uri, document.version, document.getText(), settings, session) };
   }
