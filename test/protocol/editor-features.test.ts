@@ -272,6 +272,18 @@ describe('editor features against the real API server', { skip: !testCluster() &
     assert.deepEqual(result, { agreed: 2, differences: [], failed: [] });
   });
 
+  test('a Secret: its values are never read, so no conflict is claimed on them and hovers do not show them', async () => {
+    // The manifest holds the live value: the server would share ownership of data.password. Without
+    // the live value an engine would take it for a new field and claim a conflict with kubectl-create.
+    objectOf(await create(admin, 'kubectl-create', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db', namespace, labels: { tier: 'db' } }, data: { password: 'aHVudGVyMg==' } }));
+    const uri = 'file:///w/secret.yaml';
+    await server.open(uri, `apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  namespace: ${namespace}\n  labels:\n    tier: cache\ndata:\n  password: aHVudGVyMg==\n`);
+    const ds = await server.diagnosticsUntil(uri, (d) => byCode(d, 'field-conflict').length === 1);
+    assert.match(byCode(ds, 'field-conflict')[0]!.message, /^\.metadata\.labels\.tier is managed by "kubectl-create"/);
+    const hover = (await server.hover(uri, { line: 8, character: 4 }))!.contents as { value: string };
+    assert.doesNotMatch(hover.value, /hunter2|aHVudGVyMg==/);
+  });
+
   test('a kind the cluster does not serve is a warning on the kind', async () => {
     const uri = 'file:///w/old.yaml';
     await server.open(uri, `apiVersion: extensions/v1beta1\nkind: Deployment\nmetadata:\n  name: old\n  namespace: ${namespace}\n`);

@@ -186,6 +186,9 @@ export function analyzeResource(resource: ManifestResource, facts: ResourceFacts
 
   const conflictStatus = prediction.statuses.find((s) => s.kind === 'fieldConflict');
   for (const conflict of prediction.conflicts) {
+    // Secret values are never read (the cluster layer drops them on arrival), so the live side
+    // of `data`/`stringData` is unknown here: saying "conflict" or "equal" would be a guess.
+    if (isSecretValuePath(resource, conflict.path)) continue;
     findings.push(conflictFinding(resource, object, conflict, facts.schema, conflictStatus?.message));
   }
 
@@ -302,6 +305,11 @@ function controllerOf(live: JsonObject): { kind: string; name: string } | undefi
     if (isJsonObject(ref) && ref.controller === true) return { kind: String(ref.kind ?? ''), name: String(ref.name ?? '') };
   }
   return undefined;
+}
+
+function isSecretValuePath(resource: ManifestResource, path: FieldPath): boolean {
+  const first = path[0];
+  return resource.kind === 'Secret' && resource.apiVersion === 'v1' && first?.kind === 'field' && (first.name === 'data' || first.name === 'stringData');
 }
 
 const metadataPath = (name: string): FieldPath => [
