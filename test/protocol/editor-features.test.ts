@@ -88,6 +88,7 @@ describe('editor features against the real API server', { skip: !testCluster() &
       assert.match(d.codeDescription!.href, /^https:\/\/kubernetes\.io\/docs\//);
     }
     assert.equal(byCode(ds, 'exists').length, 1, 'the object exists: an information names its managers');
+    for (const d of ds) assert.match(d.codeDescription?.href ?? '', /^https:\/\/kubernetes\.io\/docs\//, `${d.code} has a documentation link`);
     assert.match(byCode(ds, 'exists')[0]!.message, /"kubectl-edit"/);
   });
 

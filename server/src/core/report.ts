@@ -99,7 +99,7 @@ export const findingRules: Readonly<Record<FindingCode | typeof dryRunDiffersCod
   },
   'uid-mismatch': {
     title: 'metadata.uid of another object',
-    description: 'The manifest carries the uid of an object that was deleted (and perhaps created again): the server answers 409 Conflict.',
+    description: 'The manifest carries the uid of an object that was deleted: the server answers 409 Conflict when no object has that name, and 422 Invalid (the uid is immutable) when it was created again.',
     severity: 'error',
     docs: docsLinks.concurrency,
   },

@@ -2,6 +2,7 @@
 // found instead of re-deriving it (or, worse, parsing the message).
 import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver/node';
 import type { Finding, Severity } from '../core/analysis';
+import { findingRules } from '../core/report';
 
 export const diagnosticSource = 'kube-conflict-hints';
 
@@ -23,7 +24,7 @@ export function toDiagnostic(finding: Finding, version: number): Diagnostic {
     range: finding.range,
     severity: severities[finding.severity],
     code: finding.code,
-    ...(finding.docs ? { codeDescription: { href: finding.docs } } : {}),
+    codeDescription: { href: finding.docs ?? findingRules[finding.code].docs },
     source: diagnosticSource,
     message: finding.message,
     data,
