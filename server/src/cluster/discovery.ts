@@ -1,6 +1,7 @@
 // Discovery: which kinds the cluster serves, under which resource name, namespaced or not.
 // Aggregated discovery (one request each for /api and /apis, apidiscovery.k8s.io/v2, GA in 1.30)
 // with a fallback to the classic per-group-version lists for older servers and proxies.
+import { SharedLoad } from './shared-load';
 import { isJsonObject, type JsonValue } from '../core/json';
 import type { ClusterTransport } from './http';
 import { classifyFailure, parseJson, type HttpOutcome } from './problems';
@@ -100,8 +101,7 @@ export function findResource(index: DiscoveryIndex, apiVersion: string, kind: st
 
 /** Fetches discovery once per connection (i.e. per context) and again on demand. */
 export class Discovery {
-  private index: DiscoveryIndex | undefined;
-  private loading: Promise<ClusterResult<DiscoveryIndex>> | undefined;
+  private readonly index = new SharedLoad<DiscoveryIndex>(() => this.fetch());
 
   constructor(
     private readonly transport: ClusterTransport,
@@ -110,26 +110,19 @@ export class Discovery {
   ) {}
 
   cached(): DiscoveryIndex | undefined {
-    return this.index;
+    return this.index.cached();
   }
 
   /** The cached index, or a fetch (concurrent callers share one). `force` refetches. */
   load(force = false): Promise<ClusterResult<DiscoveryIndex>> {
-    if (this.index && !force) return Promise.resolve({ ok: true, value: this.index });
-    if (!this.loading) {
-      this.loading = this.fetch().then((result) => {
-        this.loading = undefined;
-        if (result.ok) this.index = result.value;
-        return result;
-      });
-    }
-    return this.loading;
+    return this.index.load(force);
   }
 
   /** Synchronous lookup in what is already known. */
   resolveCached(apiVersion: string, kind: string): ApiResourceInfo | undefined {
-    if (!this.index) return undefined;
-    const found = findResource(this.index, apiVersion, kind);
+    const index = this.index.cached();
+    if (!index) return undefined;
+    const found = findResource(index, apiVersion, kind);
     return found.ok ? found.value : undefined;
   }
 

@@ -2,6 +2,7 @@
 // The index (/openapi/v3) gives each group-version a URL carrying a content hash
 // (`/openapi/v3/apis/apps/v1?hash=...`); a document is cached under that URL, so it is fetched again
 // only when the server's schema for that group-version changed (a CRD was updated, the server upgraded).
+import { SharedLoad } from './shared-load';
 import { isJsonObject, type JsonObject } from '../core/json';
 import type { ClusterTransport } from './http';
 import { classifyFailure, parseJson } from './problems';
@@ -28,8 +29,7 @@ export function parseOpenApiIndex(body: unknown): OpenApiIndex | undefined {
 }
 
 export class OpenApi {
-  private index: OpenApiIndex | undefined;
-  private indexLoading: Promise<ClusterResult<OpenApiIndex>> | undefined;
+  private readonly index = new SharedLoad<OpenApiIndex>(() => this.fetchIndex());
   /** Keyed by the hashed URL: a changed hash is a different key. */
   private readonly documents = new Map<string, JsonObject>();
   private readonly documentLoading = new Map<string, Promise<ClusterResult<JsonObject>>>();
@@ -41,20 +41,12 @@ export class OpenApi {
   ) {}
 
   loadIndex(force = false): Promise<ClusterResult<OpenApiIndex>> {
-    if (this.index && !force) return Promise.resolve({ ok: true, value: this.index });
-    if (!this.indexLoading) {
-      this.indexLoading = this.fetchIndex().then((result) => {
-        this.indexLoading = undefined;
-        if (result.ok) this.index = result.value;
-        return result;
-      });
-    }
-    return this.indexLoading;
+    return this.index.load(force);
   }
 
   /** The document of a group-version if it is already cached under the current index. */
   cachedDocument(apiVersion: string): JsonObject | undefined {
-    const url = this.index?.paths[openApiPathKey(apiVersion)];
+    const url = this.index.cached()?.paths[openApiPathKey(apiVersion)];
     return url ? this.documents.get(url) : undefined;
   }
 
