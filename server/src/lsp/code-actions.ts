@@ -52,8 +52,11 @@ export function codeActions(params: CodeActionParams, document: TextDocument, an
         offer(`Remove ${field.slice(1)} (apply to whatever version is live)`, removeFieldEdits(text, owner.resource, field, options), true);
       }
     }
-    const fileWide = fileWideRemoval(text, analysis);
-    if (fileWide && fileWide.count > 1 && params.context.diagnostics.some((d) => findingOf(d)?.code === 'field-conflict')) {
+    // Editors ask for code actions at every cursor move; the file-wide edit (each removal is
+    // checked by reading the edited text again) is only worth building next to a conflict.
+    const nearConflict = params.context.diagnostics.some((d) => findingOf(d)?.code === 'field-conflict');
+    const fileWide = nearConflict ? fileWideRemoval(text, analysis) : undefined;
+    if (fileWide && fileWide.count > 1) {
       actions.push({ title: `Remove all ${fileWide.count} contested fields in this file`, kind: CodeActionKind.QuickFix, edit: edit(fileWide.edits) });
     }
   }
