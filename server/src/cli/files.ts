@@ -161,12 +161,15 @@ function decode(file: string, bytes: Buffer): FileText {
 }
 
 /**
- * The index of the first character YAML does not allow in a stream (YAML 1.2 §5.1, as the YAML
- * reader of kubectl checks it): C0 controls but tab, line feed and carriage return; DEL; C1
- * controls but NEL; U+FFFE and U+FFFF. A UTF-8 byte order mark is allowed.
+ * The index of the first character kubectl's decoder refuses. YAML (1.2 §5.1, as kubectl's YAML
+ * reader checks it) allows no C0 control but tab, line feed and carriage return, no DEL, no C1
+ * control but NEL, no U+FFFE or U+FFFF; a byte order mark is allowed. A stream kubectl reads as
+ * JSON (its first character is `{`) follows JSON's rule: no C0 control but tab, line feed and
+ * carriage return.
  */
 export function controlCharacter(text: string): number | undefined {
-  const match = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u0084\u0086-\u009F\uFFFE\uFFFF]/.exec(text);
+  const json = /^[\s\uFEFF]*\{/.test(text);
+  const match = json ? /[\u0000-\u0008\u000B\u000C\u000E-\u001F]/.exec(text) : /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u0084\u0086-\u009F\uFFFE\uFFFF]/.exec(text);
   return match ? match.index : undefined;
 }
 
