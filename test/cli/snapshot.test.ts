@@ -12,7 +12,7 @@ import { isJsonObject } from '../../server/src/core/json';
 import { crdDir, loadScenarios, scenarioDir, withNamespace, type Scenario } from '../differential/scenario';
 import { replayHistory } from '../differential/replay';
 import { requireCluster, type TestClusterInfo } from '../support/env';
-import { apply, configMap, connect, freshNamespace, get, kubectlEdit, objectOf, request, type Connection, type KubeObject } from '../support/seed';
+import { apply, configMap, connect, create, freshNamespace, get, kubectlEdit, objectOf, request, type Connection, type KubeObject } from '../support/seed';
 import {
   ancientChanges,
   argoSynced,
@@ -205,6 +205,30 @@ test('taking a snapshot again replaces the earlier one; a non-empty foreign dire
   assert.equal(refused.status, 2);
   assert.match(refused.stderr, /foreign is not empty and holds no snapshot\.json/);
   assert.equal(fs.readFileSync(path.join(c.dir, 'foreign/notes.txt'), 'utf8'), 'mine\n');
+});
+
+test('objects whose names no file name can hold as they are are each saved, apart', async (t) => {
+  const c = await prepared(t);
+  if (!c) return;
+  const conn = connect('admin', c.cluster.kubeconfig);
+  // The longest namespace and name the server takes: together longer than a file name may be.
+  const namespace = `snap-long-${Math.random().toString(36).slice(2, 8).padEnd(6, '0')}-${'n'.repeat(46)}`;
+  objectOf(await create(conn, 'kch-test-setup', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }), 'long namespace');
+  const role = (name: string): KubeObject => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name, namespace }, rules: [] });
+  // Role names may hold ':' and '_': written as file names, the two would be one.
+  const objects = [role('reader:pods'), role('reader_pods'), configMap(namespace, `long-${'x'.repeat(248)}`, { a: 'b' })];
+  for (const o of objects) objectOf(await apply(conn, 'kubectl', o), `apply ${o.metadata.name}`);
+  const manifests = path.join(c.dir, 'odd-names');
+  writeFiles(manifests, Object.fromEntries(objects.map((o, i) => [`${i}.yaml`, toYaml(o)])));
+  const snapshotDir = path.join(c.dir, 'odd-names-snapshot');
+  const saved = await runCli(['snapshot', '--kubeconfig', c.cluster.kubeconfig, '--out', snapshotDir, manifests]);
+  assert.equal(saved.status, 0, saved.stderr);
+  assert.match(saved.stdout, /^saved 3 live objects, 0 absent/);
+  assert.equal(fs.readdirSync(path.join(snapshotDir, 'objects')).length, 3);
+  const offline = json(await runCli(['check', '--snapshot', snapshotDir, '--format', 'json', manifests]));
+  const live = json(await runCli(['check', '--kubeconfig', c.cluster.kubeconfig, '--format', 'json', manifests]));
+  assert.deepEqual(offline.findings, live.findings);
+  assert.equal((offline.findings as { code: string }[]).filter((f) => f.code === 'exists').length, 3);
 });
 
 test('kubectl get -o yaml --show-managed-fields output works as the live objects of a snapshot', async (t) => {
