@@ -180,6 +180,8 @@ for (const r of refusals) {
         cluster = { ...cluster, kubeconfig: copy };
       }
     }
+    // Permissions back when done, so the scratch directory can be removed by a user who is not root.
+    t.after(() => unlock(dir));
     const theirs = kubectl(cluster, dir, ['case'], user);
     assert.notEqual(theirs.status, 0, theirs.stderr);
     assert.match(theirs.stderr, r.kubectlSays);
@@ -190,4 +192,11 @@ for (const r of refusals) {
     assert.match(ours.stderr, r.says);
     assert.doesNotMatch(ours.stderr, /internal error|\n\s+at /);
   });
+}
+
+function unlock(p: string): void {
+  const stat = fs.lstatSync(p);
+  if (stat.isSymbolicLink()) return;
+  fs.chmodSync(p, stat.isDirectory() ? 0o755 : 0o644);
+  if (stat.isDirectory()) for (const entry of fs.readdirSync(p)) unlock(path.join(p, entry));
 }
