@@ -26,11 +26,13 @@ export interface CliRun {
   stderr: string;
 }
 
-export async function runCli(args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliRun> {
+/** `user`: run as another user (see unprivilegedUser), to meet permissions as users meet them. */
+export async function runCli(args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; user?: { uid: number; gid: number } } = {}): Promise<CliRun> {
   await buildOnce();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [bundle, ...args], {
       cwd: options.cwd ?? repoRoot,
+      ...(options.user ? { uid: options.user.uid, gid: options.user.gid } : {}),
       // No KUBECONFIG from the developer's shell: every test says which cluster it means.
       env: { PATH: process.env.PATH ?? '', HOME: os.tmpdir(), ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -46,6 +48,14 @@ export async function runCli(args: readonly string[], options: { cwd?: string; e
       resolve({ status, stdout, stderr });
     });
   });
+}
+
+/**
+ * Whom a test runs the command line as when file permissions must hold: as root (CI containers)
+ * permissions are not checked, so root's tests run it as `nobody`; anyone else is refused anyway.
+ */
+export function unprivilegedUser(): { uid: number; gid: number } | undefined {
+  return process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined;
 }
 
 /** A fresh directory for a test's manifests; removed when the process exits. */

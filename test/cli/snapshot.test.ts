@@ -8,10 +8,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
-import { loadScenarios, scenarioDir, withNamespace, type Scenario } from '../differential/scenario';
+import { isJsonObject } from '../../server/src/core/json';
+import { crdDir, loadScenarios, scenarioDir, withNamespace, type Scenario } from '../differential/scenario';
 import { replayHistory } from '../differential/replay';
 import { requireCluster, type TestClusterInfo } from '../support/env';
-import { apply, configMap, connect, freshNamespace, get, kubectlEdit, objectOf, type Connection, type KubeObject } from '../support/seed';
+import { apply, configMap, connect, create, freshNamespace, get, kubectlEdit, objectOf, request, type Connection, type KubeObject } from '../support/seed';
 import {
   ancientChanges,
   argoSynced,
@@ -62,8 +63,35 @@ interface Corpus {
   cluster: TestClusterInfo;
   dir: string;
   groups: Map<string, Group>;
+  /** Histories replayed: every seed history and every scenario of the corpus that names its object. */
   replayed: number;
+  /** What replaying should give: seedHistories.length + the scenarios with a metadata.name. */
+  expected: number;
+  /** Manifests written for the checks: one per scenario, one per seed manifest and mode. */
+  manifests: number;
+  /** Scenarios without a name (generateName): no object to look up, live or in a snapshot. */
+  unnamed: string[];
   broken: string[];
+}
+
+/** The CRDs the corpus writes objects of, installed and published in OpenAPI before any replay. */
+async function installCorpusCrds(conn: Connection): Promise<void> {
+  const keys: string[] = [];
+  for (const file of fs.readdirSync(crdDir).filter((f) => f.endsWith('.yaml'))) {
+    const crd = parseYaml(fs.readFileSync(path.join(crdDir, file), 'utf8')) as KubeObject & { spec: { group: string; versions: { name: string }[] } };
+    objectOf(await apply(conn, 'kch-test-setup', crd, { force: true }), `install ${file}`);
+    keys.push(...crd.spec.versions.map((v) => `apis/${crd.spec.group}/${v.name}`));
+  }
+  // The server publishes a new CRD's OpenAPI (and serves its objects) a moment after it is created.
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const index = await request(conn, 'GET', '/openapi/v3');
+    const paths = isJsonObject(index.body) && isJsonObject(index.body.paths) ? index.body.paths : {};
+    const missing = keys.filter((k) => !(k in paths));
+    if (missing.length === 0) return;
+    if (Date.now() > deadline) throw new Error(`OpenAPI v3 still lacks ${missing.join(', ')}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
 }
 
 let corpus: Promise<Corpus> | undefined;
@@ -75,36 +103,49 @@ async function prepared(t: TestContext): Promise<Corpus | undefined> {
     const conn = connect('admin', cluster.kubeconfig);
     const groups = new Map<string, Group>();
     const broken: string[] = [];
+    const unnamed: string[] = [];
     let replayed = 0;
+    let manifests = 0;
     for (const history of seedHistories) {
       const ns = await freshNamespace(conn, `snap-${history.name}`.slice(0, 40));
       for (const [i, { manifest }] of (await history.run(conn, ns)).entries()) {
         const modes: Group['mode'][] = ['serverSide', 'create'];
         for (const mode of modes) groupFor(groups, mode, 'kubectl').files[`${history.name}-${i}.yaml`] = toYaml(manifest);
+        manifests += modes.length;
       }
       replayed++;
     }
-    // The differential corpus, when it is there: each scenario's history in a namespace of its own.
-    const scenarios: Scenario[] = fs.existsSync(scenarioDir) ? loadScenarios().filter((s) => !s.excluded) : [];
+    // The differential corpus: each scenario's history in a namespace of its own. It is part of
+    // the project; its absence is a broken checkout, not a reason to compare less.
+    if (!fs.existsSync(scenarioDir)) throw new Error(`the scenario corpus ${scenarioDir} is missing`);
+    await installCorpusCrds(conn);
+    const scenarios: Scenario[] = loadScenarios().filter((s) => !s.excluded);
+    let expected = seedHistories.length;
     for (const scenario of scenarios) {
+      const ns = await freshNamespace(conn, 'snap-corpus');
+      const text = withNamespace(scenario.manifest, ns);
+      // Duplicate keys are what some scenarios are about: read them as kubectl does, the last one winning.
+      const probe = parseYaml(text, { uniqueKeys: false }) as KubeObject;
+      // A generateName manifest names no object to look up, live or in a snapshot.
+      if (!probe.metadata?.name) {
+        unnamed.push(scenario.name);
+        continue;
+      }
+      expected++;
       try {
-        const ns = await freshNamespace(conn, 'snap-corpus');
-        const text = withNamespace(scenario.manifest, ns);
-        // Duplicate keys are what some scenarios are about: read them as kubectl does, the last one winning.
-        const probe = parseYaml(text, { uniqueKeys: false }) as KubeObject;
-        // A generateName manifest names no object to look up, live or in a snapshot.
-        if (!probe.metadata?.name) continue;
         await replayHistory(conn, scenario.history, probe, ns);
-        const ext = /^\s*\{/.test(scenario.manifest) ? 'json' : 'yaml';
-        groupFor(groups, scenario.mode ?? 'serverSide', scenario.fieldManager ?? 'kubectl').files[`${scenario.name}.${ext}`] = text;
-        replayed++;
       } catch (e) {
         broken.push(`${scenario.file}: ${scenario.name}: ${(e as Error).message}`);
+        continue;
       }
+      const ext = /^\s*\{/.test(scenario.manifest) ? 'json' : 'yaml';
+      groupFor(groups, scenario.mode ?? 'serverSide', scenario.fieldManager ?? 'kubectl').files[`${scenario.name}.${ext}`] = text;
+      manifests++;
+      replayed++;
     }
     const dir = scratchDir('snapshot');
     for (const [key, group] of groups) writeFiles(path.join(dir, 'manifests', key), group.files);
-    return { cluster, dir, groups, replayed, broken };
+    return { cluster, dir, groups, replayed, expected, manifests, unnamed, broken };
   })();
   return corpus;
 }
@@ -117,8 +158,11 @@ function json(run: CliRun): { findings: unknown[]; objects: unknown[]; summary: 
 test('check --snapshot gives the same findings as the live check, with no cluster, on every history', async (t) => {
   const c = await prepared(t);
   if (!c) return;
-  for (const line of c.broken) t.diagnostic(`not replayed: ${line}`);
-  assert.ok(c.replayed >= seedHistories.length, `replayed ${c.replayed}`);
+  // Every history replays: a scenario that no longer replays is a failure, not a smaller comparison.
+  assert.deepEqual(c.broken, [], `histories that did not replay:\n${c.broken.join('\n')}`);
+  assert.equal(c.replayed, c.expected, 'every seed history and every named scenario replayed');
+  assert.ok(c.expected > seedHistories.length, 'the scenario corpus took part');
+  t.diagnostic(`${c.replayed} histories replayed; without an object name (generateName): ${c.unnamed.join(', ') || 'none'}`);
   let compared = 0;
   const codes = new Set<string>();
   for (const [key, group] of c.groups) {
@@ -138,6 +182,7 @@ test('check --snapshot gives the same findings as the live check, with no cluste
     for (const f of l.findings as { code: string }[]) codes.add(f.code);
     compared += Object.keys(group.files).length;
   }
+  assert.equal(compared, c.manifests, 'every replayed manifest was compared');
   t.diagnostic(`${compared} manifests compared; codes seen: ${[...codes].sort().join(', ')}`);
   for (const code of ['field-conflict', 'already-exists', 'stale-resource-version', 'exists']) assert.ok(codes.has(code), `the corpus provokes ${code}`);
 });
@@ -160,6 +205,30 @@ test('taking a snapshot again replaces the earlier one; a non-empty foreign dire
   assert.equal(refused.status, 2);
   assert.match(refused.stderr, /foreign is not empty and holds no snapshot\.json/);
   assert.equal(fs.readFileSync(path.join(c.dir, 'foreign/notes.txt'), 'utf8'), 'mine\n');
+});
+
+test('objects whose names no file name can hold as they are are each saved, apart', async (t) => {
+  const c = await prepared(t);
+  if (!c) return;
+  const conn = connect('admin', c.cluster.kubeconfig);
+  // The longest namespace and name the server takes: together longer than a file name may be.
+  const namespace = `snap-long-${Math.random().toString(36).slice(2, 8).padEnd(6, '0')}-${'n'.repeat(46)}`;
+  objectOf(await create(conn, 'kch-test-setup', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }), 'long namespace');
+  const role = (name: string): KubeObject => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name, namespace }, rules: [] });
+  // Role names may hold ':' and '_': written as file names, the two would be one.
+  const objects = [role('reader:pods'), role('reader_pods'), configMap(namespace, `long-${'x'.repeat(248)}`, { a: 'b' })];
+  for (const o of objects) objectOf(await apply(conn, 'kubectl', o), `apply ${o.metadata.name}`);
+  const manifests = path.join(c.dir, 'odd-names');
+  writeFiles(manifests, Object.fromEntries(objects.map((o, i) => [`${i}.yaml`, toYaml(o)])));
+  const snapshotDir = path.join(c.dir, 'odd-names-snapshot');
+  const saved = await runCli(['snapshot', '--kubeconfig', c.cluster.kubeconfig, '--out', snapshotDir, manifests]);
+  assert.equal(saved.status, 0, saved.stderr);
+  assert.match(saved.stdout, /^saved 3 live objects, 0 absent/);
+  assert.equal(fs.readdirSync(path.join(snapshotDir, 'objects')).length, 3);
+  const offline = json(await runCli(['check', '--snapshot', snapshotDir, '--format', 'json', manifests]));
+  const live = json(await runCli(['check', '--kubeconfig', c.cluster.kubeconfig, '--format', 'json', manifests]));
+  assert.deepEqual(offline.findings, live.findings);
+  assert.equal((offline.findings as { code: string }[]).filter((f) => f.code === 'exists').length, 3);
 });
 
 test('kubectl get -o yaml --show-managed-fields output works as the live objects of a snapshot', async (t) => {

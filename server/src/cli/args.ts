@@ -38,7 +38,9 @@ export const usage = `Usage:
 
 check: predicts, for every Kubernetes object in the manifests, the 409 Conflict answers the API
 server would give (Server-Side Apply field conflicts, AlreadyExists, stale resourceVersion/uid),
-from reads alone. Directories are searched for *.yaml, *.yml and *.json.
+from reads alone. Files are read as \`kubectl apply -R -f\` reads them: directories are searched
+for *.yaml, *.yml and *.json (links to files are followed; hidden folders and node_modules are
+skipped); a file that is not text, not a regular file, or over 32 MiB is refused (exit 2).
 
   --mode <serverSide|clientSide|create>  how the manifests will be sent (default serverSide:
                                          kubectl apply --server-side; clientSide: kubectl apply;

@@ -1,12 +1,11 @@
 // The check itself: every file, every object in it, the facts from the cluster or a snapshot,
 // the same analysis the editor runs, and (with --verify) the server's dry-run answer beside it.
-import * as fs from 'node:fs';
 import { analyzeResource, objectIdentity, problemFindings, type AnalysisSettings } from '../core/analysis';
 import { parseManifestText } from '../core/manifest';
 import type { CheckedObject, CheckReport } from '../core/report';
 import type { ClusterConnection, ClusterProblem } from '../cluster';
 import type { FactsReader } from './facts';
-import { displayPath } from './files';
+import { displayPath, readTextFile } from './files';
 import { compareWithServer } from './verify';
 
 export type CheckOutcome = { ok: true; report: CheckReport } | { ok: false; problem: ClusterProblem } | { ok: false; usage: string };
@@ -19,12 +18,9 @@ export async function runCheck(
 ): Promise<CheckOutcome> {
   const objects: CheckedObject[] = [];
   for (const file of files) {
-    let text: string;
-    try {
-      text = fs.readFileSync(file, 'utf8');
-    } catch (e) {
-      return { ok: false, usage: `cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` };
-    }
+    const read = readTextFile(file);
+    if (!read.ok) return { ok: false, usage: read.message };
+    const text = read.text;
     const shown = displayPath(file);
     const parsed = parseManifestText(text);
     if (parsed.problems.length > 0) objects.push({ file: shown, title: shown, findings: problemFindings(parsed.problems), notes: [] });

@@ -8,6 +8,12 @@
 // Any other *.yaml, *.yml or *.json under DIR is read as live objects too, so the output of
 // `kubectl get -o yaml --show-managed-fields` (single objects or `kind: List`) works as a snapshot,
 // with or without a snapshot.json beside it.
+//
+// A snapshot directory may come from someone else (a CI artifact): every path in snapshot.json must
+// be one this tool writes (objects/NAME.json, openapi/NAME.json), links out of DIR are not
+// followed, and no error quotes a file's text. Taking a snapshot again removes only the files the
+// earlier snapshot.json lists, and writes through no link.
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { KindFacts, LiveFacts, ResourceFacts } from '../core/analysis';
@@ -18,7 +24,7 @@ import type { ApiResourceInfo, ClusterConnection, ClusterProblem, DiscoveryIndex
 import { findResource, splitApiVersion } from '../cluster/discovery';
 import { openApiPathKey } from '../cluster/openapi';
 import { objectTitle, placeNamespace, schemaOf, type FactsReader } from './facts';
-import { collectManifestFiles, manifestExtensions } from './files';
+import { collectManifestFiles, describeFsError, findManifestFiles, readTextFile } from './files';
 
 export const snapshotFormat = 'kube-conflict-hints/snapshot@1';
 const indexFile = 'snapshot.json';
@@ -62,28 +68,46 @@ export type SnapshotResult =
   | { ok: false; usage: string };
 
 export async function takeSnapshot(connection: ClusterConnection, request: SnapshotRequest): Promise<SnapshotResult> {
+  // A directory that cannot take the snapshot is refused before the cluster is asked anything.
+  const planned = planDirectory(request.outDir);
+  if (!planned.ok) return { ok: false, usage: planned.message };
+  // Manifests are read before the cluster is asked: a file that cannot be read is the user's to fix.
+  type Wanted = { apiVersion: string; kind: string; name: string; namespace?: string };
+  const selected: (Wanted[] | { selector: string; kind: string; name: string })[] = [];
+  for (const selector of request.selectors) {
+    const kindName = /^([A-Za-z0-9.-]+)\/([a-z0-9][a-z0-9.:-]*)$/.exec(selector);
+    if (kindName && !fs.existsSync(selector)) {
+      selected.push({ selector, kind: kindName[1]!, name: kindName[2]! });
+      continue;
+    }
+    const files = collectManifestFiles([selector]);
+    if (!files.ok) return { ok: false, usage: files.message.startsWith('no such file') ? `${files.message} (not a file, a directory or kind/name)` : files.message };
+    for (const file of files.files) {
+      const read = readTextFile(file);
+      if (!read.ok) return { ok: false, usage: read.message };
+      const refs: Wanted[] = [];
+      for (const r of parseManifestText(read.text).resources) {
+        if (r.name === undefined) continue;
+        refs.push({ apiVersion: r.apiVersion, kind: r.kind, name: r.name, ...(r.namespace ? { namespace: r.namespace } : {}) });
+      }
+      selected.push(refs);
+    }
+  }
+
   const discovery = await connection.discovery();
   if (!discovery.ok) return { ok: false, problem: discovery.problem };
   const index = discovery.value;
 
-  const wanted: { apiVersion: string; kind: string; name: string; namespace?: string }[] = [];
+  const wanted: Wanted[] = [];
   const notes: string[] = [];
-  for (const selector of request.selectors) {
-    const kindName = /^([A-Za-z0-9.-]+)\/([a-z0-9][a-z0-9.:-]*)$/.exec(selector);
-    if (kindName && !fs.existsSync(selector)) {
-      const resource = resolveSelector(index, kindName[1]!);
-      if (!resource) return { ok: false, usage: `the cluster serves no kind named ${JSON.stringify(kindName[1])} (selector ${selector})` };
-      wanted.push({ apiVersion: resource.apiVersion, kind: resource.kind, name: kindName[2]! });
+  for (const item of selected) {
+    if (Array.isArray(item)) {
+      wanted.push(...item);
       continue;
     }
-    const files = collectManifestFiles([selector]);
-    if (!files.ok) return { ok: false, usage: `${files.message} (not a file, a directory or kind/name)` };
-    for (const file of files.files) {
-      for (const r of parseManifestText(fs.readFileSync(file, 'utf8')).resources) {
-        if (r.name === undefined) continue;
-        wanted.push({ apiVersion: r.apiVersion, kind: r.kind, name: r.name, ...(r.namespace ? { namespace: r.namespace } : {}) });
-      }
-    }
+    const resource = resolveSelector(index, item.kind);
+    if (!resource) return { ok: false, usage: `the cluster serves no kind named ${JSON.stringify(item.kind)} (selector ${item.selector})` };
+    wanted.push({ apiVersion: resource.apiVersion, kind: resource.kind, name: item.name });
   }
 
   const objects = new Map<string, JsonObject>();
@@ -110,7 +134,7 @@ export async function takeSnapshot(connection: ClusterConnection, request: Snaps
   for (const apiVersion of [...apiVersions].sort()) {
     const doc = await connection.openApiDocument(apiVersion);
     if (doc.ok) {
-      const file = `openapi/${openApiPathKey(apiVersion).replaceAll('/', '__')}.json`;
+      const file = `openapi/${fileNameOf(openApiPathKey(apiVersion).replaceAll('/', '__'))}`;
       documents.set(file, doc.value);
       openapi[apiVersion] = file;
     } else if (doc.problem.kind === 'kindNotServed' || doc.problem.kind === 'notFound') {
@@ -120,7 +144,7 @@ export async function takeSnapshot(connection: ClusterConnection, request: Snaps
     }
   }
 
-  const prepared = prepareDirectory(request.outDir);
+  const prepared = prepareDirectory(request.outDir, planned.remove);
   if (!prepared.ok) return { ok: false, usage: prepared.message };
   const snapshot: SnapshotIndex = {
     format: snapshotFormat,
@@ -133,8 +157,10 @@ export async function takeSnapshot(connection: ClusterConnection, request: Snaps
     objects: [...objects.keys()].sort(),
     absent,
   };
-  for (const [file, content] of [...objects, ...documents]) writeJson(path.join(request.outDir, file), content);
-  writeJson(path.join(request.outDir, indexFile), snapshot);
+  for (const [file, content] of [...objects, ...documents, [indexFile, snapshot] as const]) {
+    const written = writeJson(request.outDir, file, content);
+    if (!written.ok) return { ok: false, usage: written.message };
+  }
   return { ok: true, saved: objects.size, absent: absent.length, documents: documents.size, notes };
 }
 
@@ -160,30 +186,121 @@ export function resolveSelector(index: Pick<DiscoveryIndex, 'groups' | 'resource
 
 function objectFileName(resource: ApiResourceInfo, namespace: string, name: string): string {
   const qualified = resource.group ? `${resource.resource}.${resource.group}` : resource.resource;
-  const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_');
-  return `${namespace ? `${safe(namespace)}__` : ''}${safe(qualified)}__${safe(name)}.json`;
+  return fileNameOf(`${namespace ? `${namespace}__` : ''}${qualified}__${name}`);
 }
 
-/** Creates DIR, or empties what an earlier snapshot wrote there; never touches other files. */
-function prepareDirectory(dir: string): { ok: true } | { ok: false; message: string } {
-  if (fs.existsSync(dir)) {
-    if (!fs.statSync(dir).isDirectory()) return { ok: false, message: `${dir} exists and is not a directory` };
-    const previous = readIndex(dir);
-    if (previous.state === 'invalid') return { ok: false, message: previous.message };
-    if (previous.state === 'missing') {
-      if (fs.readdirSync(dir).length > 0) return { ok: false, message: `${dir} is not empty and holds no ${indexFile}: give an empty or new directory` };
-    } else {
-      for (const file of [...previous.index.objects, ...Object.values(previous.index.openapi)]) fs.rmSync(path.join(dir, file), { force: true });
-    }
+/**
+ * `NAME.json` for any text: characters a file name should not hold become `_`. When that changed
+ * the text (names of some kinds may hold `:` or capitals), or it is too long for a file name, a
+ * hash of the whole keeps two objects from sharing a file.
+ */
+function fileNameOf(text: string): string {
+  const safe = text.replace(/[^a-z0-9._-]/g, '_').replace(/^[._-]/, '_');
+  if (safe === text && safe.length <= 200) return `${safe}.json`;
+  return `${safe.slice(0, 180)}-${createHash('sha256').update(text).digest('hex').slice(0, 16)}.json`;
+}
+
+/** The only paths a snapshot.json may name: what fileNameOf writes, under objects/ or openapi/. */
+const entryPattern = /^(objects|openapi)\/[A-Za-z0-9_][A-Za-z0-9._-]{0,250}\.json$/;
+
+function isEntry(value: unknown, folder: 'objects' | 'openapi'): value is string {
+  return typeof value === 'string' && entryPattern.test(value) && value.startsWith(`${folder}/`);
+}
+
+type DirectoryPlan = { ok: true; remove: string[] } | { ok: false; message: string };
+
+/**
+ * Whether DIR can take a snapshot, and which files of an earlier one to remove: only those its
+ * snapshot.json lists, each a regular file (or a link, removed itself) directly in DIR/objects or
+ * DIR/openapi, never anything through a link to elsewhere.
+ */
+function planDirectory(dir: string): DirectoryPlan {
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { ok: true, remove: [] };
+    return { ok: false, message: `cannot use ${dir}: ${describeFsError(e)}` };
   }
-  fs.mkdirSync(path.join(dir, 'objects'), { recursive: true });
-  fs.mkdirSync(path.join(dir, 'openapi'), { recursive: true });
+  if (!stat.isDirectory()) return { ok: false, message: `${dir} exists and is not a directory` };
+  const previous = readIndex(dir);
+  const keep = 'nothing was removed; give an empty or new directory';
+  if (previous.state === 'invalid') return { ok: false, message: `${previous.message}: ${keep}` };
+  if (previous.state === 'missing') {
+    let entries: string[];
+    try {
+      entries = fs.readdirSync(dir);
+    } catch (e) {
+      return { ok: false, message: `cannot read the directory ${dir}: ${describeFsError(e)}` };
+    }
+    if (entries.length > 0) return { ok: false, message: `${dir} is not empty and holds no ${indexFile}: give an empty or new directory` };
+    return { ok: true, remove: [] };
+  }
+  for (const folder of ['objects', 'openapi']) {
+    const refused = refuseFolder(dir, folder);
+    if (refused) return { ok: false, message: `${refused}: ${keep}` };
+  }
+  const remove: string[] = [];
+  for (const file of [...previous.index.objects, ...Object.values(previous.index.openapi)]) {
+    const full = path.join(dir, file);
+    let entry: fs.Stats;
+    try {
+      entry = fs.lstatSync(full);
+    } catch {
+      continue; // already gone
+    }
+    if (entry.isDirectory()) return { ok: false, message: `${full}, listed in ${indexFile}, is a directory: ${keep}` };
+    remove.push(full);
+  }
+  return { ok: true, remove };
+}
+
+/** DIR/objects and DIR/openapi are written into: they must be directories of DIR's own, not links. */
+function refuseFolder(dir: string, folder: string): string | undefined {
+  const full = path.join(dir, folder);
+  let stat: fs.Stats;
+  try {
+    stat = fs.lstatSync(full);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    return `cannot use ${full}: ${describeFsError(e)}`;
+  }
+  if (stat.isSymbolicLink()) return `${full} is a symbolic link: a snapshot writes only into directories of its own`;
+  if (!stat.isDirectory()) return `${full} exists and is not a directory`;
+  return undefined;
+}
+
+/** Removes what the plan names and makes DIR/objects and DIR/openapi. */
+function prepareDirectory(dir: string, remove: readonly string[]): { ok: true } | { ok: false; message: string } {
+  try {
+    // Links are removed themselves (unlink never follows them).
+    for (const file of remove) fs.rmSync(file, { force: true });
+    for (const folder of ['objects', 'openapi']) {
+      const refused = refuseFolder(dir, folder);
+      if (refused) return { ok: false, message: refused };
+      fs.mkdirSync(path.join(dir, folder), { recursive: true });
+    }
+  } catch (e) {
+    return { ok: false, message: `cannot prepare ${dir}: ${describeFsError(e)}` };
+  }
   return { ok: true };
 }
 
-function writeJson(file: string, value: unknown): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`);
+/**
+ * Writes DIR/file as a new file: whatever had the name (a link to elsewhere, a second hard link of
+ * another file) is removed first, so no write goes through it.
+ */
+function writeJson(dir: string, file: string, value: unknown): { ok: true } | { ok: false; message: string } {
+  const full = path.join(dir, file);
+  try {
+    const existing = fs.lstatSync(full, { throwIfNoEntry: false });
+    if (existing?.isDirectory()) return { ok: false, message: `cannot write ${full}: a directory has its name` };
+    if (existing) fs.unlinkSync(full);
+    fs.writeFileSync(full, `${JSON.stringify(value, null, 2)}\n`, { flag: 'wx' });
+    return { ok: true };
+  } catch (e) {
+    return { ok: false, message: `cannot write ${full}: ${describeFsError(e)}` };
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -193,17 +310,92 @@ type IndexRead = { state: 'missing' } | { state: 'invalid'; message: string } | 
 
 function readIndex(dir: string): IndexRead {
   const file = path.join(dir, indexFile);
-  if (!fs.existsSync(file)) return { state: 'missing' };
-  let parsed: unknown;
+  let stat: fs.Stats | undefined;
   try {
-    parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
+    stat = fs.lstatSync(file, { throwIfNoEntry: false });
   } catch (e) {
-    return { state: 'invalid', message: `${file} is not JSON: ${(e as Error).message}` };
+    return { state: 'invalid', message: `cannot read ${file}: ${describeFsError(e)}` };
   }
-  if (!isJsonObject(parsed) || parsed.format !== snapshotFormat) {
-    return { state: 'invalid', message: `${file} is not a snapshot of this version of kube-conflict-hints (format ${snapshotFormat})` };
+  if (!stat) return { state: 'missing' };
+  if (stat.isSymbolicLink()) return { state: 'invalid', message: `${file} is a symbolic link: a snapshot's files are its own` };
+  const read = readTextFile(file);
+  if (!read.ok) return { state: 'invalid', message: read.message };
+  const parsed = parseJson(file, read.text);
+  if (!parsed.ok) return { state: 'invalid', message: parsed.message };
+  const invalid = indexProblem(parsed.value);
+  if (invalid) return { state: 'invalid', message: `${file} is not a snapshot this version of kube-conflict-hints can read (format ${snapshotFormat}): ${invalid}` };
+  return { state: 'ok', index: parsed.value as unknown as SnapshotIndex };
+}
+
+/** JSON text, or where it stops being JSON (a line and column, never the text itself). */
+function parseJson(file: string, text: string): { ok: true; value: unknown } | { ok: false; message: string } {
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch (e) {
+    const position = /at position (\d+)/.exec((e as Error).message);
+    if (!position) return { ok: false, message: `${file} is not JSON` };
+    const before = text.slice(0, Number(position[1]));
+    return { ok: false, message: `${file} is not JSON (line ${before.split('\n').length}, column ${Number(position[1]) - before.lastIndexOf('\n')})` };
   }
-  return { state: 'ok', index: parsed as unknown as SnapshotIndex };
+}
+
+/** What is wrong with a parsed snapshot.json, or undefined: each path one this tool writes, each record of the shape it writes. */
+function indexProblem(value: unknown): string | undefined {
+  if (!isJsonObject(value) || value.format !== snapshotFormat) return 'another format';
+  const quote = (v: unknown) => {
+    const text = JSON.stringify(v) ?? String(v);
+    return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+  };
+  const isString = (v: unknown): v is string => typeof v === 'string';
+  const isStrings = (v: unknown) => Array.isArray(v) && v.every(isString);
+  for (const key of ['createdAt', 'context', 'server', 'defaultNamespace'] as const) {
+    if (!isString(value[key])) return `${key} is not a string`;
+  }
+  if (!Array.isArray(value.objects)) return 'objects is not a list';
+  for (const [i, entry] of value.objects.entries()) {
+    if (!isEntry(entry, 'objects')) return `objects[${i}] is ${quote(entry)}, not a file this tool writes (objects/NAME.json)`;
+  }
+  if (!isJsonObject(value.openapi)) return 'openapi is not an object';
+  for (const [apiVersion, entry] of Object.entries(value.openapi)) {
+    if (!isEntry(entry, 'openapi')) return `openapi[${quote(apiVersion)}] is ${quote(entry)}, not a file this tool writes (openapi/NAME.json)`;
+  }
+  if (!Array.isArray(value.absent)) return 'absent is not a list';
+  for (const [i, a] of value.absent.entries()) {
+    if (!isJsonObject(a) || !['apiVersion', 'kind', 'namespace', 'name'].every((k) => isString(a[k]))) return `absent[${i}] is not an object reference`;
+  }
+  const discovery = value.discovery;
+  if (!isJsonObject(discovery) || !Array.isArray(discovery.groups) || !Array.isArray(discovery.resources)) return 'discovery is not a discovery index';
+  for (const [i, g] of discovery.groups.entries()) {
+    if (!isJsonObject(g) || !isString(g.name) || !isStrings(g.versions)) return `discovery.groups[${i}] is not an API group`;
+  }
+  for (const [i, r] of discovery.resources.entries()) {
+    const resource =
+      isJsonObject(r) &&
+      ['group', 'version', 'apiVersion', 'kind', 'resource'].every((k) => isString(r[k])) &&
+      (r.singular === undefined || isString(r.singular)) &&
+      typeof r.namespaced === 'boolean' &&
+      ['verbs', 'subresources', 'shortNames'].every((k) => isStrings(r[k]));
+    if (!resource) return `discovery.resources[${i}] is not an API resource`;
+  }
+  return undefined;
+}
+
+/**
+ * A file of the snapshot, read only if it is inside DIR once links are followed: a snapshot from
+ * elsewhere must not make the check read, or quote, a file of this machine.
+ */
+function readSnapshotFile(root: string, file: string): { ok: true; text: string } | { ok: false; message: string } {
+  let real: string;
+  try {
+    real = fs.realpathSync(file);
+  } catch (e) {
+    return { ok: false, message: `cannot read ${file}: ${describeFsError(e)}` };
+  }
+  const relative = path.relative(root, real);
+  if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) {
+    return { ok: false, message: `${file} is a link to a file outside the snapshot directory: not read (a snapshot reads only its own files)` };
+  }
+  return readTextFile(real);
 }
 
 /** Objects are found by group, kind, namespace and name: a live object read at another version is the same object. */
@@ -219,19 +411,41 @@ export type SnapshotLoad = { ok: true; reader: FactsReader } | { ok: false; mess
 
 /** A facts reader over DIR; `namespace` overrides the snapshot's default namespace, as --namespace does live. */
 export function loadSnapshot(dir: string, namespace: string | undefined): SnapshotLoad {
-  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) return { ok: false, message: `no such snapshot directory: ${dir}` };
+  let root: string;
+  try {
+    root = fs.realpathSync(dir);
+    if (!fs.statSync(root).isDirectory()) return { ok: false, message: `${dir} is not a snapshot directory` };
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return { ok: false, message: code === 'ENOENT' ? `no such snapshot directory: ${dir}` : `cannot read the snapshot directory ${dir}: ${describeFsError(e)}` };
+  }
   const read = readIndex(dir);
   if (read.state === 'invalid') return { ok: false, message: read.message };
   const index = read.state === 'ok' ? read.index : undefined;
+
+  // The OpenAPI documents the index names, read now: a problem with one stops the check before it starts.
+  const documents = new Map<string, JsonObject>();
+  for (const [apiVersion, entry] of Object.entries(index?.openapi ?? {})) {
+    const file = path.join(dir, entry);
+    const text = readSnapshotFile(root, file);
+    if (!text.ok) return { ok: false, message: text.message };
+    const doc = parseJson(file, text.text);
+    if (!doc.ok) return { ok: false, message: doc.message };
+    if (!isJsonObject(doc.value)) return { ok: false, message: `${file} is not an OpenAPI document` };
+    documents.set(apiVersion, doc.value);
+  }
 
   const objects = new Map<string, JsonObject>();
   // Which kinds hold namespaced objects: without discovery, the objects themselves tell.
   const namespacedKinds = new Set<string>();
   const skip = new Set([indexFile, ...Object.values(index?.openapi ?? {})].map((f) => path.resolve(dir, f)));
-  const files = collectManifestFiles([dir]);
-  for (const file of files.ok ? files.files : []) {
-    if (skip.has(path.resolve(file)) || !manifestExtensions.includes(path.extname(file).toLowerCase())) continue;
-    const parsed = parseManifestText(fs.readFileSync(file, 'utf8'));
+  const files = findManifestFiles(dir);
+  if (!files.ok) return { ok: false, message: files.message };
+  for (const file of files.files) {
+    if (skip.has(path.resolve(file))) continue;
+    const text = readSnapshotFile(root, file);
+    if (!text.ok) return { ok: false, message: text.message };
+    const parsed = parseManifestText(text.text);
     if (parsed.problems.some((p) => p.severity === 'error')) return { ok: false, message: `${file}: ${parsed.problems[0]!.message}` };
     for (const r of parsed.resources) {
       if (r.name === undefined) continue;
@@ -245,9 +459,8 @@ export function loadSnapshot(dir: string, namespace: string | undefined): Snapsh
 
   function schemaFor(apiVersion: string): SchemaModel | undefined {
     if (!schemas.has(apiVersion)) {
-      const file = index?.openapi[apiVersion];
-      const doc: unknown = file ? JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) : undefined;
-      schemas.set(apiVersion, isJsonObject(doc) ? schemaOf(doc) : undefined);
+      const doc = documents.get(apiVersion);
+      schemas.set(apiVersion, doc ? schemaOf(doc) : undefined);
     }
     return schemas.get(apiVersion);
   }
