@@ -115,12 +115,12 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
   });
 
   connection.onInitialized(async () => {
-    if (!clusterAccess) {
+    const session = clusterAccess ? await sessions.for(await settingsFor(undefined)) : undefined;
+    if (!session) {
       sendStatus({ health: 'disabled', context: '', detail: 'Untrusted workspace: no cluster is contacted.' });
       return;
     }
     // Say which cluster this is before any document is opened.
-    const session = sessions.for(await settingsFor(undefined));
     statusSession = session;
     sendStatus(statusOf(session, await session.connection.checkHealth()));
   });
@@ -132,9 +132,10 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     return sanitizeSettings(raw);
   }
 
-  function sessionFor(settings: Settings): Session | undefined {
+  async function sessionFor(settings: Settings): Promise<Session | undefined> {
     if (!clusterAccess) return undefined;
-    const session = sessions.for(settings);
+    const session = await sessions.for(settings);
+    if (!session) return undefined;
     if (session !== statusSession) {
       statusSession = session;
       sendStatus(statusOf(session, session.connection.health()));
@@ -147,7 +148,7 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     if (!document) return undefined;
     const settings = await settingsFor(uri);
     await analyzer.prepare(uri, document.version, document.getText());
-    const session = sessionFor(settings);
+    const session = await sessionFor(settings);
     return { document, settings, session, analysis: analyzer.analyze(uri, document.version, document.getText(), settings, session) };
   }
 
@@ -206,7 +207,7 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
 
   connection.onRequest(requests.contexts, async (params: DocumentParams | undefined): Promise<ContextsResult> => {
     const settings = await settingsFor(params?.uri);
-    const read = readKubeconfig({ kubeconfig: settings.kubeconfig }, env);
+    const read = await readKubeconfig({ kubeconfig: settings.kubeconfig }, env);
     if (!read.ok) return { contexts: [], problem: read.problem.message };
     return {
       ...(settings.context || read.value.currentContext ? { current: settings.context || read.value.currentContext } : {}),

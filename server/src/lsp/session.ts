@@ -23,44 +23,61 @@ export interface SessionEvents {
 }
 
 export class Sessions {
-  private readonly sessions = new Map<string, Session>();
+  /** Sessions being created (the kubeconfig is read asynchronously): callers share one. */
+  private readonly sessions = new Map<string, Promise<Session>>();
+  private readonly ready = new Map<string, Session>();
+  private disposed = false;
 
   constructor(
     private readonly events: SessionEvents,
     private readonly env: NodeJS.ProcessEnv = process.env,
   ) {}
 
-  for(settings: Settings): Session {
+  /** The session these settings select; undefined once disposed. */
+  for(settings: Settings): Promise<Session | undefined> {
+    if (this.disposed) return Promise.resolve(undefined);
     const key = JSON.stringify([settings.kubeconfig, settings.context, settings.namespace]);
     let session = this.sessions.get(key);
     if (!session) {
-      const connection = createClusterConnection(
-        { kubeconfig: settings.kubeconfig, context: settings.context, namespace: settings.namespace },
-        { env: this.env, userAgent: editorUserAgent },
-      );
-      const facts = createFactsSource(connection);
-      const created: Session = { key, connection, facts };
-      facts.onChange(() => this.events.onFactsChange());
-      connection.onHealthChange((health) => this.events.onHealthChange(created, health));
-      this.sessions.set(key, created);
-      session = created;
+      session = this.create(key, settings);
+      this.sessions.set(key, session);
     }
     return session;
   }
 
+  private async create(key: string, settings: Settings): Promise<Session> {
+    const connection = await createClusterConnection(
+      { kubeconfig: settings.kubeconfig, context: settings.context, namespace: settings.namespace },
+      { env: this.env, userAgent: editorUserAgent },
+    );
+    const facts = createFactsSource(connection);
+    const created: Session = { key, connection, facts };
+    if (this.disposed) {
+      facts.dispose();
+      connection.dispose();
+      return created;
+    }
+    facts.onChange(() => this.events.onFactsChange());
+    connection.onHealthChange((health) => this.events.onHealthChange(created, health));
+    this.ready.set(key, created);
+    return created;
+  }
+
   all(): Session[] {
-    return [...this.sessions.values()];
+    return [...this.ready.values()];
   }
 
   refresh(): void {
-    for (const s of this.sessions.values()) s.connection.refresh();
+    for (const s of this.ready.values()) s.connection.refresh();
   }
 
   dispose(): void {
-    for (const s of this.sessions.values()) {
+    this.disposed = true;
+    for (const s of this.ready.values()) {
       s.facts.dispose();
       s.connection.dispose();
     }
+    this.ready.clear();
     this.sessions.clear();
   }
 }
