@@ -52,7 +52,9 @@ export function startStreamServer(input: NodeJS.ReadableStream, output: NodeJS.W
 export function startServer(connection: Connection, env: NodeJS.ProcessEnv = process.env): void {
   const documents = new TextDocuments(TextDocument);
   const analyzer = new DocumentAnalyzer();
-  let clusterAccess = true;
+  // Fails closed: only an editor that says the workspace is trusted gets cluster access.
+  let clusterAccess = false;
+  let trustStated = false;
   let canReadConfiguration = false;
   let canRefreshDiagnostics = false;
   let canRefreshCodeLens = false;
@@ -93,11 +95,13 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
       },
     },
     env,
+    () => clusterAccess,
   );
 
   connection.onInitialize((params) => {
     const options = (params.initializationOptions ?? {}) as Partial<InitializationOptions>;
-    clusterAccess = options.clusterAccess !== false;
+    clusterAccess = options.clusterAccess === true;
+    trustStated = typeof options.clusterAccess === 'boolean';
     const caps = params.capabilities;
     canReadConfiguration = caps.workspace?.configuration === true;
     canRefreshDiagnostics = caps.workspace?.diagnostics?.refreshSupport === true;
@@ -117,7 +121,10 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
   connection.onInitialized(async () => {
     const session = clusterAccess ? await sessions.for(await settingsFor(undefined)) : undefined;
     if (!session) {
-      sendStatus({ health: 'disabled', context: '', detail: 'Untrusted workspace: no cluster is contacted.' });
+      const detail = trustStated
+        ? 'Untrusted workspace: no cluster is contacted.'
+        : 'The editor did not say that this workspace is trusted: no cluster is contacted.';
+      sendStatus({ health: 'disabled', context: '', detail });
       return;
     }
     // Say which cluster this is before any document is opened.
@@ -133,7 +140,6 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
   }
 
   async function sessionFor(settings: Settings): Promise<Session | undefined> {
-    if (!clusterAccess) return undefined;
     const session = await sessions.for(settings);
     if (!session) return undefined;
     if (session !== statusSession) {

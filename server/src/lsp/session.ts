@@ -1,6 +1,10 @@
 // Cluster sessions: one connection (and its caches and watches) per kubeconfig + context +
 // namespace that some open document's settings name. Settings are not kept here: each request
 // asks for the session its document's settings select.
+//
+// Trust is decided here, once for every way in: without the editor's word that the workspace is
+// trusted there is no session at all, so no kubeconfig is read and no exec plugin runs (a
+// kubeconfig named by a workspace's settings can run any program).
 import { createClusterConnection, createFactsSource, type ClusterConnection, type ClusterHealth, type FactsSource } from '../cluster';
 import type { Settings } from '../protocol';
 
@@ -31,11 +35,13 @@ export class Sessions {
   constructor(
     private readonly events: SessionEvents,
     private readonly env: NodeJS.ProcessEnv = process.env,
+    /** Whether the editor said the workspace is trusted; asked on every use, never assumed. */
+    private readonly trusted: () => boolean = () => false,
   ) {}
 
-  /** The session these settings select; undefined once disposed. */
+  /** The session these settings select; undefined without trust (no cluster is contacted). */
   for(settings: Settings): Promise<Session | undefined> {
-    if (this.disposed) return Promise.resolve(undefined);
+    if (!this.trusted() || this.disposed) return Promise.resolve(undefined);
     const key = JSON.stringify([settings.kubeconfig, settings.context, settings.namespace]);
     let session = this.sessions.get(key);
     if (!session) {
