@@ -106,6 +106,9 @@ export function describeProblem(problem: ClusterProblem, connection: ClusterConn
     }
     case 'configuration':
       return `kubeconfig: ${detail}`;
+    case 'invalidName':
+      // Nothing was sent: the manifest names something the API server would refuse.
+      return detail;
     default:
       return `${where} answered: ${detail}`;
   }
