@@ -122,6 +122,7 @@ function createClient(context: vscode.ExtensionContext, output: vscode.OutputCha
     run: { module, transport: TransportKind.ipc },
     debug: { module, transport: TransportKind.ipc, options: { execArgv: ['--nolazy', '--inspect=6010'] } },
   };
+  // The server contacts no cluster unless told the workspace is trusted (it fails closed).
   const initializationOptions: InitializationOptions = { clusterAccess: vscode.workspace.isTrusted };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [
@@ -135,25 +136,35 @@ function createClient(context: vscode.ExtensionContext, output: vscode.OutputCha
     outputChannel: output,
     middleware: {
       // Where the user set nothing, follow the Kubernetes extension's kubeconfig and context.
+      // In an untrusted workspace, no kubeconfig or context the workspace provides is passed on
+      // (nor the Kubernetes extension's, which its workspace settings may choose): a kubeconfig
+      // can run a program. The server contacts no cluster there anyway; this keeps it that way
+      // should a server ever be started with access by mistake.
       workspace: {
         configuration: async (params, token, next) => {
           const answers = (await next(params, token)) as unknown[];
           if (!Array.isArray(answers)) return answers;
-          const selection = await kubernetesToolsSelection();
-          return answers.map((answer, i) =>
-            params.items[i]?.section === 'kubeConflictHints' && answer && typeof answer === 'object'
-              ? {
-                  ...answer,
-                  kubeconfig: (answer as { kubeconfig?: string }).kubeconfig || selection?.kubeconfig || '',
-                  context: (answer as { context?: string }).context ?? '',
-                }
-              : answer,
-          );
+          const trusted = vscode.workspace.isTrusted;
+          const selection = trusted ? await kubernetesToolsSelection() : undefined;
+          return answers.map((answer, i) => {
+            const item = params.items[i];
+            if (item?.section !== 'kubeConflictHints' || !answer || typeof answer !== 'object') return answer;
+            const own = answer as { kubeconfig?: string; context?: string };
+            const kubeconfig = trusted ? own.kubeconfig : userValue('kubeconfig', item.scopeUri);
+            const context = trusted ? own.context : userValue('context', item.scopeUri);
+            return { ...answer, kubeconfig: kubeconfig || selection?.kubeconfig || '', context: context ?? '' };
+          });
         },
       },
     },
   };
   return new LanguageClient('kubeConflictHints', 'Kube Conflict Hints', serverOptions, clientOptions);
+}
+
+/** A setting's value from the user's own settings only, never from a workspace or folder. */
+function userValue(key: 'kubeconfig' | 'context', scopeUri: string | undefined): string {
+  const inspected = vscode.workspace.getConfiguration('kubeConflictHints', scopeUri ? vscode.Uri.parse(scopeUri) : undefined).inspect<string>(key);
+  return inspected?.globalValue ?? inspected?.defaultValue ?? '';
 }
 
 const healthIcons: Record<StatusParams['health'], string> = {

@@ -43,9 +43,13 @@ export function sanitizeSettings(raw: unknown): Settings {
   };
 }
 
-/** Sent by the client in initializationOptions. */
+/**
+ * Sent by the client in initializationOptions. Trust fails closed: a client that sends none, or
+ * anything but `clusterAccess: true`, gets no cluster access (kubeconfig exec plugins run
+ * programs, and a workspace's settings can name the kubeconfig).
+ */
 export interface InitializationOptions {
-  /** False in an untrusted workspace: the server must not contact any cluster. */
+  /** True only in a trusted workspace; otherwise the server contacts no cluster and reads no kubeconfig for it. */
   clusterAccess: boolean;
 }
 

@@ -16,8 +16,8 @@ import { connect } from '../support/seed';
 const open: ClusterConnection[] = [];
 after(() => open.forEach((c) => c.dispose()));
 
-function connection(cluster: TestClusterInfo, context: string, extra: { kubeconfig?: string } = {}): ClusterConnection {
-  const c = createClusterConnection({ kubeconfig: extra.kubeconfig ?? cluster.kubeconfig, context }, { userAgent: 'kch-cluster-layer-test' });
+async function connection(cluster: TestClusterInfo, context: string, extra: { kubeconfig?: string } = {}): Promise<ClusterConnection> {
+  const c = await createClusterConnection({ kubeconfig: extra.kubeconfig ?? cluster.kubeconfig, context }, { userAgent: 'kch-cluster-layer-test' });
   open.push(c);
   return c;
 }
@@ -26,10 +26,10 @@ const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-cluster-layer-'));
 after(() => fs.rmSync(scratch, { recursive: true, force: true }));
 
 describe('connection', () => {
-  test('contexts, server URL and the context namespace come from the kubeconfig', (t) => {
+  test('contexts, server URL and the context namespace come from the kubeconfig', async (t) => {
     const cluster = requireCluster(t);
     if (!cluster) return;
-    const c = connection(cluster, 'viewer');
+    const c = await connection(cluster, 'viewer');
     assert.deepEqual(c.kubeconfig?.contexts.map((x) => x.name).sort(), ['admin', 'stranger', 'viewer']);
     assert.equal(c.kubeconfig?.currentContext, 'admin');
     assert.equal(c.context?.name, 'viewer');
@@ -52,7 +52,7 @@ describe('connection', () => {
     (config as unknown as { contexts: object[] }).contexts.push({ name: 'exec', context: { cluster: 'kch-test', user: 'exec-user' } });
     const file = path.join(scratch, 'exec-kubeconfig.yaml');
     fs.writeFileSync(file, toYaml(config));
-    const c = connection(cluster, 'exec', { kubeconfig: file });
+    const c = await connection(cluster, 'exec', { kubeconfig: file });
     const found = await c.resolveKind('apps/v1', 'Deployment');
     assert.ok(found.ok, JSON.stringify(found));
     assert.equal(c.health().state, 'connected');
@@ -66,7 +66,7 @@ describe('connection', () => {
     config.contexts.push({ name: 'broken', context: { cluster: 'kch-test', user: 'broken' } });
     const file = path.join(scratch, 'broken-kubeconfig.yaml');
     fs.writeFileSync(file, toYaml(config));
-    const c = connection(cluster, 'broken', { kubeconfig: file });
+    const c = await connection(cluster, 'broken', { kubeconfig: file });
     const found = await c.discovery();
     assert.ok(!found.ok);
     assert.equal(found.problem.kind, 'unauthenticated');
@@ -80,7 +80,7 @@ describe('connection', () => {
     for (const u of config.users) u.user.token = 'not-a-valid-token';
     const file = path.join(scratch, 'bad-token-kubeconfig.yaml');
     fs.writeFileSync(file, toYaml(config));
-    const c = connection(cluster, 'admin', { kubeconfig: file });
+    const c = await connection(cluster, 'admin', { kubeconfig: file });
     const health = await c.checkHealth();
     assert.equal(health.state, 'unauthenticated');
     assert.equal(health.problem?.httpStatus, 401);
@@ -94,7 +94,7 @@ describe('connection', () => {
     config.clusters[0]!.cluster.server = `https://127.0.0.1:${port}`;
     const file = path.join(scratch, 'closed-port-kubeconfig.yaml');
     fs.writeFileSync(file, toYaml(config));
-    const c = connection(cluster, 'admin', { kubeconfig: file });
+    const c = await connection(cluster, 'admin', { kubeconfig: file });
     const ref = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' };
     assert.equal(c.peekObject(ref).state, 'pending');
     const state = await c.getObject(ref);
@@ -112,7 +112,7 @@ describe('discovery', () => {
   test('kind and apiVersion to resource, scope, verbs and subresources', async (t) => {
     const cluster = requireCluster(t);
     if (!cluster) return;
-    const c = connection(cluster, 'viewer');
+    const c = await connection(cluster, 'viewer');
     const rows: [string, string, string, boolean, string[]][] = [
       ['apps/v1', 'Deployment', 'deployments', true, ['scale', 'status']],
       ['v1', 'Service', 'services', true, ['proxy', 'status']],
@@ -136,7 +136,7 @@ describe('discovery', () => {
   test('cached per context: a second lookup sends nothing', async (t) => {
     const cluster = requireCluster(t);
     if (!cluster) return;
-    const c = connection(cluster, 'viewer');
+    const c = await connection(cluster, 'viewer');
     await c.resolveKind('apps/v1', 'Deployment');
     const sent = c.requestsSent();
     assert.ok(c.cachedResource('v1', 'ConfigMap'), 'synchronous lookup after the first discovery');
@@ -147,7 +147,7 @@ describe('discovery', () => {
   test('an apiVersion the cluster does not serve is data, naming what is served', async (t) => {
     const cluster = requireCluster(t);
     if (!cluster) return;
-    const c = connection(cluster, 'viewer');
+    const c = await connection(cluster, 'viewer');
     const found = await c.resolveKind('extensions/v1beta1', 'Deployment');
     assert.ok(!found.ok);
     assert.equal(found.problem.kind, 'kindNotServed');
@@ -159,7 +159,7 @@ describe('discovery', () => {
   test('a CRD installed after the first discovery is found', async (t) => {
     const cluster = requireCluster(t);
     if (!cluster) return;
-    const c = createClusterConnection({ kubeconfig: cluster.kubeconfig, context: 'admin' });
+    const c = await createClusterConnection({ kubeconfig: cluster.kubeconfig, context: 'admin' });
     open.push(c);
     await c.discovery();
     await installWidgetCrd(connect('admin'));
@@ -188,7 +188,7 @@ describe('OpenAPI v3', () => {
   test('the group-version document carries the merge markers the predictor needs', async (t) => {
     const cluster = requireCluster(t);
     if (!cluster) return;
-    const c = connection(cluster, 'viewer');
+    const c = await connection(cluster, 'viewer');
     const apps = await c.openApiDocument('apps/v1');
     assert.ok(apps.ok, JSON.stringify(apps));
     const schemas = (apps.value.components as JsonObject).schemas as JsonObject;
@@ -204,7 +204,7 @@ describe('OpenAPI v3', () => {
   test('cached under the hashed URL: asking again sends nothing', async (t) => {
     const cluster = requireCluster(t);
     if (!cluster) return;
-    const c = connection(cluster, 'viewer');
+    const c = await connection(cluster, 'viewer');
     const first = await c.openApiDocument('apps/v1');
     const sent = c.requestsSent();
     const again = await c.openApiDocument('apps/v1');
@@ -218,7 +218,7 @@ describe('forbidden', () => {
   test('a user without any role: reads are forbidden, with verb and resource, and the status bar says so', async (t) => {
     const cluster = requireCluster(t);
     if (!cluster) return;
-    const c = connection(cluster, 'stranger');
+    const c = await connection(cluster, 'stranger');
     const state = await c.getObject({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' });
     assert.equal(state.state, 'failed', JSON.stringify(state));
     if (state.state !== 'failed') return;
@@ -233,7 +233,7 @@ describe('forbidden', () => {
   test('the viewer may read but a dry-run apply is forbidden, and that does not turn the status bar red', async (t) => {
     const cluster = requireCluster(t);
     if (!cluster) return;
-    const c = connection(cluster, 'viewer');
+    const c = await connection(cluster, 'viewer');
     const verdict = await c.dryRunApply(
       { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'viewer-probe' }, data: { a: 'b' } } },
       { fieldManager: 'kubectl' },

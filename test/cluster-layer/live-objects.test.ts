@@ -9,8 +9,8 @@ import { apply, clientSideApply, configMap, connect, deleteObject, freshNamespac
 const open: ClusterConnection[] = [];
 after(() => open.forEach((c) => c.dispose()));
 
-function viewer(cluster: TestClusterInfo): ClusterConnection {
-  const c = createClusterConnection({ kubeconfig: cluster.kubeconfig, context: 'viewer' }, { userAgent: 'kch-cluster-layer-test' });
+async function viewer(cluster: TestClusterInfo): Promise<ClusterConnection> {
+  const c = await createClusterConnection({ kubeconfig: cluster.kubeconfig, context: 'viewer' }, { userAgent: 'kch-cluster-layer-test' });
   open.push(c);
   return c;
 }
@@ -50,7 +50,7 @@ describe('live objects', () => {
     objectOf(await apply(admin, 'kubectl', settings), 'seed');
     objectOf(await kubectlEdit(admin, settings, { data: { mode: 'debug' } }), 'edit');
 
-    const c = viewer(cluster);
+    const c = await viewer(cluster);
     const live = objectOfState(await c.getObject(refOf(settings)));
     assert.deepEqual(
       live.metadata.managedFields?.map((m) => [m.manager, m.operation]),
@@ -71,7 +71,7 @@ describe('live objects', () => {
   test('the namespace defaults to the context namespace for namespaced kinds, and is empty for cluster-scoped ones', async (t) => {
     const cluster = requireCluster(t);
     if (!cluster) return;
-    const c = viewer(cluster);
+    const c = await viewer(cluster);
     const state = await c.getObject({ apiVersion: 'v1', kind: 'Namespace', name: 'default' });
     assert.equal(objectOfState(state).metadata.name, 'default');
     assert.equal(c.resolveRef({ apiVersion: 'v1', kind: 'Namespace', name: 'default' })?.namespace, '');
@@ -85,7 +85,7 @@ describe('live objects', () => {
     const namespace = await freshNamespace(admin, 'kch-watch');
     const settings = configMap(namespace, 'settings', { mode: 'prod' });
     objectOf(await apply(admin, 'kubectl', settings), 'seed');
-    const c = viewer(cluster);
+    const c = await viewer(cluster);
     objectOfState(await c.getObject(refOf(settings)));
 
     const edited = nextChange(c, (ch) => ch.name === 'settings' && ch.state.state === 'exists' && JSON.stringify(ch.state.object).includes('"debug"'));
@@ -117,7 +117,7 @@ describe('live objects', () => {
     const secret: KubeObject = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db', namespace }, type: 'Opaque', data: { password: value }, stringData: { user: 'root-user-name' } };
     // Client-side apply also stores a copy of the values in the last-applied annotation.
     objectOf(await clientSideApply(admin, secret), 'seed');
-    const c = viewer(cluster);
+    const c = await viewer(cluster);
     const live = objectOfState(await c.getObject(refOf(secret)));
     const forbidden = [value, 'hunter2', 'root-user-name'];
     const leaks = (o: unknown): string[] => forbidden.filter((s) => JSON.stringify(o).includes(s));

@@ -14,8 +14,8 @@ const userAgent = 'kch-cluster-layer-test';
 const open: ClusterConnection[] = [];
 after(() => open.forEach((c) => c.dispose()));
 
-function admin(cluster: TestClusterInfo): ClusterConnection {
-  const c = createClusterConnection({ kubeconfig: cluster.kubeconfig, context: 'admin' }, { userAgent });
+async function admin(cluster: TestClusterInfo): Promise<ClusterConnection> {
+  const c = await createClusterConnection({ kubeconfig: cluster.kubeconfig, context: 'admin' }, { userAgent });
   open.push(c);
   return c;
 }
@@ -29,7 +29,7 @@ describe('dry-run apply', () => {
     const seedConn = connect('admin');
     const namespace = await freshNamespace(seedConn, 'kch-verify');
     const { manifest, live } = await editedAndAutoscaled(seedConn, namespace);
-    const c = admin(cluster);
+    const c = await admin(cluster);
     const verdict = await c.dryRunApply({ object: asJson(manifest) }, { fieldManager: 'kubectl' });
     assert.equal(verdict.outcome, 'conflict', JSON.stringify(verdict));
     if (verdict.outcome !== 'conflict') return;
@@ -55,7 +55,7 @@ describe('dry-run apply', () => {
     const namespace = await freshNamespace(seedConn, 'kch-verify');
     const first = configMap(namespace, 'settings', { mode: 'prod', legacy: 'yes' }, { team: 'a' });
     objectOf(await apply(seedConn, 'kubectl', first), 'seed');
-    const c = admin(cluster);
+    const c = await admin(cluster);
     // YAML text as the user wrote it, comments included, is what the server decodes.
     const text = `# settings for prod\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: ${namespace}\ndata:\n  mode: prod # unchanged\n`;
     const verdict = await c.dryRunApply(
@@ -80,7 +80,7 @@ describe('dry-run apply', () => {
     const namespace = await freshNamespace(seedConn, 'kch-verify');
     const seeded = objectOf(await apply(seedConn, 'kubectl', configMap(namespace, 'settings', { mode: 'prod' })), 'seed');
     objectOf(await apply(seedConn, 'kubectl', configMap(namespace, 'settings', { mode: 'debug' })), 'second write');
-    const c = admin(cluster);
+    const c = await admin(cluster);
     const base = { apiVersion: 'v1', kind: 'ConfigMap', data: { mode: 'debug' } };
     const stale = await c.dryRunApply(
       { object: { ...base, metadata: { name: 'settings', namespace, resourceVersion: seeded.metadata.resourceVersion! } } },
@@ -107,7 +107,7 @@ describe('dry-run create', () => {
     const namespace = await freshNamespace(seedConn, 'kch-verify');
     const settings = configMap(namespace, 'app-config', { mode: 'prod' });
     objectOf(await apply(seedConn, 'kubectl', settings), 'seed');
-    const c = admin(cluster);
+    const c = await admin(cluster);
     const verdict = await c.dryRunCreate({ object: asJson(settings) }, { fieldManager: 'kubectl-create' });
     assert.equal(verdict.outcome, 'conflict', JSON.stringify(verdict));
     if (verdict.outcome !== 'conflict') return;

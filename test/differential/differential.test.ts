@@ -64,7 +64,7 @@ before(async () => {
     objectOf(await apply(admin, 'kch-test-setup', crd, { force: true }), `install ${file}`);
   }
   await waitForOpenApi(admin, ['apis/kch.example.com/v1', ...crdVersions()]);
-  connection = createClusterConnection({ kubeconfig: process.env.KCH_KUBECONFIG, context: 'admin' }, { userAgent: 'kch-differential' });
+  connection = await createClusterConnection({ kubeconfig: process.env.KCH_KUBECONFIG, context: 'admin' }, { userAgent: 'kch-differential' });
   facts = createFactsSource(connection);
   ready = true;
 });

@@ -254,10 +254,16 @@ function ensureTokens(): Record<TestUser, string> {
 }
 
 // One line per request, at ResponseComplete: user, verb, requestURI (path and query), response code.
+// Requests for Secrets are recorded with their bodies, so a test can read what each answer held
+// (responseObject): the product must only ever be answered metadata, never a Secret's values.
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived]
 rules:
+- level: RequestResponse
+  resources:
+  - group: ""
+    resources: ["secrets"]
 - level: Metadata
 `;
 
@@ -377,6 +383,8 @@ export async function isHealthy(): Promise<boolean> {
   const state = readState();
   if (!state || !isOurProcess(state.pids.etcd) || !isOurProcess(state.pids.apiserver)) return false;
   if (!fs.existsSync(files.env) || !fs.existsSync(files.kubeconfig)) return false;
+  // A server started with an older audit policy records less than the tests read: start anew.
+  if (!fs.existsSync(files.auditPolicy) || fs.readFileSync(files.auditPolicy, 'utf8') !== auditPolicy) return false;
   const tokens = readTokens();
   if (!tokens) return false;
   const ready = await httpsRequest(state.server, tokens.admin, 'GET', '/readyz').catch(() => undefined);
@@ -535,6 +543,9 @@ export interface AuditEvent {
   userAgent?: string;
   objectRef?: { resource?: string; namespace?: string; name?: string; apiGroup?: string; apiVersion?: string; subresource?: string };
   responseStatus?: { code?: number; reason?: string };
+  requestReceivedTimestamp?: string;
+  /** The answer's body, for requests the policy records at RequestResponse (Secrets). */
+  responseObject?: { kind?: string; apiVersion?: string; [key: string]: unknown };
 }
 
 export function readAuditEvents(auditLog: string): AuditEvent[] {

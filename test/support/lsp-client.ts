@@ -25,7 +25,11 @@ import type { InitializationOptions, Settings } from '../../server/src/protocol'
 
 export interface TestServerOptions {
   settings?: Partial<Settings>;
-  initializationOptions?: InitializationOptions;
+  /**
+   * What the client says at start-up; default: a trusted workspace. `null` sends no
+   * initializationOptions at all (a client that says nothing about trust).
+   */
+  initializationOptions?: InitializationOptions | Record<string, unknown> | null;
 }
 
 export interface TestServer {
@@ -109,7 +113,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
         codeLens: {},
       },
     },
-    initializationOptions: options.initializationOptions ?? { clusterAccess: true },
+    ...(options.initializationOptions === null ? {} : { initializationOptions: options.initializationOptions ?? { clusterAccess: true } }),
   });
   await connection.sendNotification('initialized', {});
 

@@ -38,8 +38,8 @@ const missing = path.join(dir, 'missing.yaml');
 const env = { KUBECONFIG: [first, missing, '', second].join(path.delimiter) };
 
 describe('kubeconfig files', () => {
-  test('KUBECONFIG with several paths merges like kubectl: the first definition and current-context win', () => {
-    const read = readKubeconfig({}, env);
+  test('KUBECONFIG with several paths merges like kubectl: the first definition and current-context win', async () => {
+    const read = await readKubeconfig({}, env);
     assert.ok(read.ok, JSON.stringify(read));
     assert.deepEqual(read.value.files, [first, second]);
     assert.equal(read.value.currentContext, 'prod');
@@ -53,18 +53,18 @@ describe('kubeconfig files', () => {
     );
   });
 
-  test('an explicit path replaces KUBECONFIG', () => {
-    const read = readKubeconfig({ kubeconfig: second }, env);
+  test('an explicit path replaces KUBECONFIG', async () => {
+    const read = await readKubeconfig({ kubeconfig: second }, env);
     assert.ok(read.ok);
     assert.equal(read.value.currentContext, 'dev');
     assert.deepEqual(read.value.files, [second]);
   });
 
-  test('no kubeconfig at all is a configuration problem, not an exception', () => {
-    const read = readKubeconfig({}, { KUBECONFIG: missing });
+  test('no kubeconfig at all is a configuration problem, not an exception', async () => {
+    const read = await readKubeconfig({}, { KUBECONFIG: missing });
     assert.ok(!read.ok);
     assert.equal(read.problem.kind, 'configuration');
-    const connection = createClusterConnection({}, { env: { KUBECONFIG: missing } });
+    const connection = await createClusterConnection({}, { env: { KUBECONFIG: missing } });
     assert.equal(connection.health().state, 'unreachable');
     assert.equal(connection.health().problem?.kind, 'configuration');
     assert.deepEqual(connection.peekObject({ apiVersion: 'v1', kind: 'ConfigMap', name: 'x' }), { state: 'failed', problem: connection.health().problem });
@@ -78,8 +78,8 @@ describe('context and namespace', () => {
     { name: 'the namespace setting wins over the context', settings: { context: 'prod', namespace: 'team-a' }, context: 'prod', server: 'https://prod.example:6443', namespace: 'team-a' },
   ];
   for (const row of rows) {
-    test(row.name, () => {
-      const connection = createClusterConnection(row.settings, { env });
+    test(row.name, async () => {
+      const connection = await createClusterConnection(row.settings, { env });
       try {
         assert.equal(connection.context?.name, row.context);
         assert.equal(connection.context?.server, row.server);
@@ -92,8 +92,8 @@ describe('context and namespace', () => {
     });
   }
 
-  test('an unknown context names the ones that exist', () => {
-    const connection = createClusterConnection({ context: 'staging' }, { env });
+  test('an unknown context names the ones that exist', async () => {
+    const connection = await createClusterConnection({ context: 'staging' }, { env });
     assert.equal(connection.context, undefined);
     assert.match(connection.health().problem?.message ?? '', /"staging" is not in the kubeconfig \(contexts: prod, shared, dev\)/);
     assert.equal(connection.kubeconfig?.contexts.length, 3, 'the picker still lists the contexts');

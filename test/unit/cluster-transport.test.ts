@@ -32,7 +32,7 @@ before(async () => {
     file,
     `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "http://127.0.0.1:${port}", insecure-skip-tls-verify: true}}]\nusers: [{name: u, user: {token: the-token}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n`,
   );
-  const selected = selectContext(file, undefined);
+  const selected = await selectContext(file, undefined);
   fs.rmSync(dir, { recursive: true, force: true });
   assert.ok(selected.ok);
   const config = selected.value.config;

@@ -140,7 +140,7 @@ describe('live object cache against a flaky server', () => {
       kubeconfig,
       `apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: http://127.0.0.1:${api.port}\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: fake\n  context: {cluster: fake, user: u}\ncurrent-context: fake\n`,
     );
-    connection = createClusterConnection({ kubeconfig }, { liveObjects: { initialBackoffMs: 50, maxBackoffMs: 200, pollIntervalMs: 200 } });
+    connection = await createClusterConnection({ kubeconfig }, { liveObjects: { initialBackoffMs: 50, maxBackoffMs: 200, pollIntervalMs: 200 } });
   });
   after(() => {
     connection.dispose();
@@ -213,7 +213,7 @@ describe('live object cache against a flaky server', () => {
   });
 
   test('dispose closes the watch and stops every retry', async () => {
-    const other = createClusterConnection({ kubeconfig: path.join(dir, 'config') }, { liveObjects: { initialBackoffMs: 50, maxBackoffMs: 200, pollIntervalMs: 200 } });
+    const other = await createClusterConnection({ kubeconfig: path.join(dir, 'config') }, { liveObjects: { initialBackoffMs: 50, maxBackoffMs: 200, pollIntervalMs: 200 } });
     const openBefore = api.watchers.size;
     await other.getObject(ref);
     await waitUntil(() => api.watchers.size === openBefore + 1);
@@ -249,7 +249,7 @@ describe('a cluster that is down when the editor first asks', () => {
       kubeconfig,
       `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "http://127.0.0.1:${port}", insecure-skip-tls-verify: true}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n`,
     );
-    const connection = createClusterConnection({ kubeconfig }, { liveObjects: { initialBackoffMs: 50, maxBackoffMs: 200, pollIntervalMs: 200 } });
+    const connection = await createClusterConnection({ kubeconfig }, { liveObjects: { initialBackoffMs: 50, maxBackoffMs: 200, pollIntervalMs: 200 } });
     const ref = { apiVersion: 'v1', kind: 'ConfigMap', name: 'app' };
     let api: FakeApi | undefined;
     try {

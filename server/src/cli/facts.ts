@@ -9,7 +9,7 @@ import type { ManifestResource } from '../core/manifest';
 import { qualifiedResource } from '../core/messages';
 import type { ReportSource } from '../core/report';
 import { schemaFromOpenApi, type SchemaModel } from '../core/schema';
-import type { ApiResourceInfo, ClusterConnection, ClusterProblem } from '../cluster';
+import { liveFacts, type ApiResourceInfo, type ClusterConnection, type ClusterProblem } from '../cluster';
 
 export type FactsAnswer =
   | { ok: true; facts: ResourceFacts; title: string; notes: string[] }
@@ -76,11 +76,11 @@ export function liveFactsReader(connection: ClusterConnection): FactsReader {
       const namespace = placeNamespace(resource, served, connection.defaultNamespace);
       const [live, schema] = await Promise.all([
         resource.name === undefined
-          ? Promise.resolve({ state: 'absent' as const })
+          ? Promise.resolve({ state: 'absent' as const, observedAt: 0 })
           : connection.getObject({ apiVersion: resource.apiVersion, kind: resource.kind, name: resource.name, namespace }),
         schemaFor(resource.apiVersion),
       ]);
-      if (live.state === 'failed') return { ok: false, problem: live.problem };
+      if (live.state === 'failed' && live.problem.kind !== 'invalidName') return { ok: false, problem: live.problem };
       if (live.state === 'pending') {
         return { ok: false, problem: { kind: 'unreachable', message: `no answer from the cluster for ${objectTitle(resource, served, namespace)}` } };
       }
@@ -89,7 +89,7 @@ export function liveFactsReader(connection: ClusterConnection): FactsReader {
         ok: true,
         facts: {
           kind: { state: 'served', group: served.group, resource: served.resource, namespaced: served.namespaced },
-          live: live.state === 'exists' ? { state: 'exists', object: live.object } : { state: 'absent' },
+          live: liveFacts(live),
           schema: schema.schema,
         },
         title: objectTitle(resource, served, namespace),

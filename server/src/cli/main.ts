@@ -42,7 +42,7 @@ async function check(command: CheckCommand): Promise<number> {
     if (!loaded.ok) return fail(loaded.message);
     reader = loaded.reader;
   } else {
-    connection = connect(command);
+    connection = await connect(command);
     reader = liveFactsReader(connection);
   }
   try {
@@ -56,7 +56,7 @@ async function check(command: CheckCommand): Promise<number> {
 }
 
 async function snapshot(command: SnapshotCommand): Promise<number> {
-  const connection = connect(command);
+  const connection = await connect(command);
   try {
     const result = await takeSnapshot(connection, { outDir: command.outDir, selectors: command.selectors });
     if (!result.ok) return 'usage' in result ? fail(result.usage) : fail(describeProblem(result.problem, connection, false));
@@ -71,7 +71,7 @@ async function snapshot(command: SnapshotCommand): Promise<number> {
   }
 }
 
-function connect(options: ClusterOptions): ClusterConnection {
+function connect(options: ClusterOptions): Promise<ClusterConnection> {
   return createClusterConnection(
     { kubeconfig: options.kubeconfig ?? '', context: options.context ?? '', namespace: options.namespace ?? '' },
     { userAgent: `${programName}/${toolVersion()} (check)` },
@@ -106,6 +106,9 @@ export function describeProblem(problem: ClusterProblem, connection: ClusterConn
     }
     case 'configuration':
       return `kubeconfig: ${detail}`;
+    case 'invalidName':
+      // Nothing was sent: the manifest names something the API server would refuse.
+      return detail;
     default:
       return `${where} answered: ${detail}`;
   }

@@ -3,12 +3,13 @@
 // different connection; the caller keeps one per context it uses.
 //
 // Nothing here throws to the caller: a kubeconfig that cannot be read gives a connection whose
-// every answer is that configuration problem.
+// every answer is that configuration problem. Creating a connection reads the kubeconfig, so it is
+// asynchronous: the file is read without blocking and never beyond a size limit (kubeconfig.ts).
 import type { JsonObject } from '../core/json';
 import { Discovery } from './discovery';
 import { HealthTracker } from './health';
 import { ClusterTransport } from './http';
-import { loadKubeconfig, selectContext, type SelectedContext } from './kubeconfig';
+import { loadKubeconfig, selectLoadedContext, type SelectedContext } from './kubeconfig';
 import { DEFAULT_LIVE_OBJECT_OPTIONS, LiveObjects, type LiveObjectOptions } from './live-objects';
 import { OpenApi } from './openapi';
 import type {
@@ -88,18 +89,17 @@ export interface ClusterConnection {
 }
 
 /** The kubeconfig's contexts without connecting anywhere (for a context picker). */
-export function readKubeconfig(settings: Pick<ClusterSettings, 'kubeconfig'>, env: NodeJS.ProcessEnv = process.env): ClusterResult<KubeconfigSummary> {
-  const loaded = loadKubeconfig(settings.kubeconfig || undefined, env);
+export async function readKubeconfig(settings: Pick<ClusterSettings, 'kubeconfig'>, env: NodeJS.ProcessEnv = process.env): Promise<ClusterResult<KubeconfigSummary>> {
+  const loaded = await loadKubeconfig(settings.kubeconfig || undefined, env);
   return loaded.ok ? { ok: true, value: loaded.value.summary } : loaded;
 }
 
-export function createClusterConnection(settings: ClusterSettings, options: ClusterConnectionOptions = {}): ClusterConnection {
+export async function createClusterConnection(settings: ClusterSettings, options: ClusterConnectionOptions = {}): Promise<ClusterConnection> {
   const env = options.env ?? process.env;
-  const selected = selectContext(settings.kubeconfig || undefined, settings.context || undefined, env);
-  if (!selected.ok) {
-    const loaded = loadKubeconfig(settings.kubeconfig || undefined, env);
-    return unconfiguredConnection(settings, loaded.ok ? loaded.value.summary : undefined, selected.problem);
-  }
+  const loaded = await loadKubeconfig(settings.kubeconfig || undefined, env);
+  if (!loaded.ok) return unconfiguredConnection(settings, undefined, loaded.problem);
+  const selected = await selectLoadedContext(loaded.value, settings.context || undefined);
+  if (!selected.ok) return unconfiguredConnection(settings, loaded.value.summary, selected.problem);
   return connectedConnection(settings, selected.value, options);
 }
 

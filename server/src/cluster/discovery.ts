@@ -4,6 +4,7 @@
 import { SharedLoad } from './shared-load';
 import { isJsonObject, type JsonValue } from '../core/json';
 import type { ClusterTransport } from './http';
+import { nameProblems } from './names';
 import { classifyFailure, parseJson, type HttpOutcome } from './problems';
 import type { ApiGroupInfo, ApiResourceInfo, ClusterProblem, ClusterResult, DiscoveryIndex } from './types';
 
@@ -167,7 +168,12 @@ export class Discovery {
         groups.push({ name: g.name, versions: preferred ? [preferred, ...versions.filter((v) => v !== preferred)] : versions });
       }
     }
-    const groupVersions = groups.flatMap((g) => g.versions.map((v) => (g.name ? `${g.name}/${v}` : v)));
+    // Group and version names become path segments: only names the API server itself accepts do.
+    const groupVersions = groups.flatMap((g) =>
+      g.versions
+        .filter((v) => nameProblems(v, 'dns1123Label').length === 0 && (g.name === '' || nameProblems(g.name, 'dns1123Subdomain').length === 0))
+        .map((v) => (g.name ? `${g.name}/${v}` : v)),
+    );
     const lists = await Promise.all(
       groupVersions.map(async (gv) => ({ gv, result: await this.get(gv.includes('/') ? `/apis/${gv}` : `/api/${gv}`, 'application/json') })),
     );

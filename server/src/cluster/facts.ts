@@ -88,7 +88,8 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   };
 }
 
-function liveFacts(live: LiveObjectState): LiveFacts {
+/** What a live-object state means for the analysis (the editor and the command line share it). */
+export function liveFacts(live: LiveObjectState): LiveFacts {
   switch (live.state) {
     case 'pending':
       return { state: 'pending' };
@@ -97,6 +98,7 @@ function liveFacts(live: LiveObjectState): LiveFacts {
     case 'absent':
       return { state: 'absent' };
     case 'failed':
+      if (live.problem.kind === 'invalidName' && live.problem.field) return { state: 'invalidName', field: live.problem.field, message: live.problem.message };
       return { state: 'unavailable', message: live.problem.message };
   }
 }

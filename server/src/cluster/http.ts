@@ -26,6 +26,8 @@ export interface DryRunWrite {
   query?: Record<string, string>;
   contentType: string;
   body: string;
+  /** The answer's media type; `application/json` unless said (e.g. metadata only). */
+  accept?: string;
   purpose?: Partial<RequestPurpose>;
 }
 
@@ -168,7 +170,7 @@ export class ClusterTransport {
     if (request.method === 'GET') {
       headers.Accept = request.accept ?? 'application/json';
     } else {
-      headers.Accept = 'application/json';
+      headers.Accept = request.accept ?? 'application/json';
       headers['Content-Type'] = request.contentType;
       headers['Content-Length'] = String(Buffer.byteLength(request.body));
     }

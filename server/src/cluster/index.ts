@@ -6,5 +6,5 @@ export type { DryRunManifest } from './verifier';
 export { splitApiVersion } from './discovery';
 export { openApiPathKey } from './openapi';
 export type * from './types';
-export { createFactsSource } from './facts';
+export { createFactsSource, liveFacts } from './facts';
 export type { FactsSource } from './facts';

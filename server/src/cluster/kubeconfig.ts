@@ -1,10 +1,17 @@
 // Reading kubeconfig files. Parsing and every kind of authentication (token, client certificate,
 // exec plugin, auth provider) are @kubernetes/client-node's; this file only decides which files are
-// read and how several of them merge.
+// read, how several of them merge, and how a file is read at all.
+//
+// The path comes from a setting, so it may name anything: /dev/zero, a FIFO nobody writes to, a
+// directory, a file of a gigabyte. Every read here is asynchronous and bounded: the file is opened
+// without blocking, must be a regular file, and is read only up to a size no kubeconfig reaches.
+// Files the kubeconfig itself names (certificate authority, client certificate and key) are read
+// the same way, once, here: client-node would read them synchronously on every request.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { KubeConfig, type Cluster, type Context, type User } from '@kubernetes/client-node';
+import { parse as parseYaml } from 'yaml';
 import type { ClusterProblem, ClusterResult, ContextSummary, KubeconfigSummary } from './types';
 
 /** A kubeconfig ready to authenticate requests for one context. Internal to the cluster layer. */
@@ -17,20 +24,34 @@ export interface SelectedContext {
   contextNamespace: string;
 }
 
+export interface LoadedKubeconfig {
+  config: KubeConfig;
+  summary: KubeconfigSummary;
+}
+
+/**
+ * Larger than any real kubeconfig (a few KB, a few hundred KB with many embedded certificates),
+ * small enough that reading and parsing it never holds the server up.
+ */
+export const MAX_KUBECONFIG_BYTES = 4 * 1024 * 1024;
+/** Certificates, keys and token files are far smaller still. */
+const MAX_CREDENTIAL_FILE_BYTES = 1024 * 1024;
+
 /** The files kubectl would read, in order: an explicit path, else KUBECONFIG's list, else ~/.kube/config. */
-export function kubeconfigFiles(explicitPath: string | undefined, env: NodeJS.ProcessEnv = process.env): string[] {
+export async function kubeconfigFiles(explicitPath: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<string[]> {
   if (explicitPath) return [expandHome(explicitPath)];
   const fromEnv = env.KUBECONFIG;
   if (fromEnv) {
     // client-go skips empty entries and files that do not exist (clientcmd/loader.go, Load).
-    return fromEnv
+    const listed = fromEnv
       .split(path.delimiter)
       .filter((file) => file.length > 0)
-      .map(expandHome)
-      .filter((file) => fs.existsSync(file));
+      .map(expandHome);
+    const present = await Promise.all(listed.map(exists));
+    return listed.filter((_, i) => present[i]);
   }
   const home = path.join(os.homedir(), '.kube', 'config');
-  return fs.existsSync(home) ? [home] : [];
+  return (await exists(home)) ? [home] : [];
 }
 
 /**
@@ -39,8 +60,8 @@ export function kubeconfigFiles(explicitPath: string | undefined, env: NodeJS.Pr
  * client-node's own merge lets later files override current-context and throws on duplicate
  * names, which would make a working `kubectl` setup fail here.
  */
-export function loadKubeconfig(explicitPath?: string, env: NodeJS.ProcessEnv = process.env): ClusterResult<{ config: KubeConfig; summary: KubeconfigSummary }> {
-  const files = kubeconfigFiles(explicitPath, env);
+export async function loadKubeconfig(explicitPath?: string, env: NodeJS.ProcessEnv = process.env): Promise<ClusterResult<LoadedKubeconfig>> {
+  const files = await kubeconfigFiles(explicitPath, env);
   if (files.length === 0) {
     const where = explicitPath ? explicitPath : env.KUBECONFIG ? `KUBECONFIG (${env.KUBECONFIG})` : '~/.kube/config';
     return configurationProblem(`No kubeconfig found at ${where}.`);
@@ -50,13 +71,19 @@ export function loadKubeconfig(explicitPath?: string, env: NodeJS.ProcessEnv = p
   const contexts = new Map<string, Context>();
   let currentContext: string | undefined;
   for (const file of files) {
+    const read = await readBoundedFile(file, MAX_KUBECONFIG_BYTES);
+    if (!read.ok) return configurationProblem(`Cannot read kubeconfig ${file}: ${read.message}`);
+    const text = await inlineTokenFiles(read.value, path.dirname(file));
+    if (!text.ok) return configurationProblem(`Cannot read kubeconfig ${file}: ${text.message}`);
     const one = new KubeConfig();
     try {
       // `filter` drops a malformed entry instead of rejecting the whole file.
-      one.loadFromFile(file, { onInvalidEntry: 'filter' });
+      one.loadFromString(text.value, { onInvalidEntry: 'filter' });
     } catch (error) {
       return configurationProblem(`Cannot read kubeconfig ${file}: ${errorMessage(error)}`);
     }
+    // Relative certificate paths are relative to the file that names them, as with kubectl.
+    one.makePathsAbsolute(path.dirname(file));
     for (const c of one.getClusters()) if (!clusters.has(c.name)) clusters.set(c.name, c);
     for (const u of one.getUsers()) if (!users.has(u.name)) users.set(u.name, u);
     for (const c of one.getContexts()) if (!contexts.has(c.name)) contexts.set(c.name, c);
@@ -78,10 +105,14 @@ export function loadKubeconfig(explicitPath?: string, env: NodeJS.ProcessEnv = p
 }
 
 /** Load the kubeconfig and point it at one context (the settings' context, else the current one). */
-export function selectContext(explicitPath: string | undefined, contextName: string | undefined, env: NodeJS.ProcessEnv = process.env): ClusterResult<SelectedContext> {
-  const loaded = loadKubeconfig(explicitPath, env);
-  if (!loaded.ok) return loaded;
-  const { config, summary } = loaded.value;
+export async function selectContext(explicitPath: string | undefined, contextName: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<ClusterResult<SelectedContext>> {
+  const loaded = await loadKubeconfig(explicitPath, env);
+  return loaded.ok ? selectLoadedContext(loaded.value, contextName) : loaded;
+}
+
+/** Point a loaded kubeconfig at one context (the settings' context, else the current one). */
+export async function selectLoadedContext(loaded: LoadedKubeconfig, contextName: string | undefined): Promise<ClusterResult<SelectedContext>> {
+  const { config, summary } = loaded;
   const name = contextName || summary.currentContext;
   if (!name) return configurationProblem('The kubeconfig names no current-context; pick a context.');
   const context = summary.contexts.find((c) => c.name === name);
@@ -90,11 +121,154 @@ export function selectContext(explicitPath: string | undefined, contextName: str
     return configurationProblem(`Context "${name}" is not in the kubeconfig (contexts: ${known}).`);
   }
   if (!context.server) return configurationProblem(`Context "${name}" refers to cluster "${context.cluster}", which has no server.`);
+  const inlined = await inlineCredentialFiles(config, context);
+  if (!inlined.ok) return inlined;
   config.setCurrentContext(name);
   return {
     ok: true,
     value: { config, summary, context, server: context.server, contextNamespace: context.namespace || 'default' },
   };
+}
+
+/**
+ * The context's certificate authority, client certificate and key, read now (asynchronously and
+ * bounded) and kept as data, so no request reads a file. Token files stay files: they rotate, and
+ * client-node rereads them; they are only checked to be small regular files.
+ */
+async function inlineCredentialFiles(config: KubeConfig, context: ContextSummary): Promise<ClusterResult<void>> {
+  const cluster = config.getCluster(context.cluster);
+  const user = config.getUser(context.user);
+  const read = async (file: string, what: string): Promise<ClusterResult<string>> => {
+    const content = await readBoundedFile(file, MAX_CREDENTIAL_FILE_BYTES, 'base64');
+    return content.ok ? content : configurationProblem(`Cannot read the ${what} ${file} named by context "${context.name}": ${content.message}`);
+  };
+  const clusters = config.clusters.map((c) => ({ ...c }));
+  const users = config.users.map((u) => ({ ...u }));
+  const targetCluster = clusters.find((c) => c.name === cluster?.name);
+  const targetUser = users.find((u) => u.name === user?.name);
+  if (targetCluster?.caFile) {
+    const ca = await read(targetCluster.caFile, 'certificate authority');
+    if (!ca.ok) return ca;
+    Object.assign(targetCluster, { caData: ca.value, caFile: undefined });
+  }
+  if (targetUser?.certFile) {
+    const cert = await read(targetUser.certFile, 'client certificate');
+    if (!cert.ok) return cert;
+    Object.assign(targetUser, { certData: cert.value, certFile: undefined });
+  }
+  if (targetUser?.keyFile) {
+    const key = await read(targetUser.keyFile, 'client key');
+    if (!key.ok) return key;
+    Object.assign(targetUser, { keyData: key.value, keyFile: undefined });
+  }
+  const tokenFile = (targetUser?.authProvider as { config?: { tokenFile?: unknown } } | undefined)?.config?.tokenFile;
+  if (typeof tokenFile === 'string' && tokenFile !== '') {
+    const token = await readBoundedFile(tokenFile, MAX_CREDENTIAL_FILE_BYTES);
+    if (!token.ok) return configurationProblem(`Cannot read the token file ${tokenFile} named by context "${context.name}": ${token.message}`);
+  }
+  config.loadFromOptions({ clusters, users, contexts: config.contexts, currentContext: config.currentContext });
+  return { ok: true, value: undefined };
+}
+
+/**
+ * A user's `token-file`, read here and written into the kubeconfig as its `token`: client-node
+ * would read it synchronously while parsing (and only then, so the token is as fresh either way).
+ * Relative paths are relative to the kubeconfig, as kubectl resolves them.
+ */
+async function inlineTokenFiles(text: string, directory: string): Promise<{ ok: true; value: string } | { ok: false; message: string }> {
+  if (!text.includes('token-file')) return { ok: true, value: text };
+  let parsed: unknown;
+  try {
+    parsed = parseYaml(text);
+  } catch {
+    return { ok: true, value: text }; // client-node reports the syntax error
+  }
+  const users = (parsed as { users?: unknown } | null)?.users;
+  if (!Array.isArray(users)) return { ok: true, value: text };
+  for (const entry of users) {
+    const user = (entry as { user?: Record<string, unknown> } | null)?.user;
+    const file = user?.['token-file'];
+    if (!user || typeof file !== 'string') continue;
+    delete user['token-file'];
+    if (typeof user.token === 'string' && user.token) continue; // a token wins over a token file
+    const token = await readBoundedFile(path.resolve(directory, expandHome(file)), MAX_CREDENTIAL_FILE_BYTES);
+    if (!token.ok) return { ok: false, message: `its token-file ${file}: ${token.message}` };
+    user.token = token.value.trim();
+  }
+  return { ok: true, value: JSON.stringify(parsed) };
+}
+
+/**
+ * A file's content, read without ever blocking the event loop or reading without end: opened
+ * non-blocking (a FIFO with no writer does not hang the open), checked on the open descriptor to
+ * be a regular file (not a device, FIFO, socket or directory) of at most `maxBytes`, then read
+ * up to that size (a file that grows meanwhile is refused, not read on).
+ */
+export async function readBoundedFile(file: string, maxBytes: number, encoding: BufferEncoding = 'utf8'): Promise<{ ok: true; value: string } | { ok: false; message: string }> {
+  let handle: fs.promises.FileHandle;
+  try {
+    handle = await fs.promises.open(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+  } catch (error) {
+    return { ok: false, message: fileErrorMessage(error) };
+  }
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) return { ok: false, message: `it is ${fileKind(stat)}, not a regular file` };
+    if (stat.size > maxBytes) return { ok: false, message: `it is ${formatBytes(stat.size)}, over the limit of ${formatBytes(maxBytes)}` };
+    // One byte more than the file's size: reading it means the file grew, and is refused.
+    const buffer = Buffer.alloc(stat.size + 1);
+    let length = 0;
+    while (length < buffer.length) {
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+    }
+    if (length > stat.size) return { ok: false, message: 'it grew while it was being read' };
+    return { ok: true, value: buffer.subarray(0, length).toString(encoding) };
+  } catch (error) {
+    return { ok: false, message: fileErrorMessage(error) };
+  } finally {
+    await handle.close().catch(() => {});
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  // stat never opens the file: a FIFO or a device answers at once.
+  return fs.promises.stat(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+function fileKind(stat: fs.Stats): string {
+  if (stat.isDirectory()) return 'a directory';
+  if (stat.isFIFO()) return 'a named pipe (FIFO)';
+  if (stat.isCharacterDevice()) return 'a character device';
+  if (stat.isBlockDevice()) return 'a block device';
+  if (stat.isSocket()) return 'a socket';
+  return 'not a regular file';
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(bytes % (1024 * 1024) === 0 ? 0 : 1)} MB`;
+  if (bytes >= 1024) return `${Math.round(bytes / 1024)} KB`;
+  return `${bytes} bytes`;
+}
+
+function fileErrorMessage(error: unknown): string {
+  switch ((error as NodeJS.ErrnoException)?.code) {
+    case 'ENOENT':
+      return 'no such file';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'EISDIR':
+      return 'it is a directory, not a regular file';
+    case 'ELOOP':
+      return 'too many levels of symbolic links';
+    default:
+      return errorMessage(error);
+  }
 }
 
 function summarizeContext(context: Context, cluster: Cluster | undefined): ContextSummary {

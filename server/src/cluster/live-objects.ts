@@ -9,12 +9,16 @@
 //
 // A user allowed to `get` but not `list`/`watch` (common for Secrets) still gets answers: the
 // collection falls back to one GET per object of interest, repeated every poll interval.
+//
+// Secrets are read as metadata only (PartialObjectMetadata): managedFields, labels and annotations
+// arrive, `data` and `stringData` never leave the server.
 import { isJsonObject, type JsonObject } from '../core/json';
 import type { Discovery } from './discovery';
 import type { ClusterTransport } from './http';
+import { collectionPath, objectPath, type NamespaceOrigin } from './names';
 import { classifyFailure, parseJson, qualifiedResource } from './problems';
 import { isSecretResource, redactSecret } from './redact';
-import type { ApiResourceInfo, ClusterProblem, Disposable, LiveObjectChange, LiveObjectState, ObjectRef, ResolvedObjectRef } from './types';
+import type { ApiResourceInfo, ClusterProblem, ClusterResult, Disposable, LiveObjectChange, LiveObjectState, ObjectRef, ResolvedObjectRef } from './types';
 
 export interface LiveObjectOptions {
   /** Period of the GET-per-object fallback when list or watch is forbidden. */
@@ -35,14 +39,19 @@ export const DEFAULT_LIVE_OBJECT_OPTIONS: LiveObjectOptions = {
 
 type Listener = (change: LiveObjectChange) => void;
 
-/** The URL of a resource collection: `/apis/apps/v1/namespaces/default/deployments`. */
-export function collectionPath(resource: ApiResourceInfo, namespace: string): string {
-  const base = resource.group ? `/apis/${resource.group}/${resource.version}` : `/api/${resource.version}`;
-  return resource.namespaced ? `${base}/namespaces/${encodeURIComponent(namespace)}/${resource.resource}` : `${base}/${resource.resource}`;
-}
+/**
+ * Accept headers that make the server answer metadata only (apimachinery meta.k8s.io/v1
+ * PartialObjectMetadata, served since Kubernetes 1.15). There is deliberately no fallback to full
+ * objects: a server that cannot answer metadata only gets no request for the object's values.
+ */
+export const metadataOnly = {
+  object: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1',
+  list: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
+} as const;
 
-export function objectPath(resource: ApiResourceInfo, namespace: string, name: string): string {
-  return `${collectionPath(resource, namespace)}/${encodeURIComponent(name)}`;
+/** Whether objects of this resource are read as metadata only: their values are not for us to read. */
+export function readsMetadataOnly(resource: Pick<ApiResourceInfo, 'group' | 'resource'>): boolean {
+  return isSecretResource(resource.group, resource.resource);
 }
 
 export class LiveObjects {
@@ -68,14 +77,17 @@ export class LiveObjects {
   /** Where a ref lives, if discovery already knows its kind. */
   resolveCached(ref: ObjectRef): ResolvedObjectRef | undefined {
     const resource = this.discovery.resolveCached(ref.apiVersion, ref.kind);
-    return resource ? this.place(ref, resource) : undefined;
+    return resource ? this.place(ref, resource).ref : undefined;
   }
 
   /** What is known now, without waiting; starts whatever fill is needed (never blocks on the network). */
   peek(ref: ObjectRef): LiveObjectState {
     if (this.disposed) return { state: 'pending' };
-    const resolved = this.resolveCached(ref);
-    if (resolved) return this.collectionFor(resolved).lookup(resolved.name);
+    const resource = this.discovery.resolveCached(ref.apiVersion, ref.kind);
+    if (resource) {
+      const placed = this.locate(ref, resource);
+      return placed.ok ? this.collectionFor(placed.value).lookup(placed.value.ref.name) : { state: 'failed', problem: placed.problem };
+    }
     const key = unresolvedKey(ref);
     const known = this.unresolved.get(key);
     if (!known) {
@@ -94,8 +106,9 @@ export class LiveObjects {
   async get(ref: ObjectRef): Promise<LiveObjectState> {
     const resource = await this.discovery.resolve(ref.apiVersion, ref.kind);
     if (!resource.ok) return { state: 'failed', problem: resource.problem };
-    const resolved = this.place(ref, resource.value);
-    return this.collectionFor(resolved).settled(resolved.name, this.options.fillTimeoutMs);
+    const placed = this.locate(ref, resource.value);
+    if (!placed.ok) return { state: 'failed', problem: placed.problem };
+    return this.collectionFor(placed.value).settled(placed.value.ref.name, this.options.fillTimeoutMs);
   }
 
   /** Forget the resourceVersions and relist everything (the user asked to refresh). */
@@ -118,14 +131,30 @@ export class LiveObjects {
     return [...this.collections.values()].map((c) => c.describe());
   }
 
-  private place(ref: ObjectRef, resource: ApiResourceInfo): ResolvedObjectRef {
+  private place(ref: ObjectRef, resource: ApiResourceInfo): { ref: ResolvedObjectRef; origin: NamespaceOrigin } {
     return {
-      apiVersion: ref.apiVersion,
-      kind: ref.kind,
-      name: ref.name,
-      namespace: resource.namespaced ? ref.namespace || this.defaultNamespace : '',
-      resource,
+      ref: {
+        apiVersion: ref.apiVersion,
+        kind: ref.kind,
+        name: ref.name,
+        namespace: resource.namespaced ? ref.namespace || this.defaultNamespace : '',
+        resource,
+      },
+      origin: ref.namespace ? 'manifest' : 'default',
     };
+  }
+
+  /**
+   * The ref placed, with the path of its collection; or why the API server would refuse its name
+   * or namespace, in which case nothing is requested for it.
+   */
+  private locate(ref: ObjectRef, resource: ApiResourceInfo): ClusterResult<Located> {
+    const placed = this.place(ref, resource);
+    const path = objectPath(resource, placed.ref.namespace, placed.ref.name, placed.origin);
+    if (!path.ok) return path;
+    const collection = collectionPath(resource, placed.ref.namespace, placed.origin);
+    if (!collection.ok) return collection;
+    return { ok: true, value: { ref: placed.ref, collectionPath: collection.value } };
   }
 
   private clearRetries(): void {
@@ -165,16 +194,22 @@ export class LiveObjects {
       });
       return;
     }
+    const placed = this.locate(ref, resource.value);
+    if (!placed.ok) {
+      // Kept as unresolved with its problem: asking again answers at once, without a request.
+      entry.problem = placed.problem;
+      entry.at = Date.now();
+      this.emit({ apiVersion: ref.apiVersion, kind: ref.kind, namespace: ref.namespace ?? '', name: ref.name, state: { state: 'failed', problem: placed.problem } });
+      return;
+    }
     this.unresolved.delete(key);
-    const resolved = this.place(ref, resource.value);
-    const collection = this.collectionFor(resolved);
-    const state = collection.lookup(resolved.name);
+    const collection = this.collectionFor(placed.value);
+    const state = collection.lookup(placed.value.ref.name);
     // When the collection was already synced, no fill will announce this ref: announce it here.
-    if (state.state !== 'pending') collection.announce(resolved.name, state);
+    if (state.state !== 'pending') collection.announce(placed.value.ref.name, state);
   }
 
-  private collectionFor(ref: ResolvedObjectRef): Collection {
-    const path = collectionPath(ref.resource, ref.namespace);
+  private collectionFor({ ref, collectionPath: path }: Located): Collection {
     let collection = this.collections.get(path);
     if (!collection) {
       collection = new Collection(this.transport, ref.resource, ref.namespace, path, this.options, (change) => this.emit(change));
@@ -197,6 +232,12 @@ export class LiveObjects {
 
 const NOT_SERVED_RECHECK_MS = 30_000;
 const POLL_INTEREST_MS = 10 * 60_000;
+
+/** A ref whose name and namespace passed the API server's rules, with its collection's path. */
+interface Located {
+  ref: ResolvedObjectRef;
+  collectionPath: string;
+}
 
 interface Unresolved {
   ref: ObjectRef;
@@ -382,7 +423,7 @@ class Collection {
     do {
       const query: Record<string, string> = { limit: '500' };
       if (continueToken) query.continue = continueToken;
-      const outcome = await this.transport.send({ method: 'GET', path: this.path, query, purpose: this.purpose('list') });
+      const outcome = await this.transport.send({ method: 'GET', path: this.path, query, ...this.accept('list'), purpose: this.purpose('list') });
       if (outcome.kind === 'response' && outcome.status === 200) {
         const body = parseJson(outcome.body);
         if (!isJsonObject(body)) return this.fail({ kind: 'other', message: `GET ${this.path} did not answer a list.` });
@@ -437,7 +478,8 @@ class Collection {
     };
     if (this.resourceVersion) query.resourceVersion = this.resourceVersion;
     let gone = false;
-    const handle = this.transport.stream({ method: 'GET', path: this.path, query, purpose: this.purpose('watch') }, (line) => {
+    // Watch events carry single objects: the object form of the metadata-only Accept.
+    const handle = this.transport.stream({ method: 'GET', path: this.path, query, ...this.accept('object'), purpose: this.purpose('watch') }, (line) => {
       if (this.onEvent(line) === 'gone') {
         gone = true;
         handle.abort();
@@ -494,8 +536,15 @@ class Collection {
   }
 
   private async getOne(name: string): Promise<void> {
-    const path = `${this.path}/${encodeURIComponent(name)}`;
-    const outcome = await this.transport.send({ method: 'GET', path, purpose: this.purpose('get') });
+    const located = objectPath(this.resource, this.namespace, name);
+    if (!located.ok) {
+      // Names reach a collection only after this check; kept here so no path is built unchecked.
+      this.single.set(name, { state: 'failed', problem: located.problem });
+      this.notify([name]);
+      return;
+    }
+    const path = located.value;
+    const outcome = await this.transport.send({ method: 'GET', path, ...this.accept('object'), purpose: this.purpose('get') });
     let state: LiveObjectState;
     if (outcome.kind === 'response' && outcome.status === 200) {
       const body = parseJson(outcome.body);
@@ -514,10 +563,21 @@ class Collection {
     this.notify([name]);
   }
 
-  /** Every object passes here on arrival: list items get their kind back, Secrets lose their values. */
+  /**
+   * Every object passes here on arrival: list items get their kind back, and so do metadata-only
+   * answers (which say `PartialObjectMetadata`). A Secret's values never arrive; the copy that a
+   * client-side `kubectl apply` keeps in the last-applied annotation does, and is dropped here.
+   */
   private arrived(object: JsonObject): JsonObject {
-    const complete: JsonObject = { apiVersion: this.resource.apiVersion, kind: this.resource.kind, ...object };
-    return isSecretResource(this.resource.group, this.resource.resource) ? redactSecret(complete) : complete;
+    if (readsMetadataOnly(this.resource)) {
+      return redactSecret({ ...object, apiVersion: this.resource.apiVersion, kind: this.resource.kind });
+    }
+    return { apiVersion: this.resource.apiVersion, kind: this.resource.kind, ...object };
+  }
+
+  /** The Accept header of a read: metadata only for the kinds whose values are not for us. */
+  private accept(form: 'object' | 'list'): { accept?: string } {
+    return readsMetadataOnly(this.resource) ? { accept: metadataOnly[form] } : {};
   }
 
   private purpose(verb: string): { verb: string; resource: string; namespace?: string } {

@@ -5,6 +5,7 @@
 import { SharedLoad } from './shared-load';
 import { isJsonObject, type JsonObject } from '../core/json';
 import type { ClusterTransport } from './http';
+import { checkServerRelativePath } from './names';
 import { classifyFailure, parseJson } from './problems';
 import type { ClusterResult } from './types';
 
@@ -23,7 +24,10 @@ export function parseOpenApiIndex(body: unknown): OpenApiIndex | undefined {
   if (!isJsonObject(body) || !isJsonObject(body.paths)) return undefined;
   const paths: Record<string, string> = {};
   for (const [key, entry] of Object.entries(body.paths)) {
-    if (isJsonObject(entry) && typeof entry.serverRelativeURL === 'string') paths[key] = entry.serverRelativeURL;
+    // Each URL is requested later: only paths under /openapi/v3/ are taken (see names.ts).
+    if (isJsonObject(entry) && typeof entry.serverRelativeURL === 'string' && checkServerRelativePath(entry.serverRelativeURL.split('?', 1)[0]!, '/openapi/v3/')) {
+      paths[key] = entry.serverRelativeURL;
+    }
   }
   return { paths, fetchedAt: Date.now() };
 }
@@ -59,7 +63,7 @@ export class OpenApi {
       index = await this.loadIndex(true);
       if (!index.ok) return index;
     }
-    const url = index.value.paths[key];
+    const url = Object.hasOwn(index.value.paths, key) ? index.value.paths[key] : undefined;
     if (!url) {
       return { ok: false, problem: { kind: 'kindNotServed', message: `The cluster publishes no OpenAPI v3 schema for ${apiVersion}.` } };
     }

@@ -38,6 +38,7 @@ export interface KubeconfigSummary {
  * - forbidden: 403 (the verb and resource are filled in when known);
  * - notFound: 404 for something that is not a live object (a live object's 404 is `absent`, not a problem);
  * - kindNotServed: the cluster does not serve this apiVersion/kind;
+ * - invalidName: the manifest's name or namespace is one the API server refuses; no request was sent;
  * - configuration: no kubeconfig, unknown context, a cluster entry without server;
  * - other: everything else, with the server's Status message.
  */
@@ -47,6 +48,7 @@ export type ClusterProblemKind =
   | 'forbidden'
   | 'notFound'
   | 'kindNotServed'
+  | 'invalidName'
   | 'configuration'
   | 'other';
 
@@ -67,6 +69,8 @@ export interface ClusterProblem {
   code?: string;
   /** The request that failed, e.g. `GET /apis/apps/v1/namespaces/default/deployments`. */
   request?: string;
+  /** For invalidName: which field holds the refused name. */
+  field?: 'metadata.name' | 'metadata.namespace';
 }
 
 export type ClusterResult<T> = { ok: true; value: T } | { ok: false; problem: ClusterProblem };
@@ -137,7 +141,8 @@ export interface ResolvedObjectRef {
 /**
  * What the cache knows about one live object, answered synchronously.
  * - pending: not known yet; a fill has started and a change event will follow;
- * - exists: the object as the server returned it, managedFields included (Secret values removed);
+ * - exists: the object as the server returned it, managedFields included (a Secret is read as
+ *   metadata only: its values never arrive);
  * - absent: the server says it does not exist (a new object);
  * - failed: it could not be read (unreachable, forbidden, kind not served, ...).
  */

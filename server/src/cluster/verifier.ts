@@ -4,12 +4,17 @@
 //
 // A dry-run apply runs the same admission and field-manager code as a real one
 // (apiserver/pkg/endpoints/handlers/patch.go), so its 409 causes are exactly a real apply's.
+//
+// The server answers an accepted dry run with the would-be object. For a Secret that object holds
+// the values (the manifest's, merged with the live ones it does not set), so a Secret's dry run asks
+// for the metadata-only form of the answer (PartialObjectMetadata): its values never come back.
 import { isJsonObject, type JsonObject } from '../core/json';
 import type { Discovery } from './discovery';
 import type { ClusterTransport, DryRunWrite } from './http';
-import { collectionPath, objectPath } from './live-objects';
+import { metadataOnly, readsMetadataOnly } from './live-objects';
+import { checkObjectName, collectionPath, objectPath } from './names';
 import { classifyFailure, parseJson, parseStatus, qualifiedResource } from './problems';
-import { isSecretObject, redactSecret } from './redact';
+import { redactSecret } from './redact';
 import type { ApiResourceInfo, ClusterResult, DryRunOutcome } from './types';
 
 export interface DryRunApplyOptions {
@@ -40,15 +45,17 @@ export class Verifier {
   async dryRunApply(manifest: DryRunManifest, options: DryRunApplyOptions): Promise<DryRunOutcome> {
     const target = await this.target(manifest.object, options.defaultNamespace);
     if (!target.ok) return { outcome: 'rejected', problem: target.problem, causes: [] };
-    const { resource, namespace, name } = target.value;
+    const { resource, namespace, name, origin } = target.value;
     if (!name) {
       return { outcome: 'rejected', problem: { kind: 'other', message: 'An apply needs metadata.name.' }, causes: [] };
     }
+    const path = objectPath(resource, namespace, name, origin);
+    if (!path.ok) return { outcome: 'rejected', problem: path.problem, causes: [] };
     return this.send(
       {
         method: 'PATCH',
         dryRun: 'All',
-        path: objectPath(resource, namespace, name),
+        path: path.value,
         query: { fieldManager: options.fieldManager, force: 'false', ...(options.fieldValidation ? { fieldValidation: options.fieldValidation } : {}) },
         contentType: 'application/apply-patch+yaml',
         // JSON is YAML, so the parsed object can stand in when there is no text.
@@ -64,13 +71,18 @@ export class Verifier {
   async dryRunCreate(manifest: DryRunManifest, options: DryRunApplyOptions): Promise<DryRunOutcome> {
     const target = await this.target(manifest.object, options.defaultNamespace);
     if (!target.ok) return { outcome: 'rejected', problem: target.problem, causes: [] };
-    const { resource, namespace } = target.value;
+    const { resource, namespace, name, origin } = target.value;
+    const path = collectionPath(resource, namespace, origin);
+    if (!path.ok) return { outcome: 'rejected', problem: path.problem, causes: [] };
+    // The name travels in the body here, not the URL; the server would still refuse it.
+    const refused = name ? checkObjectName(resource, name) : undefined;
+    if (refused) return { outcome: 'rejected', problem: refused, causes: [] };
     const text = manifest.text;
     return this.send(
       {
         method: 'POST',
         dryRun: 'All',
-        path: collectionPath(resource, namespace),
+        path: path.value,
         query: { fieldManager: options.fieldManager, ...(options.fieldValidation ? { fieldValidation: options.fieldValidation } : {}) },
         contentType: text !== undefined && !looksLikeJson(text) ? 'application/yaml' : 'application/json',
         body: text ?? JSON.stringify(manifest.object),
@@ -81,23 +93,31 @@ export class Verifier {
     );
   }
 
-  private async target(object: JsonObject, defaultNamespace: string): Promise<ClusterResult<{ resource: ApiResourceInfo; namespace: string; name: string }>> {
+  private async target(
+    object: JsonObject,
+    defaultNamespace: string,
+  ): Promise<ClusterResult<{ resource: ApiResourceInfo; namespace: string; name: string; origin: 'manifest' | 'default' }>> {
     const apiVersion = typeof object.apiVersion === 'string' ? object.apiVersion : '';
     const kind = typeof object.kind === 'string' ? object.kind : '';
     if (!apiVersion || !kind) return { ok: false, problem: { kind: 'other', message: 'The manifest needs apiVersion and kind.' } };
     const resource = await this.discovery.resolve(apiVersion, kind);
     if (!resource.ok) return resource;
     const metadata = isJsonObject(object.metadata) ? object.metadata : {};
-    const namespace = resource.value.namespaced ? (typeof metadata.namespace === 'string' && metadata.namespace) || defaultNamespace : '';
+    const fromManifest = typeof metadata.namespace === 'string' && metadata.namespace !== '';
+    const namespace = resource.value.namespaced ? (fromManifest ? (metadata.namespace as string) : defaultNamespace) : '';
     const name = typeof metadata.name === 'string' ? metadata.name : '';
-    return { ok: true, value: { resource: resource.value, namespace, name } };
+    return { ok: true, value: { resource: resource.value, namespace, name, origin: fromManifest ? 'manifest' : 'default' } };
   }
 
   private async send(request: DryRunWrite, resource: ApiResourceInfo, namespace: string, verb: string): Promise<DryRunOutcome> {
-    const outcome = await this.transport.send(request);
+    const metadataOnlyAnswer = readsMetadataOnly(resource);
+    const outcome = await this.transport.send(metadataOnlyAnswer ? { ...request, accept: metadataOnly.object } : request);
     if (outcome.kind === 'response' && outcome.status >= 200 && outcome.status < 300) {
       const body = parseJson(outcome.body);
-      if (isJsonObject(body)) return { outcome: 'accepted', object: isSecretObject(body) ? redactSecret(body) : body };
+      if (isJsonObject(body)) {
+        // The metadata-only answer names itself PartialObjectMetadata: give it its kind back.
+        return { outcome: 'accepted', object: metadataOnlyAnswer ? redactSecret({ ...body, apiVersion: resource.apiVersion, kind: resource.kind }) : body };
+      }
     }
     if (outcome.kind === 'response' && outcome.status === 409) {
       const status = parseStatus(outcome.body);

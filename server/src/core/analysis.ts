@@ -23,7 +23,9 @@ export type LiveFacts =
   | { readonly state: 'pending' }
   | { readonly state: 'exists'; readonly object: JsonObject }
   | { readonly state: 'absent' }
-  | { readonly state: 'unavailable'; readonly message: string };
+  | { readonly state: 'unavailable'; readonly message: string }
+  /** The name or namespace is one the API server refuses, so the cluster was not asked. */
+  | { readonly state: 'invalidName'; readonly field: 'metadata.name' | 'metadata.namespace'; readonly message: string };
 
 export interface ResourceFacts {
   readonly kind: KindFacts;
@@ -125,6 +127,12 @@ export function analyzeResource(resource: ManifestResource, facts: ResourceFacts
       },
     ];
   }
+  if (facts.live.state === 'invalidName') {
+    const field = facts.live.field === 'metadata.name' ? 'name' : 'namespace';
+    // A default namespace (from the settings) has no place in the text: the name carries it.
+    const where = resource[field] !== undefined ? at(metadataPath(field)).value : resource.name !== undefined ? at(metadataPath('name')).value : kindRange;
+    return [{ code: 'invalid-manifest', severity: 'error', message: facts.live.message, range: where, object, path: `.${facts.live.field}` }];
+  }
   if (facts.kind.state !== 'served' || facts.live.state === 'pending' || facts.live.state === 'unavailable') return [];
   const served = facts.kind;
   const live = facts.live.state === 'exists' ? facts.live.object : undefined;
@@ -186,8 +194,8 @@ export function analyzeResource(resource: ManifestResource, facts: ResourceFacts
 
   const conflictStatus = prediction.statuses.find((s) => s.kind === 'fieldConflict');
   for (const conflict of prediction.conflicts) {
-    // Secret values are never read (the cluster layer drops them on arrival), so the live side
-    // of `data`/`stringData` is unknown here: saying "conflict" or "equal" would be a guess.
+    // Secret values are never read (the cluster layer reads Secrets as metadata only), so the
+    // live side of `data`/`stringData`/`type` is unknown here: "conflict" or "equal" would be a guess.
     if (isSecretValuePath(resource, conflict.path)) continue;
     findings.push(conflictFinding(resource, object, conflict, facts.schema, conflictStatus?.message));
   }
@@ -307,9 +315,13 @@ function controllerOf(live: JsonObject): { kind: string; name: string } | undefi
   return undefined;
 }
 
+/**
+ * A Secret is read as metadata only, so the live side of everything outside its metadata (`data`,
+ * `stringData`, `type`, `immutable`) is unknown.
+ */
 function isSecretValuePath(resource: ManifestResource, path: FieldPath): boolean {
   const first = path[0];
-  return resource.kind === 'Secret' && resource.apiVersion === 'v1' && first?.kind === 'field' && (first.name === 'data' || first.name === 'stringData');
+  return resource.kind === 'Secret' && resource.apiVersion === 'v1' && first?.kind === 'field' && !['metadata', 'apiVersion', 'kind'].includes(first.name);
 }
 
 const metadataPath = (name: string): FieldPath => [

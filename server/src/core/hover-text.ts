@@ -14,6 +14,7 @@ export function objectHover(resource: ManifestResource, facts: ResourceFacts | u
   const title = `**${resource.kind} ${JSON.stringify(resource.name ?? resource.generateName ?? '')}**`;
   if (!facts) return `${title}\n\nNot checked against a cluster.`;
   if (facts.kind.state === 'notServed') return `${title}\n\nThe cluster does not serve ${resource.kind} in ${resource.apiVersion}.`;
+  if (facts.live.state === 'invalidName') return `${title}\n\n${facts.live.message}`;
   if (facts.kind.state === 'unavailable' || facts.live.state === 'unavailable') {
     return `${title}\n\nThe cluster could not be asked: ${facts.live.state === 'unavailable' ? facts.live.message : facts.kind.state === 'unavailable' ? facts.kind.message : ''}`;
   }
@@ -55,7 +56,8 @@ export function fieldHover(
     for (const o of owners) lines.push(ownerRow(o, now));
     if (owners.some((o) => !o.exact)) lines.push('', '_(below): owns fields inside this one._');
   }
-  const secret = resource.kind === 'Secret' && resource.apiVersion === 'v1' && path[0]?.kind === 'field' && (path[0].name === 'data' || path[0].name === 'stringData');
+  // A Secret is read as metadata only: outside metadata there is no live value to show.
+  const secret = resource.kind === 'Secret' && resource.apiVersion === 'v1' && path[0]?.kind === 'field' && !['metadata', 'apiVersion', 'kind'].includes(path[0].name);
   if (!secret && node.kind === 'scalar') {
     const liveValue = liveValueAt(live, path);
     const mine: JsonValue = nodeToJson(node);

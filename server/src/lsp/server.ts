@@ -52,7 +52,9 @@ export function startStreamServer(input: NodeJS.ReadableStream, output: NodeJS.W
 export function startServer(connection: Connection, env: NodeJS.ProcessEnv = process.env): void {
   const documents = new TextDocuments(TextDocument);
   const analyzer = new DocumentAnalyzer();
-  let clusterAccess = true;
+  // Fails closed: only an editor that says the workspace is trusted gets cluster access.
+  let clusterAccess = false;
+  let trustStated = false;
   let canReadConfiguration = false;
   let canRefreshDiagnostics = false;
   let canRefreshCodeLens = false;
@@ -93,11 +95,13 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
       },
     },
     env,
+    () => clusterAccess,
   );
 
   connection.onInitialize((params) => {
     const options = (params.initializationOptions ?? {}) as Partial<InitializationOptions>;
-    clusterAccess = options.clusterAccess !== false;
+    clusterAccess = options.clusterAccess === true;
+    trustStated = typeof options.clusterAccess === 'boolean';
     const caps = params.capabilities;
     canReadConfiguration = caps.workspace?.configuration === true;
     canRefreshDiagnostics = caps.workspace?.diagnostics?.refreshSupport === true;
@@ -115,12 +119,15 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
   });
 
   connection.onInitialized(async () => {
-    if (!clusterAccess) {
-      sendStatus({ health: 'disabled', context: '', detail: 'Untrusted workspace: no cluster is contacted.' });
+    const session = clusterAccess ? await sessions.for(await settingsFor(undefined)) : undefined;
+    if (!session) {
+      const detail = trustStated
+        ? 'Untrusted workspace: no cluster is contacted.'
+        : 'The editor did not say that this workspace is trusted: no cluster is contacted.';
+      sendStatus({ health: 'disabled', context: '', detail });
       return;
     }
     // Say which cluster this is before any document is opened.
-    const session = sessions.for(await settingsFor(undefined));
     statusSession = session;
     sendStatus(statusOf(session, await session.connection.checkHealth()));
   });
@@ -132,9 +139,9 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     return sanitizeSettings(raw);
   }
 
-  function sessionFor(settings: Settings): Session | undefined {
-    if (!clusterAccess) return undefined;
-    const session = sessions.for(settings);
+  async function sessionFor(settings: Settings): Promise<Session | undefined> {
+    const session = await sessions.for(settings);
+    if (!session) return undefined;
     if (session !== statusSession) {
       statusSession = session;
       sendStatus(statusOf(session, session.connection.health()));
@@ -147,7 +154,7 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     if (!document) return undefined;
     const settings = await settingsFor(uri);
     await analyzer.prepare(uri, document.version, document.getText());
-    const session = sessionFor(settings);
+    const session = await sessionFor(settings);
     return { document, settings, session, analysis: analyzer.analyze(uri, document.version, document.getText(), settings, session) };
   }
 
@@ -206,7 +213,7 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
 
   connection.onRequest(requests.contexts, async (params: DocumentParams | undefined): Promise<ContextsResult> => {
     const settings = await settingsFor(params?.uri);
-    const read = readKubeconfig({ kubeconfig: settings.kubeconfig }, env);
+    const read = await readKubeconfig({ kubeconfig: settings.kubeconfig }, env);
     if (!read.ok) return { contexts: [], problem: read.problem.message };
     return {
       ...(settings.context || read.value.currentContext ? { current: settings.context || read.value.currentContext } : {}),

@@ -1,6 +1,10 @@
 // Cluster sessions: one connection (and its caches and watches) per kubeconfig + context +
 // namespace that some open document's settings name. Settings are not kept here: each request
 // asks for the session its document's settings select.
+//
+// Trust is decided here, once for every way in: without the editor's word that the workspace is
+// trusted there is no session at all, so no kubeconfig is read and no exec plugin runs (a
+// kubeconfig named by a workspace's settings can run any program).
 import { createClusterConnection, createFactsSource, type ClusterConnection, type ClusterHealth, type FactsSource } from '../cluster';
 import type { Settings } from '../protocol';
 
@@ -23,44 +27,63 @@ export interface SessionEvents {
 }
 
 export class Sessions {
-  private readonly sessions = new Map<string, Session>();
+  /** Sessions being created (the kubeconfig is read asynchronously): callers share one. */
+  private readonly sessions = new Map<string, Promise<Session>>();
+  private readonly ready = new Map<string, Session>();
+  private disposed = false;
 
   constructor(
     private readonly events: SessionEvents,
     private readonly env: NodeJS.ProcessEnv = process.env,
+    /** Whether the editor said the workspace is trusted; asked on every use, never assumed. */
+    private readonly trusted: () => boolean = () => false,
   ) {}
 
-  for(settings: Settings): Session {
+  /** The session these settings select; undefined without trust (no cluster is contacted). */
+  for(settings: Settings): Promise<Session | undefined> {
+    if (!this.trusted() || this.disposed) return Promise.resolve(undefined);
     const key = JSON.stringify([settings.kubeconfig, settings.context, settings.namespace]);
     let session = this.sessions.get(key);
     if (!session) {
-      const connection = createClusterConnection(
-        { kubeconfig: settings.kubeconfig, context: settings.context, namespace: settings.namespace },
-        { env: this.env, userAgent: editorUserAgent },
-      );
-      const facts = createFactsSource(connection);
-      const created: Session = { key, connection, facts };
-      facts.onChange(() => this.events.onFactsChange());
-      connection.onHealthChange((health) => this.events.onHealthChange(created, health));
-      this.sessions.set(key, created);
-      session = created;
+      session = this.create(key, settings);
+      this.sessions.set(key, session);
     }
     return session;
   }
 
+  private async create(key: string, settings: Settings): Promise<Session> {
+    const connection = await createClusterConnection(
+      { kubeconfig: settings.kubeconfig, context: settings.context, namespace: settings.namespace },
+      { env: this.env, userAgent: editorUserAgent },
+    );
+    const facts = createFactsSource(connection);
+    const created: Session = { key, connection, facts };
+    if (this.disposed) {
+      facts.dispose();
+      connection.dispose();
+      return created;
+    }
+    facts.onChange(() => this.events.onFactsChange());
+    connection.onHealthChange((health) => this.events.onHealthChange(created, health));
+    this.ready.set(key, created);
+    return created;
+  }
+
   all(): Session[] {
-    return [...this.sessions.values()];
+    return [...this.ready.values()];
   }
 
   refresh(): void {
-    for (const s of this.sessions.values()) s.connection.refresh();
+    for (const s of this.ready.values()) s.connection.refresh();
   }
 
   dispose(): void {
-    for (const s of this.sessions.values()) {
+    this.disposed = true;
+    for (const s of this.ready.values()) {
       s.facts.dispose();
       s.connection.dispose();
     }
+    this.ready.clear();
     this.sessions.clear();
   }
 }

@@ -1,0 +1,130 @@
+// Secret values are never read: a session that opens Secret manifests (one whose `data` another
+// manager owns, one the editor's own manager applied), watches them change and confirms them with
+// dry runs sends no request whose answer can carry a value. Two witnesses:
+// - the API server's audit log, which records every answer about Secrets (see the audit policy in
+//   test/support/cluster.ts): each is metadata only (PartialObjectMetadata[List]) or a Status;
+// - a recording proxy between the editor and the server, for what the audit log does not record:
+//   the Accept header of every request and the watch stream's events.
+import assert from 'node:assert/strict';
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import { editorUserAgent } from '../../server/src/lsp/session';
+import { readAuditEvents, waitForAuditEvent, type AuditEvent } from '../support/cluster';
+import { requireCluster } from '../support/env';
+import { startTestServer } from '../support/lsp-client';
+import { clusterCredentials, kubeconfigThroughRecorder, startRecordingProxy } from '../support/recording-proxy';
+import { apply, connect, create, freshNamespace, objectOf, patch } from '../support/seed';
+
+const metadataOnlyAccept = /^application\/json;as=PartialObjectMetadata(List)?;g=meta\.k8s\.io;v=v1$/;
+
+test('a session with Secret manifests: no answer it asks for can carry a Secret value', { timeout: 120_000 }, async (t) => {
+  const cluster = requireCluster(t);
+  if (!cluster) return;
+  assert.ok(cluster.auditLog, 'KCH_AUDIT_LOG names the audit log');
+  const admin = connect('admin', cluster.kubeconfig);
+  const namespace = await freshNamespace(admin, 'kch-secret-values');
+  const planted = (label: string) => `${label}-${crypto.randomBytes(6).toString('hex')}`;
+  const values = { created: planted('created'), edited: planted('edited'), applied: planted('applied'), rotated: planted('rotated') };
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  const forbidden = Object.values(values).flatMap((v) => [v, b64(v)]);
+  const leaks = (text: string) => forbidden.filter((v) => text.includes(v));
+
+  // `kubectl create secret`, then `kubectl edit` of its value: kubectl-edit owns data.password.
+  const db = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db', namespace }, type: 'Opaque', data: { password: b64(values.created) } };
+  objectOf(await create(admin, 'kubectl-create', db), 'create db');
+  objectOf(await patch(admin, 'kubectl-edit', db, { data: { password: b64(values.edited) } }, { type: 'merge' }), 'edit db');
+  // Applied by the editor's own field manager: a dry-run apply of the same manifest is accepted,
+  // and the server's answer to an accepted apply is the whole would-be object.
+  const tls = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'tls', namespace }, type: 'Opaque', stringData: { key: values.applied } };
+  objectOf(await apply(admin, 'kubectl', tls), 'apply tls');
+
+  const { ca, token } = clusterCredentials(cluster.kubeconfig, 'admin');
+  const proxy = await startRecordingProxy(cluster.server, ca);
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-secret-values-'));
+  const since = Date.now() - 1000;
+  const server = await startTestServer({ settings: { kubeconfig: kubeconfigThroughRecorder(proxy, token, path.join(scratch, 'kubeconfig')), fieldManager: 'kubectl' } });
+  try {
+    const uri = 'file:///w/secrets.yaml';
+    const manifest =
+      `apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  namespace: ${namespace}\ntype: Opaque\ndata:\n  password: ${b64('typed-in-the-editor')}\n` +
+      `---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: tls\n  namespace: ${namespace}\ntype: Opaque\nstringData:\n  key: ${values.applied}\n`;
+    await server.open(uri, manifest);
+    const exists = await server.diagnosticsUntil(uri, (d) => d.filter((x) => x.code === 'exists').length === 2);
+    assert.ok(exists.every((d) => d.code === 'exists'), `only "exists" is claimed (values and type are unknown): ${JSON.stringify(exists.map((d) => d.message))}`);
+    const hover = (await server.hover(uri, { line: 7, character: 4 }))!.contents as { value: string };
+    assert.deepEqual(leaks(hover.value), []);
+
+    // A change while the watch is open: the event passes through the proxy.
+    const secretsWatch = () => proxy.exchanges().find((e) => e.url.includes(`/namespaces/${namespace}/secrets?`) && e.url.includes('watch=true') && e.status === 200);
+    await until(() => secretsWatch() !== undefined, 'the watch of the namespace\'s Secrets');
+    const rotated = objectOf(await patch(admin, 'kubectl-edit', db, { data: { password: b64(values.rotated) } }, { type: 'merge' }), 'rotate db');
+    await until(() => secretsWatch()!.body.includes(`"resourceVersion":"${rotated.metadata.resourceVersion}"`), 'the rotation\'s watch event');
+
+    const verified = (await server.request('kubeConflictHints/verify', { uri })) as { agreed: number; differences: string[]; failed: string[] };
+    assert.deepEqual(verified.failed, []);
+    // The server refuses db (kubectl-edit owns the value) and accepts tls.
+    assert.equal(verified.differences.length, 1, JSON.stringify(verified));
+    assert.match(verified.differences[0]!, /^Secret "db": the server answered "kubectl-edit" using v1: \.data\.password; predicted success$/);
+    assert.deepEqual(leaks(JSON.stringify(verified)), []);
+
+    // Sentinel: the product's last request before the assertions. Its audit event comes after the
+    // dry runs' and the list's, whose absence is then meaningful.
+    const sentinel = `sentinel-${crypto.randomBytes(4).toString('hex')}`;
+    await server.open('file:///w/sentinel.yaml', `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${sentinel}\n  namespace: ${namespace}\n`);
+    await server.diagnostics('file:///w/sentinel.yaml');
+    assert.ok(
+      await waitForAuditEvent(cluster.auditLog, (e) => e.userAgent === editorUserAgent && e.objectRef?.resource === 'configmaps' && e.objectRef.namespace === namespace),
+      'the sentinel request reached the audit log',
+    );
+    for (const name of ['db', 'tls']) {
+      assert.ok(await waitForAuditEvent(cluster.auditLog, (e) => fromProduct(e, since, namespace) && e.verb === 'patch' && e.objectRef?.name === name), `the dry run of ${name} in the audit log`);
+    }
+  } finally {
+    await server.shutdown();
+    await proxy.stop();
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+
+  // The audit log: every answer about Secrets the product got was metadata only, or a Status.
+  const events = readAuditEvents(cluster.auditLog).filter((e) => fromProduct(e, since, namespace) && e.stage === 'ResponseComplete');
+  const verbs = new Set(events.map((e) => e.verb));
+  assert.ok(verbs.has('list') && verbs.has('patch'), `the product lists and dry-runs the Secrets: ${[...verbs].join(', ')}`);
+  // A watch's events are not in the audit log (the proxy below sees them); a refusal (the 409 of
+  // db) is recorded as its status, which is all it answers.
+  for (const event of events.filter((e) => e.verb !== 'watch')) {
+    const refused = (event.responseStatus?.code ?? 0) >= 400;
+    const kind = refused ? 'Status' : event.responseObject?.kind;
+    assert.ok(
+      kind === 'PartialObjectMetadata' || kind === 'PartialObjectMetadataList' || kind === 'Status',
+      `${event.verb} ${event.requestURI} was answered with a ${kind}: it can carry Secret values`,
+    );
+    assert.deepEqual(leaks(JSON.stringify([event.responseObject ?? {}, event.responseStatus ?? {}])), [], `${event.verb} ${event.requestURI}`);
+  }
+  // The proxy: every request for Secrets asked for metadata only, watches included, and no answer
+  // of any request held a value (the test's own writes do not go through it).
+  const exchanges = proxy.exchanges();
+  const secretRequests = exchanges.filter((e) => /\/secrets([/?]|$)/.test(e.url));
+  assert.ok(secretRequests.some((e) => e.url.includes('watch=true')), 'the Secrets were watched');
+  assert.deepEqual(secretRequests.filter((e) => !metadataOnlyAccept.test(e.accept)).map((e) => `${e.method} ${e.url} Accept: ${e.accept}`), []);
+  assert.deepEqual(exchanges.filter((e) => leaks(e.body).length > 0).map((e) => `${e.method} ${e.url}`), []);
+});
+
+function fromProduct(e: AuditEvent, since: number, namespace: string): boolean {
+  return (
+    e.userAgent === editorUserAgent &&
+    e.objectRef?.resource === 'secrets' &&
+    e.objectRef.namespace === namespace &&
+    Date.parse(e.requestReceivedTimestamp ?? '') >= since
+  );
+}
+
+async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

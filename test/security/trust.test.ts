@@ -1,0 +1,94 @@
+// Trust fails closed. A kubeconfig can run any program (an exec credential plugin), and a
+// workspace's settings can name the kubeconfig, so the language server contacts no cluster, and
+// reads no kubeconfig for one, unless the editor says the workspace is trusted. A client that says
+// nothing (no initializationOptions), or anything but `clusterAccess: true`, gets no access.
+//
+// The kubeconfig here authenticates with an exec plugin that leaves a marker file when it runs; the
+// last test shows that the very same setup does run it once the workspace is trusted.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, describe, test } from 'node:test';
+import { parse as parseYaml } from 'yaml';
+import { requireCluster, type TestClusterInfo } from '../support/env';
+import { startTestServer, type TestServer } from '../support/lsp-client';
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-trust-'));
+after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+/** A kubeconfig for the test cluster whose credential comes from a plugin that writes `marker`. */
+function execKubeconfig(cluster: TestClusterInfo, marker: string): string {
+  const source = parseYaml(fs.readFileSync(cluster.kubeconfig, 'utf8')) as {
+    clusters: { name: string; cluster: Record<string, unknown> }[];
+    users: { name: string; user: { token: string } }[];
+  };
+  const token = source.users.find((u) => u.name === 'admin')!.user.token;
+  const credential = JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1beta1', kind: 'ExecCredential', status: { token } });
+  const script = `require('fs').appendFileSync(${JSON.stringify(marker)}, 'ran\\n'); process.stdout.write(${JSON.stringify(credential)});`;
+  const file = path.join(dir, `${path.basename(marker)}.kubeconfig`);
+  fs.writeFileSync(
+    file,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: source.clusters,
+      users: [{ name: 'plugin', user: { exec: { apiVersion: 'client.authentication.k8s.io/v1beta1', command: process.execPath, args: ['-e', script], interactiveMode: 'Never' } } }],
+      contexts: [{ name: 'plugin', context: { cluster: source.clusters[0]!.name, user: 'plugin', namespace: 'default' } }],
+      'current-context': 'plugin',
+    }),
+  );
+  return file;
+}
+
+/** Everything that would reach the cluster in a trusted workspace, each answered. */
+async function useEveryFeature(server: TestServer): Promise<void> {
+  const uri = 'file:///w/app.yaml';
+  await server.open(uri, 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-config\n  namespace: default\ndata:\n  a: "1"\n');
+  assert.deepEqual(await server.diagnostics(uri), []);
+  assert.ok(await server.hover(uri, { line: 3, character: 8 }), 'hovers answer');
+  assert.deepEqual(await server.codeLenses(uri), []);
+  assert.equal(await server.request('kubeConflictHints/ownership', { uri, position: { line: 3, character: 8 } }), null);
+  assert.deepEqual(await server.request('kubeConflictHints/verify', { uri }), { agreed: 0, differences: [], failed: ['No cluster access in this workspace.'] });
+  await server.request('kubeConflictHints/refresh', null);
+}
+
+describe('without the editor saying the workspace is trusted, no exec plugin runs', () => {
+  const clients: { name: string; initializationOptions: Record<string, unknown> | null; detail: RegExp }[] = [
+    { name: 'a client that sends no initializationOptions', initializationOptions: null, detail: /did not say that this workspace is trusted/ },
+    { name: 'initializationOptions without clusterAccess', initializationOptions: {}, detail: /did not say that this workspace is trusted/ },
+    { name: 'clusterAccess that is not the boolean true', initializationOptions: { clusterAccess: 'true' }, detail: /did not say that this workspace is trusted/ },
+    { name: 'an untrusted workspace', initializationOptions: { clusterAccess: false }, detail: /^Untrusted workspace: no cluster is contacted\.$/ },
+  ];
+  for (const client of clients) {
+    test(client.name, async (t) => {
+      const cluster = requireCluster(t);
+      if (!cluster) return;
+      const marker = path.join(dir, `marker-${clients.indexOf(client)}`);
+      // As a workspace folder's settings would name it.
+      const server = await startTestServer({ initializationOptions: client.initializationOptions, settings: { kubeconfig: execKubeconfig(cluster, marker), context: 'plugin' } });
+      try {
+        const status = (await server.waitForNotification('kubeConflictHints/status')) as { health: string; detail: string };
+        assert.equal(status.health, 'disabled');
+        assert.match(status.detail, client.detail);
+        await useEveryFeature(server);
+      } finally {
+        await server.shutdown();
+      }
+      assert.equal(fs.existsSync(marker), false, 'the exec plugin ran');
+    });
+  }
+});
+
+test('the same kubeconfig in a trusted workspace does run its plugin and connects', async (t) => {
+  const cluster = requireCluster(t);
+  if (!cluster) return;
+  const marker = path.join(dir, 'marker-trusted');
+  const server = await startTestServer({ initializationOptions: { clusterAccess: true }, settings: { kubeconfig: execKubeconfig(cluster, marker), context: 'plugin' } });
+  try {
+    await server.waitForNotification('kubeConflictHints/status', (p) => (p as { health: string }).health === 'connected');
+  } finally {
+    await server.shutdown();
+  }
+  assert.equal(fs.existsSync(marker), true, 'the exec plugin did not run: the tests above prove nothing');
+});

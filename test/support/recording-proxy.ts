@@ -1,0 +1,95 @@
+// A plain-HTTP proxy in front of the test kube-apiserver that records every exchange: method, URL,
+// the Accept header and the whole answer, watch streams included. The audit log says what the
+// server answered for most requests; it records neither request headers nor watch events, and
+// those are what tell whether a watch could carry a Secret's values. The product reaches it through
+// a kubeconfig whose server is the proxy (`kubeconfigThroughRecorder`).
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { parse as parseYaml } from 'yaml';
+
+export interface Exchange {
+  method: string;
+  /** Path and query as the client sent them. */
+  url: string;
+  accept: string;
+  userAgent: string;
+  status?: number;
+  /** The answer so far (a watch keeps adding to it). */
+  body: string;
+}
+
+export interface RecordingProxy {
+  /** http://127.0.0.1:PORT */
+  server: string;
+  exchanges(): readonly Exchange[];
+  stop(): Promise<void>;
+}
+
+export async function startRecordingProxy(target: string, ca: Buffer): Promise<RecordingProxy> {
+  const exchanges: Exchange[] = [];
+  const open = new Set<http.ClientRequest>();
+  const server = http.createServer((req, res) => {
+    const exchange: Exchange = { method: req.method ?? '', url: req.url ?? '', accept: String(req.headers.accept ?? ''), userAgent: String(req.headers['user-agent'] ?? ''), body: '' };
+    exchanges.push(exchange);
+    const headers = { ...req.headers };
+    delete headers.host;
+    const upstream = https.request(new URL(req.url ?? '/', target), { method: req.method, headers, ca }, (answer) => {
+      exchange.status = answer.statusCode;
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.on('data', (chunk: Buffer) => {
+        exchange.body += chunk.toString('utf8');
+        res.write(chunk);
+      });
+      answer.on('end', () => res.end());
+      answer.on('error', () => res.destroy());
+    });
+    open.add(upstream);
+    upstream.on('close', () => open.delete(upstream));
+    upstream.on('error', () => res.destroy());
+    res.on('close', () => upstream.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    server: `http://127.0.0.1:${port}`,
+    exchanges: () => exchanges,
+    async stop() {
+      for (const request of open) request.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** The test cluster's CA and one user's token, from the test kubeconfig. */
+export function clusterCredentials(kubeconfig: string, user: string): { ca: Buffer; token: string } {
+  const config = parseYaml(fs.readFileSync(kubeconfig, 'utf8')) as {
+    clusters: { cluster: { 'certificate-authority-data': string } }[];
+    users: { name: string; user: { token: string } }[];
+  };
+  return {
+    ca: Buffer.from(config.clusters[0]!.cluster['certificate-authority-data'], 'base64'),
+    token: config.users.find((u) => u.name === user)!.user.token,
+  };
+}
+
+/** A kubeconfig (context `recorded`) that sends `token` to the recording proxy. */
+export function kubeconfigThroughRecorder(proxy: RecordingProxy, token: string, out: string): string {
+  fs.writeFileSync(
+    out,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      // Plain HTTP to the proxy on loopback; client-node asks to say so explicitly.
+      clusters: [{ name: 'recorded', cluster: { server: proxy.server, 'insecure-skip-tls-verify': true } }],
+      users: [{ name: 'recorded', user: { token } }],
+      contexts: [{ name: 'recorded', context: { cluster: 'recorded', user: 'recorded', namespace: 'default' } }],
+      'current-context': 'recorded',
+    }),
+    { mode: 0o600 },
+  );
+  return out;
+}
