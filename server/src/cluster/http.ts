@@ -57,12 +57,8 @@ export type OutcomeObserver = (request: ClusterRequest, outcome: HttpOutcome | '
 export class ClusterTransport {
   /** Every request sent, including watch connections: tests and the benchmark count them. */
   requestsSent = 0;
-  /** Runs of an exec credential plugin started by this transport: tests count them. */
-  execRuns = 0;
   private readonly observers: OutcomeObserver[] = [];
   private readonly agents = new Map<string, http.Agent>();
-  /** No request before this time (Date.now()): the server's Retry-After. */
-  private holdUntil = 0;
   private disposed = false;
   private readonly pauses = new Set<() => void>();
   private staticConfig: KubeConfig | undefined;
@@ -113,7 +109,7 @@ export class ClusterTransport {
     const status = res.statusCode ?? 0;
     const header = res.headers['retry-after'];
     const retryAfterMs = status === 429 || status >= 500 ? parseRetryAfter(Array.isArray(header) ? header[0] : header) : undefined;
-    if (retryAfterMs !== undefined) this.holdUntil = Math.max(this.holdUntil, Date.now() + retryAfterMs);
+    if (retryAfterMs !== undefined) holds.set(this.server, Math.max(holds.get(this.server) ?? 0, Date.now() + retryAfterMs));
     return { kind: 'response', status, body, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
   }
 
@@ -201,7 +197,7 @@ export class ClusterTransport {
     cancelled: () => boolean = () => false,
   ): Promise<{ module: typeof https | typeof http; url: URL; options: https.RequestOptions; credential?: string } | { failure: HttpOutcome }> {
     // Retry-After: wait it out rather than send (client-go's behaviour); several requests may wait.
-    while (Date.now() < this.holdUntil && !this.disposed && !cancelled()) await this.pause(this.holdUntil - Date.now());
+    while (Date.now() < this.holdUntil() && !this.disposed && !cancelled()) await this.pause(this.holdUntil() - Date.now());
     if (this.disposed) return { failure: { kind: 'network', code: 'ECANCELED', message: 'the connection was closed' } };
     this.requestsSent++;
     const url = new URL(this.server.replace(/\/+$/, '') + request.path);
@@ -283,7 +279,6 @@ export class ClusterTransport {
   }
 
   private async runExec(user: User): Promise<ExecCredential | { failure: HttpOutcome }> {
-    this.execRuns++;
     const full: https.RequestOptions = {};
     const base: https.RequestOptions = {};
     try {
@@ -342,9 +337,9 @@ export class ClusterTransport {
     });
   }
 
-  /** When the server allows the next request (Retry-After), as Date.now() time; 0 when it does now. */
-  heldUntil(): number {
-    return this.holdUntil > Date.now() ? this.holdUntil : 0;
+  /** When the server allows the next request (its Retry-After), as Date.now() time. */
+  private holdUntil(): number {
+    return holds.get(this.server) ?? 0;
   }
 
   /**
@@ -413,6 +408,12 @@ interface ExecCredential {
   /** From the ExecCredential's status.expirationTimestamp; none means "until the server refuses it". */
   expiresAt?: number;
 }
+
+/**
+ * Retry-After by server URL: a server that asked to be left alone is left alone by every connection
+ * of the process (several contexts may name the same cluster).
+ */
+const holds = new Map<string, number>();
 
 /** Kept exec credentials by kubeconfig user (its name and plugin), shared by every connection of the process. */
 const execCredentials = new Map<string, Promise<ExecCredential | { failure: HttpOutcome }>>();
