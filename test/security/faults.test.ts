@@ -93,7 +93,7 @@ describe('a cluster that misbehaves', { skip }, () => {
 
   test('a black hole: "unreachable" when the first request times out, and back when it heals', async () => {
     proxy.set({ kind: 'blackhole' });
-    const timeoutMs = 2_000;
+    const timeoutMs = 3_000;
     const c = connection({ requestTimeoutMs: timeoutMs, probe: { initialBackoffMs: 100 } });
     const from = proxy.requests.length;
     const started = Date.now();
