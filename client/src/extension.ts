@@ -172,6 +172,8 @@ const healthIcons: Record<StatusParams['health'], string> = {
   unreachable: '$(debug-disconnect)',
   unauthenticated: '$(lock)',
   forbidden: '$(circle-slash)',
+  throttled: '$(watch)',
+  failing: '$(error)',
   disabled: '$(shield)',
   unknown: '$(question)',
 };

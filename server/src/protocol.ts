@@ -53,7 +53,7 @@ export interface InitializationOptions {
   clusterAccess: boolean;
 }
 
-export type ClusterHealth = 'connected' | 'unreachable' | 'unauthenticated' | 'forbidden' | 'disabled' | 'unknown';
+export type ClusterHealth = 'connected' | 'unreachable' | 'unauthenticated' | 'forbidden' | 'throttled' | 'failing' | 'disabled' | 'unknown';
 
 /** Server → client: what the status bar shows. */
 export const statusNotification = 'kubeConflictHints/status';

@@ -19,7 +19,18 @@ const cases: { name: string; outcome: HttpOutcome; expected: Partial<ClusterProb
   { name: 'timeout', outcome: { kind: 'network', code: 'ETIMEDOUT', message: 'no answer' }, expected: { kind: 'unreachable' } },
   { name: 'untrusted certificate', outcome: { kind: 'network', code: 'SELF_SIGNED_CERT_IN_CHAIN', message: 'self-signed certificate in certificate chain' }, expected: { kind: 'unreachable' } },
   { name: 'exec plugin failed', outcome: { kind: 'network', code: 'EXEC_CREDENTIAL', message: 'Cannot get credentials: spawn gke-gcloud-auth-plugin ENOENT' }, expected: { kind: 'unauthenticated' } },
-  { name: '401', outcome: status(401, 'Unauthorized', 'Unauthorized'), expected: { kind: 'unauthenticated', httpStatus: 401, message: 'Unauthorized' } },
+  { name: '401 says the credentials were refused', outcome: status(401, 'Unauthorized', 'Unauthorized'), expected: { kind: 'unauthenticated', httpStatus: 401, message: 'The cluster refused the credentials (401 Unauthorized).' } },
+  {
+    name: '429 says the cluster throttles, and for how long',
+    outcome: { kind: 'response', status: 429, retryAfterMs: 3_000, body: JSON.stringify({ kind: 'Status', code: 429, reason: 'TooManyRequests', message: 'Too many requests, please try again later.' }) },
+    expected: { kind: 'other', httpStatus: 429, message: 'The cluster is throttling requests (429 Too Many Requests; it asks to wait 3 s before trying again): Too many requests, please try again later.' },
+  },
+  { name: '503 says the cluster is failing', outcome: status(503, 'ServiceUnavailable', 'etcd leader changed'), expected: { kind: 'other', httpStatus: 503, message: 'The cluster is failing (HTTP 503): etcd leader changed' } },
+  {
+    name: 'a body echoing a credential is not repeated',
+    outcome: { kind: 'response', status: 502, body: 'bad gateway: Authorization: Bearer sk9XbQ2LmN7pR4tV8wY1zA3cE6gJ0hK5' },
+    expected: { kind: 'other', message: 'The cluster is failing (HTTP 502): 502 bad gateway: Authorization: [redacted]' },
+  },
   {
     name: '403 names verb, resource and namespace from the message',
     outcome: status(403, 'Forbidden', 'deployments.apps is forbidden: User "stranger" cannot list resource "deployments" in API group "apps" in the namespace "default"', { group: 'apps', kind: 'deployments' }),
@@ -33,7 +44,7 @@ const cases: { name: string; outcome: HttpOutcome; expected: Partial<ClusterProb
   { name: '403 without a Status body falls back to the request', outcome: { kind: 'response', status: 403, body: 'forbidden' }, expected: { kind: 'forbidden', verb: 'list', resource: 'deployments.apps', namespace: 'default' } },
   { name: '404', outcome: status(404, 'NotFound', 'the server could not find the requested resource'), expected: { kind: 'notFound' } },
   { name: '422 keeps the server message', outcome: status(422, 'Invalid', 'Deployment.apps "web" is invalid: spec.replicas: Invalid value: -1'), expected: { kind: 'other', reason: 'Invalid', httpStatus: 422 } },
-  { name: '500 without JSON', outcome: { kind: 'response', status: 500, body: 'upstream connect error\nmore' }, expected: { kind: 'other', message: '500 upstream connect error' } },
+  { name: '500 without JSON', outcome: { kind: 'response', status: 500, body: 'upstream connect error\nmore' }, expected: { kind: 'other', message: 'The cluster is failing (HTTP 500): 500 upstream connect error' } },
 ];
 
 describe('classifyFailure', () => {

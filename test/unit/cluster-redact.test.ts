@@ -1,8 +1,8 @@
 // A Secret's values never reach the cache: not in data/stringData, not in kubectl's
 // last-applied copy; which manager owns which key stays visible.
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
-import { redactSecret } from '../../server/src/cluster/redact';
+import { describe, test } from 'node:test';
+import { redactSecret, redactText, rememberSecrets } from '../../server/src/cluster/redact';
 
 const lastApplied = JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db' }, data: { password: 'aHVudGVyMg==' }, stringData: { user: 'root' } });
 const secret = {
@@ -36,4 +36,32 @@ test('an unreadable last-applied annotation is replaced, not kept', () => {
   const broken = { ...secret, metadata: { ...secret.metadata, annotations: { 'kubectl.kubernetes.io/last-applied-configuration': 'password: hunter2' } } };
   const annotations = (redactSecret(broken).metadata as { annotations: Record<string, string> }).annotations;
   assert.equal(annotations['kubectl.kubernetes.io/last-applied-configuration'], '{}');
+});
+
+// What a cluster, a proxy or a credential plugin may say, and what of it can be shown.
+const messages: { name: string; text: string; shown: string }[] = [
+  { name: 'a bearer header', text: 'request failed: Authorization: Bearer abc.def-ghi', shown: 'request failed: Authorization: [redacted]' },
+  { name: 'a bearer token alone', text: 'sent Bearer s3cr3t-t0ken', shown: 'sent Bearer [redacted]' },
+  { name: 'token=… in a plugin\'s stderr', text: 'refresh failed for token=ya29.a0AfH6SMB; retry later', shown: 'refresh failed for token=[redacted]; retry later' },
+  { name: 'a YAML line of a kubeconfig', text: '  9 |     token: hunter2hunter2\n 10 |     client-key-data: LS0tLS1CRUdJTg==', shown: '  9 |     token: [redacted]\n 10 |     client-key-data: [redacted]' },
+  { name: 'JSON fields', text: '{"access_token":"x1y2z3","expires_in":3600}', shown: '{"access_token":"[redacted]","expires_in":3600}' },
+  { name: 'a JSON web token', text: 'bad token eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhZG1pbiJ9.c2lnbmF0dXJl here', shown: 'bad token [redacted] here' },
+  { name: 'a private key', text: 'key: -----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\n-----END EC PRIVATE KEY-----', shown: 'key: [redacted]' },
+  { name: 'a long hexadecimal token', text: 'unknown token 4f3c2a1b0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a39', shown: 'unknown token [redacted]' },
+  { name: 'a long mixed-case opaque token', text: 'denied: kchQ2x9LmN7pR4tV8wY1zA3cE6gJ0hK5sD', shown: 'denied: [redacted]' },
+  // What must stay readable.
+  { name: 'a forbidden message', text: 'deployments.apps "web" is forbidden: User "stranger" cannot list resource "deployments" in API group "apps" in the namespace "default"', shown: 'deployments.apps "web" is forbidden: User "stranger" cannot list resource "deployments" in API group "apps" in the namespace "default"' },
+  { name: 'a uid conflict', text: 'Precondition failed: UID in precondition: 0b7c2d1e-1111-4000-8000-000000000000, UID in object meta: 5d1e2f3a-2222-4000-8000-000000000000', shown: 'Precondition failed: UID in precondition: 0b7c2d1e-1111-4000-8000-000000000000, UID in object meta: 5d1e2f3a-2222-4000-8000-000000000000' },
+  { name: 'a long path and a long object name', text: 'Cannot read kubeconfig /home/dev/.kube/Config-Production-Cluster-2024-East1: ENOENT; secrets "payments-database-credentials-2024-east-1" not found', shown: 'Cannot read kubeconfig /home/dev/.kube/Config-Production-Cluster-2024-East1: ENOENT; secrets "payments-database-credentials-2024-east-1" not found' },
+  { name: 'a timeout', text: 'no answer from https://10.0.0.1:6443 within 15 s', shown: 'no answer from https://10.0.0.1:6443 within 15 s' },
+];
+
+describe('redactText', () => {
+  for (const m of messages) test(m.name, () => assert.equal(redactText(m.text), m.shown));
+
+  test('a credential this process used is removed wherever it appears, even without a telling name', () => {
+    const token = 'plain-words-but-a-token';
+    rememberSecrets(`Bearer ${token}`);
+    assert.equal(redactText(`the server said: unknown user (${token})`), 'the server said: unknown user ([redacted])');
+  });
 });

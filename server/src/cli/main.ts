@@ -4,7 +4,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createClusterConnection, type ClusterConnection, type ClusterProblem } from '../cluster';
+import { createClusterConnection, redactText, type ClusterConnection, type ClusterProblem } from '../cluster';
 import { exitCodeFor, formatJson, formatSarif, formatText, summarize, type CheckReport } from '../core/report';
 import { parseCommandLine, usage, type CheckCommand, type ClusterOptions, type OutputFormat, type SnapshotCommand } from './args';
 import { runCheck } from './check';
@@ -60,7 +60,7 @@ async function snapshot(command: SnapshotCommand): Promise<number> {
   try {
     const result = await takeSnapshot(connection, { outDir: command.outDir, selectors: command.selectors });
     if (!result.ok) return 'usage' in result ? fail(result.usage) : fail(describeProblem(result.problem, connection, false));
-    for (const note of result.notes) process.stderr.write(`${programName}: note: ${note}\n`);
+    for (const note of result.notes) process.stderr.write(redactText(`${programName}: note: ${note}\n`));
     await write(
       process.stdout,
       `saved ${result.saved} live object${result.saved === 1 ? '' : 's'}, ${result.absent} absent, ${result.documents} OpenAPI document${result.documents === 1 ? '' : 's'} to ${command.outDir}\n`,
@@ -114,8 +114,9 @@ export function describeProblem(problem: ClusterProblem, connection: ClusterConn
   }
 }
 
+/** stderr ends up in CI logs: nothing a cluster or a credential plugin said goes there unredacted. */
 function fail(message: string): number {
-  process.stderr.write(`${programName}: ${message}\n`);
+  process.stderr.write(redactText(`${programName}: ${message}\n`));
   return 2;
 }
 
@@ -144,7 +145,7 @@ main(process.argv.slice(2)).then(
   // Exit explicitly: watches opened by the cluster layer must not keep the process alive.
   (code) => process.exit(code),
   (error: unknown) => {
-    process.stderr.write(`${programName}: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(redactText(`${programName}: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`));
     process.exit(2);
   },
 );

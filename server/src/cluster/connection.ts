@@ -7,11 +7,12 @@
 // asynchronous: the file is read without blocking and never beyond a size limit (kubeconfig.ts).
 import type { JsonObject } from '../core/json';
 import { Discovery } from './discovery';
-import { HealthTracker } from './health';
+import { HealthTracker, needsProbe } from './health';
 import { ClusterTransport } from './http';
 import { loadKubeconfig, selectLoadedContext, type SelectedContext } from './kubeconfig';
 import { DEFAULT_LIVE_OBJECT_OPTIONS, LiveObjects, type LiveObjectOptions } from './live-objects';
-import { OpenApi } from './openapi';
+import { DEFAULT_OPENAPI_RETRY, OpenApi, type OpenApiRetry } from './openapi';
+import { redactProblem, rememberSecrets } from './redact';
 import type {
   ApiResourceInfo,
   ClusterHealth,
@@ -35,6 +36,10 @@ export interface ClusterConnectionOptions {
   requestTimeoutMs?: number;
   userAgent?: string;
   liveObjects?: Partial<LiveObjectOptions>;
+  /** Backoff of the retries of a failed OpenAPI fetch. */
+  openApiRetry?: Partial<OpenApiRetry>;
+  /** Backoff of the probe (GET /api) sent while the cluster is unreachable, throttling or failing. */
+  probe?: { initialBackoffMs?: number; maxBackoffMs?: number };
   /** Environment to read KUBECONFIG from (tests pass their own). */
   env?: NodeJS.ProcessEnv;
 }
@@ -57,6 +62,8 @@ export interface ClusterConnection {
   onHealthChange(listener: (health: ClusterHealth) => void): Disposable;
   /** One cheap read (GET /api) to learn the health now. */
   checkHealth(): Promise<ClusterHealth>;
+  /** A schema arrived after its fetch had failed: what cachedOpenApiDocument answers changed. */
+  onSchemaChange(listener: () => void): Disposable;
 
   discovery(): Promise<ClusterResult<DiscoveryIndex>>;
   resolveKind(apiVersion: string, kind: string): Promise<ClusterResult<ApiResourceInfo>>;
@@ -80,7 +87,7 @@ export interface ClusterConnection {
   /** Dry-run create (POST, dryRun=All): AlreadyExists as a conflict. */
   dryRunCreate(manifest: DryRunManifest, options: DryRunRequestOptions): Promise<DryRunOutcome>;
 
-  /** Rediscover and relist: what the "refresh" command does. */
+  /** Rediscover and relist, forgetting every remembered failure: what the "refresh" command does. */
   refresh(): void;
   /** Requests sent so far (watch connections included); the benchmark checks edits add none. */
   requestsSent(): number;
@@ -91,19 +98,22 @@ export interface ClusterConnection {
 /** The kubeconfig's contexts without connecting anywhere (for a context picker). */
 export async function readKubeconfig(settings: Pick<ClusterSettings, 'kubeconfig'>, env: NodeJS.ProcessEnv = process.env): Promise<ClusterResult<KubeconfigSummary>> {
   const loaded = await loadKubeconfig(settings.kubeconfig || undefined, env);
-  return loaded.ok ? { ok: true, value: loaded.value.summary } : loaded;
+  // A parse error may quote the line it stopped at: a token, a client key.
+  return loaded.ok ? { ok: true, value: loaded.value.summary } : { ok: false, problem: redactProblem(loaded.problem) };
 }
 
 export async function createClusterConnection(settings: ClusterSettings, options: ClusterConnectionOptions = {}): Promise<ClusterConnection> {
   const env = options.env ?? process.env;
   const loaded = await loadKubeconfig(settings.kubeconfig || undefined, env);
-  if (!loaded.ok) return unconfiguredConnection(settings, undefined, loaded.problem);
+  if (!loaded.ok) return unconfiguredConnection(settings, undefined, redactProblem(loaded.problem));
   const selected = await selectLoadedContext(loaded.value, settings.context || undefined);
-  if (!selected.ok) return unconfiguredConnection(settings, loaded.value.summary, selected.problem);
+  if (!selected.ok) return unconfiguredConnection(settings, loaded.value.summary, redactProblem(selected.problem));
   return connectedConnection(settings, selected.value, options);
 }
 
 function connectedConnection(settings: ClusterSettings, selected: SelectedContext, options: ClusterConnectionOptions): ClusterConnection {
+  // What the kubeconfig holds as credentials never appears in a message, whoever quotes it.
+  for (const user of selected.config.getUsers()) rememberSecrets(user.token, user.password, user.keyData);
   const transport = new ClusterTransport(selected.config, selected.server, {
     requestTimeoutMs: options.requestTimeoutMs ?? 15_000,
     userAgent: options.userAgent ?? 'kube-conflict-hints',
@@ -111,10 +121,39 @@ function connectedConnection(settings: ClusterSettings, selected: SelectedContex
   const health = new HealthTracker(selected.context.name, selected.server);
   transport.observe((request, outcome) => health.record(request, outcome));
   const discovery = new Discovery(transport);
-  const openApi = new OpenApi(transport);
+  const openApi = new OpenApi(transport, undefined, { ...DEFAULT_OPENAPI_RETRY, ...options.openApiRetry });
   const defaultNamespace = settings.namespace || selected.contextNamespace;
   const liveObjects = new LiveObjects(transport, discovery, defaultNamespace, { ...DEFAULT_LIVE_OBJECT_OPTIONS, ...options.liveObjects });
   const verifier = new Verifier(transport, discovery);
+
+  // While the cluster is unreachable, throttling or failing, ask it now and then (GET /api), so the
+  // status recovers even when no watch or retry is asking; Retry-After holds the probe too.
+  const probeInitialMs = options.probe?.initialBackoffMs ?? 1_000;
+  const probeMaxMs = options.probe?.maxBackoffMs ?? 30_000;
+  let probeTimer: NodeJS.Timeout | undefined;
+  let probeAttempts = 0;
+  let disposed = false;
+  const scheduleProbe = () => {
+    if (probeTimer || disposed) return;
+    const delay = Math.min(probeInitialMs * 2 ** probeAttempts, probeMaxMs);
+    probeAttempts++;
+    probeTimer = setTimeout(() => {
+      void transport.send({ method: 'GET', path: '/api', purpose: { verb: 'get' } }).then(() => {
+        probeTimer = undefined;
+        if (needsProbe(health.current().state)) scheduleProbe();
+      });
+    }, delay);
+    probeTimer.unref?.();
+  };
+  health.onChange((current) => {
+    if (needsProbe(current.state)) scheduleProbe();
+  });
+  // The first answer after an outage: everything waiting on a backoff goes now, not at its next turn.
+  health.onRecovered(() => {
+    probeAttempts = 0;
+    liveObjects.retryNow();
+    openApi.retryNow();
+  });
 
   return {
     settings,
@@ -127,6 +166,7 @@ function connectedConnection(settings: ClusterSettings, selected: SelectedContex
       await transport.send({ method: 'GET', path: '/api', purpose: { verb: 'get' } });
       return health.current();
     },
+    onSchemaChange: (listener) => openApi.onChange(listener),
     discovery: () => discovery.load(),
     resolveKind: (apiVersion, kind) => discovery.resolve(apiVersion, kind),
     cachedResource: (apiVersion, kind) => discovery.resolveCached(apiVersion, kind),
@@ -140,12 +180,15 @@ function connectedConnection(settings: ClusterSettings, selected: SelectedContex
     dryRunCreate: (manifest, opts) => verifier.dryRunCreate(manifest, { ...opts, defaultNamespace }),
     refresh: () => {
       void discovery.load(true);
-      void openApi.loadIndex(true);
+      void openApi.refresh();
       liveObjects.refresh();
     },
     requestsSent: () => transport.requestsSent,
     dispose: () => {
+      disposed = true;
+      if (probeTimer) clearTimeout(probeTimer);
       liveObjects.dispose();
+      openApi.dispose();
       transport.dispose();
     },
   };
@@ -163,6 +206,7 @@ function unconfiguredConnection(settings: ClusterSettings, kubeconfig: Kubeconfi
     health: () => health.current(),
     onHealthChange: (listener) => health.onChange(listener),
     checkHealth: () => Promise.resolve(health.current()),
+    onSchemaChange: () => ({ dispose: () => {} }),
     discovery: failed,
     resolveKind: failed,
     cachedResource: () => undefined,

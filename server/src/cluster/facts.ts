@@ -6,7 +6,7 @@ import type { KindFacts, LiveFacts, ResourceFacts } from '../core/analysis';
 import type { JsonObject } from '../core/json';
 import { schemaFromOpenApi, type SchemaModel } from '../core/schema';
 import type { ClusterConnection } from './connection';
-import type { ClusterProblem, Disposable, LiveObjectState, ObjectRef } from './types';
+import type { Disposable, LiveObjectState, ObjectRef } from './types';
 
 export interface FactsSource {
   /** Synchronous: what is known now. Starts the reads that are missing; `onChange` tells when they land. */
@@ -22,9 +22,10 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   const listeners = new Set<() => void>();
   const notify = () => listeners.forEach((l) => l());
   const schemas = new WeakMap<JsonObject, SchemaModel>();
-  const schemaProblems = new Map<string, ClusterProblem>();
   const schemaLoads = new Map<string, Promise<void>>();
   const objectSubscription = connection.onObjectChange(notify);
+  // A schema whose fetch failed arrives later (the connection retries it with backoff).
+  const schemaSubscription = connection.onSchemaChange(notify);
 
   function schemaFromDocument(doc: JsonObject): SchemaModel {
     let schema = schemas.get(doc);
@@ -39,10 +40,10 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     let pending = schemaLoads.get(apiVersion);
     if (!pending) {
       pending = connection.openApiDocument(apiVersion).then((result) => {
-        if (result.ok) schemaProblems.delete(apiVersion);
-        else schemaProblems.set(apiVersion, result.problem);
         schemaLoads.delete(apiVersion);
-        notify();
+        // A failure changes nothing a peek answers; the connection remembers it (asking again costs
+        // no request) and announces the schema when a retry gets it.
+        if (result.ok) notify();
       });
       schemaLoads.set(apiVersion, pending);
     }
@@ -68,7 +69,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     peek(ref) {
       const live = connection.peekObject(ref);
       const result = facts(ref, live);
-      if (result.kind.state === 'served' && !result.schema && !schemaProblems.has(ref.apiVersion)) void loadSchema(ref.apiVersion);
+      if (result.kind.state === 'served' && !result.schema) void loadSchema(ref.apiVersion);
       return result;
     },
     async load(ref) {
@@ -83,6 +84,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     },
     dispose() {
       objectSubscription.dispose();
+      schemaSubscription.dispose();
       listeners.clear();
     },
   };

@@ -1,10 +1,16 @@
-// The cluster's health for the status bar, derived from the outcome of every request: no probe
-// traffic of its own. Transport-level failures (unreachable, unauthenticated) concern every
-// request; a 403 concerns one resource in one namespace, and stops counting once a read of that
-// resource succeeds (e.g. `list` is forbidden but the GET-per-object fallback works).
+// The cluster's health for the status bar, derived from the outcome of every request. Transport-level
+// failures concern every request: unreachable (no connection, no answer in time), unauthenticated,
+// throttled (429) and failing (5xx on a read). A 403 concerns one resource in one namespace, and stops
+// counting once a read of that resource succeeds (e.g. `list` is forbidden but the GET-per-object
+// fallback works).
+//
+// While the cluster is unreachable, throttling or failing, the connection probes it on a backoff
+// schedule (connection.ts), so the status recovers even when nothing else is asking; the first
+// answer after a transport problem is announced (onRecovered) so every waiting retry goes at once.
 import type { ClusterRequest } from './http';
-import { classifyFailure, type HttpOutcome } from './problems';
-import type { ClusterHealth, ClusterProblem, Disposable } from './types';
+import { classifyFailure, isServerFailure, isThrottled, type HttpOutcome } from './problems';
+import { redactProblem } from './redact';
+import type { ClusterHealth, ClusterHealthState, ClusterProblem, Disposable } from './types';
 
 type Listener = (health: ClusterHealth) => void;
 
@@ -14,13 +20,14 @@ export class HealthTracker {
   private observed = false;
   private health: ClusterHealth;
   private readonly listeners = new Set<Listener>();
+  private readonly recoveryListeners = new Set<() => void>();
 
   constructor(
     private readonly context: string | undefined,
     private readonly server: string | undefined,
     configurationProblem?: ClusterProblem,
   ) {
-    this.transportProblem = configurationProblem;
+    this.transportProblem = configurationProblem && redactProblem(configurationProblem);
     this.observed = configurationProblem !== undefined;
     this.health = this.compute();
   }
@@ -34,25 +41,44 @@ export class HealthTracker {
     return { dispose: () => this.listeners.delete(listener) };
   }
 
+  /** The cluster answered again after a transport problem (unreachable, throttled, failing, unauthenticated). */
+  onRecovered(listener: () => void): Disposable {
+    this.recoveryListeners.add(listener);
+    return { dispose: () => this.recoveryListeners.delete(listener) };
+  }
+
   /** Feed one request's outcome (wired to ClusterTransport.observe). */
   record(request: ClusterRequest, outcome: HttpOutcome | 'stream-open'): void {
     this.observed = true;
     const key = scopeKey(request);
-    if (outcome === 'stream-open' || (outcome.kind === 'response' && outcome.status !== 401 && outcome.status !== 403)) {
+    const hadTransportProblem = this.transportProblem !== undefined;
+    if (outcome === 'stream-open' || (outcome.kind === 'response' && outcome.status < 400 && outcome.status >= 200)) {
       this.transportProblem = undefined;
-      if (request.method === 'GET' && outcome !== 'stream-open' && outcome.status < 500) this.forbidden.delete(key);
-      if (outcome === 'stream-open') this.forbidden.delete(key);
+      if (request.method === 'GET') this.forbidden.delete(key);
+    } else if (outcome.kind === 'response' && outcome.status !== 401 && outcome.status !== 403 && outcome.status !== 429 && !(outcome.status >= 500 && request.method === 'GET')) {
+      // Answered (404, 409, 410, 422, a dry run's 500 from a webhook): the server works.
+      this.transportProblem = undefined;
+      if (request.method === 'GET' && outcome.status < 500) this.forbidden.delete(key);
     } else {
-      const problem = classifyFailure(outcome, { method: request.method, path: request.path, ...request.purpose });
+      const problem = redactProblem(classifyFailure(outcome, { method: request.method, path: request.path, ...request.purpose }));
       if (problem.kind === 'forbidden') {
         this.transportProblem = undefined;
         // A refused dry run is the verifier's answer, not a sign that the editor cannot read.
         if (request.method === 'GET') this.forbidden.set(key, problem);
-      } else if (problem.kind === 'unreachable' || problem.kind === 'unauthenticated') {
+      } else if (problem.kind === 'unreachable' || problem.kind === 'unauthenticated' || isThrottled(problem) || isServerFailure(problem)) {
         this.transportProblem = problem;
       }
     }
     this.update();
+    if (hadTransportProblem && this.transportProblem === undefined) {
+      for (const listener of [...this.recoveryListeners]) {
+        try {
+          listener();
+        } catch {
+          // A listener's failure is its own.
+        }
+      }
+    }
   }
 
   private update(): void {
@@ -71,14 +97,23 @@ export class HealthTracker {
 
   private compute(): ClusterHealth {
     const base = { ...(this.context ? { context: this.context } : {}), ...(this.server ? { server: this.server } : {}), since: Date.now() };
-    if (this.transportProblem) {
-      const state = this.transportProblem.kind === 'unauthenticated' ? 'unauthenticated' : 'unreachable';
-      return { state, problem: this.transportProblem, ...base };
-    }
+    if (this.transportProblem) return { state: transportState(this.transportProblem), problem: this.transportProblem, ...base };
     const forbidden = [...this.forbidden.values()].at(-1);
     if (forbidden) return { state: 'forbidden', problem: forbidden, ...base };
     return { state: this.observed ? 'connected' : 'unknown', ...base };
   }
+}
+
+function transportState(problem: ClusterProblem): ClusterHealthState {
+  if (problem.kind === 'unauthenticated') return 'unauthenticated';
+  if (isThrottled(problem)) return 'throttled';
+  if (isServerFailure(problem)) return 'failing';
+  return 'unreachable';
+}
+
+/** States in which the connection probes the server until it answers. */
+export function needsProbe(state: ClusterHealthState): boolean {
+  return state === 'unreachable' || state === 'throttled' || state === 'failing';
 }
 
 function scopeKey(request: ClusterRequest): string {

@@ -4,11 +4,19 @@
 // Product code never changes a cluster: a request is either a read (GET) or a dry-run write, and a
 // write *cannot* be expressed without `dryRun: 'All'` (the type demands it, and send() writes the
 // query parameter itself, whatever the caller's query says).
+//
+// Two more jobs live here because every request passes through:
+// - Retry-After: after a 429 or 503 that names a delay, nothing is sent to that server before it;
+// - exec credential plugins run once per kubeconfig user, not once per request: their output is kept
+//   until its expirationTimestamp or until the server answers 401 (client-go does the same; client-node
+//   runs the plugin again for every request when the credential names no expiry).
 import * as http from 'node:http';
 import * as https from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
+import * as path from 'node:path';
+import { KubeConfig, type User } from '@kubernetes/client-node';
 import { errorMessage } from './kubeconfig';
-import type { HttpOutcome, RequestPurpose } from './problems';
+import { parseRetryAfter, type HttpOutcome, type RequestPurpose } from './problems';
+import { redactText, rememberSecrets } from './redact';
 
 export interface ReadRequest {
   method: 'GET';
@@ -53,6 +61,9 @@ export class ClusterTransport {
   requestsSent = 0;
   private readonly observers: OutcomeObserver[] = [];
   private readonly agents = new Map<string, http.Agent>();
+  private disposed = false;
+  private readonly pauses = new Set<() => void>();
+  private staticConfig: KubeConfig | undefined;
 
   constructor(
     private readonly config: KubeConfig,
@@ -65,22 +76,58 @@ export class ClusterTransport {
   }
 
   async send(request: ClusterRequest): Promise<HttpOutcome> {
+    let outcome = await this.sendOnce(request);
+    if (outcome.kind === 'response' && outcome.status === 401 && outcome.credential) {
+      // The kept exec credential was refused (revoked, rotated, expired early): run the plugin again.
+      this.forgetCredential(outcome.credential);
+      outcome = await this.sendOnce(request);
+    }
+    const { credential: _credential, ...plain } = outcome as HttpOutcome & { credential?: string };
+    return this.report(request, plain);
+  }
+
+  private async sendOnce(request: ClusterRequest): Promise<HttpOutcome & { credential?: string }> {
     const prepared = await this.prepare(request);
-    if ('failure' in prepared) return this.report(request, prepared.failure);
-    const outcome = await new Promise<HttpOutcome>((resolve) => {
+    if ('failure' in prepared) return prepared.failure;
+    return new Promise((resolve) => {
       const req = prepared.module.request(prepared.url, prepared.options, (res) => {
+        // Answered: from now on only a body that stops flowing is abandoned.
+        req.setTimeout(this.options.requestTimeoutMs, () => {
+          req.destroy(Object.assign(new Error(`${this.server} stopped sending its answer for ${Math.round(this.options.requestTimeoutMs / 1000)} s`), { code: 'ETIMEDOUT' }));
+        });
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ kind: 'response', status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () => resolve({ ...this.response(res, Buffer.concat(chunks).toString('utf8')), ...(prepared.credential ? { credential: prepared.credential } : {}) }));
         res.on('error', (error) => resolve(networkOutcome(error)));
       });
-      req.setTimeout(this.options.requestTimeoutMs, () => {
-        req.destroy(Object.assign(new Error(`no answer from ${this.server} within ${this.options.requestTimeoutMs} ms`), { code: 'ETIMEDOUT' }));
-      });
+      this.answerWithin(req);
       req.on('error', (error) => resolve(networkOutcome(error)));
       req.end(request.method === 'GET' ? undefined : request.body);
     });
-    return this.report(request, outcome);
+  }
+
+  /** A response as an outcome; a Retry-After in it holds back every later request to this server. */
+  private response(res: http.IncomingMessage, body: string): HttpOutcome {
+    const status = res.statusCode ?? 0;
+    const header = res.headers['retry-after'];
+    const retryAfterMs = status === 429 || status >= 500 ? parseRetryAfter(Array.isArray(header) ? header[0] : header) : undefined;
+    if (retryAfterMs !== undefined) holds.set(this.server, Math.max(holds.get(this.server) ?? 0, Date.now() + retryAfterMs));
+    return { kind: 'response', status, body, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
+  }
+
+  /**
+   * Abandon a request the server does not answer within the timeout: a black-holed address (the
+   * connection never completes), or a server that accepted the connection and says nothing. The
+   * clock runs from the moment the request is made, not from when a socket is assigned: a keep-alive
+   * agent may queue it, and an idle timer on the socket would restart with every byte.
+   */
+  private answerWithin(req: http.ClientRequest): void {
+    const timer = setTimeout(() => {
+      req.destroy(Object.assign(new Error(`no answer from ${this.server} within ${Math.round(this.options.requestTimeoutMs / 1000)} s`), { code: 'ETIMEDOUT' }));
+    }, this.options.requestTimeoutMs);
+    timer.unref?.();
+    req.once('response', () => clearTimeout(timer));
+    req.once('close', () => clearTimeout(timer));
   }
 
   /**
@@ -92,17 +139,18 @@ export class ClusterTransport {
     let aborted = false;
     let opened = false;
     const finished = (async (): Promise<HttpOutcome | 'ended'> => {
-      const prepared = await this.prepare(request);
-      if ('failure' in prepared) return this.report(request, prepared.failure);
+      const prepared = await this.prepare(request, () => aborted);
+      if ('failure' in prepared) return aborted ? 'ended' : this.report(request, prepared.failure);
       if (aborted) return 'ended';
       return new Promise<HttpOutcome | 'ended'>((resolve) => {
         const req = prepared.module.request(prepared.url, prepared.options, (res) => {
-          req.setTimeout(0); // connected: from now on silence is normal
+          req.setTimeout(0); // a keep-alive socket may carry an idle timeout from an earlier request
           const status = res.statusCode ?? 0;
           if (status < 200 || status >= 300) {
+            if (status === 401 && prepared.credential) this.forgetCredential(prepared.credential);
             const chunks: Buffer[] = [];
             res.on('data', (chunk: Buffer) => chunks.push(chunk));
-            res.on('end', () => resolve(this.report(request, { kind: 'response', status, body: Buffer.concat(chunks).toString('utf8') })));
+            res.on('end', () => resolve(this.report(request, this.response(res, Buffer.concat(chunks).toString('utf8')))));
             res.on('error', (error) => resolve(this.report(request, networkOutcome(error))));
             return;
           }
@@ -126,10 +174,9 @@ export class ClusterTransport {
           res.on('error', (error) => resolve(aborted ? 'ended' : networkOutcome(error)));
           res.on('close', () => resolve(aborted || res.complete ? 'ended' : { kind: 'network', code: 'ECONNRESET', message: 'watch connection closed' }));
         });
-        // Until the server answers, the usual request timeout applies (a black-holed address).
-        req.setTimeout(this.options.requestTimeoutMs, () => {
-          req.destroy(Object.assign(new Error(`no answer from ${this.server} within ${this.options.requestTimeoutMs} ms`), { code: 'ETIMEDOUT' }));
-        });
+        // Until the server answers, the usual request timeout applies (a black-holed address); once
+        // it has answered, silence is normal.
+        this.answerWithin(req);
         // A watch is legitimately silent for minutes; TCP keep-alive finds a dead peer instead.
         req.on('socket', (socket) => socket.setKeepAlive(true, 15_000));
         req.on('error', (error) => resolve(aborted ? 'ended' : opened ? networkOutcome(error) : this.report(request, networkOutcome(error))));
@@ -147,25 +194,25 @@ export class ClusterTransport {
     };
   }
 
-  private async prepare(request: ClusterRequest): Promise<
-    { module: typeof https | typeof http; url: URL; options: https.RequestOptions } | { failure: HttpOutcome }
-  > {
+  private async prepare(
+    request: ClusterRequest,
+    cancelled: () => boolean = () => false,
+  ): Promise<{ module: typeof https | typeof http; url: URL; options: https.RequestOptions; credential?: string } | { failure: HttpOutcome }> {
+    // Retry-After: wait it out rather than send (client-go's behaviour); several requests may wait.
+    while (Date.now() < this.holdUntil() && !this.disposed && !cancelled()) await this.pause(this.holdUntil() - Date.now());
+    if (this.disposed) return { failure: { kind: 'network', code: 'ECANCELED', message: 'the connection was closed' } };
     this.requestsSent++;
     const url = new URL(this.server.replace(/\/+$/, '') + request.path);
     for (const [key, value] of Object.entries(request.query ?? {})) url.searchParams.set(key, value);
     if (request.method !== 'GET') url.searchParams.set('dryRun', 'All');
-    const options: https.RequestOptions = {};
-    try {
-      await this.config.applyToHTTPSOptions(options);
-    } catch (error) {
-      // The library throws when an exec credential plugin fails or a certificate file is missing.
-      return { failure: { kind: 'network', code: 'EXEC_CREDENTIAL', message: `Cannot get credentials: ${errorMessage(error)}` } };
-    }
-    options.agent = this.reusableAgent(options.agent);
+    const authenticated = await this.authenticate();
+    if ('failure' in authenticated) return authenticated;
+    const { options, credential } = authenticated;
     const headers: Record<string, string> = {};
     for (const [key, value] of Object.entries(options.headers ?? {})) {
       if (value !== undefined) headers[key] = Array.isArray(value) ? value.join(', ') : String(value);
     }
+    rememberSecrets(headers.Authorization, options.auth, options.key as string | Buffer | undefined);
     headers['User-Agent'] = this.options.userAgent;
     if (request.method === 'GET') {
       headers.Accept = request.accept ?? 'application/json';
@@ -178,7 +225,123 @@ export class ClusterTransport {
       module: url.protocol === 'http:' ? http : https,
       url,
       options: { ...options, method: request.method, headers },
+      ...(credential ? { credential } : {}),
     };
+  }
+
+  /** The request options of the kubeconfig: TLS material, proxy agent, credentials. */
+  private async authenticate(): Promise<{ options: https.RequestOptions; credential?: string } | { failure: HttpOutcome }> {
+    const user = this.config.getCurrentUser();
+    const exec = user ? execConfig(user) : undefined;
+    const options: https.RequestOptions = {};
+    try {
+      if (!user || !exec) {
+        await this.config.applyToHTTPSOptions(options);
+        options.agent = this.reusableAgent(options);
+        return { options };
+      }
+      const key = JSON.stringify([user.name, exec]);
+      const credential = await this.execCredential(key, user);
+      if ('failure' in credential) return credential;
+      // Everything but the plugin's output comes from the kubeconfig as usual (a static token, if
+      // the user entry also has one, wins, as in client-node and kubectl).
+      await this.withoutExec().applyToHTTPSOptions(options);
+      const headers = (options.headers ?? {}) as http.OutgoingHttpHeaders;
+      if (credential.authorization && !headers.Authorization) headers.Authorization = credential.authorization;
+      options.headers = headers;
+      if (credential.cert) options.cert = credential.cert;
+      if (credential.key) options.key = credential.key;
+      options.agent = this.reusableAgent(options);
+      return { options, credential: key };
+    } catch (error) {
+      // The library throws when a certificate file is missing or unreadable.
+      return { failure: { kind: 'network', code: 'EXEC_CREDENTIAL', message: redactText(`Cannot get credentials: ${errorMessage(error)}`) } };
+    }
+  }
+
+  /** The kept credential of this user, or one run of its plugin shared by every request waiting for it. */
+  private async execCredential(key: string, user: User): Promise<ExecCredential | { failure: HttpOutcome }> {
+    const kept = execCredentials.get(key);
+    if (kept) {
+      const value = await kept;
+      if (!('failure' in value) && (value.expiresAt === undefined || value.expiresAt > Date.now())) return value;
+      if (execCredentials.get(key) === kept) execCredentials.delete(key);
+      if ('failure' in value) return value;
+    }
+    let running = execCredentials.get(key);
+    if (!running) {
+      running = this.runExec(user);
+      execCredentials.set(key, running);
+      void running.then((value) => {
+        // A failure is not kept: the next request tries the plugin again.
+        if ('failure' in value && execCredentials.get(key) === running) execCredentials.delete(key);
+      });
+    }
+    return running;
+  }
+
+  private async runExec(user: User): Promise<ExecCredential | { failure: HttpOutcome }> {
+    const full: https.RequestOptions = {};
+    const base: https.RequestOptions = {};
+    try {
+      await this.config.applyToHTTPSOptions(full);
+      await this.withoutExec().applyToHTTPSOptions(base);
+    } catch (error) {
+      return { failure: { kind: 'network', code: 'EXEC_CREDENTIAL', message: execFailureMessage(error, execConfig(user)) } };
+    } finally {
+      for (const agent of [full.agent, base.agent]) if (agent && typeof agent === 'object') agent.destroy();
+    }
+    const authorization = (full.headers as http.OutgoingHttpHeaders | undefined)?.Authorization;
+    const credential: ExecCredential = {
+      ...(typeof authorization === 'string' && authorization !== (base.headers as http.OutgoingHttpHeaders | undefined)?.Authorization ? { authorization } : {}),
+      ...(full.cert && !sameMaterial(full.cert, base.cert) ? { cert: full.cert } : {}),
+      ...(full.key && !sameMaterial(full.key, base.key) ? { key: full.key } : {}),
+      ...expiryOf(this.config, user.name),
+    };
+    rememberSecrets(credential.authorization, credential.key as string | Buffer | undefined);
+    return credential;
+  }
+
+  private forgetCredential(key: string): void {
+    execCredentials.delete(key);
+    const user = this.config.getCurrentUser();
+    // client-node keeps a credential that names an expiry until then; the server just said it is no good.
+    if (user) forgetLibraryCredential(this.config, user.name);
+  }
+
+  /** The same kubeconfig with the current user's exec plugin removed: TLS and static credentials only. */
+  private withoutExec(): KubeConfig {
+    if (!this.staticConfig) {
+      const current = this.config.getCurrentUser();
+      const twin = new KubeConfig();
+      twin.loadFromOptions({
+        clusters: this.config.getClusters(),
+        users: this.config.getUsers().map((u) => (u.name === current?.name ? stripExec(u) : u)),
+        contexts: this.config.getContexts(),
+        currentContext: this.config.getCurrentContext(),
+      });
+      this.staticConfig = twin;
+    }
+    return this.staticConfig;
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, Math.max(1, ms));
+      timer.unref?.();
+      this.pauses.add(done);
+      const pauses = this.pauses;
+      function done(): void {
+        clearTimeout(timer);
+        pauses.delete(done);
+        resolve();
+      }
+    });
+  }
+
+  /** When the server allows the next request (its Retry-After), as Date.now() time. */
+  private holdUntil(): number {
+    return holds.get(this.server) ?? 0;
   }
 
   /**
@@ -186,11 +349,14 @@ export class ClusterTransport {
    * handshake (tens of milliseconds). A keep-alive agent with the same TLS material is reused instead;
    * new material (a rotated exec client certificate) gets a new agent. Proxy agents are left alone.
    */
-  private reusableAgent(fresh: https.RequestOptions['agent']): https.RequestOptions['agent'] {
+  private reusableAgent(options: https.RequestOptions): https.RequestOptions['agent'] {
+    const fresh = options.agent;
     if (!fresh || (fresh.constructor !== https.Agent && fresh.constructor !== http.Agent)) return fresh;
-    const tls = (fresh as https.Agent & { options: https.AgentOptions }).options;
-    const key = JSON.stringify([fresh.constructor === https.Agent, ...['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername'].map((k) => {
-      const value: unknown = tls[k as keyof https.AgentOptions];
+    // The TLS material of the request (an exec plugin's client certificate is only here, not in the
+    // agent client-node built without it).
+    const tls = { ...(fresh as https.Agent & { options: https.AgentOptions }).options, ...pick(options) };
+    const key = JSON.stringify([fresh.constructor === https.Agent, ...TLS_FIELDS.map((k) => {
+      const value: unknown = tls[k];
       return Buffer.isBuffer(value) ? value.toString('base64') : value;
     })]);
     let agent = this.agents.get(key);
@@ -205,6 +371,8 @@ export class ClusterTransport {
 
   /** Close idle keep-alive connections. */
   dispose(): void {
+    this.disposed = true;
+    for (const wake of [...this.pauses]) wake();
     for (const agent of this.agents.values()) agent.destroy();
     this.agents.clear();
   }
@@ -220,4 +388,89 @@ export class ClusterTransport {
 function networkOutcome(error: unknown): HttpOutcome {
   const code = typeof (error as { code?: unknown })?.code === 'string' ? (error as { code: string }).code : 'ENETWORK';
   return { kind: 'network', code, message: errorMessage(error) || code };
+}
+
+const TLS_FIELDS = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername'] as const;
+
+function sameMaterial(a: unknown, b: unknown): boolean {
+  return Buffer.isBuffer(a) && Buffer.isBuffer(b) ? a.equals(b) : a === b;
+}
+
+function pick(options: https.RequestOptions): https.AgentOptions {
+  const out: Record<string, unknown> = {};
+  for (const k of TLS_FIELDS) if (options[k] !== undefined) out[k] = options[k];
+  return out as https.AgentOptions;
+}
+
+/** What an exec credential plugin gave, as request material. */
+interface ExecCredential {
+  authorization?: string;
+  cert?: https.RequestOptions['cert'];
+  key?: https.RequestOptions['key'];
+  /** From the ExecCredential's status.expirationTimestamp; none means "until the server refuses it". */
+  expiresAt?: number;
+}
+
+/**
+ * Retry-After by server URL: a server that asked to be left alone is left alone by every connection
+ * of the process (several contexts may name the same cluster).
+ */
+const holds = new Map<string, number>();
+
+/** Kept exec credentials by kubeconfig user (its name and plugin), shared by every connection of the process. */
+const execCredentials = new Map<string, Promise<ExecCredential | { failure: HttpOutcome }>>();
+
+/** The exec plugin of a kubeconfig user, as client-node's ExecAuth finds it. */
+function execConfig(user: User): { command?: unknown; args?: unknown; env?: unknown } | undefined {
+  const exec: unknown = user.exec ?? (user.authProvider as { config?: { exec?: unknown } } | undefined)?.config?.exec;
+  return exec && typeof exec === 'object' ? (exec as { command?: unknown }) : undefined;
+}
+
+function stripExec(user: User): User {
+  const { exec: _exec, authProvider, ...rest } = user;
+  const execProvider = (authProvider as { name?: string; config?: { exec?: unknown } } | undefined);
+  return execProvider && execProvider.name !== 'exec' && !execProvider.config?.exec ? { ...rest, authProvider } : rest;
+}
+
+/**
+ * client-node keeps the ExecCredential it parsed (private to its ExecAuth); its expiry is the only
+ * part that is not in the request options. Read defensively: a library that keeps it elsewhere means
+ * "no expiry known", and the 401 rule still renews the credential.
+ */
+function libraryCredentialCache(config: KubeConfig): Record<string, unknown>[] {
+  const authenticators = (config as unknown as { authenticators?: unknown }).authenticators;
+  if (!Array.isArray(authenticators)) return [];
+  return authenticators.flatMap((a: unknown) => {
+    const cache = (a as { tokenCache?: unknown } | null)?.tokenCache;
+    return cache && typeof cache === 'object' ? [cache as Record<string, unknown>] : [];
+  });
+}
+
+function expiryOf(config: KubeConfig, userName: string): { expiresAt?: number } {
+  for (const cache of libraryCredentialCache(config)) {
+    const stamp = (cache[userName] as { status?: { expirationTimestamp?: unknown } } | null | undefined)?.status?.expirationTimestamp;
+    const at = typeof stamp === 'string' ? Date.parse(stamp) : Number.NaN;
+    if (!Number.isNaN(at)) return { expiresAt: at };
+  }
+  return {};
+}
+
+function forgetLibraryCredential(config: KubeConfig, userName: string): void {
+  for (const cache of libraryCredentialCache(config)) if (userName in cache) cache[userName] = null;
+}
+
+/**
+ * Why a credential plugin gave no credential, without what it printed: its stdout is the credential
+ * (a JSON parse error quotes its first bytes), and its stderr often repeats it
+ * (`refresh failed for token=...`). The first line of stderr is kept, redacted: it is usually the
+ * advice the user needs ("run gcloud auth login").
+ */
+export function execFailureMessage(error: unknown, exec: { command?: unknown } | undefined): string {
+  const command = typeof exec?.command === 'string' ? path.basename(exec.command) : 'the exec credential plugin';
+  const code = (error as { code?: unknown } | null)?.code;
+  if (error instanceof SyntaxError) return `Cannot get credentials: ${command} did not print an ExecCredential (its output is not JSON).`;
+  if (typeof code === 'string') return `Cannot get credentials: cannot run ${command} (${code}).`;
+  const firstLine = errorMessage(error).split('\n').map((l) => l.trim()).find((l) => l) ?? '';
+  const detail = redactText(firstLine.length > 200 ? `${firstLine.slice(0, 200)}…` : firstLine);
+  return `Cannot get credentials: ${command} failed${detail ? `: ${detail}` : ' without saying why'}.`;
 }

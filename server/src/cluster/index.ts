@@ -8,3 +8,4 @@ export { openApiPathKey } from './openapi';
 export type * from './types';
 export { createFactsSource, liveFacts } from './facts';
 export type { FactsSource } from './facts';
+export { redactText } from './redact';

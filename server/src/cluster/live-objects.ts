@@ -118,6 +118,15 @@ export class LiveObjects {
     for (const collection of this.collections.values()) collection.restart();
   }
 
+  /** The cluster answers again: every collection and lookup waiting on a backoff tries now. */
+  retryNow(): void {
+    if (this.disposed) return;
+    for (const collection of this.collections.values()) collection.wakeUp();
+    if (this.retryTimers.size === 0) return;
+    this.clearRetries();
+    for (const [key, entry] of this.unresolved) if (entry.problem && entry.problem.kind !== 'kindNotServed' && !entry.resolving) void this.resolveLater(key, entry);
+  }
+
   dispose(): void {
     this.disposed = true;
     this.clearRetries();
@@ -303,6 +312,11 @@ class Collection {
     this.stream = undefined;
     this.wake?.();
     void this.run(this.generation);
+  }
+
+  /** Cut short a backoff (or poll) sleep. */
+  wakeUp(): void {
+    this.wake?.();
   }
 
   stop(): void {

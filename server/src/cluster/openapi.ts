@@ -2,12 +2,34 @@
 // The index (/openapi/v3) gives each group-version a URL carrying a content hash
 // (`/openapi/v3/apis/apps/v1?hash=...`); a document is cached under that URL, so it is fetched again
 // only when the server's schema for that group-version changed (a CRD was updated, the server upgraded).
+//
+// A failed fetch (a 500, a timeout, a throttled server) is remembered for a while so that typing does
+// not resend it, and retried in the background with exponential backoff; when the document finally
+// arrives, onChange tells the editor to analyse again. Without a schema no field conflict can be
+// predicted, so one bad moment of the server must not switch prediction off for the session.
 import { SharedLoad } from './shared-load';
 import { isJsonObject, type JsonObject } from '../core/json';
 import type { ClusterTransport } from './http';
 import { checkServerRelativePath } from './names';
 import { classifyFailure, parseJson } from './problems';
-import type { ClusterResult } from './types';
+import type { ClusterProblem, ClusterResult, Disposable } from './types';
+
+export interface OpenApiRetry {
+  /** Delay before the first retry of a failed fetch; doubles up to maxBackoffMs. */
+  initialBackoffMs: number;
+  maxBackoffMs: number;
+}
+
+export const DEFAULT_OPENAPI_RETRY: OpenApiRetry = { initialBackoffMs: 1_000, maxBackoffMs: 60_000 };
+
+interface Failure {
+  apiVersion: string;
+  problem: ClusterProblem;
+  attempts: number;
+  /** Date.now() from which a fetch is tried again. */
+  retryAt: number;
+  timer?: NodeJS.Timeout;
+}
 
 export interface OpenApiIndex {
   /** `apis/apps/v1` → `/openapi/v3/apis/apps/v1?hash=...` */
@@ -37,15 +59,52 @@ export class OpenApi {
   /** Keyed by the hashed URL: a changed hash is a different key. */
   private readonly documents = new Map<string, JsonObject>();
   private readonly documentLoading = new Map<string, Promise<ClusterResult<JsonObject>>>();
+  /** Failed fetches by index key, until a retry succeeds or the user refreshes. */
+  private readonly failures = new Map<string, Failure>();
+  /** One attempt per group-version at a time (the editor's peek and a background retry share it). */
+  private readonly attempts = new Map<string, Promise<ClusterResult<JsonObject>>>();
+  private readonly listeners = new Set<() => void>();
+  private disposed = false;
 
   constructor(
     private readonly transport: ClusterTransport,
     /** A group-version missing from the index triggers a fresh index at most this often (new CRDs). */
     private readonly refreshForMissingMs = 10_000,
+    private readonly retry: OpenApiRetry = DEFAULT_OPENAPI_RETRY,
   ) {}
 
   loadIndex(force = false): Promise<ClusterResult<OpenApiIndex>> {
     return this.index.load(force);
+  }
+
+  /** A document arrived after a failure: what a peek answers has changed. */
+  onChange(listener: () => void): Disposable {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  }
+
+  /** Forget every failure and the index (the user asked to refresh): the next ask fetches. */
+  refresh(): Promise<ClusterResult<OpenApiIndex>> {
+    for (const failure of this.failures.values()) clearTimeout(failure.timer);
+    this.failures.clear();
+    return this.loadIndex(true);
+  }
+
+  /** The cluster answers again: retry every failed group-version now instead of at its backoff time. */
+  retryNow(): void {
+    for (const [key, failure] of this.failures) {
+      if (this.attempts.has(key)) continue;
+      clearTimeout(failure.timer);
+      failure.retryAt = 0;
+      void this.document(failure.apiVersion);
+    }
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    for (const failure of this.failures.values()) clearTimeout(failure.timer);
+    this.failures.clear();
+    this.listeners.clear();
   }
 
   /** The document of a group-version if it is already cached under the current index. */
@@ -54,8 +113,51 @@ export class OpenApi {
     return url ? this.documents.get(url) : undefined;
   }
 
-  /** The OpenAPI v3 document for `apps/v1`, `v1`, `example.com/v1alpha1`. */
-  async document(apiVersion: string): Promise<ClusterResult<JsonObject>> {
+  /**
+   * The OpenAPI v3 document for `apps/v1`, `v1`, `example.com/v1alpha1`. A recent failure is answered
+   * from memory until its retry time.
+   */
+  document(apiVersion: string): Promise<ClusterResult<JsonObject>> {
+    const key = openApiPathKey(apiVersion);
+    const failed = this.failures.get(key);
+    if (failed && Date.now() < failed.retryAt) return Promise.resolve({ ok: false, problem: failed.problem });
+    let attempt = this.attempts.get(key);
+    if (!attempt) {
+      attempt = this.fetchDocument(apiVersion).then((result) => {
+        this.attempts.delete(key);
+        this.settle(key, apiVersion, result);
+        return result;
+      });
+      this.attempts.set(key, attempt);
+    }
+    return attempt;
+  }
+
+  private settle(key: string, apiVersion: string, result: ClusterResult<JsonObject>): void {
+    if (this.disposed) return;
+    const failed = this.failures.get(key);
+    if (result.ok || result.problem.kind === 'kindNotServed') {
+      // Not published is an answer, not a failure: the index is looked at again for new CRDs anyway.
+      if (!failed) return;
+      clearTimeout(failed.timer);
+      this.failures.delete(key);
+      if (result.ok) for (const listener of [...this.listeners]) listener();
+      return;
+    }
+    const attempts = (failed?.attempts ?? 0) + 1;
+    const delay = Math.min(this.retry.initialBackoffMs * 2 ** (attempts - 1), this.retry.maxBackoffMs);
+    if (failed) clearTimeout(failed.timer);
+    const failure: Failure = { apiVersion, problem: result.problem, attempts, retryAt: Date.now() + delay };
+    failure.timer = setTimeout(() => {
+      if (this.failures.get(key) !== failure) return;
+      failure.retryAt = 0;
+      void this.document(apiVersion);
+    }, delay);
+    failure.timer.unref?.();
+    this.failures.set(key, failure);
+  }
+
+  private async fetchDocument(apiVersion: string): Promise<ClusterResult<JsonObject>> {
     const key = openApiPathKey(apiVersion);
     let index = await this.loadIndex();
     if (!index.ok) return index;

@@ -1,12 +1,47 @@
 // Turning failed requests into ClusterProblem records. Pure: no I/O, unit-tested with Status bodies
 // captured from a real kube-apiserver.
 import { isJsonObject, type JsonObject, type JsonValue } from '../core/json';
+import { redactProblem } from './redact';
 import type { ClusterProblem, ConflictCause } from './types';
 
 /** What came back from one HTTP request, before any interpretation. */
 export type HttpOutcome =
-  | { kind: 'response'; status: number; body: string }
+  | {
+      kind: 'response';
+      status: number;
+      body: string;
+      /** The server's Retry-After (429, 503), in milliseconds from when the answer arrived. */
+      retryAfterMs?: number;
+    }
   | { kind: 'network'; code: string; message: string };
+
+/**
+ * Retry-After as milliseconds: delta-seconds or an HTTP date (RFC 9110 §10.2.3); undefined when
+ * absent or unreadable. Capped: a misconfigured server must not silence the editor for days.
+ */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  let ms: number | undefined;
+  if (/^\d+$/.test(text)) ms = Number(text) * 1000;
+  else {
+    const date = Date.parse(text);
+    if (!Number.isNaN(date)) ms = Math.max(0, date - now);
+  }
+  return ms === undefined ? undefined : Math.min(ms, MAX_RETRY_AFTER_MS);
+}
+
+const MAX_RETRY_AFTER_MS = 10 * 60_000;
+
+/** A 429: the server (API Priority and Fairness, a gateway) asks this client to slow down. */
+export function isThrottled(problem: ClusterProblem): boolean {
+  return problem.httpStatus === 429;
+}
+
+/** A 5xx: the server (or a proxy in front of it) failed to answer. */
+export function isServerFailure(problem: ClusterProblem): boolean {
+  return problem.httpStatus !== undefined && problem.httpStatus >= 500;
+}
 
 /** What a request was for, so that a 403 can say "cannot list deployments.apps in default". */
 export interface RequestPurpose {
@@ -85,8 +120,15 @@ const UNREACHABLE_CODES = new Set([
   'EADDRNOTAVAIL',
 ]);
 
-/** The problem behind a request that did not succeed (any non-2xx response, or no response). */
+/**
+ * The problem behind a request that did not succeed (any non-2xx response, or no response). Its
+ * message is shown to users as it is, so it never carries a credential (see redact.ts).
+ */
 export function classifyFailure(outcome: HttpOutcome, purpose: RequestPurpose): ClusterProblem {
+  return redactProblem(describeFailure(outcome, purpose));
+}
+
+function describeFailure(outcome: HttpOutcome, purpose: RequestPurpose): ClusterProblem {
   const request = `${purpose.method} ${purpose.path}`;
   if (outcome.kind === 'network') {
     if (outcome.code === 'EXEC_CREDENTIAL') {
@@ -108,14 +150,20 @@ export function classifyFailure(outcome: HttpOutcome, purpose: RequestPurpose): 
     ...(status?.reason ? { reason: status.reason } : {}),
     request,
   };
+  const wait = outcome.retryAfterMs !== undefined ? `; it asks to wait ${Math.ceil(outcome.retryAfterMs / 1000)} s before trying again` : '';
   switch (outcome.status) {
     case 401:
-      return { kind: 'unauthenticated', ...common };
+      return { kind: 'unauthenticated', ...common, message: `The cluster refused the credentials (401 ${status?.message || 'Unauthorized'}).` };
+    case 429:
+      return { kind: 'other', ...common, message: `The cluster is throttling requests (429 Too Many Requests${wait}): ${message}` };
     case 403:
       return { kind: 'forbidden', ...common, ...forbiddenScope(message, purpose) };
     case 404:
       return { kind: 'notFound', ...common };
     default:
+      // A read that fails says the server is in trouble; a dry run's 500 is often its verdict on the
+      // object (resourceVersion set on a create), so its words stand alone.
+      if (outcome.status >= 500 && purpose.method === 'GET') return { kind: 'other', ...common, message: `The cluster is failing (HTTP ${outcome.status}${wait}): ${message}` };
       return { kind: 'other', ...common };
   }
 }

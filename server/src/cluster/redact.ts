@@ -44,3 +44,86 @@ function redactLastApplied(text: string): string {
   }
   return '{}';
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Credentials in messages.
+//
+// Messages that reach a user (the status bar, hovers, the output channel, the command line's stderr,
+// a CI log) quote what others wrote: a server's error body, a proxy's error page, an exec credential
+// plugin's stderr, a kubeconfig parse error quoting the line it choked on. Any of them can carry a
+// credential. Every such message passes through redactText before it leaves the cluster layer, and
+// the editor and the command line pass what they print through it once more.
+
+const REDACTED = '[redacted]';
+/** Every credential this process sent or read from a kubeconfig: removed wherever it appears. */
+const knownSecrets = new Set<string>();
+/** Short values (a password like "admin") would redact ordinary words; patterns still catch them in context. */
+const MIN_KNOWN_SECRET = 8;
+
+/** Remember credentials (a token, a password, a client key) so that no message ever repeats them. */
+export function rememberSecrets(...values: (string | Buffer | null | undefined)[]): void {
+  for (const value of values) {
+    if (value === null || value === undefined) continue;
+    const text = Buffer.isBuffer(value) ? value.toString('utf8') : value;
+    const trimmed = text.trim();
+    if (trimmed.length < MIN_KNOWN_SECRET) continue;
+    knownSecrets.add(trimmed);
+    // A Bearer header's token, a key's base64 form (kubeconfig `client-key-data`).
+    const bearer = /^(?:Bearer|Basic)\s+(\S+)$/i.exec(trimmed);
+    if (bearer && bearer[1]!.length >= MIN_KNOWN_SECRET) knownSecrets.add(bearer[1]!);
+    if (Buffer.isBuffer(value)) knownSecrets.add(value.toString('base64'));
+  }
+}
+
+// Names whose value is a credential, in `name=value`, `name: value`, `"name": "value"` forms.
+const SENSITIVE_NAME = String.raw`(?:[A-Za-z0-9_-]*(?:token|secret|password|passwd|pwd|credential|api[_-]?key|private[_-]?key|client[_-]?key(?:[_-]data)?|access[_-]?key|cookie|session)[A-Za-z0-9_-]*|authorization|auth)`;
+const SCHEME = String.raw`(?:(?:Bearer|Basic|Negotiate|Token)\s+)?`;
+const PATTERNS: [RegExp, string | ((...groups: string[]) => string)][] = [
+  // PEM blocks of private keys, whole.
+  [/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g, REDACTED],
+  // JSON: "token": "value"
+  [new RegExp(String.raw`("${SENSITIVE_NAME}"\s*:\s*)"(?:[^"\\]|\\.)*"`, 'gi'), (_m, head) => `${head}"${REDACTED}"`],
+  // name=value, name: value, Authorization: Bearer value (up to whitespace, a quote, a comma, ; or &)
+  [new RegExp(String.raw`(\b${SENSITIVE_NAME}\s*[=:]\s*)(?!\[redacted\])${SCHEME}["']?[^\s"',;&]+["']?`, 'gi'), (_m, head) => `${head}${REDACTED}`],
+  // Authorization schemes wherever they stand.
+  [/\b(Bearer|Basic|Negotiate)\s+(?!\[redacted\])[A-Za-z0-9._~+/=-]+/gi, (_m, scheme) => `${scheme} ${REDACTED}`],
+  // JSON Web Tokens (service-account tokens, OIDC id-tokens).
+  [/\beyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]*/g, REDACTED],
+  // Long hexadecimal strings (static tokens, API keys); UIDs have dashes every few characters.
+  [/(?<![A-Za-z0-9])[0-9a-fA-F]{32,}(?![A-Za-z0-9])/g, REDACTED],
+  // Long opaque strings (base64 tokens), told from names and paths by how often the kind of
+  // character changes (see looksRandom).
+  [/(?<![A-Za-z0-9+/=_.-])[A-Za-z0-9+=_-][A-Za-z0-9+/=_-]{31,}(?![A-Za-z0-9+/=_.-])/g, (m) => (looksRandom(m) ? REDACTED : m)],
+];
+
+/**
+ * Random base64 changes between upper case, lower case, digits and symbols at about two characters
+ * in three; words, Kubernetes names (lower case) and `Config-Production-2024` much less often.
+ */
+function looksRandom(text: string): boolean {
+  const kind = (c: string) => (/[a-z]/.test(c) ? 0 : /[A-Z]/.test(c) ? 1 : /[0-9]/.test(c) ? 2 : 3);
+  let changes = 0;
+  for (let i = 1; i < text.length; i++) if (kind(text[i]!) !== kind(text[i - 1]!)) changes++;
+  return /[a-z]/.test(text) && /[A-Z]/.test(text) && /[0-9]/.test(text) && changes >= 0.45 * text.length;
+}
+
+/** The text with every credential it may carry replaced by `[redacted]`. */
+export function redactText(text: string): string {
+  let out = text;
+  // Longest first, so that a token is not half-replaced by a known prefix of it.
+  for (const secret of [...knownSecrets].sort((a, b) => b.length - a.length)) {
+    if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  }
+  for (const [pattern, replacement] of PATTERNS) {
+    out = typeof replacement === 'string' ? out.replace(pattern, replacement) : out.replace(pattern, replacement as (match: string, ...groups: string[]) => string);
+  }
+  return out;
+}
+
+/** A problem whose message (and request line) can be shown. */
+export function redactProblem<T extends { message: string; request?: string }>(problem: T): T {
+  const message = redactText(problem.message);
+  const request = problem.request === undefined ? undefined : redactText(problem.request);
+  if (message === problem.message && request === problem.request) return problem;
+  return { ...problem, message, ...(request === undefined ? {} : { request }) };
+}

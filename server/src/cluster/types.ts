@@ -75,8 +75,11 @@ export interface ClusterProblem {
 
 export type ClusterResult<T> = { ok: true; value: T } | { ok: false; problem: ClusterProblem };
 
-/** For the status bar. `forbidden` means the cluster answers but refuses something the editor needs. */
-export type ClusterHealthState = 'connected' | 'unreachable' | 'unauthenticated' | 'forbidden' | 'unknown';
+/**
+ * For the status bar. `forbidden` means the cluster answers but refuses something the editor needs;
+ * `throttled` that it answers 429 (slow down), `failing` that its reads fail with 5xx.
+ */
+export type ClusterHealthState = 'connected' | 'unreachable' | 'unauthenticated' | 'forbidden' | 'throttled' | 'failing' | 'unknown';
 
 export interface ClusterHealth {
   state: ClusterHealthState;

@@ -46,7 +46,7 @@ export function fieldHover(
   now: number,
 ): string {
   const title = `**\`${formatServerPath(path)}\`**`;
-  if (!facts || facts.live.state !== 'exists') return `${title}\n\n${facts?.live.state === 'absent' ? 'The object does not exist yet: nobody owns this field.' : 'Ownership unknown (no answer from the cluster yet).'}`;
+  if (!facts || facts.live.state !== 'exists') return `${title}\n\n${unknownOwnership(facts)}`;
   const live: JsonObject = facts.live.object;
   const owners = ownersOf(live, path);
   const lines = [title, ''];
@@ -74,6 +74,15 @@ export function fieldHover(
     lines.push('', `${describeManager(o.manager)}: ${role.explanation}`);
   }
   return lines.join('\n');
+}
+
+/** Why a field's owners are not known: not asked yet, or the cluster's refusal in its own words. */
+function unknownOwnership(facts: ResourceFacts | undefined): string {
+  if (facts?.live.state === 'absent') return 'The object does not exist yet: nobody owns this field.';
+  if (facts?.kind.state === 'notServed') return `Ownership unknown: ${facts.kind.message}`;
+  if (facts?.live.state === 'unavailable') return `Ownership unknown: ${facts.live.message}`;
+  if (facts?.kind.state === 'unavailable') return `Ownership unknown: ${facts.kind.message}`;
+  return 'Ownership unknown (no answer from the cluster yet).';
 }
 
 function ownerRow(o: FieldOwner, now: number): string {

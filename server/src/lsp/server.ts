@@ -11,7 +11,7 @@ import {
   type Hover,
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { readKubeconfig, type ClusterHealth } from '../cluster';
+import { readKubeconfig, redactText, type ClusterHealth } from '../cluster';
 import { managerNames, type Finding } from '../core/analysis';
 import { fieldHover, objectHover } from '../core/hover-text';
 import { ownershipView } from '../core/ownership-view';
@@ -73,7 +73,8 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     health: health.state,
     context: health.context ?? session.connection.context?.name ?? '',
     ...(health.server ? { server: health.server } : {}),
-    detail: health.problem?.message ?? (health.state === 'connected' ? 'Connected' : 'Not asked yet'),
+    // The cluster layer redacts its messages; the status is shown in a tooltip and logged, so again here.
+    detail: redactText(health.problem?.message ?? (health.state === 'connected' ? 'Connected' : 'Not asked yet')),
   });
 
   let refreshTimer: NodeJS.Timeout | undefined;
@@ -251,8 +252,8 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     if (!state || !state.session) return { agreed: 0, differences: [], failed: ['No cluster access in this workspace.'] };
     const { findings, ...result } = await verifyDocument(state.session, state.settings, state.analysis);
     verified.set(uri, { version: state.document.version, findings });
-    for (const line of result.differences) connection.console.warn(`verify: ${line}`);
-    for (const line of result.failed) connection.console.warn(`verify: could not verify ${line}`);
+    for (const line of result.differences) connection.console.warn(redactText(`verify: ${line}`));
+    for (const line of result.failed) connection.console.warn(redactText(`verify: could not verify ${line}`));
     connection.console.info(`verify: ${result.agreed} resource(s) answered as predicted, ${result.differences.length} differed`);
     scheduleRefresh();
     return result;
