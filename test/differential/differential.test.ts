@@ -194,7 +194,7 @@ async function runScenario(scenario: Scenario, prefix: string): Promise<void> {
 function predictedStatus(p: ApplyPrediction): ServerStatus | undefined {
   const s = p.status;
   if (!s) return undefined;
-  return { code: s.code, reason: s.reason, message: s.message, causes: (s.causes ?? []).map((c) => `${c.message} @ ${c.field}`).sort() };
+  return { code: s.code, reason: s.reason, message: s.message, causes: [...new Set((s.causes ?? []).map((c) => `${c.message} @ ${c.field}`))].sort() };
 }
 
 /** Only for the corpus's guard (`server:` in a scenario): which kind of answer the server gave. */

@@ -16,7 +16,7 @@ export interface ServerStatus {
   code: number;
   reason: string;
   message: string;
-  /** `message @ field` of each cause, sorted (duplicates kept). */
+  /** `message @ field` of each cause, each once (a 422 may list one field error twice), sorted. */
   causes: string[];
 }
 
@@ -65,7 +65,7 @@ export function serverStatus(answer: RawAnswer): ServerStatus | undefined {
     code: answer.status,
     reason: typeof body.reason === 'string' ? body.reason : '',
     message: typeof body.message === 'string' ? body.message : typeof answer.body === 'string' ? answer.body : '',
-    causes: causes.map((c) => `${String(c.message ?? '')} @ ${String(c.field ?? '')}`).sort(),
+    causes: [...new Set(causes.map((c) => `${String(c.message ?? '')} @ ${String(c.field ?? '')}`))].sort(),
   };
 }
 

@@ -97,6 +97,11 @@ export function optimisticLockMessage(resource: { group: string; resource: strin
   return `Operation cannot be fulfilled on ${qualifiedResource(resource)} ${goQuote(name)}: ${OPTIMISTIC_LOCK_MESSAGE}`;
 }
 
+/** errors.NewInvalid: `Deployment.apps "web" is invalid: <field errors>` (schema.GroupKind.String). */
+export function invalidMessage(kind: string, group: string, name: string, fieldErrors: string): string {
+  return `${group === '' ? kind : `${kind}.${group}`} ${goQuote(name)} is invalid: ${fieldErrors}`;
+}
+
 export function uidMismatchMessage(resource: { group: string; resource: string }, name: string, uid: string): string {
   return `Operation cannot be fulfilled on ${qualifiedResource(resource)} ${goQuote(name)}: uid mismatch: the provided object specified uid ${uid}, and no existing object was found`;
 }
@@ -163,6 +168,8 @@ export function validationErrorsMessage(errors: readonly { path: FieldPath; mess
 export function typedPatchRefusalMessage(config: { apiVersion?: JsonValue; kind?: JsonValue; metadata?: JsonValue }, errors: readonly { path: FieldPath; message: string }[]): string {
   const meta = config.metadata !== null && typeof config.metadata === 'object' && !Array.isArray(config.metadata) ? config.metadata : {};
   const str = (v: JsonValue | undefined) => (typeof v === 'string' ? v : '');
-  const object = `${str(meta.namespace)}/${str(meta.name)}; ${str(config.apiVersion)}, Kind=${str(config.kind)}`;
+  // schema.GroupVersionKind.String: `group/version, Kind=kind`, so `/v1` for the core group.
+  const apiVersion = str(config.apiVersion);
+  const object = `${str(meta.namespace)}/${str(meta.name)}; ${apiVersion.includes('/') ? apiVersion : `/${apiVersion}`}, Kind=${str(config.kind)}`;
   return `failed to create typed patch object (${object}): ${validationErrorsMessage(errors)}`;
 }

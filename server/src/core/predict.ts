@@ -4,7 +4,7 @@
 // buildmanagerinfo.go, stripmeta.go, structuredmerge.go) over structured-merge-diff
 // merge/update.go Updater.Apply: merge, prune, compare, conflicts = owned(m) ∩ (Modified ∪ Added).
 import { isJsonObject, type JsonObject, type JsonValue } from './json';
-import type { FieldPath } from './path';
+import { goQuote, type FieldPath } from './path';
 import {
   differenceSets,
   emptyFieldSet,
@@ -24,6 +24,7 @@ import {
   alreadyExistsMessage,
   applyConflictMessage,
   conflictCauses,
+  invalidMessage,
   managerIdentifier,
   typedPatchRefusalMessage,
   optimisticLockMessage,
@@ -73,7 +74,8 @@ export interface PredictedStatus {
   /** '' is the server's StatusReasonUnknown: a plain error turned into a 500 carries no reason. */
   readonly reason: 'Conflict' | 'AlreadyExists' | 'Invalid' | 'BadRequest' | '';
   readonly message: string;
-  readonly causes?: readonly ConflictCause[];
+  /** details.causes: one per (manager, path) of a field conflict; the field error of a 422. */
+  readonly causes?: readonly (ConflictCause | { readonly reason: 'FieldValueInvalid'; readonly message: string; readonly field: string })[];
   /**
    * Which rule produced it; a conflict of ownership is always answered before the lock.
    * `refused`: the request is turned down before ownership is looked at (see `problems`).
@@ -223,7 +225,9 @@ export function predictApply(input: PredictApplyInput): ApplyPrediction {
   // The lock: a resourceVersion in the manifest is a precondition (store.go Update), checked
   // after the field manager has merged the apply.
   const liveRv = typeof liveMeta?.resourceVersion === 'string' ? liveMeta.resourceVersion : undefined;
-  if (rv !== undefined && rv !== '' && rv !== liveRv) {
+  // A resourceVersion that parses to 0 ("" or "0") asks for no precondition: the registry updates
+  // unconditionally (store.go Update: newResourceVersion == 0 && AllowUnconditionalUpdate).
+  if (rv !== undefined && !/^0*$/.test(rv) && rv !== liveRv) {
     statuses.push({ code: 409, reason: 'Conflict', kind: 'staleResourceVersion', message: optimisticLockMessage(input.resource, name) });
   }
   const liveUid = typeof liveMeta?.uid === 'string' ? liveMeta.uid : undefined;
@@ -233,7 +237,8 @@ export function predictApply(input: PredictApplyInput): ApplyPrediction {
       code: 422,
       reason: 'Invalid',
       kind: 'uidMismatch',
-      message: `metadata.uid: Invalid value: ${JSON.stringify(uid)}: field is immutable`,
+      message: invalidMessage(String(config.kind ?? ''), input.resource.group, name, `metadata.uid: Invalid value: ${goQuote(uid)}: field is immutable`),
+      causes: [{ reason: 'FieldValueInvalid', message: `Invalid value: ${goQuote(uid)}: field is immutable`, field: 'metadata.uid' }],
     });
   }
   return done(result);
