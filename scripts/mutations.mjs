@@ -80,9 +80,11 @@ const mutations = [
     from: '  if (m.subresource) s += ` with subresource ${goQuote(m.subresource)}`;', to: '', tests: ENGINE },
   { id: 'message-managers-unsorted', rule: 'the conflict message lists managers sorted as the server does', file: core('messages.ts'),
     from: '  for (const id of [...groups.keys()].sort(compareGoStrings)) {', to: '  for (const id of [...groups.keys()]) {', tests: ENGINE },
-  { id: 'apply-identity-with-version', rule: 'an Apply manager is one manager at every apiVersion', file: core('managed-fields.ts'),
-    from: "      ...(operation === 'Update' ? { apiVersion: raw.apiVersion } : {}),", to: '      apiVersion: raw.apiVersion,', tests: ENGINE },
+  { id: 'update-identity-without-version', rule: 'an Update manager is told apart by the apiVersion it wrote at', file: core('managed-fields.ts'),
+    from: "      ...(operation === 'Update' ? { apiVersion: raw.apiVersion } : {}),\n", to: '', tests: ENGINE },
   // The cluster layer, against the real server.
+  { id: 'writes-without-dry-run', rule: 'every write the product sends carries dryRun=All', file: cluster('http.ts'),
+    from: "    if (request.method !== 'GET') url.searchParams.set('dryRun', 'All');\n", to: '', tests: ['test/cluster-layer/verifier.test.ts'] },
   { id: 'verifier-force', rule: 'the dry-run apply is sent with force=false', file: cluster('verifier.ts'),
     from: "query: { fieldManager: options.fieldManager, force: 'false',", to: "query: { fieldManager: options.fieldManager, force: 'true',", tests: ['test/cluster-layer/verifier.test.ts'] },
   { id: 'verifier-already-exists', rule: 'AlreadyExists is told apart by its reason', file: cluster('verifier.ts'),
