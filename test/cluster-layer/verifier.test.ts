@@ -10,7 +10,8 @@ import { auditSentinel, readAuditEvents } from '../support/cluster';
 import { apply, configMap, connect, freshNamespace, get, objectOf, request, type KubeObject } from '../support/seed';
 import { editedAndAutoscaled } from '../support/seed-scenarios';
 
-const userAgent = 'kch-cluster-layer-test';
+// This run's own: the audit log of a long-running local server holds earlier runs' requests too.
+const userAgent = `kch-cluster-layer-test-verifier-${process.pid}-${Date.now().toString(36)}`;
 const open: ClusterConnection[] = [];
 after(() => open.forEach((c) => c.dispose()));
 

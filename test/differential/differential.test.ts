@@ -33,6 +33,8 @@ import { auditSentinel } from '../support/cluster';
 const scenarios = loadScenarios();
 const outcomes = new Map<string, 'agreed' | 'disagreed' | 'excluded'>();
 
+// This run's own: the audit log of a long-running local server holds earlier runs' requests too.
+const userAgent = `kch-differential-${process.pid}-${Date.now().toString(36)}`;
 let admin: Connection;
 let connection: ClusterConnection;
 let facts: FactsSource;
@@ -48,7 +50,7 @@ before(async () => {
     objectOf(await apply(admin, 'kch-test-setup', crd, { force: true }), `install ${file}`);
   }
   await waitForOpenApi(admin, ['apis/kch.example.com/v1', ...crdVersions()]);
-  connection = createClusterConnection({ kubeconfig: process.env.KCH_KUBECONFIG, context: 'admin' }, { userAgent: 'kch-differential' });
+  connection = createClusterConnection({ kubeconfig: process.env.KCH_KUBECONFIG, context: 'admin' }, { userAgent });
   facts = createFactsSource(connection);
   ready = true;
 });
@@ -85,10 +87,10 @@ test('the product sent the cluster only reads and dry runs', async (t) => {
     return;
   }
   // Predictions read (GET, LIST, WATCH, OpenAPI); the verifier writes with dryRun=All. The audit
-  // log sees every request the product's connection (user agent kch-differential) sent. A sentinel
+  // log sees every request the product's connection (this run's user agent) sent. A sentinel
   // request sent after the product's last one must be in the log first: then the product's are too.
   await auditSentinel(cluster.auditLog, (p) => request(admin, 'GET', p));
-  const sent = readAudit(cluster.auditLog).filter((e) => e.userAgent === 'kch-differential');
+  const sent = readAudit(cluster.auditLog).filter((e) => e.userAgent === userAgent);
   assert.ok(sent.length > scenarios.length, `only ${sent.length} requests from the product in the audit log`);
   const writes = sent.filter((e) => !['get', 'list', 'watch'].includes(e.verb));
   assert.ok(writes.length > 0, 'the verifier sent no dry run at all');
