@@ -66,7 +66,9 @@ if (files.some((f) => f.split(path.sep).includes('e2e'))) {
   fs.mkdirSync(path.dirname(env.KCH_VSIX), { recursive: true });
   run('node', ['scripts/package.mjs', '--no-bundle', `--out=${env.KCH_VSIX}`], { stdio: ['ignore', 'ignore', 'inherit'] });
 }
-const result = spawnSync('node', ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], { stdio: 'inherit', env });
+// The spec reporter for the details; then the counts of product tests apart from harness checks.
+const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=./scripts/test-summary.mjs', '--test-reporter-destination=stdout'];
+const result = spawnSync('node', ['--import', 'tsx', '--test', ...reporters, ...files], { stdio: 'inherit', env });
 
 if (env.KCH_VSIX) fs.rmSync(env.KCH_VSIX, { force: true });
 if (clusterStarted && !process.env.KCH_KEEP_CLUSTER) {

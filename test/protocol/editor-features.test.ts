@@ -7,7 +7,8 @@ import type { Diagnostic } from 'vscode-languageserver-protocol';
 import { requireCluster, testCluster } from '../support/env';
 import { editorUserAgent } from '../../server/src/lsp/session';
 import { startTestServer, type TestServer } from '../support/lsp-client';
-import { apply, connect, create, freshNamespace, get, objectOf, scale, update, type Connection, type KubeObject } from '../support/seed';
+import { auditSentinel, readAuditEvents } from '../support/cluster';
+import { apply, connect, create, freshNamespace, get, objectOf, request, scale, update, type Connection, type KubeObject } from '../support/seed';
 
 const codes = (ds: Diagnostic[]) => ds.map((d) => String(d.code)).sort();
 const byCode = (ds: Diagnostic[], code: string) => ds.filter((d) => d.code === code);
@@ -335,16 +336,12 @@ test('a user the cluster does not authorize: the status says forbidden', async (
 test('an untrusted workspace: no cluster is contacted and the status says why', async (t) => {
   const cluster = requireCluster(t);
   if (!cluster) return;
-  const fs = await import('node:fs');
   // Requests of this process's language servers that the API server received from now on.
+  assert.ok(cluster.auditLog, 'KCH_AUDIT_LOG: the audit log is the only proof that nothing was sent');
   const since = Date.now();
   const productRequests = () =>
-    fs
-      .readFileSync(cluster.auditLog, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as { userAgent?: string; requestReceivedTimestamp: string })
-      .filter((e) => e.userAgent === editorUserAgent && Date.parse(e.requestReceivedTimestamp) >= since).length;
+    readAuditEvents(cluster.auditLog).filter((e) => e.userAgent === editorUserAgent && Date.parse((e as { requestReceivedTimestamp?: string }).requestReceivedTimestamp ?? '') >= since).length;
+  await auditSentinel(cluster.auditLog, (p) => request(connect('admin'), 'GET', p));
   const before = productRequests();
   const server = await startTestServer({ initializationOptions: { clusterAccess: false }, settings: { kubeconfig: cluster.kubeconfig, context: 'admin' } });
   try {
@@ -356,19 +353,18 @@ test('an untrusted workspace: no cluster is contacted and the status says why', 
   } finally {
     await server.shutdown();
   }
+  // The server has stopped; a sentinel sent now reaches the log after anything it had sent.
+  await auditSentinel(cluster.auditLog, (p) => request(connect('admin'), 'GET', p));
   assert.equal(productRequests(), before, 'the untrusted workspace made the product send a request');
 });
 
 test('the audit log: everything the product sent was a read or a dry run', async (t) => {
   const cluster = requireCluster(t);
   if (!cluster) return;
-  const fs = await import('node:fs');
-  const sent = fs
-    .readFileSync(cluster.auditLog, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as { stage: string; verb: string; requestURI: string; userAgent?: string })
-    .filter((e) => e.stage === 'ResponseComplete' && e.userAgent?.startsWith('kube-conflict-hints'));
+  assert.ok(cluster.auditLog, 'KCH_AUDIT_LOG: the audit log is the only proof of what the product sent');
+  // The language servers above have shut down; the sentinel shows the log has caught up with them.
+  await auditSentinel(cluster.auditLog, (p) => request(connect('admin'), 'GET', p));
+  const sent = readAuditEvents(cluster.auditLog).filter((e) => e.stage === 'ResponseComplete' && e.userAgent?.startsWith('kube-conflict-hints'));
   assert.ok(sent.length > 0, 'the tests above made the product send requests; the audit log must show them');
   const writes = sent.filter((e) => !['get', 'list', 'watch'].includes(e.verb) && !/[?&]dryRun=All(&|$)/.test(e.requestURI));
   assert.deepEqual(writes.map((e) => `${e.verb} ${e.requestURI}`), []);

@@ -571,3 +571,18 @@ export async function waitForAuditEvent(auditLog: string, matches: (e: AuditEven
     await sleep(100);
   }
 }
+
+/**
+ * The positive signal before any "nothing else was sent" judgement on the audit log: a sentinel
+ * request (a GET of a ConfigMap name nobody uses) sent now, after the requests under judgement
+ * have their answers, and waited for in the log. The server logs each request as it completes, so
+ * once the sentinel is there the earlier requests are too; a log read before it can miss them.
+ */
+export async function auditSentinel(auditLog: string, send: (urlPath: string) => Promise<unknown>, timeoutMs = 30_000): Promise<AuditEvent> {
+  const name = `kch-sentinel-${process.pid}-${Date.now().toString(36)}-${crypto.randomBytes(3).toString('hex')}`;
+  const urlPath = `/api/v1/namespaces/default/configmaps/${name}`;
+  await send(urlPath);
+  const event = await waitForAuditEvent(auditLog, (e) => e.requestURI === urlPath && e.stage === 'ResponseComplete', timeoutMs);
+  if (!event) throw new Error(`the sentinel request ${urlPath} never reached the audit log ${auditLog}: nothing can be concluded from it`);
+  return event;
+}

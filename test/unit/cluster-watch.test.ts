@@ -213,15 +213,29 @@ describe('live object cache against a flaky server', () => {
   });
 
   test('dispose closes the watch and stops every retry', async () => {
-    const other = await createClusterConnection({ kubeconfig: path.join(dir, 'config') }, { liveObjects: { initialBackoffMs: 50, maxBackoffMs: 200, pollIntervalMs: 200 } });
-    const openBefore = api.watchers.size;
-    await other.getObject(ref);
-    await waitUntil(() => api.watchers.size === openBefore + 1);
-    other.dispose();
-    await waitUntil(() => api.watchers.size === openBefore);
-    const sent = other.requestsSent();
-    await new Promise((r) => setTimeout(r, 500));
-    assert.equal(other.requestsSent(), sent, 'nothing is sent after dispose');
+    const options = { liveObjects: { initialBackoffMs: 50, maxBackoffMs: 200, pollIntervalMs: 200 } };
+    const other = await createClusterConnection({ kubeconfig: path.join(dir, 'config') }, options);
+    // The same connection left running: what it sends is the proof that retries had their chance.
+    const control = await createClusterConnection({ kubeconfig: path.join(dir, 'config') }, options);
+    try {
+      const openBefore = api.watchers.size;
+      await other.getObject(ref);
+      await control.getObject(ref);
+      await waitUntil(() => api.watchers.size === openBefore + 2);
+      other.dispose();
+      await waitUntil(() => api.watchers.size === openBefore + 1);
+      const sent = other.requestsSent();
+      // Twice every watch is dropped: a live connection watches again each time (its retry), a
+      // disposed one must not. Only after the control has retried twice is the silence evidence.
+      for (let round = 1; round <= 2; round++) {
+        const controlSent = control.requestsSent();
+        await dropWatches(api);
+        await waitUntil(() => control.requestsSent() > controlSent && api.watchers.size === openBefore + 1, 10_000);
+      }
+      assert.equal(other.requestsSent(), sent, 'nothing is sent after dispose');
+    } finally {
+      control.dispose();
+    }
   });
 
   test('when list and watch are forbidden, a GET per object still answers', async () => {

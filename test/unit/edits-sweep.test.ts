@@ -1,7 +1,8 @@
 // Every field of the manifest fixtures (test/fixtures/manifest) removed, and replaced by values of
 // every shape, one at a time: on plain YAML each edit is offered, and the text it leaves parses
-// without problems, still holds the same objects, and no longer holds the field as it was. Only
-// what names the object is kept, and only anchors, aliases and merges may make an edit refused.
+// without problems, still holds the same objects, and the edited object is the edit alone: the
+// field gone (with the parents it emptied) or holding the new value, every other field as it was.
+// Only what names the object is kept, and only anchors, aliases and merges may make an edit refused.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
@@ -38,20 +39,71 @@ function problemWith(
   for (let i = 0; i < before.resources.length; i++) {
     if (i !== index && !jsonEqual(before.resources[i]!.object, after.resources[i]!.object)) return `changes object ${i}`;
   }
+  // The edited object as a whole: exactly the edit, every other field as it was. The expectation
+  // is worked out on plain JSON here, not with the product's own tree.
+  const got = after.resources[index]!.object;
+  const expected = value !== undefined ? [withValue(resource.object, fieldPath, value)] : withoutField(resource.object, fieldPath);
+  if (expected.some((e) => jsonEqual(e, got))) return undefined;
   const at = locate(after.resources[index]!, fieldPath);
-  if (value !== undefined) return at && jsonEqual(nodeToJson(at.node), value) ? undefined : `reads back ${at ? JSON.stringify(nodeToJson(at.node)) : 'nothing'}`;
-  if (!at) return undefined;
-  // With list indexes in the path, the same path may now find the next item: the list must then
-  // have one item less (or be gone with the parents it emptied).
-  let lastIndex = -1;
-  fieldPath.forEach((e, i) => {
-    if (e.kind === 'index') lastIndex = i;
-  });
-  if (lastIndex < 0) return 'the field is still there';
-  const listBefore = locate(resource, fieldPath.slice(0, lastIndex))?.node;
-  const listAfter = locate(after.resources[index]!, fieldPath.slice(0, lastIndex))?.node;
-  const shrank = !listAfter || (listAfter.kind === 'list' && listBefore?.kind === 'list' && listAfter.items.length === listBefore.items.length - 1);
-  return shrank ? undefined : 'the field is still there';
+  if (value !== undefined && !(at && jsonEqual(nodeToJson(at.node), value))) return `reads back ${at ? JSON.stringify(nodeToJson(at.node)) : 'nothing'}`;
+  return `the object is not the edit alone: ${JSON.stringify(got)}, expected ${JSON.stringify(expected[0])}`;
+}
+
+type Json = JsonValue | undefined;
+
+/** Copy of `v` with `f` applied to what `path` points at (undefined removes it). */
+function update(v: Json, path: FieldPath, f: (old: Json) => Json): Json {
+  if (path.length === 0) return f(v);
+  const [head, ...rest] = path;
+  if (head!.kind === 'field' && v !== null && typeof v === 'object' && !Array.isArray(v)) {
+    const out: Record<string, JsonValue> = {};
+    for (const [k, x] of Object.entries(v)) {
+      if (k !== head!.name) out[k] = x;
+      else {
+        const nx = update(x, rest, f);
+        if (nx !== undefined) out[k] = nx;
+      }
+    }
+    return out;
+  }
+  if (head!.kind === 'index' && Array.isArray(v)) {
+    return v.flatMap((x, i) => {
+      if (i !== head!.index) return [x];
+      const nx = update(x, rest, f);
+      return nx === undefined ? [] : [nx];
+    });
+  }
+  throw new Error(`the path ${formatPath(path)} does not fit ${JSON.stringify(v)}`);
+}
+
+function withValue(object: JsonValue, path: FieldPath, value: JsonValue): JsonValue {
+  return update(object, path, () => value) as JsonValue;
+}
+
+/**
+ * The object without the field: as such, and with each number of the parents the removal left
+ * empty removed too (a removal takes the maps and lists it empties with it, never the object).
+ */
+function withoutField(object: JsonValue, path: FieldPath): JsonValue[] {
+  const out = [update(object, path, () => undefined) as JsonValue];
+  for (let depth = path.length - 1; depth > 0; depth--) {
+    const parent = path.slice(0, depth);
+    const left = locateJson(out[out.length - 1]!, parent);
+    const empty = Array.isArray(left) ? left.length === 0 : left !== null && typeof left === 'object' && Object.keys(left).length === 0;
+    if (!empty) break;
+    out.push(update(out[out.length - 1]!, parent, () => undefined) as JsonValue);
+  }
+  return out;
+}
+
+function locateJson(v: Json, path: FieldPath): Json {
+  let at = v;
+  for (const e of path) {
+    if (e.kind === 'field' && at !== null && typeof at === 'object' && !Array.isArray(at)) at = at[e.name];
+    else if (e.kind === 'index' && Array.isArray(at)) at = at[e.index];
+    else return undefined;
+  }
+  return at;
 }
 
 for (const file of manifests) {

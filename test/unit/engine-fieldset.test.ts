@@ -23,6 +23,8 @@ interface Case {
   name: string;
   config: JsonObject;
   fieldsV1: JsonObject;
+  /** Written by test/fixtures/capture.ts: the applier's managedFields entry as the server sent it (JSON text). */
+  captured?: { server: string; managedFieldsEntry?: string };
 }
 const cases = parse(fs.readFileSync(path.join(fixtures, 'engine', 'fieldset.yaml'), 'utf8')) as Case[];
 
@@ -33,7 +35,13 @@ describe('toFieldSet', () => {
       assert.ok(root, 'the kind is in the schema');
       const { set, problems } = toFieldSet(schema, root, c.config);
       assert.deepEqual(problems, []);
-      assert.deepEqual(encodeFieldsV1(differenceSets(set, stripped)), encodeFieldsV1(decodeFieldsV1(c.fieldsV1)));
+      // The server's own record is the judge: decoded here from the raw entry it sent.
+      assert.ok(c.captured?.managedFieldsEntry, 'captured from the real server (node --import tsx test/fixtures/capture.ts fieldsets)');
+      const entry = JSON.parse(c.captured.managedFieldsEntry) as JsonObject;
+      assert.deepEqual([entry.manager, entry.operation, entry.fieldsType], ['kubectl', 'Apply', 'FieldsV1']);
+      assert.deepEqual(encodeFieldsV1(differenceSets(set, stripped)), encodeFieldsV1(decodeFieldsV1(entry.fieldsV1)));
+      // The readable copy in the fixture says the same.
+      assert.deepEqual(encodeFieldsV1(decodeFieldsV1(c.fieldsV1)), encodeFieldsV1(decodeFieldsV1(entry.fieldsV1)));
     });
   }
 });

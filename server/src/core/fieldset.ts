@@ -4,7 +4,7 @@
 import { isJsonObject, type JsonValue } from './json';
 import type { FieldPath, PathElement } from './path';
 import { insertPath, newFieldSet, pathElementKey, type FieldSet } from './fieldsv1';
-import { formatServerPath } from './messages';
+import { formatServerPath, goTypeName, goValueSharpV, goValueV } from './messages';
 import { deduceAtom, deducedTypeRef, fieldType, resolveType, type ListType, type SchemaModel, type TypeRef } from './schema';
 
 /** Something in a value the server would refuse before looking at ownership. */
@@ -12,6 +12,8 @@ export interface ValueProblem {
   readonly path: FieldPath;
   readonly code: 'duplicateKey' | 'badListItem' | 'unknownType' | 'typeMismatch';
   readonly message: string;
+  /** The same refusal as the server's typed validation words it (typed/validate.go): where and what. */
+  readonly server: { readonly path: FieldPath; readonly message: string };
 }
 
 /**
@@ -56,7 +58,8 @@ export function toFieldSet(schema: SchemaModel, root: TypeRef, value: JsonValue)
   const visit = (tr: TypeRef, v: JsonValue): void => {
     const resolved = resolveType(schema, tr);
     if (!resolved) {
-      problems.push({ path: [...path], code: 'unknownType', message: `schema error: no type found matching: ${tr.named ?? 'inlined type'}` });
+      const message = `schema error: no type found matching: ${tr.named ?? 'inlined type'}`;
+      problems.push({ path: [...path], code: 'unknownType', message, server: { path: [...path], message } });
       return;
     }
     const atom = deduceAtom(resolved, v);
@@ -92,14 +95,15 @@ export function toFieldSet(schema: SchemaModel, root: TypeRef, value: JsonValue)
       const duplicates = new Set<string>();
       elements.forEach((pe, i) => {
         if (typeof pe === 'string') {
-          problems.push({ path: [...path, { kind: 'index', index: i }], code: 'badListItem', message: pe });
+          problems.push({ path: [...path, { kind: 'index', index: i }], code: 'badListItem', message: pe, server: { path: [...path], message: `element ${i}: ${pe}` } });
           return;
         }
         const k = pathElementKey(pe);
         if (seen.has(k) && !duplicates.has(k)) {
           duplicates.add(k);
           insertPath(set, [...path, pe]);
-          problems.push({ path: [...path, pe], code: 'duplicateKey', message: `duplicate entries for key ${formatServerPath([pe])}` });
+          const message = `duplicate entries for key ${formatServerPath([pe])}`;
+          problems.push({ path: [...path, pe], code: 'duplicateKey', message, server: { path: [...path], message } });
         }
         seen.add(k);
       });
@@ -127,8 +131,8 @@ export function toFieldSet(schema: SchemaModel, root: TypeRef, value: JsonValue)
 export function typeProblems(schema: SchemaModel, root: TypeRef, value: JsonValue): ValueProblem[] {
   const problems: ValueProblem[] = [];
   const path: PathElement[] = [];
-  const report = (message: string): void => {
-    problems.push({ path: [...path], code: 'typeMismatch', message });
+  const report = (message: string, serverMessage = message): void => {
+    problems.push({ path: [...path], code: 'typeMismatch', message, server: { path: [...path], message: serverMessage } });
   };
   const visit = (tr: TypeRef, v: JsonValue): void => {
     const resolved = resolveType(schema, tr);
@@ -136,7 +140,7 @@ export function typeProblems(schema: SchemaModel, root: TypeRef, value: JsonValu
     const atom = deduceAtom(resolved, v);
     // handleAtom's order (typed/helpers.go): map, then scalar, then list.
     if (atom.map) {
-      if (!isJsonObject(v)) return report(`expected map, got ${JSON.stringify(v)}`);
+      if (!isJsonObject(v)) return report(`expected map, got ${JSON.stringify(v)}`, `expected map, got ${goValueV(v)}`);
       for (const [key, child] of Object.entries(v)) {
         path.push({ kind: 'field', name: key });
         const childType = fieldType(atom.map, key);
@@ -153,11 +157,13 @@ export function typeProblems(schema: SchemaModel, root: TypeRef, value: JsonValu
         : atom.scalar === 'boolean' ? typeof v === 'boolean'
         : typeof v !== 'object';
       const expected = { string: 'string', numeric: 'numeric (int or float)', boolean: 'boolean', untyped: 'any scalar' }[atom.scalar];
-      if (!ok) report(`expected ${expected}, got ${JSON.stringify(v)}`);
+      // validateScalar prints the value with a different verb for each expectation.
+      const got = { string: goValueSharpV(v), numeric: goTypeName(v), boolean: goValueV(v), untyped: goValueV(v) }[atom.scalar];
+      if (!ok) report(`expected ${expected}, got ${JSON.stringify(v)}`, `expected ${expected}, got ${got}`);
       return;
     }
     if (atom.list) {
-      if (!Array.isArray(v)) return report(`expected list, got ${JSON.stringify(v)}`);
+      if (!Array.isArray(v)) return report(`expected list, got ${JSON.stringify(v)}`, `expected list, got ${goValueV(v)}`);
       const list = atom.list;
       v.forEach((item, i) => {
         const pe: PathElement | string = list.elementRelationship === 'associative' ? listItemElement(schema, list, item) : { kind: 'index', index: i };

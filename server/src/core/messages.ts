@@ -5,6 +5,7 @@
 // - AlreadyExists / optimistic lock / uid mismatch: apimachinery pkg/api/errors/errors.go
 //   NewAlreadyExists, NewConflict, registry/generic/registry/store.go OptimisticLockErrorMsg,
 //   apiserver pkg/endpoints/handlers/patch.go (uid mismatch).
+import type { JsonValue } from './json';
 import { formatPath, goQuote, type FieldPath } from './path';
 import { compareGoStrings } from './fieldsv1';
 
@@ -96,6 +97,79 @@ export function optimisticLockMessage(resource: { group: string; resource: strin
   return `Operation cannot be fulfilled on ${qualifiedResource(resource)} ${goQuote(name)}: ${OPTIMISTIC_LOCK_MESSAGE}`;
 }
 
+/** errors.NewInvalid: `Deployment.apps "web" is invalid: <field errors>` (schema.GroupKind.String). */
+export function invalidMessage(kind: string, group: string, name: string, fieldErrors: string): string {
+  return `${group === '' ? kind : `${kind}.${group}`} ${goQuote(name)} is invalid: ${fieldErrors}`;
+}
+
 export function uidMismatchMessage(resource: { group: string; resource: string }, name: string, uid: string): string {
   return `Operation cannot be fulfilled on ${qualifiedResource(resource)} ${goQuote(name)}: uid mismatch: the provided object specified uid ${uid}, and no existing object was found`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Refusals before ownership (a 400 or a 500, not a 409), in the server's words
+
+/**
+ * A decoded JSON value as Go's fmt prints the structured-merge-diff value that holds it
+ * (value.valueUnstructured): `%v` gives `&{true}`, `%#v` `&value.valueUnstructured{Value:true}`,
+ * `%T` of the plain value `bool`. Integral numbers are int64 after decoding, others float64.
+ */
+export function goValueV(v: JsonValue): string {
+  return `&{${goPlain(v, false)}}`;
+}
+
+export function goValueSharpV(v: JsonValue): string {
+  return `&value.valueUnstructured{Value:${goPlain(v, true)}}`;
+}
+
+export function goTypeName(v: JsonValue): string {
+  if (v === null) return '<nil>';
+  if (Array.isArray(v)) return '[]interface {}';
+  if (typeof v === 'object') return 'map[string]interface {}';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'int64' : 'float64';
+  return typeof v === 'boolean' ? 'bool' : 'string';
+}
+
+function goNumber(n: number): string {
+  if (Number.isInteger(n) && Math.abs(n) < 2 ** 63) return BigInt(n).toString();
+  // float64 in %v / %#v: strconv 'g', shortest digits, an exponent below 1e-4 and from 1e6 on.
+  const exp = Math.floor(Math.log10(Math.abs(n)));
+  if (exp < -4 || exp >= 6) return n.toExponential().replace(/e([+-])(\d)$/, 'e$10$2');
+  return String(n);
+}
+
+/** `%v` (sharp false) or `%#v` (sharp true) of the interface{} the decoder produced. */
+function goPlain(v: JsonValue, sharp: boolean): string {
+  if (v === null) return sharp ? 'interface {}(nil)' : '<nil>';
+  if (typeof v === 'boolean') return String(v);
+  if (typeof v === 'number') return goNumber(v);
+  if (typeof v === 'string') return sharp ? goQuote(v) : v;
+  if (Array.isArray(v)) {
+    const items = v.map((x) => goPlain(x, sharp));
+    return sharp ? `[]interface {}{${items.join(', ')}}` : `[${items.join(' ')}]`;
+  }
+  // fmt prints map keys sorted.
+  const keys = Object.keys(v).sort(compareGoStrings);
+  if (sharp) return `map[string]interface {}{${keys.map((k) => `${goQuote(k)}:${goPlain(v[k] as JsonValue, true)}`).join(', ')}}`;
+  return `map[${keys.map((k) => `${k}:${goPlain(v[k] as JsonValue, false)}`).join(' ')}]`;
+}
+
+/** typed/helpers.go ValidationErrors.Error: one error alone, several under `errors:`. */
+export function validationErrorsMessage(errors: readonly { path: FieldPath; message: string }[]): string {
+  const one = (e: { path: FieldPath; message: string }) => (e.path.length === 0 ? e.message : `${formatServerPath(e.path)}: ${e.message}`);
+  if (errors.length === 1) return one(errors[0]!);
+  return ['errors:', ...errors.map((e) => `  ${one(e)}`)].join('\n');
+}
+
+/**
+ * structuredmerge.go Apply: the applied configuration cannot be typed, a 500 naming the object
+ * as `namespace/name; group/version, Kind=Kind` (objectGVKNN).
+ */
+export function typedPatchRefusalMessage(config: { apiVersion?: JsonValue; kind?: JsonValue; metadata?: JsonValue }, errors: readonly { path: FieldPath; message: string }[]): string {
+  const meta = config.metadata !== null && typeof config.metadata === 'object' && !Array.isArray(config.metadata) ? config.metadata : {};
+  const str = (v: JsonValue | undefined) => (typeof v === 'string' ? v : '');
+  // schema.GroupVersionKind.String: `group/version, Kind=kind`, so `/v1` for the core group.
+  const apiVersion = str(config.apiVersion);
+  const object = `${str(meta.namespace)}/${str(meta.name)}; ${apiVersion.includes('/') ? apiVersion : `/${apiVersion}`}, Kind=${str(config.kind)}`;
+  return `failed to create typed patch object (${object}): ${validationErrorsMessage(errors)}`;
 }

@@ -4,7 +4,7 @@
 // buildmanagerinfo.go, stripmeta.go, structuredmerge.go) over structured-merge-diff
 // merge/update.go Updater.Apply: merge, prune, compare, conflicts = owned(m) ∩ (Modified ∪ Added).
 import { isJsonObject, type JsonObject, type JsonValue } from './json';
-import type { FieldPath } from './path';
+import { goQuote, type FieldPath } from './path';
 import {
   differenceSets,
   emptyFieldSet,
@@ -24,7 +24,9 @@ import {
   alreadyExistsMessage,
   applyConflictMessage,
   conflictCauses,
+  invalidMessage,
   managerIdentifier,
+  typedPatchRefusalMessage,
   optimisticLockMessage,
   uidMismatchMessage,
   type ConflictCause,
@@ -68,12 +70,17 @@ export interface ManagerPaths {
 
 /** A status the server would answer instead of success. */
 export interface PredictedStatus {
-  readonly code: 409 | 422;
-  readonly reason: 'Conflict' | 'AlreadyExists' | 'Invalid';
+  readonly code: 400 | 409 | 422 | 500;
+  /** '' is the server's StatusReasonUnknown: a plain error turned into a 500 carries no reason. */
+  readonly reason: 'Conflict' | 'AlreadyExists' | 'Invalid' | 'BadRequest' | '';
   readonly message: string;
-  readonly causes?: readonly ConflictCause[];
-  /** Which rule produced it; a conflict of ownership is always answered before the lock. */
-  readonly kind: 'fieldConflict' | 'alreadyExists' | 'staleResourceVersion' | 'uidMismatch';
+  /** details.causes: one per (manager, path) of a field conflict; the field error of a 422. */
+  readonly causes?: readonly (ConflictCause | { readonly reason: 'FieldValueInvalid'; readonly message: string; readonly field: string })[];
+  /**
+   * Which rule produced it; a conflict of ownership is always answered before the lock.
+   * `refused`: the request is turned down before ownership is looked at (see `problems`).
+   */
+  readonly kind: 'fieldConflict' | 'alreadyExists' | 'staleResourceVersion' | 'uidMismatch' | 'refused';
 }
 
 export interface EngineProblem {
@@ -85,6 +92,8 @@ export interface EngineProblem {
   readonly code: 'kindNotInSchema' | 'managedFields' | 'managedFieldsInManifest' | 'resourceVersionOnCreate' | ValueProblem['code'];
   readonly message: string;
   readonly path?: FieldPath;
+  /** For a value the server cannot type: where and what its validation says. */
+  readonly server?: ValueProblem['server'];
 }
 
 export interface ApplyPrediction {
@@ -144,6 +153,7 @@ export function predictApply(input: PredictApplyInput): ApplyPrediction {
       message: 'resourceVersion should not be set on objects to be created',
       path: [{ kind: 'field', name: 'metadata' }, { kind: 'field', name: 'resourceVersion' }],
     });
+    statuses.push({ code: 500, reason: '', kind: 'refused', message: 'resourceVersion should not be set on objects to be created' });
     return done(empty);
   }
 
@@ -168,6 +178,7 @@ export function predictApply(input: PredictApplyInput): ApplyPrediction {
       message: 'metadata.managedFields must be nil',
       path: [{ kind: 'field', name: 'metadata' }, { kind: 'field', name: 'managedFields' }],
     });
+    statuses.push({ code: 400, reason: 'BadRequest', kind: 'refused', message: 'metadata.managedFields must be nil' });
     return done(empty);
   }
 
@@ -180,7 +191,10 @@ export function predictApply(input: PredictApplyInput): ApplyPrediction {
       if (root) {
         const refusals = [...toFieldSet(input.schema, root, config).problems, ...typeProblems(input.schema, root, config)];
         problems.push(...refusals.map(asEngineProblem));
-        if (refusals.length > 0) return done(empty);
+        if (refusals.length > 0) {
+          statuses.push(typedRefusal(config, refusals));
+          return done(empty);
+        }
       }
       if (uid) statuses.push({ code: 409, reason: 'Conflict', kind: 'uidMismatch', message: uidMismatchMessage(input.resource, name, uid) });
     }
@@ -194,6 +208,8 @@ export function predictApply(input: PredictApplyInput): ApplyPrediction {
       problems.push({ code: 'kindNotInSchema', message: `no schema for ${String(config.apiVersion)} ${String(config.kind)}` });
     } else {
       result = predictFieldConflicts(input, root, problems);
+      const refusals = problems.filter((p) => p.server !== undefined);
+      if (refusals.length > 0) statuses.push(typedRefusal(config, refusals as { server: ValueProblem['server'] }[]));
       if (result.conflicts.length > 0) {
         statuses.push({
           code: 409,
@@ -209,7 +225,9 @@ export function predictApply(input: PredictApplyInput): ApplyPrediction {
   // The lock: a resourceVersion in the manifest is a precondition (store.go Update), checked
   // after the field manager has merged the apply.
   const liveRv = typeof liveMeta?.resourceVersion === 'string' ? liveMeta.resourceVersion : undefined;
-  if (rv !== undefined && rv !== '' && rv !== liveRv) {
+  // A resourceVersion that parses to 0 ("" or "0") asks for no precondition: the registry updates
+  // unconditionally (store.go Update: newResourceVersion == 0 && AllowUnconditionalUpdate).
+  if (rv !== undefined && !/^0*$/.test(rv) && rv !== liveRv) {
     statuses.push({ code: 409, reason: 'Conflict', kind: 'staleResourceVersion', message: optimisticLockMessage(input.resource, name) });
   }
   const liveUid = typeof liveMeta?.uid === 'string' ? liveMeta.uid : undefined;
@@ -219,14 +237,20 @@ export function predictApply(input: PredictApplyInput): ApplyPrediction {
       code: 422,
       reason: 'Invalid',
       kind: 'uidMismatch',
-      message: `metadata.uid: Invalid value: ${JSON.stringify(uid)}: field is immutable`,
+      message: invalidMessage(String(config.kind ?? ''), input.resource.group, name, `metadata.uid: Invalid value: ${goQuote(uid)}: field is immutable`),
+      causes: [{ reason: 'FieldValueInvalid', message: `Invalid value: ${goQuote(uid)}: field is immutable`, field: 'metadata.uid' }],
     });
   }
   return done(result);
 }
 
 function asEngineProblem(p: ValueProblem): EngineProblem {
-  return { code: p.code, message: p.message, path: p.path };
+  return { code: p.code, message: p.message, path: p.path, server: p.server };
+}
+
+/** The applied configuration cannot be typed: a 500, before conflicts and the lock. */
+function typedRefusal(config: JsonObject, refusals: readonly { server: ValueProblem['server'] }[]): PredictedStatus {
+  return { code: 500, reason: '', kind: 'refused', message: typedPatchRefusalMessage(config, refusals.map((r) => r.server)) };
 }
 
 interface ManagerState {

@@ -1,0 +1,186 @@
+// The differential suite's own judges, written without any product code, so that a bug in the
+// engine cannot cancel out against the same bug in the check:
+// - the server's answer as it sent it (HTTP status, reason, message, causes), read over plain HTTPS;
+// - what a real apply removed: the live object before and after as plain JSON, walked along the
+//   managedFields the server recorded (FieldsV1 read here, spelled as the server spells paths).
+import * as https from 'node:https';
+import type { Connection } from '../support/seed';
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonMap = { [key: string]: Json };
+
+const isMap = (v: unknown): v is JsonMap => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** What the server answered instead of success: its status, word for word. */
+export interface ServerStatus {
+  code: number;
+  reason: string;
+  message: string;
+  /** `message @ field` of each cause, each once (a 422 may list one field error twice), sorted. */
+  causes: string[];
+}
+
+export interface RawAnswer {
+  status: number;
+  body: Json | string;
+}
+
+/** One request with a body sent exactly as given (the user's text: duplicates, comments and all). */
+export function sendRaw(conn: Connection, method: string, urlPath: string, query: Record<string, string>, contentType: string, text: string): Promise<RawAnswer> {
+  const url = new URL(urlPath, conn.server);
+  for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
+  return new Promise((resolve, reject) => {
+    const req = https.request(url, {
+      method,
+      ca: conn.ca,
+      timeout: 30_000,
+      headers: { Authorization: `Bearer ${conn.token}`, Accept: 'application/json', 'Content-Type': contentType, 'User-Agent': 'kch-test-oracle' },
+    }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => {
+        let parsed: Json | string = body;
+        try {
+          parsed = JSON.parse(body) as Json;
+        } catch {
+          // not JSON: kept as text
+        }
+        resolve({ status: res.statusCode ?? 0, body: parsed });
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error(`${method} ${url.pathname}: timeout`)));
+    req.on('error', reject);
+    req.end(text);
+  });
+}
+
+/** The status of a refusal as the server sent it; undefined for a success (2xx). */
+export function serverStatus(answer: RawAnswer): ServerStatus | undefined {
+  if (answer.status >= 200 && answer.status < 300) return undefined;
+  const body = isMap(answer.body) ? answer.body : {};
+  const details = isMap(body.details) ? body.details : {};
+  const causes = Array.isArray(details.causes) ? details.causes.filter(isMap) : [];
+  return {
+    code: answer.status,
+    reason: typeof body.reason === 'string' ? body.reason : '',
+    message: typeof body.message === 'string' ? body.message : typeof answer.body === 'string' ? answer.body : '',
+    causes: [...new Set(causes.map((c) => `${String(c.message ?? '')} @ ${String(c.field ?? '')}`))].sort(),
+  };
+}
+
+// -------------------------------------------------------------------------------------------------
+// What a real apply removed
+
+/** A path of a FieldsV1 tree: the server's spelling, the raw keys, and whether it is a member. */
+interface OwnedPath {
+  text: string;
+  keys: string[];
+  member: boolean;
+}
+
+/**
+ * Every path of a FieldsV1 tree, members (`{}` leaves and `.` markers) and the prefixes above
+ * them, spelled as structured-merge-diff prints a path (fieldpath PathElement.String).
+ */
+function ownedPaths(fieldsV1: Json | undefined, prefix: { text: string; keys: string[] } = { text: '', keys: [] }, out = new Map<string, OwnedPath>()): Map<string, OwnedPath> {
+  if (!isMap(fieldsV1)) return out;
+  for (const [key, child] of Object.entries(fieldsV1)) {
+    if (key === '.') continue;
+    const path = { text: prefix.text + spell(key), keys: [...prefix.keys, key] };
+    const leaf = isMap(child) && Object.keys(child).length === 0;
+    const member = leaf || (isMap(child) && '.' in child);
+    const seen = out.get(path.text);
+    out.set(path.text, { ...path, member: member || (seen?.member ?? false) });
+    ownedPaths(child, path, out);
+  }
+  return out;
+}
+
+/** `f:name` → `.name`, `k:{"a":1,"b":"x"}` → `[a=1,b="x"]`, `v:"x"` → `[="x"]`, `i:3` → `[3]`. */
+function spell(key: string): string {
+  const kind = key.slice(0, 2);
+  const rest = key.slice(2);
+  if (kind === 'f:') return `.${rest}`;
+  if (kind === 'i:') return `[${rest}]`;
+  if (kind === 'v:') return `[=${JSON.stringify(JSON.parse(rest))}]`;
+  if (kind === 'k:') {
+    const fields = JSON.parse(rest) as JsonMap;
+    return `[${Object.keys(fields).sort().map((k) => `${k}=${JSON.stringify(fields[k])}`).join(',')}]`;
+  }
+  throw new Error(`a FieldsV1 key of an unknown kind: ${key}`);
+}
+
+/** The value a FieldsV1 path points at in a plain JSON object, or undefined when it has none. */
+function valueAt(object: Json, keys: readonly string[]): Json | undefined {
+  let at: Json | undefined = object;
+  for (const key of keys) {
+    const kind = key.slice(0, 2);
+    const rest = key.slice(2);
+    if (at === undefined) return undefined;
+    if (kind === 'f:') at = isMap(at) && Object.prototype.hasOwnProperty.call(at, rest) ? at[rest] : undefined;
+    else if (!Array.isArray(at)) return undefined;
+    else if (kind === 'i:') at = at[Number(rest)];
+    else if (kind === 'v:') {
+      const want = JSON.parse(rest) as Json;
+      at = at.find((item) => deepEqual(item, want));
+    } else {
+      const fields = JSON.parse(rest) as JsonMap;
+      at = at.find((item) => isMap(item) && Object.entries(fields).every(([k, v]) => deepEqual(item[k], v)));
+    }
+  }
+  return at;
+}
+
+function deepEqual(a: Json | undefined, b: Json | undefined): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
+  if (isMap(a)) return isMap(b) && Object.keys(a).length === Object.keys(b).length && Object.keys(a).every((k) => k in b && deepEqual(a[k], b[k]));
+  return false;
+}
+
+function managedFieldsOf(object: Json): Json[] {
+  const meta = isMap(object) && isMap(object.metadata) ? object.metadata : {};
+  return Array.isArray(meta.managedFields) ? meta.managedFields : [];
+}
+
+function allOwned(object: Json): Map<string, OwnedPath> {
+  const out = new Map<string, OwnedPath>();
+  for (const entry of managedFieldsOf(object)) {
+    if (!isMap(entry)) continue;
+    for (const [text, p] of ownedPaths(entry.fieldsV1)) {
+      const seen = out.get(text);
+      out.set(text, { ...p, member: p.member || (seen?.member ?? false) });
+    }
+  }
+  return out;
+}
+
+/** Bookkeeping fields every write changes or that only the server writes: not deletions. */
+const NOT_USER_FIELDS = /^\.metadata\.(managedFields|resourceVersion|generation|creationTimestamp|uid)(\W|$)|^\.status(\W|$)/;
+
+/**
+ * What a real apply deleted, as the top-most removed paths: every path some manager owned before
+ * (a member or a map above members) that the object had before and lacks after, plus every owned
+ * member whose value changed and that nobody owns afterwards (a deleted field the server defaulted
+ * again: a dropped `replicas` comes back as 1, owned by nobody). Paths below a removed path are
+ * left out: they went with it.
+ */
+export function removedRoots(before: Json, after: Json): string[] {
+  const ownedAfter = allOwned(after);
+  const removed: string[] = [];
+  for (const p of allOwned(before).values()) {
+    const was = valueAt(before, p.keys);
+    if (was === undefined) continue;
+    const now = valueAt(after, p.keys);
+    if (now === undefined) removed.push(p.text);
+    else if (p.member && !deepEqual(was, now) && !ownedAfter.get(p.text)?.member) removed.push(p.text);
+  }
+  return topMost(removed.filter((p) => !NOT_USER_FIELDS.test(p)));
+}
+
+/** The paths none of whose ancestors is in the list, sorted. */
+export function topMost(paths: readonly string[]): string[] {
+  const all = [...new Set(paths)].sort();
+  return all.filter((p) => !all.some((q) => q !== p && (p.startsWith(`${q}.`) || p.startsWith(`${q}[`))));
+}
