@@ -13,7 +13,7 @@ import type { SchemaModel } from './schema';
  * line indented 200 columns. Deeper values are shown as `deeperMarker`.
  */
 export const ownershipViewDepth = 100;
-export const deeperMarker = `… (nested deeper than ${ownershipViewDepth} levels: not shown)`;
+export const deeperMarker = `… nested deeper than ${ownershipViewDepth} levels, not shown`;
 
 export function ownershipView(live: JsonObject, schema: SchemaModel | undefined): string {
   const metadata = isJsonObject(live.metadata) ? live.metadata : {};

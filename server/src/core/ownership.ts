@@ -102,7 +102,7 @@ export function serverPath(resource: ManifestResource, indexPath: FieldPath, sch
     if (el.kind === 'field') {
       const t: ReturnType<typeof fieldType> = atom?.map ? fieldType(atom.map, el.name) : undefined;
       atom = schema && t ? resolveType(schema, t) : undefined;
-      value = isJsonObject(value) ? value[el.name] : undefined;
+      value = ownField(value, el.name);
       out.push(el);
       continue;
     }
@@ -121,16 +121,22 @@ export function liveValueAt(live: JsonValue, path: FieldPath): JsonValue | undef
   let cur: JsonValue | undefined = live;
   for (const el of path) {
     if (cur === undefined || cur === null) return undefined;
-    if (el.kind === 'field') cur = isJsonObject(cur) ? cur[el.name] : undefined;
+    if (el.kind === 'field') cur = ownField(cur, el.name);
     else if (!Array.isArray(cur)) return undefined;
     else if (el.kind === 'index') cur = cur[el.index];
     else if (el.kind === 'value') cur = cur.find((x) => JSON.stringify(x) === JSON.stringify(el.value));
     else {
       const fields = el.fields;
-      cur = cur.find((x) => isJsonObject(x) && Object.entries(fields).every(([k, v]) => x[k] === undefined || JSON.stringify(x[k]) === JSON.stringify(v)));
+      cur = cur.find((x) => isJsonObject(x) && Object.entries(fields).every(([k, v]) => ownField(x, k) === undefined || JSON.stringify(x[k]) === JSON.stringify(v)));
     }
   }
   return cur;
+}
+
+// A field named `constructor` or `toString` is an ordinary key: a plain lookup would find the
+// object's prototype methods (a hover on such a key failed with a TypeError).
+function ownField(value: JsonValue | undefined, name: string): JsonValue | undefined {
+  return isJsonObject(value) && Object.prototype.hasOwnProperty.call(value, name) ? value[name] : undefined;
 }
 
 function contains(r: Range, p: Position): boolean {
