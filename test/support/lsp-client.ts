@@ -1,5 +1,7 @@
 // A language client for protocol tests: real JSON-RPC over an in-memory stream pair, the server
 // running in this process exactly as the bundled server runs behind VS Code. No editor involved.
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
 import {
   createMessageConnection,
@@ -30,10 +32,14 @@ export interface TestServerOptions {
    * initializationOptions at all (a client that says nothing about trust).
    */
   initializationOptions?: InitializationOptions | Record<string, unknown> | null;
+  /** Run the bundled server (dist/server.js, built by `npm test`) as its own process over stdio, as VS Code does. */
+  process?: boolean;
 }
 
 export interface TestServer {
   readonly initializeResult: InitializeResult;
+  /** The server's process, when it runs in one (options.process). */
+  readonly child?: ChildProcess;
   /** Every notification the server sent, in order (method and params). */
   readonly notifications: { method: string; params: unknown }[];
   /** How many times the server asked the editor to pull diagnostics again. */
@@ -65,13 +71,17 @@ export interface TestServer {
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
-  const toServer = new PassThrough();
-  const toClient = new PassThrough();
-  startStreamServer(toServer, toClient);
-  const connection: MessageConnection = createMessageConnection(
-    new StreamMessageReader(toClient),
-    new StreamMessageWriter(toServer),
-  );
+  let connection: MessageConnection;
+  let child: ChildProcess | undefined;
+  if (options.process) {
+    child = spawn(process.execPath, [path.join(import.meta.dirname, '..', '..', 'dist', 'server.js'), '--stdio'], { stdio: ['pipe', 'pipe', 'inherit'] });
+    connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
+  } else {
+    const toServer = new PassThrough();
+    const toClient = new PassThrough();
+    startStreamServer(toServer, toClient);
+    connection = createMessageConnection(new StreamMessageReader(toClient), new StreamMessageWriter(toServer));
+  }
 
   let settings: Partial<Settings> = { ...options.settings };
   const documents = new Map<string, TextDocument>();
@@ -119,6 +129,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
 
   const server: TestServer = {
     initializeResult,
+    ...(child ? { child } : {}),
     notifications,
     refreshCount: () => refreshes,
     setSettings(next) {
@@ -207,6 +218,13 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     },
     async shutdown() {
       await connection.sendRequest('shutdown');
+      if (child) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        await connection.sendNotification('exit');
+        await exited;
+        connection.dispose();
+        return;
+      }
       // Neither an `exit` notification nor closing the streams: vscode-languageserver answers both
       // with process.exit(), and this server shares the test's process.
       connection.dispose();

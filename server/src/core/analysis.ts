@@ -2,8 +2,8 @@
 // sees: in the editor as diagnostics, on the command line as compiler-style lines. Pure: the facts
 // are handed in as plain data, so the editor (from its live cache), the command line (from a
 // cluster or an offline snapshot) and the tests (from captured fixtures) all share this code.
-import { isJsonObject, type JsonObject, type JsonValue } from './json';
-import { locate, type LocateOptions, type ManifestProblem, type ManifestResource, type Range } from './manifest';
+import { isJsonObject, jsonDepthExceeds, type JsonObject, type JsonValue } from './json';
+import { locate, manifestLimits, type LocateOptions, type ManifestProblem, type ManifestResource, type Range } from './manifest';
 import { managerRole } from './managers';
 import { liveValueAt } from './ownership';
 import { describeManager, formatServerPath, qualifiedResource, type ManagerIdentity } from './messages';
@@ -53,6 +53,8 @@ export type FindingCode =
   | 'yaml-syntax'
   | 'yaml-decode'
   | 'duplicate-key'
+  /** A document beyond the size, nesting or alias-expansion limits: not analysed. */
+  | 'too-large'
   /** The API server's own answer to a dry run, where it differs from the prediction. */
   | 'dry-run-differs';
 
@@ -140,6 +142,19 @@ export function analyzeResource(resource: ManifestResource, facts: ResourceFacts
   const nameRange = resource.name !== undefined ? at(metadataPath('name')).value : kindRange;
 
   if (facts.schema === undefined && settings.applyMode === 'serverSide' && live) return existenceFindings();
+  // The engine walks objects recursively; a live object may nest deeper than it can go.
+  if (live && jsonDepthExceeds(live, manifestLimits.depth)) {
+    return [
+      ...existenceFindings(),
+      {
+        code: 'too-large',
+        severity: 'warning',
+        message: `The live object nests deeper than ${manifestLimits.depth} levels: its fields are not compared with the manifest`,
+        range: nameRange,
+        object,
+      },
+    ];
+  }
 
   const prediction = predictApply({
     manifestObject: resource.object,

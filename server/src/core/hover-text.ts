@@ -2,9 +2,9 @@
 // differs, and what each manager usually is. Pure, so it is tested without an editor.
 import type { ResourceFacts } from './analysis';
 import { showValue } from './analysis';
-import { isJsonObject, jsonEqual, type JsonObject, type JsonValue } from './json';
+import { isJsonObject, jsonDepthExceeds, jsonEqual, type JsonObject, type JsonValue } from './json';
 import type { ManifestNode, ManifestResource } from './manifest';
-import { nodeToJson } from './manifest';
+import { manifestLimits, nodeToJson } from './manifest';
 import { managerRole } from './managers';
 import { describeManager, formatServerPath, qualifiedResource } from './messages';
 import { liveValueAt, ownersOf, type FieldOwner } from './ownership';
@@ -62,6 +62,8 @@ export function fieldHover(
     const liveValue = liveValueAt(live, path);
     const mine: JsonValue = nodeToJson(node);
     if (liveValue === undefined) lines.push('', 'Not set on the live object.');
+    // (showValue writes JSON, recursively: a live value may nest far deeper than the manifest.)
+    else if (jsonDepthExceeds(liveValue, manifestLimits.depth)) lines.push('', `Live value: nested deeper than ${manifestLimits.depth} levels (manifest: \`${showValue(mine)}\`).`);
     else if (!jsonEqual(liveValue, mine)) lines.push('', `Live value: \`${showValue(liveValue)}\` (manifest: \`${showValue(mine)}\`).`);
     else lines.push('', 'Same value as the live object: applying it shares ownership.');
   }

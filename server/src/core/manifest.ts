@@ -6,7 +6,7 @@
 // with positions relative to its first line, so an edit re-parses only the edited document even
 // when the lines above it changed. Ranges in the node tree are therefore document-relative;
 // everything that leaves this module through locate() or the problems list is absolute.
-import { Alias, isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, Scalar } from 'yaml';
+import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, Scalar } from 'yaml';
 import type { Document, Node as YamlNode, YAMLMap, YAMLSeq } from 'yaml';
 import { jsonEqual, type JsonObject, type JsonValue } from './json';
 import { field, index, parsePath, type FieldPath, type PathElement } from './path';
@@ -67,7 +67,9 @@ export type ProblemCode =
   /** It parses, but kubectl would refuse it (null key, `.inf`, a bad `!!int`, merge of a non-map). */
   | 'yaml-decode'
   /** A key written twice in one map: kubectl silently keeps the last. */
-  | 'duplicate-key';
+  | 'duplicate-key'
+  /** Beyond the limits below (size, nesting, alias expansion): not analysed, so nothing is said about it. */
+  | 'too-large';
 
 export interface ManifestProblem {
   readonly code: ProblemCode;
@@ -105,6 +107,40 @@ export interface ParsedManifest {
   /** How many documents were parsed rather than reused from the cache. */
   readonly parsedDocuments: number;
   readonly totalDocuments: number;
+}
+
+/**
+ * What the analysis takes on. Beyond these a document is not parsed (or not analysed) and gets one
+ * `too-large` warning instead: without limits a hostile or accidental file blocks the language
+ * server for seconds and takes gigabytes, and the recursive walks of the analysis run out of stack.
+ * Real manifests stay far below every one of them.
+ */
+export const manifestLimits = {
+  /**
+   * Characters in one document. etcd refuses to store a request over 1.5 MiB (its default
+   * --max-request-bytes), so no Kubernetes object is larger; a document that large is a data
+   * dump, not a manifest. Parsing it would block the server for about a second per MiB.
+   */
+  documentLength: 1.5 * 1024 * 1024,
+  /** Characters in one file: about ten seconds of background parsing and 250 MB of parse trees. */
+  textLength: 16 * 1024 * 1024,
+  /**
+   * Levels of nesting, aliases expanded. kubectl accepts up to 10,000 (go-yaml's max depth); real
+   * objects nest a few dozen levels, and every walk below is recursive.
+   */
+  depth: 512,
+  /**
+   * Values that aliases add to a document beyond what is written in it: at most as many as are
+   * written, or this many in a small document. kubectl accepts up to 99% of 400,000 values coming
+   * from aliases (goyaml.v2 decode.go allowedAliasRatio), which a 100-byte text reaches (the
+   * "billion laughs"); analysing that is work out of all proportion to the text.
+   */
+  aliasExpansion: 25_000,
+} as const;
+
+/** The size of a text for a message: "8.0 MB". */
+function sizeText(chars: number): string {
+  return chars >= 1024 * 1024 ? `${(chars / (1024 * 1024)).toFixed(1)} MiB` : `${Math.ceil(chars / 1024)} KiB`;
 }
 
 /** What one document's text parses to, positions relative to its first line. Cached by text. */
@@ -164,6 +200,14 @@ export async function parseManifestTextInSlices(
 
 /** The parse, one document per step, so that callers can decide when to pause. */
 function* parseSteps(text: string, cache?: ManifestCache): Generator<void, ParsedManifest> {
+  if (text.length > manifestLimits.textLength) {
+    if (cache) cache.documents = new Map();
+    const problem = tooLarge(
+      `This file is ${sizeText(text.length)}: files over ${sizeText(manifestLimits.textLength)} are not analysed (kube-conflict-hints keeps the editor responsive). Split it to have it checked.`,
+      { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
+    );
+    return { resources: [], problems: [problem], parsedDocuments: 0, totalDocuments: 0 };
+  }
   const chunks = splitDocuments(text);
   const reused = new Map<string, ParsedDocument>();
   const resources: ManifestResource[] = [];
@@ -236,21 +280,20 @@ export function absoluteRange(resource: ManifestResource, range: Range): Range {
 // ---------------------------------------------------------------------------------------------
 // One document
 
-/** Beyond this many nodes after expanding aliases a document is refused, as go-yaml refuses
- *  "excessive aliasing" (goyaml.v2 decode.go allowedAliasRatio): a billion-laughs guard. */
-const MAX_EXPANDED_NODES = 1_000_000;
-
 interface Converted {
   readonly node: ManifestNode;
   readonly json: JsonValue;
   /** Node count with aliases expanded. */
   readonly size: number;
+  /** Levels of nesting below and including this node, aliases expanded (a scalar is 1). */
+  readonly height: number;
 }
 
 class DecodeError extends Error {
   constructor(
     message: string,
     readonly range: Range,
+    readonly code: ProblemCode = 'yaml-decode',
   ) {
     super(message);
   }
@@ -263,9 +306,29 @@ interface DocumentContext {
   readonly problems: ManifestProblem[];
   readonly converted: Map<YamlNode, Converted>;
   readonly converting: Set<YamlNode>;
+  /** What each alias refers to (absent: no such anchor before it), found in one pass over the document. */
+  readonly aliasTargets: Map<YamlNode, YamlNode | undefined>;
 }
 
+function tooLarge(message: string, range: Range): ManifestProblem {
+  return { code: 'too-large', severity: 'warning', message, range };
+}
+
+const tooDeepMessage = `This document nests deeper than ${manifestLimits.depth} levels: it is not analysed (kube-conflict-hints walks objects recursively; real manifests nest a few dozen levels).`;
+
 function parseDocumentText(source: string): ParsedDocument {
+  if (source.length > manifestLimits.documentLength) {
+    const firstLine = source.match(/^(---[^\n]*\n)?/)![0].length > 0 ? 1 : 0;
+    return {
+      resources: [],
+      problems: [
+        tooLarge(
+          `This document is ${sizeText(source.length)}: documents over ${sizeText(manifestLimits.documentLength)} are not analysed. No Kubernetes object can be that large (etcd stores at most 1.5 MiB).`,
+          { start: { line: firstLine, character: 0 }, end: { line: firstLine, character: 0 } },
+        ),
+      ],
+    };
+  }
   const lines = new LineCounter();
   const doc = parseDocument(source, {
     // Every scalar stays text: resolveScalar applies kubectl's rules (see yaml-scalars.ts).
@@ -277,23 +340,79 @@ function parseDocumentText(source: string): ParsedDocument {
     prettyErrors: false,
     strict: false,
   });
-  const ctx: DocumentContext = { source, lines, doc, problems: [], converted: new Map(), converting: new Set() };
+  const ctx: DocumentContext = { source, lines, doc, problems: [], converted: new Map(), converting: new Set(), aliasTargets: new Map() };
   for (const e of doc.errors) {
-    ctx.problems.push({ code: 'yaml-syntax', severity: 'error', message: e.message, range: rangeOf(ctx, e.pos[0], e.pos[1]) });
+    // The parser recurses per level of nesting and reports running out of stack as an error.
+    if (e.code === 'RESOURCE_EXHAUSTION') ctx.problems.push(tooLarge(tooDeepMessage, rangeOf(ctx, e.pos[0], e.pos[1])));
+    else ctx.problems.push({ code: 'yaml-syntax', severity: 'error', message: e.message, range: rangeOf(ctx, e.pos[0], e.pos[1]) });
   }
   if (doc.errors.length > 0 || !doc.contents) return { resources: [], problems: ctx.problems };
   let root: Converted;
   try {
-    root = convert(ctx, doc.contents);
-    if (root.size > MAX_EXPANDED_NODES) {
+    const written = resolveAliases(ctx, doc.contents);
+    root = convert(ctx, doc.contents, 1);
+    if (root.height > manifestLimits.depth) throw new DecodeError(tooDeepMessage, root.node.range, 'too-large');
+    const added = root.size - written;
+    if (added > 100 && root.size > 1000 && added / root.size > allowedAliasRatio(root.size)) {
       throw new DecodeError('document contains excessive aliasing', root.node.range);
+    }
+    if (added > Math.max(written, manifestLimits.aliasExpansion)) {
+      throw new DecodeError(
+        `Aliases expand this document from ${written} to ${root.size} values: it is not analysed (at most ${Math.max(written, manifestLimits.aliasExpansion)} values may come from aliases).`,
+        root.node.range,
+        'too-large',
+      );
     }
   } catch (e) {
     if (!(e instanceof DecodeError)) throw e;
-    ctx.problems.push({ code: 'yaml-decode', severity: 'error', message: e.message, range: e.range });
+    ctx.problems.push(e.code === 'too-large' ? tooLarge(e.message, e.range) : { code: e.code, severity: 'error', message: e.message, range: e.range });
     return { resources: [], problems: ctx.problems };
   }
   return { resources: resourcesOf(root), problems: ctx.problems };
+}
+
+/**
+ * goyaml.v2 decode.go allowedAliasRatio: the share of decoded values that may come from aliases
+ * before kubectl refuses the document as "excessive aliasing" (go-yaml counts as it decodes; the
+ * final counts here give the same verdict for the documents that grow by aliasing aliases).
+ */
+function allowedAliasRatio(decodeCount: number): number {
+  const low = 400_000;
+  const high = 4_000_000;
+  if (decodeCount <= low) return 0.99;
+  if (decodeCount >= high) return 0.1;
+  return 0.99 - (0.89 * (decodeCount - low)) / (high - low);
+}
+
+/**
+ * Finds every alias's anchor in one pass, in document order: an alias refers to the last node
+ * before it with that anchor (a node's own anchor comes before its children, so `&a [*a]` refers
+ * to itself, which convert() refuses as go-yaml does). Resolving each alias with Alias.resolve
+ * walks the whole document per alias: 4,000 aliases took seconds. Returns how many nodes are written.
+ */
+function resolveAliases(ctx: DocumentContext, root: YamlNode): number {
+  const anchors = new Map<string, YamlNode>();
+  const stack: unknown[] = [root];
+  let written = 0;
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (isPair(item)) {
+      // Key before value: pushed in reverse.
+      if (item.value) stack.push(item.value);
+      if (item.key) stack.push(item.key);
+      continue;
+    }
+    if (!item || typeof item !== 'object') continue;
+    const node = item as YamlNode;
+    written++;
+    if (isAlias(node)) {
+      ctx.aliasTargets.set(node, anchors.get(node.source));
+      continue;
+    }
+    if (node.anchor) anchors.set(node.anchor, node);
+    if (isMap(node) || isSeq(node)) for (let i = node.items.length - 1; i >= 0; i--) stack.push(node.items[i]);
+  }
+  return written;
 }
 
 function resourcesOf(root: Converted): DocumentResource[] {
@@ -345,26 +464,28 @@ function rangeOf(ctx: DocumentContext, start: number, end: number): Range {
   return { start: position(ctx, start), end: position(ctx, Math.max(start, end)) };
 }
 
-function convert(ctx: DocumentContext, node: YamlNode): Converted {
+/** `depth` is the written nesting level of `node` (the root is 1): the recursion stops at the limit. */
+function convert(ctx: DocumentContext, node: YamlNode, depth: number): Converted {
   const done = ctx.converted.get(node);
   if (done) return done;
+  if (depth > manifestLimits.depth) throw new DecodeError(tooDeepMessage, nodeRange(ctx, node), 'too-large');
   if (ctx.converting.has(node)) {
     throw new DecodeError('anchor value contains itself', rangeOf(ctx, node.range![0], node.range![1]));
   }
   ctx.converting.add(node);
   let result: Converted;
-  if (isMap(node)) result = convertMap(ctx, node as YAMLMap.Parsed);
-  else if (isSeq(node)) result = convertSeq(ctx, node as YAMLSeq.Parsed);
+  if (isMap(node)) result = convertMap(ctx, node as YAMLMap.Parsed, depth);
+  else if (isSeq(node)) result = convertSeq(ctx, node as YAMLSeq.Parsed, depth);
   else if (isScalar(node)) result = convertScalar(ctx, node);
-  else if (isAlias(node)) result = convert(ctx, aliasTarget(ctx, node));
+  else if (isAlias(node)) result = convert(ctx, aliasTarget(ctx, node), depth);
   else throw new DecodeError('unsupported YAML node', rangeOf(ctx, 0, 0));
   ctx.converting.delete(node);
   ctx.converted.set(node, result);
   return result;
 }
 
-function aliasTarget(ctx: DocumentContext, alias: Alias): YamlNode {
-  const target = alias.resolve(ctx.doc);
+function aliasTarget(ctx: DocumentContext, alias: YamlNode & { source: string }): YamlNode {
+  const target = ctx.aliasTargets.get(alias);
   if (!target) throw new DecodeError(`unknown anchor '${alias.source}' referenced`, nodeRange(ctx, alias));
   return target;
 }
@@ -388,27 +509,29 @@ function convertScalar(ctx: DocumentContext, node: Scalar): Converted {
     // sigs.k8s.io/yaml hands the float to encoding/json, which refuses it.
     throw new DecodeError(`json: unsupported value: ${Number.isNaN(r.value) ? 'NaN' : r.value > 0 ? '+Inf' : '-Inf'}`, range);
   }
-  return { node: { kind: 'scalar', range, value: r.value }, json: r.value, size: 1 };
+  return { node: { kind: 'scalar', range, value: r.value }, json: r.value, size: 1, height: 1 };
 }
 
-function convertSeq(ctx: DocumentContext, seq: YAMLSeq.Parsed): Converted {
+function convertSeq(ctx: DocumentContext, seq: YAMLSeq.Parsed, depth: number): Converted {
   const items: ListItem[] = [];
   const json: JsonValue[] = [];
   let size = 1;
+  let height = 1;
   const cstItems = seq.srcToken && 'items' in seq.srcToken && seq.srcToken.type === 'block-seq' ? seq.srcToken.items : undefined;
   seq.items.forEach((raw, i) => {
     const item = raw as YamlNode | null;
     if (!item) return;
-    const c = convert(ctx, item);
+    const c = convert(ctx, item, depth + 1);
     const valueRange = isAlias(item) ? c.node.range : c.node.range;
     const marker = cstItems?.[i]?.start.find((t) => t.type === 'seq-item-ind');
     const markerRange = marker ? rangeOf(ctx, marker.offset, marker.offset + 1) : isAlias(item) ? nodeRange(ctx, item) : valueRange;
     items.push({ markerRange, value: c.node, ...(isAlias(item) && { via: nodeRange(ctx, item) }) });
     json.push(c.json);
     size += c.size;
+    height = Math.max(height, c.height + 1);
   });
   const range = collectionRange(ctx, seq, items.map((i) => i.value.range));
-  return { node: { kind: 'list', range, items }, json, size };
+  return { node: { kind: 'list', range, items }, json, size, height };
 }
 
 // A flow collection ends at its bracket; a block one at the end of its last value (the parser's
@@ -420,8 +543,9 @@ function collectionRange(ctx: DocumentContext, node: YAMLMap | YAMLSeq, childRan
   return { start: position(ctx, start), end: last.end };
 }
 
-function convertMap(ctx: DocumentContext, map: YAMLMap.Parsed): Converted {
-  const entries = new Map<string, MapEntry & { json: JsonValue; size: number; merged: boolean }>();
+function convertMap(ctx: DocumentContext, map: YAMLMap.Parsed, depth: number): Converted {
+  const entries = new Map<string, MapEntry & { json: JsonValue; size: number; height: number; merged: boolean }>();
+  let mergedSize = 0;
   let lastEnd: Range | undefined;
   for (const pair of map.items) {
     if (!isPair(pair)) continue;
@@ -430,10 +554,12 @@ function convertMap(ctx: DocumentContext, map: YAMLMap.Parsed): Converted {
     const keyRange = keyNode ? nodeRange(ctx, keyNode) : rangeOf(ctx, map.range[0], map.range[0]);
     if (keyNode && isScalar(keyNode) && isMergeKey(keyNode)) {
       if (!valueNode) throw new DecodeError('map merge requires map or sequence of maps as the value', keyRange);
-      for (const source of mergeSources(ctx, valueNode, keyRange)) {
+      for (const source of mergeSources(ctx, valueNode, keyRange, depth)) {
+        // Counted whole, overridden keys included: the size only serves the expansion limit.
+        mergedSize += source.size - 1;
         for (const e of source.node.entries) {
           const json = (source.json as JsonObject)[e.key]!;
-          entries.set(e.key, { ...e, via: e.via ?? keyRange, json, size: 0, merged: true });
+          entries.set(e.key, { ...e, via: e.via ?? keyRange, json, size: 0, height: source.height - 1, merged: true });
         }
         lastEnd = nodeRange(ctx, valueNode);
       }
@@ -441,8 +567,8 @@ function convertMap(ctx: DocumentContext, map: YAMLMap.Parsed): Converted {
     }
     const key = keyNode ? keyOf(ctx, keyNode, keyRange) : 'null';
     const value = valueNode
-      ? convert(ctx, valueNode)
-      : { node: { kind: 'scalar', range: { start: keyRange.end, end: keyRange.end }, value: null } as ScalarNode, json: null, size: 1 };
+      ? convert(ctx, valueNode, depth + 1)
+      : { node: { kind: 'scalar', range: { start: keyRange.end, end: keyRange.end }, value: null } as ScalarNode, json: null, size: 1, height: 1 };
     const previous = entries.get(key);
     if (previous && !previous.merged) {
       ctx.problems.push({
@@ -459,20 +585,23 @@ function convertMap(ctx: DocumentContext, map: YAMLMap.Parsed): Converted {
       ...(valueNode && isAlias(valueNode) && { via: nodeRange(ctx, valueNode) }),
       json: value.json,
       size: value.size,
+      height: value.height,
       merged: false,
     });
     lastEnd = value.node.range;
   }
   const json: JsonObject = {};
   const out: MapEntry[] = [];
-  let size = 1;
+  let size = 1 + mergedSize;
+  let height = 1;
   for (const e of entries.values()) {
     setOwn(json, e.key, e.json);
     out.push(e.via ? { key: e.key, keyRange: e.keyRange, value: e.value, via: e.via } : { key: e.key, keyRange: e.keyRange, value: e.value });
     size += e.size;
+    height = Math.max(height, e.height + 1);
   }
   const range = collectionRange(ctx, map, lastEnd ? [lastEnd] : []);
-  return { node: { kind: 'map', range, entries: out }, json, size };
+  return { node: { kind: 'map', range, entries: out }, json, size, height };
 }
 
 // decode.go isMerge: a plain (or !!merge-tagged) `<<` key; a quoted '<<' is an ordinary key.
@@ -483,11 +612,12 @@ function isMergeKey(key: Scalar): boolean {
 // decode.go merge(): a map, an alias of a map, or a sequence of those in which earlier maps win,
 // so they are returned last. The merged entries override keys written before the `<<` (go-yaml v2
 // applies the merge in place; checked with kubectl).
-function mergeSources(ctx: DocumentContext, value: YamlNode, keyRange: Range): { node: MapNode; json: JsonValue }[] {
+function mergeSources(ctx: DocumentContext, value: YamlNode, keyRange: Range, depth: number): { node: MapNode; json: JsonValue; size: number; height: number }[] {
+  // The merged map's entries become this map's: they sit at this map's level.
   const asMap = (n: YamlNode) => {
-    const c = convert(ctx, n);
+    const c = convert(ctx, n, depth);
     if (c.node.kind !== 'map') throw new DecodeError('map merge requires map or sequence of maps as the value', keyRange);
-    return { node: c.node, json: c.json };
+    return { node: c.node, json: c.json, size: c.size, height: c.height };
   };
   if (isSeq(value)) return (value.items as YamlNode[]).map(asMap).reverse();
   return [asMap(value)];
@@ -495,7 +625,7 @@ function mergeSources(ctx: DocumentContext, value: YamlNode, keyRange: Range): {
 
 function keyOf(ctx: DocumentContext, keyNode: YamlNode, keyRange: Range): string {
   let node = keyNode;
-  if (isAlias(node)) node = aliasTarget(ctx, node);
+  if (isAlias(node)) node = aliasTarget(ctx, node as YamlNode & { source: string });
   if (!isScalar(node)) throw new DecodeError('invalid map key: a map or list cannot be a key', keyRange);
   const text = typeof node.value === 'string' ? node.value : node.value == null ? '' : String(node.value);
   const r = resolveScalar(text, node.type === Scalar.PLAIN, node.tag);

@@ -1,10 +1,10 @@
 // Who owns a field of a live object, for hovers and the ownership view: the managedFields entries
 // whose field set holds the field's exact path, or something below it.
-import { isJsonObject, type JsonObject, type JsonValue } from './json';
+import { isJsonObject, jsonCutAt, type JsonObject, type JsonValue } from './json';
 import { hasPath, isEmptySet, pathElementKey, type FieldSet } from './fieldsv1';
 import { listItemElement } from './fieldset';
-import { decodeManagedFields } from './managed-fields';
-import { forEachNode, type ManifestNode, type ManifestResource, type Position, type Range } from './manifest';
+import { decodeManagedFields, type ManagedFieldsEntry } from './managed-fields';
+import { forEachNode, manifestLimits, type ManifestNode, type ManifestResource, type Position, type Range } from './manifest';
 import type { ManagerIdentity } from './messages';
 import type { FieldPath, PathElement } from './path';
 import { fieldType, resolveType, rootTypeFor, type Atom, type SchemaModel } from './schema';
@@ -19,17 +19,37 @@ export interface FieldOwner {
   readonly exact: boolean;
 }
 
-/** The owners of `path` in the live object, exact owners first, in managedFields order. */
-export function ownersOf(live: JsonObject, path: FieldPath): FieldOwner[] {
+/** The managedFields of a live object, decoded once: ask ownersIn() about as many paths as needed. */
+export interface Ownership {
+  readonly entries: readonly ManagedFieldsEntry[];
+}
+
+/**
+ * Decodes the managedFields of `live`. Each FieldsV1 is cut below the deepest path a manifest can
+ * have (what lies deeper counts as owned where it is cut): a live object may nest 10,000 levels,
+ * deeper than the recursive decoder can go, and no question about it goes that deep.
+ */
+export function decodeOwnership(live: JsonObject): Ownership {
   const metadata = isJsonObject(live.metadata) ? live.metadata : {};
-  const { entries } = decodeManagedFields(metadata.managedFields);
+  const raw = Array.isArray(metadata.managedFields) ? metadata.managedFields : [];
+  const cut = raw.map((e) => (isJsonObject(e) && e.fieldsV1 !== undefined ? { ...e, fieldsV1: jsonCutAt(e.fieldsV1, manifestLimits.depth + 2, {}) } : e));
+  return { entries: decodeManagedFields(cut).entries };
+}
+
+/** The owners of `path`, exact owners first, in managedFields order. */
+export function ownersIn(ownership: Ownership, path: FieldPath): FieldOwner[] {
   const owners: FieldOwner[] = [];
-  for (const e of entries) {
+  for (const e of ownership.entries) {
     const exact = hasPath(e.fields, path);
     if (!exact && !ownsBelow(e.fields, path)) continue;
     owners.push({ manager: e.identity, apiVersion: e.apiVersion, ...(e.time !== undefined ? { time: e.time } : {}), exact });
   }
   return [...owners.filter((o) => o.exact), ...owners.filter((o) => !o.exact)];
+}
+
+/** The owners of `path` in the live object (one question: decodeOwnership + ownersIn for many). */
+export function ownersOf(live: JsonObject, path: FieldPath): FieldOwner[] {
+  return ownersIn(decodeOwnership(live), path);
 }
 
 function ownsBelow(set: FieldSet, path: FieldPath): boolean {
@@ -82,7 +102,7 @@ export function serverPath(resource: ManifestResource, indexPath: FieldPath, sch
     if (el.kind === 'field') {
       const t: ReturnType<typeof fieldType> = atom?.map ? fieldType(atom.map, el.name) : undefined;
       atom = schema && t ? resolveType(schema, t) : undefined;
-      value = isJsonObject(value) ? value[el.name] : undefined;
+      value = ownField(value, el.name);
       out.push(el);
       continue;
     }
@@ -101,16 +121,22 @@ export function liveValueAt(live: JsonValue, path: FieldPath): JsonValue | undef
   let cur: JsonValue | undefined = live;
   for (const el of path) {
     if (cur === undefined || cur === null) return undefined;
-    if (el.kind === 'field') cur = isJsonObject(cur) ? cur[el.name] : undefined;
+    if (el.kind === 'field') cur = ownField(cur, el.name);
     else if (!Array.isArray(cur)) return undefined;
     else if (el.kind === 'index') cur = cur[el.index];
     else if (el.kind === 'value') cur = cur.find((x) => JSON.stringify(x) === JSON.stringify(el.value));
     else {
       const fields = el.fields;
-      cur = cur.find((x) => isJsonObject(x) && Object.entries(fields).every(([k, v]) => x[k] === undefined || JSON.stringify(x[k]) === JSON.stringify(v)));
+      cur = cur.find((x) => isJsonObject(x) && Object.entries(fields).every(([k, v]) => ownField(x, k) === undefined || JSON.stringify(x[k]) === JSON.stringify(v)));
     }
   }
   return cur;
+}
+
+// A field named `constructor` or `toString` is an ordinary key: a plain lookup would find the
+// object's prototype methods (a hover on such a key failed with a TypeError).
+function ownField(value: JsonValue | undefined, name: string): JsonValue | undefined {
+  return isJsonObject(value) && Object.prototype.hasOwnProperty.call(value, name) ? value[name] : undefined;
 }
 
 function contains(r: Range, p: Position): boolean {

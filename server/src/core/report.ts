@@ -145,6 +145,12 @@ export const findingRules: Readonly<Record<FindingCode | typeof dryRunDiffersCod
     severity: 'warning',
     docs: syntaxDocs,
   },
+  'too-large': {
+    title: 'Too large to analyse',
+    description: 'The document is larger, nests deeper or expands through aliases further than the analysis takes on; nothing is said about it.',
+    severity: 'warning',
+    docs: syntaxDocs,
+  },
   [dryRunDiffersCode]: {
     title: 'The server answers differently',
     description: 'With --verify: the dry run of the manifest got another answer from the API server than the prediction.',
