@@ -5,15 +5,38 @@ import { LanguageClient, TransportKind, type LanguageClientOptions, type ServerO
 import {
   requests,
   statusNotification,
+  syntaxServicesNotification,
   type ContextsResult,
   type InitializationOptions,
   type OwnershipResult,
+  type RefreshParams,
   type StatusParams,
+  type SyntaxServices,
   type VerifyResult,
 } from '../../server/src/protocol';
 import { kubernetesToolsSelection, watchKubernetesTools } from './kubernetes-tools';
 
 const ownershipScheme = 'kube-conflict-hints-ownership';
+
+/**
+ * Extensions that report syntax errors for a language: where one is installed and enabled, the
+ * server leaves syntax errors to it (kubeConflictHints.syntaxErrors: "auto"), so each appears once.
+ * Red Hat's YAML extension is what most Kubernetes users have (the Kubernetes extension depends on
+ * it); VS Code's built-in JSON support validates every JSON file.
+ */
+const syntaxServiceExtensions: Record<string, readonly string[]> = {
+  yaml: ['redhat.vscode-yaml'],
+  json: ['vscode.json-language-features'],
+};
+
+function detectSyntaxServices(): SyntaxServices {
+  const found: SyntaxServices = {};
+  for (const [languageId, ids] of Object.entries(syntaxServiceExtensions)) {
+    const id = ids.find((candidate) => vscode.extensions.getExtension(candidate) !== undefined);
+    if (id) found[languageId] = id;
+  }
+  return found;
+}
 let client: LanguageClient | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
@@ -27,8 +50,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const ownershipDocs = new OwnershipDocuments();
   context.subscriptions.push(output, status, vscode.workspace.registerTextDocumentContentProvider(ownershipScheme, ownershipDocs));
 
+  let syntaxServices = detectSyntaxServices();
   const start = async () => {
-    client = createClient(context, output);
+    syntaxServices = detectSyntaxServices();
+    client = createClient(context, output, syntaxServices);
     client.onNotification(statusNotification, (params: StatusParams) => showStatus(status, params));
     await client.start();
   };
@@ -37,6 +62,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     await start();
   };
   const activeUri = () => vscode.window.activeTextEditor?.document.uri.toString();
+  // The user asked: connect even when no manifest is open (the server waits for one otherwise).
+  const refreshParams = (): RefreshParams => ({ ...(activeUri() ? { uri: activeUri() } : {}), connect: true });
   // Commands work while the server is down: they say so instead of failing.
   const withClient = <T>(run: (c: LanguageClient) => Promise<T>) => async (): Promise<T | undefined> => {
     if (!client?.isRunning()) {
@@ -48,7 +75,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   context.subscriptions.push(
     vscode.commands.registerCommand('kubeConflictHints.restart', restart),
-    vscode.commands.registerCommand('kubeConflictHints.refresh', withClient((c) => c.sendRequest(requests.refresh))),
+    vscode.commands.registerCommand('kubeConflictHints.refresh', withClient((c) => c.sendRequest(requests.refresh, refreshParams()))),
     vscode.commands.registerCommand(
       'kubeConflictHints.pickContext',
       withClient(async (c) => {
@@ -62,7 +89,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
           })),
           { placeHolder: 'The kubeconfig context to check manifests against' },
         );
-        if (picked) await vscode.workspace.getConfiguration('kubeConflictHints').update('context', picked.label, vscode.ConfigurationTarget.Global);
+        if (!picked) return;
+        await vscode.workspace.getConfiguration('kubeConflictHints').update('context', picked.label, vscode.ConfigurationTarget.Global);
+        // The user chose a cluster: say at once whether it answers.
+        await c.sendRequest(requests.refresh, refreshParams());
       }),
     ),
     vscode.commands.registerCommand(
@@ -106,6 +136,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     ),
     // Trust is decided at start-up (initializationOptions); granting it later needs a fresh server.
     vscode.workspace.onDidGrantWorkspaceTrust(restart),
+    // Red Hat's YAML extension installed, enabled or removed while the editor runs.
+    vscode.extensions.onDidChange(() => {
+      const now = detectSyntaxServices();
+      if (JSON.stringify(now) === JSON.stringify(syntaxServices)) return;
+      syntaxServices = now;
+      if (client?.isRunning()) void client.sendNotification(syntaxServicesNotification, now);
+    }),
   );
   await start();
   context.subscriptions.push(...(await watchKubernetesTools(() => void client?.sendRequest(requests.refresh))));
@@ -116,14 +153,14 @@ export async function deactivate(): Promise<void> {
   client = undefined;
 }
 
-function createClient(context: vscode.ExtensionContext, output: vscode.OutputChannel): LanguageClient {
+function createClient(context: vscode.ExtensionContext, output: vscode.OutputChannel, syntaxServices: SyntaxServices): LanguageClient {
   const module = context.asAbsolutePath('dist/server.js');
   const serverOptions: ServerOptions = {
     run: { module, transport: TransportKind.ipc },
     debug: { module, transport: TransportKind.ipc, options: { execArgv: ['--nolazy', '--inspect=6010'] } },
   };
   // The server contacts no cluster unless told the workspace is trusted (it fails closed).
-  const initializationOptions: InitializationOptions = { clusterAccess: vscode.workspace.isTrusted };
+  const initializationOptions: InitializationOptions = { clusterAccess: vscode.workspace.isTrusted, syntaxServices };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [
       { language: 'yaml', scheme: 'file' },
@@ -176,13 +213,17 @@ const healthIcons: Record<StatusParams['health'], string> = {
   failing: '$(error)',
   disabled: '$(shield)',
   unknown: '$(question)',
+  idle: '$(circle-outline)',
 };
 
+/** States that are no trouble: no warning background, no state word after the context. */
+const calmStates: ReadonlySet<StatusParams['health']> = new Set(['connected', 'disabled', 'idle']);
+
 function showStatus(item: vscode.StatusBarItem, params: StatusParams): void {
-  item.text = `${healthIcons[params.health]} ${params.context || 'k8s'}${params.health === 'connected' || params.health === 'disabled' ? '' : ` ${params.health}`}`;
-  item.tooltip = `Kube Conflict Hints: ${params.health}${params.server ? ` (${params.server})` : ''}\n${params.detail}\nClick to pick a context.`;
-  item.backgroundColor =
-    params.health === 'connected' || params.health === 'disabled' ? undefined : new vscode.ThemeColor('statusBarItem.warningBackground');
+  const calm = calmStates.has(params.health);
+  item.text = `${healthIcons[params.health]} ${params.context || 'k8s'}${calm ? '' : ` ${params.health}`}`;
+  item.tooltip = `Kube Conflict Hints: ${params.health === 'idle' ? 'waiting for a Kubernetes manifest' : params.health}${params.server ? ` (${params.server})` : ''}\n${params.detail}\nClick to pick a context.`;
+  item.backgroundColor = calm ? undefined : new vscode.ThemeColor('statusBarItem.warningBackground');
 }
 
 /** Read-only documents for "show ownership", served from memory. */

@@ -4,6 +4,14 @@
 export type ApplyMode = 'serverSide' | 'clientSide' | 'create';
 export const applyModes: readonly ApplyMode[] = ['serverSide', 'clientSide', 'create'];
 
+/**
+ * Who reports YAML syntax problems (and duplicate keys): `auto` leaves them to another language
+ * service of the document's language when the editor has one (Red Hat's YAML extension, the
+ * built-in JSON one), `always` reports them here too, `never` leaves them to others.
+ */
+export type SyntaxErrorsMode = 'auto' | 'always' | 'never';
+export const syntaxErrorsModes: readonly SyntaxErrorsMode[] = ['auto', 'always', 'never'];
+
 /** The `kubeConflictHints.*` settings, read per document and never kept in server globals. */
 export interface Settings {
   fieldManager: string;
@@ -15,6 +23,7 @@ export interface Settings {
   codeLens: boolean;
   /** Confirm predictions with a dry-run apply whenever a file is saved. */
   verifyOnSave: boolean;
+  syntaxErrors: SyntaxErrorsMode;
 }
 
 export const defaultSettings: Settings = {
@@ -25,6 +34,7 @@ export const defaultSettings: Settings = {
   namespace: '',
   codeLens: true,
   verifyOnSave: false,
+  syntaxErrors: 'auto',
 };
 
 /** Turns whatever the editor sent (any shape, any age of settings file) into valid settings. */
@@ -40,6 +50,7 @@ export function sanitizeSettings(raw: unknown): Settings {
     namespace: str(r.namespace, ''),
     codeLens: typeof r.codeLens === 'boolean' ? r.codeLens : defaultSettings.codeLens,
     verifyOnSave: typeof r.verifyOnSave === 'boolean' ? r.verifyOnSave : defaultSettings.verifyOnSave,
+    syntaxErrors: syntaxErrorsModes.includes(r.syntaxErrors as SyntaxErrorsMode) ? (r.syntaxErrors as SyntaxErrorsMode) : defaultSettings.syntaxErrors,
   };
 }
 
@@ -51,9 +62,25 @@ export function sanitizeSettings(raw: unknown): Settings {
 export interface InitializationOptions {
   /** True only in a trusted workspace; otherwise the server contacts no cluster and reads no kubeconfig for it. */
   clusterAccess: boolean;
+  /** The other syntax-reporting language services the editor has, at start (see SyntaxServices). */
+  syntaxServices?: SyntaxServices;
 }
 
-export type ClusterHealth = 'connected' | 'unreachable' | 'unauthenticated' | 'forbidden' | 'throttled' | 'failing' | 'disabled' | 'unknown';
+/**
+ * Language id → the extension that already reports syntax errors for documents of that language
+ * (e.g. `{ yaml: 'redhat.vscode-yaml', json: 'vscode.json-language-features' }`). Sent at start
+ * and again (syntaxServicesNotification) when extensions come or go.
+ */
+export type SyntaxServices = Record<string, string>;
+
+/** Client → server: the syntax-reporting language services changed. */
+export const syntaxServicesNotification = 'kubeConflictHints/syntaxServices';
+
+/**
+ * `idle`: cluster access is allowed but nothing asked for it yet (no Kubernetes manifest open, no
+ * command): no kubeconfig read, no request sent.
+ */
+export type ClusterHealth = 'connected' | 'unreachable' | 'unauthenticated' | 'forbidden' | 'throttled' | 'failing' | 'disabled' | 'unknown' | 'idle';
 
 /** Server → client: what the status bar shows. */
 export const statusNotification = 'kubeConflictHints/status';
@@ -67,7 +94,10 @@ export interface StatusParams {
 
 /** Client → server requests and server → client notifications beyond LSP. */
 export const requests = {
-  /** Drop the caches, rediscover and relist. */
+  /**
+   * Drop the caches, rediscover and relist. Sent by a user's command (params: the active document,
+   * if any) it also connects when no manifest has been opened yet.
+   */
   refresh: 'kubeConflictHints/refresh',
   /** The contexts of the kubeconfig the document's settings select. */
   contexts: 'kubeConflictHints/contexts',
@@ -78,6 +108,13 @@ export const requests = {
   /** Confirm the document's predictions with dry-run applies. */
   verify: 'kubeConflictHints/verify',
 } as const;
+
+export interface RefreshParams {
+  /** The active document, if any: its settings choose the cluster. */
+  uri?: string;
+  /** The user asked (a command): connect even when no Kubernetes manifest has been opened yet. */
+  connect?: boolean;
+}
 
 export interface DocumentParams {
   uri: string;

@@ -32,6 +32,9 @@ const usageErrors: { args: string[]; says: RegExp }[] = [
   { args: ['snapshot', manifest], says: /snapshot needs --out <dir>/ },
   { args: ['snapshot', '--out', path.join(dir, 'snap')], says: /snapshot needs manifests/ },
   { args: ['snapshot', '--out', dir, '--mode', 'create', manifest], says: /--mode is an option of check, not of snapshot/ },
+  { args: ['check', '--min-severity', 'info', manifest], says: /--min-severity must be one of error, warning, information \(got "info"\)/ },
+  { args: ['check', '--verbose', '--min-severity', 'error', manifest], says: /--verbose prints information findings, --min-severity error leaves them out/ },
+  { args: ['snapshot', '--out', dir, '--verbose', manifest], says: /--verbose is an option of check, not of snapshot/ },
 ];
 
 for (const { args, says } of usageErrors) {
@@ -49,7 +52,7 @@ for (const { args, says } of usageErrors) {
 test('--help prints the usage with every option and the exit codes, exit 0', async () => {
   const run = await runCli(['--help']);
   assert.equal(run.status, 0);
-  for (const option of ['--context', '--kubeconfig', '--namespace', '--field-manager', '--mode', '--format', '--verify', '--snapshot', '--out']) {
+  for (const option of ['--context', '--kubeconfig', '--namespace', '--field-manager', '--mode', '--format', '--verify', '--snapshot', '--out', '--verbose', '--min-severity']) {
     assert.ok(run.stdout.includes(option), `help mentions ${option}`);
   }
   assert.match(run.stdout, /Exit codes: 0 .* 1 .*\n?.*2 usage error or cluster problem/s);

@@ -36,6 +36,9 @@ async function prepared(t: TestContext): Promise<Setup | undefined> {
     objectOf(await create(conn, 'kubectl-create', configMap(namespace, 'settings', { retries: '3' })), 'create settings');
     const steady = configMap(namespace, 'steady', { color: 'blue' });
     objectOf(await apply(conn, 'kubectl', steady), 'apply steady');
+    objectOf(await apply(conn, 'kubectl', configMap(namespace, 'steady-too', { size: 'm' })), 'apply steady-too');
+    // Applied with a key the manifest no longer has: the next apply deletes it (information).
+    objectOf(await apply(conn, 'kubectl', configMap(namespace, 'trimmed', { keep: 'yes', drop: 'no' })), 'apply trimmed');
     const flags = configMap(namespace, 'feature-flags', { checkout: 'off' });
     objectOf(await apply(conn, 'kubectl', flags), 'apply feature-flags');
     const exported = objectOf(await get(conn, flags), 'read feature-flags');
@@ -73,6 +76,7 @@ async function prepared(t: TestContext): Promise<Setup | undefined> {
       'apply/feature-flags.yaml': toYaml(exported, { version: '1.1' }),
       'apply/new.json': JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'brand-new', namespace }, data: { a: 'b' } }, null, 2),
       'steady/steady.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: steady\n  namespace: ${namespace}\ndata:\n  color: blue\n`,
+      'steady/more.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: steady-too\n  namespace: ${namespace}\ndata:\n  size: m\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: trimmed\n  namespace: ${namespace}\ndata:\n  keep: "yes"\n`,
       'create/settings.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: ${namespace}\ndata:\n  retries: "3"\n`,
     };
     const dir = scratchDir('check');
@@ -101,7 +105,7 @@ const imagePath = '.spec.template.spec.containers[name="app"].image';
 test('text: a compiler-style line on the exact key for each conflict, grouped under the object, exit 1', async (t) => {
   const s = await prepared(t);
   if (!s) return;
-  const run = await check(s, ['apply']);
+  const run = await check(s, ['--verbose', 'apply']);
   assert.equal(run.status, 1, run.stderr);
   assert.equal(run.stderr, '');
   const web = s.texts['apply/web.yaml']!;
@@ -181,13 +185,48 @@ test('sarif: valid SARIF 2.1.0, one result per finding on its 1-based region, ru
   }
 });
 
-test('exit 0 when only information is left: the manifest matches what its own manager applied', async (t) => {
+test('by default the text says what needs a look and a summary; --verbose adds the information lines', async (t) => {
   const s = await prepared(t);
   if (!s) return;
-  const run = await check(s, ['steady']);
-  assert.equal(run.status, 0, run.stdout + run.stderr);
-  assert.match(run.stdout, /steady\/steady\.yaml:4:9 information exists configmaps "steady" exists; managed by "kubectl"/);
-  assert.match(run.stdout, /^0 errors, 0 warnings, 1 information/m);
+  const [quiet, verbose, minimum] = await Promise.all([check(s, ['apply']), check(s, ['--verbose', 'apply']), check(s, ['--min-severity', 'information', 'apply'])]);
+  assert.equal(quiet.status, 1, quiet.stderr);
+  assert.doesNotMatch(quiet.stdout, /^\S+:\d+:\d+ information /m, 'no information line by default');
+  const web = s.texts['apply/web.yaml']!;
+  const lines = quiet.stdout.split('\n');
+  const header = lines.indexOf(`deployments.apps/web (namespace ${s.namespace})`);
+  assert.deepEqual(
+    lines.slice(header + 1, lines.indexOf('', header)).map((l) => l.split(' ').slice(0, 3).join(' ')),
+    [`apply/web.yaml:${lineOf(web, /^ {2}replicas:/)}:13 warning field-conflict`, `apply/web.yaml:${lineOf(web, /image: nginx/)}:18 warning field-conflict`],
+  );
+  assert.match(lines.at(-2)!, /^1 error, 4 warnings, 3 information \(not shown; --verbose shows them\) — 4 objects in 4 files, serverSide as "kubectl", against context admin$/);
+  // Everything else is the same: the verbose run is the quiet run plus the information lines.
+  const withoutInformation = verbose.stdout.split('\n').filter((l) => !/^\S+:\d+:\d+ information /.test(l));
+  assert.deepEqual(withoutInformation.slice(0, -2), lines.slice(0, -2));
+  assert.equal(verbose.stdout.split('\n').filter((l) => /^\S+:\d+:\d+ information /.test(l)).length, 3);
+  assert.equal(minimum.stdout, verbose.stdout);
+  assert.deepEqual([verbose.status, minimum.status], [1, 1]);
+});
+
+test('a folder where every object exists and nothing conflicts: one summary line, exit 0; --verbose says the rest', async (t) => {
+  const s = await prepared(t);
+  if (!s) return;
+  const [quiet, verbose, errorsOnly] = await Promise.all([check(s, ['steady']), check(s, ['--verbose', 'steady']), check(s, ['--min-severity', 'error', 'steady'])]);
+  assert.equal(quiet.status, 0, quiet.stdout + quiet.stderr);
+  assert.equal(quiet.stderr, '');
+  assert.equal(
+    quiet.stdout,
+    '0 errors, 0 warnings, 4 information (not shown; --verbose shows them) — 3 objects in 2 files, serverSide as "kubectl", against context admin\n',
+  );
+  assert.equal(errorsOnly.stdout, quiet.stdout);
+  assert.equal(verbose.status, 0, verbose.stderr);
+  assert.match(verbose.stdout, /^steady\/steady\.yaml:4:9 information exists configmaps "steady" exists; managed by "kubectl"$/m);
+  assert.match(verbose.stdout, /^steady\/more\.yaml:4:9 information exists configmaps "steady-too" exists; managed by "kubectl"$/m);
+  assert.match(verbose.stdout, /^steady\/more\.yaml:\d+:\d+ information would-delete .*\.data\.drop/m);
+  assert.match(verbose.stdout, /^0 errors, 0 warnings, 4 information — 3 objects in 2 files/m);
+  // JSON and SARIF keep every finding whatever the text shows.
+  const json = await check(s, ['--format', 'json', 'steady']);
+  assert.equal(json.status, 0);
+  assert.equal((JSON.parse(json.stdout) as { findings: unknown[] }).findings.length, 4);
 });
 
 test('--mode create: AlreadyExists on the name, in the server\'s words', async (t) => {

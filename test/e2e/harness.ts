@@ -84,6 +84,8 @@ export interface EditorOptions {
    * the trust dialog is answered "No", so the folder opens in Restricted Mode.
    */
   trusted?: boolean;
+  /** Other .vsix files installed beside the extension (e.g. a YAML language service). */
+  otherExtensions?: string[];
 }
 
 export interface Problem {
@@ -207,14 +209,16 @@ export class Editor {
   }
 
   private installExtension(): void {
-    const result = spawnSync(
-      process.execPath,
-      [this.options.install.codeServerEntry, '--user-data-dir', this.userDataDir, '--extensions-dir', this.extensionsDir, '--install-extension', this.options.vsix],
-      { encoding: 'utf8', env: this.serverEnv(), timeout: 120_000 },
-    );
-    fs.writeFileSync(path.join(this.artifacts, 'install-extension.log'), `${result.stdout}\n${result.stderr}`);
-    if (result.status !== 0 || !/successfully installed/i.test(result.stdout + result.stderr)) {
-      throw new EditorError(`installing ${path.basename(this.options.vsix)} into code-server failed (exit ${result.status}); see ${this.artifacts}/install-extension.log`);
+    for (const vsix of [...(this.options.otherExtensions ?? []), this.options.vsix]) {
+      const result = spawnSync(
+        process.execPath,
+        [this.options.install.codeServerEntry, '--user-data-dir', this.userDataDir, '--extensions-dir', this.extensionsDir, '--install-extension', vsix],
+        { encoding: 'utf8', env: this.serverEnv(), timeout: 120_000 },
+      );
+      fs.appendFileSync(path.join(this.artifacts, 'install-extension.log'), `${result.stdout}\n${result.stderr}`);
+      if (result.status !== 0 || !/successfully installed/i.test(result.stdout + result.stderr)) {
+        throw new EditorError(`installing ${path.basename(vsix)} into code-server failed (exit ${result.status}); see ${this.artifacts}/install-extension.log`);
+      }
     }
   }
 

@@ -308,10 +308,11 @@ test('an unreachable cluster: the status says so and the server keeps answering'
   fs.writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters:\n- name: gone\n  cluster:\n    server: https://127.0.0.1:9\ncontexts:\n- name: gone\n  context: {cluster: gone, user: u}\ncurrent-context: gone\nusers:\n- name: u\n  user: {token: x}\n`);
   const server = await startTestServer({ settings: { kubeconfig } });
   try {
-    const status = (await server.waitForNotification('kubeConflictHints/status', (p) => (p as { health: string }).health === 'unreachable')) as { context: string };
-    assert.equal(status.context, 'gone');
+    // The cluster is contacted once a manifest is open.
     await server.open('file:///w/a.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n');
     assert.deepEqual(await server.diagnostics('file:///w/a.yaml'), []);
+    const status = (await server.waitForNotification('kubeConflictHints/status', (p) => (p as { health: string }).health === 'unreachable')) as { context: string };
+    assert.equal(status.context, 'gone');
     const hover = await server.hover('file:///w/a.yaml', { line: 1, character: 2 });
     assert.ok(hover, 'hovers still answer');
   } finally {

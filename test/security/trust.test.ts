@@ -86,6 +86,9 @@ test('the same kubeconfig in a trusted workspace does run its plugin and connect
   const marker = path.join(dir, 'marker-trusted');
   const server = await startTestServer({ initializationOptions: { clusterAccess: true }, settings: { kubeconfig: execKubeconfig(cluster, marker), context: 'plugin' } });
   try {
+    // The cluster is contacted once a manifest is open.
+    await server.open('file:///w/app.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-config\n  namespace: default\n');
+    await server.diagnostics('file:///w/app.yaml');
     await server.waitForNotification('kubeConflictHints/status', (p) => (p as { health: string }).health === 'connected');
   } finally {
     await server.shutdown();

@@ -60,6 +60,8 @@ export interface TestServer {
   codeLenses(uri: string): Promise<CodeLens[]>;
   /** Any request, e.g. the product's own `kubeConflictHints/...` ones. */
   request(method: string, params: unknown): Promise<unknown>;
+  /** Any notification from the client, e.g. the product's own `kubeConflictHints/...` ones. */
+  notify(method: string, params: unknown): Promise<void>;
   codeActions(uri: string, range: Range, diagnostics: Diagnostic[], only?: string[]): Promise<CodeAction[]>;
   /** Applies a workspace edit to the open documents (as the editor would) and syncs the server. */
   applyEdit(edit: WorkspaceEdit): Promise<void>;
@@ -184,6 +186,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     },
     request(method, params) {
       return connection.sendRequest(method, params);
+    },
+    notify(method, params) {
+      return connection.sendNotification(method, params);
     },
     codeActions(uri, range, diagnostics, only) {
       return connection.sendRequest('textDocument/codeAction', {

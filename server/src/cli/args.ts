@@ -1,10 +1,12 @@
 // The command line, read into plain records. Anything the user typed that cannot work is a usage
 // error with one sentence saying why (exit 2), before any file or cluster is touched.
 import { parseArgs } from 'node:util';
+import type { Severity } from '../core/analysis';
 import { applyModes, type ApplyMode } from '../protocol';
 
 export type OutputFormat = 'text' | 'json' | 'sarif';
 const formats: readonly OutputFormat[] = ['text', 'json', 'sarif'];
+const severities: readonly Severity[] = ['error', 'warning', 'information'];
 
 export interface ClusterOptions {
   kubeconfig?: string;
@@ -18,6 +20,11 @@ export interface CheckCommand extends ClusterOptions {
   mode: ApplyMode;
   fieldManager: string;
   format: OutputFormat;
+  /**
+   * The least severe finding the text output prints (default warning: a clean run is one summary
+   * line). JSON and SARIF always carry every finding; exit codes never depend on it.
+   */
+  minimumSeverity: Severity;
   verify: boolean;
   snapshot?: string;
 }
@@ -48,6 +55,13 @@ skipped); a file that is not text, not a regular file, or over 32 MiB is refused
   --field-manager <name>                 the field manager of the apply (default kubectl)
   --format <text|json|sarif>             output (default text); json is described by
                                          schemas/findings.schema.json, sarif is SARIF 2.1.0
+  --min-severity <error|warning|information>
+                                         the least severe finding the text output prints
+                                         (default warning; the summary line counts them all;
+                                         json and sarif always hold every finding)
+  --verbose                              print information findings too (objects that exist
+                                         and their managers, fields an apply would delete):
+                                         --min-severity information
   --verify                               also send each manifest as a dry run (dryRun=All: nothing
                                          is stored) and show where the server's answer differs
   --snapshot <dir>                       read the cluster from a snapshot directory; no cluster
@@ -88,6 +102,8 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
         'field-manager': { type: 'string' },
         mode: { type: 'string' },
         format: { type: 'string', short: 'o' },
+        'min-severity': { type: 'string' },
+        verbose: { type: 'boolean' },
         verify: { type: 'boolean' },
         snapshot: { type: 'string' },
         out: { type: 'string' },
@@ -109,7 +125,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
   }
 
   if (verb === 'snapshot') {
-    for (const option of ['field-manager', 'mode', 'format', 'verify', 'snapshot'] as const) {
+    for (const option of ['field-manager', 'mode', 'format', 'verify', 'snapshot', 'min-severity', 'verbose'] as const) {
       if (v[option] !== undefined) return { ok: false, message: `--${option} is an option of check, not of snapshot` };
     }
     if (v.out === undefined) return { ok: false, message: 'snapshot needs --out <dir>' };
@@ -122,6 +138,9 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
   if (!applyModes.includes(mode as ApplyMode)) return { ok: false, message: `--mode must be one of ${applyModes.join(', ')} (got ${JSON.stringify(mode)})` };
   const format = v.format ?? 'text';
   if (!formats.includes(format as OutputFormat)) return { ok: false, message: `--format must be one of ${formats.join(', ')} (got ${JSON.stringify(format)})` };
+  const minimum = v['min-severity'] ?? (v.verbose ? 'information' : 'warning');
+  if (!severities.includes(minimum as Severity)) return { ok: false, message: `--min-severity must be one of ${severities.join(', ')} (got ${JSON.stringify(minimum)})` };
+  if (v.verbose && minimum !== 'information') return { ok: false, message: `--verbose prints information findings, --min-severity ${minimum} leaves them out: use one of them` };
   if (v.snapshot !== undefined) {
     if (v.verify) return { ok: false, message: '--verify asks the cluster, --snapshot reads none: use one of them' };
     if (v.kubeconfig !== undefined || v.context !== undefined) return { ok: false, message: '--snapshot reads no cluster: --kubeconfig and --context do not apply' };
@@ -136,6 +155,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
       mode: mode as ApplyMode,
       fieldManager: v['field-manager'] ?? 'kubectl',
       format: format as OutputFormat,
+      minimumSeverity: minimum as Severity,
       verify: v.verify === true,
       ...(v.snapshot !== undefined ? { snapshot: v.snapshot } : {}),
       ...cluster,

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createClusterConnection, redactText, type ClusterConnection, type ClusterProblem } from '../cluster';
 import { exitCodeFor, formatJson, formatSarif, formatText, summarize, type CheckReport } from '../core/report';
-import { parseCommandLine, usage, type CheckCommand, type ClusterOptions, type OutputFormat, type SnapshotCommand } from './args';
+import { parseCommandLine, usage, type CheckCommand, type ClusterOptions, type SnapshotCommand } from './args';
 import { runCheck } from './check';
 import { liveFactsReader, type FactsReader } from './facts';
 import { collectManifestFiles } from './files';
@@ -48,7 +48,7 @@ async function check(command: CheckCommand): Promise<number> {
   try {
     const outcome = await runCheck(files.files, reader, { fieldManager: command.fieldManager, applyMode: command.mode }, command.verify ? connection : undefined);
     if (!outcome.ok) return 'usage' in outcome ? fail(outcome.usage) : fail(describeProblem(outcome.problem, connection, command.verify));
-    await write(process.stdout, render(outcome.report, command.format));
+    await write(process.stdout, render(outcome.report, command));
     return exitCodeFor(summarize(outcome.report));
   } finally {
     reader.close();
@@ -78,10 +78,11 @@ function connect(options: ClusterOptions): Promise<ClusterConnection> {
   );
 }
 
-function render(report: CheckReport, format: OutputFormat): string {
+function render(report: CheckReport, { format, minimumSeverity }: Pick<CheckCommand, 'format' | 'minimumSeverity'>): string {
   switch (format) {
     case 'text':
-      return formatText(report);
+      // A CI log gets the findings that need a look and the summary; `--verbose` the rest.
+      return formatText(report, { minimumSeverity, shownWith: { information: '--verbose', warning: '--min-severity warning' } });
     case 'json':
       return formatJson(report);
     case 'sarif':

@@ -15,6 +15,7 @@ import { fieldType, resolveType, rootTypeFor, type SchemaModel, type TypeRef } f
 export type KindFacts =
   | { readonly state: 'pending' }
   | { readonly state: 'served'; readonly group: string; readonly resource: string; readonly namespaced: boolean }
+  /** `message`: the whole sentence the user reads, e.g. the versions that are served. */
   | { readonly state: 'notServed'; readonly message: string }
   | { readonly state: 'unavailable'; readonly message: string };
 
@@ -122,7 +123,9 @@ export function analyzeResource(resource: ManifestResource, facts: ResourceFacts
       {
         code: 'kind-not-served',
         severity: 'warning',
-        message: `The cluster does not serve ${resource.kind} in ${resource.apiVersion}: ${facts.kind.message}`,
+        // The cluster layer's sentence already names the kind and apiVersion (and what is served
+        // instead): said once, not wrapped in a second copy of itself.
+        message: facts.kind.message.trim() || `The cluster does not serve ${resource.kind} in ${resource.apiVersion}.`,
         range: kindRange,
         object,
         docs: docsLinks.apiVersions,

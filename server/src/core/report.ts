@@ -185,16 +185,28 @@ export function exitCodeFor(summary: ReportSummary): 0 | 1 {
 
 const position = (file: string, r: Range) => `${file}:${r.start.line + 1}:${r.start.character + 1}`;
 
+export interface TextOptions {
+  /** The least severe finding printed (default: every finding). The summary counts them all. */
+  readonly minimumSeverity?: Severity;
+  /** How the reader gets the findings left out, by severity, e.g. `--verbose`: said in the summary. */
+  readonly shownWith?: Partial<Record<Severity, string>>;
+}
+
+const severityRank: Record<Severity, number> = { information: 0, warning: 1, error: 2 };
+
 /**
  * Compiler-style text: a header line naming each object, then one `file:line:col severity code
  * message` line per finding (1-based line and column, so editors and CI log viewers link them),
- * then one summary line. Objects without findings or notes are left out.
+ * then one summary line. Objects without findings or notes are left out, and so are findings less
+ * severe than `minimumSeverity`: a clean run over a large repository is then its summary line.
  */
-export function formatText(report: CheckReport): string {
+export function formatText(report: CheckReport, options: TextOptions = {}): string {
+  const minimum = severityRank[options.minimumSeverity ?? 'information'];
+  const shown = (severity: Severity) => severityRank[severity] >= minimum;
   const blocks: string[] = [];
   for (const o of report.objects) {
     const lines: string[] = [];
-    const sorted = [...o.findings].sort((a, b) => comparePositions(a.range, b.range));
+    const sorted = o.findings.filter((f) => shown(f.severity)).sort((a, b) => comparePositions(a.range, b.range));
     for (const f of sorted) lines.push(`${position(o.file, f.range)} ${f.severity} ${f.code} ${f.message}`);
     if (o.verification) {
       for (const d of o.verification.differences) lines.push(`${position(o.file, d.range)} error ${dryRunDiffersCode} ${d.message}`);
@@ -206,7 +218,13 @@ export function formatText(report: CheckReport): string {
     blocks.push([title, ...lines].join('\n'));
   }
   const s = summarize(report);
-  const counts = [plural(s.errors, 'error'), plural(s.warnings, 'warning'), `${s.information} information`];
+  const hidden = (severity: Severity, count: number) =>
+    count > 0 && !shown(severity) ? ` (not shown${options.shownWith?.[severity] ? `; ${options.shownWith[severity]} shows them` : ''})` : '';
+  const counts = [
+    plural(s.errors, 'error'),
+    plural(s.warnings, 'warning') + hidden('warning', s.warnings),
+    `${s.information} information${hidden('information', s.information)}`,
+  ];
   const checked = `${plural(s.objects, 'object')} in ${plural(s.files, 'file')}`;
   const against = report.source.kind === 'cluster' ? `context ${report.source.context}` : `snapshot ${report.source.directory}`;
   blocks.push(`${counts.join(', ')} — ${checked}, ${report.mode} as ${JSON.stringify(report.fieldManager)}, against ${against}`);

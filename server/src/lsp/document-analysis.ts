@@ -76,7 +76,11 @@ export class DocumentAnalyzer {
     return parsed;
   }
 
-  analyze(uri: string, version: number, text: string, settings: Settings, session: Session | undefined): DocumentAnalysis {
+  /**
+   * `reportSyntax`: whether syntax problems (and duplicate keys) are ours to report for this
+   * document, or another language service of the editor already does (see syntaxReporting).
+   */
+  analyze(uri: string, version: number, text: string, settings: Settings, session: Session | undefined, reportSyntax = true): DocumentAnalysis {
     const parsed = this.parse(uri, version, text);
     const previous = this.findingsByUri.get(uri) ?? new Map<string, CachedFindings>();
     const next = new Map<string, CachedFindings>();
@@ -85,7 +89,10 @@ export class DocumentAnalyzer {
     // YAML that is not a Kubernetes manifest (a CI workflow, a compose file) is none of our
     // business: its syntax is the YAML extension's to report. A broken document in a file of
     // manifests is reported, since it was not checked.
-    const findings: Finding[] = looksLikeManifests(parsed, text) ? problemFindings(parsed.problems) : [];
+    // Whatever is left out here, every document is analysed on its own: a broken document never
+    // hides the findings of the others.
+    const problems = reportSyntax ? parsed.problems : parsed.problems.filter((p) => !syntaxProblemCodes.has(p.code));
+    const findings: Finding[] = looksLikeManifests(parsed, text) ? problemFindings(problems) : [];
 
     for (const resource of parsed.resources) {
       if (!session || !resource.name) {
@@ -125,6 +132,24 @@ export class DocumentAnalyzer {
 // Within one line: `\s*` after `^` also crosses line breaks, which made the search quadratic in
 // the number of blank lines (40,000 of them blocked the server for seconds).
 const MANIFEST_KEY = /^[ \t]*(-[ \t]+)?["']?(apiVersion|kind)["']?[ \t]*:/m;
+
+/**
+ * What another YAML language service (Red Hat's yaml-language-server, VS Code's JSON service)
+ * reports on the same spot: a second squiggle would say nothing new. `yaml-decode` stays ours:
+ * it is YAML that parses but that kubectl refuses, which only a Kubernetes tool knows.
+ */
+const syntaxProblemCodes: ReadonlySet<string> = new Set(['yaml-syntax', 'duplicate-key']);
+
+/**
+ * Whether this document's syntax problems are ours to report: `always`/`never` as the user says;
+ * `auto` (the default) only where the editor has no other language service for the document's
+ * language that reports them (`otherServices`: language id → extension id).
+ */
+export function reportsSyntax(settings: Pick<Settings, 'syntaxErrors'>, languageId: string, otherServices: Readonly<Record<string, string>>): boolean {
+  if (settings.syntaxErrors === 'always') return true;
+  if (settings.syntaxErrors === 'never') return false;
+  return !Object.hasOwn(otherServices, languageId);
+}
 
 function looksLikeManifests(parsed: ParsedManifest, text: string): boolean {
   return parsed.resources.length > 0 || MANIFEST_KEY.test(text);

@@ -21,17 +21,20 @@ import {
   requests,
   sanitizeSettings,
   statusNotification,
+  syntaxServicesNotification,
   type ContextsResult,
   type DocumentParams,
   type InitializationOptions,
   type OwnershipResult,
+  type RefreshParams,
   type Settings,
   type StatusParams,
+  type SyntaxServices,
   type VerifyResult,
 } from '../protocol';
 import { codeActions, codeActionKinds } from './code-actions';
 import { toDiagnostic } from './diagnostics';
-import { DocumentAnalyzer, type AnalyzedResource } from './document-analysis';
+import { DocumentAnalyzer, reportsSyntax, type AnalyzedResource } from './document-analysis';
 import { Sessions, type Session } from './session';
 import { verifyDocument } from './verify';
 
@@ -59,6 +62,10 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
   let canRefreshDiagnostics = false;
   let canRefreshCodeLens = false;
   let statusSession: Session | undefined;
+  /** Sessions whose health has been asked once (when they first served a manifest or a command). */
+  const probed = new WeakSet<Session>();
+  /** Other language services that already report syntax errors, by language id. */
+  let syntaxServices: SyntaxServices = {};
   let lastStatus = '';
   /** The server's own dry-run answers where they differed from the prediction, per document version. */
   const verified = new Map<string, { version: number; findings: Finding[] }>();
@@ -103,6 +110,7 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     const options = (params.initializationOptions ?? {}) as Partial<InitializationOptions>;
     clusterAccess = options.clusterAccess === true;
     trustStated = typeof options.clusterAccess === 'boolean';
+    syntaxServices = sanitizeSyntaxServices(options.syntaxServices);
     const caps = params.capabilities;
     canReadConfiguration = caps.workspace?.configuration === true;
     canRefreshDiagnostics = caps.workspace?.diagnostics?.refreshSupport === true;
@@ -119,18 +127,18 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     };
   });
 
-  connection.onInitialized(async () => {
-    const session = clusterAccess ? await sessions.for(await settingsFor(undefined)) : undefined;
-    if (!session) {
+  connection.onInitialized(() => {
+    if (!clusterAccess) {
       const detail = trustStated
         ? 'Untrusted workspace: no cluster is contacted.'
         : 'The editor did not say that this workspace is trusted: no cluster is contacted.';
       sendStatus({ health: 'disabled', context: '', detail });
       return;
     }
-    // Say which cluster this is before any document is opened.
-    statusSession = session;
-    sendStatus(statusOf(session, await session.connection.checkHealth()));
+    // The extension starts on every YAML and JSON file: a CI workflow or a compose file is no
+    // reason to read the kubeconfig, whose exec plugin may open a login prompt. The cluster is
+    // contacted once a Kubernetes manifest is open, or when the user asks (a command).
+    sendStatus({ health: 'idle', context: '', detail: 'No Kubernetes manifest is open yet: no cluster has been contacted.' });
   });
 
   /** Settings are asked for per document (a folder can override them) and never cached globally. */
@@ -140,12 +148,22 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     return sanitizeSettings(raw);
   }
 
+  /**
+   * The session these settings select, which becomes the one the status bar shows. Only called
+   * for a document holding Kubernetes objects or for a user's command: this is where the
+   * kubeconfig is first read and the cluster first contacted.
+   */
   async function sessionFor(settings: Settings): Promise<Session | undefined> {
     const session = await sessions.for(settings);
     if (!session) return undefined;
     if (session !== statusSession) {
       statusSession = session;
       sendStatus(statusOf(session, session.connection.health()));
+    }
+    if (!probed.has(session)) {
+      // Say at once whether this cluster answers, before the first object's reads come back.
+      probed.add(session);
+      void session.connection.checkHealth();
     }
     return session;
   }
@@ -155,8 +173,12 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     if (!document) return undefined;
     const settings = await settingsFor(uri);
     await analyzer.prepare(uri, document.version, document.getText());
-    const session = await sessionFor(settings);
-    return { document, settings, session, analysis: analyzer.analyze(uri, document.version, document.getText(), settings, session) };
+    // A Kubernetes manifest is a document with apiVersion and kind at its top level (core/manifest
+    // finds them); any other YAML or JSON gets no session, so opening it contacts no cluster.
+    const isManifest = analyzer.parse(uri, document.version, document.getText()).resources.length > 0;
+    const session = isManifest ? await sessionFor(settings) : undefined;
+    const reportSyntax = reportsSyntax(settings, document.languageId, syntaxServices);
+    return { document, settings, session, analysis: analyzer.analyze(uri, document.version, document.getText(), settings, session, reportSyntax) };
   }
 
   function resourceAt(resources: readonly AnalyzedResource[], position: Position): AnalyzedResource | undefined {
@@ -206,10 +228,21 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     });
   });
 
-  connection.onRequest(requests.refresh, () => {
+  connection.onRequest(requests.refresh, async (params: RefreshParams | null | undefined) => {
+    // A user's command connects even with no manifest open; the Kubernetes extension's context
+    // switch (sent without `connect`) only refreshes what is already connected.
+    if (params?.connect && clusterAccess) await sessionFor(await settingsFor(params.uri));
     sessions.refresh();
     scheduleRefresh();
     return null;
+  });
+
+  // A context picked, a field manager changed: pull again, so what the editor shows follows.
+  connection.onDidChangeConfiguration(() => scheduleRefresh());
+
+  connection.onNotification(syntaxServicesNotification, (params: unknown) => {
+    syntaxServices = sanitizeSyntaxServices(params);
+    scheduleRefresh();
   });
 
   connection.onRequest(requests.contexts, async (params: DocumentParams | undefined): Promise<ContextsResult> => {
@@ -249,7 +282,10 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
 
   async function verify(uri: string): Promise<VerifyResult> {
     const state = await analysisOf(uri);
-    if (!state || !state.session) return { agreed: 0, differences: [], failed: ['No cluster access in this workspace.'] };
+    if (!state || !state.session) {
+      const why = clusterAccess ? 'No Kubernetes object in this document.' : 'No cluster access in this workspace.';
+      return { agreed: 0, differences: [], failed: [why] };
+    }
     const { findings, ...result } = await verifyDocument(state.session, state.settings, state.analysis);
     verified.set(uri, { version: state.document.version, findings });
     for (const line of result.differences) connection.console.warn(redactText(`verify: ${line}`));
@@ -272,6 +308,12 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
   connection.onShutdown(() => sessions.dispose());
   documents.listen(connection);
   connection.listen();
+}
+
+/** Language id → extension id, from whatever the client sent; anything else is dropped. */
+function sanitizeSyntaxServices(raw: unknown): SyntaxServices {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return {};
+  return Object.fromEntries(Object.entries(raw).filter((entry): entry is [string, string] => typeof entry[1] === 'string' && entry[1] !== ''));
 }
 
 /** Hovering `kind`, `apiVersion`, `metadata` or `metadata.name` tells about the object itself. */
