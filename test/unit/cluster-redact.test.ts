@@ -53,6 +53,8 @@ const messages: { name: string; text: string; shown: string }[] = [
   { name: 'a forbidden message', text: 'deployments.apps "web" is forbidden: User "stranger" cannot list resource "deployments" in API group "apps" in the namespace "default"', shown: 'deployments.apps "web" is forbidden: User "stranger" cannot list resource "deployments" in API group "apps" in the namespace "default"' },
   { name: 'a uid conflict', text: 'Precondition failed: UID in precondition: 0b7c2d1e-1111-4000-8000-000000000000, UID in object meta: 5d1e2f3a-2222-4000-8000-000000000000', shown: 'Precondition failed: UID in precondition: 0b7c2d1e-1111-4000-8000-000000000000, UID in object meta: 5d1e2f3a-2222-4000-8000-000000000000' },
   { name: 'a long path and a long object name', text: 'Cannot read kubeconfig /home/dev/.kube/Config-Production-Cluster-2024-East1: ENOENT; secrets "payments-database-credentials-2024-east-1" not found', shown: 'Cannot read kubeconfig /home/dev/.kube/Config-Production-Cluster-2024-East1: ENOENT; secrets "payments-database-credentials-2024-east-1" not found' },
+  { name: 'a file whose name holds a credential word, before a colon', text: 'Cannot read kubeconfig /home/dev/.kube/token-config: its token-file /run/my-token-pipe: it is a named pipe (FIFO), not a regular file', shown: 'Cannot read kubeconfig /home/dev/.kube/token-config: its token-file /run/my-token-pipe: it is a named pipe (FIFO), not a regular file' },
+  { name: 'a header after other text on its line', text: 'request failed; X-Auth-Token: abc123def', shown: 'request failed; X-Auth-Token: [redacted]' },
   { name: 'a timeout', text: 'no answer from https://10.0.0.1:6443 within 15 s', shown: 'no answer from https://10.0.0.1:6443 within 15 s' },
 ];
 

@@ -83,8 +83,9 @@ const PATTERNS: [RegExp, string | ((...groups: string[]) => string)][] = [
   [/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g, REDACTED],
   // JSON: "token": "value"
   [new RegExp(String.raw`("${SENSITIVE_NAME}"\s*:\s*)"(?:[^"\\]|\\.)*"`, 'gi'), (_m, head) => `${head}"${REDACTED}"`],
-  // name=value, name: value, Authorization: Bearer value (up to whitespace, a quote, a comma, ; or &)
-  [new RegExp(String.raw`(\b${SENSITIVE_NAME}\s*[=:]\s*)(?!\[redacted\])${SCHEME}["']?[^\s"',;&]+["']?`, 'gi'), (_m, head) => `${head}${REDACTED}`],
+  // name=value, name: value, Authorization: Bearer value (up to whitespace, a quote, a comma, ; or &).
+  // Not a file name that happens to hold such a word (`/home/me/token-config: it is a directory`).
+  [new RegExp(String.raw`((?<![\\/\w-])${SENSITIVE_NAME}\s*[=:]\s*)(?!\[redacted\])${SCHEME}["']?[^\s"',;&]+["']?`, 'gi'), (_m, head) => `${head}${REDACTED}`],
   // Authorization schemes wherever they stand.
   [/\b(Bearer|Basic|Negotiate)\s+(?!\[redacted\])[A-Za-z0-9._~+/=-]+/gi, (_m, scheme) => `${scheme} ${REDACTED}`],
   // JSON Web Tokens (service-account tokens, OIDC id-tokens).
