@@ -145,6 +145,18 @@ export const findingRules: Readonly<Record<FindingCode | typeof dryRunDiffersCod
     severity: 'warning',
     docs: syntaxDocs,
   },
+  'generate-name-apply': {
+    title: 'generateName with kubectl apply',
+    description: 'kubectl apply (client- or server-side) refuses an object with generateName and no name before sending it: "cannot use generate name with apply".',
+    severity: 'error',
+    docs: docsLinks.generateName,
+  },
+  'secret-data-unverified': {
+    title: 'Secret data owned by another manager',
+    description: 'Another field manager owns Secret data keys the manifest sets. Secret values are never read, so only a dry run can tell whether the values differ and the apply conflicts.',
+    severity: 'warning',
+    docs: docsLinks.ssaConflicts,
+  },
   [dryRunDiffersCode]: {
     title: 'The server answers differently',
     description: 'With --verify: the dry run of the manifest got another answer from the API server than the prediction.',

@@ -89,7 +89,11 @@ export class DocumentAnalyzer {
 
     for (const resource of parsed.resources) {
       if (!session || !resource.name) {
-        resources.push({ resource, facts: undefined, findings: [] });
+        // Without a name there is nothing to look up, but the manifest alone can still be refused
+        // (generateName with kubectl apply).
+        const own = resource.name ? [] : analyzeResource(resource, { kind: { state: 'pending' }, live: { state: 'pending' }, schema: undefined }, settings);
+        resources.push({ resource, facts: undefined, findings: own });
+        findings.push(...own);
         continue;
       }
       const facts = session.facts.peek({
