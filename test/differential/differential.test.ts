@@ -18,6 +18,7 @@ import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { createClusterConnection, createFactsSource, type ClusterConnection, type DryRunOutcome, type FactsSource } from '../../server/src/cluster';
+import { analyzeResource } from '../../server/src/core/analysis';
 import { isJsonObject, type JsonObject } from '../../server/src/core/json';
 import { parseManifestText, type ManifestProblem } from '../../server/src/core/manifest';
 import { conflictCauses, formatServerPath } from '../../server/src/core/messages';
@@ -136,7 +137,10 @@ async function runScenario(scenario: Scenario, prefix: string): Promise<void> {
   const mode = scenario.mode ?? 'serverSide';
 
   // (a) The product's prediction, from reads only.
-  const known = await facts.load({ apiVersion: resource.apiVersion, kind: resource.kind, name: resource.name ?? '', namespace });
+  const loaded = await facts.load({ apiVersion: resource.apiVersion, kind: resource.kind, name: resource.name ?? '', namespace });
+  // An object without a name (generateName) is always a new one: the editor and the check do not
+  // look it up (the cluster layer calls the empty name invalid and asks nothing).
+  const known: typeof loaded = resource.name === undefined && resource.generateName !== undefined ? { ...loaded, live: { state: 'absent' } } : loaded;
   assert.equal(known.kind.state, 'served', `kind: ${JSON.stringify(known.kind)}`);
   if (known.kind.state !== 'served') return;
   assert.ok(known.live.state === 'exists' || known.live.state === 'absent', `live object: ${JSON.stringify(known.live)}`);
@@ -191,6 +195,10 @@ async function runScenario(scenario: Scenario, prefix: string): Promise<void> {
     report.push(`  deleted   ${JSON.stringify(removed)}`);
     printReport();
     assert.deepEqual(predictedDeletions, removed, 'predicted deletions vs the fields the real apply removed');
+    // What the user reads: one would-delete finding per removed item or subtree, exactly those.
+    const findings = analyzeResource(resource, known, { fieldManager, applyMode: mode });
+    const wouldDelete = findings.filter((f) => f.code === 'would-delete').map((f) => f.path ?? '');
+    assert.deepEqual([...wouldDelete].sort(), [...removed].sort(), 'would-delete findings vs the fields the real apply removed');
   }
 }
 
