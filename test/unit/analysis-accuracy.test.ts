@@ -2,15 +2,17 @@
 // metadata only), generateName with kubectl apply, one would-delete per removed subtree, and which
 // of several refusals the server answers first. The rules themselves are proven against the real
 // kube-apiserver by the differential suite (scenarios/secret.yaml, scenarios/order.yaml); these
-// cases pin what the user reads, on live objects shaped as the cluster layer hands them over.
+// cases pin what the user reads, on live objects shaped as the cluster layer hands them over;
+// and the user's own severity per code.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
-import { analyzeResource, type Finding, type ResourceFacts } from '../../server/src/core/analysis';
+import { analyzeResource, problemFindings, type Finding, type ResourceFacts } from '../../server/src/core/analysis';
 import type { JsonObject, JsonValue } from '../../server/src/core/json';
 import { parseManifestText } from '../../server/src/core/manifest';
 import { schemaFromOpenApi } from '../../server/src/core/schema';
+import { sanitizeSettings } from '../../server/src/protocol';
 
 const fixtures = path.join(import.meta.dirname, '..', 'fixtures');
 const { schema } = schemaFromOpenApi(
@@ -189,5 +191,39 @@ describe('several refusals: which one the server answers first', () => {
     // Two managers own .data.a: two findings of one refusal.
     assert.deepEqual(findings.filter((f) => f.severity !== 'information').map((f) => f.code), ['field-conflict', 'field-conflict']);
     for (const f of findings) assert.doesNotMatch(f.message, /first/);
+  });
+});
+
+describe('severity overrides (kubeConflictHints.severity)', () => {
+  const live: JsonObject = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'cm', namespace: 'ns', managedFields: [applied('helm', { 'f:data': { 'f:a': {} } })] },
+    data: { a: '2' },
+  };
+  const text = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  namespace: ns\ndata:\n  a: "1"\n';
+  const levels = (fs: Finding[]) => fs.map((f) => `${f.code}:${f.severity}`);
+
+  test('a code gets the level the user chose, or disappears with off; the others keep theirs', () => {
+    const parsed = parseManifestText(text).resources[0]!;
+    const facts: ResourceFacts = { kind: { state: 'served', group: '', resource: 'configmaps', namespaced: true }, live: { state: 'exists', object: live }, schema };
+    const plain = analyzeResource(parsed, facts, { fieldManager: 'kubectl', applyMode: 'serverSide' });
+    assert.deepEqual(levels(plain), ['field-conflict:warning', 'exists:information']);
+    const chosen = analyzeResource(parsed, facts, { fieldManager: 'kubectl', applyMode: 'serverSide', severity: { 'field-conflict': 'error', exists: 'off' } });
+    assert.deepEqual(levels(chosen), ['field-conflict:error']);
+  });
+
+  test('problems of the text follow the overrides too', () => {
+    const problems = parseManifestText('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  name: b\n').problems;
+    assert.ok(problems.length > 0);
+    assert.deepEqual(levels(problemFindings(problems, { 'duplicate-key': 'error' })).filter((l) => l.startsWith('duplicate-key')), ['duplicate-key:error']);
+    assert.deepEqual(problemFindings(problems, { 'duplicate-key': 'off' }).filter((f) => f.code === 'duplicate-key'), []);
+  });
+
+  test('the setting keeps only code: level pairs it understands', () => {
+    const s = sanitizeSettings({ severity: { 'would-delete': 'warning', exists: 'off', 'field-conflict': 'fatal', 'Bad Code': 'error', __proto__: { x: 'error' } } });
+    assert.deepEqual(s.severity, { 'would-delete': 'warning', exists: 'off' });
+    assert.deepEqual(sanitizeSettings({ severity: ['error'] }).severity, {});
+    assert.deepEqual(sanitizeSettings({}).severity, {});
   });
 });

@@ -37,6 +37,22 @@ export interface ResourceFacts {
 export interface AnalysisSettings {
   readonly fieldManager: string;
   readonly applyMode: ApplyMode;
+  /** The user's own severity per finding code (`off` hides the finding), as ESLint rules allow. */
+  readonly severity?: SeverityOverrides;
+}
+
+export type SeverityOverrides = Readonly<Record<string, Severity | 'off'>>;
+
+/** The user's severity overrides applied: another level, or the finding left out for `off`. */
+export function withSeverity(findings: readonly Finding[], overrides: SeverityOverrides | undefined): Finding[] {
+  if (!overrides || Object.keys(overrides).length === 0) return [...findings];
+  const out: Finding[] = [];
+  for (const f of findings) {
+    const level = Object.hasOwn(overrides, f.code) ? overrides[f.code] : undefined;
+    if (level === 'off') continue;
+    out.push(level && level !== f.severity ? { ...f, severity: level } : f);
+  }
+  return out;
 }
 
 /** Stable codes: diagnostics carry them, the command line prints them, users can filter on them. */
@@ -110,11 +126,15 @@ export function objectIdentity(resource: ManifestResource): ObjectIdentity {
 }
 
 /** Problems of the text itself (syntax, decoding, duplicate keys), as findings. */
-export function problemFindings(problems: readonly ManifestProblem[]): Finding[] {
-  return problems.map((p) => ({ code: p.code, severity: p.severity, message: p.message, range: p.range }));
+export function problemFindings(problems: readonly ManifestProblem[], overrides?: SeverityOverrides): Finding[] {
+  return withSeverity(problems.map((p) => ({ code: p.code, severity: p.severity, message: p.message, range: p.range })), overrides);
 }
 
 export function analyzeResource(resource: ManifestResource, facts: ResourceFacts, settings: AnalysisSettings): Finding[] {
+  return withSeverity(findingsOf(resource, facts, settings), settings.severity);
+}
+
+function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: AnalysisSettings): Finding[] {
   const object = objectIdentity(resource);
   const at = (path: FieldPath) => rangeFor(resource, path, facts.schema);
   const findings: Finding[] = [];

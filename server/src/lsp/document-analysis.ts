@@ -80,12 +80,12 @@ export class DocumentAnalyzer {
     const parsed = this.parse(uri, version, text);
     const previous = this.findingsByUri.get(uri) ?? new Map<string, CachedFindings>();
     const next = new Map<string, CachedFindings>();
-    const settingsKey = `${settings.fieldManager}\u0000${settings.applyMode}\u0000${session?.key ?? ''}`;
+    const settingsKey = `${settings.fieldManager}\u0000${settings.applyMode}\u0000${session?.key ?? ''}\u0000${JSON.stringify(settings.severity)}`;
     const resources: AnalyzedResource[] = [];
     // YAML that is not a Kubernetes manifest (a CI workflow, a compose file) is none of our
     // business: its syntax is the YAML extension's to report. A broken document in a file of
     // manifests is reported, since it was not checked.
-    const findings: Finding[] = looksLikeManifests(parsed, text) ? problemFindings(parsed.problems) : [];
+    const findings: Finding[] = looksLikeManifests(parsed, text) ? problemFindings(parsed.problems, settings.severity) : [];
 
     for (const resource of parsed.resources) {
       if (!session || !resource.name) {
