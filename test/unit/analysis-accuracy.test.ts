@@ -140,6 +140,7 @@ describe('would-delete: one finding per removed item or field subtree', () => {
   test('a removed list item is one finding, not one per field inside it', () => {
     const findings = byCode(analyze(deployment(app), live, 'apps', 'deployments'), 'would-delete');
     assert.deepEqual(findings.map((f) => f.path), ['.spec.template.spec.containers[name="sidecar"]']);
+    assert.equal(findings[0]!.severity, 'warning', 'nothing fails, but a field disappears: a warning');
   });
 
   test('a removed list inside a kept item is one finding', () => {
@@ -208,9 +209,10 @@ describe('severity overrides (kubeConflictHints.severity)', () => {
     const parsed = parseManifestText(text).resources[0]!;
     const facts: ResourceFacts = { kind: { state: 'served', group: '', resource: 'configmaps', namespaced: true }, live: { state: 'exists', object: live }, schema };
     const plain = analyzeResource(parsed, facts, { fieldManager: 'kubectl', applyMode: 'serverSide' });
-    assert.deepEqual(levels(plain), ['field-conflict:warning', 'exists:information']);
-    const chosen = analyzeResource(parsed, facts, { fieldManager: 'kubectl', applyMode: 'serverSide', severity: { 'field-conflict': 'error', exists: 'off' } });
-    assert.deepEqual(levels(chosen), ['field-conflict:error']);
+    // By consequence: the apply fails (error); the object exists (information).
+    assert.deepEqual(levels(plain), ['field-conflict:error', 'exists:information']);
+    const chosen = analyzeResource(parsed, facts, { fieldManager: 'kubectl', applyMode: 'serverSide', severity: { 'field-conflict': 'warning', exists: 'off' } });
+    assert.deepEqual(levels(chosen), ['field-conflict:warning']);
   });
 
   test('problems of the text follow the overrides too', () => {

@@ -270,7 +270,8 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
       const liveValue = live ? liveValueAt(live, path) : undefined;
       findings.push({
         code: 'would-delete',
-        severity: 'information',
+        // Nothing fails, but a field disappears from the cluster: a surprise, so a warning.
+        severity: 'warning',
         message: `This apply would delete ${formatServerPath(path)}${liveValue !== undefined ? ` (live ${showValue(liveValue)})` : ''}: ${describeManager(manager)} set it last time, the manifest no longer does, and no other manager owns it`,
         range: nearestRange(resource, path, facts.schema),
         object,
@@ -330,9 +331,10 @@ function conflictFinding(
   // A changed scalar is marked on its value; a field the live object lacks, or a whole list item,
   // on its key.
   const scalarChanged = where.node === 'scalar' && conflict.liveValue !== undefined;
+  // The apply fails: an error (severity follows the consequence; users can change it).
   return {
     code: 'field-conflict',
-    severity: 'warning',
+    severity: 'error',
     message: `${path} is managed by ${describeManager(conflict.manager)}${role ? ` (${role.short})` : ''}: ${values} — kubectl apply --server-side would fail${orderNote ? `.${orderNote}` : ''}`,
     range: scalarChanged ? where.value : where.key,
     object,

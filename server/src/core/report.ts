@@ -76,7 +76,7 @@ export const findingRules: Readonly<Record<FindingCode | typeof dryRunDiffersCod
   'field-conflict': {
     title: 'Server-Side Apply field conflict',
     description: 'The manifest sets a field that another field manager owns with a different value: kubectl apply --server-side answers 409 Conflict.',
-    severity: 'warning',
+    severity: 'error',
     docs: docsLinks.ssaConflicts,
   },
   'already-exists': {
@@ -106,7 +106,7 @@ export const findingRules: Readonly<Record<FindingCode | typeof dryRunDiffersCod
   'would-delete': {
     title: 'The apply would delete a field',
     description: 'The field manager set this field last time, the manifest no longer does and nobody else owns it: the apply removes it.',
-    severity: 'information',
+    severity: 'warning',
     docs: docsLinks.fieldManagement,
   },
   'controlled-by': {
