@@ -153,7 +153,6 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
         range: at(metadataPath('generateName')).key,
         object,
         path: '.metadata.generateName',
-        serverMessage: kubectlMessage,
         docs: docsLinks.generateName,
       },
     ];
