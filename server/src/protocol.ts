@@ -24,7 +24,12 @@ export interface Settings {
   /** Confirm predictions with a dry-run apply whenever a file is saved. */
   verifyOnSave: boolean;
   syntaxErrors: SyntaxErrorsMode;
+  /** Per finding code: another severity, or `off` to hide it (`{"would-delete": "off"}`). */
+  severity: Readonly<Record<string, SeverityOverride>>;
 }
+
+export type SeverityOverride = 'error' | 'warning' | 'information' | 'off';
+const severityOverrides: readonly SeverityOverride[] = ['error', 'warning', 'information', 'off'];
 
 export const defaultSettings: Settings = {
   fieldManager: 'kubectl',
@@ -35,6 +40,7 @@ export const defaultSettings: Settings = {
   codeLens: true,
   verifyOnSave: false,
   syntaxErrors: 'auto',
+  severity: {},
 };
 
 /** Turns whatever the editor sent (any shape, any age of settings file) into valid settings. */
@@ -51,7 +57,18 @@ export function sanitizeSettings(raw: unknown): Settings {
     codeLens: typeof r.codeLens === 'boolean' ? r.codeLens : defaultSettings.codeLens,
     verifyOnSave: typeof r.verifyOnSave === 'boolean' ? r.verifyOnSave : defaultSettings.verifyOnSave,
     syntaxErrors: syntaxErrorsModes.includes(r.syntaxErrors as SyntaxErrorsMode) ? (r.syntaxErrors as SyntaxErrorsMode) : defaultSettings.syntaxErrors,
+    severity: sanitizeSeverity(r.severity),
   };
+}
+
+/** Only `code: level` pairs with a code-like key and a known level; anything else is dropped. */
+function sanitizeSeverity(raw: unknown): Record<string, SeverityOverride> {
+  const out: Record<string, SeverityOverride> = {};
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return out;
+  for (const [code, level] of Object.entries(raw as Record<string, unknown>)) {
+    if (/^[a-z][a-z-]{0,63}$/.test(code) && severityOverrides.includes(level as SeverityOverride)) out[code] = level as SeverityOverride;
+  }
+  return out;
 }
 
 /**

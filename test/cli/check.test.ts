@@ -118,14 +118,14 @@ test('text: a compiler-style line on the exact key for each conflict, grouped un
   // The changed scalar is marked on its value: the column of `3`, of `nginx:1.25`.
   assert.deepEqual(block, [
     'apply/web.yaml:4:9 information exists deployments.apps "web" exists; managed by "kubectl", "kube-controller-manager", "kubectl-edit"',
-    `apply/web.yaml:${replicasLine}:13 warning field-conflict .spec.replicas is managed by "kube-controller-manager" with subresource "scale" using apps/v1 (an autoscaler): live 5, manifest 3 — kubectl apply --server-side would fail`,
-    `apply/web.yaml:${imageLine}:18 warning field-conflict ${imagePath} is managed by "kubectl-edit" using apps/v1 (a manual kubectl edit): live "nginx:1.26", manifest "nginx:1.25" — kubectl apply --server-side would fail`,
+    `apply/web.yaml:${replicasLine}:13 error field-conflict .spec.replicas is managed by "kube-controller-manager" with subresource "scale" using apps/v1 (an autoscaler): live 5, manifest 3 — kubectl apply --server-side would fail`,
+    `apply/web.yaml:${imageLine}:18 error field-conflict ${imagePath} is managed by "kubectl-edit" using apps/v1 (a manual kubectl edit): live "nginx:1.26", manifest "nginx:1.25" — kubectl apply --server-side would fail`,
   ]);
-  assert.match(run.stdout, new RegExp(`^configmaps/shop-config \\(namespace ${s.namespace}\\)\\n.*\\napply/shop-config\\.yaml:7:14 warning field-conflict \\.data\\.log\\.level is managed by "helm"`, 'm'));
+  assert.match(run.stdout, new RegExp(`^configmaps/shop-config \\(namespace ${s.namespace}\\)\\n.*\\napply/shop-config\\.yaml:7:14 error field-conflict \\.data\\.log\\.level is managed by "helm"`, 'm'));
   const flagsRv = lineOf(s.texts['apply/feature-flags.yaml']!, /resourceVersion:/);
   assert.match(run.stdout, new RegExp(`^apply/feature-flags\\.yaml:${flagsRv}:\\d+ error stale-resource-version `, 'm'));
   assert.doesNotMatch(run.stdout, /brand-new/, 'a new object without findings is not listed');
-  assert.match(lines.at(-2)!, /^1 error, 4 warnings, 3 information — 4 objects in 4 files, serverSide as "kubectl", against context admin$/);
+  assert.match(lines.at(-2)!, /^5 errors, 0 warnings, 3 information — 4 objects in 4 files, serverSide as "kubectl", against context admin$/);
 });
 
 test('json: the Finding records with their file, valid against schemas/findings.schema.json', async (t) => {

@@ -67,7 +67,7 @@ export function lastKey(serverPath: string): string {
 }
 
 /**
- * The server's answer to `kubectl apply --server-side` of `text` (dryRun=All), as warnings on the keys
+ * The server's answer to `kubectl apply --server-side` of `text` (dryRun=All), as errors on the keys
  * it names: one per conflict cause, carrying the manager the server names.
  */
 export async function expectedConflicts(conn: Connection, text: string): Promise<ExpectedProblem[]> {
@@ -75,7 +75,7 @@ export async function expectedConflicts(conn: Connection, text: string): Promise
   if (answer.ok) return [];
   if (answer.status !== 409) throw new Error(`dry-run apply answered ${answer.status}: ${answer.failure.message}`);
   return (answer.failure.details?.causes ?? []).map((cause) => ({
-    severity: 'warning',
+    severity: 'error',
     line: lineOfKey(text, lastKey(cause.field ?? '')),
     includes: [(cause.message ?? '').replace(/^conflict with /, '')],
   }));

@@ -8,7 +8,7 @@ import { managerRole } from './managers';
 import { liveValueAt } from './ownership';
 import { describeManager, formatServerPath, qualifiedResource, type ManagerIdentity } from './messages';
 import type { FieldPath } from './path';
-import { predictApply, type ApplyMode, type FieldConflict } from './predict';
+import { predictApply, type ApplyMode, type FieldConflict, type PredictedStatus } from './predict';
 import { fieldType, resolveType, rootTypeFor, type SchemaModel, type TypeRef } from './schema';
 
 /** What the cluster says of the manifest's apiVersion and kind. */
@@ -38,6 +38,22 @@ export interface ResourceFacts {
 export interface AnalysisSettings {
   readonly fieldManager: string;
   readonly applyMode: ApplyMode;
+  /** The user's own severity per finding code (`off` hides the finding), as ESLint rules allow. */
+  readonly severity?: SeverityOverrides;
+}
+
+export type SeverityOverrides = Readonly<Record<string, Severity | 'off'>>;
+
+/** The user's severity overrides applied: another level, or the finding left out for `off`. */
+export function withSeverity(findings: readonly Finding[], overrides: SeverityOverrides | undefined): Finding[] {
+  if (!overrides || Object.keys(overrides).length === 0) return [...findings];
+  const out: Finding[] = [];
+  for (const f of findings) {
+    const level = Object.hasOwn(overrides, f.code) ? overrides[f.code] : undefined;
+    if (level === 'off') continue;
+    out.push(level && level !== f.severity ? { ...f, severity: level } : f);
+  }
+  return out;
 }
 
 /** Stable codes: diagnostics carry them, the command line prints them, users can filter on them. */
@@ -56,6 +72,10 @@ export type FindingCode =
   | 'duplicate-key'
   /** A document beyond the size, nesting or alias-expansion limits: not analysed. */
   | 'too-large'
+  /** kubectl apply refuses a manifest with generateName and no name before sending anything. */
+  | 'generate-name-apply'
+  /** Another manager owns Secret `data` keys the manifest sets; only a dry run can tell if they differ. */
+  | 'secret-data-unverified'
   /** The API server's own answer to a dry run, where it differs from the prediction. */
   | 'dry-run-differs';
 
@@ -96,6 +116,7 @@ export const docsLinks = {
   create: 'https://kubernetes.io/docs/reference/kubectl/generated/kubectl_create/',
   ownerReferences: 'https://kubernetes.io/docs/concepts/overview/working-with-objects/owners-dependents/',
   apiVersions: 'https://kubernetes.io/docs/reference/using-api/deprecation-guide/',
+  generateName: 'https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/object-meta/',
 } as const;
 
 export function objectIdentity(resource: ManifestResource): ObjectIdentity {
@@ -108,15 +129,37 @@ export function objectIdentity(resource: ManifestResource): ObjectIdentity {
 }
 
 /** Problems of the text itself (syntax, decoding, duplicate keys), as findings. */
-export function problemFindings(problems: readonly ManifestProblem[]): Finding[] {
-  return problems.map((p) => ({ code: p.code, severity: p.severity, message: p.message, range: p.range }));
+export function problemFindings(problems: readonly ManifestProblem[], overrides?: SeverityOverrides): Finding[] {
+  return withSeverity(problems.map((p) => ({ code: p.code, severity: p.severity, message: p.message, range: p.range })), overrides);
 }
 
 export function analyzeResource(resource: ManifestResource, facts: ResourceFacts, settings: AnalysisSettings): Finding[] {
+  return withSeverity(findingsOf(resource, facts, settings), settings.severity);
+}
+
+function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: AnalysisSettings): Finding[] {
   const object = objectIdentity(resource);
   const at = (path: FieldPath) => rangeFor(resource, path, facts.schema);
   const findings: Finding[] = [];
   const kindRange = at([{ kind: 'field', name: 'kind' }]).value;
+
+  // kubectl apply (client- or server-side) stops before any request when the object has no name
+  // but a generateName (apply.go: "from <generateName>: cannot use generate name with apply"):
+  // nothing about the cluster matters then. kubectl create is where generateName works.
+  if (settings.applyMode !== 'create' && resource.name === undefined && resource.generateName !== undefined && resource.generateName !== '') {
+    const kubectlMessage = `from ${resource.generateName}: cannot use generate name with apply`;
+    return [
+      {
+        code: 'generate-name-apply',
+        severity: 'error',
+        message: `kubectl apply refuses a manifest with generateName and no name (${kubectlMessage}): set metadata.name, or send it with kubectl create`,
+        range: at(metadataPath('generateName')).key,
+        object,
+        path: '.metadata.generateName',
+        docs: docsLinks.generateName,
+      },
+    ];
+  }
 
   if (facts.kind.state === 'notServed') {
     return [
@@ -168,6 +211,14 @@ export function analyzeResource(resource: ManifestResource, facts: ResourceFacts
     resource: resourceName,
   });
 
+  // One request gets one answer: when the manifest would be refused for several reasons, each
+  // finding says which one the server answers first (the order FINDINGS.md records).
+  const first = prediction.status;
+  const order = (kind: PredictedStatus['kind']): string => {
+    if (!first || prediction.statuses.length < 2) return '';
+    return first.kind === kind ? ' The server answers this first.' : ` The server answers ${answerName(first)} first; this one comes only after that is fixed.`;
+  };
+
   for (const status of prediction.statuses) {
     if (status.kind === 'alreadyExists') {
       findings.push({
@@ -184,7 +235,7 @@ export function analyzeResource(resource: ManifestResource, facts: ResourceFacts
       findings.push({
         code: 'stale-resource-version',
         severity: 'error',
-        message: `metadata.resourceVersion ${JSON.stringify(resource.object.metadata && isJsonObject(resource.object.metadata) ? resource.object.metadata.resourceVersion : '')} is stale (live: ${JSON.stringify(liveRv ?? '')}): ${status.message}. Remove it, or read the object again.`,
+        message: `metadata.resourceVersion ${JSON.stringify(resource.object.metadata && isJsonObject(resource.object.metadata) ? resource.object.metadata.resourceVersion : '')} is stale (live: ${JSON.stringify(liveRv ?? '')}): ${status.message}. Remove it, or read the object again.${order(status.kind)}`,
         range: at(metadataPath('resourceVersion')).value,
         object,
         path: '.metadata.resourceVersion',
@@ -198,7 +249,7 @@ export function analyzeResource(resource: ManifestResource, facts: ResourceFacts
         code: 'uid-mismatch',
         severity: 'error',
         message: live
-          ? `metadata.uid does not match the live object's (${JSON.stringify(liveUid ?? '')}): the object was deleted and created again since this manifest was written. ${status.message}`
+          ? `metadata.uid does not match the live object's (${JSON.stringify(liveUid ?? '')}): the object was deleted and created again since this manifest was written. ${status.message}${order(status.kind)}`
           : `metadata.uid names an object that does not exist: ${status.message}`,
         range: at(metadataPath('uid')).value,
         object,
@@ -212,18 +263,16 @@ export function analyzeResource(resource: ManifestResource, facts: ResourceFacts
 
   const conflictStatus = prediction.statuses.find((s) => s.kind === 'fieldConflict');
   for (const conflict of prediction.conflicts) {
-    // Secret values are never read (the cluster layer reads Secrets as metadata only), so the
-    // live side of `data`/`stringData`/`type` is unknown here: "conflict" or "equal" would be a guess.
-    if (isSecretValuePath(resource, conflict.path)) continue;
-    findings.push(conflictFinding(resource, object, conflict, facts.schema, conflictStatus?.message));
+    findings.push(conflictFinding(resource, object, conflict, facts.schema, conflictStatus?.message, order('fieldConflict')));
   }
+  findings.push(...unverifiedSecretData(object, prediction.uncertain, nameRange));
 
   for (const problem of prediction.problems) {
     if (problem.code === 'kindNotInSchema' || problem.code === 'managedFields') continue;
     findings.push({
       code: 'invalid-manifest',
       severity: 'error',
-      message: `${problem.message} — the server refuses the manifest before checking ownership`,
+      message: `${problem.message} — the server refuses the manifest before checking ownership${problem.server !== undefined || problem.code === 'managedFieldsInManifest' || problem.code === 'resourceVersionOnCreate' ? order('refused') : ''}`,
       range: problem.path ? at(problem.path).key : kindRange,
       object,
       ...(problem.path ? { path: formatServerPath(problem.path) } : {}),
@@ -232,11 +281,14 @@ export function analyzeResource(resource: ManifestResource, facts: ResourceFacts
 
   for (const { manager, paths } of prediction.deletionsByManager) {
     if (manager.manager !== settings.fieldManager || manager.operation !== 'Apply') continue;
-    for (const path of paths) {
+    // One finding per removed item or field subtree: each owned path the apply removes is shown at
+    // the top of the removed subtree it is in (the item, the map), once.
+    for (const path of removedSubtreeRoots(paths, prediction.deletions)) {
       const liveValue = live ? liveValueAt(live, path) : undefined;
       findings.push({
         code: 'would-delete',
-        severity: 'information',
+        // Nothing fails, but a field disappears from the cluster: a surprise, so a warning.
+        severity: 'warning',
         message: `This apply would delete ${formatServerPath(path)}${liveValue !== undefined ? ` (live ${showValue(liveValue)})` : ''}: ${describeManager(manager)} set it last time, the manifest no longer does, and no other manager owns it`,
         range: nearestRange(resource, path, facts.schema),
         object,
@@ -284,6 +336,7 @@ function conflictFinding(
   conflict: FieldConflict,
   schema: SchemaModel | undefined,
   serverMessage: string | undefined,
+  orderNote: string,
 ): Finding {
   const path = formatServerPath(conflict.path);
   const role = managerRole(conflict.manager);
@@ -295,10 +348,11 @@ function conflictFinding(
   // A changed scalar is marked on its value; a field the live object lacks, or a whole list item,
   // on its key.
   const scalarChanged = where.node === 'scalar' && conflict.liveValue !== undefined;
+  // The apply fails: an error (severity follows the consequence; users can change it).
   return {
     code: 'field-conflict',
-    severity: 'warning',
-    message: `${path} is managed by ${describeManager(conflict.manager)}${role ? ` (${role.short})` : ''}: ${values} — kubectl apply --server-side would fail`,
+    severity: 'error',
+    message: `${path} is managed by ${describeManager(conflict.manager)}${role ? ` (${role.short})` : ''}: ${values} — kubectl apply --server-side would fail${orderNote ? `.${orderNote}` : ''}`,
     range: scalarChanged ? where.value : where.key,
     object,
     path,
@@ -334,12 +388,66 @@ function controllerOf(live: JsonObject): { kind: string; name: string } | undefi
 }
 
 /**
- * A Secret is read as metadata only, so the live side of everything outside its metadata (`data`,
- * `stringData`, `type`, `immutable`) is unknown.
+ * A Secret is read as metadata only, so whether another manager's `data` key holds the value the
+ * manifest sets is unknown: the apply conflicts exactly when they differ. One finding on the
+ * Secret names the keys and points to the dry run, which decides. (`type` and `immutable` are
+ * unread too, but almost never differ and cannot be changed anyway; they are left to the dry run.)
  */
-function isSecretValuePath(resource: ManifestResource, path: FieldPath): boolean {
-  const first = path[0];
-  return resource.kind === 'Secret' && resource.apiVersion === 'v1' && first?.kind === 'field' && !['metadata', 'apiVersion', 'kind'].includes(first.name);
+function unverifiedSecretData(object: ObjectIdentity, uncertain: readonly FieldConflict[], range: Range): Finding[] {
+  // Keys only: `.data` itself shows up because the map is absent from the metadata-only read.
+  const data = uncertain.filter((c) => c.path.length > 1 && c.path[0]?.kind === 'field' && c.path[0].name === 'data');
+  if (data.length === 0) return [];
+  const paths = [...new Set(data.map((c) => formatServerPath(c.path)))];
+  const managers = [...new Map(data.map((c) => [describeManager(c.manager), c.manager])).entries()];
+  const first = managers[0]![1];
+  return [
+    {
+      code: 'secret-data-unverified',
+      severity: 'warning',
+      message:
+        `${paths.join(', ')} ${paths.length === 1 ? 'is' : 'are'} managed by ${managers.map(([d]) => d).join(', ')}: Secret values are never read, ` +
+        `so whether the manifest changes ${paths.length === 1 ? 'it' : 'them'} is unknown — if it does, kubectl apply --server-side fails with a conflict. ` +
+        'Run "Confirm with a dry-run apply" (or the check with --verify) to let the server decide',
+      range,
+      object,
+      path: paths[0]!,
+      manager: first,
+      docs: docsLinks.ssaConflicts,
+    },
+  ];
+}
+
+/** What the server answers, as a finding names it. */
+function answerName(status: PredictedStatus): string {
+  switch (status.kind) {
+    case 'fieldConflict':
+      return 'the field conflict (409)';
+    case 'staleResourceVersion':
+      return 'the stale resourceVersion (409)';
+    case 'uidMismatch':
+      return `the uid (${status.code})`;
+    case 'alreadyExists':
+      return 'AlreadyExists (409)';
+    default:
+      return `the refusal of the manifest (${status.code})`;
+  }
+}
+
+/**
+ * For each owned path the apply removes, the top-most removed path above it (all removed paths
+ * come in `removed`), without repeats: one removed list item or map is one finding, however many
+ * of its fields the applier owned.
+ */
+function removedSubtreeRoots(owned: readonly FieldPath[], removed: readonly FieldPath[]): FieldPath[] {
+  const key = (p: FieldPath) => formatServerPath(p);
+  const removedKeys = new Set(removed.map(key));
+  const roots = new Map<string, FieldPath>();
+  for (const path of owned) {
+    let root = path;
+    for (let n = path.length - 1; n > 0; n--) if (removedKeys.has(key(path.slice(0, n)))) root = path.slice(0, n);
+    roots.set(key(root), root);
+  }
+  return [...roots.values()];
 }
 
 const metadataPath = (name: string): FieldPath => [

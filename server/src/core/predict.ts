@@ -54,6 +54,13 @@ export interface PredictApplyInput {
   readonly resetFields?: readonly FieldPath[];
   /** Subresource the apply goes to; '' (the main resource) for manifests. */
   readonly subresource?: string;
+  /**
+   * Top-level fields whose live values were never read, so a conflict under them cannot be
+   * decided. Default: a Secret's `data`, `type` and `immutable` (Secrets are read as metadata only,
+   * see unreadLiveFields); `stringData` is not among them: the server never stores it, so the live
+   * object never has it and every owned `stringData` key the manifest sets is a change.
+   */
+  readonly unreadLiveFields?: readonly string[];
 }
 
 export interface FieldConflict {
@@ -99,6 +106,12 @@ export interface EngineProblem {
 export interface ApplyPrediction {
   /** Field ownership conflicts the apply would get, after the kubectl forgiveness rule. */
   readonly conflicts: readonly FieldConflict[];
+  /**
+   * Fields another manager owns and the manifest sets, under a live value that was never read
+   * (a Secret's `data`): a conflict exactly when the values differ, which only the server knows.
+   * Not part of `status`; only a dry run decides them.
+   */
+  readonly uncertain: readonly FieldConflict[];
   /** Conflicts the server forgives because kubectl's last-applied configuration set them. */
   readonly forgiven: readonly FieldConflict[];
   /** Paths the apply would remove from the live object, and the managers who owned them. */
@@ -135,7 +148,7 @@ export function predictApply(input: PredictApplyInput): ApplyPrediction {
   const meta = isJsonObject(config.metadata) ? config.metadata : {};
   const name = typeof meta.name === 'string' ? meta.name : '';
   const liveMeta = live && isJsonObject(live.metadata) ? live.metadata : undefined;
-  const empty: Omit<ApplyPrediction, 'statuses' | 'problems'> = { conflicts: [], forgiven: [], deletions: [], deletionsByManager: [] };
+  const empty: Omit<ApplyPrediction, 'statuses' | 'problems'> = { conflicts: [], uncertain: [], forgiven: [], deletions: [], deletionsByManager: [] };
   const done = (rest: Omit<ApplyPrediction, 'statuses' | 'problems' | 'status'>): ApplyPrediction => {
     const first = statuses[0];
     return { ...rest, statuses, problems, ...(first ? { status: first } : {}) };
@@ -272,7 +285,7 @@ function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems
   const configFieldSet = toFieldSet(schema, root, config);
   const refusals = [...configFieldSet.problems, ...typeProblems(schema, root, config)];
   problems.push(...refusals.map(asEngineProblem));
-  if (refusals.length > 0) return { conflicts: [], forgiven: [], deletions: [], deletionsByManager: [] };
+  if (refusals.length > 0) return { conflicts: [], uncertain: [], forgiven: [], deletions: [], deletionsByManager: [] };
 
   const decoded = decodeManagedFields(liveMeta.managedFields);
   for (const message of decoded.problems) problems.push({ code: 'managedFields', message });
@@ -312,7 +325,10 @@ function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems
     }
   }
 
-  let conflicts = conflictsFound;
+  const unread = new Set(input.unreadLiveFields ?? unreadLiveFields(apiVersion, String(config.kind ?? '')));
+  const isUnread = (c: FieldConflict) => c.path[0]?.kind === 'field' && unread.has(c.path[0].name);
+  const uncertain = conflictsFound.filter(isUnread);
+  let conflicts = conflictsFound.filter((c) => !isUnread(c));
   let forgiven: FieldConflict[] = [];
   // lastappliedmanager.go: only for the manager literally called `kubectl`.
   if (conflicts.length > 0 && input.fieldManager === 'kubectl') {
@@ -322,7 +338,16 @@ function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems
       conflicts = conflicts.filter((c) => !hasPath(allowed, c.path));
     }
   }
-  return { conflicts, forgiven, deletions: setPaths(comparison.removed), deletionsByManager };
+  return { conflicts, uncertain, forgiven, deletions: setPaths(comparison.removed), deletionsByManager };
+}
+
+/**
+ * The top-level fields of a kind whose live values the product never reads: a Secret's values
+ * (and, read as metadata only, its `type` and `immutable`). `stringData` is write-only: the
+ * server turns it into `data` after the field manager has run, so it is never live and needs no read.
+ */
+export function unreadLiveFields(apiVersion: string, kind: string): readonly string[] {
+  return apiVersion === 'v1' && kind === 'Secret' ? ['data', 'type', 'immutable'] : [];
 }
 
 /**

@@ -76,7 +76,7 @@ export const findingRules: Readonly<Record<FindingCode | typeof dryRunDiffersCod
   'field-conflict': {
     title: 'Server-Side Apply field conflict',
     description: 'The manifest sets a field that another field manager owns with a different value: kubectl apply --server-side answers 409 Conflict.',
-    severity: 'warning',
+    severity: 'error',
     docs: docsLinks.ssaConflicts,
   },
   'already-exists': {
@@ -106,7 +106,7 @@ export const findingRules: Readonly<Record<FindingCode | typeof dryRunDiffersCod
   'would-delete': {
     title: 'The apply would delete a field',
     description: 'The field manager set this field last time, the manifest no longer does and nobody else owns it: the apply removes it.',
-    severity: 'information',
+    severity: 'warning',
     docs: docsLinks.fieldManagement,
   },
   'controlled-by': {
@@ -150,6 +150,18 @@ export const findingRules: Readonly<Record<FindingCode | typeof dryRunDiffersCod
     description: 'The document is larger, nests deeper or expands through aliases further than the analysis takes on; nothing is said about it.',
     severity: 'warning',
     docs: syntaxDocs,
+  },
+  'generate-name-apply': {
+    title: 'generateName with kubectl apply',
+    description: 'kubectl apply (client- or server-side) refuses an object with generateName and no name before sending it: "cannot use generate name with apply".',
+    severity: 'error',
+    docs: docsLinks.generateName,
+  },
+  'secret-data-unverified': {
+    title: 'Secret data owned by another manager',
+    description: 'Another field manager owns Secret data keys the manifest sets. Secret values are never read, so only a dry run can tell whether the values differ and the apply conflicts.',
+    severity: 'warning',
+    docs: docsLinks.ssaConflicts,
   },
   [dryRunDiffersCode]: {
     title: 'The server answers differently',

@@ -84,7 +84,7 @@ export class DocumentAnalyzer {
     const parsed = this.parse(uri, version, text);
     const previous = this.findingsByUri.get(uri) ?? new Map<string, CachedFindings>();
     const next = new Map<string, CachedFindings>();
-    const settingsKey = `${settings.fieldManager}\u0000${settings.applyMode}\u0000${session?.key ?? ''}`;
+    const settingsKey = `${settings.fieldManager}\u0000${settings.applyMode}\u0000${session?.key ?? ''}\u0000${JSON.stringify(settings.severity)}`;
     const resources: AnalyzedResource[] = [];
     // YAML that is not a Kubernetes manifest (a CI workflow, a compose file) is none of our
     // business: its syntax is the YAML extension's to report. A broken document in a file of
@@ -92,11 +92,15 @@ export class DocumentAnalyzer {
     // Whatever is left out here, every document is analysed on its own: a broken document never
     // hides the findings of the others.
     const problems = reportSyntax ? parsed.problems : parsed.problems.filter((p) => !syntaxProblemCodes.has(p.code));
-    const findings: Finding[] = looksLikeManifests(parsed, text) ? problemFindings(problems) : [];
+    const findings: Finding[] = looksLikeManifests(parsed, text) ? problemFindings(problems, settings.severity) : [];
 
     for (const resource of parsed.resources) {
       if (!session || !resource.name) {
-        resources.push({ resource, facts: undefined, findings: [] });
+        // Without a name there is nothing to look up, but the manifest alone can still be refused
+        // (generateName with kubectl apply).
+        const own = resource.name ? [] : analyzeResource(resource, { kind: { state: 'pending' }, live: { state: 'pending' }, schema: undefined }, settings);
+        resources.push({ resource, facts: undefined, findings: own });
+        findings.push(...own);
         continue;
       }
       const facts = session.facts.peek({

@@ -1,0 +1,232 @@
+// What the findings say where the prediction alone could be wrong or noisy: Secrets (read as
+// metadata only), generateName with kubectl apply, one would-delete per removed subtree, and which
+// of several refusals the server answers first. The rules themselves are proven against the real
+// kube-apiserver by the differential suite (scenarios/secret.yaml, scenarios/order.yaml); these
+// cases pin what the user reads, on live objects shaped as the cluster layer hands them over;
+// and the user's own severity per code.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, test } from 'node:test';
+import { analyzeResource, problemFindings, type Finding, type ResourceFacts } from '../../server/src/core/analysis';
+import type { JsonObject, JsonValue } from '../../server/src/core/json';
+import { parseManifestText } from '../../server/src/core/manifest';
+import { schemaFromOpenApi } from '../../server/src/core/schema';
+import { sanitizeSettings } from '../../server/src/protocol';
+
+const fixtures = path.join(import.meta.dirname, '..', 'fixtures');
+const { schema } = schemaFromOpenApi(
+  ['api__v1.json', 'apis__apps__v1.json'].map((f) => JSON.parse(fs.readFileSync(path.join(fixtures, 'openapi', f), 'utf8')) as JsonValue),
+);
+
+function analyze(text: string, live: JsonObject | undefined, group: string, resource: string, options: { fieldManager?: string; applyMode?: 'serverSide' | 'clientSide' | 'create' } = {}): Finding[] {
+  const parsed = parseManifestText(text);
+  assert.equal(parsed.resources.length, 1, JSON.stringify(parsed.problems));
+  const facts: ResourceFacts = {
+    kind: { state: 'served', group, resource, namespaced: true },
+    live: live ? { state: 'exists', object: live } : { state: 'absent' },
+    schema,
+  };
+  return analyzeResource(parsed.resources[0]!, facts, { fieldManager: options.fieldManager ?? 'kubectl', applyMode: options.applyMode ?? 'serverSide' });
+}
+
+const byCode = (fs: Finding[], code: string) => fs.filter((f) => f.code === code);
+
+/** A Secret as the cluster layer hands it over: metadata only, no data, stringData or type. */
+function secretMetadataOnly(managedFields: JsonObject[]): JsonObject {
+  return { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db', namespace: 'ns', uid: 'u1', resourceVersion: '10', managedFields } };
+}
+
+const applied = (manager: string, fieldsV1: JsonObject): JsonObject => ({ manager, operation: 'Apply', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1 });
+const updated = (manager: string, fieldsV1: JsonObject): JsonObject => ({ manager, operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1 });
+
+describe('Secrets: stringData from managedFields alone, data left to the dry run', () => {
+  test('a stringData key another manager applied conflicts, whatever its value', () => {
+    const live = secretMetadataOnly([applied('kubectl', { 'f:stringData': { 'f:password': {} }, 'f:type': {} })]);
+    const findings = analyze('apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  namespace: ns\ntype: Opaque\nstringData:\n  password: hunter2\n', live, '', 'secrets', { fieldManager: 'argocd-controller' });
+    assert.deepEqual(byCode(findings, 'field-conflict').map((f) => [f.path, f.manager?.manager]), [['.stringData.password', 'kubectl']]);
+    assert.match(byCode(findings, 'field-conflict')[0]!.serverMessage ?? '', /^Apply failed with 1 conflict: conflict with "kubectl": \.stringData\.password$/);
+    // `type` is unread too, but not worth a word: it almost never differs and cannot change.
+    assert.deepEqual(byCode(findings, 'secret-data-unverified'), []);
+  });
+
+  test('data keys another manager owns are named once on the Secret, pointing to the dry run', () => {
+    const live = secretMetadataOnly([updated('kubectl-create', { 'f:data': { '.': {}, 'f:password': {}, 'f:user': {} }, 'f:type': {} })]);
+    const text = 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  namespace: ns\ntype: Opaque\ndata:\n  password: b3RoZXI=\n  user: YWRtaW4=\n  extra: eA==\n';
+    const findings = analyze(text, live, '', 'secrets');
+    assert.deepEqual(byCode(findings, 'field-conflict'), [], 'no conflict is claimed on values never read');
+    const [unverified, ...more] = byCode(findings, 'secret-data-unverified');
+    assert.deepEqual(more, []);
+    assert.equal(unverified!.severity, 'warning');
+    assert.match(unverified!.message, /^\.data\.password, \.data\.user are managed by "kubectl-create" using v1: Secret values are never read/);
+    assert.match(unverified!.message, /dry-run/);
+    assert.doesNotMatch(unverified!.message, /b3RoZXI=|YWRtaW4=/, 'no value is shown');
+    assert.deepEqual(unverified!.range.start, { line: 3, character: 8 }, 'on the name');
+  });
+
+  test('data keys owned only by the applier itself, or by nobody, say nothing', () => {
+    const live = secretMetadataOnly([applied('kubectl', { 'f:data': { 'f:password': {} } })]);
+    const text = 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  namespace: ns\ndata:\n  password: b3RoZXI=\n';
+    assert.deepEqual(byCode(analyze(text, live, '', 'secrets'), 'secret-data-unverified'), []);
+    assert.deepEqual(byCode(analyze(text, secretMetadataOnly([applied('other', { 'f:metadata': { 'f:labels': { 'f:a': {} } } })]), '', 'secrets'), 'secret-data-unverified'), []);
+  });
+});
+
+describe('generateName with kubectl apply', () => {
+  const text = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  generateName: job-\n  namespace: ns\ndata:\n  a: "1"\n';
+  const pending: ResourceFacts = { kind: { state: 'pending' }, live: { state: 'pending' }, schema: undefined };
+  for (const applyMode of ['serverSide', 'clientSide'] as const) {
+    test(`${applyMode}: kubectl refuses before sending, whatever the cluster says`, () => {
+      const resource = parseManifestText(text).resources[0]!;
+      const findings = analyzeResource(resource, pending, { fieldManager: 'kubectl', applyMode });
+      assert.deepEqual(findings.map((f) => [f.code, f.severity]), [['generate-name-apply', 'error']]);
+      assert.match(findings[0]!.message, /\(from job-: cannot use generate name with apply\)/, "kubectl's own words");
+      assert.deepEqual(findings[0]!.range.start, { line: 3, character: 2 }, 'on the generateName key');
+      assert.match(findings[0]!.message, /kubectl create/);
+    });
+  }
+  test('create: generateName is what kubectl create is for', () => {
+    assert.deepEqual(analyze(text, undefined, '', 'configmaps', { applyMode: 'create' }), []);
+  });
+  test('a name beside generateName: kubectl apply uses the name', () => {
+    const named = text.replace('  generateName: job-\n', '  generateName: job-\n  name: job-1\n');
+    assert.deepEqual(byCode(analyze(named, undefined, '', 'configmaps'), 'generate-name-apply'), []);
+  });
+});
+
+describe('would-delete: one finding per removed item or field subtree', () => {
+  const deployment = (containers: string) =>
+    `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: ns\nspec:\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n${containers}`;
+  const app = '      - name: app\n        image: nginx:1.25\n';
+  const sidecar = '      - name: sidecar\n        image: busybox\n        args: [sleep, "1000"]\n        env:\n        - {name: A, value: "1"}\n';
+  const containerFields = { '.': {}, 'f:name': {}, 'f:image': {} };
+  const live: JsonObject = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: {
+      name: 'web',
+      namespace: 'ns',
+      managedFields: [
+        {
+          manager: 'kubectl',
+          operation: 'Apply',
+          apiVersion: 'apps/v1',
+          fieldsType: 'FieldsV1',
+          fieldsV1: {
+            'f:spec': {
+              'f:selector': {},
+              'f:template': {
+                'f:metadata': { 'f:labels': { 'f:app': {} } },
+                'f:spec': {
+                  'f:containers': {
+                    'k:{"name":"app"}': containerFields,
+                    'k:{"name":"sidecar"}': { ...containerFields, 'f:args': {}, 'f:env': { 'k:{"name":"A"}': { '.': {}, 'f:name': {}, 'f:value': {} } } },
+                  },
+                },
+              },
+            },
+          },
+        },
+      ],
+    },
+    spec: {
+      selector: { matchLabels: { app: 'web' } },
+      template: {
+        metadata: { labels: { app: 'web' } },
+        spec: { containers: [{ name: 'app', image: 'nginx:1.25' }, { name: 'sidecar', image: 'busybox', args: ['sleep', '1000'], env: [{ name: 'A', value: '1' }] }] },
+      },
+    },
+  };
+
+  test('a removed list item is one finding, not one per field inside it', () => {
+    const findings = byCode(analyze(deployment(app), live, 'apps', 'deployments'), 'would-delete');
+    assert.deepEqual(findings.map((f) => f.path), ['.spec.template.spec.containers[name="sidecar"]']);
+    assert.equal(findings[0]!.severity, 'warning', 'nothing fails, but a field disappears: a warning');
+  });
+
+  test('a removed list inside a kept item is one finding', () => {
+    const withoutEnv = sidecar.replace('        env:\n        - {name: A, value: "1"}\n', '');
+    const findings = byCode(analyze(deployment(app + withoutEnv), live, 'apps', 'deployments'), 'would-delete');
+    assert.deepEqual(findings.map((f) => f.path), ['.spec.template.spec.containers[name="sidecar"].env']);
+  });
+
+  test('a removed map subtree is one finding', () => {
+    const withLimits = (resources: string) => app.replace('        image: nginx:1.25\n', `        image: nginx:1.25\n${resources}`);
+    const owned = structuredClone(live);
+    const entry = ((owned.metadata as JsonObject).managedFields as JsonObject[])[0]!;
+    const containers = (((entry.fieldsV1 as JsonObject)['f:spec'] as JsonObject)['f:template'] as JsonObject)['f:spec'] as JsonObject;
+    (containers['f:containers'] as JsonObject)['k:{"name":"app"}'] = { ...containerFields, 'f:resources': { 'f:limits': { 'f:cpu': {}, 'f:memory': {} } } };
+    const spec = ((owned.spec as JsonObject).template as JsonObject).spec as JsonObject;
+    (spec.containers as JsonObject[])[0] = { name: 'app', image: 'nginx:1.25', resources: { limits: { cpu: '1', memory: '1Gi' } } };
+    const findings = byCode(analyze(deployment(withLimits('') + sidecar), owned, 'apps', 'deployments'), 'would-delete');
+    assert.deepEqual(findings.map((f) => f.path), ['.spec.template.spec.containers[name="app"].resources']);
+  });
+});
+
+describe('several refusals: which one the server answers first', () => {
+  const live: JsonObject = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'order', namespace: 'ns', uid: 'u1', resourceVersion: '20', managedFields: [applied('kubectl', { 'f:data': { 'f:a': {} } }), updated('kubectl-edit', { 'f:data': { 'f:a': {} } })] },
+    data: { a: '2' },
+  };
+  const text = (meta: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: order\n  namespace: ns\n${meta}data:\n  a: "1"\n`;
+
+  test('a field conflict comes before the stale resourceVersion and the uid', () => {
+    const findings = analyze(text('  resourceVersion: "1"\n  uid: other\n'), live, '', 'configmaps');
+    assert.match(byCode(findings, 'field-conflict')[0]!.message, /would fail\. The server answers this first\.$/);
+    assert.match(byCode(findings, 'stale-resource-version')[0]!.message, /The server answers the field conflict \(409\) first; this one comes only after that is fixed\.$/);
+    assert.match(byCode(findings, 'uid-mismatch')[0]!.message, /The server answers the field conflict \(409\) first/);
+  });
+
+  test('without a field conflict the stale resourceVersion comes before the uid (422)', () => {
+    const alone = structuredClone(live);
+    (alone.metadata as JsonObject).managedFields = [applied('kubectl', { 'f:data': { 'f:a': {} } })];
+    const findings = analyze(text('  resourceVersion: "1"\n  uid: other\n'), alone, '', 'configmaps');
+    assert.deepEqual(byCode(findings, 'field-conflict'), []);
+    assert.match(byCode(findings, 'stale-resource-version')[0]!.message, /The server answers this first\.$/);
+    assert.match(byCode(findings, 'uid-mismatch')[0]!.message, /The server answers the stale resourceVersion \(409\) first/);
+  });
+
+  test('a single refusal needs no word on the order', () => {
+    const findings = analyze(text('  resourceVersion: "20"\n  uid: u1\n'), live, '', 'configmaps', { fieldManager: 'kubectl-edit' });
+    // Two managers own .data.a: two findings of one refusal.
+    assert.deepEqual(findings.filter((f) => f.severity !== 'information').map((f) => f.code), ['field-conflict', 'field-conflict']);
+    for (const f of findings) assert.doesNotMatch(f.message, /first/);
+  });
+});
+
+describe('severity overrides (kubeConflictHints.severity)', () => {
+  const live: JsonObject = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'cm', namespace: 'ns', managedFields: [applied('helm', { 'f:data': { 'f:a': {} } })] },
+    data: { a: '2' },
+  };
+  const text = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  namespace: ns\ndata:\n  a: "1"\n';
+  const levels = (fs: Finding[]) => fs.map((f) => `${f.code}:${f.severity}`);
+
+  test('a code gets the level the user chose, or disappears with off; the others keep theirs', () => {
+    const parsed = parseManifestText(text).resources[0]!;
+    const facts: ResourceFacts = { kind: { state: 'served', group: '', resource: 'configmaps', namespaced: true }, live: { state: 'exists', object: live }, schema };
+    const plain = analyzeResource(parsed, facts, { fieldManager: 'kubectl', applyMode: 'serverSide' });
+    // By consequence: the apply fails (error); the object exists (information).
+    assert.deepEqual(levels(plain), ['field-conflict:error', 'exists:information']);
+    const chosen = analyzeResource(parsed, facts, { fieldManager: 'kubectl', applyMode: 'serverSide', severity: { 'field-conflict': 'warning', exists: 'off' } });
+    assert.deepEqual(levels(chosen), ['field-conflict:warning']);
+  });
+
+  test('problems of the text follow the overrides too', () => {
+    const problems = parseManifestText('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  name: b\n').problems;
+    assert.ok(problems.length > 0);
+    assert.deepEqual(levels(problemFindings(problems, { 'duplicate-key': 'error' })).filter((l) => l.startsWith('duplicate-key')), ['duplicate-key:error']);
+    assert.deepEqual(problemFindings(problems, { 'duplicate-key': 'off' }).filter((f) => f.code === 'duplicate-key'), []);
+  });
+
+  test('the setting keeps only code: level pairs it understands', () => {
+    const s = sanitizeSettings({ severity: { 'would-delete': 'warning', exists: 'off', 'field-conflict': 'fatal', 'Bad Code': 'error', __proto__: { x: 'error' } } });
+    assert.deepEqual(s.severity, { 'would-delete': 'warning', exists: 'off' });
+    assert.deepEqual(sanitizeSettings({ severity: ['error'] }).severity, {});
+    assert.deepEqual(sanitizeSettings({}).severity, {});
+  });
+});
