@@ -114,7 +114,8 @@ function printRow(row: Row): void {
   let ratio: number | undefined;
   if (row.peer) {
     const q = median(row.peer);
-    ratio = q / p;
+    // The median of the paired ratios: each pair ran back to back, under the same load.
+    ratio = median(row.peer.map((peer, i) => peer / row.product[i]!));
     line += `   kubectl ${(q / 1000).toFixed(2).padStart(6)} s   ratio ${ratio.toFixed(2).padStart(5)}x`;
   } else line += ' '.repeat(36);
   line += `   goal ${row.goal.padEnd(9)} ${row.holds(p, ratio) ? 'holds' : 'NOT MET'}`;
@@ -243,8 +244,9 @@ async function editingBenchmark(cluster: Cluster): Promise<void> {
   console.log(`\nediting a ${documents}-document file against the local API server (${edits} edits, warm cache)`);
   console.log(`  first full answer (cold caches):        ${warmMs.toFixed(0)} ms`);
   console.log(`  didChange -> diagnostics, median:        ${median.toFixed(1)} ms`);
-  console.log(`  didChange -> diagnostics, p95:           ${percentile(times, 95).toFixed(1)} ms`);
-  console.log(`  API requests during the edits:           ${requests} (${(requests / edits).toFixed(2)} per edit)`);
+  const p95 = percentile(times, 95);
+  console.log(`  didChange -> diagnostics, p95:           ${p95.toFixed(1)} ms   goal <= 25 ms ${p95 <= 25 ? 'holds' : 'NOT MET'}`);
+  console.log(`  API requests during the edits:           ${requests} (${(requests / edits).toFixed(2)} per edit)   goal 0 ${requests === 0 ? 'holds' : 'NOT MET'}`);
   console.log(`  peer: kubectl apply --server-side --dry-run=server -f (same file), median of 3: ${peer.toFixed(0)} ms`);
   console.log(`  ratio peer / our median:                 ${(peer / median).toFixed(0)}x`);
 }
