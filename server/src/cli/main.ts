@@ -10,11 +10,19 @@ import { parseCommandLine, usage, type CheckCommand, type ClusterOptions, type O
 import { runCheck } from './check';
 import { liveFactsReader, type FactsReader } from './facts';
 import { collectManifestFiles } from './files';
+import { languageServerCommand } from './lsp-command';
 import { loadSnapshot, takeSnapshot } from './snapshot';
 
 const programName = 'kube-conflict-hints';
 
 async function main(argv: readonly string[]): Promise<number> {
+  if (argv[0] === 'lsp') {
+    // The language server for editors other than VS Code (see lsp-command.ts).
+    const lsp = languageServerCommand(argv.slice(1), __dirname);
+    if (!lsp.ok) return fail(lsp.message);
+    if ('help' in lsp) return write(process.stdout, lsp.help).then(() => 0);
+    return lsp.start();
+  }
   const parsed = parseCommandLine(argv);
   if (!parsed.ok) return fail(parsed.message);
   const command = parsed.command;
