@@ -10,6 +10,8 @@ import { parseCommandLine, usage, type CheckCommand, type ClusterOptions, type O
 import { runCheck } from './check';
 import { liveFactsReader, type FactsReader } from './facts';
 import { collectManifestFiles } from './files';
+import { formatGithub } from './format-github';
+import { formatGitlab } from './format-gitlab';
 import { languageServerCommand } from './lsp-command';
 import { loadSnapshot, takeSnapshot } from './snapshot';
 
@@ -94,6 +96,10 @@ function render(report: CheckReport, format: OutputFormat): string {
       return formatJson(report);
     case 'sarif':
       return formatSarif(report, { toolVersion: toolVersion(), baseUri: `${pathToFileURL(process.cwd()).href}/` });
+    case 'github':
+      return formatGithub(report);
+    case 'gitlab':
+      return formatGitlab(report);
   }
 }
 
