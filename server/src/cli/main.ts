@@ -13,6 +13,7 @@ import { collectManifestFiles } from './files';
 import { formatGithub } from './format-github';
 import { formatGitlab } from './format-gitlab';
 import { languageServerCommand } from './lsp-command';
+import { terminalProgress } from './progress';
 import { loadSnapshot, takeSnapshot } from './snapshot';
 
 const programName = 'kube-conflict-hints';
@@ -55,12 +56,15 @@ async function check(command: CheckCommand): Promise<number> {
     connection = await connect(command);
     reader = liveFactsReader(connection);
   }
+  const progress = terminalProgress(process.stderr);
   try {
-    const outcome = await runCheck(files.files, reader, { fieldManager: command.fieldManager, applyMode: command.mode }, command.verify ? connection : undefined);
+    const outcome = await runCheck(files.files, reader, { fieldManager: command.fieldManager, applyMode: command.mode }, command.verify ? connection : undefined, (p) => progress.update(p));
+    progress.finish();
     if (!outcome.ok) return 'usage' in outcome ? fail(outcome.usage) : fail(describeProblem(outcome.problem, connection, command.verify));
     await write(process.stdout, render(outcome.report, command.format));
     return exitCodeFor(summarize(outcome.report));
   } finally {
+    progress.finish();
     reader.close();
   }
 }
