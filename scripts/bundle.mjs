@@ -1,8 +1,12 @@
 // Bundles the extension client, the language server and the command-line check into one
-// CommonJS file each. VS Code loads client.js; the client starts server.js; `bin` points at cli.js.
+// CommonJS file each. VS Code loads client.js; the client starts server.js; `bin` points at cli.js,
+// whose `lsp` command loads server.js. Every dependency is inside the bundles (only Node's own
+// modules stay outside), which is why the published package has no runtime dependencies: installing
+// it downloads nothing else.
 //
 //   node scripts/bundle.mjs [--production] [--only=cli,server] [--outdir=dist]
 import * as esbuild from 'esbuild';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -30,12 +34,22 @@ const bundles = {
 await Promise.all(
   Object.entries(bundles)
     .filter(([name]) => !only || only.includes(name))
-    .map(([name, options]) =>
-      esbuild.build({
+    .map(async ([name, options]) => {
+      const result = await esbuild.build({
         ...common,
         ...options,
         entryPoints: options.entryPoints.map((e) => path.join(root, e)),
         outfile: path.join(outdir, `${name}.js`),
-      }),
-    ),
+        write: false,
+      });
+      // Each file is written beside its place and renamed over it: a language server or a check
+      // starting meanwhile (tests run in parallel, `npm pack` rebundles) never reads half a bundle.
+      fs.mkdirSync(outdir, { recursive: true });
+      for (const file of result.outputFiles) {
+        const temporary = `${file.path}.${process.pid}.tmp`;
+        fs.writeFileSync(temporary, file.contents);
+        fs.renameSync(temporary, file.path);
+      }
+      if (production) fs.rmSync(path.join(outdir, `${name}.js.map`), { force: true });
+    }),
 );

@@ -1,5 +1,6 @@
 // Builds the .vsix: production bundles (unless --no-bundle: package what dist/ holds), then vsce
-// with the allow-list of .vscodeignore. The README's screenshot ships inside the package, so its
+// with the allow-list in package.json's `files`, the same list `npm pack` uses for the npm package
+// (vsce refuses a .vscodeignore beside it). The README's screenshot ships inside the package, so its
 // relative link is kept as it is (there is no public repository URL to rewrite it against).
 //
 //   node scripts/package.mjs [--no-bundle] [--out=dist/kube-conflict-hints.vsix]

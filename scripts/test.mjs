@@ -66,6 +66,16 @@ if (files.some((f) => f.split(path.sep).includes('e2e'))) {
   fs.mkdirSync(path.dirname(env.KCH_VSIX), { recursive: true });
   run('node', ['scripts/package.mjs', '--no-bundle', `--out=${env.KCH_VSIX}`], { stdio: ['ignore', 'ignore', 'inherit'] });
 }
+// The editor tests drive Debian's Neovim: install it when missing (CI runs as root on a clean machine).
+if (files.some((f) => f.split(path.sep).includes('editors')) && spawnSync('nvim', ['--version'], { stdio: 'ignore' }).status !== 0) {
+  if (process.getuid?.() === 0) {
+    console.log('test: installing Neovim (apt-get install neovim) for test/editors');
+    const apt = (args) => spawnSync('apt-get', args, { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } }).status === 0;
+    if (!apt(['update']) || !apt(['install', '-y', '--no-install-recommends', 'neovim'])) console.error('test: apt-get install neovim failed');
+  } else {
+    console.error('test: Neovim is missing and only root can install it: apt-get install -y neovim');
+  }
+}
 // The spec reporter for the details; then the counts of product tests apart from harness checks.
 const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=./scripts/test-summary.mjs', '--test-reporter-destination=stdout'];
 const result = spawnSync('node', ['--import', 'tsx', '--test', ...reporters, ...files], { stdio: 'inherit', env });

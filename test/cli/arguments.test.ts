@@ -18,7 +18,7 @@ const usageErrors: { args: string[]; says: RegExp }[] = [
   { args: ['check'], says: /check needs manifests/ },
   { args: ['check', '--bogus', manifest], says: /Unknown option '--bogus'/ },
   { args: ['check', '--mode', 'replace', manifest], says: /--mode must be one of serverSide, clientSide, create \(got "replace"\)/ },
-  { args: ['check', '--format', 'xml', manifest], says: /--format must be one of text, json, sarif \(got "xml"\)/ },
+  { args: ['check', '--format', 'xml', manifest], says: /--format must be one of text, json, sarif, github, gitlab \(got "xml"\)/ },
   { args: ['check', '--mode'], says: /argument missing/ },
   { args: ['check', '--field-manager', ' ', manifest], says: /--field-manager needs a value/ },
   { args: ['check', '--verify', '--mode', 'clientSide', manifest], says: /--verify confirms --mode serverSide or create/ },

@@ -1,5 +1,7 @@
 // `npm run package` must produce a .vsix holding only what runs: the bundles, the manifest, the
-// README, the licence and the grammars. No sources, no node_modules, no source maps, no tests.
+// README, the licence, the grammars and the JSON schema of the check's output. No sources, no
+// node_modules, no source maps, no tests. (package.json's `files` is the one allow-list of both
+// the .vsix and the npm package.)
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -18,6 +20,7 @@ const allowed: RegExp[] = [
   /^extension\/LICENSE(\.txt)?$/,
   /^extension\/dist\/(client|server|cli)\.js$/,
   /^extension\/syntaxes\/[\w.-]+\.json$/,
+  /^extension\/schemas\/[\w.-]+\.json$/,
   /^extension\/images\/icon\.png$/,
   /^extension\/docs\/conflict-hover\.png$/,
 ];

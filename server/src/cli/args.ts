@@ -4,8 +4,8 @@ import { parseArgs } from 'node:util';
 import type { Severity } from '../core/analysis';
 import { applyModes, type ApplyMode } from '../protocol';
 
-export type OutputFormat = 'text' | 'json' | 'sarif';
-const formats: readonly OutputFormat[] = ['text', 'json', 'sarif'];
+export type OutputFormat = 'text' | 'json' | 'sarif' | 'github' | 'gitlab';
+const formats: readonly OutputFormat[] = ['text', 'json', 'sarif', 'github', 'gitlab'];
 const severities: readonly Severity[] = ['error', 'warning', 'information'];
 
 export interface ClusterOptions {
@@ -42,6 +42,7 @@ export type ParsedCommand = { ok: true; command: Command } | { ok: false; messag
 export const usage = `Usage:
   kube-conflict-hints check [options] <file|directory>...
   kube-conflict-hints snapshot --out <dir> [options] <file|directory|kind/name>...
+  kube-conflict-hints lsp [--stdio]
 
 check: predicts, for every Kubernetes object in the manifests, the 409 Conflict answers the API
 server would give (Server-Side Apply field conflicts, AlreadyExists, stale resourceVersion/uid),
@@ -53,14 +54,17 @@ skipped); a file that is not text, not a regular file, or over 32 MiB is refused
                                          kubectl apply --server-side; clientSide: kubectl apply;
                                          create: kubectl create)
   --field-manager <name>                 the field manager of the apply (default kubectl)
-  --format <text|json|sarif>             output (default text); json is described by
-                                         schemas/findings.schema.json, sarif is SARIF 2.1.0
+  --format <text|json|sarif|github|gitlab>
+                                         output (default text); json is described by
+                                         schemas/findings.schema.json, sarif is SARIF 2.1.0,
+                                         github annotates a pull request (workflow commands),
+                                         gitlab is a Code Quality report
   --min-severity <error|warning|information>
                                          the least severe finding the text output prints
                                          (default warning; the summary line counts them all;
                                          json and sarif always hold every finding)
   --verbose                              print information findings too (objects that exist
-                                         and their managers, fields an apply would delete):
+                                         and who manages them):
                                          --min-severity information
   --verify                               also send each manifest as a dry run (dryRun=All: nothing
                                          is stored) and show where the server's answer differs
@@ -76,6 +80,8 @@ and the OpenAPI v3 documents and discovery they need, for check --snapshot. A di
   --out <dir>                            the snapshot directory (created; an earlier snapshot
                                          there is replaced)
   --kubeconfig, --context, -n/--namespace as for check
+
+lsp: the language server, for editors (kube-conflict-hints lsp --help).
 
 Exit codes: 0 nothing found (information alone counts as nothing), 1 errors or warnings found,
 2 usage error or cluster problem (unreachable, unauthenticated, forbidden).

@@ -6,6 +6,7 @@ import type { CheckedObject, CheckReport } from '../core/report';
 import type { ClusterConnection, ClusterProblem } from '../cluster';
 import type { FactsReader } from './facts';
 import { displayPath, readTextFile } from './files';
+import type { CheckProgress } from './progress';
 import { compareWithServer } from './verify';
 
 export type CheckOutcome = { ok: true; report: CheckReport } | { ok: false; problem: ClusterProblem } | { ok: false; usage: string };
@@ -15,9 +16,10 @@ export async function runCheck(
   reader: FactsReader,
   settings: AnalysisSettings,
   verifier: ClusterConnection | undefined,
+  onProgress?: (progress: CheckProgress) => void,
 ): Promise<CheckOutcome> {
   const objects: CheckedObject[] = [];
-  for (const file of files) {
+  for (const [index, file] of files.entries()) {
     const read = readTextFile(file);
     if (!read.ok) return { ok: false, usage: read.message };
     const text = read.text;
@@ -40,6 +42,7 @@ export async function runCheck(
       } else {
         objects.push(checked);
       }
+      onProgress?.({ file: index + 1, files: files.length, objects: objects.filter((o) => o.object).length });
     }
   }
   return {

@@ -10,11 +10,22 @@ import { parseCommandLine, usage, type CheckCommand, type ClusterOptions, type S
 import { runCheck } from './check';
 import { liveFactsReader, type FactsReader } from './facts';
 import { collectManifestFiles } from './files';
+import { formatGithub } from './format-github';
+import { formatGitlab } from './format-gitlab';
+import { languageServerCommand } from './lsp-command';
+import { terminalProgress } from './progress';
 import { loadSnapshot, takeSnapshot } from './snapshot';
 
 const programName = 'kube-conflict-hints';
 
 async function main(argv: readonly string[]): Promise<number> {
+  if (argv[0] === 'lsp') {
+    // The language server for editors other than VS Code (see lsp-command.ts).
+    const lsp = languageServerCommand(argv.slice(1), __dirname);
+    if (!lsp.ok) return fail(lsp.message);
+    if ('help' in lsp) return write(process.stdout, lsp.help).then(() => 0);
+    return lsp.start();
+  }
   const parsed = parseCommandLine(argv);
   if (!parsed.ok) return fail(parsed.message);
   const command = parsed.command;
@@ -45,12 +56,15 @@ async function check(command: CheckCommand): Promise<number> {
     connection = await connect(command);
     reader = liveFactsReader(connection);
   }
+  const progress = terminalProgress(process.stderr);
   try {
-    const outcome = await runCheck(files.files, reader, { fieldManager: command.fieldManager, applyMode: command.mode }, command.verify ? connection : undefined);
+    const outcome = await runCheck(files.files, reader, { fieldManager: command.fieldManager, applyMode: command.mode }, command.verify ? connection : undefined, (p) => progress.update(p));
+    progress.finish();
     if (!outcome.ok) return 'usage' in outcome ? fail(outcome.usage) : fail(describeProblem(outcome.problem, connection, command.verify));
     await write(process.stdout, render(outcome.report, command));
     return exitCodeFor(summarize(outcome.report));
   } finally {
+    progress.finish();
     reader.close();
   }
 }
@@ -87,6 +101,10 @@ function render(report: CheckReport, { format, minimumSeverity }: Pick<CheckComm
       return formatJson(report);
     case 'sarif':
       return formatSarif(report, { toolVersion: toolVersion(), baseUri: `${pathToFileURL(process.cwd()).href}/` });
+    case 'github':
+      return formatGithub(report);
+    case 'gitlab':
+      return formatGitlab(report);
   }
 }
 

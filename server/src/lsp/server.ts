@@ -19,7 +19,6 @@ import { nodeAt } from '../core/ownership';
 import { absoluteRange, type ManifestResource, type Position } from '../core/manifest';
 import {
   requests,
-  sanitizeSettings,
   statusNotification,
   syntaxServicesNotification,
   type ContextsResult,
@@ -33,32 +32,47 @@ import {
   type VerifyResult,
 } from '../protocol';
 import { codeActions, codeActionKinds } from './code-actions';
+import { serveCommands, serverCommandIds } from './commands';
 import { toDiagnostic } from './diagnostics';
 import { DocumentAnalyzer, reportsSyntax, type AnalyzedResource } from './document-analysis';
+import { LoadProgress } from './progress';
+import { DiagnosticsPusher } from './push-diagnostics';
 import { Sessions, type Session } from './session';
+import { SettingsSources } from './settings-sources';
 import { verifyDocument } from './verify';
 
+export interface ServerOptions {
+  /**
+   * Started by an editor's own configuration (`kube-conflict-hints lsp`), not by the VS Code
+   * extension: the user who wrote that configuration chose to run it, so a client that says nothing
+   * about workspace trust gets cluster access. A client that says `clusterAccess: false` still gets none.
+   */
+  standalone?: boolean;
+}
+
 /** Starts the server on the transport the client chose on the command line (--stdio, --node-ipc). */
-export function startProcessServer(): void {
-  startServer(createConnection(ProposedFeatures.all));
+export function startProcessServer(options: ServerOptions = {}): void {
+  startServer(createConnection(ProposedFeatures.all), process.env, options);
 }
 
 /** Starts a server over a pair of streams: the protocol tests' in-memory transport. */
-export function startStreamServer(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, env: NodeJS.ProcessEnv = process.env): void {
-  startServer(createConnection(ProposedFeatures.all, input, output), env);
+export function startStreamServer(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, env: NodeJS.ProcessEnv = process.env, options: ServerOptions = {}): void {
+  startServer(createConnection(ProposedFeatures.all, input, output), env, options);
 }
 
 /**
  * Wires one connection. Handlers look up a document and delegate; nothing here knows Kubernetes
  * beyond calling core/ and cluster/.
  */
-export function startServer(connection: Connection, env: NodeJS.ProcessEnv = process.env): void {
+export function startServer(connection: Connection, env: NodeJS.ProcessEnv = process.env, serverOptions: ServerOptions = {}): void {
   const documents = new TextDocuments(TextDocument);
   const analyzer = new DocumentAnalyzer();
   // Fails closed: only an editor that says the workspace is trusted gets cluster access.
   let clusterAccess = false;
   let trustStated = false;
-  let canReadConfiguration = false;
+  const settingsSources = new SettingsSources(connection);
+  const pusher = new DiagnosticsPusher(connection, () => documents.keys(), (uri) => diagnosticsOf(uri));
+  const progress = new LoadProgress(connection);
   let canRefreshDiagnostics = false;
   let canRefreshCodeLens = false;
   let statusSession: Session | undefined;
@@ -91,8 +105,10 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
       refreshTimer = undefined;
       if (canRefreshDiagnostics) void connection.languages.diagnostics.refresh();
       if (canRefreshCodeLens) void connection.sendRequest(CodeLensRefreshRequest.type);
+      pusher.scheduleAll();
     }, 50);
   };
+  settingsSources.onChange(scheduleRefresh);
 
   const sessions = new Sessions(
     {
@@ -108,11 +124,13 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
 
   connection.onInitialize((params) => {
     const options = (params.initializationOptions ?? {}) as Partial<InitializationOptions>;
-    clusterAccess = options.clusterAccess === true;
     trustStated = typeof options.clusterAccess === 'boolean';
     syntaxServices = sanitizeSyntaxServices(options.syntaxServices);
+    clusterAccess = trustStated ? options.clusterAccess === true : serverOptions.standalone === true;
     const caps = params.capabilities;
-    canReadConfiguration = caps.workspace?.configuration === true;
+    settingsSources.initialize(params);
+    pusher.initialize(caps);
+    progress.initialize(caps);
     canRefreshDiagnostics = caps.workspace?.diagnostics?.refreshSupport === true;
     canRefreshCodeLens = caps.workspace?.codeLens?.refreshSupport === true;
     return {
@@ -122,6 +140,7 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
         hoverProvider: true,
         codeActionProvider: { codeActionKinds: [...codeActionKinds] },
         codeLensProvider: { resolveProvider: false },
+        executeCommandProvider: { commands: serverCommandIds },
       },
       serverInfo: { name: 'kube-conflict-hints' },
     };
@@ -142,10 +161,8 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
   });
 
   /** Settings are asked for per document (a folder can override them) and never cached globally. */
-  async function settingsFor(uri: string | undefined): Promise<Settings> {
-    if (!canReadConfiguration) return sanitizeSettings({});
-    const raw: unknown = await connection.workspace.getConfiguration({ ...(uri ? { scopeUri: uri } : {}), section: 'kubeConflictHints' });
-    return sanitizeSettings(raw);
+  function settingsFor(uri: string | undefined): Promise<Settings> {
+    return settingsSources.settingsFor(uri);
   }
 
   /**
@@ -189,13 +206,20 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     });
   }
 
-  connection.languages.diagnostics.on(async (params): Promise<DocumentDiagnosticReport> => {
-    const state = await analysisOf(params.textDocument.uri);
-    if (!state) return { kind: DocumentDiagnosticReportKind.Full, items: [] };
+  /** The one path to a document's diagnostics, pulled by the client or pushed to it. */
+  async function diagnosticsOf(uri: string) {
+    const state = await analysisOf(uri);
+    if (!state) return undefined;
+    progress.observe(uri, state.analysis.resources);
     const version = state.document.version;
     const confirmed = verified.get(state.document.uri);
     const findings = confirmed?.version === version ? [...state.analysis.findings, ...confirmed.findings] : state.analysis.findings;
-    return { kind: DocumentDiagnosticReportKind.Full, items: findings.map((f) => toDiagnostic(f, version)) };
+    return { version, diagnostics: findings.map((f) => toDiagnostic(f, version)) };
+  }
+
+  connection.languages.diagnostics.on(async (params): Promise<DocumentDiagnosticReport> => {
+    const computed = await diagnosticsOf(params.textDocument.uri);
+    return { kind: DocumentDiagnosticReportKind.Full, items: computed?.diagnostics ?? [] };
   });
 
   connection.onHover(async (params): Promise<Hover | null> => {
@@ -228,7 +252,15 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     });
   });
 
-  connection.onRequest(requests.refresh, async (params: RefreshParams | null | undefined) => {
+  // Each product request is also a workspace/executeCommand command (see commands.ts).
+  const commandHandlers = new Map<string, (params: DocumentParams) => unknown>();
+  const onProductRequest = (method: string, handler: (params: DocumentParams) => unknown) => {
+    commandHandlers.set(method, handler);
+    connection.onRequest(method, handler);
+  };
+  serveCommands(connection, commandHandlers);
+
+  onProductRequest(requests.refresh, async (params: RefreshParams | null | undefined) => {
     // A user's command connects even with no manifest open; the Kubernetes extension's context
     // switch (sent without `connect`) only refreshes what is already connected.
     if (params?.connect && clusterAccess) await sessionFor(await settingsFor(params.uri));
@@ -237,15 +269,14 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     return null;
   });
 
-  // A context picked, a field manager changed: pull again, so what the editor shows follows.
-  connection.onDidChangeConfiguration(() => scheduleRefresh());
-
+  // (A context picked or a field manager changed arrives as didChangeConfiguration, which
+  // settingsSources turns into a refresh.)
   connection.onNotification(syntaxServicesNotification, (params: unknown) => {
     syntaxServices = sanitizeSyntaxServices(params);
     scheduleRefresh();
   });
 
-  connection.onRequest(requests.contexts, async (params: DocumentParams | undefined): Promise<ContextsResult> => {
+  onProductRequest(requests.contexts, async (params: DocumentParams | undefined): Promise<ContextsResult> => {
     const settings = await settingsFor(params?.uri);
     const read = await readKubeconfig({ kubeconfig: settings.kubeconfig }, env);
     if (!read.ok) return { contexts: [], problem: read.problem.message };
@@ -260,7 +291,7 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     };
   });
 
-  connection.onRequest(requests.managers, async (params: DocumentParams): Promise<string[]> => {
+  onProductRequest(requests.managers, async (params: DocumentParams): Promise<string[]> => {
     const state = await analysisOf(params.uri);
     const names = new Set<string>([state?.settings.fieldManager ?? 'kubectl', 'kubectl']);
     for (const { facts } of state?.analysis.resources ?? []) {
@@ -269,7 +300,7 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     return [...names];
   });
 
-  connection.onRequest(requests.ownership, async (params: DocumentParams): Promise<OwnershipResult | null> => {
+  onProductRequest(requests.ownership, async (params: DocumentParams): Promise<OwnershipResult | null> => {
     const state = await analysisOf(params.uri);
     const hit = state && (params.position ? resourceAt(state.analysis.resources, params.position) : state.analysis.resources[0]);
     if (!hit || !hit.facts || hit.facts.live.state !== 'exists') return null;
@@ -295,17 +326,23 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     return result;
   }
 
-  connection.onRequest(requests.verify, (params: DocumentParams) => verify(params.uri));
+  onProductRequest(requests.verify, (params: DocumentParams) => verify(params.uri));
 
   documents.onDidSave(async (e) => {
     if ((await settingsFor(e.document.uri)).verifyOnSave) await verify(e.document.uri);
   });
 
+  documents.onDidChangeContent((e) => pusher.schedule(e.document.uri));
   documents.onDidClose((e) => {
     analyzer.forget(e.document.uri);
     verified.delete(e.document.uri);
+    progress.forget(e.document.uri);
+    pusher.closed(e.document.uri);
   });
-  connection.onShutdown(() => sessions.dispose());
+  connection.onShutdown(() => {
+    progress.dispose();
+    sessions.dispose();
+  });
   documents.listen(connection);
   connection.listen();
 }
