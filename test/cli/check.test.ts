@@ -76,7 +76,7 @@ async function prepared(t: TestContext): Promise<Setup | undefined> {
       'apply/feature-flags.yaml': toYaml(exported, { version: '1.1' }),
       'apply/new.json': JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'brand-new', namespace }, data: { a: 'b' } }, null, 2),
       'steady/steady.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: steady\n  namespace: ${namespace}\ndata:\n  color: blue\n`,
-      'steady/more.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: steady-too\n  namespace: ${namespace}\ndata:\n  size: m\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: trimmed\n  namespace: ${namespace}\ndata:\n  keep: "yes"\n`,
+      'steady/more.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: steady-too\n  namespace: ${namespace}\ndata:\n  size: m\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: trimmed\n  namespace: ${namespace}\ndata:\n  keep: "yes"\n  drop: "no"\n`,
       'create/settings.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: ${namespace}\ndata:\n  retries: "3"\n`,
     };
     const dir = scratchDir('check');
@@ -196,7 +196,7 @@ test('by default the text says what needs a look and a summary; --verbose adds t
   const header = lines.indexOf(`deployments.apps/web (namespace ${s.namespace})`);
   assert.deepEqual(
     lines.slice(header + 1, lines.indexOf('', header)).map((l) => l.split(' ').slice(0, 3).join(' ')),
-    [`apply/web.yaml:${lineOf(web, /^ {2}replicas:/)}:13 warning field-conflict`, `apply/web.yaml:${lineOf(web, /image: nginx/)}:18 warning field-conflict`],
+    [`apply/web.yaml:${lineOf(web, /^ {2}replicas:/)}:13 error field-conflict`, `apply/web.yaml:${lineOf(web, /image: nginx/)}:18 error field-conflict`],
   );
   assert.match(lines.at(-2)!, /^1 error, 4 warnings, 3 information \(not shown; --verbose shows them\) — 4 objects in 4 files, serverSide as "kubectl", against context admin$/);
   // Everything else is the same: the verbose run is the quiet run plus the information lines.
@@ -215,18 +215,18 @@ test('a folder where every object exists and nothing conflicts: one summary line
   assert.equal(quiet.stderr, '');
   assert.equal(
     quiet.stdout,
-    '0 errors, 0 warnings, 4 information (not shown; --verbose shows them) — 3 objects in 2 files, serverSide as "kubectl", against context admin\n',
+    '0 errors, 0 warnings, 3 information (not shown; --verbose shows them) — 3 objects in 2 files, serverSide as "kubectl", against context admin\n',
   );
   assert.equal(errorsOnly.stdout, quiet.stdout);
   assert.equal(verbose.status, 0, verbose.stderr);
   assert.match(verbose.stdout, /^steady\/steady\.yaml:4:9 information exists configmaps "steady" exists; managed by "kubectl"$/m);
   assert.match(verbose.stdout, /^steady\/more\.yaml:4:9 information exists configmaps "steady-too" exists; managed by "kubectl"$/m);
-  assert.match(verbose.stdout, /^steady\/more\.yaml:\d+:\d+ information would-delete .*\.data\.drop/m);
-  assert.match(verbose.stdout, /^0 errors, 0 warnings, 4 information — 3 objects in 2 files/m);
+  assert.match(verbose.stdout, /^steady\/more\.yaml:\d+:\d+ information exists configmaps "trimmed" exists; managed by "kubectl"$/m);
+  assert.match(verbose.stdout, /^0 errors, 0 warnings, 3 information — 3 objects in 2 files/m);
   // JSON and SARIF keep every finding whatever the text shows.
   const json = await check(s, ['--format', 'json', 'steady']);
   assert.equal(json.status, 0);
-  assert.equal((JSON.parse(json.stdout) as { findings: unknown[] }).findings.length, 4);
+  assert.equal((JSON.parse(json.stdout) as { findings: unknown[] }).findings.length, 3);
 });
 
 test('--mode create: AlreadyExists on the name, in the server\'s words', async (t) => {
