@@ -5,7 +5,7 @@ import { parseManifestText } from '../core/manifest';
 import type { CheckedObject, CheckReport } from '../core/report';
 import type { ClusterConnection, ClusterProblem } from '../cluster';
 import type { FactsReader } from './facts';
-import { displayPath, readTextFile } from './files';
+import { displayPath, readTextFile, stdinTarget, type FileText } from './files';
 import { compareWithServer } from './verify';
 
 export type CheckOutcome = { ok: true; report: CheckReport } | { ok: false; problem: ClusterProblem } | { ok: false; usage: string };
@@ -15,10 +15,12 @@ export async function runCheck(
   reader: FactsReader,
   settings: AnalysisSettings,
   verifier: ClusterConnection | undefined,
+  /** What the standard input held, when `-` is one of the files. */
+  stdin?: FileText,
 ): Promise<CheckOutcome> {
   const objects: CheckedObject[] = [];
   for (const file of files) {
-    const read = readTextFile(file);
+    const read = file === stdinTarget ? (stdin ?? { ok: false, message: 'the standard input was not read' }) : readTextFile(file);
     if (!read.ok) return { ok: false, usage: read.message };
     const text = read.text;
     const shown = displayPath(file);

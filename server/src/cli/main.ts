@@ -9,7 +9,7 @@ import { exitCodeFor, formatJson, formatSarif, formatText, summarize, type Check
 import { parseCommandLine, usage, type CheckCommand, type ClusterOptions, type OutputFormat, type SnapshotCommand } from './args';
 import { runCheck } from './check';
 import { liveFactsReader, type FactsReader } from './facts';
-import { collectManifestFiles } from './files';
+import { collectManifestFiles, readStandardInput, stdinTarget, type FileText } from './files';
 import { loadSnapshot, takeSnapshot } from './snapshot';
 
 const programName = 'kube-conflict-hints';
@@ -33,8 +33,14 @@ async function main(argv: readonly string[]): Promise<number> {
 }
 
 async function check(command: CheckCommand): Promise<number> {
-  const files = collectManifestFiles(command.targets);
+  const files = collectManifestFiles(command.targets, { stdin: true });
   if (!files.ok) return fail(files.message);
+  // Read before any cluster is asked, so that bad input is one line and no request.
+  let stdin: FileText | undefined;
+  if (files.files.includes(stdinTarget)) {
+    stdin = await readStandardInput();
+    if (!stdin.ok) return fail(stdin.message);
+  }
   let reader: FactsReader;
   let connection: ClusterConnection | undefined;
   if (command.snapshot !== undefined) {
@@ -46,7 +52,7 @@ async function check(command: CheckCommand): Promise<number> {
     reader = liveFactsReader(connection);
   }
   try {
-    const outcome = await runCheck(files.files, reader, { fieldManager: command.fieldManager, applyMode: command.mode }, command.verify ? connection : undefined);
+    const outcome = await runCheck(files.files, reader, { fieldManager: command.fieldManager, applyMode: command.mode }, command.verify ? connection : undefined, stdin);
     if (!outcome.ok) return 'usage' in outcome ? fail(outcome.usage) : fail(describeProblem(outcome.problem, connection, command.verify));
     await write(process.stdout, render(outcome.report, command.format));
     return exitCodeFor(summarize(outcome.report));
