@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { PassThrough } from 'node:stream';
 
 export const repoRoot = path.resolve(import.meta.dirname, '..', '..');
 const bundle = path.join(repoRoot, 'test', 'out', 'cli', 'cli.js');
@@ -32,6 +33,9 @@ export async function runCli(
   args: readonly string[],
   options: { cwd?: string; env?: NodeJS.ProcessEnv; user?: { uid: number; gid: number }; stdin?: string | Buffer | NodeJS.ReadableStream } = {},
 ): Promise<CliRun> {
+  // Take a piped stream at once: node drops what a finished process wrote if nobody reads it yet.
+  let input = options.stdin;
+  if (input !== undefined && typeof input !== 'string' && !Buffer.isBuffer(input)) input = input.pipe(new PassThrough());
   await buildOnce();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [bundle, ...args], {
@@ -39,13 +43,13 @@ export async function runCli(
       ...(options.user ? { uid: options.user.uid, gid: options.user.gid } : {}),
       // No KUBECONFIG from the developer's shell: every test says which cluster it means.
       env: { PATH: process.env.PATH ?? '', HOME: os.tmpdir(), ...options.env },
-      stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
-    if (options.stdin !== undefined) {
+    if (input !== undefined) {
       // A command that exits before reading all of its input closes the pipe: that is its answer, not ours to fail on.
       child.stdin!.on('error', () => {});
-      if (typeof options.stdin === 'string' || Buffer.isBuffer(options.stdin)) child.stdin!.end(options.stdin);
-      else options.stdin.pipe(child.stdin!);
+      if (typeof input === 'string' || Buffer.isBuffer(input)) child.stdin!.end(input);
+      else input.pipe(child.stdin!);
     }
     let stdout = '';
     let stderr = '';
