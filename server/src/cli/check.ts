@@ -5,6 +5,7 @@ import { parseManifestText } from '../core/manifest';
 import type { CheckedObject, CheckReport } from '../core/report';
 import type { ClusterConnection, ClusterProblem } from '../cluster';
 import type { FactsReader } from './facts';
+import { classifyInputs, notCheckedNote } from './classify';
 import { displayPath, readTextFile, stdinTarget, type FileText } from './files';
 import { compareWithServer } from './verify';
 
@@ -19,11 +20,23 @@ export async function runCheck(
   stdin?: FileText,
 ): Promise<CheckOutcome> {
   const objects: CheckedObject[] = [];
+  const texts = new Map<string, string>();
   for (const file of files) {
     const read = file === stdinTarget ? (stdin ?? { ok: false, message: 'the standard input was not read' }) : readTextFile(file);
     if (!read.ok) return { ok: false, usage: read.message };
-    const text = read.text;
+    texts.set(file, read.text);
+  }
+  // Only plain manifests are checked from their own text: a chart's template is not YAML, a patch is
+  // a fragment, a kustomization is a recipe. Those are said to be skipped; other YAML is not Kubernetes.
+  const kinds = classifyInputs(texts);
+  for (const [file, text] of texts) {
     const shown = displayPath(file);
+    const kind = kinds.get(file)!;
+    if (kind.kind !== 'manifest') {
+      const note = notCheckedNote(kind, (p) => displayPath(p));
+      if (note) objects.push({ file: shown, title: shown, findings: [], notes: [note] });
+      continue;
+    }
     const parsed = parseManifestText(text);
     if (parsed.problems.length > 0) objects.push({ file: shown, title: shown, findings: problemFindings(parsed.problems), notes: [] });
     for (const resource of parsed.resources) {
