@@ -26,6 +26,7 @@ test('check on a folder with a chart and overlays: no syntax, kind or deletion n
   const namespace = await freshNamespace(conn, 'cli-rendered');
   const repo = scratchDir('rendered-sources');
   const home = path.join(repo, '.home');
+  fs.mkdirSync(path.join(repo, 'charts'));
   const created = spawnSync(helm, ['create', 'charts/shop'], {
     cwd: repo,
     encoding: 'utf8',
