@@ -36,6 +36,16 @@ run('npx', ['tsc', '-b']);
 run('node', ['scripts/bundle.mjs']);
 
 const env = { ...process.env };
+
+// Real Helm 4, Helm 3 and kustomize for the tests (test/tools/): built once from pinned Go modules,
+// then only when a module changes; their paths reach the tests as KCH_HELM4, KCH_HELM3, KCH_KUSTOMIZE.
+const toolsCli = 'test/tools/build.ts';
+if (fs.existsSync(toolsCli)) {
+  const built = spawnSync('node', ['--import', 'tsx', toolsCli], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  if (built.status !== 0) process.exit(built.status || 1);
+  for (const [, name, value] of built.stdout.matchAll(/^(KCH_[A-Z0-9_]+)=(.+)$/gm)) env[name] = value;
+}
+
 let clusterStarted = false;
 const clusterCli = 'test/support/cluster-cli.ts';
 if (fs.existsSync(clusterCli)) {

@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { PassThrough } from 'node:stream';
 
 export const repoRoot = path.resolve(import.meta.dirname, '..', '..');
 const bundle = path.join(repoRoot, 'test', 'out', 'cli', 'cli.js');
@@ -27,7 +28,14 @@ export interface CliRun {
 }
 
 /** `user`: run as another user (see unprivilegedUser), to meet permissions as users meet them. */
-export async function runCli(args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; user?: { uid: number; gid: number } } = {}): Promise<CliRun> {
+/** `stdin`: what the command reads on its standard input (text, or a stream piped in as a shell pipes it). */
+export async function runCli(
+  args: readonly string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; user?: { uid: number; gid: number }; stdin?: string | Buffer | NodeJS.ReadableStream } = {},
+): Promise<CliRun> {
+  // Take a piped stream at once: node drops what a finished process wrote if nobody reads it yet.
+  let input = options.stdin;
+  if (input !== undefined && typeof input !== 'string' && !Buffer.isBuffer(input)) input = input.pipe(new PassThrough());
   await buildOnce();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [bundle, ...args], {
@@ -35,12 +43,18 @@ export async function runCli(args: readonly string[], options: { cwd?: string; e
       ...(options.user ? { uid: options.user.uid, gid: options.user.gid } : {}),
       // No KUBECONFIG from the developer's shell: every test says which cluster it means.
       env: { PATH: process.env.PATH ?? '', HOME: os.tmpdir(), ...options.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
+    if (input !== undefined) {
+      // A command that exits before reading all of its input closes the pipe: that is its answer, not ours to fail on.
+      child.stdin!.on('error', () => {});
+      if (typeof input === 'string' || Buffer.isBuffer(input)) child.stdin!.end(input);
+      else input.pipe(child.stdin!);
+    }
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
     child.on('error', reject);
     child.on('close', (status) => {

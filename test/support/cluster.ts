@@ -105,7 +105,7 @@ function runGo(args: string[], what: string): { ok: boolean; output: string } {
   return { ok: result.status === 0, output };
 }
 
-const networkFailure = /dial tcp|no such host|connection refused|i\/o timeout|TLS handshake|proxy\.golang\.org|GOPROXY=off|module lookup disabled|unrecognized import path|Get "https?:/;
+export const networkFailure = /dial tcp|no such host|connection refused|i\/o timeout|TLS handshake|proxy\.golang\.org|GOPROXY=off|module lookup disabled|unrecognized import path|Get "https?:/;
 
 /** Builds kube-apiserver and etcd into .cache/apiserver/bin unless the stamp says they are current. */
 export async function ensureBinaries(): Promise<void> {
@@ -166,7 +166,7 @@ export function withClusterLock<T>(fn: () => Promise<T>): Promise<T> {
   return withLock(path.join(stateDir, 'cluster.lock'), fn);
 }
 
-async function withLock<T>(lock: string, fn: () => Promise<T>): Promise<T> {
+export async function withLock<T>(lock: string, fn: () => Promise<T>): Promise<T> {
   fs.mkdirSync(path.dirname(lock), { recursive: true });
   let announced = false;
   for (;;) {

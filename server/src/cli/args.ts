@@ -40,7 +40,7 @@ export type Command = CheckCommand | SnapshotCommand | { command: 'help'; topic?
 export type ParsedCommand = { ok: true; command: Command } | { ok: false; message: string };
 
 export const usage = `Usage:
-  kube-conflict-hints check [options] <file|directory>...
+  kube-conflict-hints check [options] <file|directory|->...
   kube-conflict-hints snapshot --out <dir> [options] <file|directory|kind/name>...
   kube-conflict-hints lsp [--stdio]
 
@@ -49,6 +49,9 @@ server would give (Server-Side Apply field conflicts, AlreadyExists, stale resou
 from reads alone. Files are read as \`kubectl apply -R -f\` reads them: directories are searched
 for *.yaml, *.yml and *.json (links to files are followed; hidden folders and node_modules are
 skipped); a file that is not text, not a regular file, or over 32 MiB is refused (exit 2).
+\`-\` reads the standard input, as \`kubectl apply -f -\` does (findings name it <stdin>). As in
+kubectl, a text that starts with \`{\` is a stream of JSON objects (one or many, as \`jq '.items[]'\`
+prints them, a \`List\` among them); any other text is a YAML stream of \`---\`-separated documents.
 
   --mode <serverSide|clientSide|create>  how the manifests will be sent (default serverSide:
                                          kubectl apply --server-side; clientSide: kubectl apply;

@@ -5,7 +5,8 @@ import { parseManifestText } from '../core/manifest';
 import type { CheckedObject, CheckReport } from '../core/report';
 import type { ClusterConnection, ClusterProblem } from '../cluster';
 import type { FactsReader } from './facts';
-import { displayPath, readTextFile } from './files';
+import { classifyInputs, notCheckedNote } from './classify';
+import { displayPath, readTextFile, stdinTarget, type FileText } from './files';
 import type { CheckProgress } from './progress';
 import { compareWithServer } from './verify';
 
@@ -16,14 +17,30 @@ export async function runCheck(
   reader: FactsReader,
   settings: AnalysisSettings,
   verifier: ClusterConnection | undefined,
+  /** What the standard input held, when `-` is one of the files. */
+  stdin?: FileText,
   onProgress?: (progress: CheckProgress) => void,
 ): Promise<CheckOutcome> {
   const objects: CheckedObject[] = [];
-  for (const [index, file] of files.entries()) {
-    const read = readTextFile(file);
+  const texts = new Map<string, string>();
+  for (const file of files) {
+    const read = file === stdinTarget ? (stdin ?? { ok: false, message: 'the standard input was not read' }) : readTextFile(file);
     if (!read.ok) return { ok: false, usage: read.message };
-    const text = read.text;
+    texts.set(file, read.text);
+  }
+  // Only plain manifests are checked from their own text: a chart's template is not YAML, a patch is
+  // a fragment, a kustomization is a recipe. Those are said to be skipped; other YAML is not Kubernetes.
+  const kinds = classifyInputs(texts);
+  let fileNumber = 0;
+  for (const [file, text] of texts) {
+    fileNumber++;
     const shown = displayPath(file);
+    const kind = kinds.get(file)!;
+    if (kind.kind !== 'manifest') {
+      const note = notCheckedNote(kind, (p) => displayPath(p));
+      if (note) objects.push({ file: shown, title: shown, findings: [], notes: [note] });
+      continue;
+    }
     const parsed = parseManifestText(text);
     if (parsed.problems.length > 0) objects.push({ file: shown, title: shown, findings: problemFindings(parsed.problems), notes: [] });
     for (const resource of parsed.resources) {
@@ -42,7 +59,7 @@ export async function runCheck(
       } else {
         objects.push(checked);
       }
-      onProgress?.({ file: index + 1, files: files.length, objects: objects.filter((o) => o.object).length });
+      onProgress?.({ file: fileNumber, files: texts.size, objects: objects.filter((o) => o.object).length });
     }
   }
   return {

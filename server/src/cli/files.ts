@@ -20,9 +20,21 @@ export const maxFileBytes = 32 * 1024 * 1024;
 
 export type FileList = { ok: true; files: string[] } | { ok: false; message: string };
 
-export function collectManifestFiles(targets: readonly string[]): FileList {
+/** `-` on the command line: the standard input, as `kubectl apply -f -` reads it. */
+export const stdinTarget = '-';
+/** How findings name the standard input (as compilers do; kubectl says STDIN). */
+export const stdinDisplayName = '<stdin>';
+
+/** `stdin`: whether `-` may name the standard input (check reads it; snapshot does not). */
+export function collectManifestFiles(targets: readonly string[], options: { stdin?: boolean } = {}): FileList {
   const files: string[] = [];
   for (const target of targets) {
+    if (target === stdinTarget) {
+      if (!options.stdin) return { ok: false, message: 'the standard input (-) is read by check only: save the manifests to a file' };
+      if (files.includes(stdinTarget)) return { ok: false, message: 'the standard input (-) can be named only once' };
+      files.push(stdinTarget);
+      continue;
+    }
     let stat: fs.Stats;
     try {
       stat = fs.statSync(target);
@@ -42,7 +54,8 @@ export function collectManifestFiles(targets: readonly string[]): FileList {
   }
   // A file named twice (directly and through its folder) is checked once.
   const seen = new Set<string>();
-  return { ok: true, files: files.filter((f) => !seen.has(path.resolve(f)) && seen.add(path.resolve(f))) };
+  const key = (f: string) => (f === stdinTarget ? f : path.resolve(f));
+  return { ok: true, files: files.filter((f) => !seen.has(key(f)) && seen.add(key(f))) };
 }
 
 /** The manifests under a directory (maybe none), in a stable order. */
@@ -147,6 +160,33 @@ export function readTextFile(file: string): FileText {
   }
 }
 
+/**
+ * The standard input, to its end, with the limits and checks of readTextFile. As kubectl, it waits
+ * for the end of the input (Ctrl-D at a terminal).
+ */
+export function readStandardInput(input: NodeJS.ReadableStream = process.stdin): Promise<FileText> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    let settled = false;
+    const finish = (result: FileText) => {
+      if (settled) return;
+      settled = true;
+      input.removeAllListeners('data');
+      input.pause();
+      resolve(result);
+    };
+    input.on('data', (chunk: Buffer | string) => {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      chunks.push(bytes);
+      total += bytes.length;
+      if (total > maxFileBytes) finish({ ok: false, message: `${stdinDisplayName} is larger than ${maxFileBytes / 1024 / 1024} MiB: not read` });
+    });
+    input.once('end', () => finish(decode(stdinDisplayName, Buffer.concat(chunks, total))));
+    input.once('error', (e: unknown) => finish({ ok: false, message: `cannot read ${stdinDisplayName}: ${describeFsError(e)}` }));
+  });
+}
+
 function decode(file: string, bytes: Buffer): FileText {
   const text = bytes.toString('utf8');
   const at = controlCharacter(text);
@@ -196,6 +236,7 @@ export function describeFsError(e: unknown): string {
 
 /** How a file is shown: relative to the working directory when inside it, always with `/`. */
 export function displayPath(file: string, cwd = process.cwd()): string {
+  if (file === stdinTarget) return stdinDisplayName;
   const absolute = path.resolve(cwd, file);
   const relative = path.relative(cwd, absolute);
   const shown = relative && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : absolute;

@@ -9,7 +9,7 @@ import { exitCodeFor, formatJson, formatSarif, formatText, summarize, type Check
 import { parseCommandLine, usage, type CheckCommand, type ClusterOptions, type SnapshotCommand } from './args';
 import { runCheck } from './check';
 import { liveFactsReader, type FactsReader } from './facts';
-import { collectManifestFiles } from './files';
+import { collectManifestFiles, readStandardInput, stdinTarget, type FileText } from './files';
 import { formatGithub } from './format-github';
 import { formatGitlab } from './format-gitlab';
 import { languageServerCommand } from './lsp-command';
@@ -44,8 +44,14 @@ async function main(argv: readonly string[]): Promise<number> {
 }
 
 async function check(command: CheckCommand): Promise<number> {
-  const files = collectManifestFiles(command.targets);
+  const files = collectManifestFiles(command.targets, { stdin: true });
   if (!files.ok) return fail(files.message);
+  // Read before any cluster is asked, so that bad input is one line and no request.
+  let stdin: FileText | undefined;
+  if (files.files.includes(stdinTarget)) {
+    stdin = await readStandardInput();
+    if (!stdin.ok) return fail(stdin.message);
+  }
   let reader: FactsReader;
   let connection: ClusterConnection | undefined;
   if (command.snapshot !== undefined) {
@@ -58,7 +64,7 @@ async function check(command: CheckCommand): Promise<number> {
   }
   const progress = terminalProgress(process.stderr);
   try {
-    const outcome = await runCheck(files.files, reader, { fieldManager: command.fieldManager, applyMode: command.mode }, command.verify ? connection : undefined, (p) => progress.update(p));
+    const outcome = await runCheck(files.files, reader, { fieldManager: command.fieldManager, applyMode: command.mode }, command.verify ? connection : undefined, stdin, (p) => progress.update(p));
     progress.finish();
     if (!outcome.ok) return 'usage' in outcome ? fail(outcome.usage) : fail(describeProblem(outcome.problem, connection, command.verify));
     await write(process.stdout, render(outcome.report, command));

@@ -9,6 +9,7 @@
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, Scalar } from 'yaml';
 import type { Document, Node as YamlNode, YAMLMap, YAMLSeq } from 'yaml';
 import { jsonEqual, type JsonObject, type JsonValue } from './json';
+import { isJsonStream, splitJsonStream } from './json-stream';
 import { field, index, parsePath, type FieldPath, type PathElement } from './path';
 import { jsonKeyOf, resolveScalar } from './yaml-scalars';
 
@@ -232,6 +233,7 @@ function* parseSteps(text: string, cache?: ManifestCache): Generator<void, Parse
       });
     }
     for (const p of parsed.problems) problems.push({ ...p, range: shiftRange(p.range, chunk.startLine) });
+    if (chunk.problem) problems.push(chunk.problem);
   }
   if (cache) cache.documents = reused;
   return { resources, problems, parsedDocuments, totalDocuments: chunks.length };
@@ -240,6 +242,8 @@ function* parseSteps(text: string, cache?: ManifestCache): Generator<void, Parse
 interface DocumentChunk {
   readonly text: string;
   readonly startLine: number;
+  /** Where a JSON stream goes wrong (absolute): kubectl reads nothing after it. */
+  readonly problem?: ManifestProblem;
 }
 
 // A line starting with `---` followed by nothing, a space or a comment starts a document
@@ -247,6 +251,7 @@ interface DocumentChunk {
 const SEPARATOR = /^---(?=[ \t\r\n]|$)/gm;
 
 function splitDocuments(text: string): DocumentChunk[] {
+  if (isJsonStream(text)) return jsonStreamChunks(text);
   const chunks: DocumentChunk[] = [];
   let chunkStart = 0;
   let chunkStartLine = 0;
@@ -262,6 +267,21 @@ function splitDocuments(text: string): DocumentChunk[] {
   }
   chunks.push({ text: text.slice(chunkStart), startLine: chunkStartLine });
   return chunks;
+}
+
+/**
+ * A text kubectl reads as a stream of JSON values (see json-stream.ts): one document per value.
+ * Each value is padded with spaces to its column, so that the document's positions are the text's
+ * once shifted by its line, as for YAML documents.
+ */
+function jsonStreamChunks(text: string): DocumentChunk[] {
+  const stream = splitJsonStream(text);
+  const chunks: DocumentChunk[] = stream.values.map((v) => ({ text: ' '.repeat(v.start.character) + v.text, startLine: v.start.line }));
+  if (stream.error) {
+    const at = { line: stream.error.at.line, character: stream.error.at.character };
+    chunks.push({ text: '', startLine: at.line, problem: { code: 'yaml-syntax', severity: 'error', message: stream.error.message, range: { start: at, end: at } } });
+  }
+  return chunks.length > 0 ? chunks : [{ text, startLine: 0 }];
 }
 
 function shiftRange(r: Range, lines: number): Range {

@@ -1,0 +1,84 @@
+// What each file the check reads is (core/file-kinds.ts decides), with the context that decision
+// needs read from disk: the Chart.yaml and kustomization files in the folders above each file, so
+// that `check chart/templates/deployment.yaml` knows it names a template even when the chart's
+// other files are not named.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { classifyFiles, type FileKind, type KnownFile } from '../core/file-kinds';
+import { readTextFile, stdinTarget } from './files';
+
+const CONTEXT_NAMES = ['Chart.yaml', 'kustomization.yaml', 'kustomization.yml', 'Kustomization'];
+/** Folders above a file that are searched for a chart or a kustomization. */
+const MAX_ANCESTORS = 32;
+
+/** Kinds of `files` (as named), their texts given; the standard input is always a plain manifest. */
+export function classifyInputs(texts: ReadonlyMap<string, string>): Map<string, FileKind> {
+  const known = new Map<string, KnownFile>();
+  const absoluteOf = new Map<string, string>();
+  for (const [file, text] of texts) {
+    if (file === stdinTarget) continue;
+    const absolute = toSlashes(path.resolve(file));
+    absoluteOf.set(file, absolute);
+    known.set(absolute, { path: absolute, text });
+  }
+  const searched = new Set<string>();
+  for (const absolute of [...known.keys()]) {
+    let dir = path.posix.dirname(absolute);
+    for (let i = 0; i < MAX_ANCESTORS && !searched.has(dir); i++) {
+      searched.add(dir);
+      for (const name of CONTEXT_NAMES) {
+        const candidate = dir === '/' ? `/${name}` : `${dir}/${name}`;
+        if (known.has(candidate) || !isFile(candidate)) continue;
+        // Context that cannot be read is context not known: the file is judged without it.
+        const read = readTextFile(candidate);
+        if (read.ok) known.set(candidate, { path: candidate, text: read.text });
+      }
+      const parent = path.posix.dirname(dir);
+      if (parent === dir) break;
+      dir = parent;
+    }
+  }
+  const kinds = classifyFiles([...known.values()]);
+  const result = new Map<string, FileKind>();
+  for (const file of texts.keys()) {
+    result.set(file, file === stdinTarget ? { kind: 'manifest' } : (kinds.get(absoluteOf.get(file)!) ?? { kind: 'manifest' }));
+  }
+  return result;
+}
+
+/** Why a file is not checked from its own text, in the words the output uses; undefined for a manifest. */
+export function notCheckedNote(kind: FileKind, shown: (absolute: string) => string): string | undefined {
+  const prefix = 'not checked yet: rendered source';
+  switch (kind.kind) {
+    case 'manifest':
+    case 'other':
+      return undefined;
+    case 'kustomization':
+      return `${prefix} (a kustomization)`;
+    case 'kustomization-input':
+      return `${prefix} (a ${kind.role.replace('-', ' ')} of ${kind.usedBy.map(shown).join(', ')})`;
+    case 'helm-chart':
+      return `${prefix} (${helmRoleWords[kind.role]} of the Helm chart ${shown(kind.chart)}/)`;
+  }
+}
+
+const helmRoleWords: Record<Extract<FileKind, { kind: 'helm-chart' }>['role'], string> = {
+  chart: 'the Chart.yaml',
+  values: 'a values file',
+  template: 'a template',
+  helpers: 'a helpers template',
+  crd: 'a CRD',
+  other: 'a file',
+};
+
+function isFile(p: string): boolean {
+  try {
+    return fs.statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function toSlashes(p: string): string {
+  return p.split(path.sep).join('/');
+}
