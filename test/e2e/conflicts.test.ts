@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { connect } from '../support/seed';
 import { requireCluster } from '../support/env';
-import { positionOfKey, requireEditor, startEditor } from './harness';
+import { positionOfKey, problemPosition, requireEditor, startEditor } from './harness';
 import { conflictScenario, expectedConflicts, mismatch, settingsFor } from './scenarios';
 
 test('conflicts: two warnings, the owner on hover, and the quick fix removes replicas', { timeout: 240_000 }, async (t) => {
@@ -23,14 +23,15 @@ test('conflicts: two warnings, the owner on hover, and the quick fix removes rep
   });
   await editor.openFile(scenario.file.path);
   await editor.waitForStatus((item) => item.icons.includes('check') && item.text === 'admin', 'the status bar to show the connected context');
-  await editor.waitForProblems((seen) => !mismatch(seen, scenario.expected), `the warnings the server predicts: ${JSON.stringify(scenario.expected)}`);
+  const warnings = await editor.waitForProblems((seen) => !mismatch(seen, scenario.expected), `the warnings the server predicts: ${JSON.stringify(scenario.expected)}`);
   await editor.screenshot('warnings');
 
   const hover = await editor.hover(positionOfKey(scenario.file.text, scenario.hover.word), { expect: new RegExp(scenario.hover.includes.map(escape).join('|')) });
   for (const owner of scenario.hover.includes) assert.ok(hover.includes(owner), `hover names ${owner}: ${hover}`);
   await editor.screenshot('hover-replicas');
 
-  const fixAt = positionOfKey(scenario.file.text, scenario.fix.word);
+  // On the squiggle of the replicas warning, where the Problems panel says it starts.
+  const fixAt = problemPosition(warnings, positionOfKey(scenario.file.text, scenario.fix.word).line);
   // The helper applies nothing unless exactly one item has the title asked for.
   await assert.rejects(editor.quickFix(fixAt, 'Remove .spec.replicas'), /no enabled quick fix/, 'a title that is only the start of an item');
   await assert.rejects(editor.quickFix(fixAt, /^Remove /), /more than one enabled quick fix/, 'a title several items have');

@@ -141,6 +141,16 @@ export function positionOfKey(text: string, key: string, occurrence = 0): Positi
   throw new EditorError(`no key "${key}" (occurrence ${occurrence}) in:\n${text}`);
 }
 
+/**
+ * Where the Problems panel says the error or warning on line `line` starts: the place a quick fix is
+ * asked for, as a user would put the caret on the squiggle (which may be the value, not the key).
+ */
+export function problemPosition(problems: readonly Problem[], line: number): Position {
+  const found = problems.filter((p) => p.severity !== 'info' && p.line === line && p.column !== undefined);
+  if (found.length !== 1) throw new EditorError(`expected one error or warning on line ${line}, the Problems panel lists ${JSON.stringify(problems)}`);
+  return { line, column: found[0]!.column! };
+}
+
 export interface StatusBarItem {
   /** The text without icons, e.g. "admin". */
   text: string;

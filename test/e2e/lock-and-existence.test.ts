@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { requireCluster } from '../support/env';
 import { apply, connect, type KubeObject } from '../support/seed';
-import { positionOfKey, requireEditor, startEditor } from './harness';
+import { positionOfKey, problemPosition, requireEditor, startEditor } from './harness';
 import { alreadyExistsScenario, mismatch, settingsFor, staleResourceVersionScenario, userFieldManager } from './scenarios';
 
 test('AlreadyExists: a ConfigMap that exists, with applyMode create', { timeout: 240_000 }, async (t) => {
@@ -41,10 +41,11 @@ test('stale resourceVersion: the error, and the quick fix that removes it', { ti
     settings: settingsFor(cluster.kubeconfig),
   });
   await editor.openFile(scenario.file.path);
-  await editor.waitForProblems((problems) => !mismatch(problems, scenario.expected), `the stale resourceVersion error: ${JSON.stringify(scenario.expected)}`);
+  const errors = await editor.waitForProblems((problems) => !mismatch(problems, scenario.expected), `the stale resourceVersion error: ${JSON.stringify(scenario.expected)}`);
   await editor.screenshot('stale-resource-version');
 
-  const fixAt = positionOfKey(scenario.file.text, scenario.fix.word);
+  // On the squiggle of the error (the stale value), where the Problems panel says it starts.
+  const fixAt = problemPosition(errors, positionOfKey(scenario.file.text, scenario.fix.word).line);
   await editor.quickFix(fixAt, scenario.fix.title);
   // The editor's own text, saved: exactly the resourceVersion line is gone.
   const text = await editor.save();
