@@ -12,7 +12,7 @@ import { kubeconfigThrough, startClusterProxy } from './cluster-proxy';
 import { positionOfKey, requireEditor, startEditor } from './harness';
 import { conflictScenario, mismatch, settingsFor } from './scenarios';
 
-test('the cluster stops: the status bar says so, typing and hovers still work', { timeout: 300_000 }, async (t) => {
+test('the cluster stops: the status bar says so, typing and hovers still work', { timeout: 600_000 }, async (t) => {
   const cluster = requireCluster(t);
   const prepared = cluster && requireEditor(t);
   if (!cluster || !prepared) return;

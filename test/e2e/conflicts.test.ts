@@ -8,7 +8,7 @@ import { requireCluster } from '../support/env';
 import { positionOfKey, problemPosition, requireEditor, startEditor } from './harness';
 import { conflictScenario, expectedConflicts, mismatch, settingsFor } from './scenarios';
 
-test('conflicts: two warnings, the owner on hover, and the quick fix removes replicas', { timeout: 240_000 }, async (t) => {
+test('conflicts: two warnings, the owner on hover, and the quick fix removes replicas', { timeout: 600_000 }, async (t) => {
   const cluster = requireCluster(t);
   const prepared = cluster && requireEditor(t);
   if (!cluster || !prepared) return;

@@ -7,7 +7,7 @@ import { connect } from '../support/seed';
 import { requireEditor, startEditor } from './harness';
 import { expectedConflicts, liveChangeScenario, mismatch, settingsFor } from './scenarios';
 
-test('the diagnostics follow the live object while the file is open', { timeout: 240_000 }, async (t) => {
+test('the diagnostics follow the live object while the file is open', { timeout: 600_000 }, async (t) => {
   const cluster = requireCluster(t);
   const prepared = cluster && requireEditor(t);
   if (!cluster || !prepared) return;

@@ -9,7 +9,7 @@ import { apply, connect, type KubeObject } from '../support/seed';
 import { positionOfKey, problemPosition, requireEditor, startEditor } from './harness';
 import { alreadyExistsScenario, mismatch, settingsFor, staleResourceVersionScenario, userFieldManager } from './scenarios';
 
-test('AlreadyExists: a ConfigMap that exists, with applyMode create', { timeout: 240_000 }, async (t) => {
+test('AlreadyExists: a ConfigMap that exists, with applyMode create', { timeout: 600_000 }, async (t) => {
   const cluster = requireCluster(t);
   const prepared = cluster && requireEditor(t);
   if (!cluster || !prepared) return;
@@ -27,7 +27,7 @@ test('AlreadyExists: a ConfigMap that exists, with applyMode create', { timeout:
   await editor.screenshot('already-exists');
 });
 
-test('stale resourceVersion: the error, and the quick fix that removes it', { timeout: 240_000 }, async (t) => {
+test('stale resourceVersion: the error, and the quick fix that removes it', { timeout: 600_000 }, async (t) => {
   const cluster = requireCluster(t);
   const prepared = cluster && requireEditor(t);
   if (!cluster || !prepared) return;

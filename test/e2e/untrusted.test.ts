@@ -14,7 +14,7 @@ import { kubeconfigThrough, startClusterProxy } from './cluster-proxy';
 import { positionOfKey, requireEditor, startEditor } from './harness';
 import { conflictScenario, mismatch, settingsFor } from './scenarios';
 
-test('untrusted folder: no diagnostics from the cluster and no request from the extension', { timeout: 300_000 }, async (t) => {
+test('untrusted folder: no diagnostics from the cluster and no request from the extension', { timeout: 600_000 }, async (t) => {
   const cluster = requireCluster(t);
   const prepared = cluster && requireEditor(t);
   if (!cluster || !prepared) return;
