@@ -21,7 +21,7 @@ spec:
           image: nginx:1.27
 `;
 
-test('the packaged extension activates on a YAML file in VS Code', { timeout: 180_000 }, async (t) => {
+test('the packaged extension activates on a YAML file in VS Code', { timeout: 600_000 }, async (t) => {
   const prepared = requireEditor(t);
   if (!prepared) return;
   const editor = await startEditor(t, { name: 'activation', ...prepared, files: { 'web.yaml': deployment } });

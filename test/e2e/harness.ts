@@ -7,6 +7,12 @@
 // (../shared/reference/real-editor.md). scripts/setup-editor.mjs prepares both.
 //
 // Every wait is on UI state (a selector, a count, a text) with a deadline; never a fixed sleep.
+// Nothing is acted on that was not confirmed first: the caret is moved with the keyboard (Go to Line)
+// and its place read back from the status bar ("Ln X, Col Y") together with the active tab and the
+// keyboard focus before any key that edits or asks about a position; a menu item is chosen by its
+// exact title and confirmed focused before Enter; the editor's text is read from the saved file (the
+// model), never from the lines the screen happens to draw. A busy machine makes the editor slower,
+// never makes a test act in the wrong place.
 // Everything an editor session starts is torn down by `close()`, which `startEditor` registers on the
 // test context, so a failing test leaves no process behind. Screenshots and logs of each session go to
 // test-results/e2e/<session name>/.
@@ -26,8 +32,14 @@ const editorEnvFile = path.join(root, '.cache', 'editor', 'env.json');
 /** Chromium flags that work as root on these machines (real-editor.md). */
 const chromiumFlags = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
-/** How long a UI state may take to appear; the extension talks to a real API server. */
-const defaultTimeoutMs = 30_000;
+/**
+ * How long a UI state may take to appear before the test fails. Only a bound for failing: a passing
+ * test never waits it out. Generous, because the tests must pass beside other heavy work on a 2-core
+ * machine, where a step that takes 2 s alone was seen to take 20 s.
+ */
+const defaultTimeoutMs = 60_000;
+/** The same for starting code-server's workbench, the slowest step on a busy machine. */
+const startTimeoutMs = 180_000;
 
 /** What scripts/setup-editor.mjs wrote to .cache/editor/env.json. */
 export interface EditorInstall {
@@ -98,6 +110,55 @@ export interface Problem {
   column?: number;
 }
 
+/** A place in a file, 1-based, as the status bar's "Ln X, Col Y" and Go to Line count. */
+export interface Position {
+  line: number;
+  column: number;
+}
+
+/** What the workbench shows about the caret. */
+export interface Caret {
+  /** The active tab's file name. */
+  file?: string;
+  line?: number;
+  column?: number;
+  /** True when the status bar reports a selection. */
+  selected: boolean;
+  /** True when the keyboard focus is in the active editor's text. */
+  focused: boolean;
+}
+
+interface QuickFixItem {
+  title: string;
+  focused: boolean;
+  disabled: boolean;
+}
+
+/**
+ * Where the `occurrence`-th YAML key `key` stands in `text` (1-based): its middle character, a position
+ * on the key whichever side the editor counts a range's end.
+ */
+export function positionOfKey(text: string, key: string, occurrence = 0): Position {
+  const pattern = new RegExp(`^(\\s*(?:-\\s+)?)${key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:`);
+  const lines = text.split('\n');
+  let seen = 0;
+  for (let i = 0; i < lines.length; i++) {
+    const match = pattern.exec(lines[i] ?? '');
+    if (match && seen++ === occurrence) return { line: i + 1, column: (match[1] ?? '').length + 1 + Math.floor(key.length / 2) };
+  }
+  throw new EditorError(`no key "${key}" (occurrence ${occurrence}) in:\n${text}`);
+}
+
+/**
+ * Where the Problems panel says the error or warning on line `line` starts: the place a quick fix is
+ * asked for, as a user would put the caret on the squiggle (which may be the value, not the key).
+ */
+export function problemPosition(problems: readonly Problem[], line: number): Position {
+  const found = problems.filter((p) => p.severity !== 'info' && p.line === line && p.column !== undefined);
+  if (found.length !== 1) throw new EditorError(`expected one error or warning on line ${line}, the Problems panel lists ${JSON.stringify(problems)}`);
+  return { line, column: found[0]!.column! };
+}
+
 export interface StatusBarItem {
   /** The text without icons, e.g. "admin". */
   text: string;
@@ -122,7 +183,16 @@ const quietSettings: Record<string, unknown> = {
   'editor.hover.delay': 100,
   'editor.minimap.enabled': false,
   'files.autoSave': 'off',
+  // Nothing pops up while the tests type: a suggestion would take the next key (commit characters).
+  'editor.quickSuggestions': { other: 'off', comments: 'off', strings: 'off' },
+  'editor.suggestOnTriggerCharacters': false,
+  'editor.acceptSuggestionOnCommitCharacter': false,
+  'editor.parameterHints.enabled': false,
+  'editor.inlineSuggest.enabled': false,
   'chat.commandCenter.enabled': false,
+  // The language client's own trace (read by vscode-languageclient for the client id): every request
+  // and answer lands in the output channel's log, kept in vscode-logs/, to explain a failure.
+  'kubeConflictHints.trace.server': 'verbose',
 };
 
 export class EditorError extends Error {}
@@ -145,6 +215,8 @@ export class Editor {
   private serverExited: Promise<void> | undefined;
   private browser: Browser | undefined;
   private currentPage: Page | undefined;
+  /** The workspace file `openFile` opened last: the one every caret check expects in front. */
+  private activeFile: string | undefined;
   private serverLog: fs.WriteStream | undefined;
   private closed = false;
   /** Milliseconds each start-up phase took, kept in timings.json to see where the time goes. */
@@ -192,12 +264,12 @@ export class Editor {
     this.currentPage.setDefaultTimeout(defaultTimeoutMs);
     phase('launchBrowser');
 
-    await this.page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(this.workspace)}`);
-    await this.page.locator('.monaco-workbench').waitFor({ state: 'visible' });
+    await this.page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(this.workspace)}`, { timeout: startTimeoutMs });
+    await this.page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: startTimeoutMs });
     phase('workbench');
     if (!trusted) await this.answerTrustDialog('No');
     // The explorer lists the folder once the workbench has restored the workspace.
-    await this.page.locator('.explorer-folders-view .monaco-list-row').first().waitFor({ state: 'visible' });
+    await this.page.locator('.explorer-folders-view .monaco-list-row').first().waitFor({ state: 'visible', timeout: startTimeoutMs });
     phase('explorer');
   }
 
@@ -253,7 +325,7 @@ export class Editor {
     server.stderr.pipe(log, { end: false });
     await new Promise<void>((resolve, reject) => {
       let output = '';
-      const timer = setTimeout(() => reject(new EditorError(`code-server did not listen on port ${port} within 60s; see ${this.artifacts}/code-server.log`)), 60_000);
+      const timer = setTimeout(() => reject(new EditorError(`code-server did not listen on port ${port} within ${startTimeoutMs / 1000}s; see ${this.artifacts}/code-server.log`)), startTimeoutMs);
       const onData = (chunk: Buffer) => {
         output += chunk.toString();
         if (output.includes('HTTP server listening on')) {
@@ -278,13 +350,11 @@ export class Editor {
     await dialog.waitFor({ state: 'hidden' });
   }
 
-  /** Runs a command from the Command Palette by its title, as a user would. */
+  /** Runs a command from the Command Palette by its exact title, as a user would. */
   async runCommand(title: string): Promise<void> {
-    await this.runCommandKeys('F1', '.quick-input-widget');
+    await this.openQuickInput('F1');
     await this.page.keyboard.type(title);
-    await this.page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first().waitFor({ state: 'visible' });
-    await this.page.keyboard.press('Enter');
-    await this.page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+    await this.acceptQuickInputItem(title, `the command "${title}"`);
   }
 
   /** Trusts the folder through the Workspace Trust editor, and waits for Restricted Mode to end. */
@@ -297,40 +367,169 @@ export class Editor {
     await this.page.locator('.workspace-trust-editor', { hasText: 'You trust this folder' }).first().waitFor({ state: 'visible' });
   }
 
-  /** Opens a workspace file through Quick Open, as a user would, and waits for its text. */
+  /**
+   * Opens a workspace file through Quick Open, as a user would, and waits until it is the active tab
+   * with the caret at its start and the keyboard focus in its text.
+   */
   async openFile(relative: string): Promise<void> {
-    await this.runCommandKeys('Control+P', '.quick-input-widget');
+    await this.openQuickInput('Control+P');
     await this.page.keyboard.type(relative);
-    const name = path.basename(relative);
-    await this.page.locator('.quick-input-widget .monaco-list-row', { hasText: name }).first().waitFor({ state: 'visible' });
+    await this.acceptQuickInputItem(path.basename(relative), `${relative} in Quick Open`);
+    this.activeFile = relative;
+    await this.expectCaret({ line: 1, column: 1 }, `${relative} opened`);
+  }
+
+  /** Opens the Quick Input with `keys` (F1, Ctrl+P, Ctrl+G) and waits until its input has the focus. */
+  private async openQuickInput(keys: string): Promise<void> {
+    await this.closeWidgets();
+    await this.page.keyboard.press(keys);
+    await this.waitFor(
+      () => this.page.evaluate(() => document.activeElement?.closest('.quick-input-widget') !== null && document.activeElement?.tagName === 'INPUT'),
+      (focused) => focused,
+      `the Quick Input to take the keyboard focus after ${keys}`,
+    );
+  }
+
+  /**
+   * Chooses the Quick Input item labelled exactly `label` with the keyboard: moves the focus onto it,
+   * confirms it is focused, presses Enter. Fails, without pressing Enter, when no item has that label.
+   */
+  private async acceptQuickInputItem(label: string, what: string): Promise<void> {
+    const labels = () =>
+      this.page.evaluate(() =>
+        [...document.querySelectorAll<HTMLElement>('.quick-input-widget .monaco-list-row')].map((row) => ({
+          label: (row.querySelector('.label-name')?.textContent ?? '').replace(/\u00a0/g, ' ').trim(),
+          focused: row.classList.contains('focused'),
+        })),
+      );
+    const rows = await this.waitFor(labels, (seen) => seen.some((row) => row.label === label), what).catch(async (e: unknown) => {
+      await this.page.keyboard.press('Escape');
+      throw e;
+    });
+    for (let step = 0; step <= rows.length && !(await labels()).some((row) => row.focused && row.label === label); step++) {
+      await this.page.keyboard.press('ArrowDown');
+    }
+    const focused = (await labels()).find((row) => row.focused);
+    if (focused?.label !== label) {
+      await this.page.keyboard.press('Escape');
+      throw new EditorError(`could not focus ${what}; focused: ${JSON.stringify(focused?.label)}`);
+    }
     await this.page.keyboard.press('Enter');
     await this.page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
-    await this.page.locator(`.tabs-container .tab.active[data-resource-name="${name}"]`).waitFor({ state: 'visible' });
-    const firstLine = fs.readFileSync(path.join(this.workspace, relative), 'utf8').split('\n').find((line) => line.trim() !== '');
-    if (firstLine) await this.waitFor(() => this.editorText(), (text) => text.includes(firstLine.trim()), `the editor to show ${relative}`);
   }
 
-  /** Presses a key chord on the workbench and waits for the element it should show. */
-  private async runCommandKeys(keys: string, shows: string): Promise<void> {
-    const target = this.page.locator(shows);
-    await this.page.keyboard.press(keys);
-    await target.first().waitFor({ state: 'visible' });
+  /** Closes hovers, menus and the Quick Input, so that keys reach the editor or the workbench. */
+  private async closeWidgets(): Promise<void> {
+    await this.page.keyboard.press('Escape');
+    await this.page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+    await this.page.locator('.action-widget').waitFor({ state: 'hidden' });
   }
 
-  /** The visible text of the active editor, one string with "\n" between lines. */
-  async editorText(): Promise<string> {
+  /**
+   * Where the caret is, as the user sees it: the active tab, the status bar's "Ln X, Col Y" (the
+   * editor's own position, 1-based), and whether the keyboard focus is in that editor's text.
+   */
+  async caret(): Promise<Caret> {
     return this.page.evaluate(() => {
-      const lines = [...document.querySelectorAll<HTMLElement>('.editor-group-container.active .monaco-editor .view-lines .view-line')];
-      // Lines are absolutely positioned and not in DOM order; sort them by their top offset.
-      lines.sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top));
-      return lines.map((line) => (line.textContent ?? '').replace(/\u00a0/g, ' ')).join('\n');
+      const tab = document.querySelector<HTMLElement>('.tabs-container .tab.active')?.getAttribute('data-resource-name') ?? undefined;
+      const status = document.querySelector<HTMLElement>('[id="status.editor.selection"]')?.textContent ?? '';
+      const at = /Ln (\d+), Col (\d+)/.exec(status);
+      const focus = document.activeElement;
+      // The editor takes keys in its hidden textarea (or its EditContext element), inside the active group.
+      const focused =
+        focus !== null &&
+        focus.closest('.editor-group-container.active .monaco-editor') !== null &&
+        (focus.matches('textarea.inputarea') || focus.classList.contains('native-edit-context'));
+      return {
+        ...(tab ? { file: tab } : {}),
+        ...(at ? { line: Number(at[1]), column: Number(at[2]) } : {}),
+        selected: /selected/.test(status),
+        focused,
+      };
     });
+  }
+
+  /**
+   * Waits until the active tab is the file opened last, the keyboard focus is in its text and the caret
+   * is at `at` with nothing selected; fails (naming what it saw) otherwise. Every key that edits or
+   * asks about a position comes after this check.
+   */
+  async expectCaret(at: Position, what: string): Promise<Caret> {
+    const file = this.activeFile && path.basename(this.activeFile);
+    return this.waitFor(
+      () => this.caret(),
+      (seen) => seen.file === file && seen.focused && !seen.selected && seen.line === at.line && seen.column === at.column,
+      `the caret at Ln ${at.line}, Col ${at.column} in ${file ?? '(no file opened)'} with the keyboard focus (${what})`,
+    );
+  }
+
+  /** Moves the caret with Go to Line/Column (Ctrl+G) and confirms where it landed. */
+  async goTo(at: Position): Promise<void> {
+    await this.openQuickInput('Control+G');
+    const target = `${at.line}:${at.column}`;
+    await this.page.keyboard.type(target);
+    // The box already holds the ":" of the go-to-line picker; what was typed must follow it exactly.
+    const typed = await this.waitFor(
+      () => this.page.locator('.quick-input-widget .quick-input-box input').inputValue(),
+      (value) => value.replace(/^:/, '') === target,
+      `"${target}" in the Go to Line box`,
+    );
+    if (!typed.startsWith(':')) throw new EditorError(`Ctrl+G did not open Go to Line: the box holds ${JSON.stringify(typed)}`);
+    await this.page.keyboard.press('Enter');
+    await this.page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+    await this.expectCaret(at, `Go to Line ${target}`);
+  }
+
+  /**
+   * Types at the end of line `line`: a new line, then `text`. The caret is confirmed before each step:
+   * on `line` after End, at the start of the next line after Enter, `text.length` further after typing.
+   */
+  async typeOnNewLineAfter(line: number, text: string): Promise<void> {
+    await this.goTo({ line, column: 1 });
+    await this.page.keyboard.press('End');
+    const end = await this.waitFor(() => this.caret(), (seen) => seen.line === line && (seen.column ?? 1) > 1, `the caret at the end of line ${line}`);
+    if (!end.focused || end.selected) throw new EditorError(`End moved the focus or selected text: ${JSON.stringify(end)}`);
+    await this.page.keyboard.press('Enter');
+    // Auto-indent puts the caret under the line above's key; that column is where the text starts.
+    const start = await this.waitFor(() => this.caret(), (seen) => seen.line === line + 1, `the caret on the new line ${line + 1}`);
+    await this.expectCaret({ line: line + 1, column: start.column ?? 1 }, `a new line after line ${line}`);
+    await this.page.keyboard.type(text);
+    await this.expectCaret({ line: line + 1, column: (start.column ?? 1) + text.length }, `"${text}" typed on line ${line + 1}`);
+  }
+
+  /** True when the active file's tab shows unsaved changes. */
+  async isDirty(): Promise<boolean> {
+    const name = this.activeFile && path.basename(this.activeFile);
+    if (!name) throw new EditorError('no file is open');
+    const classes = (await this.page.locator(`.tabs-container .tab.active[data-resource-name="${name}"]`).getAttribute('class')) ?? '';
+    return /\bdirty\b/.test(classes);
+  }
+
+  /** The text of the active file on disk (after `save()`, the editor's own text). */
+  savedText(): string {
+    if (!this.activeFile) throw new EditorError('no file is open');
+    return fs.readFileSync(path.join(this.workspace, this.activeFile), 'utf8');
+  }
+
+  /**
+   * Saves the active file (Ctrl+S): its tab must show unsaved changes first and none after. Returns
+   * the saved text, which is the editor's own text, not what the screen happens to draw.
+   */
+  async save(): Promise<string> {
+    const name = this.activeFile && path.basename(this.activeFile);
+    if (!name) throw new EditorError('no file is open');
+    const tab = this.page.locator(`.tabs-container .tab.active[data-resource-name="${name}"]`);
+    await this.waitFor(async () => (await tab.getAttribute('class').catch(() => null)) ?? '', (classes) => /\bdirty\b/.test(classes), `the tab of ${name} to show unsaved changes before saving`);
+    await this.page.keyboard.press('Control+S');
+    await this.waitFor(async () => (await tab.getAttribute('class').catch(() => null)) ?? '', (classes) => classes !== '' && !/\bdirty\b/.test(classes), `the tab of ${name} to show no unsaved changes after saving`);
+    return this.savedText();
   }
 
   /** Opens the Problems panel (View: Problems) when it is not open. */
   async showProblems(): Promise<void> {
     if (await this.page.locator('.markers-panel').isVisible()) return;
-    await this.runCommandKeys('Control+Shift+M', '.markers-panel');
+    await this.page.keyboard.press('Control+Shift+M');
+    await this.page.locator('.markers-panel').waitFor({ state: 'visible' });
   }
 
   /** The problems the Problems panel lists for all files. */
@@ -358,15 +557,34 @@ export class Editor {
   }
 
   /**
-   * Moves the mouse over `word` in the active editor (the `occurrence`-th time it appears) and returns
-   * the text of the hover that opens. The squiggle overlay takes no pointer events; the text does.
+   * The Problems panel's own word that it lists nothing ("No problems have been detected…"), or ''
+   * while it lists something: an empty list is only trusted when the panel says so itself.
    */
-  async hover(word: string, options: { occurrence?: number; expect?: RegExp } = {}): Promise<string> {
-    await this.page.keyboard.press('Escape');
-    const point = await this.wordCenter(word, options.occurrence ?? 0);
-    // Arrive from elsewhere so the editor sees a fresh mouse move onto the word.
-    await this.page.mouse.move(point.x, point.y + 200);
-    await this.page.mouse.move(point.x, point.y, { steps: 4 });
+  async problemsPanelMessage(): Promise<string> {
+    await this.showProblems();
+    return this.page.evaluate(() => {
+      const box = document.querySelector<HTMLElement>('.markers-panel .message-box-container');
+      return box && box.offsetParent !== null ? (box.textContent ?? '').trim() : '';
+    });
+  }
+
+  /** The CodeLens titles drawn in the active editor, top to bottom. */
+  async codeLenses(): Promise<string[]> {
+    return this.page.evaluate(() => {
+      const lenses = [...document.querySelectorAll<HTMLElement>('.editor-group-container.active .monaco-editor .codelens-decoration')];
+      lenses.sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top);
+      return lenses.map((lens) => (lens.textContent ?? '').replace(/\u00a0/g, ' ').trim());
+    });
+  }
+
+  /**
+   * Shows the hover at `at` with the keyboard (Go to Line, then Ctrl+K Ctrl+I: "Show or Focus Hover")
+   * and returns its text once it satisfies `expect` (any text by default).
+   */
+  async hover(at: Position, options: { expect?: RegExp } = {}): Promise<string> {
+    await this.goTo(at);
+    await this.page.keyboard.press('Control+K');
+    await this.page.keyboard.press('Control+I');
     const read = () =>
       this.page.evaluate(() => {
         const hover = document.querySelector<HTMLElement>('.monaco-editor .monaco-hover:not(.hidden)');
@@ -375,111 +593,88 @@ export class Editor {
         const rows = [...hover.querySelectorAll<HTMLElement>('.hover-row:not(.status-bar)')];
         return rows.map((row) => row.innerText.trim()).join('\n');
       });
-    return this.waitFor(read, (text) => (options.expect ? options.expect.test(text) : text !== ''), `a hover on "${word}"${options.expect ? ` matching ${options.expect}` : ''}`);
+    const where = `Ln ${at.line}, Col ${at.column}`;
+    return this.waitFor(read, (text) => (options.expect ? options.expect.test(text) : text !== ''), `a hover at ${where}${options.expect ? ` matching ${options.expect}` : ''}`);
   }
 
-  /** Where `word` (its `occurrence`-th appearance) is drawn in the active editor, in page pixels. */
-  private async wordCenter(word: string, occurrence: number): Promise<{ x: number; y: number }> {
-    const point = await this.waitFor(
-      () =>
-        this.page.evaluate(
-          ({ word, occurrence }) => {
-            const lines = [...document.querySelectorAll<HTMLElement>('.editor-group-container.active .monaco-editor .view-lines .view-line')];
-            lines.sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top));
-            let seen = 0;
-            for (const line of lines) {
-              // A line is drawn as one span per token; search the line's text, then map the match
-              // back onto the text nodes it spans.
-              const nodes: { node: Node; start: number }[] = [];
-              let text = '';
-              const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
-              for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-                nodes.push({ node, start: text.length });
-                text += (node.textContent ?? '').replace(/\u00a0/g, ' ');
-              }
-              for (let index = text.indexOf(word); index >= 0; index = text.indexOf(word, index + 1)) {
-                if (seen++ !== occurrence) continue;
-                // (No helper functions in here: tsx would wrap them in a __name() the page lacks.)
-                const last = index + word.length - 1;
-                let start = nodes[0];
-                let end = nodes[0];
-                for (const entry of nodes) {
-                  if (entry.start <= index) start = entry;
-                  if (entry.start <= last) end = entry;
-                }
-                const range = document.createRange();
-                range.setStart(start.node, index - start.start);
-                range.setEnd(end.node, last - end.start + 1);
-                const rect = range.getBoundingClientRect();
-                return { x: rect.left + rect.width / 2, y: rect.top + rect.height / 2 };
-              }
-            }
-            return undefined;
-          },
-          { word, occurrence },
-        ),
-      (found) => found !== undefined,
-      `"${word}" (occurrence ${occurrence}) in the editor`,
+  /**
+   * Opens the quick fix menu (Ctrl+.) at `at` and returns its items, in order. The editor answers
+   * Ctrl+. with "No code actions available" when its own automatic request (250 ms after the caret
+   * moved, or after the diagnostics were refreshed) supersedes the one Ctrl+. started; that answer is
+   * seen, kept as a screenshot, and the menu asked for again at the re-confirmed caret. Opening the
+   * menu changes nothing, and a menu that never offers the fix still fails the test.
+   */
+  private async openQuickFixMenu(at: Position): Promise<QuickFixItem[]> {
+    const where = `Ln ${at.line}, Col ${at.column}`;
+    const attempts = 3;
+    for (let attempt = 1; ; attempt++) {
+      await this.goTo(at);
+      await this.page.keyboard.press('Control+.');
+      const shown = await this.waitFor(
+        () =>
+          this.page.evaluate(() => {
+            const menu = document.querySelector<HTMLElement>('.action-widget');
+            if (menu && menu.offsetParent !== null && menu.querySelector('.monaco-list-row.action')) return 'menu';
+            const message = document.querySelector<HTMLElement>('.monaco-editor-overlaymessage');
+            return message && message.offsetParent !== null && /No code actions/i.test(message.textContent ?? '') ? 'none' : '';
+          }),
+        (seen) => seen !== '',
+        `the quick fix menu (or the editor's "No code actions available") at ${where}`,
+      );
+      if (shown === 'menu') return this.quickFixItems();
+      await this.screenshot(`no-code-actions-${attempt}`);
+      if (attempt === attempts) throw new EditorError(`the editor answered "No code actions available" at ${where} ${attempts} times`);
+    }
+  }
+
+  private async quickFixItems(): Promise<QuickFixItem[]> {
+    return this.page.evaluate(() =>
+      [...document.querySelectorAll<HTMLElement>('.action-widget .monaco-list-row.action')].map((row) => ({
+        title: (row.querySelector('.title')?.textContent ?? row.getAttribute('aria-label') ?? row.textContent ?? '').replace(/\u00a0/g, ' ').trim(),
+        focused: row.classList.contains('focused'),
+        disabled: row.classList.contains('option-disabled') || row.getAttribute('aria-disabled') === 'true',
+      })),
     );
-    return point as { x: number; y: number };
   }
 
-  /** Puts the cursor on `word` with a click. */
-  async clickWord(word: string, occurrence = 0): Promise<void> {
-    const point = await this.wordCenter(word, occurrence);
-    await this.page.mouse.click(point.x, point.y);
-  }
-
-  /** Puts the cursor on `word` and applies the quick fix titled `title` (Ctrl+.). */
-  async quickFix(word: string, title: string | RegExp, occurrence = 0): Promise<void> {
-    await this.page.keyboard.press('Escape');
-    await this.clickWord(word, occurrence);
-    await this.runCommandKeys('Control+.', '.action-widget');
-    const items = this.page.locator('.action-widget .monaco-list-row.action');
-    await items.first().waitFor({ state: 'visible' });
+  /**
+   * Applies the quick fix titled `title` at `at` (Ctrl+.): exactly one enabled item must match (a
+   * string matches whole, a RegExp as given); it is focused with the keyboard and confirmed focused
+   * before Enter. When none or several match, the menu is closed and nothing is applied.
+   */
+  async quickFix(at: Position, title: string | RegExp): Promise<void> {
+    const items = await this.openQuickFixMenu(at);
     await this.screenshot('quick-fix-menu');
-    // A pointer block covers the menu while it opens; choose with the keyboard, as users mostly do.
-    const titles = (await items.allTextContents()).map((text) => text.trim());
-    const matches = (text: string) => (typeof title === 'string' ? text.includes(title) : title.test(text));
-    if (!titles.some(matches)) throw new EditorError(`no quick fix ${title} on "${word}"; offered: ${JSON.stringify(titles)}`);
-    for (let step = 0; step <= titles.length; step++) {
-      const focused = (await this.page.locator('.action-widget .monaco-list-row.action.focused').getAttribute('aria-label')) ?? '';
-      if (matches(focused)) break;
+    const matches = (text: string) => (typeof title === 'string' ? text === title : title.test(text));
+    const candidates = items.filter((item) => !item.disabled && matches(item.title));
+    if (candidates.length !== 1) {
+      await this.page.keyboard.press('Escape');
+      throw new EditorError(`${candidates.length === 0 ? 'no' : 'more than one'} enabled quick fix ${title} at Ln ${at.line}, Col ${at.column}; offered: ${JSON.stringify(items)}`);
+    }
+    const wanted = candidates[0]!.title;
+    for (let step = 0; step <= items.length && !(await this.quickFixItems()).some((item) => item.focused && item.title === wanted); step++) {
       await this.page.keyboard.press('ArrowDown');
+    }
+    const focused = (await this.quickFixItems()).find((item) => item.focused);
+    if (focused?.title !== wanted) {
+      await this.page.keyboard.press('Escape');
+      throw new EditorError(`could not focus the quick fix "${wanted}"; focused: ${JSON.stringify(focused?.title)}`);
     }
     await this.page.keyboard.press('Enter');
     await this.page.locator('.action-widget').waitFor({ state: 'hidden' });
   }
 
+  /** The titles the quick fix menu (Ctrl+.) offers at `at`; closes the menu again. */
+  async quickFixTitles(at: Position): Promise<string[]> {
+    const items = await this.openQuickFixMenu(at);
+    await this.page.keyboard.press('Escape');
+    await this.page.locator('.action-widget').waitFor({ state: 'hidden' });
+    return items.map((item) => item.title);
+  }
+
   /** Records how long a test step took, next to the start-up phases in timings.json. */
   time(step: string, started: number): void {
     this.timings[step] = Date.now() - started;
-  }
-
-  /** The titles the quick fix menu (Ctrl+.) offers on `word`; closes the menu again. */
-  async quickFixTitles(word: string, occurrence = 0): Promise<string[]> {
-    await this.page.keyboard.press('Escape');
-    await this.clickWord(word, occurrence);
-    await this.runCommandKeys('Control+.', '.action-widget');
-    const titles = await this.page.locator('.action-widget .monaco-list-row.action').allTextContents();
-    await this.page.keyboard.press('Escape');
-    await this.page.locator('.action-widget').waitFor({ state: 'hidden' });
-    return titles.map((title) => title.trim());
-  }
-
-  /** Types at the end of the line holding `word`: a new line, then `text`. */
-  async typeOnNewLineAfter(word: string, text: string, occurrence = 0): Promise<void> {
-    await this.clickWord(word, occurrence);
-    await this.page.keyboard.press('End');
-    await this.page.keyboard.press('Enter');
-    // Auto-indent already produced the indentation of the line above; type the rest as is.
-    await this.page.keyboard.type(text);
-  }
-
-  /** Saves the active editor and waits until its tab no longer shows unsaved changes. */
-  async save(): Promise<void> {
-    await this.page.keyboard.press('Control+S');
-    await this.page.locator('.tabs-container .tab.active.dirty').waitFor({ state: 'detached' });
   }
 
   /** The extension's status bar item. */

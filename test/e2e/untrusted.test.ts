@@ -7,19 +7,20 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { readAuditEvents } from '../support/cluster';
+import { readAuditEvents, waitForAuditEvent } from '../support/cluster';
 import { requireCluster } from '../support/env';
-import { connect } from '../support/seed';
+import { connect, request } from '../support/seed';
 import { kubeconfigThrough, startClusterProxy } from './cluster-proxy';
-import { requireEditor, startEditor } from './harness';
+import { positionOfKey, requireEditor, startEditor } from './harness';
 import { conflictScenario, mismatch, settingsFor } from './scenarios';
 
-test('untrusted folder: no diagnostics from the cluster and no request from the extension', { timeout: 300_000 }, async (t) => {
+test('untrusted folder: no diagnostics from the cluster and no request from the extension', { timeout: 600_000 }, async (t) => {
   const cluster = requireCluster(t);
   const prepared = cluster && requireEditor(t);
   if (!cluster || !prepared) return;
   assert.ok(cluster.auditLog, 'KCH_AUDIT_LOG names the audit log');
-  const scenario = await conflictScenario(connect('admin', cluster.kubeconfig), 'e2e-untrusted');
+  const admin = connect('admin', cluster.kubeconfig);
+  const scenario = await conflictScenario(admin, 'e2e-untrusted');
   const proxy = await startClusterProxy(cluster.server);
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-untrusted-'));
   // User settings, not the folder's: restrictedConfigurations keep an untrusted folder from choosing.
@@ -39,16 +40,23 @@ test('untrusted folder: no diagnostics from the cluster and no request from the 
   });
   await editor.openFile(scenario.file.path);
   await editor.waitForStatus((item) => item.icons.includes('shield'), 'the status bar to say cluster access is off');
-  // Hovering a contested key is what would read the cluster in a trusted folder.
-  const hover = await editor.hover('replicas', { expect: /./ }).catch(() => '');
+  // Hovering a contested key is what would read the cluster in a trusted folder. The hover itself must
+  // come (the extension works on the text), without an owner from the cluster.
+  const hover = await editor.hover(positionOfKey(scenario.file.text, 'replicas'), { expect: /\.spec\.replicas/ });
   assert.ok(!hover.includes('kube-controller-manager'), `no owner from the cluster in the hover: ${hover}`);
   const problems = await editor.problems();
   assert.equal(mismatch(problems, []), undefined, `no conflict diagnostics: ${JSON.stringify(problems)}`);
   assert.ok(!problems.some((p) => /exists/.test(p.message)), 'no note that the object exists');
+  assert.match(await editor.problemsPanelMessage(), /No problems have been detected/, 'the Problems panel itself says it lists nothing');
   await editor.screenshot('untrusted');
   assert.equal(proxy.connections(), 0, 'no connection to the cluster');
   const fromExtension = () =>
     readAuditEvents(cluster.auditLog).filter((e) => e.userAgent?.startsWith('kube-conflict-hints') && e.objectRef?.namespace === scenario.namespace);
+  // The audit log is written as requests complete: a request of the test's own, after the hover,
+  // shows the log has caught up before its silence about the extension counts.
+  const sentinelUri = `/api/v1/namespaces/${scenario.namespace}/configmaps/untrusted-sentinel`;
+  await request(admin, 'GET', sentinelUri);
+  assert.ok(await waitForAuditEvent(cluster.auditLog, (e) => e.requestURI === sentinelUri), 'the sentinel request is in the audit log');
   assert.deepEqual(fromExtension(), [], 'no request for the file\'s namespace in the audit log');
 
   // The same observations, once the user trusts the folder.

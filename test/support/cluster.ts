@@ -12,8 +12,12 @@ import { stringify as toYaml } from 'yaml';
 
 export const repoRoot = path.resolve(import.meta.dirname, '..', '..');
 const goModuleDir = path.join(repoRoot, 'test', 'apiserver');
-const binDir = process.env.KCH_APISERVER_BIN_DIR ?? path.join(repoRoot, '.cache', 'apiserver', 'bin');
-const stateDir = path.join(repoRoot, '.cache', 'cluster');
+// Absolute: the servers start with their cwd in the state directory, where a relative path would not
+// name the binaries any more.
+const binDir = path.resolve(process.env.KCH_APISERVER_BIN_DIR ?? path.join(repoRoot, '.cache', 'apiserver', 'bin'));
+// KCH_CLUSTER_STATE_DIR is for the harness's own tests (test/cluster/), which start a second cluster
+// beside the one the run is using; scripts/test.mjs reads env.json from the default place.
+const stateDir = path.resolve(process.env.KCH_CLUSTER_STATE_DIR ?? path.join(repoRoot, '.cache', 'cluster'));
 const pkiDir = path.join(stateDir, 'pki');
 const logDir = path.join(stateDir, 'logs');
 
@@ -34,6 +38,11 @@ interface RunningState {
   server: string;
   etcdUrl: string;
   pids: { etcd: number; apiserver: number };
+  /**
+   * The binaries the processes were started from. `down` recognises its processes by them, whatever
+   * KCH_APISERVER_BIN_DIR says when it runs (absent in state files written before it was recorded).
+   */
+  binaries?: { etcd: string; apiserver: string };
 }
 
 /** A failure the command line reports as one line, without a stack trace. */
@@ -304,23 +313,36 @@ function startDetached(binary: string, args: string[], logName: string): number 
   return child.pid;
 }
 
-/** True when pid is alive and runs one of our binaries (a recycled pid is never ours). */
-function isOurProcess(pid: number): boolean {
+/** True when pid is alive and runs `binary` (a recycled pid, or a zombie, is never ours). */
+function runs(pid: number, binary: string): boolean {
   try {
     const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    const exe = cmdline.split('\0')[0] ?? '';
-    return exe === binaries.apiserver || exe === binaries.etcd;
+    return (cmdline.split('\0')[0] ?? '') === binary;
   } catch {
     return false;
   }
 }
 
-async function stopProcess(pid: number): Promise<void> {
-  if (!isOurProcess(pid)) return;
-  process.kill(pid, 'SIGTERM');
-  for (let i = 0; i < 100 && isOurProcess(pid); i++) await sleep(100);
-  if (isOurProcess(pid)) process.kill(pid, 'SIGKILL');
-  for (let i = 0; i < 50 && isOurProcess(pid); i++) await sleep(100);
+/** The binaries a state file's processes run: recorded at start, or this checkout's for older files. */
+function binariesOf(state: RunningState): { etcd: string; apiserver: string } {
+  return state.binaries ?? binaries;
+}
+
+/** Stops pid if it runs `binary`: SIGTERM, then SIGKILL. True when it no longer runs. */
+async function stopProcess(pid: number, binary: string): Promise<boolean> {
+  const signal = (name: NodeJS.Signals) => {
+    try {
+      process.kill(pid, name);
+    } catch {
+      // Gone between the check and the signal.
+    }
+  };
+  if (!pid || !runs(pid, binary)) return true;
+  signal('SIGTERM');
+  for (let i = 0; i < 100 && runs(pid, binary); i++) await sleep(100);
+  if (runs(pid, binary)) signal('SIGKILL');
+  for (let i = 0; i < 50 && runs(pid, binary); i++) await sleep(100);
+  return !runs(pid, binary);
 }
 
 function sleep(ms: number): Promise<void> {
@@ -379,9 +401,11 @@ function readState(): RunningState | undefined {
   }
 }
 
-export async function isHealthy(): Promise<boolean> {
-  const state = readState();
-  if (!state || !isOurProcess(state.pids.etcd) || !isOurProcess(state.pids.apiserver)) return false;
+/** True when the recorded cluster answers /readyz, whichever binaries it was started from. */
+async function isServing(state: RunningState | undefined): Promise<boolean> {
+  if (!state) return false;
+  const running = binariesOf(state);
+  if (!runs(state.pids.etcd, running.etcd) || !runs(state.pids.apiserver, running.apiserver)) return false;
   if (!fs.existsSync(files.env) || !fs.existsSync(files.kubeconfig)) return false;
   // A server started with an older audit policy records less than the tests read: start anew.
   if (!fs.existsSync(files.auditPolicy) || fs.readFileSync(files.auditPolicy, 'utf8') !== auditPolicy) return false;
@@ -389,6 +413,14 @@ export async function isHealthy(): Promise<boolean> {
   if (!tokens) return false;
   const ready = await httpsRequest(state.server, tokens.admin, 'GET', '/readyz').catch(() => undefined);
   return ready?.status === 200;
+}
+
+/** True when a cluster of this checkout's binaries (KCH_APISERVER_BIN_DIR) is serving. */
+export async function isHealthy(): Promise<boolean> {
+  const state = readState();
+  if (!state) return false;
+  const running = binariesOf(state);
+  return running.etcd === binaries.etcd && running.apiserver === binaries.apiserver && (await isServing(state));
 }
 
 // viewer: read everything, nothing else. Applied as admin once the server is ready.
@@ -411,7 +443,10 @@ const viewerRbac = [
   },
 ];
 
-/** Starts etcd (empty data) and kube-apiserver; returns when /readyz is ok and RBAC is in place. */
+/**
+ * Starts etcd (empty data) and kube-apiserver; returns when /readyz is ok and RBAC is in place. A
+ * cluster already serving from the same binaries is reused; one from other binaries is stopped first.
+ */
 export async function up(): Promise<ClusterEnv> {
   if (await isHealthy()) return readEnv();
   await down();
@@ -419,7 +454,8 @@ export async function up(): Promise<ClusterEnv> {
   try {
     return await start();
   } catch (e) {
-    await down(); // never leave half a cluster running
+    // Never leave half a cluster running; the start's failure is the one to report.
+    await down().catch((stopFailure: unknown) => log(stopFailure instanceof Error ? stopFailure.message : String(stopFailure)));
     throw e;
   }
 }
@@ -443,10 +479,10 @@ async function start(): Promise<ClusterEnv> {
     `--listen-client-url=${etcdUrl}`,
     `--listen-peer-url=http://127.0.0.1:${etcdPeerPort}`,
   ], 'etcd.log');
-  const state: RunningState = { server, etcdUrl, pids: { etcd: etcdPid, apiserver: 0 } };
+  const state: RunningState = { server, etcdUrl, pids: { etcd: etcdPid, apiserver: 0 }, binaries: { ...binaries } };
   fs.writeFileSync(files.state, JSON.stringify(state, null, 2));
   await waitFor('etcd', 30, async () => {
-    if (!isOurProcess(etcdPid)) throw new ClusterError(`etcd exited during start (log: ${path.join(logDir, 'etcd.log')})`);
+    if (!runs(etcdPid, binaries.etcd)) throw new ClusterError(`etcd exited during start (log: ${path.join(logDir, 'etcd.log')})`);
     const res = await fetch(`${etcdUrl}/health`);
     return res.ok && ((await res.json()) as { health?: string }).health === 'true';
   }, 'etcd.log');
@@ -479,7 +515,7 @@ async function start(): Promise<ClusterEnv> {
   fs.writeFileSync(files.state, JSON.stringify(state, null, 2));
 
   await waitFor('kube-apiserver', 90, async () => {
-    if (!isOurProcess(state.pids.apiserver)) {
+    if (!runs(state.pids.apiserver, binaries.apiserver)) {
       throw new ClusterError(`kube-apiserver exited during start (log: ${path.join(logDir, 'kube-apiserver.log')})`);
     }
     return (await httpsRequest(server, tokens.admin, 'GET', '/readyz')).status === 200;
@@ -506,12 +542,22 @@ export function readEnv(): ClusterEnv {
   return JSON.parse(fs.readFileSync(files.env, 'utf8')) as ClusterEnv;
 }
 
-/** Stops both processes (idempotent) and removes env.json so nothing mistakes the cluster for running. */
+/**
+ * Stops both processes (idempotent) and removes env.json so nothing mistakes the cluster for running.
+ * The processes are recognised by the binaries state.json recorded, so a cluster started with another
+ * KCH_APISERVER_BIN_DIR stops too; state.json stays as long as one of them still runs, so a later
+ * `down` can try again instead of orphaning them.
+ */
 export async function down(): Promise<void> {
   const state = readState();
   if (state) {
-    if (state.pids.apiserver) await stopProcess(state.pids.apiserver);
-    await stopProcess(state.pids.etcd);
+    const running = binariesOf(state);
+    const stopped = [
+      (await stopProcess(state.pids.apiserver, running.apiserver)) || `kube-apiserver (pid ${state.pids.apiserver})`,
+      (await stopProcess(state.pids.etcd, running.etcd)) || `etcd (pid ${state.pids.etcd})`,
+    ];
+    const left = stopped.filter((s): s is string => typeof s === 'string');
+    if (left.length > 0) throw new ClusterError(`could not stop ${left.join(' and ')}; state kept in ${files.state}`);
   }
   fs.rmSync(files.state, { force: true });
   fs.rmSync(files.env, { force: true });
@@ -525,7 +571,7 @@ export interface ClusterStatus {
 }
 
 export async function status(): Promise<ClusterStatus> {
-  if (!(await isHealthy())) return { running: false };
+  if (!(await isServing(readState()))) return { running: false };
   return { running: true, ...readEnv() };
 }
 
