@@ -91,8 +91,10 @@ const mutations = [
     from: "  if (reason === 'AlreadyExists') return 'alreadyExists';", to: '', tests: ['test/cluster-layer/verifier.test.ts'] },
   { id: 'dispose-keeps-watching', rule: 'a disposed connection sends nothing more', file: cluster('live-objects.ts'),
     from: '    this.stopped = true;\n    this.generation++;\n    this.stream?.abort();', to: '    this.stream?.abort();', tests: ['test/unit/cluster-watch.test.ts'] },
-  { id: 'secret-values-kept', rule: 'Secret values never enter the cache', file: cluster('live-objects.ts'),
-    from: 'return isSecretResource(this.resource.group, this.resource.resource) ? redactSecret(complete) : complete;', to: 'return complete;', tests: ['test/cluster-layer/live-objects.test.ts'] },
+  { id: 'secret-read-in-full', rule: 'Secrets are read as metadata only', file: cluster('live-objects.ts'),
+    from: "return readsMetadataOnly(this.resource) ? { accept: metadataOnly[form] } : {};", to: 'return {};', tests: ['test/security/secret-values.test.ts'] },
+  { id: 'secret-last-applied-kept', rule: 'the values a client-side apply left in last-applied never enter the cache', file: cluster('live-objects.ts'),
+    from: "return redactSecret({ ...object, apiVersion: this.resource.apiVersion, kind: this.resource.kind });", to: 'return { ...object, apiVersion: this.resource.apiVersion, kind: this.resource.kind };', tests: ['test/cluster-layer/live-objects.test.ts'] },
 ];
 
 const args = process.argv.slice(2);
