@@ -47,6 +47,10 @@ async function useEveryFeature(server: TestServer): Promise<void> {
   await server.open(uri, 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-config\n  namespace: default\ndata:\n  a: "1"\n');
   assert.deepEqual(await server.diagnostics(uri), []);
   assert.ok(await server.hover(uri, { line: 3, character: 8 }), 'hovers answer');
+  // A field's hover says ownership is not looked up here, not that the cluster is slow to answer.
+  const fieldHover = await server.hover(uri, { line: 6, character: 3 });
+  const text = typeof fieldHover?.contents === 'object' && 'value' in fieldHover.contents ? fieldHover.contents.value : '';
+  assert.match(text, /\.data\.a[\s\S]*not checked against a cluster/);
   assert.deepEqual(await server.codeLenses(uri), []);
   assert.equal(await server.request('kubeConflictHints/ownership', { uri, position: { line: 3, character: 8 } }), null);
   assert.deepEqual(await server.request('kubeConflictHints/verify', { uri }), { agreed: 0, differences: [], failed: ['No cluster access in this workspace.'] });

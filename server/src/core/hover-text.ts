@@ -80,10 +80,12 @@ export function fieldHover(
 
 /** Why a field's owners are not known: not asked yet, or the cluster's refusal in its own words. */
 function unknownOwnership(facts: ResourceFacts | undefined): string {
-  if (facts?.live.state === 'absent') return 'The object does not exist yet: nobody owns this field.';
-  if (facts?.kind.state === 'notServed') return `Ownership unknown: ${facts.kind.message}`;
-  if (facts?.live.state === 'unavailable') return `Ownership unknown: ${facts.live.message}`;
-  if (facts?.kind.state === 'unavailable') return `Ownership unknown: ${facts.kind.message}`;
+  // No facts at all: no cluster is contacted for this document (an untrusted workspace, no access).
+  if (!facts) return 'Ownership unknown: not checked against a cluster (the status bar says why).';
+  if (facts.live.state === 'absent') return 'The object does not exist yet: nobody owns this field.';
+  if (facts.kind.state === 'notServed') return `Ownership unknown: ${facts.kind.message}`;
+  if (facts.live.state === 'unavailable') return `Ownership unknown: ${facts.live.message}`;
+  if (facts.kind.state === 'unavailable') return `Ownership unknown: ${facts.kind.message}`;
   return 'Ownership unknown (no answer from the cluster yet).';
 }
 
