@@ -89,8 +89,10 @@ const mutations = [
     from: "query: { fieldManager: options.fieldManager, force: 'false',", to: "query: { fieldManager: options.fieldManager, force: 'true',", tests: ['test/cluster-layer/verifier.test.ts'] },
   { id: 'verifier-already-exists', rule: 'AlreadyExists is told apart by its reason', file: cluster('verifier.ts'),
     from: "  if (reason === 'AlreadyExists') return 'alreadyExists';", to: '', tests: ['test/cluster-layer/verifier.test.ts'] },
-  { id: 'dispose-keeps-watching', rule: 'a disposed connection sends nothing more', file: cluster('live-objects.ts'),
-    from: '    this.stopped = true;\n    this.generation++;\n    this.stream?.abort();', to: '    this.stream?.abort();', tests: ['test/unit/cluster-watch.test.ts'] },
+  // A disposed connection is silenced twice (its watches stop, its transport refuses); the fault
+  // is a dispose that does neither.
+  { id: 'dispose-keeps-watching', rule: 'a disposed connection sends nothing more', file: cluster('connection.ts'),
+    from: '      liveObjects.dispose();\n      openApi.dispose();\n      transport.dispose();', to: '      openApi.dispose();', tests: ['test/unit/cluster-watch.test.ts'] },
   { id: 'secret-read-in-full', rule: 'Secrets are read as metadata only', file: cluster('live-objects.ts'),
     from: "return readsMetadataOnly(this.resource) ? { accept: metadataOnly[form] } : {};", to: 'return {};', tests: ['test/security/secret-values.test.ts'] },
   { id: 'secret-last-applied-kept', rule: 'the values a client-side apply left in last-applied never enter the cache', file: cluster('live-objects.ts'),
