@@ -1,5 +1,5 @@
 // Issue 6, first scenario, in a real VS Code: a Deployment whose replicas an autoscaler owns and whose
-// image someone changed with `kubectl edit`. The user sees two warnings on those keys, hovers
+// image someone changed with `kubectl edit`. The user sees two errors on those keys, hovers
 // `replicas` to learn who owns it, and applies the quick fix that removes it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -8,7 +8,7 @@ import { requireCluster } from '../support/env';
 import { positionOfKey, problemPosition, requireEditor, startEditor } from './harness';
 import { conflictScenario, expectedConflicts, mismatch, settingsFor } from './scenarios';
 
-test('conflicts: two warnings, the owner on hover, and the quick fix removes replicas', { timeout: 600_000 }, async (t) => {
+test('conflicts: two errors, the owner on hover, and the quick fix removes replicas', { timeout: 600_000 }, async (t) => {
   const cluster = requireCluster(t);
   const prepared = cluster && requireEditor(t);
   if (!cluster || !prepared) return;
@@ -23,14 +23,14 @@ test('conflicts: two warnings, the owner on hover, and the quick fix removes rep
   });
   await editor.openFile(scenario.file.path);
   await editor.waitForStatus((item) => item.icons.includes('check') && item.text === 'admin', 'the status bar to show the connected context');
-  const warnings = await editor.waitForProblems((seen) => !mismatch(seen, scenario.expected), `the warnings the server predicts: ${JSON.stringify(scenario.expected)}`);
+  const warnings = await editor.waitForProblems((seen) => !mismatch(seen, scenario.expected), `the errors the server predicts: ${JSON.stringify(scenario.expected)}`);
   await editor.screenshot('warnings');
 
   const hover = await editor.hover(positionOfKey(scenario.file.text, scenario.hover.word), { expect: new RegExp(scenario.hover.includes.map(escape).join('|')) });
   for (const owner of scenario.hover.includes) assert.ok(hover.includes(owner), `hover names ${owner}: ${hover}`);
   await editor.screenshot('hover-replicas');
 
-  // On the squiggle of the replicas warning, where the Problems panel says it starts.
+  // On the squiggle of the replicas error, where the Problems panel says it starts.
   const fixAt = problemPosition(warnings, positionOfKey(scenario.file.text, scenario.fix.word).line);
   // The helper applies nothing unless exactly one item has the title asked for.
   await assert.rejects(editor.quickFix(fixAt, 'Remove .spec.replicas'), /no enabled quick fix/, 'a title that is only the start of an item');

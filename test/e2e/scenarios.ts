@@ -106,7 +106,7 @@ export function mismatch(seen: readonly SeenProblem[], expected: readonly Expect
 export interface ConflictScenario {
   namespace: string;
   file: ScenarioFile;
-  /** Two warnings: replicas (the autoscaler, through the scale subresource) and image (kubectl edit). */
+  /** Two errors: replicas (the autoscaler, through the scale subresource) and image (kubectl edit). */
   expected: ExpectedProblem[];
   /** Hovering this key names its owner. */
   hover: { word: string; includes: string[] };

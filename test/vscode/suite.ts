@@ -105,18 +105,18 @@ async function applyQuickFix(document: vscode.TextDocument, word: string, title:
 
 const scenarios: { name: string; run(): Promise<void> }[] = [
   {
-    name: 'conflicts: two warnings, the owner on hover, and the quick fix removes replicas',
+    name: 'conflicts: two errors, the owner on hover, and the quick fix removes replicas',
     async run() {
       const conn = connect('admin', kubeconfig);
       const scenario = await conflictScenario(conn, 'vscode-conflicts');
       const editor = await open(scenario.file, settingsFor(kubeconfig));
-      await waitForProblems(editor.document.uri, scenario.expected, 'the two conflict warnings');
+      await waitForProblems(editor.document.uri, scenario.expected, 'the two conflict errors');
       const hover = await hoverText(editor.document, scenario.hover.word);
       for (const owner of scenario.hover.includes) assert.ok(hover.includes(owner), `hover names ${owner}: ${hover}`);
       await applyQuickFix(editor.document, scenario.fix.word, scenario.fix.title);
       const remaining = await expectedConflicts(conn, editor.document.getText());
       assert.equal(remaining.length, 1);
-      await waitForProblems(editor.document.uri, remaining, 'only the image warning');
+      await waitForProblems(editor.document.uri, remaining, 'only the image error');
     },
   },
   {
