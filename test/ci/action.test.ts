@@ -104,7 +104,7 @@ function workspaceWithConflict(t: TestContext) {
 function assertAnnotatedAndSarif(result: ReturnType<typeof runCheckStep>, replicasLine: number) {
   assert.equal(result.status, 0, `findings leave the failing to the last step; stderr: ${result.stderr}`);
   assert.equal(result.outputs['exit-code'], '1');
-  assert.match(result.stdout, new RegExp(`^::warning file=k8s/web\\.yaml,line=${replicasLine},col=\\d+,endLine=${replicasLine},endColumn=\\d+,title=[^:]*\\(field-conflict\\)::.*\\.spec\\.replicas is managed by "kube-controller-manager"`, 'm'));
+  assert.match(result.stdout, new RegExp(`^::error file=k8s/web\\.yaml,line=${replicasLine},col=\\d+,endLine=${replicasLine},endColumn=\\d+,title=[^:]*\\(field-conflict\\)::.*\\.spec\\.replicas is managed by "kube-controller-manager"`, 'm'));
   const sarif = JSON.parse(fs.readFileSync(result.outputs.sarif!, 'utf8')) as { version: string; runs: { results: { ruleId: string; locations: { physicalLocation: { artifactLocation: { uri: string }; region: { startLine: number } } }[] }[] }[] };
   assert.equal(sarif.version, '2.1.0');
   const conflict = sarif.runs[0]!.results.find((r) => r.ruleId === 'field-conflict');

@@ -98,7 +98,7 @@ test('--format github: one workflow command per finding, read back by the runner
   // Every line but the closing summary is a command; the summary is plain text in the log.
   assert.ok(commands.slice(0, -1).every(Boolean), run.stdout);
   assert.equal(commands.at(-1), undefined);
-  assert.match(lines.at(-1)!, /^kube-conflict-hints: \d+ error\(s\), 2 warning\(s\)/);
+  assert.match(lines.at(-1)!, /^kube-conflict-hints: 2 error\(s\), 0 warning\(s\)/);
 
   assert.ok(json.findings.filter((f) => f.code === 'field-conflict').length === 2, 'replicas and image conflict');
   const title = json.objects.find((o) => o.file === file)!.title;
@@ -119,7 +119,7 @@ test('--format github: one workflow command per finding, read back by the runner
     return { command: c!.command, properties, message: c!.message };
   });
   assert.deepEqual(got, expected);
-  assert.ok(got.some((c) => c.command === 'warning' && /\.spec\.replicas is managed by "kube-controller-manager"/.test(c.message)));
+  assert.ok(got.some((c) => c.command === 'error' && /\.spec\.replicas is managed by "kube-controller-manager"/.test(c.message)));
 });
 
 test('--format gitlab: a Code Quality report GitLab accepts, one issue per finding, fingerprints unique', { timeout: 120_000 }, async (t) => {

@@ -77,7 +77,7 @@ test('npm pack → npm install in an empty folder without a registry → kube-co
     encoding: 'utf8',
   });
   assert.equal(check.status, 1, `exit 1 for a conflict; stderr: ${check.stderr}`);
-  assert.match(check.stdout, /^web\.yaml:\d+:\d+ warning field-conflict \.spec\.replicas is managed by "kube-controller-manager"/m);
+  assert.match(check.stdout, /^web\.yaml:\d+:\d+ error field-conflict \.spec\.replicas is managed by "kube-controller-manager"/m);
   const version = spawnSync('npx', ['--no-install', 'kube-conflict-hints', '--version'], { cwd: project, env: npmEnv, encoding: 'utf8' });
   assert.equal(version.stdout.trim(), JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).version);
 
