@@ -198,7 +198,7 @@ test('by default the text says what needs a look and a summary; --verbose adds t
     lines.slice(header + 1, lines.indexOf('', header)).map((l) => l.split(' ').slice(0, 3).join(' ')),
     [`apply/web.yaml:${lineOf(web, /^ {2}replicas:/)}:13 error field-conflict`, `apply/web.yaml:${lineOf(web, /image: nginx/)}:18 error field-conflict`],
   );
-  assert.match(lines.at(-2)!, /^1 error, 4 warnings, 3 information \(not shown; --verbose shows them\) — 4 objects in 4 files, serverSide as "kubectl", against context admin$/);
+  assert.match(lines.at(-2)!, /^5 errors, 0 warnings, 3 information \(not shown; --verbose shows them\) — 4 objects in 4 files, serverSide as "kubectl", against context admin$/);
   // Everything else is the same: the verbose run is the quiet run plus the information lines.
   const withoutInformation = verbose.stdout.split('\n').filter((l) => !/^\S+:\d+:\d+ information /.test(l));
   assert.deepEqual(withoutInformation.slice(0, -2), lines.slice(0, -2));
