@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Prepares the real editor the end-to-end tests drive: code-server (VS Code 1.100.3 served over HTTP)
 // and Debian's Chromium. @vscode/test-electron downloads VS Code at run time, which these machines
-// cannot do; code-server installs from the npm registry (see ../shared/reference/real-editor.md).
+// cannot do; code-server installs from the npm registry (test/e2e/README.md says how).
 //
 // Idempotent and cached under .cache/editor/: every finished step is recorded in stamp.json together
 // with the versions it was built for, so a second run only checks and takes seconds. A change of

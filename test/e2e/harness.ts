@@ -4,7 +4,7 @@
 //
 // Drives a real VS Code as a user would: code-server 4.100.3 (VS Code 1.100.3 over HTTP) with the
 // packaged .vsix installed, and Debian's Chromium through playwright-core as the user
-// (../shared/reference/real-editor.md). scripts/setup-editor.mjs prepares both.
+// (test/e2e/README.md). scripts/setup-editor.mjs prepares both.
 //
 // Every wait is on UI state (a selector, a count, a text) with a deadline; never a fixed sleep.
 // Nothing is acted on that was not confirmed first: the caret is moved with the keyboard (Go to Line)

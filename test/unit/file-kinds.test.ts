@@ -90,11 +90,11 @@ for (const [file, kind] of expected) {
 
 test('a file two overlays use names both; absolute paths and ./ work as relative ones do', () => {
   const files = [
-    { path: '/repo/a/kustomization.yaml', text: 'resources:\n- ../shared/cm.yaml\n' },
-    { path: '/repo/b/kustomization.yaml', text: 'resources:\n- ./../shared/./cm.yaml\n' },
-    { path: '/repo/shared/cm.yaml', text: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n' },
+    { path: '/repo/a/kustomization.yaml', text: 'resources:\n- ../common/cm.yaml\n' },
+    { path: '/repo/b/kustomization.yaml', text: 'resources:\n- ./../common/./cm.yaml\n' },
+    { path: '/repo/common/cm.yaml', text: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n' },
   ];
-  assert.deepEqual(classifyFiles(files).get('/repo/shared/cm.yaml'), {
+  assert.deepEqual(classifyFiles(files).get('/repo/common/cm.yaml'), {
     kind: 'kustomization-input',
     role: 'resource',
     usedBy: ['/repo/a/kustomization.yaml', '/repo/b/kustomization.yaml'],
