@@ -10,36 +10,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { parse as parseYaml } from 'yaml';
-import { requireCluster, type TestClusterInfo } from '../support/env';
+import { requireCluster } from '../support/env';
+import { execKubeconfig } from '../support/exec-kubeconfig';
 import { startTestServer, type TestServer } from '../support/lsp-client';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-trust-'));
 after(() => fs.rmSync(dir, { recursive: true, force: true }));
-
-/** A kubeconfig for the test cluster whose credential comes from a plugin that writes `marker`. */
-function execKubeconfig(cluster: TestClusterInfo, marker: string): string {
-  const source = parseYaml(fs.readFileSync(cluster.kubeconfig, 'utf8')) as {
-    clusters: { name: string; cluster: Record<string, unknown> }[];
-    users: { name: string; user: { token: string } }[];
-  };
-  const token = source.users.find((u) => u.name === 'admin')!.user.token;
-  const credential = JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1beta1', kind: 'ExecCredential', status: { token } });
-  const script = `require('fs').appendFileSync(${JSON.stringify(marker)}, 'ran\\n'); process.stdout.write(${JSON.stringify(credential)});`;
-  const file = path.join(dir, `${path.basename(marker)}.kubeconfig`);
-  fs.writeFileSync(
-    file,
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: source.clusters,
-      users: [{ name: 'plugin', user: { exec: { apiVersion: 'client.authentication.k8s.io/v1beta1', command: process.execPath, args: ['-e', script], interactiveMode: 'Never' } } }],
-      contexts: [{ name: 'plugin', context: { cluster: source.clusters[0]!.name, user: 'plugin', namespace: 'default' } }],
-      'current-context': 'plugin',
-    }),
-  );
-  return file;
-}
 
 /** Everything that would reach the cluster in a trusted workspace, each answered. */
 async function useEveryFeature(server: TestServer): Promise<void> {
@@ -68,9 +44,9 @@ describe('without the editor saying the workspace is trusted, no exec plugin run
     test(client.name, async (t) => {
       const cluster = requireCluster(t);
       if (!cluster) return;
-      const marker = path.join(dir, `marker-${clients.indexOf(client)}`);
+      const plugin = execKubeconfig(cluster.kubeconfig, dir, `untrusted-${clients.indexOf(client)}`);
       // As a workspace folder's settings would name it.
-      const server = await startTestServer({ initializationOptions: client.initializationOptions, settings: { kubeconfig: execKubeconfig(cluster, marker), context: 'plugin' } });
+      const server = await startTestServer({ initializationOptions: client.initializationOptions, settings: { kubeconfig: plugin.file, context: 'plugin' } });
       try {
         const status = (await server.waitForNotification('kubeConflictHints/status')) as { health: string; detail: string };
         assert.equal(status.health, 'disabled');
@@ -79,7 +55,7 @@ describe('without the editor saying the workspace is trusted, no exec plugin run
       } finally {
         await server.shutdown();
       }
-      assert.equal(fs.existsSync(marker), false, 'the exec plugin ran');
+      assert.deepEqual(plugin.runs(), [], 'the exec plugin ran');
     });
   }
 });
@@ -87,8 +63,8 @@ describe('without the editor saying the workspace is trusted, no exec plugin run
 test('the same kubeconfig in a trusted workspace does run its plugin and connects', async (t) => {
   const cluster = requireCluster(t);
   if (!cluster) return;
-  const marker = path.join(dir, 'marker-trusted');
-  const server = await startTestServer({ initializationOptions: { clusterAccess: true }, settings: { kubeconfig: execKubeconfig(cluster, marker), context: 'plugin' } });
+  const plugin = execKubeconfig(cluster.kubeconfig, dir, 'trusted');
+  const server = await startTestServer({ initializationOptions: { clusterAccess: true }, settings: { kubeconfig: plugin.file, context: 'plugin' } });
   try {
     // The cluster is contacted once a manifest is open.
     await server.open('file:///w/app.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-config\n  namespace: default\n');
@@ -97,5 +73,5 @@ test('the same kubeconfig in a trusted workspace does run its plugin and connect
   } finally {
     await server.shutdown();
   }
-  assert.equal(fs.existsSync(marker), true, 'the exec plugin did not run: the tests above prove nothing');
+  assert.ok(plugin.runs().length > 0, 'the exec plugin did not run: the tests above prove nothing');
 });
