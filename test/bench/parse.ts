@@ -3,7 +3,7 @@
 // blocked, then the same full parse in slices that yield to the event loop.
 // Run: node --import tsx test/bench/parse.ts [documents]
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { createManifestCache, parseManifestText, parseManifestTextInSlices } from '../../server/src/core/manifest';
+import { createManifestCache, parseManifestText, parseManifestTextInSlices } from '../../server/src/core/manifest/manifest';
 
 const documentCount = Number(process.argv[2] ?? 2000);
 

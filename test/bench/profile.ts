@@ -12,7 +12,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { apply, connect, freshNamespace, objectOf, scale } from '../support/seed';
-import { parseManifestText } from '../../server/src/core/manifest';
+import { parseManifestText } from '../../server/src/core/manifest/manifest';
 import { crdInstallFile, deploymentDoc, deploymentsFile, seeded } from './generate';
 
 const root = path.resolve(import.meta.dirname, '../..');

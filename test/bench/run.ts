@@ -16,7 +16,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseManifestText } from '../../server/src/core/manifest';
+import { parseManifestText } from '../../server/src/core/manifest/manifest';
 import { startTestServer } from '../support/lsp-client';
 import { apply, connect, freshNamespace, objectOf, scale, type Connection } from '../support/seed';
 import { crdInstallFile, deploymentDoc, deploymentsFile, seeded, writeDirectory } from './generate';

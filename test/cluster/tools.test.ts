@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { parseManifestText } from '../../server/src/core/manifest';
+import { parseManifestText } from '../../server/src/core/manifest/manifest';
 import { repoRoot } from '../support/cluster';
 import { pinnedTools, requireTool, type ToolName } from '../tools/tools';
 

@@ -3,7 +3,7 @@
 //   1. replay the history of writes (as admin, through test/support/seed.ts);
 //   2. predict as the product does, from reads only: the live object and the schema through the
 //      product's ClusterConnection (list+watch cache, /openapi/v3), the manifest through the
-//      product's parser, then core/predict.ts;
+//      product's parser, then core/ssa/predict.ts;
 //   3. ask the server the same question (apply, update or create, per mode) over plain HTTPS,
 //      exactly the user's text; the product's verifier asks too and must hear the same;
 //   4. the two answers must be equal: success, or the same status code, reason and message and
@@ -18,11 +18,11 @@ import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { createClusterConnection, createFactsSource, type ClusterConnection, type DryRunOutcome, type FactsSource } from '../../server/src/cluster';
-import { analyzeResource } from '../../server/src/core/analysis';
+import { analyzeResource } from '../../server/src/core/findings/analysis';
 import { isJsonObject, type JsonObject } from '../../server/src/core/json';
-import { parseManifestText, type ManifestProblem } from '../../server/src/core/manifest';
-import { conflictCauses, formatServerPath } from '../../server/src/core/messages';
-import { predictApply, type ApplyPrediction } from '../../server/src/core/predict';
+import { parseManifestText, type ManifestProblem } from '../../server/src/core/manifest/manifest';
+import { conflictCauses, formatServerPath } from '../../server/src/core/ssa/messages';
+import { predictApply, type ApplyPrediction } from '../../server/src/core/ssa/predict';
 import { requireCluster } from '../support/env';
 import { apply, connect, freshNamespace, get, objectOf, objectPath, request, type Connection, type KubeObject } from '../support/seed';
 import { installWidgetCrd } from '../support/seed-crd';

@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import type { ApplyMode } from '../../server/src/core/predict';
+import type { ApplyMode } from '../../server/src/core/ssa/predict';
 import type { KubeObject, PatchType } from '../support/seed';
 
 /** The target of a step when it is not the manifest's object. */

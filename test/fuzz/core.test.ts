@@ -11,9 +11,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { parse } from 'yaml';
-import { analyzeResource, locateOptions, type AnalysisSettings, type ResourceFacts } from '../../server/src/core/analysis';
-import { applyTextEdits, removeFieldEdits, removeFieldsInFileEdits, replaceValueEdits } from '../../server/src/core/edits';
-import { fieldHover, objectHover } from '../../server/src/core/hover-text';
+import { analyzeResource, locateOptions, type AnalysisSettings, type ResourceFacts } from '../../server/src/core/findings/analysis';
+import { applyTextEdits, removeFieldEdits, removeFieldsInFileEdits, replaceValueEdits } from '../../server/src/core/manifest/edits';
+import { fieldHover, objectHover } from '../../server/src/core/findings/hover-text';
 import { isJsonObject, type JsonObject, type JsonValue } from '../../server/src/core/json';
 import {
   createManifestCache,
@@ -23,11 +23,11 @@ import {
   parseManifestText,
   type ManifestResource,
   type ParsedManifest,
-} from '../../server/src/core/manifest';
-import { nodeAt } from '../../server/src/core/ownership';
-import { ownershipView } from '../../server/src/core/ownership-view';
-import { formatPath } from '../../server/src/core/path';
-import { schemaFromOpenApi } from '../../server/src/core/schema';
+} from '../../server/src/core/manifest/manifest';
+import { nodeAt } from '../../server/src/core/findings/ownership';
+import { ownershipView } from '../../server/src/core/findings/ownership-view';
+import { formatPath } from '../../server/src/core/ssa/path';
+import { schemaFromOpenApi } from '../../server/src/core/ssa/schema';
 import { CallTimer, collectGarbage, MiB, peakRss, saveFailure } from './budget';
 import { campaignSettings, fuzzInput, inputRng, type Rng } from './generate';
 

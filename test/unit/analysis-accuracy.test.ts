@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
-import { analyzeResource, problemFindings, type Finding, type ResourceFacts } from '../../server/src/core/analysis';
+import { analyzeResource, problemFindings, type Finding, type ResourceFacts } from '../../server/src/core/findings/analysis';
 import type { JsonObject, JsonValue } from '../../server/src/core/json';
-import { parseManifestText } from '../../server/src/core/manifest';
-import { schemaFromOpenApi } from '../../server/src/core/schema';
+import { parseManifestText } from '../../server/src/core/manifest/manifest';
+import { schemaFromOpenApi } from '../../server/src/core/ssa/schema';
 import { sanitizeSettings } from '../../server/src/protocol';
 
 const fixtures = path.join(import.meta.dirname, '..', 'fixtures');

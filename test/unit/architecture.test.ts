@@ -72,6 +72,39 @@ for (const rule of rules) {
   });
 }
 
+// Inside core/, three rooms with one-way doors: ssa/ (the structured-merge-diff port: paths, FieldsV1,
+// schema, merge, prediction) knows nothing of YAML text; manifest/ (text model, scalars, edits) may
+// use ssa/; findings/ (what the user is told) may use both. json.ts is the shared floor.
+const coreDir = path.join(serverSrc, 'core');
+const roomOf = (file: string): string => {
+  const rel = path.relative(coreDir, file).split(path.sep);
+  return rel.length > 1 ? rel[0]! : 'floor';
+};
+const mayImport: Record<string, string[]> = {
+  floor: ['floor'],
+  ssa: ['floor', 'ssa'],
+  manifest: ['floor', 'ssa', 'manifest'],
+  findings: ['floor', 'ssa', 'manifest', 'findings'],
+};
+
+test('core/ has its rooms, and nothing else at its top but the shared floor', () => {
+  const entries = fs.readdirSync(coreDir, { withFileTypes: true });
+  assert.deepEqual(entries.filter((e) => e.isDirectory()).map((e) => e.name).sort(), Object.keys(mayImport).filter((r) => r !== 'floor').sort());
+  assert.deepEqual(entries.filter((e) => e.isFile()).map((e) => e.name).sort(), ['json.ts']);
+});
+
+test('core/ rooms import one way: floor <- ssa <- manifest <- findings', () => {
+  const files = sourceFiles(coreDir);
+  assert.ok(files.length > 20, 'the rule sees the core sources');
+  const broken = files.flatMap((f) =>
+    importsOf(f)
+      .filter((spec) => spec.startsWith('.'))
+      .filter((spec) => !mayImport[roomOf(f)]!.includes(roomOf(path.resolve(path.dirname(f), spec))))
+      .map((spec) => `${path.relative(serverSrc, f)} imports ${spec}`),
+  );
+  assert.deepEqual(broken, []);
+});
+
 test('the client imports nothing of the server but the plain-data protocol', () => {
   const clientSrc = path.resolve(__dirname, '../../client/src');
   const broken = sourceFiles(clientSrc).flatMap((f) =>

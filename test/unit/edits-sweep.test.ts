@@ -7,10 +7,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
-import { applyTextEdits, removeFieldEdits, replaceValueEdits, type EditResult } from '../../server/src/core/edits';
+import { applyTextEdits, removeFieldEdits, replaceValueEdits, type EditResult } from '../../server/src/core/manifest/edits';
 import { jsonEqual, type JsonValue } from '../../server/src/core/json';
-import { forEachNode, locate, nodeToJson, parseManifestText, type ParsedManifest } from '../../server/src/core/manifest';
-import { formatPath, type FieldPath } from '../../server/src/core/path';
+import { forEachNode, locate, nodeToJson, parseManifestText, type ParsedManifest } from '../../server/src/core/manifest/manifest';
+import { formatPath, type FieldPath } from '../../server/src/core/ssa/path';
 
 const dir = path.join(import.meta.dirname, '../fixtures/manifest');
 const manifests = fs.readdirSync(dir).filter((f) => /\.(ya?ml|json)$/.test(f) && !f.endsWith('.expect.yaml'));

@@ -9,11 +9,11 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import { parse as parseYaml } from 'yaml';
-import { addressOf } from '../../server/src/core/edits-json';
-import { applyTextEdits, removeFieldEdits, removeFieldsEdits, removeFieldsInFileEdits, replaceValueEdits, type EditResult, type TextEdit } from '../../server/src/core/edits';
+import { addressOf } from '../../server/src/core/manifest/edits-json';
+import { applyTextEdits, removeFieldEdits, removeFieldsEdits, removeFieldsInFileEdits, replaceValueEdits, type EditResult, type TextEdit } from '../../server/src/core/manifest/edits';
 import { jsonEqual, type JsonValue } from '../../server/src/core/json';
-import { locatePathString, nodeToJson, parseManifestText, type LocateOptions, type ManifestResource, type Position } from '../../server/src/core/manifest';
-import { parsePath, type FieldPath } from '../../server/src/core/path';
+import { locatePathString, nodeToJson, parseManifestText, type LocateOptions, type ManifestResource, type Position } from '../../server/src/core/manifest/manifest';
+import { parsePath, type FieldPath } from '../../server/src/core/ssa/path';
 
 const dir = path.join(import.meta.dirname, '../fixtures/edits');
 

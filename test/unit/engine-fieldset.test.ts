@@ -6,9 +6,9 @@ import * as path from 'node:path';
 import { describe, test } from 'node:test';
 import { parse } from 'yaml';
 import type { JsonObject, JsonValue } from '../../server/src/core/json';
-import { decodeFieldsV1, differenceSets, encodeFieldsV1, fieldSetFromPaths } from '../../server/src/core/fieldsv1';
-import { toFieldSet } from '../../server/src/core/fieldset';
-import { rootTypeFor, schemaFromOpenApi } from '../../server/src/core/schema';
+import { decodeFieldsV1, differenceSets, encodeFieldsV1, fieldSetFromPaths } from '../../server/src/core/ssa/fieldsv1';
+import { toFieldSet } from '../../server/src/core/ssa/fieldset';
+import { rootTypeFor, schemaFromOpenApi } from '../../server/src/core/ssa/schema';
 
 const fixtures = path.join(import.meta.dirname, '..', 'fixtures');
 const { schema } = schemaFromOpenApi(

@@ -10,9 +10,9 @@ import * as path from 'node:path';
 import { describe, test } from 'node:test';
 import { parse } from 'yaml';
 import type { JsonObject, JsonValue } from '../../server/src/core/json';
-import { conflictCauses, formatServerPath } from '../../server/src/core/messages';
-import { predictApply, type ApplyMode, type ApplyPrediction } from '../../server/src/core/predict';
-import { schemaFromOpenApi } from '../../server/src/core/schema';
+import { conflictCauses, formatServerPath } from '../../server/src/core/ssa/messages';
+import { predictApply, type ApplyMode, type ApplyPrediction } from '../../server/src/core/ssa/predict';
+import { schemaFromOpenApi } from '../../server/src/core/ssa/schema';
 
 const fixtures = path.join(import.meta.dirname, '..', 'fixtures');
 const openapi = ['api__v1.json', 'apis__apps__v1.json', 'apis__batch__v1.json'].map(

@@ -14,8 +14,8 @@ import {
   recursiveDifferenceSets,
   setPaths,
   unionSets,
-} from '../../server/src/core/fieldsv1';
-import { formatServerPath } from '../../server/src/core/messages';
+} from '../../server/src/core/ssa/fieldsv1';
+import { formatServerPath } from '../../server/src/core/ssa/messages';
 
 interface Case {
   name: string;

@@ -3,9 +3,9 @@
 // on that object's key, not on the first one's — and where kubectl stops, the error is there.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isJsonStream, splitJsonStream } from '../../server/src/core/json-stream';
-import { locate, parseManifestText } from '../../server/src/core/manifest';
-import { field } from '../../server/src/core/path';
+import { isJsonStream, splitJsonStream } from '../../server/src/core/manifest/json-stream';
+import { locate, parseManifestText } from '../../server/src/core/manifest/manifest';
+import { field } from '../../server/src/core/ssa/path';
 
 const cm = (name: string) => `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"${name}"},"data":{"k":"${name}"}}`;
 

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import { parse as parseYaml } from 'yaml';
-import { locatePathString, parseManifestText, type Range } from '../../server/src/core/manifest';
+import { locatePathString, parseManifestText, type Range } from '../../server/src/core/manifest/manifest';
 
 const dir = path.join(import.meta.dirname, '../fixtures/manifest');
 

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { describe, test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import { parse as parseYaml12 } from 'yaml';
-import { parseManifestText } from '../../server/src/core/manifest';
+import { parseManifestText } from '../../server/src/core/manifest/manifest';
 
 interface ScalarCase {
   readonly place: 'value' | 'key';

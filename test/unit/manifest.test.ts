@@ -10,8 +10,8 @@ import {
   parseManifestText,
   parseManifestTextInSlices,
   type ManifestResource,
-} from '../../server/src/core/manifest';
-import { field, formatPath, key } from '../../server/src/core/path';
+} from '../../server/src/core/manifest/manifest';
+import { field, formatPath, key } from '../../server/src/core/ssa/path';
 
 const configMap = (name: string, extra = '') => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  k: v${name}\n${extra}`;
 

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import { jsonEqual, type JsonValue } from '../../server/src/core/json';
-import { field, formatPath, index, key, parsePath, pathKey, setValue, type FieldPath } from '../../server/src/core/path';
+import { field, formatPath, index, key, parsePath, pathKey, setValue, type FieldPath } from '../../server/src/core/ssa/path';
 
 // Strings as the server prints them in conflict causes (reference/ssa-semantics.md §3), with the
 // path they stand for.

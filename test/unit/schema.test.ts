@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 import type { JsonValue } from '../../server/src/core/json';
-import { deduceAtom, fieldType, resolveType, rootTypeFor, schemaFromOpenApi, type Atom, type SchemaModel, type TypeRef } from '../../server/src/core/schema';
+import { deduceAtom, fieldType, resolveType, rootTypeFor, schemaFromOpenApi, type Atom, type SchemaModel, type TypeRef } from '../../server/src/core/ssa/schema';
 
 const dir = path.join(import.meta.dirname, '..', 'fixtures', 'openapi');
 const docs = ['api__v1.json', 'apis__apps__v1.json', 'apis__batch__v1.json'].map((f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as JsonValue);

@@ -1,8 +1,8 @@
 // The check itself: every file, every object in it, the facts from the cluster or a snapshot,
 // the same analysis the editor runs, and (with --verify) the server's dry-run answer beside it.
-import { analyzeResource, objectIdentity, problemFindings, type AnalysisSettings } from '../core/analysis';
-import { parseManifestText } from '../core/manifest';
-import type { CheckedObject, CheckReport } from '../core/report';
+import { analyzeResource, objectIdentity, problemFindings, type AnalysisSettings } from '../core/findings/analysis';
+import { parseManifestText } from '../core/manifest/manifest';
+import type { CheckedObject, CheckReport } from '../core/findings/report';
 import type { ClusterConnection, ClusterProblem } from '../cluster';
 import type { FactsReader } from './facts';
 import { classifyInputs, notCheckedNote } from './classify';

@@ -3,12 +3,12 @@
 // or a snapshot directory. Both answer the same records, so an offline check gives the same
 // findings as a live one. A problem that makes the answer unknowable (unreachable, forbidden) is
 // returned, not thrown: the command stops with it.
-import type { ResourceFacts } from '../core/analysis';
+import type { ResourceFacts } from '../core/findings/analysis';
 import type { JsonObject } from '../core/json';
-import type { ManifestResource } from '../core/manifest';
-import { qualifiedResource } from '../core/messages';
-import type { ReportSource } from '../core/report';
-import { schemaFromOpenApi, type SchemaModel } from '../core/schema';
+import type { ManifestResource } from '../core/manifest/manifest';
+import { qualifiedResource } from '../core/ssa/messages';
+import type { ReportSource } from '../core/findings/report';
+import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
 import { liveFacts, type ApiResourceInfo, type ClusterConnection, type ClusterProblem } from '../cluster';
 
 export type FactsAnswer =

@@ -6,9 +6,9 @@
 // message keeps its colons and commas); a property value also escapes `:` and `,` (%3A, %2C), which
 // would otherwise end the property. Lines and columns are 1-based, columns in UTF-16 code units as
 // the editor counts them.
-import type { Severity } from '../core/analysis';
-import type { Range } from '../core/manifest';
-import { dryRunDiffersCode, findingRules, summarize, type CheckReport } from '../core/report';
+import type { Severity } from '../core/findings/analysis';
+import type { Range } from '../core/manifest/manifest';
+import { dryRunDiffersCode, findingRules, summarize, type CheckReport } from '../core/findings/report';
 
 const commands: Record<Severity, 'error' | 'warning' | 'notice'> = { error: 'error', warning: 'warning', information: 'notice' };
 

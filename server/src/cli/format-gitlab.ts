@@ -4,9 +4,9 @@
 // information `info`. The fingerprint identifies an issue across pipelines: it leaves the line out,
 // so an edit above a finding does not make it a new one.
 import { createHash } from 'node:crypto';
-import type { Severity } from '../core/analysis';
-import type { Range } from '../core/manifest';
-import { dryRunDiffersCode, type CheckReport } from '../core/report';
+import type { Severity } from '../core/findings/analysis';
+import type { Range } from '../core/manifest/manifest';
+import { dryRunDiffersCode, type CheckReport } from '../core/findings/report';
 
 export interface CodeQualityIssue {
   description: string;

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createClusterConnection, redactText, type ClusterConnection, type ClusterProblem } from '../cluster';
-import { exitCodeFor, formatJson, formatSarif, formatText, summarize, type CheckReport } from '../core/report';
+import { exitCodeFor, formatJson, formatSarif, formatText, summarize, type CheckReport } from '../core/findings/report';
 import { parseCommandLine, usage, type CheckCommand, type ClusterOptions, type SnapshotCommand } from './args';
 import { runCheck } from './check';
 import { liveFactsReader, type FactsReader } from './facts';

@@ -16,10 +16,10 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { KindFacts, LiveFacts, ResourceFacts } from '../core/analysis';
+import type { KindFacts, LiveFacts, ResourceFacts } from '../core/findings/analysis';
 import { isJsonObject, type JsonObject } from '../core/json';
-import { parseManifestText, type ManifestResource } from '../core/manifest';
-import type { SchemaModel } from '../core/schema';
+import { parseManifestText, type ManifestResource } from '../core/manifest/manifest';
+import type { SchemaModel } from '../core/ssa/schema';
 import type { ApiResourceInfo, ClusterConnection, ClusterProblem, DiscoveryIndex } from '../cluster';
 import { findResource, splitApiVersion } from '../cluster/discovery';
 import { openApiPathKey } from '../cluster/openapi';

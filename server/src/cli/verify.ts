@@ -1,12 +1,12 @@
 // --verify: the server's own answer to a dry run of the manifest (dryRun=All, nothing is stored),
 // set beside the prediction. Where they part, the server is right, and the report says so on the
 // line the server's answer concerns.
-import { rangeFor, type Finding } from '../core/analysis';
-import type { ManifestResource, Range } from '../core/manifest';
-import { parsePath } from '../core/path';
-import type { Verification, VerificationDifference } from '../core/report';
+import { rangeFor, type Finding } from '../core/findings/analysis';
+import type { ManifestResource, Range } from '../core/manifest/manifest';
+import { parsePath } from '../core/ssa/path';
+import type { Verification, VerificationDifference } from '../core/findings/report';
 import type { ClusterProblem, DryRunOutcome } from '../cluster';
-import type { SchemaModel } from '../core/schema';
+import type { SchemaModel } from '../core/ssa/schema';
 
 /** The 409s and refusals the prediction can name, by the finding code that names them. */
 const refusalCodes = new Set(['field-conflict', 'already-exists', 'stale-resource-version', 'uid-mismatch', 'invalid-manifest']);

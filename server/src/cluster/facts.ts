@@ -1,10 +1,10 @@
-// What the cluster says about the objects a manifest names, shaped as core/analysis.ts wants it:
+// What the cluster says about the objects a manifest names, shaped as core/findings/analysis.ts wants it:
 // is the kind served, does the object exist (with its managedFields), what is the schema of its
 // group-version. `peek` answers from the caches without waiting (the editor, on every keystroke);
 // `load` waits for the answers (the command line, the verifier).
-import type { KindFacts, LiveFacts, ResourceFacts } from '../core/analysis';
+import type { KindFacts, LiveFacts, ResourceFacts } from '../core/findings/analysis';
 import type { JsonObject } from '../core/json';
-import { schemaFromOpenApi, type SchemaModel } from '../core/schema';
+import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
 import type { ClusterConnection } from './connection';
 import type { Disposable, LiveObjectState, ObjectRef } from './types';
 

@@ -1,4 +1,4 @@
-// OpenAPI v3 documents, one per group-version, as plain JSON for core/schema.ts.
+// OpenAPI v3 documents, one per group-version, as plain JSON for core/ssa/schema.ts.
 // The index (/openapi/v3) gives each group-version a URL carrying a content hash
 // (`/openapi/v3/apis/apps/v1?hash=...`); a document is cached under that URL, so it is fetched again
 // only when the server's schema for that group-version changed (a CRD was updated, the server upgraded).

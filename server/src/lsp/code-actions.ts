@@ -1,12 +1,12 @@
 // Quick fixes, built from the finding each diagnostic carries and the current parse of the text:
 // give a contested field up (remove it), share it (take the live value), remove a stale
 // resourceVersion/uid; all contested fields of a resource or of the file at once (also as
-// source.fixAll). Edits come from core/edits.ts, which refuses rather than produce a wrong edit.
+// source.fixAll). Edits come from core/manifest/edits.ts, which refuses rather than produce a wrong edit.
 import { CodeActionKind, type CodeAction, type CodeActionParams, type TextEdit } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { locateOptions, showValue, type Finding } from '../core/analysis';
-import { removeFieldEdits, removeFieldsEdits, replaceValueEdits, type EditResult } from '../core/edits';
-import { describeManager } from '../core/messages';
+import { locateOptions, showValue, type Finding } from '../core/findings/analysis';
+import { removeFieldEdits, removeFieldsEdits, replaceValueEdits, type EditResult } from '../core/manifest/edits';
+import { describeManager } from '../core/ssa/messages';
 import type { AnalyzedResource, DocumentAnalysis } from './document-analysis';
 import { findingOf, toDiagnostic } from './diagnostics';
 

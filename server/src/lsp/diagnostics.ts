@@ -1,8 +1,8 @@
 // Findings become diagnostics. Each carries its finding in `data`, so code actions read what was
 // found instead of re-deriving it (or, worse, parsing the message).
 import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver/node';
-import type { Finding, Severity } from '../core/analysis';
-import { findingRules } from '../core/report';
+import type { Finding, Severity } from '../core/findings/analysis';
+import { findingRules } from '../core/findings/report';
 
 export const diagnosticSource = 'kube-conflict-hints';
 

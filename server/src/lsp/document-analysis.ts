@@ -7,8 +7,8 @@ import {
   problemFindings,
   type Finding,
   type ResourceFacts,
-} from '../core/analysis';
-import { createManifestCache, parseManifestText, parseManifestTextInSlices, type ManifestCache, type ManifestResource, type ParsedManifest } from '../core/manifest';
+} from '../core/findings/analysis';
+import { createManifestCache, parseManifestText, parseManifestTextInSlices, type ManifestCache, type ManifestResource, type ParsedManifest } from '../core/manifest/manifest';
 import type { Settings } from '../protocol';
 import type { Session } from './session';
 

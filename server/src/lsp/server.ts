@@ -12,11 +12,11 @@ import {
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { readKubeconfig, redactText, type ClusterHealth } from '../cluster';
-import { managerNames, type Finding } from '../core/analysis';
-import { fieldHover, objectHover } from '../core/hover-text';
-import { ownershipView } from '../core/ownership-view';
-import { nodeAt } from '../core/ownership';
-import { absoluteRange, type ManifestResource, type Position } from '../core/manifest';
+import { managerNames, type Finding } from '../core/findings/analysis';
+import { fieldHover, objectHover } from '../core/findings/hover-text';
+import { ownershipView } from '../core/findings/ownership-view';
+import { nodeAt } from '../core/findings/ownership';
+import { absoluteRange, type ManifestResource, type Position } from '../core/manifest/manifest';
 import {
   requests,
   statusNotification,
@@ -190,7 +190,7 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     if (!document) return undefined;
     const settings = await settingsFor(uri);
     await analyzer.prepare(uri, document.version, document.getText());
-    // A Kubernetes manifest is a document with apiVersion and kind at its top level (core/manifest
+    // A Kubernetes manifest is a document with apiVersion and kind at its top level (core/manifest/manifest
     // finds them); any other YAML or JSON gets no session, so opening it contacts no cluster.
     const isManifest = analyzer.parse(uri, document.version, document.getText()).resources.length > 0;
     const session = isManifest ? await sessionFor(settings) : undefined;

@@ -1,8 +1,8 @@
 // Confirmation on demand: send each resource of a document as a dry-run apply (or a dry-run create
 // in create mode) and compare the server's answer with the prediction. The server is the judge:
 // where it disagrees, its answer becomes a finding and the difference is reported.
-import { rangeFor, type Finding } from '../core/analysis';
-import { describeManager } from '../core/messages';
+import { rangeFor, type Finding } from '../core/findings/analysis';
+import { describeManager } from '../core/ssa/messages';
 import type { Settings, VerifyResult } from '../protocol';
 import type { DocumentAnalysis } from './document-analysis';
 import type { Session } from './session';

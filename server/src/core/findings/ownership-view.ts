@@ -2,10 +2,10 @@
 // written after it as a comment: `replicas: 5  # kube-controller-manager (Update, scale)`.
 // managedFields itself is left out (the comments say the same, readably).
 import { stringify } from 'yaml';
-import { isJsonObject, jsonCutAt, type JsonObject } from './json';
-import { forEachNode, parseManifestText } from './manifest';
+import { isJsonObject, jsonCutAt, type JsonObject } from '../json';
+import { forEachNode, parseManifestText } from '../manifest/manifest';
 import { decodeOwnership, ownersIn, serverPath } from './ownership';
-import type { SchemaModel } from './schema';
+import type { SchemaModel } from '../ssa/schema';
 
 /**
  * Levels of the live object shown. A live object may nest 10,000 levels (the API server's JSON

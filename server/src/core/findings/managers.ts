@@ -1,7 +1,7 @@
 // What a field manager usually is, in one line for a hover or a diagnostic. The names are the ones
 // kubectl, controllers and deployment tools write (kubectl: staging/src/k8s.io/kubectl/pkg/cmd/*
 // --field-manager defaults; kube-controller-manager: the HPA writes through the scale subresource).
-import type { ManagerIdentity } from './messages';
+import type { ManagerIdentity } from '../ssa/messages';
 
 export interface ManagerRole {
   /** A few words for a diagnostic: "an autoscaler". */

@@ -28,7 +28,7 @@ import {
   textLines,
   type TextLines,
 } from './edits-text';
-import { jsonEqual, type JsonObject, type JsonValue } from './json';
+import { jsonEqual, type JsonObject, type JsonValue } from '../json';
 import {
   absoluteRange,
   locate,
@@ -43,7 +43,7 @@ import {
   type MapNode,
   type Range,
 } from './manifest';
-import { formatPath, parsePath, type FieldPath } from './path';
+import { formatPath, parsePath, type FieldPath } from '../ssa/path';
 
 /** One replacement in the original text, as LSP's TextEdit: positions in UTF-16 code units. */
 export interface TextEdit {

@@ -2,7 +2,7 @@
 // typed/merge.go (live merged with the applied config), typed/compare.go (Added / Modified /
 // Removed between two objects), typed/remove.go (RemoveItems, used when pruning).
 // `undefined` means "absent"; `null` is a present null value — the server keeps the difference.
-import { isJsonObject, jsonEqual, type JsonObject, type JsonValue } from './json';
+import { isJsonObject, jsonEqual, type JsonObject, type JsonValue } from '../json';
 import type { FieldPath, PathElement } from './path';
 import { hasPath, insertPath, isEmptySet, newFieldSet, pathElementKey, withPrefix, type FieldSet } from './fieldsv1';
 import { listItemElement } from './fieldset';

@@ -3,7 +3,7 @@
 // /openapi/v3/api/v1 and /openapi/v3/apis/<group>/<version> — for built-in kinds and CRDs alike.
 // The conversion follows k8s.io/kube-openapi pkg/schemaconv/openapi.go and smd.go line by line,
 // because the server builds its own merge schema with exactly that code.
-import { isJsonObject, type JsonObject, type JsonValue } from './json';
+import { isJsonObject, type JsonObject, type JsonValue } from '../json';
 
 /** How the children of a list or map relate: one value, separate fields, or keyed items. */
 export type ElementRelationship = 'atomic' | 'separable' | 'associative';

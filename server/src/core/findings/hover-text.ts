@@ -2,13 +2,13 @@
 // differs, and what each manager usually is. Pure, so it is tested without an editor.
 import type { ResourceFacts } from './analysis';
 import { showValue } from './analysis';
-import { isJsonObject, jsonDepthExceeds, jsonEqual, type JsonObject, type JsonValue } from './json';
-import type { ManifestNode, ManifestResource } from './manifest';
-import { manifestLimits, nodeToJson } from './manifest';
+import { isJsonObject, jsonDepthExceeds, jsonEqual, type JsonObject, type JsonValue } from '../json';
+import type { ManifestNode, ManifestResource } from '../manifest/manifest';
+import { manifestLimits, nodeToJson } from '../manifest/manifest';
 import { managerRole } from './managers';
-import { describeManager, formatServerPath, qualifiedResource } from './messages';
+import { describeManager, formatServerPath, qualifiedResource } from '../ssa/messages';
 import { liveValueAt, ownersOf, type FieldOwner } from './ownership';
-import type { FieldPath } from './path';
+import type { FieldPath } from '../ssa/path';
 
 export function objectHover(resource: ManifestResource, facts: ResourceFacts | undefined, now: number): string {
   const title = `**${resource.kind} ${JSON.stringify(resource.name ?? resource.generateName ?? '')}**`;

@@ -5,7 +5,7 @@
 // - AlreadyExists / optimistic lock / uid mismatch: apimachinery pkg/api/errors/errors.go
 //   NewAlreadyExists, NewConflict, registry/generic/registry/store.go OptimisticLockErrorMsg,
 //   apiserver pkg/endpoints/handlers/patch.go (uid mismatch).
-import type { JsonValue } from './json';
+import type { JsonValue } from '../json';
 import { formatPath, goQuote, type FieldPath } from './path';
 import { compareGoStrings } from './fieldsv1';
 

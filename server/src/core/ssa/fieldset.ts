@@ -1,7 +1,7 @@
 // The field set an applied configuration owns: structured-merge-diff typed/tofieldset.go, plus
 // the list-item identity the server derives from key fields and their schema defaults
 // (typed/helpers.go listItemToPathElement, keyedAssociativeListItemToPathElement).
-import { isJsonObject, type JsonValue } from './json';
+import { isJsonObject, type JsonValue } from '../json';
 import type { FieldPath, PathElement } from './path';
 import { insertPath, newFieldSet, pathElementKey, type FieldSet } from './fieldsv1';
 import { formatServerPath, goTypeName, goValueSharpV, goValueV } from './messages';

@@ -2,9 +2,9 @@
 // text edit passes before it is offered. The text edits are planned on the node tree; this side
 // never looks at it, so an edit that would also change an aliased copy, reveal a duplicate key or
 // break the YAML is caught by comparing the re-read text with these values.
-import { isJsonObject, jsonEqual, type JsonObject, type JsonValue } from './json';
+import { isJsonObject, jsonEqual, type JsonObject, type JsonValue } from '../json';
 import type { LocateOptions } from './manifest';
-import type { FieldPath } from './path';
+import type { FieldPath } from '../ssa/path';
 
 /** Where a path points inside a JSON value: object keys and array indexes. */
 export type JsonAddress = readonly (string | number)[];

@@ -3,7 +3,7 @@
 // (k8s.io/apimachinery pkg/util/managedfields/internal: skipnonapplied.go, lastappliedmanager.go,
 // buildmanagerinfo.go, stripmeta.go, structuredmerge.go) over structured-merge-diff
 // merge/update.go Updater.Apply: merge, prune, compare, conflicts = owned(m) ∩ (Modified ∪ Added).
-import { isJsonObject, type JsonObject, type JsonValue } from './json';
+import { isJsonObject, type JsonObject, type JsonValue } from '../json';
 import { goQuote, type FieldPath } from './path';
 import {
   differenceSets,

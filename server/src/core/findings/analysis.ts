@@ -2,14 +2,14 @@
 // sees: in the editor as diagnostics, on the command line as compiler-style lines. Pure: the facts
 // are handed in as plain data, so the editor (from its live cache), the command line (from a
 // cluster or an offline snapshot) and the tests (from captured fixtures) all share this code.
-import { isJsonObject, jsonDepthExceeds, type JsonObject, type JsonValue } from './json';
-import { locate, manifestLimits, type LocateOptions, type ManifestProblem, type ManifestResource, type Range } from './manifest';
+import { isJsonObject, jsonDepthExceeds, type JsonObject, type JsonValue } from '../json';
+import { locate, manifestLimits, type LocateOptions, type ManifestProblem, type ManifestResource, type Range } from '../manifest/manifest';
 import { managerRole } from './managers';
 import { liveValueAt } from './ownership';
-import { describeManager, formatServerPath, qualifiedResource, type ManagerIdentity } from './messages';
-import type { FieldPath } from './path';
-import { predictApply, type ApplyMode, type FieldConflict, type PredictedStatus } from './predict';
-import { fieldType, resolveType, rootTypeFor, type SchemaModel, type TypeRef } from './schema';
+import { describeManager, formatServerPath, qualifiedResource, type ManagerIdentity } from '../ssa/messages';
+import type { FieldPath } from '../ssa/path';
+import { predictApply, type ApplyMode, type FieldConflict, type PredictedStatus } from '../ssa/predict';
+import { fieldType, resolveType, rootTypeFor, type SchemaModel, type TypeRef } from '../ssa/schema';
 
 /** What the cluster says of the manifest's apiVersion and kind. */
 export type KindFacts =

@@ -10,7 +10,7 @@
 //   - timestamps stay strings when decoded into interface{} (decode.go keeps n.value);
 //   - `.inf` / `.nan` resolve to floats that encoding/json then refuses ("json: unsupported value").
 // The table in test/fixtures/manifest/scalars.yaml is checked against the real kubectl.
-import type { JsonValue } from './json';
+import type { JsonValue } from '../json';
 
 /** A resolved scalar: a JSON value, or a number JSON cannot carry (±Inf, NaN), or a decode error. */
 export type ScalarResolution =

@@ -2,7 +2,7 @@
 // server runs on it. Mirrors sigs.k8s.io/structured-merge-diff/v6 fieldpath/set.go (operations),
 // fieldpath/serialize.go (FieldsV1 <-> set), fieldpath/serialize-pe.go (one key <-> PathElement)
 // and fieldpath/element.go (ordering).
-import { isJsonObject, type JsonObject, type JsonValue } from './json';
+import { isJsonObject, type JsonObject, type JsonValue } from '../json';
 import type { FieldPath, PathElement } from './path';
 
 /**

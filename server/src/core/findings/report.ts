@@ -2,8 +2,8 @@
 // text, JSON for scripts, SARIF 2.1.0 for code-scanning services. Pure: the command line gathers
 // the records and prints what these functions return; nothing here touches files or a cluster.
 import { docsLinks, type Finding, type FindingCode, type ObjectIdentity, type Severity } from './analysis';
-import type { Range } from './manifest';
-import type { ApplyMode } from './predict';
+import type { Range } from '../manifest/manifest';
+import type { ApplyMode } from '../ssa/predict';
 
 /** Where the server's dry-run answer parts from the prediction, on the range it concerns. */
 export interface VerificationDifference {

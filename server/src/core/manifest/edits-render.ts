@@ -6,7 +6,7 @@
 // same string, so the text means the same to kubectl and to the editor's YAML tooling; otherwise it
 // is double-quoted.
 import { parseDocument } from 'yaml';
-import { isJsonObject, type JsonValue } from './json';
+import { isJsonObject, type JsonValue } from '../json';
 import { resolveScalar } from './yaml-scalars';
 
 /** How the surrounding file writes nested blocks, so new lines look like their neighbours. */

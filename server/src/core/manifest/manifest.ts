@@ -8,9 +8,9 @@
 // everything that leaves this module through locate() or the problems list is absolute.
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, Scalar } from 'yaml';
 import type { Document, Node as YamlNode, YAMLMap, YAMLSeq } from 'yaml';
-import { jsonEqual, type JsonObject, type JsonValue } from './json';
+import { jsonEqual, type JsonObject, type JsonValue } from '../json';
 import { isJsonStream, splitJsonStream } from './json-stream';
-import { field, index, parsePath, type FieldPath, type PathElement } from './path';
+import { field, index, parsePath, type FieldPath, type PathElement } from '../ssa/path';
 import { jsonKeyOf, resolveScalar } from './yaml-scalars';
 
 /** Zero-based line and character, the character in UTF-16 code units (as LSP counts). */

@@ -1,13 +1,13 @@
 // Who owns a field of a live object, for hovers and the ownership view: the managedFields entries
 // whose field set holds the field's exact path, or something below it.
-import { isJsonObject, jsonCutAt, type JsonObject, type JsonValue } from './json';
-import { hasPath, isEmptySet, pathElementKey, type FieldSet } from './fieldsv1';
-import { listItemElement } from './fieldset';
-import { decodeManagedFields, type ManagedFieldsEntry } from './managed-fields';
-import { forEachNode, manifestLimits, type ManifestNode, type ManifestResource, type Position, type Range } from './manifest';
-import type { ManagerIdentity } from './messages';
-import type { FieldPath, PathElement } from './path';
-import { fieldType, resolveType, rootTypeFor, type Atom, type SchemaModel } from './schema';
+import { isJsonObject, jsonCutAt, type JsonObject, type JsonValue } from '../json';
+import { hasPath, isEmptySet, pathElementKey, type FieldSet } from '../ssa/fieldsv1';
+import { listItemElement } from '../ssa/fieldset';
+import { decodeManagedFields, type ManagedFieldsEntry } from '../ssa/managed-fields';
+import { forEachNode, manifestLimits, type ManifestNode, type ManifestResource, type Position, type Range } from '../manifest/manifest';
+import type { ManagerIdentity } from '../ssa/messages';
+import type { FieldPath, PathElement } from '../ssa/path';
+import { fieldType, resolveType, rootTypeFor, type Atom, type SchemaModel } from '../ssa/schema';
 
 export interface FieldOwner {
   readonly manager: ManagerIdentity;

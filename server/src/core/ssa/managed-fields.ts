@@ -1,6 +1,6 @@
 // metadata.managedFields as plain records: who owns which field set
 // (k8s.io/apimachinery pkg/util/managedfields/internal/managedfields.go DecodeManagedFields).
-import { isJsonObject, type JsonValue } from './json';
+import { isJsonObject, type JsonValue } from '../json';
 import { decodeFieldsV1, type FieldSet } from './fieldsv1';
 import { managerIdentifier, type ManagerIdentity } from './messages';
 
