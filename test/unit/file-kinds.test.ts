@@ -3,7 +3,7 @@
 // one file must be classified as.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { classifyFiles, type FileKind } from '../../server/src/core/manifest/file-kinds';
+import { classifyFiles, type FileKind } from '../../server/src/core/sources/file-kinds';
 
 const deployment = 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n';
 const template = 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ include "shop.fullname" . }}\nspec:\n  {{- if not .Values.autoscaling.enabled }}\n  replicas: {{ .Values.replicaCount }}\n  {{- end }}\n';

@@ -1,10 +1,10 @@
-// What each file the check reads is (core/manifest/file-kinds.ts decides), with the context that decision
+// What each file the check reads is (core/sources/file-kinds.ts decides), with the context that decision
 // needs read from disk: the Chart.yaml and kustomization files in the folders above each file, so
 // that `check chart/templates/deployment.yaml` knows it names a template even when the chart's
 // other files are not named.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { classifyFiles, type FileKind, type KnownFile } from '../core/manifest/file-kinds';
+import { classifyFiles, type FileKind, type KnownFile } from '../core/sources/file-kinds';
 import { readTextFile, stdinTarget } from './files';
 
 const CONTEXT_NAMES = ['Chart.yaml', 'kustomization.yaml', 'kustomization.yml', 'Kustomization'];

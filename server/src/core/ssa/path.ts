@@ -1,4 +1,4 @@
-import type { JsonValue } from './json';
+import type { JsonValue } from '../json';
 
 /**
  * One step of a field path, as structured-merge-diff's fieldpath.PathElement
