@@ -53,6 +53,11 @@ const rules: { name: string; applies: (layer: string) => boolean; forbidden: (sp
     forbidden: (_spec, target) => target === 'lsp' || target === 'cli',
   },
   {
+    name: 'render/ (running the user\'s kustomize and helm) knows only core/: no cluster, editor or command line',
+    applies: (l) => l === 'render',
+    forbidden: (spec, target) => spec.startsWith('vscode-languageserver') || (target !== undefined && target !== 'core' && target !== 'render'),
+  },
+  {
     name: 'the command line does not depend on the language server',
     applies: (l) => l === 'cli',
     forbidden: (_spec, target) => target === 'lsp',
