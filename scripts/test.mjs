@@ -88,7 +88,10 @@ if (files.some((f) => f.split(path.sep).includes('editors')) && spawnSync('nvim'
 }
 // The spec reporter for the details; then the counts of product tests apart from harness checks.
 const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=./scripts/test-summary.mjs', '--test-reporter-destination=stdout'];
-const result = spawnSync('node', ['--import', 'tsx', '--test', ...reporters, ...files], { stdio: 'inherit', env });
+// Test files run side by side (node's default: one fewer than the cores). KCH_TEST_CONCURRENCY sets
+// the number, to run here as a machine with more cores would.
+const concurrency = /^[1-9][0-9]?$/.test(process.env.KCH_TEST_CONCURRENCY ?? '') ? [`--test-concurrency=${process.env.KCH_TEST_CONCURRENCY}`] : [];
+const result = spawnSync('node', ['--import', 'tsx', '--test', ...concurrency, ...reporters, ...files], { stdio: 'inherit', env });
 
 if (env.KCH_VSIX) fs.rmSync(env.KCH_VSIX, { force: true });
 if (clusterStarted && !process.env.KCH_KEEP_CLUSTER) {

@@ -691,10 +691,44 @@ export class Editor {
     });
   }
 
-  /** Waits until the status bar item satisfies `until`. */
+  /** Waits until the status bar item satisfies `until`; on a timeout the error quotes its tooltip too. */
   async waitForStatus(until: (item: StatusBarItem) => boolean, what: string, timeoutMs = defaultTimeoutMs): Promise<StatusBarItem> {
-    const item = await this.waitFor(() => this.statusBarItem(), (value) => value !== undefined && until(value), what, timeoutMs);
-    return item as StatusBarItem;
+    try {
+      const item = await this.waitFor(() => this.statusBarItem(), (value) => value !== undefined && until(value), what, timeoutMs);
+      return item as StatusBarItem;
+    } catch (error) {
+      if (!(error instanceof EditorError)) throw error;
+      // The tooltip says why (the request that failed and the server's words): worth a few seconds.
+      const tooltip = await Promise.race([
+        this.statusBarTooltip().catch((e: unknown) => `(tooltip not read: ${e instanceof Error ? e.message : String(e)})`),
+        new Promise<string>((resolve) => setTimeout(() => resolve('(tooltip not read within 10 s)'), 10_000).unref()),
+      ]);
+      throw new EditorError(`${error.message}; status tooltip: ${JSON.stringify(tooltip)}`);
+    }
+  }
+
+  /**
+   * The user agents with which this editor's language servers reach the API server (the session's
+   * `kube-conflict-hints (editor; pid N)`), found among the processes of this code-server: other
+   * editors running beside it send the same product name with their own pids.
+   */
+  languageServerUserAgents(): string[] {
+    const group = this.server?.pid;
+    if (group === undefined) return [];
+    const agents: string[] = [];
+    for (const entry of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+        const pgrp = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+        if (pgrp !== group) continue;
+        const argv = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+        if (argv.some((arg) => arg.endsWith(path.join('dist', 'server.js')))) agents.push(`kube-conflict-hints (editor; pid ${entry})`);
+      } catch {
+        // The process ended while we looked.
+      }
+    }
+    return agents;
   }
 
   /** The tooltip of the extension's status bar item, read by hovering it. */

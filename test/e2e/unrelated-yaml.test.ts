@@ -61,8 +61,12 @@ test('a workflow and a compose file first: no exec plugin, no request, until a m
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-unrelated-'));
   const kube = execKubeconfig(cluster.kubeconfig, scratch, 'exec-plugin');
   const started = Date.now();
-  const fromEditor = () =>
-    readAuditEvents(cluster.auditLog).filter((e) => e.userAgent?.startsWith('kube-conflict-hints (editor') && Date.parse(e.requestReceivedTimestamp ?? '') >= started);
+  // This editor's language servers only: other editors may run beside it, against the same cluster.
+  const agents = new Set<string>();
+  const fromEditor = () => {
+    for (const agent of editor.languageServerUserAgents()) agents.add(agent);
+    return readAuditEvents(cluster.auditLog).filter((e) => agents.has(e.userAgent ?? '') && Date.parse(e.requestReceivedTimestamp ?? '') >= started);
+  };
 
   const editor = await startEditor(t, {
     name: 'unrelated-yaml',
@@ -79,6 +83,7 @@ test('a workflow and a compose file first: no exec plugin, no request, until a m
   // The positive signal: the language server has read the workflow (it answered the editor's
   // diagnostics pull for it). Had it connected for it, the status would already say so.
   await editor.waitFor(async () => trace(editor), (log) => diagnosticsAnswered(log, 'ci.yml'), 'the server\'s answer for ci.yml in the trace');
+  assert.equal(editor.languageServerUserAgents().length, 1, 'one language server of this editor runs');
   const idle = await editor.waitForStatus((item) => item.icons.includes('circle-outline'), 'the status bar to say no cluster was contacted yet');
   assert.equal(idle.warning, false, 'waiting for a manifest is no trouble');
   assert.match(await editor.statusBarTooltip(), /no cluster has been contacted/);
