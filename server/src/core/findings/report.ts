@@ -79,6 +79,12 @@ export const findingRules: Readonly<Record<FindingCode | typeof dryRunDiffersCod
     severity: 'error',
     docs: docsLinks.ssaConflicts,
   },
+  'owned-by-release': {
+    title: 'The object belongs to another Helm release',
+    description: 'A chart renders an object that exists without this release\'s ownership metadata (meta.helm.sh/release-name): helm install or upgrade stops before sending anything.',
+    severity: 'error',
+    docs: 'https://helm.sh/docs/faq/changes_since_helm2/#improved-upgrade-strategy-3-way-strategic-merge-patches',
+  },
   'already-exists': {
     title: 'The object already exists',
     description: 'kubectl create answers 409 AlreadyExists: an object of this kind and name is already in the cluster.',
