@@ -27,6 +27,10 @@ export interface CheckCommand extends ClusterOptions {
   minimumSeverity: Severity;
   verify: boolean;
   snapshot?: string;
+  /** `-k DIR`: kustomizations to build and check, as `kubectl apply -k DIR` would send them. */
+  kustomizations: string[];
+  /** `--kustomize-binary`: the kustomize to run (default: kustomize on PATH, then kubectl kustomize). */
+  kustomizeBinary?: string;
 }
 
 export interface SnapshotCommand extends ClusterOptions {
@@ -71,6 +75,13 @@ prints them, a \`List\` among them); any other text is a YAML stream of \`---\`-
                                          --min-severity information
   --verify                               also send each manifest as a dry run (dryRun=All: nothing
                                          is stored) and show where the server's answer differs
+  -k, --kustomize <dir>                  build the kustomization in <dir> and check what it renders,
+                                         as kubectl apply -k would send it; findings land on the
+                                         patch, resource file or kustomization entry that sets the
+                                         field. Kustomizations and the files they use that are named
+                                         as files are checked through the overlays that use them
+  --kustomize-binary <file>              the kustomize to run (default: kustomize on PATH, then
+                                         kubectl kustomize)
   --snapshot <dir>                       read the cluster from a snapshot directory; no cluster
   --kubeconfig <file>                    default: KUBECONFIG, then ~/.kube/config
   --context <name>                       default: the kubeconfig's current context
@@ -116,6 +127,8 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
         verify: { type: 'boolean' },
         snapshot: { type: 'string' },
         out: { type: 'string' },
+        kustomize: { type: 'string', short: 'k', multiple: true },
+        'kustomize-binary': { type: 'string' },
       },
     });
   } catch (e) {
@@ -134,7 +147,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
   }
 
   if (verb === 'snapshot') {
-    for (const option of ['field-manager', 'mode', 'format', 'verify', 'snapshot', 'min-severity', 'verbose'] as const) {
+    for (const option of ['field-manager', 'mode', 'format', 'verify', 'snapshot', 'min-severity', 'verbose', 'kustomize', 'kustomize-binary'] as const) {
       if (v[option] !== undefined) return { ok: false, message: `--${option} is an option of check, not of snapshot` };
     }
     if (v.out === undefined) return { ok: false, message: 'snapshot needs --out <dir>' };
@@ -155,7 +168,9 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
     if (v.kubeconfig !== undefined || v.context !== undefined) return { ok: false, message: '--snapshot reads no cluster: --kubeconfig and --context do not apply' };
   }
   if (v.verify && mode === 'clientSide') return { ok: false, message: '--verify confirms --mode serverSide or create (a dry-run update is not offered)' };
-  if (parsed.positionals.length === 0) return { ok: false, message: 'check needs manifests: name files or directories (e.g. `kube-conflict-hints check k8s/`)' };
+  if (v['kustomize-binary'] !== undefined && v['kustomize-binary'].trim() === '') return { ok: false, message: '--kustomize-binary needs a value' };
+  if ((v.kustomize ?? []).some((d) => d.trim() === '')) return { ok: false, message: '-k needs a kustomization folder' };
+  if (parsed.positionals.length === 0 && (v.kustomize ?? []).length === 0) return { ok: false, message: 'check needs manifests: name files or directories (e.g. `kube-conflict-hints check k8s/`)' };
   return {
     ok: true,
     command: {
@@ -167,6 +182,8 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
       minimumSeverity: minimum as Severity,
       verify: v.verify === true,
       ...(v.snapshot !== undefined ? { snapshot: v.snapshot } : {}),
+      kustomizations: v.kustomize ?? [],
+      ...(v['kustomize-binary'] !== undefined ? { kustomizeBinary: v['kustomize-binary'] } : {}),
       ...cluster,
     },
   };
