@@ -16,6 +16,7 @@ import { classifyInputs, kustomizeTargets, notCheckedNote } from './classify';
 import { displayPath, readTextFile, stdinTarget, type FileText } from './files';
 import type { CheckProgress } from './progress';
 import { compareWithServer } from './verify';
+import { checkHelmCharts, type HelmCheckRequest } from './check-helm';
 
 export type CheckOutcome = { ok: true; report: CheckReport } | { ok: false; problem: ClusterProblem } | { ok: false; usage: string };
 
@@ -28,7 +29,7 @@ export async function runCheck(
   stdin?: FileText,
   onProgress?: (progress: CheckProgress) => void,
   /** Kustomizations to build (`-k`), and which tools render. */
-  rendering: { kustomizations: readonly string[]; settings: RenderSettings } = { kustomizations: [], settings: {} },
+  rendering: { kustomizations: readonly string[]; settings: RenderSettings; helm?: Omit<HelmCheckRequest, 'settings'> } = { kustomizations: [], settings: {} },
 ): Promise<CheckOutcome> {
   const objects: CheckedObject[] = [];
   const texts = new Map<string, string>();
@@ -86,12 +87,23 @@ export async function runCheck(
     }
     for (const note of result.notes) objects.push({ file: displayPath(root), title: `${target.label} (${displayPath(root)})`, findings: [], notes: [note] });
   }
+  // Charts named with --helm: rendered once each; their files among the named ones are covered by it.
+  const charts: string[] = [];
+  let helmApply: Pick<AnalysisSettings, 'fieldManager' | 'applyMode'> | undefined;
+  if (rendering.helm && rendering.helm.charts.length > 0) {
+    const helm = await checkHelmCharts({ ...rendering.helm, settings: rendering.settings }, reader, settings.severity);
+    if (!helm.ok) return helm;
+    objects.push(...helm.objects);
+    charts.push(...helm.charts.map(toSlashes));
+    helmApply = helm.apply;
+  }
   let fileNumber = 0;
   for (const [file, text] of texts) {
     fileNumber++;
     const shown = displayPath(file);
     const kind = kinds.get(file)!;
     if ((kind.kind === 'kustomization' || kind.kind === 'kustomization-input') && targets.size > 0) continue;
+    if (kind.kind === 'helm-chart' && charts.includes(toSlashes(path.resolve(kind.chart)))) continue;
     if (kind.kind !== 'manifest') {
       const note = notCheckedNote(kind, (p) => displayPath(p));
       if (note) objects.push({ file: shown, title: shown, findings: [], notes: [note] });
@@ -121,10 +133,11 @@ export async function runCheck(
   return {
     ok: true,
     report: {
-      mode: settings.applyMode,
-      fieldManager: settings.fieldManager,
+      // A check of charts alone is a check of what Helm sends, and the summary says so.
+      mode: helmApply && files.length === 0 && rendering.kustomizations.length === 0 ? helmApply.applyMode : settings.applyMode,
+      fieldManager: helmApply && files.length === 0 && rendering.kustomizations.length === 0 ? helmApply.fieldManager : settings.fieldManager,
       source: reader.source,
-      files: [...files.map((f) => displayPath(f)), ...rendering.kustomizations.map((d) => displayPath(d))],
+      files: [...files.map((f) => displayPath(f)), ...rendering.kustomizations.map((d) => displayPath(d)), ...(rendering.helm?.charts ?? []).map((d) => displayPath(d))],
       objects,
     },
   };
