@@ -27,6 +27,18 @@ export interface CheckCommand extends ClusterOptions {
   minimumSeverity: Severity;
   verify: boolean;
   snapshot?: string;
+  /** `-k DIR`: kustomizations to build and check, as `kubectl apply -k DIR` would send them. */
+  kustomizations: string[];
+  /** `--kustomize-binary`: the kustomize to run (default: kustomize on PATH, then kubectl kustomize). */
+  kustomizeBinary?: string;
+  /** `--helm CHART`: charts to render with helm template and check as Helm would send them. */
+  charts: string[];
+  /** `--values FILE`: the release's values files, in order (the last wins). */
+  valuesFiles: string[];
+  /** `--release NAME` (default: the chart's name). */
+  release?: string;
+  /** `--helm-binary`: the helm to run (default: helm on PATH). */
+  helmBinary?: string;
 }
 
 export interface SnapshotCommand extends ClusterOptions {
@@ -71,6 +83,23 @@ prints them, a \`List\` among them); any other text is a YAML stream of \`---\`-
                                          --min-severity information
   --verify                               also send each manifest as a dry run (dryRun=All: nothing
                                          is stored) and show where the server's answer differs
+  -k, --kustomize <dir>                  build the kustomization in <dir> and check what it renders,
+                                         as kubectl apply -k would send it; findings land on the
+                                         patch, resource file or kustomization entry that sets the
+                                         field. Kustomizations and the files they use that are named
+                                         as files are checked through the overlays that use them
+  --kustomize-binary <file>              the kustomize to run (default: kustomize on PATH, then
+                                         kubectl kustomize)
+  --helm <chart>                         render the chart with helm template and check what Helm
+                                         would send: Helm 4 applies server-side, Helm 3 updates,
+                                         both as the field manager helm (helm version tells);
+                                         findings land on the template line that writes the field
+                                         and on the values line it reads
+  --values <file>                        a values file of the release (repeatable, the last wins;
+                                         default: the chart's values.yaml alone)
+  --release <name>                       the release name (default: the chart's name); the release
+                                         namespace is -n, else the context's namespace
+  --helm-binary <file>                   the helm to run (default: helm on PATH)
   --snapshot <dir>                       read the cluster from a snapshot directory; no cluster
   --kubeconfig <file>                    default: KUBECONFIG, then ~/.kube/config
   --context <name>                       default: the kubeconfig's current context
@@ -116,6 +145,12 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
         verify: { type: 'boolean' },
         snapshot: { type: 'string' },
         out: { type: 'string' },
+        kustomize: { type: 'string', short: 'k', multiple: true },
+        'kustomize-binary': { type: 'string' },
+        helm: { type: 'string', multiple: true },
+        values: { type: 'string', short: 'f', multiple: true },
+        release: { type: 'string' },
+        'helm-binary': { type: 'string' },
       },
     });
   } catch (e) {
@@ -134,7 +169,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
   }
 
   if (verb === 'snapshot') {
-    for (const option of ['field-manager', 'mode', 'format', 'verify', 'snapshot', 'min-severity', 'verbose'] as const) {
+    for (const option of ['field-manager', 'mode', 'format', 'verify', 'snapshot', 'min-severity', 'verbose', 'kustomize', 'kustomize-binary', 'helm', 'values', 'release', 'helm-binary'] as const) {
       if (v[option] !== undefined) return { ok: false, message: `--${option} is an option of check, not of snapshot` };
     }
     if (v.out === undefined) return { ok: false, message: 'snapshot needs --out <dir>' };
@@ -155,7 +190,18 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
     if (v.kubeconfig !== undefined || v.context !== undefined) return { ok: false, message: '--snapshot reads no cluster: --kubeconfig and --context do not apply' };
   }
   if (v.verify && mode === 'clientSide') return { ok: false, message: '--verify confirms --mode serverSide or create (a dry-run update is not offered)' };
-  if (parsed.positionals.length === 0) return { ok: false, message: 'check needs manifests: name files or directories (e.g. `kube-conflict-hints check k8s/`)' };
+  if (v['kustomize-binary'] !== undefined && v['kustomize-binary'].trim() === '') return { ok: false, message: '--kustomize-binary needs a value' };
+  if ((v.kustomize ?? []).some((d) => d.trim() === '')) return { ok: false, message: '-k needs a kustomization folder' };
+  for (const option of ['helm-binary', 'release'] as const) {
+    if (v[option] !== undefined && v[option].trim() === '') return { ok: false, message: `--${option} needs a value` };
+  }
+  if ([...(v.helm ?? []), ...(v.values ?? [])].some((d) => d.trim() === '')) return { ok: false, message: '--helm and --values need a path' };
+  if ((v.helm ?? []).length === 0) {
+    for (const option of ['values', 'release', 'helm-binary'] as const) {
+      if (v[option] !== undefined) return { ok: false, message: `--${option} goes with --helm <chart>` };
+    }
+  }
+  if (parsed.positionals.length === 0 && (v.kustomize ?? []).length === 0 && (v.helm ?? []).length === 0) return { ok: false, message: 'check needs manifests: name files or directories (e.g. `kube-conflict-hints check k8s/`)' };
   return {
     ok: true,
     command: {
@@ -167,6 +213,12 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
       minimumSeverity: minimum as Severity,
       verify: v.verify === true,
       ...(v.snapshot !== undefined ? { snapshot: v.snapshot } : {}),
+      kustomizations: v.kustomize ?? [],
+      ...(v['kustomize-binary'] !== undefined ? { kustomizeBinary: v['kustomize-binary'] } : {}),
+      charts: v.helm ?? [],
+      valuesFiles: v.values ?? [],
+      ...(v.release !== undefined ? { release: v.release } : {}),
+      ...(v['helm-binary'] !== undefined ? { helmBinary: v['helm-binary'] } : {}),
       ...cluster,
     },
   };

@@ -1,14 +1,22 @@
 // The check itself: every file, every object in it, the facts from the cluster or a snapshot,
 // the same analysis the editor runs, and (with --verify) the server's dry-run answer beside it.
-import { analyzeResource, objectIdentity, problemFindings, type AnalysisSettings } from '../core/findings/analysis';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { analyzeResource, locateOptions, objectIdentity, problemFindings, type AnalysisSettings, type Finding } from '../core/findings/analysis';
+import { relocateFindings } from '../core/findings/relocate';
 import { parseManifestText } from '../core/manifest/manifest';
+import { kustomizationLabel } from '../core/sources/kustomize-map';
+import type { RenderTarget } from '../core/sources/source-map';
+import { renderKustomization } from '../render/kustomize';
+import { describeRenderProblem, type RenderSettings } from '../render/renderer';
 import type { CheckedObject, CheckReport } from '../core/findings/report';
 import type { ClusterConnection, ClusterProblem } from '../cluster';
 import type { FactsReader } from './facts';
-import { classifyInputs, notCheckedNote } from './classify';
+import { classifyInputs, kustomizeTargets, notCheckedNote } from './classify';
 import { displayPath, readTextFile, stdinTarget, type FileText } from './files';
 import type { CheckProgress } from './progress';
 import { compareWithServer } from './verify';
+import { checkHelmCharts, type HelmCheckRequest } from './check-helm';
 
 export type CheckOutcome = { ok: true; report: CheckReport } | { ok: false; problem: ClusterProblem } | { ok: false; usage: string };
 
@@ -20,6 +28,8 @@ export async function runCheck(
   /** What the standard input held, when `-` is one of the files. */
   stdin?: FileText,
   onProgress?: (progress: CheckProgress) => void,
+  /** Kustomizations to build (`-k`), and which tools render. */
+  rendering: { kustomizations: readonly string[]; settings: RenderSettings; helm?: Omit<HelmCheckRequest, 'settings'> } = { kustomizations: [], settings: {} },
 ): Promise<CheckOutcome> {
   const objects: CheckedObject[] = [];
   const texts = new Map<string, string>();
@@ -31,11 +41,69 @@ export async function runCheck(
   // Only plain manifests are checked from their own text: a chart's template is not YAML, a patch is
   // a fragment, a kustomization is a recipe. Those are said to be skipped; other YAML is not Kubernetes.
   const kinds = classifyInputs(texts);
+  // Kustomizations and the files they use are checked through the overlays that use them: each
+  // overlay built once, its findings kept where they land on a named file. `-k DIR` keeps them all.
+  const targets = new Map<string, { wanted: Set<string> | 'all' }>();
+  for (const [file, roots] of kustomizeTargets(texts, kinds)) {
+    for (const root of roots) {
+      const t = targets.get(root) ?? { wanted: new Set<string>() };
+      if (t.wanted !== 'all') t.wanted.add(toSlashes(path.resolve(file)));
+      targets.set(root, t);
+    }
+  }
+  for (const dir of rendering.kustomizations) {
+    if (!isDirectory(dir)) return { ok: false, usage: `-k ${dir}: not a folder holding a kustomization` };
+    targets.set(toSlashes(path.resolve(dir)), { wanted: 'all' });
+  }
+  const rendered = new Set<string>();
+  const labels = labelsFor([...targets.keys()]);
+  for (const [root, { wanted }] of targets) {
+    const target: RenderTarget = { kind: 'kustomize', root, label: labels.get(root)! };
+    const result = await renderKustomization(target, rendering.settings);
+    if (!result.ok) return { ok: false, usage: describeRenderProblem(target, result.problem) };
+    const parsed = parseManifestText(result.text);
+    if (parsed.problems.length > 0) return { ok: false, usage: `${result.command} printed text that is not YAML: ${parsed.problems[0]!.message}` };
+    for (const resource of parsed.resources) {
+      const answer = await reader.read(resource);
+      if (!answer.ok) return { ok: false, problem: answer.problem };
+      const findings = relocateFindings(analyzeResource(resource, answer.facts, settings), resource, resource.documentIndex, result.sourceMap, locateOptions(resource, answer.facts.schema));
+      const origin = result.sourceMap.objects.find((o) => o.index === resource.documentIndex)?.origin;
+      // One entry per source file the object's findings land on; the object itself at its origin.
+      const byFile = new Map<string, Finding[]>();
+      if (origin) byFile.set(origin.file, []);
+      for (const { source, rendered: _rendered, ...f } of findings) byFile.set(source.file, [...(byFile.get(source.file) ?? []), f]);
+      for (const [file, list] of byFile) {
+        if (wanted !== 'all' && !wanted.has(file)) continue;
+        rendered.add(file);
+        objects.push({
+          file: displayPath(file),
+          object: objectIdentity(resource),
+          title: `${answer.title} in ${target.label}`,
+          findings: list,
+          notes: file === origin?.file ? answer.notes : [],
+          rendered: { target: target.label, root: displayPath(root), index: resource.documentIndex },
+        });
+      }
+    }
+    for (const note of result.notes) objects.push({ file: displayPath(root), title: `${target.label} (${displayPath(root)})`, findings: [], notes: [note] });
+  }
+  // Charts named with --helm: rendered once each; their files among the named ones are covered by it.
+  const charts: string[] = [];
+  let helmApply: Pick<AnalysisSettings, 'fieldManager' | 'applyMode'> | undefined;
+  if (rendering.helm && rendering.helm.charts.length > 0) {
+    const helm = await checkHelmCharts({ ...rendering.helm, settings: rendering.settings }, reader, settings.severity);
+    if (!helm.ok) return helm;
+    objects.push(...helm.objects);
+    charts.push(...helm.charts.map(toSlashes));
+    helmApply = helm.apply;
+  }
   let fileNumber = 0;
   for (const [file, text] of texts) {
     fileNumber++;
     const shown = displayPath(file);
     const kind = kinds.get(file)!;
+    if ((kind.kind === 'kustomization' || kind.kind === 'kustomization-input') && targets.size > 0) continue;
+    if (kind.kind === 'helm-chart' && charts.includes(toSlashes(path.resolve(kind.chart)))) continue;
     if (kind.kind !== 'manifest') {
       const note = notCheckedNote(kind, (p) => displayPath(p));
       if (note) objects.push({ file: shown, title: shown, findings: [], notes: [note] });
@@ -64,6 +132,31 @@ export async function runCheck(
   }
   return {
     ok: true,
-    report: { mode: settings.applyMode, fieldManager: settings.fieldManager, source: reader.source, files: files.map((f) => displayPath(f)), objects },
+    report: {
+      // A check of charts alone is a check of what Helm sends, and the summary says so.
+      mode: helmApply && files.length === 0 && rendering.kustomizations.length === 0 ? helmApply.applyMode : settings.applyMode,
+      fieldManager: helmApply && files.length === 0 && rendering.kustomizations.length === 0 ? helmApply.fieldManager : settings.fieldManager,
+      source: reader.source,
+      files: [...files.map((f) => displayPath(f)), ...rendering.kustomizations.map((d) => displayPath(d)), ...(rendering.helm?.charts ?? []).map((d) => displayPath(d))],
+      objects,
+    },
   };
+}
+
+/** `overlay production`; the folder as shown when two targets share a name. */
+function labelsFor(roots: readonly string[]): Map<string, string> {
+  const names = roots.map((r) => kustomizationLabel(r));
+  return new Map(roots.map((r, i) => [r, `overlay ${names.filter((n) => n === names[i]).length > 1 ? displayPath(r) : names[i]}`]));
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function toSlashes(p: string): string {
+  return p.split(path.sep).join('/');
 }

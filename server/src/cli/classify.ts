@@ -4,7 +4,7 @@
 // other files are not named.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { classifyFiles, type FileKind, type KnownFile } from '../core/sources/file-kinds';
+import { classifyFiles, kustomizeRoots, type FileKind, type KnownFile } from '../core/sources/file-kinds';
 import { readTextFile, stdinTarget } from './files';
 
 const CONTEXT_NAMES = ['Chart.yaml', 'kustomization.yaml', 'kustomization.yml', 'Kustomization'];
@@ -13,6 +13,17 @@ const MAX_ANCESTORS = 32;
 
 /** Kinds of `files` (as named), their texts given; the standard input is always a plain manifest. */
 export function classifyInputs(texts: ReadonlyMap<string, string>): Map<string, FileKind> {
+  const { known, absoluteOf } = knownFiles(texts);
+  const kinds = classifyFiles([...known.values()]);
+  const result = new Map<string, FileKind>();
+  for (const file of texts.keys()) {
+    result.set(file, file === stdinTarget ? { kind: 'manifest' } : (kinds.get(absoluteOf.get(file)!) ?? { kind: 'manifest' }));
+  }
+  return result;
+}
+
+/** The files named, and the Chart.yaml and kustomization files in the folders above them. */
+function knownFiles(texts: ReadonlyMap<string, string>): { known: Map<string, KnownFile>; absoluteOf: Map<string, string> } {
   const known = new Map<string, KnownFile>();
   const absoluteOf = new Map<string, string>();
   for (const [file, text] of texts) {
@@ -38,12 +49,7 @@ export function classifyInputs(texts: ReadonlyMap<string, string>): Map<string, 
       dir = parent;
     }
   }
-  const kinds = classifyFiles([...known.values()]);
-  const result = new Map<string, FileKind>();
-  for (const file of texts.keys()) {
-    result.set(file, file === stdinTarget ? { kind: 'manifest' } : (kinds.get(absoluteOf.get(file)!) ?? { kind: 'manifest' }));
-  }
-  return result;
+  return { known, absoluteOf };
 }
 
 /** Why a file is not checked from its own text, in the words the output uses; undefined for a manifest. */
@@ -81,4 +87,19 @@ function isFile(p: string): boolean {
 
 function toSlashes(p: string): string {
   return p.split(path.sep).join('/');
+}
+
+/**
+ * For each file that is a kustomization or a file one uses, the kustomization folders (absolute) to
+ * build to check it: the overlays above it among the files named and the kustomizations found
+ * around them.
+ */
+export function kustomizeTargets(texts: ReadonlyMap<string, string>, kinds: ReadonlyMap<string, FileKind>): Map<string, string[]> {
+  const known = knownFiles(texts);
+  const out = new Map<string, string[]>();
+  for (const [file, kind] of kinds) {
+    if (kind.kind !== 'kustomization' && kind.kind !== 'kustomization-input') continue;
+    out.set(file, kustomizeRoots([...known.known.values()], known.absoluteOf.get(file)!));
+  }
+  return out;
 }

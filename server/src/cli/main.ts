@@ -64,7 +64,13 @@ async function check(command: CheckCommand): Promise<number> {
   }
   const progress = terminalProgress(process.stderr);
   try {
-    const outcome = await runCheck(files.files, reader, { fieldManager: command.fieldManager, applyMode: command.mode }, command.verify ? connection : undefined, stdin, (p) => progress.update(p));
+    const rendering = {
+      kustomizations: command.kustomizations,
+      settings: { ...(command.kustomizeBinary !== undefined ? { kustomize: command.kustomizeBinary } : {}), ...(command.helmBinary !== undefined ? { helm: command.helmBinary } : {}) },
+      // A release lands in -n, else the context's namespace, as `helm install` without -n does.
+      helm: { charts: command.charts, valuesFiles: command.valuesFiles, namespace: command.namespace ?? connection?.defaultNamespace ?? 'default', ...(command.release !== undefined ? { release: command.release } : {}) },
+    };
+    const outcome = await runCheck(files.files, reader, { fieldManager: command.fieldManager, applyMode: command.mode }, command.verify ? connection : undefined, stdin, (p) => progress.update(p), rendering);
     progress.finish();
     if (!outcome.ok) return 'usage' in outcome ? fail(outcome.usage) : fail(describeProblem(outcome.problem, connection, command.verify));
     await write(process.stdout, render(outcome.report, command));

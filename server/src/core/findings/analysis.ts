@@ -76,6 +76,8 @@ export type FindingCode =
   | 'generate-name-apply'
   /** Another manager owns Secret `data` keys the manifest sets; only a dry run can tell if they differ. */
   | 'secret-data-unverified'
+  /** A chart's object exists and is not this Helm release's: helm refuses to adopt it (helm-release.ts). */
+  | 'owned-by-release'
   /** The API server's own answer to a dry run, where it differs from the prediction. */
   | 'dry-run-differs';
 

@@ -32,6 +32,18 @@ export interface CheckedObject {
   readonly verification?: Verification;
   /** Why the object could not be checked fully (not in the snapshot, no schema for its group-version). */
   readonly notes: readonly string[];
+  /** Set when the object was rendered (an overlay): `file` is then the source file the findings are on. */
+  readonly rendered?: RenderedFrom;
+}
+
+/** The rendered object a source file's findings were found on. */
+export interface RenderedFrom {
+  /** As messages name it: `overlay production`. */
+  readonly target: string;
+  /** The kustomization folder or chart, as `file` is written. */
+  readonly root: string;
+  /** The object's document in the rendered stream (zero-based). */
+  readonly index: number;
 }
 
 export type ReportSource =
@@ -57,7 +69,7 @@ export interface ReportSummary {
 }
 
 /** A finding in a report: the editor's record plus the file it is in. */
-export type FileFinding = Finding & { readonly file: string };
+export type FileFinding = Finding & { readonly file: string; readonly rendered?: RenderedFrom };
 
 /** Shown for a dry-run answer the prediction did not foresee; not a code the analysis itself gives. */
 export const dryRunDiffersCode = 'dry-run-differs';
@@ -78,6 +90,12 @@ export const findingRules: Readonly<Record<FindingCode | typeof dryRunDiffersCod
     description: 'The manifest sets a field that another field manager owns with a different value: kubectl apply --server-side answers 409 Conflict.',
     severity: 'error',
     docs: docsLinks.ssaConflicts,
+  },
+  'owned-by-release': {
+    title: 'The object belongs to another Helm release',
+    description: 'A chart renders an object that exists without this release\'s ownership metadata (meta.helm.sh/release-name): helm install or upgrade stops before sending anything.',
+    severity: 'error',
+    docs: 'https://helm.sh/docs/faq/changes_since_helm2/#improved-upgrade-strategy-3-way-strategic-merge-patches',
   },
   'already-exists': {
     title: 'The object already exists',
@@ -267,6 +285,7 @@ export interface JsonReport {
     readonly object?: ObjectIdentity;
     readonly verification?: Verification;
     readonly notes: readonly string[];
+    readonly rendered?: RenderedFrom;
   }[];
 }
 
@@ -277,13 +296,14 @@ export function toJsonReport(report: CheckReport): JsonReport {
     fieldManager: report.fieldManager,
     source: report.source,
     summary: summarize(report),
-    findings: report.objects.flatMap((o) => o.findings.map((f) => ({ file: o.file, ...f }))),
+    findings: report.objects.flatMap((o) => o.findings.map((f) => ({ file: o.file, ...f, ...(o.rendered ? { rendered: o.rendered } : {}) }))),
     objects: report.objects.map((o) => ({
       file: o.file,
       title: o.title,
       ...(o.object ? { object: o.object } : {}),
       ...(o.verification ? { verification: o.verification } : {}),
       notes: o.notes,
+      ...(o.rendered ? { rendered: o.rendered } : {}),
     })),
   };
 }
@@ -343,6 +363,20 @@ export function toSarif(report: CheckReport, options: SarifOptions): JsonSarifLo
         level: sarifLevels[f.severity],
         message: { text: `${o.title}: ${f.message}` },
         locations: [{ physicalLocation: { artifactLocation: artifactLocation(o.file), region: region(f.range) } }],
+        // A finding on a source file was found on a rendered object: that object, in the folder it is
+        // rendered from, is the related location.
+        ...(o.rendered
+          ? {
+              relatedLocations: [
+                {
+                  id: 1,
+                  message: { text: `${o.title}: object ${o.rendered.index + 1} rendered from ${o.rendered.root}` },
+                  physicalLocation: { artifactLocation: artifactLocation(o.rendered.root) },
+                  logicalLocations: [{ name: o.object?.name ?? '', fullyQualifiedName: `${o.rendered.target}/${o.object ? `${o.object.kind}/${o.object.namespace ?? ''}/${o.object.name}` : o.rendered.index}`, kind: 'object' }],
+                },
+              ],
+            }
+          : {}),
         ...(Object.keys(properties).length ? { properties } : {}),
       });
     }
@@ -376,6 +410,7 @@ interface SarifResult {
   level: 'error' | 'warning' | 'note';
   message: { text: string };
   locations: { physicalLocation: { artifactLocation: { uri: string; uriBaseId?: string }; region: Record<string, number> } }[];
+  relatedLocations?: unknown[];
   properties?: Record<string, unknown>;
 }
 

@@ -33,7 +33,7 @@ const KUSTOMIZE_API = /^kustomize\.config\.k8s\.io\//;
 
 /** What each file is. Every path of `files` gets an answer. */
 export function classifyFiles(files: readonly KnownFile[]): Map<string, FileKind> {
-  const byPath = new Map(files.map((f) => [normalize(f.path), f]));
+  const byPath = new Map(files.map((f) => [normalizePath(f.path), f]));
   const result = new Map<string, FileKind>();
 
   const charts = [...byPath.keys()].filter((p) => basename(p) === 'Chart.yaml').map(dirname);
@@ -48,7 +48,7 @@ export function classifyFiles(files: readonly KnownFile[]): Map<string, FileKind
   for (const [k, refs] of kustomizations) {
     const dir = dirname(k);
     for (const { path: ref, role } of refs) {
-      const target = join(dir, ref);
+      const target = joinPath(dir, ref);
       const entry = used.get(target) ?? { role, usedBy: [] };
       if (!entry.usedBy.includes(k)) entry.usedBy.push(k);
       used.set(target, entry);
@@ -99,13 +99,13 @@ function looksLikeKubernetes(text: string): boolean {
   return /^\s*["']?apiVersion["']?\s*:/m.test(text) && /^\s*["']?kind["']?\s*:/m.test(text) || /"apiVersion"\s*:/.test(text) && /"kind"\s*:/.test(text);
 }
 
-interface KustomizationRefs extends Array<{ path: string; role: KustomizeRole }> {}
+export interface KustomizationRefs extends Array<{ path: string; role: KustomizeRole }> {}
 
 /**
  * The local files a kustomization names (kustomize's api/types/kustomization.go fields, including
  * the deprecated ones kustomize still reads). Remote resources (URLs, git) name no local file.
  */
-function kustomizationRefs(text: string): KustomizationRefs {
+export function kustomizationRefs(text: string): KustomizationRefs {
   const refs: KustomizationRefs = [];
   let k: Record<string, unknown> | undefined;
   try {
@@ -153,7 +153,7 @@ function isRemote(ref: string): boolean {
 
 // --- `/` paths, without node:path (core does no I/O and imports nothing that does) ---
 
-function normalize(p: string): string {
+export function normalizePath(p: string): string {
   const absolute = p.startsWith('/');
   const out: string[] = [];
   for (const part of p.split('/')) {
@@ -164,19 +164,55 @@ function normalize(p: string): string {
   return `${absolute ? '/' : ''}${out.join('/')}`;
 }
 
-function join(dir: string, ref: string): string {
-  return normalize(ref.startsWith('/') ? ref : dir === '' ? ref : `${dir}/${ref}`);
+export function joinPath(dir: string, ref: string): string {
+  return normalizePath(ref.startsWith('/') ? ref : dir === '' ? ref : `${dir}/${ref}`);
 }
 
-function dirname(p: string): string {
+export function dirname(p: string): string {
   const i = p.lastIndexOf('/');
   return i < 0 ? '' : i === 0 ? '/' : p.slice(0, i);
 }
 
-function basename(p: string): string {
+export function basename(p: string): string {
   return p.slice(p.lastIndexOf('/') + 1);
 }
 
 function relative(dir: string, p: string): string {
   return dir === '' ? p : p.slice(dir.length + 1);
+}
+
+/**
+ * The kustomizations to build for `file` (a kustomization or a file one uses): the folders of the
+ * kustomizations that reach it and that no other known kustomization uses, the overlays a user
+ * applies. A base is judged through each overlay that uses it; a component only through the
+ * kustomizations that list it. Paths as in `files`.
+ */
+export function kustomizeRoots(files: readonly KnownFile[], file: string): string[] {
+  const texts = new Map(files.map((f) => [normalizePath(f.path), f.text]));
+  const users = new Map<string, string[]>();
+  const dirs = new Map<string, boolean>();
+  const starts: string[] = [];
+  const target = normalizePath(file);
+  for (const [p, text] of texts) {
+    if (!isKustomization(p, text)) continue;
+    const dir = dirname(p);
+    dirs.set(dir, /^kind:[ \t]*["']?Component\b/m.test(text));
+    if (p === target) starts.push(dir);
+    for (const ref of kustomizationRefs(text)) {
+      const used = joinPath(dir, ref.path);
+      users.set(used, [...(users.get(used) ?? []), dir]);
+      if (used === target) starts.push(dir);
+    }
+  }
+  const roots = new Set<string>();
+  const seen = new Set<string>();
+  const climb = (dir: string) => {
+    if (seen.has(dir)) return;
+    seen.add(dir);
+    const up = users.get(dir) ?? [];
+    if (up.length === 0 && dirs.get(dir) === false) roots.add(dir);
+    for (const u of up) climb(u);
+  };
+  starts.forEach(climb);
+  return [...roots].sort();
 }

@@ -6,7 +6,7 @@
 // Plain data only: the renderers (server/src/render/) fill it from the tools' output and the source
 // files they read; the findings layer moves findings along it. Paths are absolute, `/`-separated.
 import type { FieldPath } from '../ssa/path';
-import type { Range } from '../manifest/manifest';
+import type { LocateOptions, Range } from '../manifest/manifest';
 
 /** How a source line takes part in the rendering. */
 export type SourceRole =
@@ -51,7 +51,9 @@ export interface SourceMap {
   /**
    * The source lines that set `path` of rendered object `index`, the most specific first (a patch
    * before the resource it patches; a template line before the values line it reads). Empty when no
-   * source line can be named: the finding then goes to the object's origin.
+   * source line can be named: the caller then tries the path's parents, and last the object's origin.
+   * `options` (optional) lets a list item match on key fields the source leaves to their default (a
+   * port's protocol), as the rendered object's schema says.
    */
-  locate(index: number, path: FieldPath): SourceLocation[];
+  locate(index: number, path: FieldPath, options?: LocateOptions): SourceLocation[];
 }

@@ -1,0 +1,72 @@
+// What Helm itself checks before it sends a chart's objects, beside what the API server would answer:
+// an object that already exists must carry this release's ownership metadata, or `helm install`
+// (and `helm upgrade`, for an object new to the release) stops before sending anything ("exists and
+// cannot be imported into the current release: invalid ownership metadata", helm's
+// pkg/action/validate.go checkOwnership). And Helm adds that metadata to every object it sends
+// (setMetadataVisitor), so the prediction runs on the object with it.
+import { isJsonObject, type JsonObject } from '../json';
+import type { Range } from '../manifest/manifest';
+import type { Finding, ObjectIdentity } from './analysis';
+
+export const helmManagedByLabel = 'app.kubernetes.io/managed-by';
+export const helmReleaseNameAnnotation = 'meta.helm.sh/release-name';
+export const helmReleaseNamespaceAnnotation = 'meta.helm.sh/release-namespace';
+
+/** The object as Helm sends it for release `release` in `namespace`: its ownership label and annotations added. */
+export function helmAppliedObject(object: JsonObject, release: string, namespace: string): JsonObject {
+  const metadata = isJsonObject(object.metadata) ? object.metadata : {};
+  const labels = isJsonObject(metadata.labels) ? metadata.labels : {};
+  const annotations = isJsonObject(metadata.annotations) ? metadata.annotations : {};
+  return {
+    ...object,
+    metadata: {
+      ...metadata,
+      labels: { ...labels, [helmManagedByLabel]: 'Helm' },
+      annotations: { ...annotations, [helmReleaseNameAnnotation]: release, [helmReleaseNamespaceAnnotation]: namespace },
+    },
+  };
+}
+
+/**
+ * A finding when the live object is not this release's to take: it belongs to another release, or to
+ * no release at all. Helm's own words are in `serverMessage`. Undefined when the object is absent or
+ * already this release's.
+ */
+export function releaseOwnershipFinding(
+  live: JsonObject | undefined,
+  release: string,
+  namespace: string,
+  object: ObjectIdentity,
+  range: Range,
+): Finding | undefined {
+  if (!live) return undefined;
+  const metadata = isJsonObject(live.metadata) ? live.metadata : {};
+  const labels = isJsonObject(metadata.labels) ? metadata.labels : {};
+  const annotations = isJsonObject(metadata.annotations) ? metadata.annotations : {};
+  const errors: string[] = [];
+  const require = (kind: 'label' | 'annotation', map: JsonObject, key: string, want: string) => {
+    const have = map[key];
+    if (have === undefined) errors.push(`${kind} validation error: missing key ${JSON.stringify(key)}: must be set to ${JSON.stringify(want)}`);
+    else if (have !== want) errors.push(`${kind} validation error: key ${JSON.stringify(key)} must equal ${JSON.stringify(want)}: current value is ${JSON.stringify(have)}`);
+  };
+  require('label', labels, helmManagedByLabel, 'Helm');
+  require('annotation', annotations, helmReleaseNameAnnotation, release);
+  require('annotation', annotations, helmReleaseNamespaceAnnotation, namespace);
+  if (errors.length === 0) return undefined;
+  const owner = annotations[helmReleaseNameAnnotation];
+  const ownerNamespace = annotations[helmReleaseNamespaceAnnotation];
+  const who =
+    typeof owner === 'string'
+      ? `belongs to release ${owner}${typeof ownerNamespace === 'string' && ownerNamespace !== namespace ? ` (namespace ${ownerNamespace})` : ''}`
+      : 'exists and belongs to no Helm release';
+  return {
+    code: 'owned-by-release',
+    severity: 'error',
+    message: `${object.kind} ${object.name} ${who}: helm stops before sending anything unless the object is already part of release ${release}`,
+    range,
+    object,
+    path: '.metadata.name',
+    serverMessage: `invalid ownership metadata; ${errors.join('; ')}`,
+    docs: 'https://helm.sh/docs/faq/changes_since_helm2/#improved-upgrade-strategy-3-way-strategic-merge-patches',
+  };
+}

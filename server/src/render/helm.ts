@@ -1,0 +1,150 @@
+// Rendering a Helm chart with the user's own helm: `helm template RELEASE CHART --namespace NS
+// [--values F]...`, and the source map from each rendered field back to the template line and
+// values line that set it (core/sources/helm-map.ts). `helm version` says which Helm it is, and so
+// how it will send the objects (docs/helm.md has what the API server records for each):
+//   Helm 4: server-side apply, field manager `helm`, force=false: a field another manager owns with
+//           another value fails the upgrade with the API server's 409;
+//   Helm 3: a create, then three-way strategic-merge patches (Update operations) as `helm`: no
+//           field conflicts; what another manager changed is overwritten.
+// Both add the release's ownership metadata to every object before sending it, so the prediction
+// runs on the objects as sent (helmAppliedObject).
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseManifestText, type ManifestResource } from '../core/manifest/manifest';
+import { helmSourceMap } from '../core/sources/helm-map';
+import type { RenderTarget } from '../core/sources/source-map';
+import type { RenderProblem, RenderResult, RenderSettings } from './renderer';
+import { runTool } from './run-tool';
+
+export interface HelmRenderRequest {
+  /** The chart folder (the one holding Chart.yaml). */
+  readonly chart: string;
+  /** Default: the chart's name (Chart.yaml `name`). */
+  readonly release?: string;
+  /** The release's namespace: the caller's default (the context's namespace, else `default`). */
+  readonly namespace: string;
+  /** `--values` files in order (the last wins); none means the chart's own values.yaml alone. */
+  readonly valuesFiles?: readonly string[];
+}
+
+export interface HelmApplyMode {
+  readonly major: 3 | 4;
+  /** `v4.3.2`, as `helm version` prints it. */
+  readonly version: string;
+  readonly fieldManager: 'helm';
+  readonly mode: 'serverSide' | 'clientSide';
+}
+
+export type HelmRenderResult =
+  | (Extract<RenderResult, { ok: true }> & {
+      readonly release: string;
+      readonly namespace: string;
+      readonly helm: HelmApplyMode;
+      /** The rendered objects (as the manifest parser reads the stream), by document index. */
+      readonly resources: readonly ManifestResource[];
+      /** Documents Helm sends at hook time (`helm.sh/hook`), not with the release: not predicted. */
+      readonly hooks: ReadonlySet<number>;
+    })
+  | { readonly ok: false; readonly problem: RenderProblem };
+
+/** A chart folder and its subcharts hold a few hundred files at most; more is not a chart. */
+const MAX_CHART_FILES = 2000;
+const MAX_FILE_BYTES = 4 * 1024 * 1024;
+
+/** Which Helm the binary is, and so how it sends objects. */
+export async function helmApplyMode(settings: RenderSettings): Promise<{ ok: true; helm: HelmApplyMode } | { ok: false; problem: RenderProblem }> {
+  const command = settings.helm || 'helm';
+  const ran = await runTool({ command, args: ['version', '--template', '{{.Version}}'], cwd: process.cwd(), timeoutMs: settings.timeoutMs ?? 20_000, ...(settings.env ? { env: settings.env } : {}) });
+  if (!ran.ok) return { ok: false, problem: ran.problem };
+  const version = ran.stdout.trim();
+  const major = /^v?(\d+)\./.exec(version)?.[1];
+  if (major !== '3' && major !== '4') {
+    return { ok: false, problem: { kind: 'invalid-target', command, message: `${command} says it is Helm ${JSON.stringify(version.slice(0, 40))}: only Helm 3 and Helm 4 are known` } };
+  }
+  return { ok: true, helm: { major: major === '4' ? 4 : 3, version, fieldManager: 'helm', mode: major === '4' ? 'serverSide' : 'clientSide' } };
+}
+
+export async function renderHelm(request: HelmRenderRequest, settings: RenderSettings): Promise<HelmRenderResult> {
+  const command = settings.helm || 'helm';
+  const root = path.resolve(request.chart);
+  const chartFile = path.join(root, 'Chart.yaml');
+  const chartText = readSmall(chartFile);
+  const chartName = chartText === undefined ? undefined : /^name:[ \t]*["']?([^"'\s#]+)/m.exec(chartText)?.[1];
+  const release = request.release ?? chartName ?? path.basename(root);
+  if (chartText === undefined || chartName === undefined) {
+    return { ok: false, problem: { kind: 'invalid-target', command, message: `${request.chart} is not a Helm chart (no Chart.yaml with a name)` } };
+  }
+  const mode = await helmApplyMode(settings);
+  if (!mode.ok) return mode;
+
+  const valuesFiles = (request.valuesFiles ?? []).map((f) => path.resolve(f));
+  const args = ['template', release, root, '--namespace', request.namespace, ...valuesFiles.flatMap((f) => ['--values', f])];
+  // Chart tests run only on `helm test`: they are never part of what an install or upgrade sends.
+  args.push('--skip-tests');
+  const ran = await runTool({ command, args, cwd: root, ...(settings.timeoutMs ? { timeoutMs: settings.timeoutMs } : {}), ...(settings.env ? { env: settings.env } : {}) });
+  if (!ran.ok) return { ok: false, problem: ran.problem };
+
+  const files = readChartFiles(root);
+  for (const f of valuesFiles) {
+    const text = readSmall(f);
+    if (text !== undefined) files.set(toSlash(f), text);
+  }
+  const { resources } = parseManifestText(ran.stdout);
+  const sourceMap = helmSourceMap(resources, { root: toSlash(root), files, valuesFiles: valuesFiles.map(toSlash), release });
+  const hooks = new Set<number>();
+  for (const r of resources) {
+    const annotations = (r.object.metadata as { annotations?: Record<string, unknown> } | undefined)?.annotations;
+    if (annotations && typeof annotations === 'object' && 'helm.sh/hook' in annotations) hooks.add(r.documentIndex);
+  }
+  const notes = hooks.size > 0 ? [`${hooks.size} hook object${hooks.size === 1 ? '' : 's'} (helm.sh/hook) not checked: Helm creates them at hook time, not with the release`] : [];
+  const shown = ['helm', ...args.slice(0, 3).map((a, i) => (i === 2 ? path.relative(process.cwd(), root) || '.' : a)), ...args.slice(3)].join(' ');
+  return { ok: true, text: ran.stdout, sourceMap, notes, command: shown, release, namespace: request.namespace, helm: mode.helm, resources, hooks };
+}
+
+/** The release as messages name it (`release web`), for a chart folder and an optional release name. */
+export function helmTarget(chart: string, release?: string): RenderTarget {
+  const root = path.resolve(chart);
+  const name = release ?? /^name:[ \t]*["']?([^"'\s#]+)/m.exec(readSmall(path.join(root, 'Chart.yaml')) ?? '')?.[1] ?? path.basename(root);
+  return { kind: 'helm', root: toSlash(root), label: `release ${name}` };
+}
+
+/** Chart.yaml, values files and templates of the chart and its unpacked subcharts, by `/` path. */
+export function readChartFiles(root: string): Map<string, string> {
+  const files = new Map<string, string>();
+  const visit = (dir: string, depth: number) => {
+    if (depth > 8 || files.size >= MAX_CHART_FILES) return;
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const p = path.join(dir, e.name);
+      // Links are not followed: a chart's files are its own.
+      if (e.isDirectory()) {
+        if (e.name !== 'node_modules' && !e.name.startsWith('.')) visit(p, depth + 1);
+      } else if (e.isFile() && /\.(ya?ml|tpl|json)$/.test(e.name)) {
+        const text = readSmall(p);
+        if (text !== undefined) files.set(toSlash(p), text);
+      }
+      if (files.size >= MAX_CHART_FILES) return;
+    }
+  };
+  visit(root, 0);
+  return files;
+}
+
+function readSmall(file: string): string | undefined {
+  try {
+    const stat = fs.statSync(file);
+    if (!stat.isFile() || stat.size > MAX_FILE_BYTES) return undefined;
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+function toSlash(p: string): string {
+  return p.split(path.sep).join('/');
+}

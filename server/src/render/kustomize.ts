@@ -1,0 +1,140 @@
+// Rendering a kustomization with the user's own tool: `kustomize build DIR` (the binary the user
+// named, else `kustomize` on PATH), else `kubectl kustomize DIR`. The text predicted on is the plain
+// build's output, exactly what `kubectl apply -k` would send. A second build through a wrapper
+// kustomization in a temporary folder (`buildMetadata: [originAnnotations]`) says which file or
+// generator each object comes from; its annotations never reach the prediction. The files the
+// kustomizations name are read here so that core/sources/kustomize-map.ts can map fields to lines.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { kustomizationRefs } from '../core/sources/file-kinds';
+import { identityOf, kustomizationFileIn, kustomizeSourceMap, parseKustomizeOrigins, type KustomizeOrigin } from '../core/sources/kustomize-map';
+import type { RenderTarget } from '../core/sources/source-map';
+import { parseManifestText } from '../core/manifest/manifest';
+import type { Renderer, RenderResult, RenderSettings } from './renderer';
+import { runTool, type ToolResult } from './run-tool';
+
+/** A source file larger than this is not read for the map (the command line's own file limit). */
+const MAX_SOURCE_BYTES = 32 * 1024 * 1024;
+const MAX_FILES = 5000;
+
+export const kustomizeRenderer: Renderer = { render: renderKustomization };
+
+interface Tool {
+  readonly command: string;
+  readonly args: (dir: string) => string[];
+  readonly shown: string;
+}
+
+function toolsFor(settings: RenderSettings): Tool[] {
+  const kubectl = settings.kubectl || 'kubectl';
+  const kustomize: Tool[] = settings.kustomize
+    ? [{ command: settings.kustomize, args: (d) => ['build', d], shown: `${settings.kustomize} build` }]
+    : [{ command: 'kustomize', args: (d) => ['build', d], shown: 'kustomize build' }];
+  // A binary the user named is the one to use: no quiet fallback to another tool.
+  return settings.kustomize ? kustomize : [...kustomize, { command: kubectl, args: (d) => ['kustomize', d], shown: `${kubectl} kustomize` }];
+}
+
+export async function renderKustomization(target: RenderTarget, settings: RenderSettings): Promise<RenderResult> {
+  const root = target.root;
+  const read = readKustomizationFiles(root);
+  if (kustomizationFileIn(toSlashes(root), read) === undefined) {
+    return { ok: false, problem: { kind: 'invalid-target', command: 'kustomize', message: `no kustomization.yaml in ${root}` } };
+  }
+  let plain: ToolResult | undefined;
+  let tool: Tool | undefined;
+  const missing: string[] = [];
+  for (const t of toolsFor(settings)) {
+    plain = await runTool({ command: t.command, args: t.args(root), cwd: root, ...(settings.timeoutMs ? { timeoutMs: settings.timeoutMs } : {}), ...(settings.env ? { env: settings.env } : {}) });
+    if (plain.ok || plain.problem.kind !== 'not-installed') {
+      tool = t;
+      break;
+    }
+    missing.push(t.command);
+  }
+  if (!plain || !tool) {
+    const names = missing.length > 1 ? `neither ${missing.join(' nor ')} is installed` : `${missing[0]} is not installed or cannot be run`;
+    return { ok: false, problem: { kind: 'not-installed', command: missing[0] ?? 'kustomize', message: names } };
+  }
+  if (!plain.ok) return plain;
+
+  const origins = await buildOrigins(tool, root, settings);
+  const rendered = parseManifestText(plain.stdout).resources;
+  const notes: string[] = [];
+  // Pair the two builds by position, as long as the identities agree (they are the same build, with
+  // annotations added); else by identity.
+  const byIdentity = new Map(origins.map((o) => [o.identity, o.origin]));
+  const paired: (KustomizeOrigin | undefined)[] = rendered.map((r, i) => (origins[i]?.identity === identityOf(r) ? origins[i]!.origin : byIdentity.get(identityOf(r))));
+  if (origins.length === 0 && rendered.length > 0) notes.push(`${target.label}: kustomize did not say where its objects come from; findings stay on the kustomization`);
+  const sourceMap = kustomizeSourceMap({ target, rendered, origins: paired, files: read });
+  return { ok: true, text: plain.stdout, sourceMap, notes, command: `${tool.shown} ${root}` };
+}
+
+async function buildOrigins(tool: Tool, root: string, settings: RenderSettings): Promise<{ identity: string; origin?: KustomizeOrigin }[]> {
+  let wrapper: string | undefined;
+  try {
+    wrapper = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'kch-kustomize-')));
+    // kustomize refuses an absolute path as a resource; a relative one may lead anywhere.
+    const relative = toSlashes(path.relative(wrapper, root));
+    fs.writeFileSync(path.join(wrapper, 'kustomization.yaml'), `resources:\n- ${JSON.stringify(relative)}\nbuildMetadata:\n- originAnnotations\n`, { mode: 0o600 });
+    const annotated = await runTool({ command: tool.command, args: tool.args(wrapper), cwd: root, ...(settings.timeoutMs ? { timeoutMs: settings.timeoutMs } : {}), ...(settings.env ? { env: settings.env } : {}) });
+    return annotated.ok ? parseKustomizeOrigins(annotated.stdout, toSlashes(wrapper)) : [];
+  } catch {
+    return [];
+  } finally {
+    if (wrapper) fs.rmSync(wrapper, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The kustomization files under `root` and every local file they name, recursively (bases,
+ * components, patches, resources): absolute `/` paths → texts. Unreadable, special or huge files
+ * are left out; the map then knows less, and kustomize itself says what it could not read.
+ */
+export function readKustomizationFiles(root: string): Map<string, string> {
+  const files = new Map<string, string>();
+  const visited = new Set<string>();
+  const visitDir = (dir: string, depth: number) => {
+    if (depth > 64 || visited.has(dir) || files.size > MAX_FILES) return;
+    visited.add(dir);
+    for (const name of ['kustomization.yaml', 'kustomization.yml', 'Kustomization']) {
+      const file = `${dir}/${name}`;
+      const text = readSmallFile(file);
+      if (text === undefined) continue;
+      files.set(file, text);
+      for (const ref of kustomizationRefs(text)) {
+        const target = toSlashes(path.resolve(dir, ref.path));
+        if (isDirectory(target)) visitDir(target, depth + 1);
+        else if (!files.has(target)) {
+          const t = readSmallFile(target);
+          if (t !== undefined) files.set(target, t);
+        }
+      }
+      break;
+    }
+  };
+  visitDir(toSlashes(path.resolve(root)), 0);
+  return files;
+}
+
+function readSmallFile(file: string): string | undefined {
+  try {
+    const st = fs.statSync(file);
+    if (!st.isFile() || st.size > MAX_SOURCE_BYTES) return undefined;
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function toSlashes(p: string): string {
+  return p.split(path.sep).join('/');
+}
