@@ -3,16 +3,16 @@
 import * as vscode from 'vscode';
 import { LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
 import {
+  notifications,
+  onNotification,
   requests,
-  statusNotification,
-  syntaxServicesNotification,
-  type ContextsResult,
+  sendNotification,
+  sendRequest,
   type InitializationOptions,
   type OwnershipResult,
   type RefreshParams,
   type StatusParams,
   type SyntaxServices,
-  type VerifyResult,
 } from '../../server/src/protocol';
 import { kubernetesToolsSelection, watchKubernetesTools } from './kubernetes-tools';
 
@@ -54,7 +54,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const start = async () => {
     syntaxServices = detectSyntaxServices();
     client = createClient(context, output, syntaxServices);
-    client.onNotification(statusNotification, (params: StatusParams) => showStatus(status, params));
+    onNotification(client, notifications.status, (params) => showStatus(status, params));
     await client.start();
   };
   const restart = async () => {
@@ -75,11 +75,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   context.subscriptions.push(
     vscode.commands.registerCommand('kubeConflictHints.restart', restart),
-    vscode.commands.registerCommand('kubeConflictHints.refresh', withClient((c) => c.sendRequest(requests.refresh, refreshParams()))),
+    vscode.commands.registerCommand('kubeConflictHints.refresh', withClient((c) => sendRequest(c, requests.refresh, refreshParams()))),
     vscode.commands.registerCommand(
       'kubeConflictHints.pickContext',
       withClient(async (c) => {
-        const result = await c.sendRequest<ContextsResult>(requests.contexts, { uri: activeUri() });
+        const result = await sendRequest(c, requests.contexts, { uri: activeUri() });
         if (result.problem) return void vscode.window.showErrorMessage(`Kube Conflict Hints: ${result.problem}`);
         const picked = await vscode.window.showQuickPick(
           result.contexts.map((ctx) => ({
@@ -92,14 +92,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         if (!picked) return;
         await vscode.workspace.getConfiguration('kubeConflictHints').update('context', picked.label, vscode.ConfigurationTarget.Global);
         // The user chose a cluster: say at once whether it answers.
-        await c.sendRequest(requests.refresh, refreshParams());
+        await sendRequest(c, requests.refresh, refreshParams());
       }),
     ),
     vscode.commands.registerCommand(
       'kubeConflictHints.pickFieldManager',
       withClient(async (c) => {
         const uri = activeUri();
-        const seen = uri ? await c.sendRequest<string[]>(requests.managers, { uri }) : ['kubectl'];
+        const seen = uri ? await sendRequest(c, requests.managers, { uri }) : ['kubectl'];
         const picked = await vscode.window.showQuickPick([...seen, 'Other…'], { placeHolder: 'The field manager your apply uses' });
         const value = picked === 'Other…' ? await vscode.window.showInputBox({ prompt: 'Field manager name' }) : picked;
         if (value) await vscode.workspace.getConfiguration('kubeConflictHints').update('fieldManager', value, vscode.ConfigurationTarget.Workspace);
@@ -110,7 +110,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       withClient(async (c) => {
         const editor = vscode.window.activeTextEditor;
         if (!editor) return;
-        const result = await c.sendRequest<OwnershipResult | null>(requests.ownership, {
+        const result = await sendRequest(c, requests.ownership, {
           uri: editor.document.uri.toString(),
           position: { line: editor.selection.active.line, character: editor.selection.active.character },
         });
@@ -126,7 +126,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       withClient(async (c) => {
         const uri = activeUri();
         if (!uri) return;
-        const result = await c.sendRequest<VerifyResult>(requests.verify, { uri });
+        const result = await sendRequest(c, requests.verify, { uri });
         const summary = `${result.agreed} resource(s) answered as predicted, ${result.differences.length} differed${result.failed.length ? `, ${result.failed.length} not verified` : ''}.`;
         if (result.differences.length || result.failed.length) {
           output.show(true);
@@ -141,11 +141,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const now = detectSyntaxServices();
       if (JSON.stringify(now) === JSON.stringify(syntaxServices)) return;
       syntaxServices = now;
-      if (client?.isRunning()) void client.sendNotification(syntaxServicesNotification, now);
+      if (client?.isRunning()) void sendNotification(client, notifications.syntaxServices, now);
     }),
   );
   await start();
-  context.subscriptions.push(...(await watchKubernetesTools(() => void client?.sendRequest(requests.refresh))));
+  context.subscriptions.push(...(await watchKubernetesTools(() => void (client && sendRequest(client, requests.refresh, undefined)))));
 }
 
 export async function deactivate(): Promise<void> {

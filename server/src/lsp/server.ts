@@ -18,21 +18,20 @@ import { ownershipView } from '../core/findings/ownership-view';
 import { nodeAt } from '../core/findings/ownership';
 import { absoluteRange, type ManifestResource, type Position } from '../core/manifest/manifest';
 import {
+  notifications,
+  onNotification,
   requests,
-  statusNotification,
-  syntaxServicesNotification,
+  sendNotification,
   type ContextsResult,
-  type DocumentParams,
   type InitializationOptions,
   type OwnershipResult,
-  type RefreshParams,
   type Settings,
   type StatusParams,
   type SyntaxServices,
   type VerifyResult,
 } from '../protocol';
 import { codeActions, codeActionKinds } from './code-actions';
-import { serveCommands, serverCommandIds } from './commands';
+import { Commands, serverCommandIds } from './commands';
 import { toDiagnostic } from './diagnostics';
 import { DocumentAnalyzer, reportsSyntax, type AnalyzedResource } from './document-analysis';
 import { LoadProgress } from './progress';
@@ -88,7 +87,7 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     const key = JSON.stringify(params);
     if (key === lastStatus) return;
     lastStatus = key;
-    void connection.sendNotification(statusNotification, params);
+    void sendNotification(connection, notifications.status, params);
   };
   const statusOf = (session: Session, health: ClusterHealth): StatusParams => ({
     health: health.state,
@@ -253,14 +252,9 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
   });
 
   // Each product request is also a workspace/executeCommand command (see commands.ts).
-  const commandHandlers = new Map<string, (params: DocumentParams) => unknown>();
-  const onProductRequest = (method: string, handler: (params: DocumentParams) => unknown) => {
-    commandHandlers.set(method, handler);
-    connection.onRequest(method, handler);
-  };
-  serveCommands(connection, commandHandlers);
+  const commands = new Commands(connection);
 
-  onProductRequest(requests.refresh, async (params: RefreshParams | null | undefined) => {
+  commands.serve(connection, requests.refresh, async (params) => {
     // A user's command connects even with no manifest open; the Kubernetes extension's context
     // switch (sent without `connect`) only refreshes what is already connected.
     if (params?.connect && clusterAccess) await sessionFor(await settingsFor(params.uri));
@@ -271,12 +265,12 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
 
   // (A context picked or a field manager changed arrives as didChangeConfiguration, which
   // settingsSources turns into a refresh.)
-  connection.onNotification(syntaxServicesNotification, (params: unknown) => {
+  onNotification(connection, notifications.syntaxServices, (params) => {
     syntaxServices = sanitizeSyntaxServices(params);
     scheduleRefresh();
   });
 
-  onProductRequest(requests.contexts, async (params: DocumentParams | undefined): Promise<ContextsResult> => {
+  commands.serve(connection, requests.contexts, async (params): Promise<ContextsResult> => {
     const settings = await settingsFor(params?.uri);
     const read = await readKubeconfig({ kubeconfig: settings.kubeconfig }, env);
     if (!read.ok) return { contexts: [], problem: read.problem.message };
@@ -291,7 +285,7 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     };
   });
 
-  onProductRequest(requests.managers, async (params: DocumentParams): Promise<string[]> => {
+  commands.serve(connection, requests.managers, async (params): Promise<string[]> => {
     const state = await analysisOf(params.uri);
     const names = new Set<string>([state?.settings.fieldManager ?? 'kubectl', 'kubectl']);
     for (const { facts } of state?.analysis.resources ?? []) {
@@ -300,7 +294,7 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     return [...names];
   });
 
-  onProductRequest(requests.ownership, async (params: DocumentParams): Promise<OwnershipResult | null> => {
+  commands.serve(connection, requests.ownership, async (params): Promise<OwnershipResult | null> => {
     const state = await analysisOf(params.uri);
     const hit = state && (params.position ? resourceAt(state.analysis.resources, params.position) : state.analysis.resources[0]);
     if (!hit || !hit.facts || hit.facts.live.state !== 'exists') return null;
@@ -326,7 +320,7 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     return result;
   }
 
-  onProductRequest(requests.verify, (params: DocumentParams) => verify(params.uri));
+  commands.serve(connection, requests.verify, (params) => verify(params.uri));
 
   documents.onDidSave(async (e) => {
     if ((await settingsFor(e.document.uri)).verifyOnSave) await verify(e.document.uri);
