@@ -7,7 +7,7 @@
 // The ids differ from the VS Code extension's `kubeConflictHints.*` commands on purpose: VS Code's
 // language client registers every command a server advertises, and two registrations of one id fail.
 import type { Connection, ExecuteCommandParams } from 'vscode-languageserver/node';
-import { onRequest, requests, type ClientRequest, type DocumentParams, type RequestHandler } from '../protocol';
+import { onRequest, requests, type ClientRequest, type DocumentParams, type RequestHandler } from '../../protocol';
 
 /** Every command the server offers: one per custom request. */
 export const serverCommandIds: string[] = Object.values(requests).map((request) => request.command);
