@@ -8,9 +8,11 @@ import {
   requests,
   sendNotification,
   sendRequest,
+  settingsSection,
   type InitializationOptions,
   type OwnershipResult,
   type RefreshParams,
+  type Settings,
   type StatusParams,
   type SyntaxServices,
 } from '../../server/src/protocol';
@@ -90,7 +92,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
           { placeHolder: 'The kubeconfig context to check manifests against' },
         );
         if (!picked) return;
-        await vscode.workspace.getConfiguration('kubeConflictHints').update('context', picked.label, vscode.ConfigurationTarget.Global);
+        await settingsOf().update(settingKey('context'), picked.label, vscode.ConfigurationTarget.Global);
         // The user chose a cluster: say at once whether it answers.
         await sendRequest(c, requests.refresh, refreshParams());
       }),
@@ -102,7 +104,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         const seen = uri ? await sendRequest(c, requests.managers, { uri }) : ['kubectl'];
         const picked = await vscode.window.showQuickPick([...seen, 'Other…'], { placeHolder: 'The field manager your apply uses' });
         const value = picked === 'Other…' ? await vscode.window.showInputBox({ prompt: 'Field manager name' }) : picked;
-        if (value) await vscode.workspace.getConfiguration('kubeConflictHints').update('fieldManager', value, vscode.ConfigurationTarget.Workspace);
+        if (value) await settingsOf().update(settingKey('fieldManager'), value, vscode.ConfigurationTarget.Workspace);
       }),
     ),
     vscode.commands.registerCommand(
@@ -168,7 +170,7 @@ function createClient(context: vscode.ExtensionContext, output: vscode.OutputCha
       { language: 'json', scheme: 'file' },
       { language: 'json', scheme: 'untitled' },
     ],
-    synchronize: { configurationSection: 'kubeConflictHints' },
+    synchronize: { configurationSection: settingsSection },
     initializationOptions,
     outputChannel: output,
     middleware: {
@@ -185,7 +187,7 @@ function createClient(context: vscode.ExtensionContext, output: vscode.OutputCha
           const selection = trusted ? await kubernetesToolsSelection() : undefined;
           return answers.map((answer, i) => {
             const item = params.items[i];
-            if (item?.section !== 'kubeConflictHints' || !answer || typeof answer !== 'object') return answer;
+            if (item?.section !== settingsSection || !answer || typeof answer !== 'object') return answer;
             const own = answer as { kubeconfig?: string; context?: string };
             const kubeconfig = trusted ? own.kubeconfig : userValue('kubeconfig', item.scopeUri);
             const context = trusted ? own.context : userValue('context', item.scopeUri);
@@ -195,12 +197,13 @@ function createClient(context: vscode.ExtensionContext, output: vscode.OutputCha
       },
     },
   };
-  return new LanguageClient('kubeConflictHints', 'Kube Conflict Hints', serverOptions, clientOptions);
+  // The client's id names its trace setting, `kubeConflictHints.trace.server`: one section for all settings.
+  return new LanguageClient(settingsSection, 'Kube Conflict Hints', serverOptions, clientOptions);
 }
 
 /** A setting's value from the user's own settings only, never from a workspace or folder. */
 function userValue(key: 'kubeconfig' | 'context', scopeUri: string | undefined): string {
-  const inspected = vscode.workspace.getConfiguration('kubeConflictHints', scopeUri ? vscode.Uri.parse(scopeUri) : undefined).inspect<string>(key);
+  const inspected = settingsOf(scopeUri ? vscode.Uri.parse(scopeUri) : undefined).inspect<string>(settingKey(key));
   return inspected?.globalValue ?? inspected?.defaultValue ?? '';
 }
 
@@ -238,4 +241,14 @@ class OwnershipDocuments implements vscode.TextDocumentContentProvider {
   provideTextDocumentContent(uri: vscode.Uri): string {
     return this.texts.get(uri.toString()) ?? '';
   }
+}
+
+/** The extension's settings, the section the server reads. */
+function settingsOf(scope?: vscode.Uri): vscode.WorkspaceConfiguration {
+  return vscode.workspace.getConfiguration(settingsSection, scope);
+}
+
+/** A setting's key, checked against the settings the server reads. */
+function settingKey(key: keyof Settings): string {
+  return key;
 }

@@ -13,6 +13,12 @@ export const applyModes: readonly ApplyMode[] = ['serverSide', 'clientSide', 'cr
 export type SyntaxErrorsMode = 'auto' | 'always' | 'never';
 export const syntaxErrorsModes: readonly SyntaxErrorsMode[] = ['auto', 'always', 'never'];
 
+/**
+ * The settings' section: what the server asks for with `workspace/configuration` and the client
+ * answers (and pushes) for. The setting ids are `kubeConflictHints.<key of Settings>`.
+ */
+export const settingsSection = 'kubeConflictHints';
+
 /** The `kubeConflictHints.*` settings, read per document and never kept in server globals. */
 export interface Settings {
   fieldManager: string;
