@@ -3,16 +3,18 @@
 import * as vscode from 'vscode';
 import { LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
 import {
+  notifications,
+  onNotification,
   requests,
-  statusNotification,
-  syntaxServicesNotification,
-  type ContextsResult,
+  sendNotification,
+  sendRequest,
+  settingsSection,
   type InitializationOptions,
   type OwnershipResult,
   type RefreshParams,
+  type Settings,
   type StatusParams,
   type SyntaxServices,
-  type VerifyResult,
 } from '../../server/src/protocol';
 import { kubernetesToolsSelection, watchKubernetesTools } from './kubernetes-tools';
 
@@ -54,7 +56,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const start = async () => {
     syntaxServices = detectSyntaxServices();
     client = createClient(context, output, syntaxServices);
-    client.onNotification(statusNotification, (params: StatusParams) => showStatus(status, params));
+    onNotification(client, notifications.status, (params) => showStatus(status, params));
     await client.start();
   };
   const restart = async () => {
@@ -75,11 +77,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   context.subscriptions.push(
     vscode.commands.registerCommand('kubeConflictHints.restart', restart),
-    vscode.commands.registerCommand('kubeConflictHints.refresh', withClient((c) => c.sendRequest(requests.refresh, refreshParams()))),
+    vscode.commands.registerCommand('kubeConflictHints.refresh', withClient((c) => sendRequest(c, requests.refresh, refreshParams()))),
     vscode.commands.registerCommand(
       'kubeConflictHints.pickContext',
       withClient(async (c) => {
-        const result = await c.sendRequest<ContextsResult>(requests.contexts, { uri: activeUri() });
+        const result = await sendRequest(c, requests.contexts, { uri: activeUri() });
         if (result.problem) return void vscode.window.showErrorMessage(`Kube Conflict Hints: ${result.problem}`);
         const picked = await vscode.window.showQuickPick(
           result.contexts.map((ctx) => ({
@@ -90,19 +92,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
           { placeHolder: 'The kubeconfig context to check manifests against' },
         );
         if (!picked) return;
-        await vscode.workspace.getConfiguration('kubeConflictHints').update('context', picked.label, vscode.ConfigurationTarget.Global);
+        await settingsOf().update(settingKey('context'), picked.label, vscode.ConfigurationTarget.Global);
         // The user chose a cluster: say at once whether it answers.
-        await c.sendRequest(requests.refresh, refreshParams());
+        await sendRequest(c, requests.refresh, refreshParams());
       }),
     ),
     vscode.commands.registerCommand(
       'kubeConflictHints.pickFieldManager',
       withClient(async (c) => {
         const uri = activeUri();
-        const seen = uri ? await c.sendRequest<string[]>(requests.managers, { uri }) : ['kubectl'];
+        const seen = uri ? await sendRequest(c, requests.managers, { uri }) : ['kubectl'];
         const picked = await vscode.window.showQuickPick([...seen, 'Other…'], { placeHolder: 'The field manager your apply uses' });
         const value = picked === 'Other…' ? await vscode.window.showInputBox({ prompt: 'Field manager name' }) : picked;
-        if (value) await vscode.workspace.getConfiguration('kubeConflictHints').update('fieldManager', value, vscode.ConfigurationTarget.Workspace);
+        if (value) await settingsOf().update(settingKey('fieldManager'), value, vscode.ConfigurationTarget.Workspace);
       }),
     ),
     vscode.commands.registerCommand(
@@ -110,7 +112,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       withClient(async (c) => {
         const editor = vscode.window.activeTextEditor;
         if (!editor) return;
-        const result = await c.sendRequest<OwnershipResult | null>(requests.ownership, {
+        const result = await sendRequest(c, requests.ownership, {
           uri: editor.document.uri.toString(),
           position: { line: editor.selection.active.line, character: editor.selection.active.character },
         });
@@ -126,7 +128,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       withClient(async (c) => {
         const uri = activeUri();
         if (!uri) return;
-        const result = await c.sendRequest<VerifyResult>(requests.verify, { uri });
+        const result = await sendRequest(c, requests.verify, { uri });
         const summary = `${result.agreed} resource(s) answered as predicted, ${result.differences.length} differed${result.failed.length ? `, ${result.failed.length} not verified` : ''}.`;
         if (result.differences.length || result.failed.length) {
           output.show(true);
@@ -141,11 +143,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const now = detectSyntaxServices();
       if (JSON.stringify(now) === JSON.stringify(syntaxServices)) return;
       syntaxServices = now;
-      if (client?.isRunning()) void client.sendNotification(syntaxServicesNotification, now);
+      if (client?.isRunning()) void sendNotification(client, notifications.syntaxServices, now);
     }),
   );
   await start();
-  context.subscriptions.push(...(await watchKubernetesTools(() => void client?.sendRequest(requests.refresh))));
+  context.subscriptions.push(...(await watchKubernetesTools(() => void (client && sendRequest(client, requests.refresh, undefined)))));
 }
 
 export async function deactivate(): Promise<void> {
@@ -168,7 +170,7 @@ function createClient(context: vscode.ExtensionContext, output: vscode.OutputCha
       { language: 'json', scheme: 'file' },
       { language: 'json', scheme: 'untitled' },
     ],
-    synchronize: { configurationSection: 'kubeConflictHints' },
+    synchronize: { configurationSection: settingsSection },
     initializationOptions,
     outputChannel: output,
     middleware: {
@@ -185,7 +187,7 @@ function createClient(context: vscode.ExtensionContext, output: vscode.OutputCha
           const selection = trusted ? await kubernetesToolsSelection() : undefined;
           return answers.map((answer, i) => {
             const item = params.items[i];
-            if (item?.section !== 'kubeConflictHints' || !answer || typeof answer !== 'object') return answer;
+            if (item?.section !== settingsSection || !answer || typeof answer !== 'object') return answer;
             const own = answer as { kubeconfig?: string; context?: string };
             const kubeconfig = trusted ? own.kubeconfig : userValue('kubeconfig', item.scopeUri);
             const context = trusted ? own.context : userValue('context', item.scopeUri);
@@ -195,12 +197,13 @@ function createClient(context: vscode.ExtensionContext, output: vscode.OutputCha
       },
     },
   };
-  return new LanguageClient('kubeConflictHints', 'Kube Conflict Hints', serverOptions, clientOptions);
+  // The client's id names its trace setting, `kubeConflictHints.trace.server`: one section for all settings.
+  return new LanguageClient(settingsSection, 'Kube Conflict Hints', serverOptions, clientOptions);
 }
 
 /** A setting's value from the user's own settings only, never from a workspace or folder. */
 function userValue(key: 'kubeconfig' | 'context', scopeUri: string | undefined): string {
-  const inspected = vscode.workspace.getConfiguration('kubeConflictHints', scopeUri ? vscode.Uri.parse(scopeUri) : undefined).inspect<string>(key);
+  const inspected = settingsOf(scopeUri ? vscode.Uri.parse(scopeUri) : undefined).inspect<string>(settingKey(key));
   return inspected?.globalValue ?? inspected?.defaultValue ?? '';
 }
 
@@ -238,4 +241,14 @@ class OwnershipDocuments implements vscode.TextDocumentContentProvider {
   provideTextDocumentContent(uri: vscode.Uri): string {
     return this.texts.get(uri.toString()) ?? '';
   }
+}
+
+/** The extension's settings, the section the server reads. */
+function settingsOf(scope?: vscode.Uri): vscode.WorkspaceConfiguration {
+  return vscode.workspace.getConfiguration(settingsSection, scope);
+}
+
+/** A setting's key, checked against the settings the server reads. */
+function settingKey(key: keyof Settings): string {
+  return key;
 }

@@ -1,5 +1,6 @@
-// Plain-data contract between the VS Code client and the language server: settings, custom
-// messages and their payloads. No imports, so both sides (and the CLI) can depend on it.
+// Plain-data contract between the VS Code client and the language server: settings, the custom
+// messages (each declared once with its params and result) and the typed helpers that send and
+// answer them. No imports, so both sides (and the CLI) can depend on it.
 
 export type ApplyMode = 'serverSide' | 'clientSide' | 'create';
 export const applyModes: readonly ApplyMode[] = ['serverSide', 'clientSide', 'create'];
@@ -11,6 +12,12 @@ export const applyModes: readonly ApplyMode[] = ['serverSide', 'clientSide', 'cr
  */
 export type SyntaxErrorsMode = 'auto' | 'always' | 'never';
 export const syntaxErrorsModes: readonly SyntaxErrorsMode[] = ['auto', 'always', 'never'];
+
+/**
+ * The settings' section: what the server asks for with `workspace/configuration` and the client
+ * answers (and pushes) for. The setting ids are `kubeConflictHints.<key of Settings>`.
+ */
+export const settingsSection = 'kubeConflictHints';
 
 /** The `kubeConflictHints.*` settings, read per document and never kept in server globals. */
 export interface Settings {
@@ -86,12 +93,9 @@ export interface InitializationOptions {
 /**
  * Language id → the extension that already reports syntax errors for documents of that language
  * (e.g. `{ yaml: 'redhat.vscode-yaml', json: 'vscode.json-language-features' }`). Sent at start
- * and again (syntaxServicesNotification) when extensions come or go.
+ * and again (`notifications.syntaxServices`) when extensions come or go.
  */
 export type SyntaxServices = Record<string, string>;
-
-/** Client → server: the syntax-reporting language services changed. */
-export const syntaxServicesNotification = 'kubeConflictHints/syntaxServices';
 
 /**
  * `idle`: cluster access is allowed but nothing asked for it yet (no Kubernetes manifest open, no
@@ -99,8 +103,6 @@ export const syntaxServicesNotification = 'kubeConflictHints/syntaxServices';
  */
 export type ClusterHealth = 'connected' | 'unreachable' | 'unauthenticated' | 'forbidden' | 'throttled' | 'failing' | 'disabled' | 'unknown' | 'idle';
 
-/** Server → client: what the status bar shows. */
-export const statusNotification = 'kubeConflictHints/status';
 export interface StatusParams {
   health: ClusterHealth;
   context: string;
@@ -108,23 +110,6 @@ export interface StatusParams {
   /** One sentence for the tooltip, e.g. the error of the last request. */
   detail: string;
 }
-
-/** Client → server requests and server → client notifications beyond LSP. */
-export const requests = {
-  /**
-   * Drop the caches, rediscover and relist. Sent by a user's command (params: the active document,
-   * if any) it also connects when no manifest has been opened yet.
-   */
-  refresh: 'kubeConflictHints/refresh',
-  /** The contexts of the kubeconfig the document's settings select. */
-  contexts: 'kubeConflictHints/contexts',
-  /** Field managers seen on the live objects of a document (for the picker). */
-  managers: 'kubeConflictHints/managers',
-  /** The live object under the cursor as YAML annotated with each line's owners. */
-  ownership: 'kubeConflictHints/ownership',
-  /** Confirm the document's predictions with dry-run applies. */
-  verify: 'kubeConflictHints/verify',
-} as const;
 
 export interface RefreshParams {
   /** The active document, if any: its settings choose the cluster. */
@@ -136,6 +121,11 @@ export interface RefreshParams {
 export interface DocumentParams {
   uri: string;
   position?: { line: number; character: number };
+}
+
+export interface ContextsParams {
+  /** The active document, if any: its settings name the kubeconfig. */
+  uri?: string;
 }
 
 export interface ContextsResult {
@@ -156,4 +146,112 @@ export interface VerifyResult {
   differences: string[];
   /** Resources that could not be verified, with why. */
   failed: string[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// The custom messages, each declared once: method name, params and result. Client and server
+// send and answer them only through the typed helpers below, so a method spelled differently on
+// one side, or a params or result shape that one side changes, is a compile error rather than a
+// request the other side never answers. Descriptors are plain data (no JSON-RPC library here:
+// the client and the command line import this file too).
+
+/** A request the client sends and the server answers. */
+export interface ClientRequest<P, R> {
+  readonly method: string;
+  /**
+   * The same request as a `workspace/executeCommand` command, for editors that cannot send custom
+   * requests (Helix, Zed, eglot, LSP4IJ). Its arguments are a document's (`{ uri, position? }`, or a
+   * URI and a position), which is why every request's params must accept DocumentParams.
+   */
+  readonly command: string;
+  /** Whether the command must name a document (follows from P: see CommandNeedsDocument). */
+  readonly needsDocument: boolean;
+  /** Never set: carries P and R to the helpers. */
+  readonly types?: { params: P; result: R };
+}
+
+/** A notification, from the client to the server or the other way (the declaration says which). */
+export interface Notification<P> {
+  readonly method: string;
+  /** Never set: carries P to the helpers. */
+  readonly types?: { params: P };
+}
+
+/**
+ * `true` when P requires a document's URI, `false` when it is optional, and `never` (no value
+ * compiles) when P cannot take the DocumentParams that the command form of a request passes.
+ */
+type CommandNeedsDocument<P> = DocumentParams extends P ? ([P] extends [{ uri: string }] ? true : false) : never;
+
+function clientRequest<P, R>(method: string, command: string, needsDocument: CommandNeedsDocument<P>): ClientRequest<P, R> {
+  return { method, command, needsDocument };
+}
+
+function notification<P>(method: string): Notification<P> {
+  return { method };
+}
+
+/** Client → server requests beyond LSP. */
+export const requests = {
+  /**
+   * Drop the caches, rediscover and relist. Sent by a user's command (params: the active document,
+   * if any) it also connects when no manifest has been opened yet.
+   */
+  refresh: clientRequest<RefreshParams | undefined, null>('kubeConflictHints/refresh', 'kube-conflict-hints.refresh', false),
+  /** The contexts of the kubeconfig the document's settings select. */
+  contexts: clientRequest<ContextsParams | undefined, ContextsResult>('kubeConflictHints/contexts', 'kube-conflict-hints.contexts', false),
+  /** Field managers seen on the live objects of a document (for the picker). */
+  managers: clientRequest<DocumentParams, string[]>('kubeConflictHints/managers', 'kube-conflict-hints.managers', true),
+  /** The live object under the cursor as YAML annotated with each line's owners. */
+  ownership: clientRequest<DocumentParams, OwnershipResult | null>('kubeConflictHints/ownership', 'kube-conflict-hints.showOwnership', true),
+  /** Confirm the document's predictions with dry-run applies. */
+  verify: clientRequest<DocumentParams, VerifyResult>('kubeConflictHints/verify', 'kube-conflict-hints.verify', true),
+} as const;
+
+export const notifications = {
+  /** Server → client: what the status bar shows. */
+  status: notification<StatusParams>('kubeConflictHints/status'),
+  /** Client → server: the syntax-reporting language services changed. */
+  syntaxServices: notification<SyntaxServices>('kubeConflictHints/syntaxServices'),
+} as const;
+
+/*
+ * The typed helpers. They take the part of a connection they use, which VS Code's LanguageClient,
+ * vscode-languageserver's Connection and vscode-jsonrpc's MessageConnection all have. P is read from
+ * the descriptor alone (NoInfer), so params, results or handlers of another shape do not widen it:
+ * they fail to compile.
+ */
+
+export interface RequestSender {
+  sendRequest(method: string, ...params: unknown[]): Promise<unknown>;
+}
+export interface NotificationSender {
+  sendNotification(method: string, ...params: unknown[]): Promise<void> | void;
+}
+// The libraries' untyped handlers take `any`: what arrives on the wire is unchecked JSON.
+export interface RequestReceiver {
+  onRequest(method: string, handler: (...params: any[]) => unknown): unknown;
+}
+export interface NotificationReceiver {
+  onNotification(method: string, handler: (...params: any[]) => void): unknown;
+}
+
+/** Answers a request: P and R come from the descriptor, never from the handler. */
+export type RequestHandler<P, R> = (params: NoInfer<P>) => NoInfer<R> | Promise<NoInfer<R>>;
+
+export function sendRequest<P, R>(to: RequestSender, request: ClientRequest<P, R>, params: NoInfer<P>): Promise<R> {
+  // Omitted params stay omitted on the wire (JSON-RPC would otherwise send `[null]`).
+  return (params === undefined ? to.sendRequest(request.method) : to.sendRequest(request.method, params)) as Promise<R>;
+}
+
+export function onRequest<P, R>(on: RequestReceiver, request: ClientRequest<P, R>, handler: RequestHandler<P, R>): void {
+  on.onRequest(request.method, handler);
+}
+
+export async function sendNotification<P>(to: NotificationSender, notification: Notification<P>, params: NoInfer<P>): Promise<void> {
+  await to.sendNotification(notification.method, params);
+}
+
+export function onNotification<P>(on: NotificationReceiver, notification: Notification<P>, handler: (params: NoInfer<P>) => void): void {
+  on.onNotification(notification.method, handler);
 }

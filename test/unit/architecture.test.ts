@@ -121,3 +121,14 @@ test('the client imports nothing of the server but the plain-data protocol', () 
   );
   assert.deepEqual(broken, []);
 });
+
+test('lsp/ keeps its state per connection: nothing mutable at module level', () => {
+  // Two connections in one process (the protocol tests run many) must not share a status, a trust
+  // decision or a document's dry-run answers.
+  const files = sourceFiles(path.join(serverSrc, 'lsp'));
+  assert.ok(files.length > 10, 'the rule sees the lsp sources');
+  const broken = files.flatMap((f) =>
+    [...fs.readFileSync(f, 'utf8').matchAll(/^(?:export\s+)?(?:let|var)\s+(\w+)/gm)].map((m) => `${path.relative(serverSrc, f)}: ${m[1]}`),
+  );
+  assert.deepEqual(broken, []);
+});

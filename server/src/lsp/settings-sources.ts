@@ -12,9 +12,7 @@
 // what the other two said. Nothing is kept beyond this connection: the pushed settings are the
 // client's latest word, and an answer to `workspace/configuration` is never cached.
 import type { Connection, InitializeParams } from 'vscode-languageserver/node';
-import { sanitizeSettings, type Settings } from '../protocol';
-
-export const settingsSection = 'kubeConflictHints';
+import { sanitizeSettings, settingsSection, type Settings } from '../protocol';
 
 type RawSettings = Record<string, unknown>;
 

@@ -2,40 +2,45 @@
 // contexts, managers) as `workspace/executeCommand` commands, for clients that cannot send custom
 // requests or show custom UI: Helix, Zed, eglot and LSP4IJ can all run a server's commands, and a
 // command's result (the ownership view's text, the verify summary) is what such a client can show.
+// Each request's command id is declared with the request in protocol.ts.
 //
 // The ids differ from the VS Code extension's `kubeConflictHints.*` commands on purpose: VS Code's
 // language client registers every command a server advertises, and two registrations of one id fail.
 import type { Connection, ExecuteCommandParams } from 'vscode-languageserver/node';
-import { requests, type DocumentParams } from '../protocol';
+import { onRequest, requests, type ClientRequest, type DocumentParams, type RequestHandler } from '../../protocol';
 
-export const serverCommands = {
-  [requests.refresh]: 'kube-conflict-hints.refresh',
-  [requests.ownership]: 'kube-conflict-hints.showOwnership',
-  [requests.verify]: 'kube-conflict-hints.verify',
-  [requests.contexts]: 'kube-conflict-hints.contexts',
-  [requests.managers]: 'kube-conflict-hints.managers',
-} as const;
+/** Every command the server offers: one per custom request. */
+export const serverCommandIds: string[] = Object.values(requests).map((request) => request.command);
 
-export const serverCommandIds: string[] = Object.values(serverCommands);
-
-type Handler = (params: DocumentParams) => unknown;
+interface CommandEntry {
+  readonly request: ClientRequest<unknown, unknown>;
+  readonly handler: (params: DocumentParams) => unknown;
+}
 
 /**
  * Answers `workspace/executeCommand` with the handler of the matching request. Arguments: a
  * DocumentParams object (`{ uri, position? }`), or a URI and an optional position, as editors'
  * configuration languages make it easiest to write.
  */
-export function serveCommands(connection: Connection, handlers: ReadonlyMap<string, Handler>): void {
-  const byCommand = new Map(Object.entries(serverCommands).map(([method, command]) => [command as string, method]));
-  connection.onExecuteCommand(async (params: ExecuteCommandParams) => {
-    const method = byCommand.get(params.command);
-    const handler = method && handlers.get(method);
-    if (!handler) throw new Error(`unknown command ${JSON.stringify(params.command)}; the server offers ${serverCommandIds.join(', ')}`);
-    const args = documentParams(params.arguments ?? []);
-    const needsDocument = method !== requests.refresh && method !== requests.contexts;
-    if (needsDocument && !args) throw new Error(`${params.command} needs the document: arguments [{ "uri": ..., "position": ... }] or [uri, position]`);
-    return (await handler(args ?? { uri: '' })) ?? null;
-  });
+export class Commands {
+  private readonly byCommand = new Map<string, CommandEntry>();
+
+  constructor(connection: Connection) {
+    connection.onExecuteCommand(async (params: ExecuteCommandParams) => {
+      const entry = this.byCommand.get(params.command);
+      if (!entry) throw new Error(`unknown command ${JSON.stringify(params.command)}; the server offers ${serverCommandIds.join(', ')}`);
+      const args = documentParams(params.arguments ?? []);
+      if (entry.request.needsDocument && !args) throw new Error(`${params.command} needs the document: arguments [{ "uri": ..., "position": ... }] or [uri, position]`);
+      return (await entry.handler(args ?? { uri: '' })) ?? null;
+    });
+  }
+
+  /** Answers the request both as itself and as its command. */
+  serve<P, R>(connection: Connection, request: ClientRequest<P, R>, handler: RequestHandler<P, R>): void {
+    onRequest(connection, request, handler);
+    // Every request's params accept DocumentParams (protocol.ts refuses to declare one that does not).
+    this.byCommand.set(request.command, { request, handler: handler as (params: unknown) => unknown });
+  }
 }
 
 function documentParams(args: readonly unknown[]): DocumentParams | undefined {

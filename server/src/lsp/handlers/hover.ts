@@ -1,0 +1,27 @@
+// Hovers: on a field, who owns it and what the live object holds; on the object's identity (kind,
+// apiVersion, metadata, its name), the object itself. The text comes from core/findings/hover-text.ts.
+import type { Connection, Hover } from 'vscode-languageserver/node';
+import { fieldHover, objectHover } from '../../core/findings/hover-text';
+import { nodeAt } from '../../core/findings/ownership';
+import { resourceAt, type Workspace } from '../workspace';
+
+export function serveHovers(connection: Connection, workspace: Workspace): void {
+  connection.onHover(async (params): Promise<Hover | null> => {
+    const state = await workspace.analysisOf(params.textDocument.uri);
+    const hit = state && resourceAt(state.analysis.resources, params.position);
+    if (!hit) return null;
+    const now = Date.now();
+    const at = nodeAt(hit.resource, params.position, hit.facts?.schema);
+    const value =
+      !at || isObjectIdentityPath(at.path)
+        ? objectHover(hit.resource, hit.facts, now)
+        : fieldHover(hit.resource, hit.facts, at.path, at.node, now);
+    return { contents: { kind: 'markdown', value }, ...(at ? { range: at.keyRange } : {}) };
+  });
+}
+
+/** Hovering `kind`, `apiVersion`, `metadata` or `metadata.name` tells about the object itself. */
+function isObjectIdentityPath(path: readonly { kind: string; name?: string }[]): boolean {
+  if (path.length === 1) return ['kind', 'apiVersion', 'metadata'].includes(path[0]?.name ?? '');
+  return path.length === 2 && path[0]?.name === 'metadata' && (path[1]?.name === 'name' || path[1]?.name === 'namespace');
+}

@@ -1,0 +1,76 @@
+// The product's own requests and notifications (declared in protocol.ts): refresh, the kubeconfig's
+// contexts, the field managers seen, the ownership view, dry-run verify, and the client's word on
+// which extensions report syntax errors. Each request is also served as its command (commands.ts).
+import type { Connection } from 'vscode-languageserver/node';
+import { readKubeconfig } from '../../cluster';
+import { managerNames } from '../../core/findings/analysis';
+import { ownershipView } from '../../core/findings/ownership-view';
+import { notifications, onNotification, requests, type ContextsResult, type OwnershipResult } from '../../protocol';
+import type { RefreshScheduler } from '../refresh';
+import type { DryRunAnswers } from '../verified';
+import { resourceAt, type Workspace } from '../workspace';
+import type { Commands } from './commands';
+
+export interface RequestContext {
+  readonly connection: Connection;
+  readonly commands: Commands;
+  readonly workspace: Workspace;
+  readonly refresh: RefreshScheduler;
+  readonly dryRuns: DryRunAnswers;
+  readonly env: NodeJS.ProcessEnv;
+}
+
+export function serveRequests({ connection, commands, workspace, refresh, dryRuns, env }: RequestContext): void {
+  commands.serve(connection, requests.refresh, async (params) => {
+    // A user's command connects even with no manifest open; the Kubernetes extension's context
+    // switch (sent without `connect`) only refreshes what is already connected.
+    if (params?.connect && workspace.clusterAccess) await workspace.sessionFor(await workspace.settingsFor(params.uri));
+    workspace.sessions.refresh();
+    refresh.schedule();
+    return null;
+  });
+
+  // (A context picked or a field manager changed arrives as didChangeConfiguration, which
+  // settingsSources turns into a refresh.)
+  onNotification(connection, notifications.syntaxServices, (params) => {
+    workspace.setSyntaxServices(params);
+    refresh.schedule();
+  });
+
+  commands.serve(connection, requests.contexts, async (params): Promise<ContextsResult> => {
+    const settings = await workspace.settingsFor(params?.uri);
+    const read = await readKubeconfig({ kubeconfig: settings.kubeconfig }, env);
+    if (!read.ok) return { contexts: [], problem: read.problem.message };
+    return {
+      ...(settings.context || read.value.currentContext ? { current: settings.context || read.value.currentContext } : {}),
+      contexts: read.value.contexts.map((c) => ({
+        name: c.name,
+        cluster: c.cluster,
+        ...(c.namespace ? { namespace: c.namespace } : {}),
+        ...(c.server ? { server: c.server } : {}),
+      })),
+    };
+  });
+
+  commands.serve(connection, requests.managers, async (params): Promise<string[]> => {
+    const state = await workspace.analysisOf(params.uri);
+    const names = new Set<string>([state?.settings.fieldManager ?? 'kubectl', 'kubectl']);
+    for (const { facts } of state?.analysis.resources ?? []) {
+      if (facts?.live.state === 'exists') for (const n of managerNames(facts.live.object)) names.add(JSON.parse(n) as string);
+    }
+    return [...names];
+  });
+
+  commands.serve(connection, requests.ownership, async (params): Promise<OwnershipResult | null> => {
+    const state = await workspace.analysisOf(params.uri);
+    const hit = state && (params.position ? resourceAt(state.analysis.resources, params.position) : state.analysis.resources[0]);
+    if (!hit || !hit.facts || hit.facts.live.state !== 'exists') return null;
+    const { resource } = hit;
+    return {
+      title: `${resource.kind} ${resource.namespace ? `${resource.namespace}/` : ''}${resource.name ?? ''} (live, with owners)`,
+      text: ownershipView(hit.facts.live.object, hit.facts.schema),
+    };
+  });
+
+  commands.serve(connection, requests.verify, (params) => dryRuns.verify(params.uri));
+}

@@ -1,0 +1,66 @@
+// The status bar: the health of the cluster session the editor last used, sent to the client as
+// the `status` notification (each change once). Which session is shown follows the documents and
+// commands: the last one a manifest or a command asked for.
+import type { Connection } from 'vscode-languageserver/node';
+import { redactText, type ClusterHealth } from '../cluster';
+import { notifications, sendNotification, type StatusParams } from '../protocol';
+import type { Session } from './session';
+
+export class StatusReporter {
+  private last = '';
+  /** The session the status bar shows. */
+  private shown: Session | undefined;
+  /** Sessions whose health has been asked once (when they first served a manifest or a command). */
+  private readonly probed = new WeakSet<Session>();
+
+  constructor(private readonly connection: Connection) {}
+
+  /** Before any session: what the trust the editor stated allows. */
+  started(access: { clusterAccess: boolean; trustStated: boolean }): void {
+    if (!access.clusterAccess) {
+      const detail = access.trustStated
+        ? 'Untrusted workspace: no cluster is contacted.'
+        : 'The editor did not say that this workspace is trusted: no cluster is contacted.';
+      this.send({ health: 'disabled', context: '', detail });
+      return;
+    }
+    // The extension starts on every YAML and JSON file: a CI workflow or a compose file is no
+    // reason to read the kubeconfig, whose exec plugin may open a login prompt. The cluster is
+    // contacted once a Kubernetes manifest is open, or when the user asks (a command).
+    this.send({ health: 'idle', context: '', detail: 'No Kubernetes manifest is open yet: no cluster has been contacted.' });
+  }
+
+  /** A manifest or a command used this session: it becomes the one shown. */
+  show(session: Session): void {
+    if (session !== this.shown) {
+      this.shown = session;
+      this.send(statusOf(session, session.connection.health()));
+    }
+    if (!this.probed.has(session)) {
+      // Say at once whether this cluster answers, before the first object's reads come back.
+      this.probed.add(session);
+      void session.connection.checkHealth();
+    }
+  }
+
+  healthChanged(session: Session, health: ClusterHealth): void {
+    if (session === this.shown) this.send(statusOf(session, health));
+  }
+
+  private send(params: StatusParams): void {
+    const key = JSON.stringify(params);
+    if (key === this.last) return;
+    this.last = key;
+    void sendNotification(this.connection, notifications.status, params);
+  }
+}
+
+function statusOf(session: Session, health: ClusterHealth): StatusParams {
+  return {
+    health: health.state,
+    context: health.context ?? session.connection.context?.name ?? '',
+    ...(health.server ? { server: health.server } : {}),
+    // The cluster layer redacts its messages; the status is shown in a tooltip and logged, so again here.
+    detail: redactText(health.problem?.message ?? (health.state === 'connected' ? 'Connected' : 'Not asked yet')),
+  };
+}

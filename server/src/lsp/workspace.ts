@@ -1,0 +1,101 @@
+// What one connection knows about the editor's workspace: the open documents and their analyses,
+// whether the editor said the workspace is trusted, which other extensions report syntax errors,
+// and the cluster sessions the documents' settings select. Handlers ask it for a document's
+// analysis and delegate; nothing is kept beyond the connection.
+import { TextDocuments } from 'vscode-languageserver/node';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import type { Position } from '../core/manifest/manifest';
+import type { InitializationOptions, Settings, SyntaxServices } from '../protocol';
+import { DocumentAnalyzer, reportsSyntax, type AnalyzedResource } from './document-analysis';
+import { Sessions, type Session, type SessionEvents } from './session';
+import type { SettingsSources } from './settings-sources';
+import type { StatusReporter } from './status';
+
+export class Workspace {
+  readonly documents = new TextDocuments(TextDocument);
+  readonly analyzer = new DocumentAnalyzer();
+  readonly sessions: Sessions;
+  // Fails closed: only an editor that says the workspace is trusted gets cluster access.
+  private access = { clusterAccess: false, trustStated: false };
+  /** Other language services that already report syntax errors, by language id. */
+  private syntaxServices: SyntaxServices = {};
+
+  constructor(
+    private readonly settingsSources: SettingsSources,
+    private readonly status: StatusReporter,
+    sessionEvents: SessionEvents,
+    env: NodeJS.ProcessEnv,
+  ) {
+    this.sessions = new Sessions(sessionEvents, env, () => this.access.clusterAccess);
+  }
+
+  /**
+   * What the client said at start-up. `standalone`: started by an editor's own configuration, whose
+   * user chose to run it, so a client that says nothing about trust gets cluster access.
+   */
+  initialize(options: Partial<InitializationOptions>, standalone: boolean): void {
+    const trustStated = typeof options.clusterAccess === 'boolean';
+    this.syntaxServices = sanitizeSyntaxServices(options.syntaxServices);
+    this.access = { trustStated, clusterAccess: trustStated ? options.clusterAccess === true : standalone };
+  }
+
+  get clusterAccess(): boolean {
+    return this.access.clusterAccess;
+  }
+
+  get trustStated(): boolean {
+    return this.access.trustStated;
+  }
+
+  /** The syntax-reporting language services changed (whatever the client sent). */
+  setSyntaxServices(raw: unknown): void {
+    this.syntaxServices = sanitizeSyntaxServices(raw);
+  }
+
+  /** Settings are asked for per document (a folder can override them) and never cached globally. */
+  settingsFor(uri: string | undefined): Promise<Settings> {
+    return this.settingsSources.settingsFor(uri);
+  }
+
+  /**
+   * The session these settings select, which becomes the one the status bar shows. Only called
+   * for a document holding Kubernetes objects or for a user's command: this is where the
+   * kubeconfig is first read and the cluster first contacted.
+   */
+  async sessionFor(settings: Settings): Promise<Session | undefined> {
+    const session = await this.sessions.for(settings);
+    if (!session) return undefined;
+    this.status.show(session);
+    return session;
+  }
+
+  async analysisOf(uri: string) {
+    const document = this.documents.get(uri);
+    if (!document) return undefined;
+    const settings = await this.settingsFor(uri);
+    await this.analyzer.prepare(uri, document.version, document.getText());
+    // A Kubernetes manifest is a document with apiVersion and kind at its top level (core/manifest/manifest
+    // finds them); any other YAML or JSON gets no session, so opening it contacts no cluster.
+    const isManifest = this.analyzer.parse(uri, document.version, document.getText()).resources.length > 0;
+    const session = isManifest ? await this.sessionFor(settings) : undefined;
+    const reportSyntax = reportsSyntax(settings, document.languageId, this.syntaxServices);
+    return { document, settings, session, analysis: this.analyzer.analyze(uri, document.version, document.getText(), settings, session, reportSyntax) };
+  }
+}
+
+/** A document's analysis with what it was made with (settings, session), as handlers get it. */
+export type DocumentState = NonNullable<Awaited<ReturnType<Workspace['analysisOf']>>>;
+
+export function resourceAt(resources: readonly AnalyzedResource[], position: Position): AnalyzedResource | undefined {
+  return resources.find(({ resource: { range } }) => {
+    const afterStart = position.line > range.start.line || (position.line === range.start.line && position.character >= range.start.character);
+    const beforeEnd = position.line < range.end.line || (position.line === range.end.line && position.character <= range.end.character);
+    return afterStart && beforeEnd;
+  });
+}
+
+/** Language id → extension id, from whatever the client sent; anything else is dropped. */
+function sanitizeSyntaxServices(raw: unknown): SyntaxServices {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return {};
+  return Object.fromEntries(Object.entries(raw).filter((entry): entry is [string, string] => typeof entry[1] === 'string' && entry[1] !== ''));
+}
