@@ -43,7 +43,10 @@ export async function runCheck(
   // Kustomizations and the files they use are checked through the overlays that use them: each
   // overlay built once, its findings kept where they land on a named file. `-k DIR` keeps them all.
   const targets = new Map<string, { wanted: Set<string> | 'all' }>();
+  const throughOverlays = new Set<string>();
   for (const [file, roots] of kustomizeTargets(texts, kinds)) {
+    // A component no kustomization here uses has no overlay to be judged in: it stays unchecked.
+    if (roots.length > 0) throughOverlays.add(file);
     for (const root of roots) {
       const t = targets.get(root) ?? { wanted: new Set<string>() };
       if (t.wanted !== 'all') t.wanted.add(toSlashes(path.resolve(file)));
@@ -91,7 +94,7 @@ export async function runCheck(
     fileNumber++;
     const shown = displayPath(file);
     const kind = kinds.get(file)!;
-    if ((kind.kind === 'kustomization' || kind.kind === 'kustomization-input') && targets.size > 0) continue;
+    if (throughOverlays.has(file)) continue;
     if (kind.kind !== 'manifest') {
       const note = notCheckedNote(kind, (p) => displayPath(p));
       if (note) objects.push({ file: shown, title: shown, findings: [], notes: [note] });
