@@ -113,7 +113,7 @@ export function kustomizeSourceMap(input: KustomizeMapInput): SourceMap {
     return docs;
   };
 
-  const objects: (RenderedObject & { chain: ChainStep[]; doc?: ManifestResource; names: Set<string>[] })[] = [];
+  const objects: (RenderedObject & { chain: ChainStep[]; doc?: ManifestResource; generator?: GeneratorRef; names: Set<string>[] })[] = [];
   const notes: string[] = [];
   input.rendered.forEach((r, i) => {
     const origin = input.origins[i];
@@ -123,6 +123,7 @@ export function kustomizeSourceMap(input: KustomizeMapInput): SourceMap {
     let originLocation: SourceLocation | undefined;
     let doc: ManifestResource | undefined;
     let origName = r.name ?? '';
+    let generator: GeneratorRef | undefined;
     if (origin?.path !== undefined) {
       chain = chainTo(root, (level) => refsOf(level, ['resources', 'bases', 'crds']).includes(origin.path!), levelAt);
       const candidates = docsOf(origin.path).filter((d) => d.kind === r.kind);
@@ -139,6 +140,7 @@ export function kustomizeSourceMap(input: KustomizeMapInput): SourceMap {
       if (generated) {
         origName = generated.name;
         originLocation = { file: origin.configuredIn, range: generated.range, role: 'kustomization' };
+        generator = { level: chain!.at(-1)!.level, field: generated.field, index: generated.index };
       }
     }
     if (!chain || !originLocation) {
@@ -156,7 +158,7 @@ export function kustomizeSourceMap(input: KustomizeMapInput): SourceMap {
       current = `${str(level.k.namePrefix)}${current}${str(level.k.nameSuffix)}`;
       seen.add(current);
     }
-    objects.push({ index: r.documentIndex, origin: originLocation, chain, ...(doc ? { doc } : {}), names });
+    objects.push({ index: r.documentIndex, origin: originLocation, chain, ...(doc ? { doc } : {}), ...(generator ? { generator } : {}), names });
   });
 
   const byIndex = new Map(objects.map((o) => [o.index, o]));
@@ -174,7 +176,7 @@ export function kustomizeSourceMap(input: KustomizeMapInput): SourceMap {
         const at = locate(o.doc, path, options);
         if (at) best = { file: o.origin.file, range: at.node.kind === 'scalar' ? at.valueRange : at.keyRange, role: 'resource' };
       } else if (o.origin.role === 'kustomization') {
-        best = o.origin;
+        best = (o.generator && generatedKey(o.generator, path)) ?? o.origin;
       }
       // Name prefixes and suffixes are not writers of .metadata.name: they decorate the name the
       // resource gives, and a finding on the name (exists, already exists) reads best there.
@@ -410,13 +412,13 @@ function matchesSelector(selector: string, map: JsonValue | undefined): boolean 
 }
 
 /** The generator entry (`configMapGenerator[i]`) that made `r`: by its name and the object's kind. */
-function generatorEntry(level: Level, r: ManifestResource, generator: string | undefined): { name: string; range: Range } | undefined {
+function generatorEntry(level: Level, r: ManifestResource, generator: string | undefined): { name: string; range: Range; field: string; index: number } | undefined {
   const field = generator === 'SecretGenerator' || r.kind === 'Secret' ? 'secretGenerator' : 'configMapGenerator';
   const list = level.k[field];
   if (!Array.isArray(list)) return undefined;
   const prefix = str(level.k.namePrefix);
   const suffix = str(level.k.nameSuffix);
-  let found: { name: string; range: Range } | undefined;
+  let found: { name: string; range: Range; field: string; index: number } | undefined;
   list.forEach((g, i) => {
     if (found || !isJsonObject(g) || typeof g.name !== 'string') return;
     const rendered = r.name ?? '';
@@ -424,8 +426,41 @@ function generatorEntry(level: Level, r: ManifestResource, generator: string | u
     const base = `${prefix}${g.name}${suffix}`;
     if (rendered === g.name || rendered.includes(base) || rendered.startsWith(`${g.name}-`) || rendered.includes(g.name)) {
       const range = level.yaml.rangeAt([field, i], 'key');
-      if (range) found = { name: g.name, range };
+      if (range) found = { name: g.name, range, field, index: i };
     }
+  });
+  return found;
+}
+
+interface GeneratorRef {
+  readonly level: Level;
+  /** `configMapGenerator` or `secretGenerator`. */
+  readonly field: string;
+  readonly index: number;
+}
+
+/**
+ * The entry of a generator that writes key `.data.KEY` (or `.binaryData.KEY`, `.stringData.KEY`):
+ * the literal `KEY=value`, or the file `KEY=path` / `path` named KEY. A key from an env file stays
+ * on the generator's entry: the file is not read here.
+ */
+function generatedKey(g: GeneratorRef, path: FieldPath): SourceLocation | undefined {
+  if (path.length !== 2 || path[0]!.kind !== 'field' || path[1]!.kind !== 'field' || !['data', 'binaryData', 'stringData'].includes(path[0]!.name)) return undefined;
+  const key = path[1]!.name;
+  const entry = (g.level.k[g.field] as JsonValue[] | undefined)?.[g.index];
+  if (!isJsonObject(entry)) return undefined;
+  const at = (list: string, i: number): SourceLocation | undefined => {
+    const range = g.level.yaml.rangeAt([g.field, g.index, list, i], 'value');
+    return range ? { file: g.level.file, range, role: 'kustomization' } : undefined;
+  };
+  let found: SourceLocation | undefined;
+  each(entry.literals, (item, i) => {
+    if (typeof item === 'string' && item.slice(0, item.indexOf('=')).trim() === key) found = at('literals', i) ?? found;
+  });
+  each(entry.files, (item, i) => {
+    if (typeof item !== 'string') return;
+    const eq = item.indexOf('=');
+    if ((eq >= 0 ? item.slice(0, eq).trim() : basename(item)) === key) found = at('files', i) ?? found;
   });
   return found;
 }
