@@ -177,6 +177,19 @@ export function kustomizeSourceMap(input: KustomizeMapInput): SourceMap {
         if (at) best = { file: o.origin.file, range: at.node.kind === 'scalar' ? at.valueRange : at.keyRange, role: 'resource' };
       } else if (o.origin.role === 'kustomization') {
         best = (o.generator && generatedKey(o.generator, path)) ?? o.origin;
+        // An overlay's generator entry of the same name with `behavior: merge` (or `replace`) writes
+        // its keys over the base's: the outermost that sets the key counts.
+        if (o.generator) {
+          const { field, level: home } = o.generator;
+          const name = (home.k[field] as JsonValue[])[o.generator.index];
+          for (let c = o.chain.length - 2; c >= 0; c--) {
+            const level = o.chain[c]!.level;
+            each(level.k[field], (entry, i) => {
+              if (!isJsonObject(entry) || !isJsonObject(name) || entry.name !== name.name || (entry.behavior !== 'merge' && entry.behavior !== 'replace')) return;
+              best = generatedKey({ level, field, index: i }, path) ?? (entry.behavior === 'replace' ? { file: level.file, range: level.yaml.rangeAt([field, i], 'key')!, role: 'kustomization' } : best);
+            });
+          }
+        }
       }
       // Name prefixes and suffixes are not writers of .metadata.name: they decorate the name the
       // resource gives, and a finding on the name (exists, already exists) reads best there.
@@ -587,7 +600,8 @@ export function yamlText(text: string): YamlText {
           node = item;
         } else return undefined;
       }
-      if (prefer === 'value' && node?.range) return toRange(node.range[0], node.range[1]);
+      // A map or list as the value reads best on its key: its first item is only one of many.
+      if (prefer === 'value' && node?.range && !(keyRange && (isMap(node) || isSeq(node)))) return toRange(node.range[0], node.range[1]);
       return keyRange ? toRange(keyRange[0], keyRange[1]) : undefined;
     },
   };
