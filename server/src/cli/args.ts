@@ -31,6 +31,8 @@ export interface CheckCommand extends ClusterOptions {
   kustomizations: string[];
   /** `--kustomize-binary`: the kustomize to run (default: kustomize on PATH, then kubectl kustomize). */
   kustomizeBinary?: string;
+  /** `--search-root`: where the overlays that use a named file are looked for (default: the current directory). */
+  searchRoot?: string;
 }
 
 export interface SnapshotCommand extends ClusterOptions {
@@ -82,6 +84,9 @@ prints them, a \`List\` among them); any other text is a YAML stream of \`---\`-
                                          as files are checked through the overlays that use them
   --kustomize-binary <file>              the kustomize to run (default: kustomize on PATH, then
                                          kubectl kustomize)
+  --search-root <dir>                    where to look for the overlays that use a named base or
+                                         patch (default: the current directory; 8 folders deep,
+                                         2000 folders at most, hidden folders skipped)
   --snapshot <dir>                       read the cluster from a snapshot directory; no cluster
   --kubeconfig <file>                    default: KUBECONFIG, then ~/.kube/config
   --context <name>                       default: the kubeconfig's current context
@@ -129,6 +134,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
         out: { type: 'string' },
         kustomize: { type: 'string', short: 'k', multiple: true },
         'kustomize-binary': { type: 'string' },
+        'search-root': { type: 'string' },
       },
     });
   } catch (e) {
@@ -147,7 +153,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
   }
 
   if (verb === 'snapshot') {
-    for (const option of ['field-manager', 'mode', 'format', 'verify', 'snapshot', 'min-severity', 'verbose', 'kustomize', 'kustomize-binary'] as const) {
+    for (const option of ['field-manager', 'mode', 'format', 'verify', 'snapshot', 'min-severity', 'verbose', 'kustomize', 'kustomize-binary', 'search-root'] as const) {
       if (v[option] !== undefined) return { ok: false, message: `--${option} is an option of check, not of snapshot` };
     }
     if (v.out === undefined) return { ok: false, message: 'snapshot needs --out <dir>' };
@@ -169,6 +175,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
   }
   if (v.verify && mode === 'clientSide') return { ok: false, message: '--verify confirms --mode serverSide or create (a dry-run update is not offered)' };
   if (v['kustomize-binary'] !== undefined && v['kustomize-binary'].trim() === '') return { ok: false, message: '--kustomize-binary needs a value' };
+  if (v['search-root'] !== undefined && v['search-root'].trim() === '') return { ok: false, message: '--search-root needs a folder' };
   if ((v.kustomize ?? []).some((d) => d.trim() === '')) return { ok: false, message: '-k needs a kustomization folder' };
   if (parsed.positionals.length === 0 && (v.kustomize ?? []).length === 0) return { ok: false, message: 'check needs manifests: name files or directories (e.g. `kube-conflict-hints check k8s/`)' };
   return {
@@ -184,6 +191,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
       ...(v.snapshot !== undefined ? { snapshot: v.snapshot } : {}),
       kustomizations: v.kustomize ?? [],
       ...(v['kustomize-binary'] !== undefined ? { kustomizeBinary: v['kustomize-binary'] } : {}),
+      ...(v['search-root'] !== undefined ? { searchRoot: v['search-root'] } : {}),
       ...cluster,
     },
   };

@@ -64,7 +64,11 @@ async function check(command: CheckCommand): Promise<number> {
   }
   const progress = terminalProgress(process.stderr);
   try {
-    const rendering = { kustomizations: command.kustomizations, settings: command.kustomizeBinary !== undefined ? { kustomize: command.kustomizeBinary } : {} };
+    const rendering = {
+      kustomizations: command.kustomizations,
+      settings: command.kustomizeBinary !== undefined ? { kustomize: command.kustomizeBinary } : {},
+      searchRoot: command.searchRoot ?? process.cwd(),
+    };
     const outcome = await runCheck(files.files, reader, { fieldManager: command.fieldManager, applyMode: command.mode }, command.verify ? connection : undefined, stdin, (p) => progress.update(p), rendering);
     progress.finish();
     if (!outcome.ok) return 'usage' in outcome ? fail(outcome.usage) : fail(describeProblem(outcome.problem, connection, command.verify));

@@ -77,7 +77,9 @@ export type FindingCode =
   /** Another manager owns Secret `data` keys the manifest sets; only a dry run can tell if they differ. */
   | 'secret-data-unverified'
   /** The API server's own answer to a dry run, where it differs from the prediction. */
-  | 'dry-run-differs';
+  | 'dry-run-differs'
+  /** A kustomization (or chart) the user's tool refused to render: nothing of it could be checked. */
+  | 'render-failed';
 
 export type Severity = 'error' | 'warning' | 'information';
 
