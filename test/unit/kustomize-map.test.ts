@@ -31,12 +31,13 @@ const rows: [string, string, string, string][] = [
   ['overlays/production', 'Deployment/prod-web', '.metadata.namespace', 'overlays/production/kustomization.yaml:2'],
   ['overlays/production', 'Deployment/prod-web', '.metadata.name', 'base/deployment.yaml:4'],
   ['overlays/production', 'Deployment/prod-web', '.spec.template.spec.containers[name="sidecar"]', 'base/deployment.yaml:25'],
-  ['overlays/production', 'Service/prod-web', '.spec.type', 'overlays/production/kustomization.yaml:13'],
+  ['overlays/production', 'Service/prod-web', '.spec.type', 'overlays/production/kustomization.yaml:19'],
+  ['overlays/production', 'Service/prod-web', '.spec.ports[port=80,protocol="TCP"]', 'base/service.yaml:9'],
   ['overlays/production', 'Service/prod-web', '.spec.selector.app', 'base/service.yaml:7'],
   ['overlays/production', 'ConfigMap/prod-settings-*', '.data.timeout', 'overlays/production/kustomization.yaml:33'],
   ['overlays/production', 'ConfigMap/prod-settings-*', '.data.retries', 'base/kustomization.yaml:7'],
   // staging: the same base, commonLabels, an inline JSON 6902 patch
-  ['overlays/staging', 'Deployment/web', '.spec.replicas', 'overlays/staging/kustomization.yaml:9'],
+  ['overlays/staging', 'Deployment/web', '.spec.replicas', 'overlays/staging/kustomization.yaml:12'],
   ['overlays/staging', 'Deployment/web', '.metadata.labels.env', 'overlays/staging/kustomization.yaml:5'],
   ['overlays/staging', 'Deployment/web', '.spec.selector.matchLabels.env', 'overlays/staging/kustomization.yaml:5'],
   ['overlays/staging', 'Deployment/web', '.spec.template.metadata.labels.env', 'overlays/staging/kustomization.yaml:5'],
@@ -76,7 +77,9 @@ for (const [target, object, field, expected] of rows) {
     const { map, indexOf } = mapOf(target);
     const parsed = parsePath(field);
     assert.ok(parsed, field);
-    const at = map.locate(indexOf(object), parsed).map((l) => shown(l.file, l.range.start.line));
+    // As the cluster's schema says: a port's protocol defaults to TCP (the source leaves it out).
+    const options = { keyFieldDefault: (_list: unknown, name: string) => (name === 'protocol' ? 'TCP' : undefined) };
+    const at = map.locate(indexOf(object), parsed, options).map((l) => shown(l.file, l.range.start.line));
     assert.deepEqual(at, [expected]);
   });
 }

@@ -275,9 +275,13 @@ function transformers(
     } else if (typeof entry.patch === 'string') {
       const ops = jsonPatchOps(entry.patch);
       if (ops) {
-        if (target && ops.some((op) => opSets(op, r, path))) best = at(['patches', i, 'patch']) ?? best;
+        if (target && ops.some((op) => opSets(op, r, path))) {
+          // Inside a `patch: |` block, on the operation's own line; else on the `patch:` key.
+          const inside = json6902(yamlText(entry.patch), level.file, 'patch', [], r, path);
+          best = (inside && inBlock(level, ['patches', i, 'patch'], inside)) ?? at(['patches', i, 'patch']) ?? best;
+        }
       } else {
-        best = smpInline(entry.patch, r, names, path, options, () => at(['patches', i, 'patch']), target) ?? best;
+        best = smpInline(entry.patch, r, names, path, options, () => at(['patches', i, 'patch']), target, (hit) => inBlock(level, ['patches', i, 'patch'], hit)) ?? best;
       }
     }
   });
@@ -341,11 +345,32 @@ function smp(docs: readonly ManifestResource[], file: string, r: ManifestResourc
   return best;
 }
 
-function smpInline(text: string, r: ManifestResource, names: ReadonlySet<string>, path: FieldPath, options: LocateOptions, where: () => SourceLocation | undefined, target?: JsonObject): SourceLocation | undefined {
+function smpInline(
+  text: string,
+  r: ManifestResource,
+  names: ReadonlySet<string>,
+  path: FieldPath,
+  options: LocateOptions,
+  where: () => SourceLocation | undefined,
+  target?: JsonObject,
+  inside?: (hit: SourceLocation) => SourceLocation | undefined,
+): SourceLocation | undefined {
   const hit = smp(parseManifestText(text).resources, '', r, names, path, options, target);
   if (!hit) return undefined;
-  const at = where();
+  const at = inside?.(hit) ?? where();
   return at && { ...at, role: 'patch' };
+}
+
+/**
+ * A range found in the text of an inline patch, moved to the kustomization file's own lines: a
+ * literal block scalar (`patch: |`) keeps every line of its text, shifted down below the key and
+ * right by the block's indentation. Other scalars (folded, quoted) do not: undefined.
+ */
+function inBlock(level: Level, segments: (string | number)[], hit: SourceLocation): SourceLocation | undefined {
+  const block = level.yaml.literalBlockAt(segments);
+  if (!block) return undefined;
+  const move = (p: { line: number; character: number }) => ({ line: p.line + block.firstLine, character: p.character + block.indent });
+  return { file: level.file, range: { start: move(hit.range.start), end: move(hit.range.end) }, role: 'patch' };
 }
 
 /** The JSON 6902 operation in a patch file that last sets `path` (or a parent of it): on its value. */
@@ -560,6 +585,8 @@ export interface YamlText {
   readonly json: JsonValue | undefined;
   /** The key (or list item) at `segments`, or its value; undefined when not written. */
   rangeAt(segments: readonly (string | number)[], prefer: 'key' | 'value'): Range | undefined;
+  /** For a literal block scalar (`|`, `|-`) at `segments`: the line its text starts on, and its indentation. */
+  literalBlockAt(segments: readonly (string | number)[]): { firstLine: number; indent: number } | undefined;
 }
 
 export function yamlText(text: string): YamlText {
@@ -581,8 +608,28 @@ export function yamlText(text: string): YamlText {
   } catch {
     json = undefined;
   }
+  const lines = text.split(/\r?\n/);
+  const nodeAt = (segments: readonly (string | number)[]): Node | null | undefined => {
+    let node = doc?.contents as Node | null | undefined;
+    for (const seg of segments) {
+      if (isMap(node)) node = node.items.find((it) => isScalar(it.key) && String(it.key.value) === String(seg))?.value as Node | null | undefined;
+      else if (isSeq(node) && typeof seg === 'number') node = node.items[seg] as Node | undefined;
+      else return undefined;
+    }
+    return node;
+  };
   return {
     json,
+    literalBlockAt(segments) {
+      const node = nodeAt(segments);
+      if (!isScalar(node) || node.type !== 'BLOCK_LITERAL' || !node.range) return undefined;
+      // The text starts on the line after the header (`|-`), indented as its first non-empty line.
+      const header = lineCounter.linePos(node.range[0]).line - 1;
+      const firstLine = header + 1;
+      const first = lines.slice(firstLine).find((l) => l.trim() !== '');
+      if (first === undefined) return undefined;
+      return { firstLine, indent: first.length - first.trimStart().length };
+    },
     rangeAt(segments, prefer) {
       let node = doc?.contents as Node | null | undefined;
       let keyRange: [number, number] | undefined;
