@@ -39,6 +39,8 @@ export interface CheckCommand extends ClusterOptions {
   release?: string;
   /** `--helm-binary`: the helm to run (default: helm on PATH). */
   helmBinary?: string;
+  /** `--search-root`: where the overlays that use a named file are looked for (default: the current directory). */
+  searchRoot?: string;
 }
 
 export interface SnapshotCommand extends ClusterOptions {
@@ -100,6 +102,9 @@ prints them, a \`List\` among them); any other text is a YAML stream of \`---\`-
   --release <name>                       the release name (default: the chart's name); the release
                                          namespace is -n, else the context's namespace
   --helm-binary <file>                   the helm to run (default: helm on PATH)
+  --search-root <dir>                    where to look for the overlays that use a named base or
+                                         patch (default: the current directory; 8 folders deep,
+                                         2000 folders at most, hidden folders skipped)
   --snapshot <dir>                       read the cluster from a snapshot directory; no cluster
   --kubeconfig <file>                    default: KUBECONFIG, then ~/.kube/config
   --context <name>                       default: the kubeconfig's current context
@@ -151,6 +156,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
         values: { type: 'string', short: 'f', multiple: true },
         release: { type: 'string' },
         'helm-binary': { type: 'string' },
+        'search-root': { type: 'string' },
       },
     });
   } catch (e) {
@@ -169,7 +175,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
   }
 
   if (verb === 'snapshot') {
-    for (const option of ['field-manager', 'mode', 'format', 'verify', 'snapshot', 'min-severity', 'verbose', 'kustomize', 'kustomize-binary', 'helm', 'values', 'release', 'helm-binary'] as const) {
+    for (const option of ['field-manager', 'mode', 'format', 'verify', 'snapshot', 'min-severity', 'verbose', 'kustomize', 'kustomize-binary', 'search-root', 'helm', 'values', 'release', 'helm-binary'] as const) {
       if (v[option] !== undefined) return { ok: false, message: `--${option} is an option of check, not of snapshot` };
     }
     if (v.out === undefined) return { ok: false, message: 'snapshot needs --out <dir>' };
@@ -191,6 +197,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
   }
   if (v.verify && mode === 'clientSide') return { ok: false, message: '--verify confirms --mode serverSide or create (a dry-run update is not offered)' };
   if (v['kustomize-binary'] !== undefined && v['kustomize-binary'].trim() === '') return { ok: false, message: '--kustomize-binary needs a value' };
+  if (v['search-root'] !== undefined && v['search-root'].trim() === '') return { ok: false, message: '--search-root needs a folder' };
   if ((v.kustomize ?? []).some((d) => d.trim() === '')) return { ok: false, message: '-k needs a kustomization folder' };
   for (const option of ['helm-binary', 'release'] as const) {
     if (v[option] !== undefined && v[option].trim() === '') return { ok: false, message: `--${option} needs a value` };
@@ -219,6 +226,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
       valuesFiles: v.values ?? [],
       ...(v.release !== undefined ? { release: v.release } : {}),
       ...(v['helm-binary'] !== undefined ? { helmBinary: v['helm-binary'] } : {}),
+      ...(v['search-root'] !== undefined ? { searchRoot: v['search-root'] } : {}),
       ...cluster,
     },
   };

@@ -4,15 +4,15 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { analyzeResource, locateOptions, objectIdentity, problemFindings, type AnalysisSettings, type Finding } from '../core/findings/analysis';
 import { relocateFindings } from '../core/findings/relocate';
-import { parseManifestText } from '../core/manifest/manifest';
+import { parseManifestText, type ManifestResource } from '../core/manifest/manifest';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget } from '../core/sources/source-map';
 import { renderKustomization } from '../render/kustomize';
 import { describeRenderProblem, type RenderSettings } from '../render/renderer';
-import type { CheckedObject, CheckReport } from '../core/findings/report';
+import { dryRunDiffersCode, type CheckedObject, type CheckReport, type Verification } from '../core/findings/report';
 import type { ClusterConnection, ClusterProblem } from '../cluster';
 import type { FactsReader } from './facts';
-import { classifyInputs, kustomizeTargets, notCheckedNote } from './classify';
+import { classifyInputs, findKustomizations, kustomizeTargets, notCheckedNote } from './classify';
 import { displayPath, readTextFile, stdinTarget, type FileText } from './files';
 import type { CheckProgress } from './progress';
 import { compareWithServer } from './verify';
@@ -28,8 +28,11 @@ export async function runCheck(
   /** What the standard input held, when `-` is one of the files. */
   stdin?: FileText,
   onProgress?: (progress: CheckProgress) => void,
-  /** Kustomizations to build (`-k`), and which tools render. */
-  rendering: { kustomizations: readonly string[]; settings: RenderSettings; helm?: Omit<HelmCheckRequest, 'settings'> } = { kustomizations: [], settings: {} },
+  /**
+   * Kustomizations to build (`-k`), which tools render, the charts to render (`--helm`), and where
+   * to look for the overlays that use a named file (none when undefined).
+   */
+  rendering: { kustomizations: readonly string[]; settings: RenderSettings; helm?: Omit<HelmCheckRequest, 'settings'>; searchRoot?: string } = { kustomizations: [], settings: {} },
 ): Promise<CheckOutcome> {
   const objects: CheckedObject[] = [];
   const texts = new Map<string, string>();
@@ -40,11 +43,23 @@ export async function runCheck(
   }
   // Only plain manifests are checked from their own text: a chart's template is not YAML, a patch is
   // a fragment, a kustomization is a recipe. Those are said to be skipped; other YAML is not Kubernetes.
-  const kinds = classifyInputs(texts);
+  if (rendering.searchRoot !== undefined && !isDirectory(rendering.searchRoot)) return { ok: false, usage: `--search-root ${rendering.searchRoot}: not a folder` };
+  let kinds = classifyInputs(texts);
+  // A base or a patch named alone is judged through the overlays that use it, which may live in
+  // sibling folders nobody named: look for them under the search root (bounded), only when a named
+  // file belongs to a kustomization at all.
+  let around = new Map<string, string>();
+  if (rendering.searchRoot !== undefined && [...kinds.values()].some((k) => k.kind === 'kustomization' || k.kind === 'kustomization-input')) {
+    around = findKustomizations(rendering.searchRoot);
+    kinds = classifyInputs(texts, around);
+  }
   // Kustomizations and the files they use are checked through the overlays that use them: each
   // overlay built once, its findings kept where they land on a named file. `-k DIR` keeps them all.
   const targets = new Map<string, { wanted: Set<string> | 'all' }>();
-  for (const [file, roots] of kustomizeTargets(texts, kinds)) {
+  const throughOverlays = new Set<string>();
+  for (const [file, roots] of kustomizeTargets(texts, kinds, around)) {
+    // A component no kustomization here uses has no overlay to be judged in: it stays unchecked.
+    if (roots.length > 0) throughOverlays.add(file);
     for (const root of roots) {
       const t = targets.get(root) ?? { wanted: new Set<string>() };
       if (t.wanted !== 'all') t.wanted.add(toSlashes(path.resolve(file)));
@@ -55,31 +70,57 @@ export async function runCheck(
     if (!isDirectory(dir)) return { ok: false, usage: `-k ${dir}: not a folder holding a kustomization` };
     targets.set(toSlashes(path.resolve(dir)), { wanted: 'all' });
   }
-  const rendered = new Set<string>();
   const labels = labelsFor([...targets.keys()]);
   for (const [root, { wanted }] of targets) {
     const target: RenderTarget = { kind: 'kustomize', root, label: labels.get(root)! };
     const result = await renderKustomization(target, rendering.settings);
-    if (!result.ok) return { ok: false, usage: describeRenderProblem(target, result.problem) };
+    if (!result.ok) {
+      // Without the tool nothing renders: one line, exit 2. One overlay the tool refuses is that
+      // overlay's error; the other overlays are still checked.
+      if (result.problem.kind === 'not-installed') return { ok: false, usage: describeRenderProblem(target, result.problem) };
+      objects.push(renderFailure(root, target, describeRenderProblem(target, result.problem)));
+      continue;
+    }
     const parsed = parseManifestText(result.text);
-    if (parsed.problems.length > 0) return { ok: false, usage: `${result.command} printed text that is not YAML: ${parsed.problems[0]!.message}` };
+    if (parsed.problems.length > 0) {
+      objects.push(renderFailure(root, target, `cannot check ${target.label}: ${result.command} printed text that is not YAML: ${parsed.problems[0]!.message}`));
+      continue;
+    }
     for (const resource of parsed.resources) {
       const answer = await reader.read(resource);
       if (!answer.ok) return { ok: false, problem: answer.problem };
-      const findings = relocateFindings(analyzeResource(resource, answer.facts, settings), resource, resource.documentIndex, result.sourceMap, locateOptions(resource, answer.facts.schema));
+      const analysed = analyzeResource(resource, answer.facts, settings);
+      const options = locateOptions(resource, answer.facts.schema);
+      const findings = relocateFindings(analysed, resource, resource.documentIndex, result.sourceMap, options);
       const origin = result.sourceMap.objects.find((o) => o.index === resource.documentIndex)?.origin;
+      // --verify: the rendered object is what would be sent, so it is what the dry run sends; where
+      // the server's answer differs, the difference goes to the source line of its field, as findings do.
+      const verifiedRendered = await verify(resource, analysed, answer, settings, verifier);
+      if (!verifiedRendered.ok) return { ok: false, problem: verifiedRendered.problem };
+      const verification = verifiedRendered.verification;
+      const differences = verification
+        ? relocateFindings(
+            verification.differences.map((d) => ({ code: dryRunDiffersCode, severity: 'error' as const, message: d.message, range: d.range, ...(d.path !== undefined ? { path: d.path } : {}) })),
+            resource,
+            resource.documentIndex,
+            result.sourceMap,
+            options,
+          )
+        : [];
       // One entry per source file the object's findings land on; the object itself at its origin.
       const byFile = new Map<string, Finding[]>();
       if (origin) byFile.set(origin.file, []);
       for (const { source, rendered: _rendered, ...f } of findings) byFile.set(source.file, [...(byFile.get(source.file) ?? []), f]);
+      for (const d of differences) if (!byFile.has(d.source.file)) byFile.set(d.source.file, []);
       for (const [file, list] of byFile) {
         if (wanted !== 'all' && !wanted.has(file)) continue;
-        rendered.add(file);
+        const here = differences.filter((d) => d.source.file === file).map((d) => ({ message: d.message, range: d.range, ...(d.path !== undefined ? { path: d.path } : {}) }));
         objects.push({
           file: displayPath(file),
           object: objectIdentity(resource),
           title: `${answer.title} in ${target.label}`,
           findings: list,
+          ...(verification ? { verification: { ...verification, differences: here } } : {}),
           notes: file === origin?.file ? answer.notes : [],
           rendered: { target: target.label, root: displayPath(root), index: resource.documentIndex },
         });
@@ -102,7 +143,7 @@ export async function runCheck(
     fileNumber++;
     const shown = displayPath(file);
     const kind = kinds.get(file)!;
-    if ((kind.kind === 'kustomization' || kind.kind === 'kustomization-input') && targets.size > 0) continue;
+    if (throughOverlays.has(file)) continue;
     if (kind.kind === 'helm-chart' && charts.includes(toSlashes(path.resolve(kind.chart)))) continue;
     if (kind.kind !== 'manifest') {
       const note = notCheckedNote(kind, (p) => displayPath(p));
@@ -116,17 +157,9 @@ export async function runCheck(
       if (!answer.ok) return { ok: false, problem: answer.problem };
       const findings = analyzeResource(resource, answer.facts, settings);
       const checked: CheckedObject = { file: shown, object: objectIdentity(resource), title: answer.title, findings, notes: answer.notes };
-      if (verifier && answer.facts.kind.state === 'served' && resource.name !== undefined) {
-        // The text goes as written (duplicates, scalars) when the document is the object itself.
-        const manifest = resource.itemIndex === undefined ? { object: resource.object, text: resource.documentText } : { object: resource.object };
-        const options = { fieldManager: settings.fieldManager, fieldValidation: 'Strict' as const };
-        const outcome = settings.applyMode === 'create' ? await verifier.dryRunCreate(manifest, options) : await verifier.dryRunApply(manifest, options);
-        const compared = compareWithServer(resource, findings, outcome, answer.facts.schema);
-        if (!compared.ok) return { ok: false, problem: compared.problem };
-        objects.push({ ...checked, verification: compared.verification });
-      } else {
-        objects.push(checked);
-      }
+      const verified = await verify(resource, findings, answer, settings, verifier);
+      if (!verified.ok) return { ok: false, problem: verified.problem };
+      objects.push(verified.verification ? { ...checked, verification: verified.verification } : checked);
       onProgress?.({ file: fileNumber, files: texts.size, objects: objects.filter((o) => o.object).length });
     }
   }
@@ -140,6 +173,39 @@ export async function runCheck(
       files: [...files.map((f) => displayPath(f)), ...rendering.kustomizations.map((d) => displayPath(d)), ...(rendering.helm?.charts ?? []).map((d) => displayPath(d))],
       objects,
     },
+  };
+}
+
+/**
+ * --verify: the server's dry-run answer for one object beside its prediction (nothing without a
+ * verifier, for a kind not served, or an object without a name). Plain manifests and rendered objects
+ * go the same way.
+ */
+async function verify(
+  resource: ManifestResource,
+  findings: readonly Finding[],
+  answer: Extract<Awaited<ReturnType<FactsReader['read']>>, { ok: true }>,
+  settings: AnalysisSettings,
+  verifier: ClusterConnection | undefined,
+): Promise<{ ok: true; verification?: Verification } | { ok: false; problem: ClusterProblem }> {
+  if (!verifier || answer.facts.kind.state !== 'served' || resource.name === undefined) return { ok: true };
+  // The text goes as written (duplicates, scalars) when the document is the object itself.
+  const manifest = resource.itemIndex === undefined ? { object: resource.object, text: resource.documentText } : { object: resource.object };
+  const options = { fieldManager: settings.fieldManager, fieldValidation: 'Strict' as const };
+  const outcome = settings.applyMode === 'create' ? await verifier.dryRunCreate(manifest, options) : await verifier.dryRunApply(manifest, options);
+  const compared = compareWithServer(resource, findings, outcome, answer.facts.schema);
+  return compared.ok ? { ok: true, verification: compared.verification } : compared;
+}
+
+/** An overlay that could not be rendered: one error on its kustomization file. */
+function renderFailure(root: string, target: RenderTarget, message: string): CheckedObject {
+  const file = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'].map((n) => path.join(root, n)).find((f) => fs.existsSync(f)) ?? root;
+  const start = { line: 0, character: 0 };
+  return {
+    file: displayPath(file),
+    title: `${target.label} (${displayPath(root)})`,
+    findings: [{ code: 'render-failed', severity: 'error', message, range: { start, end: start } }],
+    notes: [],
   };
 }
 

@@ -12,8 +12,8 @@ const CONTEXT_NAMES = ['Chart.yaml', 'kustomization.yaml', 'kustomization.yml', 
 const MAX_ANCESTORS = 32;
 
 /** Kinds of `files` (as named), their texts given; the standard input is always a plain manifest. */
-export function classifyInputs(texts: ReadonlyMap<string, string>): Map<string, FileKind> {
-  const { known, absoluteOf } = knownFiles(texts);
+export function classifyInputs(texts: ReadonlyMap<string, string>, around: ReadonlyMap<string, string> = new Map()): Map<string, FileKind> {
+  const { known, absoluteOf } = knownFiles(texts, around);
   const kinds = classifyFiles([...known.values()]);
   const result = new Map<string, FileKind>();
   for (const file of texts.keys()) {
@@ -22,8 +22,11 @@ export function classifyInputs(texts: ReadonlyMap<string, string>): Map<string, 
   return result;
 }
 
-/** The files named, and the Chart.yaml and kustomization files in the folders above them. */
-function knownFiles(texts: ReadonlyMap<string, string>): { known: Map<string, KnownFile>; absoluteOf: Map<string, string> } {
+/**
+ * The files named, the Chart.yaml and kustomization files in the folders above them, and `around`
+ * (kustomizations found elsewhere: the overlays that may use a named file).
+ */
+function knownFiles(texts: ReadonlyMap<string, string>, around: ReadonlyMap<string, string> = new Map()): { known: Map<string, KnownFile>; absoluteOf: Map<string, string> } {
   const known = new Map<string, KnownFile>();
   const absoluteOf = new Map<string, string>();
   for (const [file, text] of texts) {
@@ -32,6 +35,7 @@ function knownFiles(texts: ReadonlyMap<string, string>): { known: Map<string, Kn
     absoluteOf.set(file, absolute);
     known.set(absolute, { path: absolute, text });
   }
+  for (const [file, text] of around) if (!known.has(file)) known.set(file, { path: file, text });
   const searched = new Set<string>();
   for (const absolute of [...known.keys()]) {
     let dir = path.posix.dirname(absolute);
@@ -94,12 +98,52 @@ function toSlashes(p: string): string {
  * build to check it: the overlays above it among the files named and the kustomizations found
  * around them.
  */
-export function kustomizeTargets(texts: ReadonlyMap<string, string>, kinds: ReadonlyMap<string, FileKind>): Map<string, string[]> {
-  const known = knownFiles(texts);
+export function kustomizeTargets(texts: ReadonlyMap<string, string>, kinds: ReadonlyMap<string, FileKind>, around: ReadonlyMap<string, string> = new Map()): Map<string, string[]> {
+  const known = knownFiles(texts, around);
   const out = new Map<string, string[]>();
   for (const [file, kind] of kinds) {
     if (kind.kind !== 'kustomization' && kind.kind !== 'kustomization-input') continue;
     out.set(file, kustomizeRoots([...known.known.values()], known.absoluteOf.get(file)!));
   }
   return out;
+}
+
+/** How far `check` looks for the overlays that use a named file: folders deep, and folders in all. */
+export const overlaySearchLimits = { depth: 8, directories: 2000 } as const;
+const skippedFolders = new Set(['node_modules', 'vendor']);
+const KUSTOMIZATION_NAMES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
+
+/**
+ * The kustomization files under `root` (absolute `/` path → text): where the overlays that use a
+ * named base or patch live, in sibling folders the user did not name. Bounded: `overlaySearchLimits`,
+ * hidden folders, node_modules and vendor skipped, links not followed (no loops, nothing outside).
+ * Files that cannot be read are left out, as unknown context.
+ */
+export function findKustomizations(root: string, limits: { depth: number; directories: number } = overlaySearchLimits): Map<string, string> {
+  const found = new Map<string, string>();
+  let queue: string[] = [path.resolve(root)];
+  let visited = 0;
+  for (let depth = 0; depth <= limits.depth && queue.length > 0; depth++) {
+    const next: string[] = [];
+    for (const dir of queue) {
+      if (visited++ >= limits.directories) return found;
+      let entries: fs.Dirent[];
+      try {
+        entries = fs.readdirSync(dir, { withFileTypes: true });
+      } catch {
+        continue;
+      }
+      for (const e of entries) {
+        const full = path.join(dir, e.name);
+        if (e.isDirectory()) {
+          if (!e.name.startsWith('.') && !skippedFolders.has(e.name)) next.push(full);
+        } else if (e.isFile() && KUSTOMIZATION_NAMES.includes(e.name)) {
+          const read = readTextFile(full);
+          if (read.ok) found.set(toSlashes(full), read.text);
+        }
+      }
+    }
+    queue = next.sort();
+  }
+  return found;
 }

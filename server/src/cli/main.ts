@@ -69,6 +69,7 @@ async function check(command: CheckCommand): Promise<number> {
       settings: { ...(command.kustomizeBinary !== undefined ? { kustomize: command.kustomizeBinary } : {}), ...(command.helmBinary !== undefined ? { helm: command.helmBinary } : {}) },
       // A release lands in -n, else the context's namespace, as `helm install` without -n does.
       helm: { charts: command.charts, valuesFiles: command.valuesFiles, namespace: command.namespace ?? connection?.defaultNamespace ?? 'default', ...(command.release !== undefined ? { release: command.release } : {}) },
+      searchRoot: command.searchRoot ?? process.cwd(),
     };
     const outcome = await runCheck(files.files, reader, { fieldManager: command.fieldManager, applyMode: command.mode }, command.verify ? connection : undefined, stdin, (p) => progress.update(p), rendering);
     progress.finish();

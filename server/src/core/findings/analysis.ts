@@ -79,7 +79,9 @@ export type FindingCode =
   /** A chart's object exists and is not this Helm release's: helm refuses to adopt it (helm-release.ts). */
   | 'owned-by-release'
   /** The API server's own answer to a dry run, where it differs from the prediction. */
-  | 'dry-run-differs';
+  | 'dry-run-differs'
+  /** A kustomization (or chart) the user's tool refused to render: nothing of it could be checked. */
+  | 'render-failed';
 
 export type Severity = 'error' | 'warning' | 'information';
 

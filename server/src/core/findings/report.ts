@@ -72,7 +72,7 @@ export interface ReportSummary {
 export type FileFinding = Finding & { readonly file: string; readonly rendered?: RenderedFrom };
 
 /** Shown for a dry-run answer the prediction did not foresee; not a code the analysis itself gives. */
-export const dryRunDiffersCode = 'dry-run-differs';
+export const dryRunDiffersCode = 'dry-run-differs' as const;
 
 export interface RuleDescription {
   readonly title: string;
@@ -139,6 +139,12 @@ export const findingRules: Readonly<Record<FindingCode | typeof dryRunDiffersCod
     severity: 'warning',
     docs: docsLinks.apiVersions,
   },
+  'render-failed': {
+    title: 'The source does not render',
+    description: 'kustomize build (or helm template) refused the kustomization or chart: what it would send cannot be checked, and applying it would fail the same way.',
+    severity: 'error',
+    docs: 'https://kubectl.docs.kubernetes.io/references/kustomize/',
+  },
   'invalid-manifest': {
     title: 'The server refuses the manifest',
     description: 'The manifest does not fit the schema the cluster serves, so the server refuses it before checking ownership.',
@@ -194,6 +200,7 @@ export function summarize(report: CheckReport): ReportSummary {
   let warnings = 0;
   let information = 0;
   let disagreements = 0;
+  const disagreeing = new Set<string>();
   for (const o of report.objects) {
     for (const f of o.findings) {
       if (f.severity === 'error') errors++;
@@ -201,11 +208,28 @@ export function summarize(report: CheckReport): ReportSummary {
       else information++;
     }
     if (o.verification && !o.verification.agrees) {
-      disagreements++;
+      const key = o.rendered ? JSON.stringify([o.rendered.root, o.rendered.target, o.rendered.index]) : undefined;
+      if (!key || !disagreeing.has(key)) disagreements++;
+      if (key) disagreeing.add(key);
       errors += o.verification.differences.length;
     }
   }
-  return { errors, warnings, information, disagreements, objects: report.objects.filter((o) => o.object).length, files: report.files.length };
+  return { errors, warnings, information, disagreements, objects: countObjects(report.objects), files: report.files.length };
+}
+
+/**
+ * Objects checked: a rendered object whose findings land in several source files (a patch, the
+ * base, the kustomization) is listed once per file but is one object of one overlay.
+ */
+function countObjects(objects: readonly CheckedObject[]): number {
+  const rendered = new Set<string>();
+  let plain = 0;
+  for (const o of objects) {
+    if (!o.object) continue;
+    if (o.rendered) rendered.add(JSON.stringify([o.rendered.root, o.rendered.target, o.rendered.index]));
+    else plain++;
+  }
+  return plain + rendered.size;
 }
 
 /** 0 clean, 1 when something would fail or deserves a look (errors, warnings); information alone is clean. */

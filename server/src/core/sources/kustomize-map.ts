@@ -113,7 +113,7 @@ export function kustomizeSourceMap(input: KustomizeMapInput): SourceMap {
     return docs;
   };
 
-  const objects: (RenderedObject & { chain: ChainStep[]; doc?: ManifestResource; names: Set<string>[] })[] = [];
+  const objects: (RenderedObject & { chain: ChainStep[]; doc?: ManifestResource; generator?: GeneratorRef; names: Set<string>[] })[] = [];
   const notes: string[] = [];
   input.rendered.forEach((r, i) => {
     const origin = input.origins[i];
@@ -123,6 +123,7 @@ export function kustomizeSourceMap(input: KustomizeMapInput): SourceMap {
     let originLocation: SourceLocation | undefined;
     let doc: ManifestResource | undefined;
     let origName = r.name ?? '';
+    let generator: GeneratorRef | undefined;
     if (origin?.path !== undefined) {
       chain = chainTo(root, (level) => refsOf(level, ['resources', 'bases', 'crds']).includes(origin.path!), levelAt);
       const candidates = docsOf(origin.path).filter((d) => d.kind === r.kind);
@@ -139,6 +140,7 @@ export function kustomizeSourceMap(input: KustomizeMapInput): SourceMap {
       if (generated) {
         origName = generated.name;
         originLocation = { file: origin.configuredIn, range: generated.range, role: 'kustomization' };
+        generator = { level: chain!.at(-1)!.level, field: generated.field, index: generated.index };
       }
     }
     if (!chain || !originLocation) {
@@ -156,7 +158,7 @@ export function kustomizeSourceMap(input: KustomizeMapInput): SourceMap {
       current = `${str(level.k.namePrefix)}${current}${str(level.k.nameSuffix)}`;
       seen.add(current);
     }
-    objects.push({ index: r.documentIndex, origin: originLocation, chain, ...(doc ? { doc } : {}), names });
+    objects.push({ index: r.documentIndex, origin: originLocation, chain, ...(doc ? { doc } : {}), ...(generator ? { generator } : {}), names });
   });
 
   const byIndex = new Map(objects.map((o) => [o.index, o]));
@@ -174,7 +176,20 @@ export function kustomizeSourceMap(input: KustomizeMapInput): SourceMap {
         const at = locate(o.doc, path, options);
         if (at) best = { file: o.origin.file, range: at.node.kind === 'scalar' ? at.valueRange : at.keyRange, role: 'resource' };
       } else if (o.origin.role === 'kustomization') {
-        best = o.origin;
+        best = (o.generator && generatedKey(o.generator, path)) ?? o.origin;
+        // An overlay's generator entry of the same name with `behavior: merge` (or `replace`) writes
+        // its keys over the base's: the outermost that sets the key counts.
+        if (o.generator) {
+          const { field, level: home } = o.generator;
+          const name = (home.k[field] as JsonValue[])[o.generator.index];
+          for (let c = o.chain.length - 2; c >= 0; c--) {
+            const level = o.chain[c]!.level;
+            each(level.k[field], (entry, i) => {
+              if (!isJsonObject(entry) || !isJsonObject(name) || entry.name !== name.name || (entry.behavior !== 'merge' && entry.behavior !== 'replace')) return;
+              best = generatedKey({ level, field, index: i }, path) ?? (entry.behavior === 'replace' ? { file: level.file, range: level.yaml.rangeAt([field, i], 'key')!, role: 'kustomization' } : best);
+            });
+          }
+        }
       }
       // Name prefixes and suffixes are not writers of .metadata.name: they decorate the name the
       // resource gives, and a finding on the name (exists, already exists) reads best there.
@@ -260,9 +275,13 @@ function transformers(
     } else if (typeof entry.patch === 'string') {
       const ops = jsonPatchOps(entry.patch);
       if (ops) {
-        if (target && ops.some((op) => opSets(op, r, path))) best = at(['patches', i, 'patch']) ?? best;
+        if (target && ops.some((op) => opSets(op, r, path))) {
+          // Inside a `patch: |` block, on the operation's own line; else on the `patch:` key.
+          const inside = json6902(yamlText(entry.patch), level.file, 'patch', [], r, path);
+          best = (inside && inBlock(level, ['patches', i, 'patch'], inside)) ?? at(['patches', i, 'patch']) ?? best;
+        }
       } else {
-        best = smpInline(entry.patch, r, names, path, options, () => at(['patches', i, 'patch']), target) ?? best;
+        best = smpInline(entry.patch, r, names, path, options, () => at(['patches', i, 'patch']), target, (hit) => inBlock(level, ['patches', i, 'patch'], hit)) ?? best;
       }
     }
   });
@@ -326,11 +345,32 @@ function smp(docs: readonly ManifestResource[], file: string, r: ManifestResourc
   return best;
 }
 
-function smpInline(text: string, r: ManifestResource, names: ReadonlySet<string>, path: FieldPath, options: LocateOptions, where: () => SourceLocation | undefined, target?: JsonObject): SourceLocation | undefined {
+function smpInline(
+  text: string,
+  r: ManifestResource,
+  names: ReadonlySet<string>,
+  path: FieldPath,
+  options: LocateOptions,
+  where: () => SourceLocation | undefined,
+  target?: JsonObject,
+  inside?: (hit: SourceLocation) => SourceLocation | undefined,
+): SourceLocation | undefined {
   const hit = smp(parseManifestText(text).resources, '', r, names, path, options, target);
   if (!hit) return undefined;
-  const at = where();
+  const at = inside?.(hit) ?? where();
   return at && { ...at, role: 'patch' };
+}
+
+/**
+ * A range found in the text of an inline patch, moved to the kustomization file's own lines: a
+ * literal block scalar (`patch: |`) keeps every line of its text, shifted down below the key and
+ * right by the block's indentation. Other scalars (folded, quoted) do not: undefined.
+ */
+function inBlock(level: Level, segments: (string | number)[], hit: SourceLocation): SourceLocation | undefined {
+  const block = level.yaml.literalBlockAt(segments);
+  if (!block) return undefined;
+  const move = (p: { line: number; character: number }) => ({ line: p.line + block.firstLine, character: p.character + block.indent });
+  return { file: level.file, range: { start: move(hit.range.start), end: move(hit.range.end) }, role: 'patch' };
 }
 
 /** The JSON 6902 operation in a patch file that last sets `path` (or a parent of it): on its value. */
@@ -410,13 +450,13 @@ function matchesSelector(selector: string, map: JsonValue | undefined): boolean 
 }
 
 /** The generator entry (`configMapGenerator[i]`) that made `r`: by its name and the object's kind. */
-function generatorEntry(level: Level, r: ManifestResource, generator: string | undefined): { name: string; range: Range } | undefined {
+function generatorEntry(level: Level, r: ManifestResource, generator: string | undefined): { name: string; range: Range; field: string; index: number } | undefined {
   const field = generator === 'SecretGenerator' || r.kind === 'Secret' ? 'secretGenerator' : 'configMapGenerator';
   const list = level.k[field];
   if (!Array.isArray(list)) return undefined;
   const prefix = str(level.k.namePrefix);
   const suffix = str(level.k.nameSuffix);
-  let found: { name: string; range: Range } | undefined;
+  let found: { name: string; range: Range; field: string; index: number } | undefined;
   list.forEach((g, i) => {
     if (found || !isJsonObject(g) || typeof g.name !== 'string') return;
     const rendered = r.name ?? '';
@@ -424,8 +464,41 @@ function generatorEntry(level: Level, r: ManifestResource, generator: string | u
     const base = `${prefix}${g.name}${suffix}`;
     if (rendered === g.name || rendered.includes(base) || rendered.startsWith(`${g.name}-`) || rendered.includes(g.name)) {
       const range = level.yaml.rangeAt([field, i], 'key');
-      if (range) found = { name: g.name, range };
+      if (range) found = { name: g.name, range, field, index: i };
     }
+  });
+  return found;
+}
+
+interface GeneratorRef {
+  readonly level: Level;
+  /** `configMapGenerator` or `secretGenerator`. */
+  readonly field: string;
+  readonly index: number;
+}
+
+/**
+ * The entry of a generator that writes key `.data.KEY` (or `.binaryData.KEY`, `.stringData.KEY`):
+ * the literal `KEY=value`, or the file `KEY=path` / `path` named KEY. A key from an env file stays
+ * on the generator's entry: the file is not read here.
+ */
+function generatedKey(g: GeneratorRef, path: FieldPath): SourceLocation | undefined {
+  if (path.length !== 2 || path[0]!.kind !== 'field' || path[1]!.kind !== 'field' || !['data', 'binaryData', 'stringData'].includes(path[0]!.name)) return undefined;
+  const key = path[1]!.name;
+  const entry = (g.level.k[g.field] as JsonValue[] | undefined)?.[g.index];
+  if (!isJsonObject(entry)) return undefined;
+  const at = (list: string, i: number): SourceLocation | undefined => {
+    const range = g.level.yaml.rangeAt([g.field, g.index, list, i], 'value');
+    return range ? { file: g.level.file, range, role: 'kustomization' } : undefined;
+  };
+  let found: SourceLocation | undefined;
+  each(entry.literals, (item, i) => {
+    if (typeof item === 'string' && item.slice(0, item.indexOf('=')).trim() === key) found = at('literals', i) ?? found;
+  });
+  each(entry.files, (item, i) => {
+    if (typeof item !== 'string') return;
+    const eq = item.indexOf('=');
+    if ((eq >= 0 ? item.slice(0, eq).trim() : basename(item)) === key) found = at('files', i) ?? found;
   });
   return found;
 }
@@ -512,6 +585,8 @@ export interface YamlText {
   readonly json: JsonValue | undefined;
   /** The key (or list item) at `segments`, or its value; undefined when not written. */
   rangeAt(segments: readonly (string | number)[], prefer: 'key' | 'value'): Range | undefined;
+  /** For a literal block scalar (`|`, `|-`) at `segments`: the line its text starts on, and its indentation. */
+  literalBlockAt(segments: readonly (string | number)[]): { firstLine: number; indent: number } | undefined;
 }
 
 export function yamlText(text: string): YamlText {
@@ -533,8 +608,28 @@ export function yamlText(text: string): YamlText {
   } catch {
     json = undefined;
   }
+  const lines = text.split(/\r?\n/);
+  const nodeAt = (segments: readonly (string | number)[]): Node | null | undefined => {
+    let node = doc?.contents as Node | null | undefined;
+    for (const seg of segments) {
+      if (isMap(node)) node = node.items.find((it) => isScalar(it.key) && String(it.key.value) === String(seg))?.value as Node | null | undefined;
+      else if (isSeq(node) && typeof seg === 'number') node = node.items[seg] as Node | undefined;
+      else return undefined;
+    }
+    return node;
+  };
   return {
     json,
+    literalBlockAt(segments) {
+      const node = nodeAt(segments);
+      if (!isScalar(node) || node.type !== 'BLOCK_LITERAL' || !node.range) return undefined;
+      // The text starts on the line after the header (`|-`), indented as its first non-empty line.
+      const header = lineCounter.linePos(node.range[0]).line - 1;
+      const firstLine = header + 1;
+      const first = lines.slice(firstLine).find((l) => l.trim() !== '');
+      if (first === undefined) return undefined;
+      return { firstLine, indent: first.length - first.trimStart().length };
+    },
     rangeAt(segments, prefer) {
       let node = doc?.contents as Node | null | undefined;
       let keyRange: [number, number] | undefined;
@@ -552,7 +647,8 @@ export function yamlText(text: string): YamlText {
           node = item;
         } else return undefined;
       }
-      if (prefer === 'value' && node?.range) return toRange(node.range[0], node.range[1]);
+      // A map or list as the value reads best on its key: its first item is only one of many.
+      if (prefer === 'value' && node?.range && !(keyRange && (isMap(node) || isSeq(node)))) return toRange(node.range[0], node.range[1]);
       return keyRange ? toRange(keyRange[0], keyRange[1]) : undefined;
     },
   };
