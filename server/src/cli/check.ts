@@ -2,7 +2,7 @@
 // the same analysis the editor runs, and (with --verify) the server's dry-run answer beside it.
 import { analyzeResource, objectIdentity, problemFindings, type AnalysisSettings } from '../core/findings/analysis';
 import { parseManifestText } from '../core/manifest/manifest';
-import type { CheckedObject, CheckReport } from '../core/findings/report';
+import type { CheckedObject, CheckReport } from './report';
 import type { ClusterConnection, ClusterProblem } from '../cluster';
 import type { FactsReader } from './facts';
 import { classifyInputs, notCheckedNote } from './classify';

@@ -1,0 +1,87 @@
+// What one run of `check` found, before it is printed: every file, every object in it with its
+// findings, notes and (with --verify) the server's dry-run answer. The printers (format-*.ts) turn
+// this one record into text, JSON, SARIF, GitHub annotations or a GitLab Code Quality report.
+import type { Finding, ObjectIdentity, Severity } from '../core/findings/analysis';
+import type { Range } from '../core/manifest/manifest';
+import type { ApplyMode } from '../core/ssa/predict';
+
+/** Where the server's dry-run answer parts from the prediction, on the range it concerns. */
+export interface VerificationDifference {
+  readonly message: string;
+  readonly range: Range;
+  /** The field, in the server's notation, when the difference is about one. */
+  readonly path?: string;
+}
+
+/** What the server answered to a dry run of the object, compared with the prediction. */
+export interface Verification {
+  readonly agrees: boolean;
+  /** The server's answer in its own words (`accepted`, or its Status message). */
+  readonly serverAnswer: string;
+  readonly differences: readonly VerificationDifference[];
+}
+
+/** One object of a checked file, or the text problems of a file (then without `object`). */
+export interface CheckedObject {
+  /** The file as the user named it: relative to the working directory when inside it, `/` separated. */
+  readonly file: string;
+  readonly object?: ObjectIdentity;
+  /** How kubectl names it: `deployments.apps/web (namespace default)`; the file for text problems. */
+  readonly title: string;
+  readonly findings: readonly Finding[];
+  readonly verification?: Verification;
+  /** Why the object could not be checked fully (not in the snapshot, no schema for its group-version). */
+  readonly notes: readonly string[];
+}
+
+export type ReportSource =
+  | { readonly kind: 'cluster'; readonly context: string; readonly server: string }
+  | { readonly kind: 'snapshot'; readonly directory: string; readonly context?: string; readonly server?: string };
+
+export interface CheckReport {
+  readonly mode: ApplyMode;
+  readonly fieldManager: string;
+  readonly source: ReportSource;
+  readonly files: readonly string[];
+  readonly objects: readonly CheckedObject[];
+}
+
+export interface ReportSummary {
+  readonly errors: number;
+  readonly warnings: number;
+  readonly information: number;
+  /** Objects whose dry run the server answered differently from the prediction. */
+  readonly disagreements: number;
+  readonly objects: number;
+  readonly files: number;
+}
+
+export function summarize(report: CheckReport): ReportSummary {
+  const counts: Record<Severity, number> = { error: 0, warning: 0, information: 0 };
+  let disagreements = 0;
+  for (const o of report.objects) {
+    for (const f of o.findings) counts[f.severity]++;
+    if (o.verification && !o.verification.agrees) {
+      disagreements++;
+      counts.error += o.verification.differences.length;
+    }
+  }
+  return {
+    errors: counts.error,
+    warnings: counts.warning,
+    information: counts.information,
+    disagreements,
+    objects: report.objects.filter((o) => o.object).length,
+    files: report.files.length,
+  };
+}
+
+/** 0 clean, 1 when something would fail or deserves a look (errors, warnings); information alone is clean. */
+export function exitCodeFor(summary: ReportSummary): 0 | 1 {
+  return summary.errors + summary.warnings > 0 ? 1 : 0;
+}
+
+/** What the facts were read from, as the summary lines say it. */
+export function againstWhat(source: ReportSource): string {
+  return source.kind === 'cluster' ? `context ${source.context}` : `snapshot ${source.directory}`;
+}
