@@ -22,7 +22,7 @@ import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { createClusterConnection, type ClusterConnection } from '../../server/src/cluster';
 import { checkHelmCharts } from '../../server/src/cli/check-helm';
 import { liveFactsReader, type FactsReader } from '../../server/src/cli/facts';
-import type { CheckedObject } from '../../server/src/core/findings/report';
+import type { CheckedObject } from '../../server/src/cli/report';
 import { requireCluster } from '../support/env';
 import { apply as applyObject, connect, freshNamespace, get, objectOf, objectPath, type Connection, type KubeObject } from '../support/seed';
 import { requireTool } from '../tools/tools';

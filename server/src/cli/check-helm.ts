@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { analyzeResource, locateOptions, objectIdentity, type AnalysisSettings, type Finding } from '../core/findings/analysis';
 import { helmAppliedObject, releaseOwnershipFinding } from '../core/findings/helm-release';
 import { relocateFindings } from '../core/findings/relocate';
-import type { CheckedObject } from '../core/findings/report';
+import type { CheckedObject } from './report';
 import { locate, type ManifestResource } from '../core/manifest/manifest';
 import type { ClusterProblem } from '../cluster';
 import { helmTarget, renderHelm } from '../render/helm';

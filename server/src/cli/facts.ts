@@ -7,7 +7,7 @@ import type { ResourceFacts } from '../core/findings/analysis';
 import type { JsonObject } from '../core/json';
 import type { ManifestResource } from '../core/manifest/manifest';
 import { qualifiedResource } from '../core/ssa/messages';
-import type { ReportSource } from '../core/findings/report';
+import type { ReportSource } from './report';
 import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
 import { liveFacts, type ApiResourceInfo, type ClusterConnection, type ClusterProblem } from '../cluster';
 

@@ -8,7 +8,8 @@
 // the editor counts them.
 import type { Severity } from '../core/findings/analysis';
 import type { Range } from '../core/manifest/manifest';
-import { dryRunDiffersCode, findingRules, summarize, type CheckReport } from '../core/findings/report';
+import { dryRunDiffersCode, ruleFor } from '../core/findings/catalogue';
+import { againstWhat, summarize, type CheckReport } from './report';
 
 const commands: Record<Severity, 'error' | 'warning' | 'notice'> = { error: 'error', warning: 'warning', information: 'notice' };
 
@@ -35,15 +36,14 @@ export function formatGithub(report: CheckReport): string {
   const lines: string[] = [];
   for (const o of report.objects) {
     for (const f of o.findings) {
-      lines.push(command(commands[f.severity], { ...location(o.file, f.range), title: `${findingRules[f.code].title} (${f.code})` }, `${o.title}: ${f.message}`));
+      lines.push(command(commands[f.severity], { ...location(o.file, f.range), title: `${ruleFor(f.code).title} (${f.code})` }, `${o.title}: ${f.message}`));
     }
     for (const d of o.verification?.differences ?? []) {
-      lines.push(command('error', { ...location(o.file, d.range), title: `${findingRules[dryRunDiffersCode].title} (${dryRunDiffersCode})` }, `${o.title}: ${d.message}`));
+      lines.push(command('error', { ...location(o.file, d.range), title: `${ruleFor(dryRunDiffersCode).title} (${dryRunDiffersCode})` }, `${o.title}: ${d.message}`));
     }
     for (const n of o.notes) lines.push(command('notice', { file: o.file, title: 'Not fully checked' }, `${o.title}: ${n}`));
   }
   const s = summarize(report);
-  const against = report.source.kind === 'cluster' ? `context ${report.source.context}` : `snapshot ${report.source.directory}`;
-  lines.push(`kube-conflict-hints: ${s.errors} error(s), ${s.warnings} warning(s), ${s.information} information — ${s.objects} object(s) in ${s.files} file(s), ${report.mode} as ${JSON.stringify(report.fieldManager)}, against ${against}`);
+  lines.push(`kube-conflict-hints: ${s.errors} error(s), ${s.warnings} warning(s), ${s.information} information — ${s.objects} object(s) in ${s.files} file(s), ${report.mode} as ${JSON.stringify(report.fieldManager)}, against ${againstWhat(report.source)}`);
   return `${lines.join('\n')}\n`;
 }

@@ -6,7 +6,8 @@
 import { createHash } from 'node:crypto';
 import type { Severity } from '../core/findings/analysis';
 import type { Range } from '../core/manifest/manifest';
-import { dryRunDiffersCode, type CheckReport } from '../core/findings/report';
+import { dryRunDiffersCode } from '../core/findings/catalogue';
+import type { CheckReport } from './report';
 
 export interface CodeQualityIssue {
   description: string;

@@ -4,7 +4,7 @@
 import { rangeFor, type Finding } from '../core/findings/analysis';
 import type { ManifestResource, Range } from '../core/manifest/manifest';
 import { parsePath } from '../core/ssa/path';
-import type { Verification, VerificationDifference } from '../core/findings/report';
+import type { Verification, VerificationDifference } from './report';
 import type { ClusterProblem, DryRunOutcome } from '../cluster';
 import type { SchemaModel } from '../core/ssa/schema';
 

@@ -2,7 +2,7 @@
 // found instead of re-deriving it (or, worse, parsing the message).
 import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver/node';
 import type { Finding, Severity } from '../core/findings/analysis';
-import { findingRules } from '../core/findings/report';
+import { ruleFor } from '../core/findings/catalogue';
 
 export const diagnosticSource = 'kube-conflict-hints';
 
@@ -24,7 +24,7 @@ export function toDiagnostic(finding: Finding, version: number): Diagnostic {
     range: finding.range,
     severity: severities[finding.severity],
     code: finding.code,
-    codeDescription: { href: finding.docs ?? findingRules[finding.code].docs },
+    codeDescription: { href: finding.docs ?? ruleFor(finding.code).docs },
     source: diagnosticSource,
     message: finding.message,
     data,

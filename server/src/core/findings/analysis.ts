@@ -4,6 +4,7 @@
 // cluster or an offline snapshot) and the tests (from captured fixtures) all share this code.
 import { isJsonObject, jsonDepthExceeds, type JsonObject, type JsonValue } from '../json';
 import { locate, manifestLimits, type LocateOptions, type ManifestProblem, type ManifestResource, type Range } from '../manifest/manifest';
+import { defaultSeverity, docsLinks, type FindingCode, type Severity } from './catalogue';
 import { managerRole } from './managers';
 import { liveValueAt } from './ownership';
 import { describeManager, formatServerPath, qualifiedResource, type ManagerIdentity } from '../ssa/messages';
@@ -56,34 +57,8 @@ export function withSeverity(findings: readonly Finding[], overrides: SeverityOv
   return out;
 }
 
-/** Stable codes: diagnostics carry them, the command line prints them, users can filter on them. */
-export type FindingCode =
-  | 'field-conflict'
-  | 'already-exists'
-  | 'exists'
-  | 'stale-resource-version'
-  | 'uid-mismatch'
-  | 'would-delete'
-  | 'controlled-by'
-  | 'kind-not-served'
-  | 'invalid-manifest'
-  | 'yaml-syntax'
-  | 'yaml-decode'
-  | 'duplicate-key'
-  /** A document beyond the size, nesting or alias-expansion limits: not analysed. */
-  | 'too-large'
-  /** kubectl apply refuses a manifest with generateName and no name before sending anything. */
-  | 'generate-name-apply'
-  /** Another manager owns Secret `data` keys the manifest sets; only a dry run can tell if they differ. */
-  | 'secret-data-unverified'
-  /** A chart's object exists and is not this Helm release's: helm refuses to adopt it (helm-release.ts). */
-  | 'owned-by-release'
-  /** The API server's own answer to a dry run, where it differs from the prediction. */
-  | 'dry-run-differs'
-  /** A kustomization (or chart) the user's tool refused to render: nothing of it could be checked. */
-  | 'render-failed';
-
-export type Severity = 'error' | 'warning' | 'information';
+// The codes, their default severities and documentation links live in the rule catalogue.
+export type { FindingCode, Severity } from './catalogue';
 
 export interface ObjectIdentity {
   readonly apiVersion: string;
@@ -113,16 +88,6 @@ export interface Finding {
   readonly docs?: string;
 }
 
-export const docsLinks = {
-  ssaConflicts: 'https://kubernetes.io/docs/reference/using-api/server-side-apply/#conflicts',
-  fieldManagement: 'https://kubernetes.io/docs/reference/using-api/server-side-apply/#field-management',
-  concurrency: 'https://kubernetes.io/docs/reference/using-api/api-concepts/#resource-versions',
-  create: 'https://kubernetes.io/docs/reference/kubectl/generated/kubectl_create/',
-  ownerReferences: 'https://kubernetes.io/docs/concepts/overview/working-with-objects/owners-dependents/',
-  apiVersions: 'https://kubernetes.io/docs/reference/using-api/deprecation-guide/',
-  generateName: 'https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/object-meta/',
-} as const;
-
 export function objectIdentity(resource: ManifestResource): ObjectIdentity {
   return {
     apiVersion: resource.apiVersion,
@@ -134,7 +99,7 @@ export function objectIdentity(resource: ManifestResource): ObjectIdentity {
 
 /** Problems of the text itself (syntax, decoding, duplicate keys), as findings. */
 export function problemFindings(problems: readonly ManifestProblem[], overrides?: SeverityOverrides): Finding[] {
-  return withSeverity(problems.map((p) => ({ code: p.code, severity: p.severity, message: p.message, range: p.range })), overrides);
+  return withSeverity(problems.map((p) => ({ code: p.code, severity: defaultSeverity(p.code), message: p.message, range: p.range })), overrides);
 }
 
 export function analyzeResource(resource: ManifestResource, facts: ResourceFacts, settings: AnalysisSettings): Finding[] {
@@ -155,7 +120,7 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
     return [
       {
         code: 'generate-name-apply',
-        severity: 'error',
+        severity: defaultSeverity('generate-name-apply'),
         message: `kubectl apply refuses a manifest with generateName and no name (${kubectlMessage}): set metadata.name, or send it with kubectl create`,
         range: at(metadataPath('generateName')).key,
         object,
@@ -169,7 +134,7 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
     return [
       {
         code: 'kind-not-served',
-        severity: 'warning',
+        severity: defaultSeverity('kind-not-served'),
         // The cluster layer's sentence already names the kind and apiVersion (and what is served
         // instead): said once, not wrapped in a second copy of itself.
         message: facts.kind.message.trim() || `The cluster does not serve ${resource.kind} in ${resource.apiVersion}.`,
@@ -183,7 +148,7 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
     const field = facts.live.field === 'metadata.name' ? 'name' : 'namespace';
     // A default namespace (from the settings) has no place in the text: the name carries it.
     const where = resource[field] !== undefined ? at(metadataPath(field)).value : resource.name !== undefined ? at(metadataPath('name')).value : kindRange;
-    return [{ code: 'invalid-manifest', severity: 'error', message: facts.live.message, range: where, object, path: `.${facts.live.field}` }];
+    return [{ code: 'invalid-manifest', severity: defaultSeverity('invalid-manifest'), message: facts.live.message, range: where, object, path: `.${facts.live.field}` }];
   }
   if (facts.kind.state !== 'served' || facts.live.state === 'pending' || facts.live.state === 'unavailable') return [];
   const served = facts.kind;
@@ -198,7 +163,7 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
       ...existenceFindings(),
       {
         code: 'too-large',
-        severity: 'warning',
+        severity: defaultSeverity('too-large'),
         message: `The live object nests deeper than ${manifestLimits.depth} levels: its fields are not compared with the manifest`,
         range: nameRange,
         object,
@@ -227,7 +192,7 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
     if (status.kind === 'alreadyExists') {
       findings.push({
         code: 'already-exists',
-        severity: 'error',
+        severity: defaultSeverity('already-exists'),
         message: `${status.message}${managersSuffix(live)} — kubectl create would fail; use kubectl apply, or another name`,
         range: nameRange,
         object,
@@ -238,7 +203,7 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
       const liveRv = live && isJsonObject(live.metadata) ? live.metadata.resourceVersion : undefined;
       findings.push({
         code: 'stale-resource-version',
-        severity: 'error',
+        severity: defaultSeverity('stale-resource-version'),
         message: `metadata.resourceVersion ${JSON.stringify(resource.object.metadata && isJsonObject(resource.object.metadata) ? resource.object.metadata.resourceVersion : '')} is stale (live: ${JSON.stringify(liveRv ?? '')}): ${status.message}. Remove it, or read the object again.${order(status.kind)}`,
         range: at(metadataPath('resourceVersion')).value,
         object,
@@ -251,7 +216,7 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
       const liveUid = live && isJsonObject(live.metadata) ? live.metadata.uid : undefined;
       findings.push({
         code: 'uid-mismatch',
-        severity: 'error',
+        severity: defaultSeverity('uid-mismatch'),
         message: live
           ? `metadata.uid does not match the live object's (${JSON.stringify(liveUid ?? '')}): the object was deleted and created again since this manifest was written. ${status.message}${order(status.kind)}`
           : `metadata.uid names an object that does not exist: ${status.message}`,
@@ -275,7 +240,7 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
     if (problem.code === 'kindNotInSchema' || problem.code === 'managedFields') continue;
     findings.push({
       code: 'invalid-manifest',
-      severity: 'error',
+      severity: defaultSeverity('invalid-manifest'),
       message: `${problem.message} — the server refuses the manifest before checking ownership${problem.server !== undefined || problem.code === 'managedFieldsInManifest' || problem.code === 'resourceVersionOnCreate' ? order('refused') : ''}`,
       range: problem.path ? at(problem.path).key : kindRange,
       object,
@@ -291,8 +256,7 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
       const liveValue = live ? liveValueAt(live, path) : undefined;
       findings.push({
         code: 'would-delete',
-        // Nothing fails, but a field disappears from the cluster: a surprise, so a warning.
-        severity: 'warning',
+        severity: defaultSeverity('would-delete'),
         message: `This apply would delete ${formatServerPath(path)}${liveValue !== undefined ? ` (live ${showValue(liveValue)})` : ''}: ${describeManager(manager)} set it last time, the manifest no longer does, and no other manager owns it`,
         range: nearestRange(resource, path, facts.schema),
         object,
@@ -313,7 +277,7 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
     if (settings.applyMode !== 'create') {
       out.push({
         code: 'exists',
-        severity: 'information',
+        severity: defaultSeverity('exists'),
         message: `${qualifiedResource(resourceName)} ${JSON.stringify(resource.name ?? '')} exists${managersSuffix(live)}`,
         range: nameRange,
         object,
@@ -323,7 +287,7 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
     if (controller) {
       out.push({
         code: 'controlled-by',
-        severity: 'warning',
+        severity: defaultSeverity('controlled-by'),
         message: `Controlled by ${controller.kind} ${JSON.stringify(controller.name)}: its controller will revert changes applied here`,
         range: nameRange,
         object,
@@ -352,10 +316,9 @@ function conflictFinding(
   // A changed scalar is marked on its value; a field the live object lacks, or a whole list item,
   // on its key.
   const scalarChanged = where.node === 'scalar' && conflict.liveValue !== undefined;
-  // The apply fails: an error (severity follows the consequence; users can change it).
   return {
     code: 'field-conflict',
-    severity: 'error',
+    severity: defaultSeverity('field-conflict'),
     message: `${path} is managed by ${describeManager(conflict.manager)}${role ? ` (${role.short})` : ''}: ${values} — kubectl apply --server-side would fail${orderNote ? `.${orderNote}` : ''}`,
     range: scalarChanged ? where.value : where.key,
     object,
@@ -407,7 +370,7 @@ function unverifiedSecretData(object: ObjectIdentity, uncertain: readonly FieldC
   return [
     {
       code: 'secret-data-unverified',
-      severity: 'warning',
+      severity: defaultSeverity('secret-data-unverified'),
       message:
         `${paths.join(', ')} ${paths.length === 1 ? 'is' : 'are'} managed by ${managers.map(([d]) => d).join(', ')}: Secret values are never read, ` +
         `so whether the manifest changes ${paths.length === 1 ? 'it' : 'them'} is unknown — if it does, kubectl apply --server-side fails with a conflict. ` +

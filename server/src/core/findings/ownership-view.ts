@@ -37,5 +37,7 @@ export function ownershipView(live: JsonObject, schema: SchemaModel | undefined)
   let longest = 0;
   for (const l of lines) longest = Math.max(longest, l.length);
   const width = Math.min(60, longest + 2);
-  return lines.map((line, i) => (ownersByLine.has(i) ? `${line.padEnd(width)}# ${ownersByLine.get(i)}` : line)).join('\n');
+  // At least two spaces before the `#`: glued to a long value it would be part of the value, for
+  // YAML and for the view's grammar alike.
+  return lines.map((line, i) => (ownersByLine.has(i) ? `${line.padEnd(Math.max(width, line.length + 2))}# ${ownersByLine.get(i)}` : line)).join('\n');
 }

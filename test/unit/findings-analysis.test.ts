@@ -1,18 +1,22 @@
-// What the findings say where the prediction alone could be wrong or noisy: Secrets (read as
-// metadata only), generateName with kubectl apply, one would-delete per removed subtree, and which
-// of several refusals the server answers first. The rules themselves are proven against the real
-// kube-apiserver by the differential suite (scenarios/secret.yaml, scenarios/order.yaml); these
-// cases pin what the user reads, on live objects shaped as the cluster layer hands them over;
-// and the user's own severity per code.
+// The analysis (core/findings/analysis.ts): what the user reads for a manifest and what the cluster
+// says of it. First on histories captured from the real kube-apiserver (test/fixtures/findings/,
+// cases in analysis.cases.yaml); then where the prediction alone could be wrong or noisy: Secrets
+// (read as metadata only), generateName with kubectl apply, one would-delete per removed subtree,
+// and which of several refusals the server answers first. The rules themselves are proven against
+// the real kube-apiserver by the differential suite (scenarios/secret.yaml, scenarios/order.yaml);
+// these cases pin what the user reads, on live objects shaped as the cluster layer hands them
+// over; and the user's own severity per code, whose defaults come from the rule catalogue.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
-import { analyzeResource, problemFindings, type Finding, type ResourceFacts } from '../../server/src/core/findings/analysis';
+import { analyzeResource, problemFindings, type AnalysisSettings, type Finding, type ResourceFacts } from '../../server/src/core/findings/analysis';
+import { defaultSeverity, ruleFor } from '../../server/src/core/findings/catalogue';
 import type { JsonObject, JsonValue } from '../../server/src/core/json';
 import { parseManifestText } from '../../server/src/core/manifest/manifest';
 import { schemaFromOpenApi } from '../../server/src/core/ssa/schema';
 import { sanitizeSettings } from '../../server/src/protocol';
+import { capturedHistory, cases, factsOf, historyNames, manifestResource, positionOf, type Place } from './findings-fixtures';
 
 const fixtures = path.join(import.meta.dirname, '..', 'fixtures');
 const { schema } = schemaFromOpenApi(
@@ -228,5 +232,80 @@ describe('severity overrides (kubeConflictHints.severity)', () => {
     assert.deepEqual(s.severity, { 'would-delete': 'warning', exists: 'off' });
     assert.deepEqual(sanitizeSettings({ severity: ['error'] }).severity, {});
     assert.deepEqual(sanitizeSettings({}).severity, {});
+  });
+});
+
+// Histories written through the real API the way real tools write them, captured with the manifest
+// the user holds (test/fixtures/findings/*.yaml); the cases (analysis.cases.yaml) say, by hand,
+// what the user reads for each: code, severity, the place in the text, path, manager and message.
+interface AnalysisCase {
+  name: string;
+  history: string;
+  settings?: Partial<AnalysisSettings>;
+  /** `absent`: the same manifest against a cluster without the object. */
+  live?: 'absent';
+  expect: { code: string; severity: string; at: Place; path?: string; manager?: { manager: string; operation: string; subresource?: string }; message?: string; messageMatches?: string }[];
+}
+
+describe('captured histories: what the user reads', () => {
+  for (const kase of cases<AnalysisCase>('analysis.cases.yaml')) {
+    test(kase.name, () => {
+      const h = capturedHistory(kase.history);
+      const settings: AnalysisSettings = { fieldManager: 'kubectl', applyMode: 'serverSide', ...kase.settings };
+      const findings = analyzeResource(manifestResource(h), factsOf(h, kase.live ?? 'exists'), settings);
+      const shown = (f: Finding) => ({
+        code: f.code,
+        severity: f.severity,
+        at: f.range.start,
+        ...(f.path !== undefined ? { path: f.path } : {}),
+        ...(f.manager ? { manager: { manager: f.manager.manager, operation: f.manager.operation, ...(f.manager.subresource ? { subresource: f.manager.subresource } : {}) } } : {}),
+      });
+      assert.deepEqual(
+        findings.map(shown),
+        kase.expect.map((e) => ({
+          code: e.code,
+          severity: e.severity,
+          at: positionOf(h.manifest, e.at),
+          ...(e.path !== undefined ? { path: e.path } : {}),
+          ...(e.manager ? { manager: e.manager } : {}),
+        })),
+      );
+      kase.expect.forEach((e, i) => {
+        if (e.message !== undefined) assert.equal(findings[i]!.message, e.message);
+        if (e.messageMatches !== undefined) assert.match(findings[i]!.message, new RegExp(e.messageMatches));
+      });
+    });
+  }
+
+  test('every finding carries the documentation link of its code, and the object it is about', () => {
+    for (const name of historyNames()) {
+      const h = capturedHistory(name);
+      for (const applyMode of ['serverSide', 'clientSide', 'create'] as const) {
+        for (const f of analyzeResource(manifestResource(h), factsOf(h), { fieldManager: 'kubectl', applyMode })) {
+          assert.equal(f.docs ?? ruleFor(f.code).docs, ruleFor(f.code).docs, `${name} ${f.code}`);
+          assert.deepEqual(f.object?.name, manifestResource(h).name, `${name} ${f.code}`);
+        }
+      }
+    }
+  });
+});
+
+describe('the rule catalogue gives the severities', () => {
+  test('problems of the text get the catalogue severity their code has, as the parser rates them', () => {
+    const texts = [
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  name: b\n', // duplicate-key
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a\n', // yaml-syntax
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  x: .inf\n', // yaml-decode
+    ];
+    const seen = new Set<string>();
+    for (const text of texts) {
+      const { problems } = parseManifestText(text);
+      for (const [p, f] of problems.map((p, i) => [p, problemFindings(problems)[i]!] as const)) {
+        seen.add(p.code);
+        assert.equal(f.severity, defaultSeverity(p.code), p.code);
+        assert.equal(f.severity, p.severity, `${p.code}: the parser and the catalogue agree`);
+      }
+    }
+    assert.deepEqual([...seen].sort(), ['duplicate-key', 'yaml-decode', 'yaml-syntax']);
   });
 });

@@ -1,0 +1,182 @@
+// `--format json`: the public, versioned record of a check, described by
+// schemas/findings.schema.json. Every field is copied here by name from the internal records, never
+// spread: a field added to Finding (or to any record it holds) for the editor's sake stays out of
+// the output until it is added here and to the schema.
+//
+// Versioning, as the schema's `version` says: it changes when a field changes meaning or
+// disappears; a new optional field does not change it. So a new field (say, the rendered source a
+// finding came from) is added as an optional property of the schema's `finding` and one line in
+// publicFinding below, with version 1 kept; renaming, retyping or removing a field means version 2.
+import type { Finding, FindingCode, ObjectIdentity, Severity } from '../core/findings/analysis';
+import type { JsonValue } from '../core/json';
+import type { Range } from '../core/manifest/manifest';
+import type { ManagerIdentity } from '../core/ssa/messages';
+import type { ApplyMode } from '../core/ssa/predict';
+import { summarize, type CheckedObject, type CheckReport, type RenderedFrom, type ReportSource, type ReportSummary, type Verification } from './report';
+
+/** schemas/findings.schema.json `version`. */
+export const jsonReportVersion = 1;
+
+export interface PublicPosition {
+  readonly line: number;
+  /** UTF-16 code units from the start of the line. */
+  readonly character: number;
+}
+
+/** Zero-based, as in the Language Server Protocol. */
+export interface PublicRange {
+  readonly start: PublicPosition;
+  readonly end: PublicPosition;
+}
+
+export interface PublicObjectIdentity {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly namespace?: string;
+}
+
+export interface PublicManager {
+  readonly manager: string;
+  readonly operation: 'Apply' | 'Update';
+  readonly apiVersion?: string;
+  readonly subresource?: string;
+}
+
+/** The schema's `finding`. */
+export interface PublicFinding {
+  readonly file: string;
+  readonly code: FindingCode;
+  readonly severity: Severity;
+  readonly message: string;
+  readonly range: PublicRange;
+  readonly object?: PublicObjectIdentity;
+  readonly path?: string;
+  readonly manager?: PublicManager;
+  readonly liveValue?: JsonValue;
+  readonly manifestValue?: JsonValue;
+  readonly serverMessage?: string;
+  readonly docs?: string;
+  /** The rendered object the finding was found on, when `file` is a source of an overlay or chart. */
+  readonly rendered?: PublicRenderedFrom;
+}
+
+/** The schema's `rendered`: which rendered object a source file's finding was found on. */
+export interface PublicRenderedFrom {
+  readonly target: string;
+  readonly root: string;
+  readonly index: number;
+}
+
+export interface PublicVerification {
+  readonly agrees: boolean;
+  readonly serverAnswer: string;
+  readonly differences: readonly { readonly message: string; readonly range: PublicRange; readonly path?: string }[];
+}
+
+export interface PublicObject {
+  readonly file: string;
+  readonly title: string;
+  readonly object?: PublicObjectIdentity;
+  readonly verification?: PublicVerification;
+  readonly notes: readonly string[];
+  readonly rendered?: PublicRenderedFrom;
+}
+
+export type PublicSource =
+  | { readonly kind: 'cluster'; readonly context: string; readonly server: string }
+  | { readonly kind: 'snapshot'; readonly directory: string; readonly context?: string; readonly server?: string };
+
+/** The whole output. */
+export interface JsonReport {
+  readonly version: typeof jsonReportVersion;
+  readonly mode: ApplyMode;
+  readonly fieldManager: string;
+  readonly source: PublicSource;
+  readonly summary: ReportSummary;
+  readonly findings: readonly PublicFinding[];
+  /** Every object checked, with or without findings. */
+  readonly objects: readonly PublicObject[];
+}
+
+/** Only the properties that are set: the schema has no nulls, and an absent field is left out. */
+function defined<T extends object>(record: T): T {
+  return Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as T;
+}
+
+function publicRange(r: Range): PublicRange {
+  return { start: { line: r.start.line, character: r.start.character }, end: { line: r.end.line, character: r.end.character } };
+}
+
+function publicObjectIdentity(o: ObjectIdentity): PublicObjectIdentity {
+  return defined({ apiVersion: o.apiVersion, kind: o.kind, name: o.name, namespace: o.namespace });
+}
+
+function publicManager(m: ManagerIdentity): PublicManager {
+  return defined({ manager: m.manager, operation: m.operation, apiVersion: m.apiVersion, subresource: m.subresource });
+}
+
+function publicRendered(r: RenderedFrom): PublicRenderedFrom {
+  return { target: r.target, root: r.root, index: r.index };
+}
+
+/** One finding as the public record has it. */
+export function publicFinding(file: string, f: Finding, rendered?: RenderedFrom): PublicFinding {
+  return defined({
+    file,
+    code: f.code,
+    severity: f.severity,
+    message: f.message,
+    range: publicRange(f.range),
+    object: f.object && publicObjectIdentity(f.object),
+    path: f.path,
+    manager: f.manager && publicManager(f.manager),
+    liveValue: f.liveValue,
+    manifestValue: f.manifestValue,
+    serverMessage: f.serverMessage,
+    docs: f.docs,
+    rendered: rendered && publicRendered(rendered),
+  });
+}
+
+function publicVerification(v: Verification): PublicVerification {
+  return {
+    agrees: v.agrees,
+    serverAnswer: v.serverAnswer,
+    differences: v.differences.map((d) => defined({ message: d.message, range: publicRange(d.range), path: d.path })),
+  };
+}
+
+function publicObject(o: CheckedObject): PublicObject {
+  return defined({
+    file: o.file,
+    title: o.title,
+    object: o.object && publicObjectIdentity(o.object),
+    verification: o.verification && publicVerification(o.verification),
+    notes: [...o.notes],
+    rendered: o.rendered && publicRendered(o.rendered),
+  });
+}
+
+function publicSource(s: ReportSource): PublicSource {
+  return s.kind === 'cluster'
+    ? { kind: 'cluster', context: s.context, server: s.server }
+    : defined({ kind: 'snapshot' as const, directory: s.directory, context: s.context, server: s.server });
+}
+
+export function toJsonReport(report: CheckReport): JsonReport {
+  const s = summarize(report);
+  return {
+    version: jsonReportVersion,
+    mode: report.mode,
+    fieldManager: report.fieldManager,
+    source: publicSource(report.source),
+    summary: { errors: s.errors, warnings: s.warnings, information: s.information, disagreements: s.disagreements, objects: s.objects, files: s.files },
+    findings: report.objects.flatMap((o) => o.findings.map((f) => publicFinding(o.file, f, o.rendered))),
+    objects: report.objects.map(publicObject),
+  };
+}
+
+export function formatJson(report: CheckReport): string {
+  return `${JSON.stringify(toJsonReport(report), null, 2)}\n`;
+}

@@ -1,0 +1,163 @@
+// The rule catalogue: every finding code the product can give, described once — its default
+// severity, title, description and documentation link. The analysis takes its severities from here,
+// the editor its diagnostic links, the command line its SARIF rules and annotation titles. A new
+// kind of finding starts with an entry here: its code then exists everywhere (the FindingCode type
+// is this catalogue's keys).
+
+export type Severity = 'error' | 'warning' | 'information';
+
+/** Where the Kubernetes documentation explains a finding. */
+export const docsLinks = {
+  ssaConflicts: 'https://kubernetes.io/docs/reference/using-api/server-side-apply/#conflicts',
+  fieldManagement: 'https://kubernetes.io/docs/reference/using-api/server-side-apply/#field-management',
+  concurrency: 'https://kubernetes.io/docs/reference/using-api/api-concepts/#resource-versions',
+  create: 'https://kubernetes.io/docs/reference/kubectl/generated/kubectl_create/',
+  ownerReferences: 'https://kubernetes.io/docs/concepts/overview/working-with-objects/owners-dependents/',
+  apiVersions: 'https://kubernetes.io/docs/reference/using-api/deprecation-guide/',
+  generateName: 'https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/object-meta/',
+  syntax: 'https://kubernetes.io/docs/concepts/overview/working-with-objects/',
+} as const;
+
+export interface FindingRule {
+  /** Severity follows the consequence: the request fails (error), something surprises (warning), news (information). Users may override it per code. */
+  readonly severity: Severity;
+  readonly title: string;
+  readonly description: string;
+  readonly docs: string;
+}
+
+/**
+ * One entry per code, in the order SARIF lists its rules. Stable codes: diagnostics carry them,
+ * the command line prints them, users filter on them and override their severity.
+ */
+export const findingCatalogue = {
+  'field-conflict': {
+    severity: 'error',
+    title: 'Server-Side Apply field conflict',
+    description: 'The manifest sets a field that another field manager owns with a different value: kubectl apply --server-side answers 409 Conflict.',
+    docs: docsLinks.ssaConflicts,
+  },
+  'owned-by-release': {
+    severity: 'error',
+    title: 'The object belongs to another Helm release',
+    description: 'A chart renders an object that exists without this release\'s ownership metadata (meta.helm.sh/release-name): helm install or upgrade stops before sending anything.',
+    docs: 'https://helm.sh/docs/faq/changes_since_helm2/#improved-upgrade-strategy-3-way-strategic-merge-patches',
+  },
+  'already-exists': {
+    severity: 'error',
+    title: 'The object already exists',
+    description: 'kubectl create answers 409 AlreadyExists: an object of this kind and name is already in the cluster.',
+    docs: docsLinks.create,
+  },
+  exists: {
+    severity: 'information',
+    title: 'The object exists',
+    description: 'The object is already in the cluster; the finding names its field managers.',
+    docs: docsLinks.fieldManagement,
+  },
+  'stale-resource-version': {
+    severity: 'error',
+    title: 'Stale metadata.resourceVersion',
+    description: 'The manifest carries a resourceVersion the object has moved past: the optimistic lock answers 409 Conflict.',
+    docs: docsLinks.concurrency,
+  },
+  'uid-mismatch': {
+    severity: 'error',
+    title: 'metadata.uid of another object',
+    description:
+      'The manifest carries the uid of an object that was deleted: the server answers 409 Conflict when no object has that name, and 422 Invalid (the uid is immutable) when it was created again.',
+    docs: docsLinks.concurrency,
+  },
+  'would-delete': {
+    severity: 'warning',
+    title: 'The apply would delete a field',
+    description: 'The field manager set this field last time, the manifest no longer does and nobody else owns it: the apply removes it.',
+    docs: docsLinks.fieldManagement,
+  },
+  'controlled-by': {
+    severity: 'warning',
+    title: 'Managed by a controller',
+    description: 'The live object has a controller owner reference: the controller will revert changes applied by hand.',
+    docs: docsLinks.ownerReferences,
+  },
+  'kind-not-served': {
+    severity: 'warning',
+    title: 'Kind not served',
+    description: 'The cluster does not serve this apiVersion and kind.',
+    docs: docsLinks.apiVersions,
+  },
+  'render-failed': {
+    severity: 'error',
+    title: 'The source does not render',
+    description: 'kustomize build (or helm template) refused the kustomization or chart: what it would send cannot be checked, and applying it would fail the same way.',
+    docs: 'https://kubectl.docs.kubernetes.io/references/kustomize/',
+  },
+  'invalid-manifest': {
+    severity: 'error',
+    title: 'The server refuses the manifest',
+    description: 'The manifest does not fit the schema the cluster serves, so the server refuses it before checking ownership.',
+    docs: docsLinks.fieldManagement,
+  },
+  'yaml-syntax': {
+    severity: 'error',
+    title: 'YAML syntax error',
+    description: 'The file does not parse as YAML.',
+    docs: docsLinks.syntax,
+  },
+  'yaml-decode': {
+    severity: 'error',
+    title: 'YAML that kubectl refuses',
+    description: 'The YAML parses, but kubectl would refuse to decode it.',
+    docs: docsLinks.syntax,
+  },
+  'duplicate-key': {
+    severity: 'warning',
+    title: 'Duplicate key',
+    description: 'A key is written twice in one map; kubectl silently keeps the last one.',
+    docs: docsLinks.syntax,
+  },
+  'too-large': {
+    severity: 'warning',
+    title: 'Too large to analyse',
+    description: 'The document is larger, nests deeper or expands through aliases further than the analysis takes on; nothing is said about it.',
+    docs: docsLinks.syntax,
+  },
+  'generate-name-apply': {
+    severity: 'error',
+    title: 'generateName with kubectl apply',
+    description: 'kubectl apply (client- or server-side) refuses an object with generateName and no name before sending it: "cannot use generate name with apply".',
+    docs: docsLinks.generateName,
+  },
+  'secret-data-unverified': {
+    severity: 'warning',
+    title: 'Secret data owned by another manager',
+    description:
+      'Another field manager owns Secret data keys the manifest sets. Secret values are never read, so only a dry run can tell whether the values differ and the apply conflicts.',
+    docs: docsLinks.ssaConflicts,
+  },
+  // Not given by the analysis: the API server's own answer to a dry run where it parts from the
+  // prediction (the editor's "Confirm with a dry-run apply", the command line's --verify).
+  'dry-run-differs': {
+    severity: 'error',
+    title: 'The server answers differently',
+    description: 'With --verify: the dry run of the manifest got another answer from the API server than the prediction.',
+    docs: docsLinks.ssaConflicts,
+  },
+} as const satisfies Record<string, FindingRule>;
+
+export type FindingCode = keyof typeof findingCatalogue;
+
+/** The codes in catalogue order. */
+export const findingCodes = Object.keys(findingCatalogue) as FindingCode[];
+
+/** The code shown for a dry-run answer the prediction did not foresee. */
+export const dryRunDiffersCode = 'dry-run-differs' satisfies FindingCode;
+
+export function ruleFor(code: FindingCode): FindingRule {
+  return findingCatalogue[code];
+}
+
+/** The severity a code has unless the user chose another (kubeConflictHints.severity, ...). */
+export function defaultSeverity(code: FindingCode): Severity {
+  return findingCatalogue[code].severity;
+}
