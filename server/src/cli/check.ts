@@ -2,8 +2,8 @@
 // the same analysis the editor runs, and (with --verify) the server's dry-run answer beside it.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { analyzeResource, locateOptions, objectIdentity, problemFindings, type AnalysisSettings, type Finding } from '../core/findings/analysis';
-import { relocateFindings } from '../core/findings/relocate';
+import { analyzeResource, objectIdentity, problemFindings, type AnalysisSettings, type Finding } from '../core/findings/analysis';
+import { overlayLabels, renderedObjectFindings } from '../core/findings/rendered';
 import { parseManifestText } from '../core/manifest/manifest';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget } from '../core/sources/source-map';
@@ -66,7 +66,7 @@ export async function runCheck(
     for (const resource of parsed.resources) {
       const answer = await reader.read(resource);
       if (!answer.ok) return { ok: false, problem: answer.problem };
-      const findings = relocateFindings(analyzeResource(resource, answer.facts, settings), resource, resource.documentIndex, result.sourceMap, locateOptions(resource, answer.facts.schema));
+      const findings = renderedObjectFindings(resource, answer.facts, { settings }, result.sourceMap);
       const origin = result.sourceMap.objects.find((o) => o.index === resource.documentIndex)?.origin;
       // One entry per source file the object's findings land on; the object itself at its origin.
       const byFile = new Map<string, Finding[]>();
@@ -145,8 +145,7 @@ export async function runCheck(
 
 /** `overlay production`; the folder as shown when two targets share a name. */
 function labelsFor(roots: readonly string[]): Map<string, string> {
-  const names = roots.map((r) => kustomizationLabel(r));
-  return new Map(roots.map((r, i) => [r, `overlay ${names.filter((n) => n === names[i]).length > 1 ? displayPath(r) : names[i]}`]));
+  return overlayLabels(roots, kustomizationLabel, displayPath);
 }
 
 function isDirectory(p: string): boolean {
