@@ -191,7 +191,10 @@ function createClient(context: vscode.ExtensionContext, output: vscode.OutputCha
             const own = answer as { kubeconfig?: string; context?: string };
             const kubeconfig = trusted ? own.kubeconfig : userValue('kubeconfig', item.scopeUri);
             const context = trusted ? own.context : userValue('context', item.scopeUri);
-            return { ...answer, kubeconfig: kubeconfig || selection?.kubeconfig || '', context: context ?? '' };
+            // The rendering tools are programs: whatever the workspace says, only the user's own choice runs.
+            const helmPath = userValue('helmPath', item.scopeUri);
+            const kustomizePath = userValue('kustomizePath', item.scopeUri);
+            return { ...answer, kubeconfig: kubeconfig || selection?.kubeconfig || '', context: context ?? '', helmPath, kustomizePath };
           });
         },
       },
@@ -202,7 +205,7 @@ function createClient(context: vscode.ExtensionContext, output: vscode.OutputCha
 }
 
 /** A setting's value from the user's own settings only, never from a workspace or folder. */
-function userValue(key: 'kubeconfig' | 'context', scopeUri: string | undefined): string {
+function userValue(key: 'kubeconfig' | 'context' | 'helmPath' | 'kustomizePath', scopeUri: string | undefined): string {
   const inspected = settingsOf(scopeUri ? vscode.Uri.parse(scopeUri) : undefined).inspect<string>(settingKey(key));
   return inspected?.globalValue ?? inspected?.defaultValue ?? '';
 }

@@ -33,6 +33,17 @@ export interface Settings {
   syntaxErrors: SyntaxErrorsMode;
   /** Per finding code: another severity, or `off` to hide it (`{"would-delete": "off"}`). */
   severity: Readonly<Record<string, SeverityOverride>>;
+  /**
+   * The `helm` binary that renders charts; empty: `helm` on PATH. A program: the editor takes it
+   * from the user's own settings only (machine scope), never from a workspace's.
+   */
+  helmPath: string;
+  /** The `kustomize` binary; empty: `kustomize` on PATH, then `kubectl kustomize`. Machine scope, as helmPath. */
+  kustomizePath: string;
+  /** The release name a chart is rendered as; empty: the chart's name. */
+  helmRelease: string;
+  /** Values files (relative to the chart folder) given to `helm template` in order; none: the chart's values.yaml alone. */
+  helmValuesFiles: readonly string[];
 }
 
 export type SeverityOverride = 'error' | 'warning' | 'information' | 'off';
@@ -48,6 +59,10 @@ export const defaultSettings: Settings = {
   verifyOnSave: false,
   syntaxErrors: 'auto',
   severity: {},
+  helmPath: '',
+  kustomizePath: '',
+  helmRelease: '',
+  helmValuesFiles: [],
 };
 
 /** Turns whatever the editor sent (any shape, any age of settings file) into valid settings. */
@@ -65,6 +80,10 @@ export function sanitizeSettings(raw: unknown): Settings {
     verifyOnSave: typeof r.verifyOnSave === 'boolean' ? r.verifyOnSave : defaultSettings.verifyOnSave,
     syntaxErrors: syntaxErrorsModes.includes(r.syntaxErrors as SyntaxErrorsMode) ? (r.syntaxErrors as SyntaxErrorsMode) : defaultSettings.syntaxErrors,
     severity: sanitizeSeverity(r.severity),
+    helmPath: str(r.helmPath, ''),
+    kustomizePath: str(r.kustomizePath, ''),
+    helmRelease: str(r.helmRelease, ''),
+    helmValuesFiles: Array.isArray(r.helmValuesFiles) ? r.helmValuesFiles.filter((f): f is string => typeof f === 'string' && f.trim() !== '').map((f) => f.trim()).slice(0, 32) : [],
   };
 }
 

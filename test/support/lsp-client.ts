@@ -34,6 +34,8 @@ export interface TestServerOptions {
   initializationOptions?: InitializationOptions | Record<string, unknown> | null;
   /** Run the bundled server (dist/server.js, built by `npm test`) as its own process over stdio, as VS Code does. */
   process?: boolean;
+  /** The workspace folders the editor has open (file URIs); default none. */
+  workspaceFolders?: string[];
 }
 
 export interface TestServer {
@@ -49,6 +51,8 @@ export interface TestServer {
   /** Replaces the whole text; returns the new version. */
   change(uri: string, text: string): Promise<number>;
   close(uri: string): Promise<void>;
+  /** Says the document was saved (the test writes the file itself, as the editor would). */
+  save(uri: string): Promise<void>;
   text(uri: string): string;
   diagnostics(uri: string): Promise<Diagnostic[]>;
   /**
@@ -116,6 +120,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const initializeResult: InitializeResult = await connection.sendRequest('initialize', {
     processId: null, // a pid makes the server poll for its parent, which keeps the test process alive
     rootUri: null,
+    ...(options.workspaceFolders ? { workspaceFolders: options.workspaceFolders.map((uri) => ({ uri, name: uri.slice(uri.lastIndexOf('/') + 1) })) } : {}),
     capabilities: {
       workspace: { configuration: true, diagnostics: { refreshSupport: true }, workspaceEdit: { documentChanges: true } },
       textDocument: {
@@ -156,6 +161,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     async close(uri) {
       documents.delete(uri);
       await connection.sendNotification('textDocument/didClose', { textDocument: { uri } });
+    },
+    async save(uri) {
+      await connection.sendNotification('textDocument/didSave', { textDocument: { uri } });
     },
     text(uri) {
       const doc = documents.get(uri);

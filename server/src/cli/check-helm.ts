@@ -3,11 +3,9 @@
 // the release's ownership metadata Helm adds, and Helm's own ownership check; each finding then
 // moved to the template line that writes the field and the values line it reads.
 import * as path from 'node:path';
-import { analyzeResource, locateOptions, objectIdentity, type AnalysisSettings, type Finding } from '../core/findings/analysis';
-import { helmAppliedObject, releaseOwnershipFinding } from '../core/findings/helm-release';
-import { relocateFindings } from '../core/findings/relocate';
+import { objectIdentity, type AnalysisSettings, type Finding } from '../core/findings/analysis';
+import { helmApply, renderedObjectFindings, sentResource } from '../core/findings/rendered';
 import type { CheckedObject } from './report';
-import { locate, type ManifestResource } from '../core/manifest/manifest';
 import type { ClusterProblem } from '../cluster';
 import { helmTarget, renderHelm } from '../render/helm';
 import { describeRenderProblem, type RenderSettings } from '../render/renderer';
@@ -37,27 +35,15 @@ export async function checkHelmCharts(request: HelmCheckRequest, reader: FactsRe
     const result = await renderHelm({ chart, namespace: request.namespace, valuesFiles: request.valuesFiles, ...(request.release !== undefined ? { release: request.release } : {}) }, request.settings);
     if (!result.ok) return { ok: false, usage: describeRenderProblem(target, result.problem) };
     charts.push(path.resolve(chart));
-    const settings: AnalysisSettings = { fieldManager: result.helm.fieldManager, applyMode: result.helm.mode, ...(severity ? { severity } : {}) };
-    apply = { fieldManager: settings.fieldManager, applyMode: settings.applyMode };
+    const rendered = helmApply({ release: result.release, namespace: result.namespace, major: result.helm.major }, severity);
+    apply = { fieldManager: rendered.settings.fieldManager, applyMode: rendered.settings.applyMode };
     const label = `${result.sourceMap.target.label} (Helm ${result.helm.major}: ${result.helm.mode === 'serverSide' ? 'server-side apply' : 'client-side update'} as ${result.helm.fieldManager})`;
-    for (const rendered of result.resources) {
-      if (result.hooks.has(rendered.documentIndex)) continue;
-      // What Helm sends: the rendered object with the release's ownership metadata, in the release's namespace.
-      const resource: ManifestResource = {
-        ...rendered,
-        namespace: rendered.namespace ?? request.namespace,
-        object: helmAppliedObject(rendered.object, result.release, result.namespace),
-      };
+    for (const object of result.resources) {
+      if (result.hooks.has(object.documentIndex)) continue;
+      const resource = sentResource(object, rendered);
       const answer = await reader.read(resource);
       if (!answer.ok) return { ok: false, problem: answer.problem };
-      const facts = answer.facts;
-      // The analysis speaks of kubectl; here the request is Helm's.
-      const found: Finding[] = analyzeResource(resource, facts, settings).map((f) => ({ ...f, message: f.message.replace('kubectl apply --server-side would fail', `helm install and upgrade would fail (Helm ${result.helm.major} applies server-side)`) }));
-      const live = facts.live.state === 'exists' ? facts.live.object : undefined;
-      const nameRange = locate(resource, [{ kind: 'field', name: 'metadata' }, { kind: 'field', name: 'name' }])?.valueRange ?? resource.range;
-      const owned = releaseOwnershipFinding(live, result.release, result.namespace, objectIdentity(resource), nameRange);
-      if (owned) found.push(owned);
-      const moved = relocateFindings(found, resource, resource.documentIndex, result.sourceMap, locateOptions(resource, facts.schema));
+      const moved = renderedObjectFindings(resource, answer.facts, rendered, result.sourceMap);
       const origin = result.sourceMap.objects.find((o) => o.index === resource.documentIndex)?.origin;
       const byFile = new Map<string, Finding[]>();
       if (origin) byFile.set(origin.file, []);

@@ -3,6 +3,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { analyzeResource, locateOptions, objectIdentity, problemFindings, type AnalysisSettings, type Finding } from '../core/findings/analysis';
+import { overlayLabels, renderedObjectFindings } from '../core/findings/rendered';
 import { relocateFindings } from '../core/findings/relocate';
 import { parseManifestText, type ManifestResource } from '../core/manifest/manifest';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
@@ -90,13 +91,13 @@ export async function runCheck(
     for (const resource of parsed.resources) {
       const answer = await reader.read(resource);
       if (!answer.ok) return { ok: false, problem: answer.problem };
-      const analysed = analyzeResource(resource, answer.facts, settings);
+      const findings = renderedObjectFindings(resource, answer.facts, { settings }, result.sourceMap);
       const options = locateOptions(resource, answer.facts.schema);
-      const findings = relocateFindings(analysed, resource, resource.documentIndex, result.sourceMap, options);
       const origin = result.sourceMap.objects.find((o) => o.index === resource.documentIndex)?.origin;
       // --verify: the rendered object is what would be sent, so it is what the dry run sends; where
       // the server's answer differs, the difference goes to the source line of its field, as findings do.
-      const verifiedRendered = await verify(resource, analysed, answer, settings, verifier);
+      // The dry run is compared with the findings on the rendered object, before they moved to the sources.
+      const verifiedRendered = await verify(resource, verifier ? analyzeResource(resource, answer.facts, settings) : [], answer, settings, verifier);
       if (!verifiedRendered.ok) return { ok: false, problem: verifiedRendered.problem };
       const verification = verifiedRendered.verification;
       const differences = verification
@@ -212,8 +213,7 @@ function renderFailure(root: string, target: RenderTarget, message: string): Che
 
 /** `overlay production`; the folder as shown when two targets share a name. */
 function labelsFor(roots: readonly string[]): Map<string, string> {
-  const names = roots.map((r) => kustomizationLabel(r));
-  return new Map(roots.map((r, i) => [r, `overlay ${names.filter((n) => n === names[i]).length > 1 ? displayPath(r) : names[i]}`]));
+  return overlayLabels(roots, kustomizationLabel, displayPath);
 }
 
 function isDirectory(p: string): boolean {

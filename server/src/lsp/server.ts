@@ -14,6 +14,7 @@ import { serveRequests } from './handlers/requests';
 import { LoadProgress } from './progress';
 import { DiagnosticsPusher } from './push-diagnostics';
 import { RefreshScheduler } from './refresh';
+import { RenderedSources } from './rendered';
 import { SettingsSources } from './settings-sources';
 import { StatusReporter } from './status';
 import { DryRunAnswers } from './verified';
@@ -58,19 +59,23 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     env,
   );
   const dryRuns = new DryRunAnswers(connection, workspace, refresh);
+  const rendered = new RenderedSources(connection, workspace, refresh);
 
   // What a document's diagnostics are made of, in order. A new kind of input adds its source here.
-  const diagnostics = new DiagnosticsHandler(connection, workspace, [manifestFindings(workspace, progress), dryRuns]);
+  const diagnostics = new DiagnosticsHandler(connection, workspace, [manifestFindings(workspace, progress), rendered, dryRuns]);
   const pusher = new DiagnosticsPusher(connection, () => workspace.documents.keys(), (uri) => diagnostics.of(uri));
   refresh.onRefresh(() => pusher.scheduleAll());
-  serveHovers(connection, workspace);
-  serveCodeActions(connection, workspace);
+  serveHovers(connection, workspace, rendered);
+  serveCodeActions(connection, workspace, rendered);
   serveCodeLenses(connection, workspace);
   // Each product request is also a workspace/executeCommand command (see handlers/commands.ts).
   serveRequests({ connection, commands: new Commands(connection), workspace, refresh, dryRuns, env });
 
   connection.onInitialize((params) => {
     workspace.initialize((params.initializationOptions ?? {}) as Partial<InitializationOptions>, serverOptions.standalone === true);
+    // Rendering reads and runs only inside the folders the editor opened.
+    workspace.sourceFiles.setFolders(params.workspaceFolders ? params.workspaceFolders.map((f) => f.uri) : params.rootUri ? [params.rootUri] : []);
+    watchFolders = params.capabilities.workspace?.workspaceFolders === true;
     const caps = params.capabilities;
     settingsSources.initialize(params);
     pusher.initialize(caps);
@@ -84,24 +89,41 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
         codeActionProvider: { codeActionKinds: [...codeActionKinds] },
         codeLensProvider: { resolveProvider: false },
         executeCommandProvider: { commands: serverCommandIds },
+        workspace: { workspaceFolders: { supported: true, changeNotifications: true } },
       },
       serverInfo: { name: 'kube-conflict-hints' },
     };
   });
 
-  connection.onInitialized(() => status.started(workspace));
+  let watchFolders = false;
+  connection.onInitialized(() => {
+    status.started(workspace);
+    if (!watchFolders) return;
+    connection.workspace.onDidChangeWorkspaceFolders(async () => {
+      const folders = await connection.workspace.getWorkspaceFolders();
+      workspace.sourceFiles.setFolders((folders ?? []).map((f) => f.uri));
+      workspace.filesChanged();
+      refresh.schedule();
+    });
+  });
 
   const { documents } = workspace;
-  documents.onDidSave((e) => dryRuns.saved(e.document.uri));
+  documents.onDidSave((e) => {
+    // A saved kustomization or Chart.yaml may change what the files are; a saved source renders again.
+    workspace.filesChanged(e.document.uri);
+    rendered.saved(e.document.uri);
+    dryRuns.saved(e.document.uri);
+  });
   documents.onDidChangeContent((e) => pusher.schedule(e.document.uri));
   documents.onDidClose((e) => {
-    workspace.analyzer.forget(e.document.uri);
+    workspace.forget(e.document.uri);
     dryRuns.forget(e.document.uri);
     progress.forget(e.document.uri);
     pusher.closed(e.document.uri);
   });
   connection.onShutdown(() => {
     progress.dispose();
+    rendered.dispose();
     workspace.sessions.dispose();
   });
   documents.listen(connection);

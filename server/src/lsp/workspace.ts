@@ -6,8 +6,9 @@ import { TextDocuments } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Position } from '../core/manifest/manifest';
 import type { InitializationOptions, Settings, SyntaxServices } from '../protocol';
-import { DocumentAnalyzer, reportsSyntax, type AnalyzedResource } from './document-analysis';
+import { DocumentAnalyzer, reportsSyntax, type AnalyzedResource, type DocumentAnalysis } from './document-analysis';
 import { Sessions, type Session, type SessionEvents } from './session';
+import { SourceFiles, type ClassifiedFile } from './source-files';
 import type { SettingsSources } from './settings-sources';
 import type { StatusReporter } from './status';
 
@@ -15,6 +16,10 @@ export class Workspace {
   readonly documents = new TextDocuments(TextDocument);
   readonly analyzer = new DocumentAnalyzer();
   readonly sessions: Sessions;
+  /** What each open file is: a plain manifest, or a source of rendered ones (a template, a patch...). */
+  readonly sourceFiles = new SourceFiles();
+  private readonly kinds = new Map<string, { version: number; generation: number; file: Promise<ClassifiedFile> }>();
+  private kindGeneration = 0;
   // Fails closed: only an editor that says the workspace is trusted gets cluster access.
   private access = { clusterAccess: false, trustStated: false };
   /** Other language services that already report syntax errors, by language id. */
@@ -69,19 +74,64 @@ export class Workspace {
     return session;
   }
 
+  /** A file was saved, or the workspace folders changed: what the files are is judged again. */
+  filesChanged(uri?: string): void {
+    if (uri) this.sourceFiles.changed(uri);
+    else this.sourceFiles.invalidate();
+    this.kindGeneration++;
+  }
+
+  /**
+   * What an open document is (core/sources/file-kinds.ts, with the Chart.yaml and kustomization
+   * files of its workspace folder), once per version of it and of the workspace's files.
+   */
+  classify(uri: string): Promise<ClassifiedFile> | undefined {
+    const document = this.documents.get(uri);
+    if (!document) return undefined;
+    const known = this.kinds.get(uri);
+    if (known && known.version === document.version && known.generation === this.kindGeneration) return known.file;
+    const open = new Map(this.documents.all().filter((d) => d.uri !== uri).map((d) => [d.uri, d.getText()]));
+    const file = this.sourceFiles.classify(uri, document.getText(), open);
+    this.kinds.set(uri, { version: document.version, generation: this.kindGeneration, file });
+    return file;
+  }
+
+  forget(uri: string): void {
+    this.kinds.delete(uri);
+    this.analyzer.forget(uri);
+  }
+
   async analysisOf(uri: string) {
     const document = this.documents.get(uri);
     if (!document) return undefined;
     const settings = await this.settingsFor(uri);
+    const file = await this.classify(uri);
+    if (file && isRenderedSource(file)) {
+      // A template is not YAML, a patch is a fragment, a kustomization is a recipe: nothing is
+      // judged from their own text (no syntax, kind or deletion findings); lsp/rendered.ts judges
+      // what they render to.
+      return { document, settings, session: undefined, analysis: emptyAnalysis, file };
+    }
     await this.analyzer.prepare(uri, document.version, document.getText());
     // A Kubernetes manifest is a document with apiVersion and kind at its top level (core/manifest/manifest
     // finds them); any other YAML or JSON gets no session, so opening it contacts no cluster.
     const isManifest = this.analyzer.parse(uri, document.version, document.getText()).resources.length > 0;
     const session = isManifest ? await this.sessionFor(settings) : undefined;
     const reportSyntax = reportsSyntax(settings, document.languageId, this.syntaxServices);
-    return { document, settings, session, analysis: this.analyzer.analyze(uri, document.version, document.getText(), settings, session, reportSyntax) };
+    return { document, settings, session, analysis: this.analyzer.analyze(uri, document.version, document.getText(), settings, session, reportSyntax), file };
   }
 }
+
+/** Kustomizations, the files they use and a chart's files: sources of rendered manifests. */
+export function isRenderedSource(file: ClassifiedFile): boolean {
+  return file.kind.kind === 'kustomization' || file.kind.kind === 'kustomization-input' || file.kind.kind === 'helm-chart';
+}
+
+const emptyAnalysis: DocumentAnalysis = {
+  parsed: { resources: [], problems: [], parsedDocuments: 0, totalDocuments: 0 },
+  resources: [],
+  findings: [],
+};
 
 /** A document's analysis with what it was made with (settings, session), as handlers get it. */
 export type DocumentState = NonNullable<Awaited<ReturnType<Workspace['analysisOf']>>>;

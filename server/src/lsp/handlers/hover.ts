@@ -3,10 +3,14 @@
 import type { Connection, Hover } from 'vscode-languageserver/node';
 import { fieldHover, objectHover } from '../../core/findings/hover-text';
 import { nodeAt } from '../../core/findings/ownership';
+import type { RenderedSources } from '../rendered';
 import { resourceAt, type Workspace } from '../workspace';
 
-export function serveHovers(connection: Connection, workspace: Workspace): void {
+export function serveHovers(connection: Connection, workspace: Workspace, rendered: RenderedSources): void {
   connection.onHover(async (params): Promise<Hover | null> => {
+    // A template, a values file, a patch: the hover is the rendered field's.
+    const onRendered = await rendered.hover(params.textDocument.uri, params.position);
+    if (onRendered !== undefined) return onRendered;
     const state = await workspace.analysisOf(params.textDocument.uri);
     const hit = state && resourceAt(state.analysis.resources, params.position);
     if (!hit) return null;

@@ -1,0 +1,73 @@
+// A Helm chart in a real VS Code: the chart `helm create` scaffolds, installed by the real Helm 4 as
+// release web and scaled by an autoscaler. Opened, no template gets a syntax error; the autoscaler's
+// conflict shows on the template's `replicas:` line and on `replicaCount:` in values.yaml, the hover
+// there names the owner, and the quick fix that takes the live value clears it once saved.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import { requireCluster } from '../support/env';
+import { connect, freshNamespace, objectOf, scale } from '../support/seed';
+import { requireTool } from '../tools/tools';
+import { positionOfKey, problemPosition, requireEditor, startEditor, type Problem } from './harness';
+import { settingsFor } from './scenarios';
+
+const isConflict = (p: Problem) => p.source === 'kube-conflict-hints' && p.severity !== 'info' && /kube-controller-manager/.test(p.message) && /release web/.test(p.message);
+
+test('a chart: no syntax error on templates, the autoscaler conflict on the template and on values.yaml, the owner on hover, the values quick fix clears it', { timeout: 600_000 }, async (t) => {
+  const cluster = requireCluster(t);
+  const helm = requireTool(t, 'helm4');
+  const prepared = cluster && helm && requireEditor(t);
+  if (!cluster || !helm || !prepared) return;
+  const conn = connect('admin', cluster.kubeconfig);
+  const namespace = await freshNamespace(conn, 'e2e-helm');
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-e2e-helm-'));
+  t.after(() => fs.rmSync(scratch, { recursive: true, force: true }));
+  const home = path.join(scratch, '.home');
+  const env = { PATH: process.env.PATH ?? '', HOME: home, HELM_CACHE_HOME: `${home}/cache`, HELM_CONFIG_HOME: `${home}/config`, HELM_DATA_HOME: `${home}/data`, KUBECONFIG: cluster.kubeconfig };
+  assert.equal(spawnSync(helm, ['create', 'shop'], { cwd: scratch, env }).status, 0);
+  const installed = spawnSync(helm, ['install', 'web', 'shop', '--kube-context', 'admin', '--namespace', namespace], { cwd: scratch, encoding: 'utf8', env });
+  assert.equal(installed.status, 0, installed.stderr);
+  objectOf(await scale(conn, 'kube-controller-manager', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web-shop', namespace } }, 5), 'the autoscaler');
+
+  // The chart's files, as the user's repository holds them.
+  const files: Record<string, string> = {};
+  for (const f of fs.readdirSync(path.join(scratch, 'shop'), { recursive: true, encoding: 'utf8' })) {
+    const full = path.join(scratch, 'shop', f);
+    if (fs.statSync(full).isFile()) files[`shop/${f.split(path.sep).join('/')}`] = fs.readFileSync(full, 'utf8');
+  }
+  const editor = await startEditor(t, {
+    name: 'rendered-chart',
+    ...prepared,
+    files,
+    // The helm binary is the user's own setting (machine scope), as the release and namespace.
+    settings: settingsFor(cluster.kubeconfig, 'admin', { 'kubeConflictHints.helmPath': helm, 'kubeConflictHints.helmRelease': 'web', 'kubeConflictHints.namespace': namespace }),
+  });
+
+  const template = files['shop/templates/deployment.yaml']!;
+  const values = files['shop/values.yaml']!;
+  const replicasLine = positionOfKey(template, 'replicas').line;
+  await editor.openFile('shop/templates/deployment.yaml');
+  // hpa.yaml starts with `{{-`: opened too, it must not be read as JSON or YAML.
+  await editor.openFile('shop/templates/hpa.yaml');
+  await editor.openFile('shop/templates/deployment.yaml');
+  const onTemplate = await editor.waitForProblems((ps) => ps.some((p) => isConflict(p) && p.line === replicasLine), `the autoscaler conflict on deployment.yaml line ${replicasLine}`, 120_000);
+  assert.deepEqual(onTemplate.filter((p) => !isConflict(p) && p.severity !== 'info'), [], 'nothing but the conflict: no syntax error on a template');
+  await editor.screenshot('template-conflict');
+
+  await editor.openFile('shop/values.yaml');
+  const at = positionOfKey(values, 'replicaCount');
+  const problems = await editor.waitForProblems((ps) => ps.filter(isConflict).some((p) => p.line === at.line), `the conflict on values.yaml line ${at.line}`, 60_000);
+  // The owners of the rendered field, beside the problem: only the field hover names the object.
+  const hover = await editor.hover({ line: at.line, column: at.column + 2 }, { expect: /Deployment web-shop in release web[\s\S]*kube-controller-manager/ });
+  assert.match(hover, /scale/);
+  await editor.screenshot('values-conflict-hover');
+
+  await editor.quickFix(problemPosition(problems.filter(isConflict), at.line), /^Use the live value 5 for replicaCount/);
+  const saved = await editor.save();
+  assert.match(saved, /^replicaCount: 5$/m, 'the fix takes the live value in values.yaml');
+  await editor.waitForProblems((ps) => !ps.some(isConflict), 'the conflict gone once the chart renders again', 120_000);
+  await editor.screenshot('after-quick-fix');
+});

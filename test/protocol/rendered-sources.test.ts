@@ -1,0 +1,222 @@
+// Charts and overlays in the editor, over real JSON-RPC, with the real Helm 4 and kustomize and the
+// real local kube-apiserver: a template is never read as YAML; the chart is rendered as Helm would
+// send it and the autoscaler's conflict shows on the template's `replicas:` line and on
+// `replicaCount:` in values.yaml, with the owner in the hover and a quick fix that clears it once
+// the chart renders again; an overlay's conflict sits on its patch and the base shows nothing
+// false; without helm there is one information message and no squiggle; in an untrusted workspace
+// no tool runs.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import type { Diagnostic, Hover } from 'vscode-languageserver-protocol';
+import { lineOf, scratchDir, writeFiles } from '../cli/cli-process';
+import { requireCluster, type TestClusterInfo } from '../support/env';
+import { startTestServer, type TestServer } from '../support/lsp-client';
+import { apply, connect, freshNamespace, objectOf, scale, type KubeObject } from '../support/seed';
+import { requireTool } from '../tools/tools';
+import { parseAllDocuments } from 'yaml';
+
+const uriOf = (file: string) => pathToFileURL(file).href;
+const conflicts = (ds: Diagnostic[]) => ds.filter((d) => d.code === 'field-conflict');
+const hoverText = (h: Hover | null) => (h && typeof h.contents === 'object' && 'value' in h.contents ? h.contents.value : '');
+
+function helmEnv(home: string, kubeconfig: string): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH ?? '', HOME: home, HELM_CACHE_HOME: `${home}/cache`, HELM_CONFIG_HOME: `${home}/config`, HELM_DATA_HOME: `${home}/data`, KUBECONFIG: kubeconfig };
+}
+
+/** `helm create shop`, installed as release web by Helm 4, then scaled to 5 by an autoscaler. */
+async function scaledRelease(cluster: TestClusterInfo, helm: string, prefix: string): Promise<{ repo: string; chart: string; namespace: string }> {
+  const conn = connect('admin', cluster.kubeconfig);
+  const namespace = await freshNamespace(conn, prefix);
+  const repo = scratchDir(prefix);
+  const env = helmEnv(path.join(repo, '.home'), cluster.kubeconfig);
+  const created = spawnSync(helm, ['create', 'shop'], { cwd: repo, encoding: 'utf8', env });
+  assert.equal(created.status, 0, created.stderr);
+  const chart = path.join(repo, 'shop');
+  const installed = spawnSync(helm, ['install', 'web', chart, '--kube-context', 'admin', '--namespace', namespace], { cwd: repo, encoding: 'utf8', env });
+  assert.equal(installed.status, 0, installed.stderr);
+  objectOf(await scale(conn, 'kube-controller-manager', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web-shop', namespace } }, 5), 'the autoscaler');
+  return { repo, chart, namespace };
+}
+
+/** The chart's YAML files as the editor opens them: every template and values.yaml. */
+function chartDocuments(chart: string): string[] {
+  const templates = fs.readdirSync(path.join(chart, 'templates'), { recursive: true, encoding: 'utf8' }).filter((f) => /\.ya?ml$/.test(f)).map((f) => path.join(chart, 'templates', f));
+  return [...templates, path.join(chart, 'values.yaml'), path.join(chart, 'Chart.yaml')];
+}
+
+async function openFiles(server: TestServer, files: readonly string[]): Promise<void> {
+  for (const f of files) await server.open(uriOf(f), fs.readFileSync(f, 'utf8'));
+}
+
+test('a chart in the editor: no syntax error on any template; the autoscaler conflict on the template and values lines, with the owner, and the values quick fix clears it', async (t) => {
+  const cluster = requireCluster(t);
+  const helm = requireTool(t, 'helm4');
+  if (!cluster || !helm) return;
+  const { repo, chart, namespace } = await scaledRelease(cluster, helm, 'editor-helm');
+  const server = await startTestServer({
+    settings: { kubeconfig: cluster.kubeconfig, context: 'admin', namespace, helmPath: helm, helmRelease: 'web' },
+    workspaceFolders: [uriOf(repo)],
+  });
+  t.after(() => server.shutdown());
+  const files = chartDocuments(chart);
+  await openFiles(server, files);
+  const template = path.join(chart, 'templates', 'deployment.yaml');
+  const values = path.join(chart, 'values.yaml');
+  const templateLine = lineOf(fs.readFileSync(template, 'utf8'), /^\s*replicas:/) - 1;
+  const valuesLine = lineOf(fs.readFileSync(values, 'utf8'), /^replicaCount:/) - 1;
+
+  const onTemplate = await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length > 0, 60_000);
+  assert.deepEqual(conflicts(onTemplate).map((d) => d.range.start.line), [templateLine], JSON.stringify(onTemplate));
+  const onValues = await server.diagnosticsUntil(uriOf(values), (ds) => conflicts(ds).length > 0, 30_000);
+  assert.deepEqual(conflicts(onValues).map((d) => d.range.start.line), [valuesLine], JSON.stringify(onValues));
+  for (const d of [...conflicts(onTemplate), ...conflicts(onValues)]) {
+    assert.match(d.message, /kube-controller-manager/);
+    assert.match(d.message, /in release web/);
+    assert.match(d.message, /helm install and upgrade would fail/);
+  }
+  // The chart has rendered (the conflict above): no template, values or Chart.yaml gets a finding
+  // from its own text, and nothing but the conflicts anywhere.
+  for (const f of files) {
+    const ds = await server.diagnostics(uriOf(f));
+    assert.deepEqual(ds.filter((d) => ['yaml-syntax', 'duplicate-key', 'yaml-decode', 'kind-not-served', 'would-delete', 'owned-by-release'].includes(String(d.code))), [], `${f}: ${JSON.stringify(ds)}`);
+    if (f !== template && f !== values) assert.deepEqual(ds.filter((d) => d.severity === 1 || d.severity === 2), [], `${f}: ${JSON.stringify(ds)}`);
+  }
+
+  // The hover on both lines names the autoscaler that owns replicas.
+  for (const [file, line] of [[template, templateLine], [values, valuesLine]] as const) {
+    const character = fs.readFileSync(file, 'utf8').split('\n')[line]!.indexOf('replica') + 2;
+    const text = hoverText(await server.hover(uriOf(file), { line, character }));
+    assert.match(text, /spec\.replicas/, `${file}: ${text}`);
+    assert.match(text, /kube-controller-manager/, `${file}: ${text}`);
+    assert.match(text, /release web/, `${file}: ${text}`);
+  }
+
+  // The quick fix on values.yaml takes the live value; saved, the chart renders again and the
+  // conflict is gone from both files.
+  const actions = await server.codeActions(uriOf(values), conflicts(onValues)[0]!.range, conflicts(onValues));
+  const take = actions.find((a) => /^Use the live value 5 for replicaCount/.test(a.title));
+  assert.ok(take?.edit, JSON.stringify(actions.map((a) => a.title)));
+  await server.applyEdit(take.edit);
+  assert.match(server.text(uriOf(values)), /^replicaCount: 5$/m);
+  fs.writeFileSync(values, server.text(uriOf(values)));
+  await server.save(uriOf(values));
+  const cleared = await server.diagnosticsUntil(uriOf(values), (ds) => conflicts(ds).length === 0, 60_000);
+  assert.deepEqual(cleared.filter((d) => d.severity === 1), []);
+  assert.deepEqual(conflicts(await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length === 0, 30_000)), []);
+});
+
+test('an overlay in the editor: the autoscaler conflict on the patch replicas line, named by its overlay; nothing false on the base or the kustomization', async (t) => {
+  const cluster = requireCluster(t);
+  const kustomize = requireTool(t, 'kustomize');
+  if (!cluster || !kustomize) return;
+  const conn = connect('admin', cluster.kubeconfig);
+  const namespace = await freshNamespace(conn, 'editor-kustomize');
+  const repo = scratchDir('editor-kustomize');
+  writeFiles(repo, {
+    'base/kustomization.yaml': 'resources:\n- deployment.yaml\n',
+    'base/deployment.yaml': [
+      'apiVersion: apps/v1', 'kind: Deployment', 'metadata:', '  name: web', 'spec:', '  replicas: 1', '  selector:', '    matchLabels:', '      app: web',
+      '  template:', '    metadata:', '      labels:', '        app: web', '    spec:', '      containers:', '      - name: app', '        image: nginx:1.25', '',
+    ].join('\n'),
+    'overlays/staging/kustomization.yaml': `namespace: ${namespace}\nresources:\n- ../../base\npatches:\n- path: replicas.yaml\n`,
+    'overlays/staging/replicas.yaml': 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 2\n',
+  });
+  // The overlay as the cluster has it: applied server-side as kubectl, then scaled by an autoscaler.
+  const built = spawnSync(kustomize, ['build', path.join(repo, 'overlays/staging')], { encoding: 'utf8' });
+  assert.equal(built.status, 0, built.stderr);
+  for (const doc of parseAllDocuments(built.stdout)) objectOf(await apply(conn, 'kubectl', doc.toJS() as KubeObject), 'apply');
+  objectOf(await scale(conn, 'kube-controller-manager', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace } }, 5), 'the autoscaler');
+
+  const server = await startTestServer({ settings: { kubeconfig: cluster.kubeconfig, context: 'admin', kustomizePath: kustomize }, workspaceFolders: [uriOf(repo)] });
+  t.after(() => server.shutdown());
+  const patch = path.join(repo, 'overlays/staging/replicas.yaml');
+  const base = path.join(repo, 'base/deployment.yaml');
+  const kustomizations = [path.join(repo, 'base/kustomization.yaml'), path.join(repo, 'overlays/staging/kustomization.yaml')];
+  await openFiles(server, [base, patch, ...kustomizations]);
+
+  const onPatch = await server.diagnosticsUntil(uriOf(patch), (ds) => conflicts(ds).length > 0, 60_000);
+  assert.deepEqual(conflicts(onPatch).map((d) => d.range.start.line), [5], JSON.stringify(onPatch));
+  assert.match(conflicts(onPatch)[0]!.message, /kube-controller-manager.*in overlay staging/s);
+  assert.deepEqual(onPatch.filter((d) => d.code !== 'field-conflict' && (d.severity === 1 || d.severity === 2)), [], 'the patch is not read as a whole object');
+  // The overlay has rendered (above): the base and the kustomizations get no error or warning.
+  for (const f of [base, ...kustomizations]) {
+    const ds = await server.diagnostics(uriOf(f));
+    assert.deepEqual(ds.filter((d) => d.severity === 1 || d.severity === 2), [], `${f}: ${JSON.stringify(ds)}`);
+  }
+  const hover = hoverText(await server.hover(uriOf(patch), { line: 5, character: 4 }));
+  assert.match(hover, /kube-controller-manager/);
+  assert.match(hover, /overlay staging/);
+  // The fix edits the patch: its replicas line goes.
+  const actions = await server.codeActions(uriOf(patch), conflicts(onPatch)[0]!.range, conflicts(onPatch));
+  const drop = actions.find((a) => a.title.startsWith('Remove .spec.replicas here'));
+  assert.ok(drop?.edit, JSON.stringify(actions.map((a) => a.title)));
+  await server.applyEdit(drop.edit);
+  assert.doesNotMatch(server.text(uriOf(patch)), /replicas/);
+});
+
+test('a chart without helm: one information message, no squiggle on a template', async (t) => {
+  const cluster = requireCluster(t);
+  const helm = requireTool(t, 'helm4');
+  if (!cluster || !helm) return;
+  const { repo, chart, namespace } = await scaledRelease(cluster, helm, 'editor-nohelm');
+  const server = await startTestServer({
+    settings: { kubeconfig: cluster.kubeconfig, context: 'admin', namespace, helmPath: path.join(repo, 'no-such-helm'), helmRelease: 'web' },
+    workspaceFolders: [uriOf(repo)],
+  });
+  t.after(() => server.shutdown());
+  const files = chartDocuments(chart);
+  await openFiles(server, files);
+  for (const f of files) await server.diagnostics(uriOf(f));
+  const message = (await server.waitForNotification('window/showMessage', undefined, 30_000)) as { type: number; message: string };
+  assert.equal(message.type, 3, 'an information message');
+  assert.match(message.message, /helm/);
+  for (const f of files) assert.deepEqual(await server.diagnostics(uriOf(f)), [], f);
+  assert.equal(server.notifications.filter((n) => n.method === 'window/showMessage').length, 1);
+});
+
+test('an untrusted workspace runs no rendering tool (the same setup, trusted, runs it)', async (t) => {
+  const cluster = requireCluster(t);
+  const helm = requireTool(t, 'helm4');
+  if (!cluster || !helm) return;
+  const { repo, chart, namespace } = await scaledRelease(cluster, helm, 'editor-trust');
+  // A helm that writes down every run before running the real one.
+  const wrapper = (name: string) => {
+    const file = path.join(repo, '.tools', name);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, `#!/bin/sh\necho "$*" >> ${JSON.stringify(`${file}.log`)}\nexec ${JSON.stringify(helm)} "$@"\n`, { mode: 0o755 });
+    return { file, runs: () => (fs.existsSync(`${file}.log`) ? fs.readFileSync(`${file}.log`, 'utf8').split('\n').filter(Boolean) : []) };
+  };
+  const watched = wrapper('helm-a');
+  const sentinel = wrapper('helm-b');
+  const settings = { kubeconfig: cluster.kubeconfig, context: 'admin', namespace, helmRelease: 'web' };
+  const template = path.join(chart, 'templates', 'deployment.yaml');
+  const values = path.join(chart, 'values.yaml');
+
+  const until = async (server: TestServer) => server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length > 0, 60_000);
+  // Trusted, the watched helm renders the chart.
+  const trusted = await startTestServer({ settings: { ...settings, helmPath: watched.file }, workspaceFolders: [uriOf(repo)] });
+  await openFiles(trusted, [template, values]);
+  await until(trusted);
+  await trusted.shutdown();
+  assert.ok(watched.runs().some((r) => r.startsWith('template web')), watched.runs().join('\n'));
+  fs.rmSync(`${watched.file}.log`);
+
+  // Untrusted, with the same settings: opened, pulled, saved, pulled again.
+  const untrusted = await startTestServer({ settings: { ...settings, helmPath: watched.file }, workspaceFolders: [uriOf(repo)], initializationOptions: { clusterAccess: false } });
+  t.after(() => untrusted.shutdown());
+  await openFiles(untrusted, [template, values]);
+  assert.deepEqual(await untrusted.diagnostics(uriOf(template)), []);
+  await untrusted.save(uriOf(values));
+  assert.deepEqual(await untrusted.diagnostics(uriOf(values)), []);
+  // Sentinel: a trusted server started afterwards renders the same chart with its own helm to the end.
+  const after = await startTestServer({ settings: { ...settings, helmPath: sentinel.file }, workspaceFolders: [uriOf(repo)] });
+  t.after(() => after.shutdown());
+  await openFiles(after, [template, values]);
+  await until(after);
+  assert.ok(sentinel.runs().some((r) => r.startsWith('template web')));
+  assert.deepEqual(watched.runs(), [], 'the untrusted workspace ran helm');
+});
