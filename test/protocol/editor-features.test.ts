@@ -246,6 +246,22 @@ describe('editor features against the real API server', { skip: !testCluster() &
     assert.match(remove.disabled!.reason, /count/);
   });
 
+  test('fix all removes every contested field that can go, and leaves the one that cannot with its warning', async () => {
+    // replicas carries an anchor that minReadySeconds uses, so it cannot be removed; the image can.
+    await contestedDeployment(admin, namespace, 'fixall-aliased');
+    const uri = 'file:///w/fixall-aliased.yaml';
+    const text = deploymentYaml(namespace, 'fixall-aliased').replace('  replicas: 3\n', '  replicas: &count 3\n  minReadySeconds: *count\n');
+    await server.open(uri, text);
+    await server.diagnosticsUntil(uri, (d) => byCode(d, 'field-conflict').length === 2);
+    const fixAll = await server.codeActions(uri, { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, [], ['source.fixAll']);
+    assert.deepEqual(fixAll.map((a) => a.title), ['Remove all 1 contested fields in this file']);
+    await server.applyEdit(fixAll[0]!.edit!);
+    assert.ok(!server.text(uri).includes('image: nginx:1.25'), 'the contested image is gone');
+    assert.ok(server.text(uri).includes('replicas: &count 3'), 'replicas, which an alias uses, stays');
+    const ds = await server.diagnosticsUntil(uri, (d) => byCode(d, 'field-conflict').length === 1);
+    assert.match(byCode(ds, 'field-conflict')[0]!.message, /^\.spec\.replicas/);
+  });
+
   test('a code lens above each resource sums up owners and conflicts', async () => {
     await contestedDeployment(admin, namespace, 'lens');
     const uri = 'file:///w/lens.yaml';

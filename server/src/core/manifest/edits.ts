@@ -138,6 +138,8 @@ export function replaceValueEdits(
 export interface RemovalRequest {
   readonly resource: ManifestResource;
   readonly paths: readonly PathInput[];
+  /** How this resource's paths are located (its list keys' defaults come from its own schema). */
+  readonly options?: LocateOptions;
 }
 
 /** What a file-wide removal could not do; the rest of it is still in the edits. */
@@ -157,11 +159,12 @@ export interface FileRemovalResult {
  * fix, `source.fixAll`): whatever can be removed is, each path that cannot is reported with its
  * reason. Items of one List document are checked together, since they share a document.
  */
-export function removeFieldsInFileEdits(text: string, requests: readonly RemovalRequest[], options: LocateOptions = {}): FileRemovalResult {
+export function removeFieldsInFileEdits(text: string, requests: readonly RemovalRequest[], defaults: LocateOptions = {}): FileRemovalResult {
   const skipped: SkippedRemoval[] = [];
   const byDocument = new Map<number, DocumentEdits[]>();
   for (const request of requests) {
     const name = (p: PathInput) => (typeof p === 'string' ? p : formatPath(p));
+    const options = request.options ?? defaults;
     let paths = request.paths;
     let result = removeFieldsEdits(text, request.resource, paths, options);
     if (!result.edits) {
