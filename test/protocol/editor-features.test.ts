@@ -183,6 +183,29 @@ describe('editor features against the real API server', { skip: !testCluster() &
     assert.match(d.message, /^This apply would delete \.metadata\.labels\.tier \(live "web"\)/);
   });
 
+  test('a port the manifest dropped, keyed by containerPort and a defaulted protocol: the warning shows the item the server would delete', async () => {
+    const name = 'dropped-port';
+    const withPorts = (ports: object[]): KubeObject => {
+      const d = deployment(namespace, name, 1, 'nginx:1.25');
+      (d.spec as any).template.spec.containers[0].ports = ports;
+      return d;
+    };
+    // Port 80 twice: TCP by default, and UDP. The manifest keeps the first and drops the second.
+    objectOf(await apply(admin, 'kubectl', withPorts([{ containerPort: 80 }, { containerPort: 80, protocol: 'UDP' }])), 'apply');
+    const live = objectOf(await get(admin, withPorts([])));
+    const shorter = objectOf(await apply(admin, 'kubectl', withPorts([{ containerPort: 80 }]), { dryRun: true }), 'dry-run apply');
+    const portsOf = (o: KubeObject) => (o.spec as any).template.spec.containers[0].ports as object[];
+    const deleted = portsOf(live).filter((p) => !portsOf(shorter).some((q) => JSON.stringify(q) === JSON.stringify(p)));
+    assert.equal(deleted.length, 1, 'the server deletes one port');
+    const uri = 'file:///w/dropped-port.yaml';
+    await server.open(uri, deploymentYaml(namespace, name).replace('image: nginx:1.25\n', 'image: nginx:1.25\n          ports:\n            - containerPort: 80\n'));
+    const ds = await server.diagnosticsUntil(uri, (d) => byCode(d, 'would-delete').length > 0);
+    assert.deepEqual(
+      byCode(ds, 'would-delete').map((d) => d.message.replace(/: .*$/, '')),
+      [`This apply would delete .spec.template.spec.containers[name="app"].ports[containerPort=80,protocol="UDP"] (live ${JSON.stringify(deleted[0])})`],
+    );
+  });
+
   test('an object controlled by another object warns that its controller reverts changes', async () => {
     const owner = objectOf(await apply(admin, 'kubectl', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'owner', namespace } }));
     objectOf(await apply(admin, 'some-operator', {

@@ -5,8 +5,8 @@
 import { isJsonObject, jsonDepthExceeds, type JsonObject, type JsonValue } from '../json';
 import { locate, manifestLimits, type LocateOptions, type ManifestProblem, type ManifestResource, type Range } from '../manifest/manifest';
 import { managerRole } from './managers';
-import { liveValueAt } from './ownership';
 import { describeManager, formatServerPath, qualifiedResource, type ManagerIdentity } from '../ssa/messages';
+import { valueAtPath } from '../ssa/merge';
 import type { FieldPath } from '../ssa/path';
 import { predictApply, type ApplyMode, type FieldConflict, type PredictedStatus } from '../ssa/predict';
 import { fieldType, resolveType, rootTypeFor, type SchemaModel, type TypeRef } from '../ssa/schema';
@@ -279,12 +279,13 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
     });
   }
 
+  const schemaRoot = facts.schema && rootTypeFor(facts.schema, resource.apiVersion, resource.kind);
   for (const { manager, paths } of prediction.deletionsByManager) {
     if (manager.manager !== settings.fieldManager || manager.operation !== 'Apply') continue;
     // One finding per removed item or field subtree: each owned path the apply removes is shown at
     // the top of the removed subtree it is in (the item, the map), once.
     for (const path of removedSubtreeRoots(paths, prediction.deletions)) {
-      const liveValue = live ? liveValueAt(live, path) : undefined;
+      const liveValue = live ? valueAtPath(facts.schema, schemaRoot, live, path) : undefined;
       findings.push({
         code: 'would-delete',
         // Nothing fails, but a field disappears from the cluster: a surprise, so a warning.

@@ -116,23 +116,6 @@ export function serverPath(resource: ManifestResource, indexPath: FieldPath, sch
   return out;
 }
 
-/** The value at a server path in a live object (list items by key, set items by value). */
-export function liveValueAt(live: JsonValue, path: FieldPath): JsonValue | undefined {
-  let cur: JsonValue | undefined = live;
-  for (const el of path) {
-    if (cur === undefined || cur === null) return undefined;
-    if (el.kind === 'field') cur = ownField(cur, el.name);
-    else if (!Array.isArray(cur)) return undefined;
-    else if (el.kind === 'index') cur = cur[el.index];
-    else if (el.kind === 'value') cur = cur.find((x) => JSON.stringify(x) === JSON.stringify(el.value));
-    else {
-      const fields = el.fields;
-      cur = cur.find((x) => isJsonObject(x) && Object.entries(fields).every(([k, v]) => ownField(x, k) === undefined || JSON.stringify(x[k]) === JSON.stringify(v)));
-    }
-  }
-  return cur;
-}
-
 // A field named `constructor` or `toString` is an ordinary key: a plain lookup would find the
 // object's prototype methods (a hover on such a key failed with a TypeError).
 function ownField(value: JsonValue | undefined, name: string): JsonValue | undefined {
