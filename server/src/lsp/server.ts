@@ -11,12 +11,12 @@ import {
   type Hover,
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { readKubeconfig, redactText, type ClusterHealth } from '../cluster';
+import { readKubeconfig, redactText, type ClusterHealthReport } from '../cluster';
 import { managerNames, type Finding } from '../core/findings/analysis';
 import { fieldHover, objectHover } from '../core/findings/hover-text';
 import { ownershipView } from '../core/findings/ownership-view';
 import { nodeAt } from '../core/findings/ownership';
-import { absoluteRange, type ManifestResource, type Position } from '../core/manifest/manifest';
+import { absoluteRange, isIdentityPath, rangeContains, type ManifestResource, type Position } from '../core/manifest/manifest';
 import {
   requests,
   statusNotification,
@@ -90,7 +90,7 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     lastStatus = key;
     void connection.sendNotification(statusNotification, params);
   };
-  const statusOf = (session: Session, health: ClusterHealth): StatusParams => ({
+  const statusOf = (session: Session, health: ClusterHealthReport): StatusParams => ({
     health: health.state,
     context: health.context ?? session.connection.context?.name ?? '',
     ...(health.server ? { server: health.server } : {}),
@@ -199,11 +199,7 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
   }
 
   function resourceAt(resources: readonly AnalyzedResource[], position: Position): AnalyzedResource | undefined {
-    return resources.find(({ resource: { range } }) => {
-      const afterStart = position.line > range.start.line || (position.line === range.start.line && position.character >= range.start.character);
-      const beforeEnd = position.line < range.end.line || (position.line === range.end.line && position.character <= range.end.character);
-      return afterStart && beforeEnd;
-    });
+    return resources.find(({ resource: { range } }) => rangeContains(range, position));
   }
 
   /** The one path to a document's diagnostics, pulled by the client or pushed to it. */
@@ -229,7 +225,7 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     const now = Date.now();
     const at = nodeAt(hit.resource, params.position, hit.facts?.schema);
     const value =
-      !at || isObjectIdentityPath(at.path)
+      !at || isIdentityPath(at.path)
         ? objectHover(hit.resource, hit.facts, now)
         : fieldHover(hit.resource, hit.facts, at.path, at.node, now);
     return { contents: { kind: 'markdown', value }, ...(at ? { range: at.keyRange } : {}) };
@@ -295,7 +291,7 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     const state = await analysisOf(params.uri);
     const names = new Set<string>([state?.settings.fieldManager ?? 'kubectl', 'kubectl']);
     for (const { facts } of state?.analysis.resources ?? []) {
-      if (facts?.live.state === 'exists') for (const n of managerNames(facts.live.object)) names.add(JSON.parse(n) as string);
+      if (facts?.live.state === 'exists') for (const n of managerNames(facts.live.object)) names.add(n);
     }
     return [...names];
   });
@@ -353,19 +349,13 @@ function sanitizeSyntaxServices(raw: unknown): SyntaxServices {
   return Object.fromEntries(Object.entries(raw).filter((entry): entry is [string, string] => typeof entry[1] === 'string' && entry[1] !== ''));
 }
 
-/** Hovering `kind`, `apiVersion`, `metadata` or `metadata.name` tells about the object itself. */
-function isObjectIdentityPath(path: readonly { kind: string; name?: string }[]): boolean {
-  if (path.length === 1) return ['kind', 'apiVersion', 'metadata'].includes(path[0]?.name ?? '');
-  return path.length === 2 && path[0]?.name === 'metadata' && (path[1]?.name === 'name' || path[1]?.name === 'namespace');
-}
-
 function codeLensTitle(resource: ManifestResource, facts: AnalyzedResource['facts'], findings: AnalyzedResource['findings']): string | undefined {
   if (!facts || facts.kind.state !== 'served') return undefined;
   if (facts.live.state === 'absent') return 'new object: nothing to conflict with';
   if (facts.live.state !== 'exists') return undefined;
   const conflicts = findings.filter((f) => f.code === 'field-conflict').length;
   const errors = findings.filter((f) => f.severity === 'error').length;
-  const managers = managerNames(facts.live.object).map((n) => JSON.parse(n) as string);
+  const managers = managerNames(facts.live.object);
   const parts = [
     conflicts > 0 ? `${conflicts} field conflict${conflicts === 1 ? '' : 's'}` : errors > 0 ? `${errors} error${errors === 1 ? '' : 's'}` : 'no conflicts',
     managers.length > 0 ? `managed by ${managers.join(', ')}` : 'no recorded owners',

@@ -31,6 +31,7 @@ import {
 import { jsonEqual, type JsonObject, type JsonValue } from '../json';
 import {
   absoluteRange,
+  isIdentityPath,
   locate,
   nodeToJson,
   parseManifestText,
@@ -57,8 +58,6 @@ export type EditResult = { readonly edits: readonly TextEdit[] } | { readonly ed
 /** A field path, or the API server's spelling of one (a Finding's `path`). */
 export type PathInput = FieldPath | string;
 
-// The fields that say which object a manifest is: removing them would address another object.
-const IDENTITY_PATHS = new Set(['.apiVersion', '.kind', '.metadata', '.metadata.name', '.metadata.generateName', '.metadata.namespace']);
 // Emptied parents are removed up to, never including, these top-level fields.
 const KEPT_TOP_LEVEL = new Set(['apiVersion', 'kind', 'metadata']);
 
@@ -86,7 +85,7 @@ export function removeFieldsEdits(text: string, resource: ManifestResource, path
     const path = resolvePath(resource, input, options);
     const name = typeof input === 'string' ? input : formatPath(input);
     if (!path) return refuse(`${name} is not a field path`);
-    if (IDENTITY_PATHS.has(formatPath(path)) || path.length === 0) return refuse(`${name} names the object: it stays`);
+    if (isIdentityPath(path) || path.length === 0) return refuse(`${name} names the object: it stays`);
     const steps = stepsTo(resource, path, options);
     const address = addressOf(resource.object, path, options);
     if (!steps || !address) return refuse(`${name} is not written in this manifest`);

@@ -390,7 +390,7 @@ export function compareGoStrings(a: string, b: string): number {
 }
 
 /** A string as Go's encoding/json writes it (HTML-safe escapes included). */
-function goJson(s: string): string {
+export function goJson(s: string): string {
   return JSON.stringify(s).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
