@@ -183,6 +183,29 @@ describe('editor features against the real API server', { skip: !testCluster() &
     assert.match(d.message, /^This apply would delete \.metadata\.labels\.tier \(live "web"\)/);
   });
 
+  test('a port the manifest dropped, keyed by containerPort and a defaulted protocol: the warning shows the item the server would delete', async () => {
+    const name = 'dropped-port';
+    const withPorts = (ports: object[]): KubeObject => {
+      const d = deployment(namespace, name, 1, 'nginx:1.25');
+      (d.spec as any).template.spec.containers[0].ports = ports;
+      return d;
+    };
+    // Port 80 twice: TCP by default, and UDP. The manifest keeps the first and drops the second.
+    objectOf(await apply(admin, 'kubectl', withPorts([{ containerPort: 80 }, { containerPort: 80, protocol: 'UDP' }])), 'apply');
+    const live = objectOf(await get(admin, withPorts([])));
+    const shorter = objectOf(await apply(admin, 'kubectl', withPorts([{ containerPort: 80 }]), { dryRun: true }), 'dry-run apply');
+    const portsOf = (o: KubeObject) => (o.spec as any).template.spec.containers[0].ports as object[];
+    const deleted = portsOf(live).filter((p) => !portsOf(shorter).some((q) => JSON.stringify(q) === JSON.stringify(p)));
+    assert.equal(deleted.length, 1, 'the server deletes one port');
+    const uri = 'file:///w/dropped-port.yaml';
+    await server.open(uri, deploymentYaml(namespace, name).replace('image: nginx:1.25\n', 'image: nginx:1.25\n          ports:\n            - containerPort: 80\n'));
+    const ds = await server.diagnosticsUntil(uri, (d) => byCode(d, 'would-delete').length > 0);
+    assert.deepEqual(
+      byCode(ds, 'would-delete').map((d) => d.message.replace(/: .*$/, '')),
+      [`This apply would delete .spec.template.spec.containers[name="app"].ports[containerPort=80,protocol="UDP"] (live ${JSON.stringify(deleted[0])})`],
+    );
+  });
+
   test('an object controlled by another object warns that its controller reverts changes', async () => {
     const owner = objectOf(await apply(admin, 'kubectl', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'owner', namespace } }));
     objectOf(await apply(admin, 'some-operator', {
@@ -244,6 +267,22 @@ describe('editor features against the real API server', { skip: !testCluster() &
     assert.ok(remove);
     assert.equal(remove.edit, undefined);
     assert.match(remove.disabled!.reason, /count/);
+  });
+
+  test('fix all removes every contested field that can go, and leaves the one that cannot with its warning', async () => {
+    // replicas carries an anchor that minReadySeconds uses, so it cannot be removed; the image can.
+    await contestedDeployment(admin, namespace, 'fixall-aliased');
+    const uri = 'file:///w/fixall-aliased.yaml';
+    const text = deploymentYaml(namespace, 'fixall-aliased').replace('  replicas: 3\n', '  replicas: &count 3\n  minReadySeconds: *count\n');
+    await server.open(uri, text);
+    await server.diagnosticsUntil(uri, (d) => byCode(d, 'field-conflict').length === 2);
+    const fixAll = await server.codeActions(uri, { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, [], ['source.fixAll']);
+    assert.deepEqual(fixAll.map((a) => a.title), ['Remove all 1 contested fields in this file']);
+    await server.applyEdit(fixAll[0]!.edit!);
+    assert.ok(!server.text(uri).includes('image: nginx:1.25'), 'the contested image is gone');
+    assert.ok(server.text(uri).includes('replicas: &count 3'), 'replicas, which an alias uses, stays');
+    const ds = await server.diagnosticsUntil(uri, (d) => byCode(d, 'field-conflict').length === 1);
+    assert.match(byCode(ds, 'field-conflict')[0]!.message, /^\.spec\.replicas/);
   });
 
   test('a code lens above each resource sums up owners and conflicts', async () => {

@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Diagnostic } from 'vscode-languageserver-protocol';
-import { createClusterConnection, type ClusterConnection, type ClusterConnectionOptions, type ClusterHealth, type LiveObjectChange } from '../../server/src/cluster';
+import { createClusterConnection, type ClusterConnection, type ClusterConnectionOptions, type ClusterHealthReport, type LiveObjectChange } from '../../server/src/cluster';
 import { testCluster, type TestClusterInfo } from '../support/env';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy';
 import { startTestServer } from '../support/lsp-client';
@@ -18,7 +18,7 @@ const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-faults-'));
 after(() => fs.rmSync(scratch, { recursive: true, force: true }));
 
 /** Resolves with the health once `done` holds (now or on a later change). */
-function healthUntil(c: ClusterConnection, done: (h: ClusterHealth) => boolean, timeoutMs = 60_000): Promise<ClusterHealth> {
+function healthUntil(c: ClusterConnection, done: (h: ClusterHealthReport) => boolean, timeoutMs = 60_000): Promise<ClusterHealthReport> {
   return new Promise((resolve, reject) => {
     if (done(c.health())) return resolve(c.health());
     const timer = setTimeout(() => {

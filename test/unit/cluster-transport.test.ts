@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ClusterTransport } from '../../server/src/cluster/http';
-import { selectContext } from '../../server/src/cluster/kubeconfig';
+import { loadKubeconfig, selectLoadedContext } from '../../server/src/cluster/kubeconfig';
 
 const seen: { method: string; url: URL; authorization?: string; contentType?: string; body: string }[] = [];
 let server: http.Server;
@@ -32,8 +32,10 @@ before(async () => {
     file,
     `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "http://127.0.0.1:${port}", insecure-skip-tls-verify: true}}]\nusers: [{name: u, user: {token: the-token}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n`,
   );
-  const selected = await selectContext(file, undefined);
+  const loaded = await loadKubeconfig(file);
   fs.rmSync(dir, { recursive: true, force: true });
+  assert.ok(loaded.ok);
+  const selected = await selectLoadedContext(loaded.value, undefined);
   assert.ok(selected.ok);
   const config = selected.value.config;
   transport = new ClusterTransport(config, `http://127.0.0.1:${port}`, { requestTimeoutMs: 2_000, userAgent: 'kch-unit' });

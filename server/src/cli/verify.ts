@@ -2,7 +2,7 @@
 // set beside the prediction. Where they part, the server is right, and the report says so on the
 // line the server's answer concerns.
 import { rangeFor, type Finding } from '../core/findings/analysis';
-import type { ManifestResource, Range } from '../core/manifest/manifest';
+import { firstCharacter, type ManifestResource, type Range } from '../core/manifest/manifest';
 import { parsePath } from '../core/ssa/path';
 import type { Verification, VerificationDifference } from './report';
 import type { ClusterProblem, DryRunOutcome } from '../cluster';
@@ -20,7 +20,7 @@ export function compareWithServer(
   schema: SchemaModel | undefined,
 ): VerifyResult {
   const predicted = findings.filter((f) => refusalCodes.has(f.code));
-  const whole = firstLine(resource.range);
+  const whole = firstCharacter(resource.range);
   const differences: VerificationDifference[] = [];
 
   if (outcome.outcome === 'rejected') {
@@ -78,6 +78,3 @@ function rangeOfPath(resource: ManifestResource, serverPath: string, schema: Sch
   return path ? rangeFor(resource, path, schema).key : undefined;
 }
 
-function firstLine(range: Range): Range {
-  return { start: range.start, end: { line: range.start.line, character: range.start.character + 1 } };
-}

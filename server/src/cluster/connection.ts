@@ -15,7 +15,7 @@ import { DEFAULT_OPENAPI_RETRY, OpenApi, type OpenApiRetry } from './openapi';
 import { redactProblem, rememberSecrets } from './redact';
 import type {
   ApiResourceInfo,
-  ClusterHealth,
+  ClusterHealthReport,
   ClusterProblem,
   ClusterResult,
   ClusterSettings,
@@ -58,10 +58,10 @@ export interface ClusterConnection {
   /** settings.namespace, else the context's namespace, else "default". */
   readonly defaultNamespace: string;
 
-  health(): ClusterHealth;
-  onHealthChange(listener: (health: ClusterHealth) => void): Disposable;
+  health(): ClusterHealthReport;
+  onHealthChange(listener: (health: ClusterHealthReport) => void): Disposable;
   /** One cheap read (GET /api) to learn the health now. */
-  checkHealth(): Promise<ClusterHealth>;
+  checkHealth(): Promise<ClusterHealthReport>;
   /** A schema arrived after its fetch had failed: what cachedOpenApiDocument answers changed. */
   onSchemaChange(listener: () => void): Disposable;
 

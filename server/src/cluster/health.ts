@@ -10,15 +10,15 @@
 import type { ClusterRequest } from './http';
 import { classifyFailure, isServerFailure, isThrottled, type HttpOutcome } from './problems';
 import { redactProblem } from './redact';
-import type { ClusterHealth, ClusterHealthState, ClusterProblem, Disposable } from './types';
+import type { ClusterHealthReport, ClusterHealthState, ClusterProblem, Disposable } from './types';
 
-type Listener = (health: ClusterHealth) => void;
+type Listener = (health: ClusterHealthReport) => void;
 
 export class HealthTracker {
   private transportProblem: ClusterProblem | undefined;
   private readonly forbidden = new Map<string, ClusterProblem>();
   private observed = false;
-  private health: ClusterHealth;
+  private health: ClusterHealthReport;
   private readonly listeners = new Set<Listener>();
   private readonly recoveryListeners = new Set<() => void>();
 
@@ -32,7 +32,7 @@ export class HealthTracker {
     this.health = this.compute();
   }
 
-  current(): ClusterHealth {
+  current(): ClusterHealthReport {
     return this.health;
   }
 
@@ -95,7 +95,7 @@ export class HealthTracker {
     }
   }
 
-  private compute(): ClusterHealth {
+  private compute(): ClusterHealthReport {
     const base = { ...(this.context ? { context: this.context } : {}), ...(this.server ? { server: this.server } : {}), since: Date.now() };
     if (this.transportProblem) return { state: transportState(this.transportProblem), problem: this.transportProblem, ...base };
     const forbidden = [...this.forbidden.values()].at(-1);

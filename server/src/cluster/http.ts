@@ -15,7 +15,7 @@ import * as https from 'node:https';
 import * as path from 'node:path';
 import { KubeConfig, type User } from '@kubernetes/client-node';
 import { errorMessage } from './kubeconfig';
-import { parseRetryAfter, type HttpOutcome, type RequestPurpose } from './problems';
+import { firstLine, parseRetryAfter, type HttpOutcome, type RequestPurpose } from './problems';
 import { redactText, rememberSecrets } from './redact';
 
 export interface ReadRequest {
@@ -470,7 +470,6 @@ export function execFailureMessage(error: unknown, exec: { command?: unknown } |
   const code = (error as { code?: unknown } | null)?.code;
   if (error instanceof SyntaxError) return `Cannot get credentials: ${command} did not print an ExecCredential (its output is not JSON).`;
   if (typeof code === 'string') return `Cannot get credentials: cannot run ${command} (${code}).`;
-  const firstLine = errorMessage(error).split('\n').map((l) => l.trim()).find((l) => l) ?? '';
-  const detail = redactText(firstLine.length > 200 ? `${firstLine.slice(0, 200)}…` : firstLine);
+  const detail = redactText(firstLine(errorMessage(error)));
   return `Cannot get credentials: ${command} failed${detail ? `: ${detail}` : ' without saying why'}.`;
 }

@@ -104,12 +104,6 @@ export async function loadKubeconfig(explicitPath?: string, env: NodeJS.ProcessE
   return { ok: true, value: { config, summary } };
 }
 
-/** Load the kubeconfig and point it at one context (the settings' context, else the current one). */
-export async function selectContext(explicitPath: string | undefined, contextName: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<ClusterResult<SelectedContext>> {
-  const loaded = await loadKubeconfig(explicitPath, env);
-  return loaded.ok ? selectLoadedContext(loaded.value, contextName) : loaded;
-}
-
 /** Point a loaded kubeconfig at one context (the settings' context, else the current one). */
 export async function selectLoadedContext(loaded: LoadedKubeconfig, contextName: string | undefined): Promise<ClusterResult<SelectedContext>> {
   const { config, summary } = loaded;

@@ -16,7 +16,8 @@ import { isJsonObject, type JsonObject } from '../core/json';
 import type { Discovery } from './discovery';
 import type { ClusterTransport } from './http';
 import { collectionPath, objectPath, type NamespaceOrigin } from './names';
-import { classifyFailure, parseJson, qualifiedResource } from './problems';
+import { classifyFailure, parseJson } from './problems';
+import { qualifiedResource } from '../core/ssa/messages';
 import { isSecretResource, redactSecret } from './redact';
 import type { ApiResourceInfo, ClusterProblem, ClusterResult, Disposable, LiveObjectChange, LiveObjectState, ObjectRef, ResolvedObjectRef } from './types';
 
@@ -597,7 +598,7 @@ class Collection {
   private purpose(verb: string): { verb: string; resource: string; namespace?: string } {
     return {
       verb,
-      resource: qualifiedResource(this.resource.resource, this.resource.group),
+      resource: qualifiedResource(this.resource),
       ...(this.namespace ? { namespace: this.namespace } : {}),
     };
   }

@@ -189,11 +189,8 @@ function forbiddenScope(message: string, purpose: RequestPurpose): Pick<ClusterP
   };
 }
 
-function firstLine(text: string): string {
-  return text.split('\n', 1)[0]!.trim().slice(0, 200);
-}
-
-/** `deployments.apps` / `secrets`, the way the server names a resource in its messages. */
-export function qualifiedResource(resource: string, group: string): string {
-  return group ? `${resource}.${group}` : resource;
+/** The first line of a body or an error that says something, trimmed and cut at 200 characters. */
+export function firstLine(text: string): string {
+  const line = text.split('\n').map((l) => l.trim()).find((l) => l) ?? '';
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
 }

@@ -11,10 +11,6 @@ export function isSecretResource(group: string, resource: string): boolean {
   return group === '' && resource === 'secrets';
 }
 
-export function isSecretObject(object: JsonObject): boolean {
-  return object.kind === 'Secret' && object.apiVersion === 'v1';
-}
-
 /**
  * A copy of a Secret without its values: `data`/`stringData` are dropped, and so are they inside
  * the last-applied annotation, where `kubectl apply` keeps a second copy of them.

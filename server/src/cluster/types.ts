@@ -1,6 +1,7 @@
 // The plain data that crosses the boundary of the cluster layer. Nothing here is a client-node type:
 // callers (lsp/, cli/, tests) see JSON objects and records only.
 import type { JsonObject } from '../core/json';
+import type { ConflictCause } from '../core/ssa/messages';
 
 /** What the user configured; both empty means KUBECONFIG (or ~/.kube/config) and its current context. */
 export interface ClusterSettings {
@@ -81,7 +82,8 @@ export type ClusterResult<T> = { ok: true; value: T } | { ok: false; problem: Cl
  */
 export type ClusterHealthState = 'connected' | 'unreachable' | 'unauthenticated' | 'forbidden' | 'throttled' | 'failing' | 'unknown';
 
-export interface ClusterHealth {
+/** One observation of a connection's health; protocol.ts's `ClusterHealth` is the state the status bar shows. */
+export interface ClusterHealthReport {
   state: ClusterHealthState;
   context?: string;
   server?: string;
@@ -164,15 +166,8 @@ export interface LiveObjectChange {
   state: LiveObjectState;
 }
 
-/** One cause of a 409 from a dry-run apply: the server's words. */
-export interface ConflictCause {
-  /** `FieldManagerConflict` for ownership conflicts. */
-  reason: string;
-  /** `conflict with "kubectl-edit" using apps/v1` */
-  message: string;
-  /** `.spec.replicas`, `.spec.template.spec.containers[name="app"].image` */
-  field: string;
-}
+/** One cause of a 409 from a dry-run apply: the server's words, as the prediction writes them too. */
+export type { ConflictCause };
 
 /**
  * The server's answer to a dry run.

@@ -13,7 +13,8 @@ import type { Discovery } from './discovery';
 import type { ClusterTransport, DryRunWrite } from './http';
 import { metadataOnly, readsMetadataOnly } from './live-objects';
 import { checkObjectName, collectionPath, objectPath } from './names';
-import { classifyFailure, parseJson, parseStatus, qualifiedResource } from './problems';
+import { classifyFailure, parseJson, parseStatus } from './problems';
+import { qualifiedResource } from '../core/ssa/messages';
 import { redactSecret } from './redact';
 import type { ApiResourceInfo, ClusterResult, DryRunOutcome } from './types';
 
@@ -134,7 +135,7 @@ export class Verifier {
       method: request.method,
       path: request.path,
       verb,
-      resource: qualifiedResource(resource.resource, resource.group),
+      resource: qualifiedResource(resource),
       ...(namespace ? { namespace } : {}),
     });
     const causes = outcome.kind === 'response' ? (parseStatus(outcome.body)?.causes ?? []) : [];

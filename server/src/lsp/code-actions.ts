@@ -1,11 +1,12 @@
 // Quick fixes, built from the finding each diagnostic carries and the current parse of the text:
 // give a contested field up (remove it), share it (take the live value), remove a stale
 // resourceVersion/uid; all contested fields of a resource or of the file at once (also as
-// source.fixAll). Edits come from core/manifest/edits.ts, which refuses rather than produce a wrong edit.
+// source.fixAll). Edits come from core/manifest/edits.ts, which refuses rather than produce a wrong edit;
+// the file-wide removal is its removeFieldsInFileEdits, the one that checks List items together.
 import { CodeActionKind, type CodeAction, type CodeActionParams, type TextEdit } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { locateOptions, showValue, type Finding } from '../core/findings/analysis';
-import { removeFieldEdits, removeFieldsEdits, replaceValueEdits, type EditResult } from '../core/manifest/edits';
+import { removeFieldEdits, removeFieldsEdits, removeFieldsInFileEdits, replaceValueEdits, type EditResult } from '../core/manifest/edits';
 import { describeManager } from '../core/ssa/messages';
 import type { AnalyzedResource, DocumentAnalysis } from './document-analysis';
 import { findingOf, toDiagnostic } from './diagnostics';
@@ -85,17 +86,16 @@ function ownerOf(analysis: DocumentAnalysis, finding: Finding): AnalyzedResource
   return analysis.resources.find(({ resource: { range } }) => range.start.line <= line && line <= range.end.line);
 }
 
-function fileWideRemoval(text: string, analysis: DocumentAnalysis): { edits: TextEdit[]; count: number; findings: Finding[] } | undefined {
-  const edits: TextEdit[] = [];
-  const findings: Finding[] = [];
-  for (const owner of analysis.resources) {
-    const mine = owner.findings.filter(contested);
-    if (mine.length === 0) continue;
-    const result = removeFieldsEdits(text, owner.resource, mine.map((f) => f.path!), locateOptions(owner.resource, owner.facts?.schema));
-    if (!result.edits) continue;
-    edits.push(...result.edits);
-    findings.push(...mine);
-  }
-  return edits.length > 0 ? { edits, count: findings.length, findings } : undefined;
+function fileWideRemoval(text: string, analysis: DocumentAnalysis): { edits: readonly TextEdit[]; count: number; findings: Finding[] } | undefined {
+  const owners = analysis.resources.map((owner) => ({ owner, mine: owner.findings.filter(contested) })).filter(({ mine }) => mine.length > 0);
+  const result = removeFieldsInFileEdits(
+    text,
+    owners.map(({ owner, mine }) => ({ resource: owner.resource, paths: mine.map((f) => f.path!), options: locateOptions(owner.resource, owner.facts?.schema) })),
+  );
+  // What could not go (a field written through a merge, an edit that collides with another
+  // item's of the same List) stays, with its diagnostic; the rest of the file is still fixed.
+  const findings = owners.flatMap(({ owner, mine }) =>
+    mine.filter((f) => !result.skipped.some((s) => s.resource === owner.resource && s.path === f.path)),
+  );
+  return result.edits.length > 0 ? { edits: result.edits, count: findings.length, findings } : undefined;
 }
-

@@ -8,7 +8,7 @@ import {
   type Finding,
   type ResourceFacts,
 } from '../core/findings/analysis';
-import { createManifestCache, parseManifestText, parseManifestTextInSlices, type ManifestCache, type ManifestResource, type ParsedManifest } from '../core/manifest/manifest';
+import { createManifestCache, parseManifestText, parseManifestTextInSlices, shiftRange, type ManifestCache, type ManifestResource, type ParsedManifest } from '../core/manifest/manifest';
 import type { Settings } from '../protocol';
 import type { Session } from './session';
 
@@ -167,7 +167,6 @@ function sameFacts(a: ResourceFacts, b: ResourceFacts): boolean {
 }
 
 function shiftFinding(f: Finding, lines: number): Finding {
-  const r = f.range;
-  return { ...f, range: { start: { line: r.start.line + lines, character: r.start.character }, end: { line: r.end.line + lines, character: r.end.character } } };
+  return { ...f, range: shiftRange(f.range, lines) };
 }
 

@@ -5,7 +5,7 @@
 // Trust is decided here, once for every way in: without the editor's word that the workspace is
 // trusted there is no session at all, so no kubeconfig is read and no exec plugin runs (a
 // kubeconfig named by a workspace's settings can run any program).
-import { createClusterConnection, createFactsSource, type ClusterConnection, type ClusterHealth, type FactsSource } from '../cluster';
+import { createClusterConnection, createFactsSource, type ClusterConnection, type ClusterHealthReport, type FactsSource } from '../cluster';
 import type { Settings } from '../protocol';
 
 /**
@@ -23,7 +23,7 @@ export interface Session {
 export interface SessionEvents {
   /** Facts changed (an object, a schema, a watch event): diagnostics should be pulled again. */
   onFactsChange(): void;
-  onHealthChange(session: Session, health: ClusterHealth): void;
+  onHealthChange(session: Session, health: ClusterHealthReport): void;
 }
 
 export class Sessions {

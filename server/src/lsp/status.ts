@@ -2,7 +2,7 @@
 // the `status` notification (each change once). Which session is shown follows the documents and
 // commands: the last one a manifest or a command asked for.
 import type { Connection } from 'vscode-languageserver/node';
-import { redactText, type ClusterHealth } from '../cluster';
+import { redactText, type ClusterHealthReport } from '../cluster';
 import { notifications, sendNotification, type StatusParams } from '../protocol';
 import type { Session } from './session';
 
@@ -43,7 +43,7 @@ export class StatusReporter {
     }
   }
 
-  healthChanged(session: Session, health: ClusterHealth): void {
+  healthChanged(session: Session, health: ClusterHealthReport): void {
     if (session === this.shown) this.send(statusOf(session, health));
   }
 
@@ -55,7 +55,7 @@ export class StatusReporter {
   }
 }
 
-function statusOf(session: Session, health: ClusterHealth): StatusParams {
+function statusOf(session: Session, health: ClusterHealthReport): StatusParams {
   return {
     health: health.state,
     context: health.context ?? session.connection.context?.name ?? '',

@@ -4,7 +4,7 @@
 // analysis and delegate; nothing is kept beyond the connection.
 import { TextDocuments } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import type { Position } from '../core/manifest/manifest';
+import { rangeContains, type Position } from '../core/manifest/manifest';
 import type { InitializationOptions, Settings, SyntaxServices } from '../protocol';
 import { DocumentAnalyzer, reportsSyntax, type AnalyzedResource, type DocumentAnalysis } from './document-analysis';
 import { Sessions, type Session, type SessionEvents } from './session';
@@ -137,11 +137,7 @@ const emptyAnalysis: DocumentAnalysis = {
 export type DocumentState = NonNullable<Awaited<ReturnType<Workspace['analysisOf']>>>;
 
 export function resourceAt(resources: readonly AnalyzedResource[], position: Position): AnalyzedResource | undefined {
-  return resources.find(({ resource: { range } }) => {
-    const afterStart = position.line > range.start.line || (position.line === range.start.line && position.character >= range.start.character);
-    const beforeEnd = position.line < range.end.line || (position.line === range.end.line && position.character <= range.end.character);
-    return afterStart && beforeEnd;
-  });
+  return resources.find(({ resource: { range } }) => rangeContains(range, position));
 }
 
 /** Language id → extension id, from whatever the client sent; anything else is dropped. */

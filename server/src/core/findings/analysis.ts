@@ -3,11 +3,11 @@
 // are handed in as plain data, so the editor (from its live cache), the command line (from a
 // cluster or an offline snapshot) and the tests (from captured fixtures) all share this code.
 import { isJsonObject, jsonDepthExceeds, type JsonObject, type JsonValue } from '../json';
-import { locate, manifestLimits, type LocateOptions, type ManifestProblem, type ManifestResource, type Range } from '../manifest/manifest';
+import { firstCharacter, locate, manifestLimits, type LocateOptions, type ManifestProblem, type ManifestResource, type Range } from '../manifest/manifest';
 import { defaultSeverity, docsLinks, type FindingCode, type Severity } from './catalogue';
 import { managerRole } from './managers';
-import { liveValueAt } from './ownership';
 import { describeManager, formatServerPath, qualifiedResource, type ManagerIdentity } from '../ssa/messages';
+import { valueAtPath } from '../ssa/merge';
 import type { FieldPath } from '../ssa/path';
 import { predictApply, type ApplyMode, type FieldConflict, type PredictedStatus } from '../ssa/predict';
 import { fieldType, resolveType, rootTypeFor, type SchemaModel, type TypeRef } from '../ssa/schema';
@@ -209,7 +209,7 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
         object,
         path: '.metadata.resourceVersion',
         ...(liveRv !== undefined ? { liveValue: liveRv } : {}),
-        serverMessage: `Operation cannot be fulfilled on ${qualifiedResource(resourceName)} ${JSON.stringify(resource.name ?? '')}: the object has been modified; please apply your changes to the latest version and try again`,
+        serverMessage: status.message,
         docs: docsLinks.concurrency,
       });
     } else if (status.kind === 'uidMismatch') {
@@ -248,12 +248,13 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
     });
   }
 
+  const schemaRoot = facts.schema && rootTypeFor(facts.schema, resource.apiVersion, resource.kind);
   for (const { manager, paths } of prediction.deletionsByManager) {
     if (manager.manager !== settings.fieldManager || manager.operation !== 'Apply') continue;
     // One finding per removed item or field subtree: each owned path the apply removes is shown at
     // the top of the removed subtree it is in (the item, the map), once.
     for (const path of removedSubtreeRoots(paths, prediction.deletions)) {
-      const liveValue = live ? liveValueAt(live, path) : undefined;
+      const liveValue = live ? valueAtPath(facts.schema, schemaRoot, live, path) : undefined;
       findings.push({
         code: 'would-delete',
         severity: defaultSeverity('would-delete'),
@@ -333,7 +334,7 @@ function conflictFinding(
 
 function managersSuffix(live: JsonObject | undefined): string {
   const names = managerNames(live);
-  return names.length > 0 ? `; managed by ${names.join(', ')}` : '';
+  return names.length > 0 ? `; managed by ${names.map((n) => JSON.stringify(n)).join(', ')}` : '';
 }
 
 /** The distinct manager names of a live object, in the order the server lists them. */
@@ -341,7 +342,7 @@ export function managerNames(live: JsonObject | undefined): string[] {
   const entries = live && isJsonObject(live.metadata) && Array.isArray(live.metadata.managedFields) ? live.metadata.managedFields : [];
   const names: string[] = [];
   for (const e of entries) {
-    if (isJsonObject(e) && typeof e.manager === 'string' && !names.includes(JSON.stringify(e.manager))) names.push(JSON.stringify(e.manager));
+    if (isJsonObject(e) && typeof e.manager === 'string' && !names.includes(e.manager)) names.push(e.manager);
   }
   return names;
 }
@@ -435,19 +436,15 @@ export function rangeFor(resource: ManifestResource, path: FieldPath, schema: Sc
     const loc = locate(resource, path.slice(0, n), options);
     if (loc) {
       // The root's "key" would be the whole document; point at its first line instead.
-      if (n === 0) return { key: firstLine(resource.range), value: firstLine(resource.range) };
+      if (n === 0) return { key: firstCharacter(resource.range), value: firstCharacter(resource.range) };
       return n === path.length ? { key: loc.keyRange, value: loc.valueRange, node: loc.node.kind } : { key: loc.keyRange, value: loc.keyRange };
     }
   }
-  return { key: firstLine(resource.range), value: firstLine(resource.range) };
+  return { key: firstCharacter(resource.range), value: firstCharacter(resource.range) };
 }
 
 function nearestRange(resource: ManifestResource, path: FieldPath, schema: SchemaModel | undefined): Range {
   return rangeFor(resource, path, schema).key;
-}
-
-function firstLine(range: Range): Range {
-  return { start: range.start, end: { line: range.start.line, character: range.start.character + 1 } };
 }
 
 /** The schema tells which key fields an item may leave to their default (a port's protocol). */

@@ -7,8 +7,10 @@ import type { ManifestNode, ManifestResource } from '../manifest/manifest';
 import { manifestLimits, nodeToJson } from '../manifest/manifest';
 import { managerRole } from './managers';
 import { describeManager, formatServerPath, qualifiedResource } from '../ssa/messages';
-import { liveValueAt, ownersOf, type FieldOwner } from './ownership';
+import { ownersOf, type FieldOwner } from './ownership';
+import { valueAtPath } from '../ssa/merge';
 import type { FieldPath } from '../ssa/path';
+import { rootTypeFor } from '../ssa/schema';
 
 export function objectHover(resource: ManifestResource, facts: ResourceFacts | undefined, now: number): string {
   const title = `**${resource.kind} ${JSON.stringify(resource.name ?? resource.generateName ?? '')}**`;
@@ -59,7 +61,8 @@ export function fieldHover(
   // A Secret is read as metadata only: outside metadata there is no live value to show.
   const secret = resource.kind === 'Secret' && resource.apiVersion === 'v1' && path[0]?.kind === 'field' && !['metadata', 'apiVersion', 'kind'].includes(path[0].name);
   if (!secret && node.kind === 'scalar') {
-    const liveValue = liveValueAt(live, path);
+    const root = facts.schema && rootTypeFor(facts.schema, resource.apiVersion, resource.kind);
+    const liveValue = valueAtPath(facts.schema, root, live, path);
     const mine: JsonValue = nodeToJson(node);
     if (liveValue === undefined) lines.push('', 'Not set on the live object.');
     // (showValue writes JSON, recursively: a live value may nest far deeper than the manifest.)

@@ -4,7 +4,7 @@ import { isJsonObject, jsonCutAt, type JsonObject, type JsonValue } from '../jso
 import { hasPath, isEmptySet, pathElementKey, type FieldSet } from '../ssa/fieldsv1';
 import { listItemElement } from '../ssa/fieldset';
 import { decodeManagedFields, type ManagedFieldsEntry } from '../ssa/managed-fields';
-import { forEachNode, manifestLimits, type ManifestNode, type ManifestResource, type Position, type Range } from '../manifest/manifest';
+import { absoluteRange, forEachNode, manifestLimits, rangeContains, type ManifestNode, type ManifestResource, type Position, type Range } from '../manifest/manifest';
 import type { ManagerIdentity } from '../ssa/messages';
 import type { FieldPath, PathElement } from '../ssa/path';
 import { fieldType, resolveType, rootTypeFor, type Atom, type SchemaModel } from '../ssa/schema';
@@ -77,8 +77,8 @@ export function nodeAt(resource: ManifestResource, position: Position, schema: S
   const rel = { line: position.line - resource.lineOffset, character: position.character };
   let best: { path: FieldPath; node: ManifestNode; keyRange: Range } | undefined;
   forEachNode(resource, (visit) => {
-    const inKey = contains(visit.keyRange, rel);
-    const inValue = contains(visit.node.range, rel);
+    const inKey = rangeContains(visit.keyRange, rel);
+    const inValue = rangeContains(visit.node.range, rel);
     if (inKey || (visit.node.kind === 'scalar' && inValue)) best = visit;
     // Only descend where the position can be.
     return inKey || inValue;
@@ -88,7 +88,7 @@ export function nodeAt(resource: ManifestResource, position: Position, schema: S
   return {
     path: serverPath(resource, found.path, schema),
     node: found.node,
-    keyRange: shift(found.keyRange, resource.lineOffset),
+    keyRange: absoluteRange(resource, found.keyRange),
   };
 }
 
@@ -116,35 +116,9 @@ export function serverPath(resource: ManifestResource, indexPath: FieldPath, sch
   return out;
 }
 
-/** The value at a server path in a live object (list items by key, set items by value). */
-export function liveValueAt(live: JsonValue, path: FieldPath): JsonValue | undefined {
-  let cur: JsonValue | undefined = live;
-  for (const el of path) {
-    if (cur === undefined || cur === null) return undefined;
-    if (el.kind === 'field') cur = ownField(cur, el.name);
-    else if (!Array.isArray(cur)) return undefined;
-    else if (el.kind === 'index') cur = cur[el.index];
-    else if (el.kind === 'value') cur = cur.find((x) => JSON.stringify(x) === JSON.stringify(el.value));
-    else {
-      const fields = el.fields;
-      cur = cur.find((x) => isJsonObject(x) && Object.entries(fields).every(([k, v]) => ownField(x, k) === undefined || JSON.stringify(x[k]) === JSON.stringify(v)));
-    }
-  }
-  return cur;
-}
-
 // A field named `constructor` or `toString` is an ordinary key: a plain lookup would find the
 // object's prototype methods (a hover on such a key failed with a TypeError).
 function ownField(value: JsonValue | undefined, name: string): JsonValue | undefined {
   return isJsonObject(value) && Object.prototype.hasOwnProperty.call(value, name) ? value[name] : undefined;
 }
 
-function contains(r: Range, p: Position): boolean {
-  const afterStart = p.line > r.start.line || (p.line === r.start.line && p.character >= r.start.character);
-  const beforeEnd = p.line < r.end.line || (p.line === r.end.line && p.character <= r.end.character);
-  return afterStart && beforeEnd;
-}
-
-function shift(r: Range, lines: number): Range {
-  return { start: { line: r.start.line + lines, character: r.start.character }, end: { line: r.end.line + lines, character: r.end.character } };
-}

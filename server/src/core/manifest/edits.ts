@@ -31,6 +31,7 @@ import {
 import { jsonEqual, type JsonObject, type JsonValue } from '../json';
 import {
   absoluteRange,
+  isIdentityPath,
   locate,
   nodeToJson,
   parseManifestText,
@@ -57,8 +58,6 @@ export type EditResult = { readonly edits: readonly TextEdit[] } | { readonly ed
 /** A field path, or the API server's spelling of one (a Finding's `path`). */
 export type PathInput = FieldPath | string;
 
-// The fields that say which object a manifest is: removing them would address another object.
-const IDENTITY_PATHS = new Set(['.apiVersion', '.kind', '.metadata', '.metadata.name', '.metadata.generateName', '.metadata.namespace']);
 // Emptied parents are removed up to, never including, these top-level fields.
 const KEPT_TOP_LEVEL = new Set(['apiVersion', 'kind', 'metadata']);
 
@@ -86,7 +85,7 @@ export function removeFieldsEdits(text: string, resource: ManifestResource, path
     const path = resolvePath(resource, input, options);
     const name = typeof input === 'string' ? input : formatPath(input);
     if (!path) return refuse(`${name} is not a field path`);
-    if (IDENTITY_PATHS.has(formatPath(path)) || path.length === 0) return refuse(`${name} names the object: it stays`);
+    if (isIdentityPath(path) || path.length === 0) return refuse(`${name} names the object: it stays`);
     const steps = stepsTo(resource, path, options);
     const address = addressOf(resource.object, path, options);
     if (!steps || !address) return refuse(`${name} is not written in this manifest`);
@@ -138,6 +137,8 @@ export function replaceValueEdits(
 export interface RemovalRequest {
   readonly resource: ManifestResource;
   readonly paths: readonly PathInput[];
+  /** How this resource's paths are located (its list keys' defaults come from its own schema). */
+  readonly options?: LocateOptions;
 }
 
 /** What a file-wide removal could not do; the rest of it is still in the edits. */
@@ -157,11 +158,12 @@ export interface FileRemovalResult {
  * fix, `source.fixAll`): whatever can be removed is, each path that cannot is reported with its
  * reason. Items of one List document are checked together, since they share a document.
  */
-export function removeFieldsInFileEdits(text: string, requests: readonly RemovalRequest[], options: LocateOptions = {}): FileRemovalResult {
+export function removeFieldsInFileEdits(text: string, requests: readonly RemovalRequest[], defaults: LocateOptions = {}): FileRemovalResult {
   const skipped: SkippedRemoval[] = [];
   const byDocument = new Map<number, DocumentEdits[]>();
   for (const request of requests) {
     const name = (p: PathInput) => (typeof p === 'string' ? p : formatPath(p));
+    const options = request.options ?? defaults;
     let paths = request.paths;
     let result = removeFieldsEdits(text, request.resource, paths, options);
     if (!result.edits) {

@@ -10,7 +10,7 @@ import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, Sc
 import type { Document, Node as YamlNode, YAMLMap, YAMLSeq } from 'yaml';
 import { jsonEqual, type JsonObject, type JsonValue } from '../json';
 import { isJsonStream, splitJsonStream } from './json-stream';
-import { field, index, parsePath, type FieldPath, type PathElement } from '../ssa/path';
+import { field, formatPath, index, parsePath, type FieldPath, type PathElement } from '../ssa/path';
 import { jsonKeyOf, resolveScalar } from './yaml-scalars';
 
 /** Zero-based line and character, the character in UTF-16 code units (as LSP counts). */
@@ -284,12 +284,34 @@ function jsonStreamChunks(text: string): DocumentChunk[] {
   return chunks.length > 0 ? chunks : [{ text, startLine: 0 }];
 }
 
-function shiftRange(r: Range, lines: number): Range {
+/** The range moved down by `lines` lines (a document's range in the whole text). */
+export function shiftRange(r: Range, lines: number): Range {
   if (lines === 0) return r;
   return {
     start: { line: r.start.line + lines, character: r.start.character },
     end: { line: r.end.line + lines, character: r.end.character },
   };
+}
+
+// The fields that say which object a manifest is: a fix never removes them (that would address
+// another object), and hovering them tells about the object itself rather than one field.
+const IDENTITY_PATHS = new Set(['.apiVersion', '.kind', '.metadata', '.metadata.name', '.metadata.generateName', '.metadata.namespace']);
+
+/** True for the fields that name the object: apiVersion, kind, metadata and its name, generateName, namespace. */
+export function isIdentityPath(path: FieldPath): boolean {
+  return IDENTITY_PATHS.has(formatPath(path));
+}
+
+/** True when the position lies in the range, both ends included. */
+export function rangeContains(r: Range, p: Position): boolean {
+  const afterStart = p.line > r.start.line || (p.line === r.start.line && p.character >= r.start.character);
+  const beforeEnd = p.line < r.end.line || (p.line === r.end.line && p.character <= r.end.character);
+  return afterStart && beforeEnd;
+}
+
+/** The range's first character: where a finding about a whole resource or document is shown. */
+export function firstCharacter(range: Range): Range {
+  return { start: range.start, end: { line: range.start.line, character: range.start.character + 1 } };
 }
 
 /** A node-tree range of `resource` as a range in the whole text. */

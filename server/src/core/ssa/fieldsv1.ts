@@ -123,35 +123,6 @@ function readNode(node: JsonObject): { children: MutableFieldSet | undefined; is
   return { children, isMember };
 }
 
-/** Encodes a set as FieldsV1 JSON with the server's key order (serialize.go emitContentsV1). */
-export function encodeFieldsV1(set: FieldSet): JsonObject {
-  return emitContents(set, false);
-}
-
-function emitContents(set: FieldSet, includeSelf: boolean): JsonObject {
-  const out: JsonObject = {};
-  if (includeSelf && !isEmptyShallow(set)) out['.'] = {};
-  const entries: { pe: PathElement; key: string; member: boolean; child?: FieldSet }[] = [];
-  const byKey = new Map<string, (typeof entries)[number]>();
-  for (const [key, pe] of set.members) {
-    const e = { pe, key, member: true };
-    entries.push(e);
-    byKey.set(key, e);
-  }
-  for (const [key, node] of set.children) {
-    const e = byKey.get(key);
-    if (e) e.child = node.set;
-    else entries.push({ pe: node.element, key, member: false, child: node.set });
-  }
-  entries.sort((a, b) => comparePathElements(a.pe, b.pe));
-  for (const e of entries) out[e.key] = e.child ? emitContents(e.child, e.member) : {};
-  return out;
-}
-
-function isEmptyShallow(set: FieldSet): boolean {
-  return set.members.size === 0 && set.children.size === 0;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Building and querying
 
@@ -203,12 +174,6 @@ export function isEmptySet(set: FieldSet): boolean {
   if (set.members.size > 0) return false;
   for (const node of set.children.values()) if (!isEmptySet(node.set)) return false;
   return true;
-}
-
-export function setSize(set: FieldSet): number {
-  let n = set.members.size;
-  for (const node of set.children.values()) n += setSize(node.set);
-  return n;
 }
 
 /** Every member path, in the server's iteration order (members first, then subtrees, sorted). */
@@ -299,10 +264,6 @@ export function leafSet(set: FieldSet): FieldSet {
   return out;
 }
 
-export function equalSets(a: FieldSet, b: FieldSet): boolean {
-  return isEmptySet(differenceSets(a, b)) && isEmptySet(differenceSets(b, a));
-}
-
 function toMutable(set: FieldSet): MutableFieldSet {
   return set as MutableFieldSet;
 }
@@ -390,7 +351,7 @@ export function compareGoStrings(a: string, b: string): number {
 }
 
 /** A string as Go's encoding/json writes it (HTML-safe escapes included). */
-function goJson(s: string): string {
+export function goJson(s: string): string {
   return JSON.stringify(s).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 

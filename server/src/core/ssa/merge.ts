@@ -297,13 +297,17 @@ export function removeItems(schema: SchemaModel, tr: TypeRef, value: JsonValue, 
 // ---------------------------------------------------------------------------------------------
 // Reading a value at a field path
 
-/** The value a path points at, or undefined when the object does not have it. */
-export function valueAtPath(schema: SchemaModel, root: TypeRef, value: Value, path: FieldPath): Value {
+/**
+ * The value a path points at, or undefined when the object does not have it. List items are found
+ * by their identity as the schema gives it, key fields left to their default included (a port
+ * written without `protocol` is the TCP one); without the schema only fields and indexes are found.
+ */
+export function valueAtPath(schema: SchemaModel | undefined, root: TypeRef | undefined, value: Value, path: FieldPath): Value {
   let tr: TypeRef | undefined = root;
   let v: Value = value;
   for (const pe of path) {
     if (v === undefined) return undefined;
-    const atom: Atom | undefined = tr ? resolveType(schema, tr) : undefined;
+    const atom: Atom | undefined = schema && tr ? resolveType(schema, tr) : undefined;
     const a: Atom | undefined = atom ? deduceAtom(atom, v) : undefined;
     if (pe.kind === 'field') {
       if (!isJsonObject(v) || !has(v, pe.name)) return undefined;
@@ -313,7 +317,7 @@ export function valueAtPath(schema: SchemaModel, root: TypeRef, value: Value, pa
       v = Array.isArray(v) ? v[pe.index] : undefined;
       tr = a?.list?.elementType;
     } else {
-      if (!Array.isArray(v) || !a?.list) return undefined;
+      if (!schema || !Array.isArray(v) || !a?.list) return undefined;
       const list: ListType = a.list;
       const want = pathElementKey(pe);
       v = v.find((item) => {

@@ -7,7 +7,7 @@
 //   apiserver pkg/endpoints/handlers/patch.go (uid mismatch).
 import type { JsonValue } from '../json';
 import { formatPath, goQuote, type FieldPath } from './path';
-import { compareGoStrings } from './fieldsv1';
+import { compareGoStrings, goJson } from './fieldsv1';
 
 /** Who owns a field, as the server tells managers apart (managedfields.go BuildManagerIdentifier). */
 export interface ManagerIdentity {
@@ -20,9 +20,9 @@ export interface ManagerIdentity {
 
 /** The server-side identifier string: JSON of the entry without time and fields. */
 export function managerIdentifier(m: ManagerIdentity): string {
-  const parts = [`"manager":${goJsonString(m.manager)}`, `"operation":${goJsonString(m.operation)}`];
-  if (m.operation === 'Update' && m.apiVersion) parts.push(`"apiVersion":${goJsonString(m.apiVersion)}`);
-  if (m.subresource) parts.push(`"subresource":${goJsonString(m.subresource)}`);
+  const parts = [`"manager":${goJson(m.manager)}`, `"operation":${goJson(m.operation)}`];
+  if (m.operation === 'Update' && m.apiVersion) parts.push(`"apiVersion":${goJson(m.apiVersion)}`);
+  if (m.subresource) parts.push(`"subresource":${goJson(m.subresource)}`);
   return `{${parts.join(',')}}`;
 }
 
@@ -39,16 +39,16 @@ export function formatServerPath(path: FieldPath): string {
   return formatPath(path);
 }
 
-function goJsonString(s: string): string {
-  return JSON.stringify(s).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Whole messages
 
+/** One `details.causes[]` entry of the server's Status, predicted here or read from a dry run. */
 export interface ConflictCause {
-  readonly reason: 'FieldManagerConflict';
+  /** `FieldManagerConflict` for ownership conflicts, `FieldValueInvalid` for a refused value. */
+  readonly reason: string;
+  /** `conflict with "kubectl-edit" using apps/v1` */
   readonly message: string;
+  /** `.spec.replicas`, `.spec.template.spec.containers[name="app"].image`, `metadata.uid` */
   readonly field: string;
 }
 

@@ -216,38 +216,3 @@ function parseValue(text: string, from: number): { value: JsonValue; end: number
   if (typeof value === 'number' && !Number.isFinite(value)) return undefined;
   return { value, end: from + word.length };
 }
-
-/**
- * A string that identifies a path, for Map keys and sets: two paths get the same key exactly when
- * they address the same field (key fields in any order; numbers compared by value, so 3 and 3.0
- * are one key, but 1 and "1" are two).
- */
-export function pathKey(path: FieldPath): string {
-  return JSON.stringify(path.map(elementKey));
-}
-
-// FieldsV1-like spelling (fieldpath/serialize-pe.go): f:name, k:{sorted json}, v:json, i:n.
-function elementKey(e: PathElement): string {
-  switch (e.kind) {
-    case 'field':
-      return `f:${e.name}`;
-    case 'key':
-      return `k:${canonicalJson(e.fields)}`;
-    case 'value':
-      return `v:${canonicalJson(e.value)}`;
-    case 'index':
-      return `i:${e.index}`;
-  }
-}
-
-function canonicalJson(v: JsonValue): string {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v);
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  return `{${sortedKeyNames(v)
-    .map((k) => `${JSON.stringify(k)}:${canonicalJson(v[k]!)}`)
-    .join(',')}}`;
-}
-
-export function pathsEqual(a: FieldPath, b: FieldPath): boolean {
-  return a.length === b.length && pathKey(a) === pathKey(b);
-}

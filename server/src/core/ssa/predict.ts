@@ -82,7 +82,7 @@ export interface PredictedStatus {
   readonly reason: 'Conflict' | 'AlreadyExists' | 'Invalid' | 'BadRequest' | '';
   readonly message: string;
   /** details.causes: one per (manager, path) of a field conflict; the field error of a 422. */
-  readonly causes?: readonly (ConflictCause | { readonly reason: 'FieldValueInvalid'; readonly message: string; readonly field: string })[];
+  readonly causes?: readonly ConflictCause[];
   /**
    * Which rule produced it; a conflict of ownership is always answered before the lock.
    * `refused`: the request is turned down before ownership is looked at (see `problems`).

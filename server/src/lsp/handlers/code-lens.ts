@@ -25,7 +25,7 @@ function codeLensTitle(resource: ManifestResource, facts: AnalyzedResource['fact
   if (facts.live.state !== 'exists') return undefined;
   const conflicts = findings.filter((f) => f.code === 'field-conflict').length;
   const errors = findings.filter((f) => f.severity === 'error').length;
-  const managers = managerNames(facts.live.object).map((n) => JSON.parse(n) as string);
+  const managers = managerNames(facts.live.object);
   const parts = [
     conflicts > 0 ? `${conflicts} field conflict${conflicts === 1 ? '' : 's'}` : errors > 0 ? `${errors} error${errors === 1 ? '' : 's'}` : 'no conflicts',
     managers.length > 0 ? `managed by ${managers.join(', ')}` : 'no recorded owners',

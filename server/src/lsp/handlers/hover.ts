@@ -3,6 +3,7 @@
 import type { Connection, Hover } from 'vscode-languageserver/node';
 import { fieldHover, objectHover } from '../../core/findings/hover-text';
 import { nodeAt } from '../../core/findings/ownership';
+import { isIdentityPath } from '../../core/manifest/manifest';
 import type { RenderedSources } from '../rendered';
 import { resourceAt, type Workspace } from '../workspace';
 
@@ -17,15 +18,9 @@ export function serveHovers(connection: Connection, workspace: Workspace, render
     const now = Date.now();
     const at = nodeAt(hit.resource, params.position, hit.facts?.schema);
     const value =
-      !at || isObjectIdentityPath(at.path)
+      !at || isIdentityPath(at.path)
         ? objectHover(hit.resource, hit.facts, now)
         : fieldHover(hit.resource, hit.facts, at.path, at.node, now);
     return { contents: { kind: 'markdown', value }, ...(at ? { range: at.keyRange } : {}) };
   });
-}
-
-/** Hovering `kind`, `apiVersion`, `metadata` or `metadata.name` tells about the object itself. */
-function isObjectIdentityPath(path: readonly { kind: string; name?: string }[]): boolean {
-  if (path.length === 1) return ['kind', 'apiVersion', 'metadata'].includes(path[0]?.name ?? '');
-  return path.length === 2 && path[0]?.name === 'metadata' && (path[1]?.name === 'name' || path[1]?.name === 'namespace');
 }

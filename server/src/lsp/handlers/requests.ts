@@ -56,7 +56,7 @@ export function serveRequests({ connection, commands, workspace, refresh, dryRun
     const state = await workspace.analysisOf(params.uri);
     const names = new Set<string>([state?.settings.fieldManager ?? 'kubectl', 'kubectl']);
     for (const { facts } of state?.analysis.resources ?? []) {
-      if (facts?.live.state === 'exists') for (const n of managerNames(facts.live.object)) names.add(JSON.parse(n) as string);
+      if (facts?.live.state === 'exists') for (const n of managerNames(facts.live.object)) names.add(n);
     }
     return [...names];
   });
