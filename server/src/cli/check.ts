@@ -19,6 +19,7 @@ import { displayPath, readTextFile, stdinTarget, type FileText } from './files';
 import type { CheckProgress } from './progress';
 import { compareWithServer } from './verify';
 import { checkHelmCharts, type HelmCheckRequest } from './check-helm';
+import { isDirectory, toSlashes } from '../render/paths';
 
 export type CheckOutcome = { ok: true; report: CheckReport } | { ok: false; problem: ClusterProblem } | { ok: false; usage: string };
 
@@ -216,14 +217,4 @@ function labelsFor(roots: readonly string[]): Map<string, string> {
   return overlayLabels(roots, kustomizationLabel, displayPath);
 }
 
-function isDirectory(p: string): boolean {
-  try {
-    return fs.statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
-}
 
-function toSlashes(p: string): string {
-  return p.split(path.sep).join('/');
-}

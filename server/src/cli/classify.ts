@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { classifyFiles, kustomizeRoots, type FileKind, type KnownFile } from '../core/sources/file-kinds';
 import { readTextFile, stdinTarget } from './files';
+import { isRegularFile, toSlashes } from '../render/paths';
 
 const CONTEXT_NAMES = ['Chart.yaml', 'kustomization.yaml', 'kustomization.yml', 'Kustomization'];
 /** Folders above a file that are searched for a chart or a kustomization. */
@@ -43,7 +44,7 @@ function knownFiles(texts: ReadonlyMap<string, string>, around: ReadonlyMap<stri
       searched.add(dir);
       for (const name of CONTEXT_NAMES) {
         const candidate = dir === '/' ? `/${name}` : `${dir}/${name}`;
-        if (known.has(candidate) || !isFile(candidate)) continue;
+        if (known.has(candidate) || !isRegularFile(candidate)) continue;
         // Context that cannot be read is context not known: the file is judged without it.
         const read = readTextFile(candidate);
         if (read.ok) known.set(candidate, { path: candidate, text: read.text });
@@ -81,17 +82,7 @@ const helmRoleWords: Record<Extract<FileKind, { kind: 'helm-chart' }>['role'], s
   other: 'a file',
 };
 
-function isFile(p: string): boolean {
-  try {
-    return fs.statSync(p).isFile();
-  } catch {
-    return false;
-  }
-}
 
-function toSlashes(p: string): string {
-  return p.split(path.sep).join('/');
-}
 
 /**
  * For each file that is a kustomization or a file one uses, the kustomization folders (absolute) to

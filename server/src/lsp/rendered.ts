@@ -12,7 +12,6 @@
 // stays until the new one arrives, and the facts are peeked from the session's caches on each pull,
 // so a change on the cluster shows without rendering again. Without the tool: one information
 // message, never a diagnostic.
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CodeActionKind, MessageType, ShowMessageNotification, type CodeAction, type CodeActionParams, type Connection, type Hover, type Position } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
@@ -37,6 +36,7 @@ import type { RefreshScheduler } from './refresh';
 import type { Session } from './session';
 import { filePath, type ClassifiedFile } from './source-files';
 import { isRenderedSource, type Workspace } from './workspace';
+import { isRegularFile } from '../render/paths';
 
 /** Saves that come together (save all, a formatter) make one render. */
 const RENDER_DEBOUNCE_MS = 300;
@@ -330,10 +330,3 @@ export class RenderedSources implements DocumentSource {
   }
 }
 
-function isRegularFile(p: string): boolean {
-  try {
-    return fs.statSync(p).isFile();
-  } catch {
-    return false;
-  }
-}

@@ -13,6 +13,7 @@ import type { RenderTarget } from '../core/sources/source-map';
 import { parseManifestText } from '../core/manifest/manifest';
 import type { Renderer, RenderResult, RenderSettings } from './renderer';
 import { runTool, type ToolResult } from './run-tool';
+import { isDirectory, toSlashes } from './paths';
 
 /** A source file larger than this is not read for the map (the command line's own file limit). */
 const MAX_SOURCE_BYTES = 32 * 1024 * 1024;
@@ -127,14 +128,4 @@ function readSmallFile(file: string): string | undefined {
   }
 }
 
-function isDirectory(p: string): boolean {
-  try {
-    return fs.statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
-}
 
-function toSlashes(p: string): string {
-  return p.split(path.sep).join('/');
-}

@@ -1,0 +1,25 @@
+// Small questions about paths that the renderers, the command line and the editor all ask. They
+// never throw: a path that cannot be looked at is neither a file nor a folder.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+export function isDirectory(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+export function isRegularFile(p: string): boolean {
+  try {
+    return fs.statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** The platform's separators as `/`: source maps and file kinds speak `/`-separated paths. */
+export function toSlashes(p: string): string {
+  return p.split(path.sep).join('/');
+}
