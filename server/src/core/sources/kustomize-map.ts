@@ -14,7 +14,7 @@
 // Pure: the renderer reads the files and runs the tool; this module reads texts.
 import { isMap, isScalar, isSeq, LineCounter, parseAllDocuments, parseDocument, type Document, type Node } from 'yaml';
 import { isJsonObject, jsonEqual, type JsonObject, type JsonValue } from '../json';
-import { locate, parseManifestText, type LocateOptions, type ManifestResource, type Range } from '../manifest/manifest';
+import { firstCharacter, locate, parseManifestText, type LocateOptions, type ManifestResource, type Range } from '../manifest/manifest';
 import { formatPath, type FieldPath } from '../ssa/path';
 import { basename, dirname, joinPath } from './file-kinds';
 import type { RenderedObject, RenderTarget, SourceLocation, SourceMap } from './source-map';
@@ -130,7 +130,7 @@ export function kustomizeSourceMap(input: KustomizeMapInput): SourceMap {
       doc = candidates.length === 1 ? candidates[0] : candidates.find((d) => d.name !== undefined && (r.name ?? '').includes(d.name));
       if (doc) {
         origName = doc.name ?? origName;
-        originLocation = { file: origin.path, range: firstLine(doc.range), role: 'resource' };
+        originLocation = { file: origin.path, range: firstCharacter(doc.range), role: 'resource' };
       } else {
         originLocation = { file: origin.path, range: firstLineOfFile(), role: 'resource' };
       }
@@ -559,10 +559,6 @@ function each(v: JsonValue | undefined, fn: (item: JsonValue, i: number) => void
 
 function str(v: JsonValue | undefined): string {
   return typeof v === 'string' ? v : '';
-}
-
-function firstLine(range: Range): Range {
-  return { start: range.start, end: { line: range.start.line, character: range.start.character + 1 } };
 }
 
 function firstLineOfFile(): Range {
