@@ -8,11 +8,13 @@ import { helmAppliedObject, releaseOwnershipFinding } from '../core/findings/hel
 import { relocateFindings } from '../core/findings/relocate';
 import type { CheckedObject } from '../core/findings/report';
 import { locate, type ManifestResource } from '../core/manifest/manifest';
-import type { ClusterProblem } from '../cluster';
+import { dryRunDiffersCode } from '../core/findings/report';
+import type { ClusterConnection, ClusterProblem } from '../cluster';
 import { helmTarget, renderHelm } from '../render/helm';
 import { describeRenderProblem, type RenderSettings } from '../render/renderer';
 import type { FactsReader } from './facts';
 import { displayPath } from './files';
+import { verifyResource } from './verify';
 
 export interface HelmCheckRequest {
   readonly charts: readonly string[];
@@ -28,15 +30,27 @@ export type HelmCheckOutcome =
   | { ok: false; problem: ClusterProblem }
   | { ok: false; usage: string };
 
-export async function checkHelmCharts(request: HelmCheckRequest, reader: FactsReader, severity: AnalysisSettings['severity']): Promise<HelmCheckOutcome> {
+export async function checkHelmCharts(
+  request: HelmCheckRequest,
+  reader: FactsReader,
+  severity: AnalysisSettings['severity'],
+  /** --verify: each object's dry run, sent as the user's Helm sends it. */
+  verifier?: ClusterConnection,
+): Promise<HelmCheckOutcome> {
   const objects: CheckedObject[] = [];
   const charts: string[] = [];
   let apply: Pick<AnalysisSettings, 'fieldManager' | 'applyMode'> | undefined;
   for (const chart of request.charts) {
     const target = helmTarget(chart, request.release);
     const result = await renderHelm({ chart, namespace: request.namespace, valuesFiles: request.valuesFiles, ...(request.release !== undefined ? { release: request.release } : {}) }, request.settings);
-    if (!result.ok) return { ok: false, usage: describeRenderProblem(target, result.problem) };
     charts.push(path.resolve(chart));
+    if (!result.ok) {
+      // Without helm (or naming a folder that is no chart) nothing can be checked: one line, exit 2.
+      // A chart helm refuses (a template error) is that chart's error; the other charts go on.
+      if (result.problem.kind === 'not-installed' || result.problem.kind === 'invalid-target') return { ok: false, usage: describeRenderProblem(target, result.problem) };
+      objects.push(renderFailure(chart, target.label, describeRenderProblem(target, result.problem)));
+      continue;
+    }
     const settings: AnalysisSettings = { fieldManager: result.helm.fieldManager, applyMode: result.helm.mode, ...(severity ? { severity } : {}) };
     apply = { fieldManager: settings.fieldManager, applyMode: settings.applyMode };
     const label = `${result.sourceMap.target.label} (Helm ${result.helm.major}: ${result.helm.mode === 'serverSide' ? 'server-side apply' : 'client-side update'} as ${result.helm.fieldManager})`;
@@ -57,17 +71,35 @@ export async function checkHelmCharts(request: HelmCheckRequest, reader: FactsRe
       const nameRange = locate(resource, [{ kind: 'field', name: 'metadata' }, { kind: 'field', name: 'name' }])?.valueRange ?? resource.range;
       const owned = releaseOwnershipFinding(live, result.release, result.namespace, objectIdentity(resource), nameRange);
       if (owned) found.push(owned);
-      const moved = relocateFindings(found, resource, resource.documentIndex, result.sourceMap, locateOptions(resource, facts.schema));
+      const options = locateOptions(resource, facts.schema);
+      const moved = relocateFindings(found, resource, resource.documentIndex, result.sourceMap, options);
       const origin = result.sourceMap.objects.find((o) => o.index === resource.documentIndex)?.origin;
+      // --verify: the object as Helm sends it (ownership metadata included, never the template's
+      // text), in the mode of the user's Helm; a difference lands on the source line of its field.
+      const verified = await verifyResource(resource, found, answer, settings, verifier, { object: resource.object });
+      if (!verified.ok) return { ok: false, problem: verified.problem };
+      const verification = verified.verification;
+      const differences = verification
+        ? relocateFindings(
+            verification.differences.map((d) => ({ code: dryRunDiffersCode, severity: 'error' as const, message: d.message, range: d.range, ...(d.path !== undefined ? { path: d.path } : {}) })),
+            resource,
+            resource.documentIndex,
+            result.sourceMap,
+            options,
+          )
+        : [];
       const byFile = new Map<string, Finding[]>();
       if (origin) byFile.set(origin.file, []);
       for (const { source, rendered: _rendered, ...f } of moved) byFile.set(source.file, [...(byFile.get(source.file) ?? []), f]);
+      for (const d of differences) if (!byFile.has(d.source.file)) byFile.set(d.source.file, []);
       for (const [file, list] of byFile) {
+        const here = differences.filter((d) => d.source.file === file).map((d) => ({ message: d.message, range: d.range, ...(d.path !== undefined ? { path: d.path } : {}) }));
         objects.push({
           file: displayPath(file),
           object: objectIdentity(resource),
           title: `${answer.title} in ${label}`,
           findings: list,
+          ...(verification ? { verification: { ...verification, differences: here } } : {}),
           notes: file === origin?.file ? answer.notes : [],
           rendered: { target: result.sourceMap.target.label, root: displayPath(path.resolve(chart)), index: resource.documentIndex },
         });
@@ -76,4 +108,17 @@ export async function checkHelmCharts(request: HelmCheckRequest, reader: FactsRe
     for (const note of result.notes) objects.push({ file: displayPath(path.resolve(chart)), title: `${target.label} (${displayPath(path.resolve(chart))})`, findings: [], notes: [note] });
   }
   return { ok: true, objects, charts, ...(apply ? { apply } : {}) };
+}
+
+/** A chart helm could not render: one error on its Chart.yaml (the chart folder when it has none). */
+function renderFailure(chart: string, label: string, message: string): CheckedObject {
+  const root = path.resolve(chart);
+  const file = path.join(root, 'Chart.yaml');
+  const start = { line: 0, character: 0 };
+  return {
+    file: displayPath(file),
+    title: `${label} (${displayPath(root)})`,
+    findings: [{ code: 'render-failed', severity: 'error', message, range: { start, end: start } }],
+    notes: [],
+  };
 }

@@ -4,18 +4,18 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { analyzeResource, locateOptions, objectIdentity, problemFindings, type AnalysisSettings, type Finding } from '../core/findings/analysis';
 import { relocateFindings } from '../core/findings/relocate';
-import { parseManifestText, type ManifestResource } from '../core/manifest/manifest';
+import { parseManifestText } from '../core/manifest/manifest';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget } from '../core/sources/source-map';
 import { renderKustomization } from '../render/kustomize';
 import { describeRenderProblem, type RenderSettings } from '../render/renderer';
-import { dryRunDiffersCode, type CheckedObject, type CheckReport, type Verification } from '../core/findings/report';
+import { dryRunDiffersCode, type CheckedObject, type CheckReport } from '../core/findings/report';
 import type { ClusterConnection, ClusterProblem } from '../cluster';
 import type { FactsReader } from './facts';
 import { classifyInputs, findKustomizations, kustomizeTargets, notCheckedNote } from './classify';
 import { displayPath, readTextFile, stdinTarget, type FileText } from './files';
 import type { CheckProgress } from './progress';
-import { compareWithServer } from './verify';
+import { verifyResource as verify } from './verify';
 import { checkHelmCharts, type HelmCheckRequest } from './check-helm';
 
 export type CheckOutcome = { ok: true; report: CheckReport } | { ok: false; problem: ClusterProblem } | { ok: false; usage: string };
@@ -132,7 +132,7 @@ export async function runCheck(
   const charts: string[] = [];
   let helmApply: Pick<AnalysisSettings, 'fieldManager' | 'applyMode'> | undefined;
   if (rendering.helm && rendering.helm.charts.length > 0) {
-    const helm = await checkHelmCharts({ ...rendering.helm, settings: rendering.settings }, reader, settings.severity);
+    const helm = await checkHelmCharts({ ...rendering.helm, settings: rendering.settings }, reader, settings.severity, verifier);
     if (!helm.ok) return helm;
     objects.push(...helm.objects);
     charts.push(...helm.charts.map(toSlashes));
@@ -174,27 +174,6 @@ export async function runCheck(
       objects,
     },
   };
-}
-
-/**
- * --verify: the server's dry-run answer for one object beside its prediction (nothing without a
- * verifier, for a kind not served, or an object without a name). Plain manifests and rendered objects
- * go the same way.
- */
-async function verify(
-  resource: ManifestResource,
-  findings: readonly Finding[],
-  answer: Extract<Awaited<ReturnType<FactsReader['read']>>, { ok: true }>,
-  settings: AnalysisSettings,
-  verifier: ClusterConnection | undefined,
-): Promise<{ ok: true; verification?: Verification } | { ok: false; problem: ClusterProblem }> {
-  if (!verifier || answer.facts.kind.state !== 'served' || resource.name === undefined) return { ok: true };
-  // The text goes as written (duplicates, scalars) when the document is the object itself.
-  const manifest = resource.itemIndex === undefined ? { object: resource.object, text: resource.documentText } : { object: resource.object };
-  const options = { fieldManager: settings.fieldManager, fieldValidation: 'Strict' as const };
-  const outcome = settings.applyMode === 'create' ? await verifier.dryRunCreate(manifest, options) : await verifier.dryRunApply(manifest, options);
-  const compared = compareWithServer(resource, findings, outcome, answer.facts.schema);
-  return compared.ok ? { ok: true, verification: compared.verification } : compared;
 }
 
 /** An overlay that could not be rendered: one error on its kustomization file. */
