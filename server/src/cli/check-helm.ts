@@ -2,6 +2,7 @@
 // sends it (Helm 4: a server-side apply as `helm`; Helm 3: an update as `helm`; docs/helm.md), with
 // the release's ownership metadata Helm adds, and Helm's own ownership check; each finding then
 // moved to the template line that writes the field and the values line it reads.
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { analyzeResource, locateOptions, objectIdentity, type AnalysisSettings, type Finding } from '../core/findings/analysis';
 import { helmAppliedObject, releaseOwnershipFinding } from '../core/findings/helm-release';
@@ -23,6 +24,11 @@ export interface HelmCheckRequest {
   /** The release namespace: `-n`, else the context's namespace, else `default`. */
   readonly namespace: string;
   readonly settings: RenderSettings;
+  /**
+   * Charts the user did not name with --helm (their files are among the files checked): without
+   * helm they get one note, not a stop, since the user's plain manifests are still checked.
+   */
+  readonly withoutHelm?: 'usage' | 'note';
 }
 
 export type HelmCheckOutcome =
@@ -47,7 +53,18 @@ export async function checkHelmCharts(
     if (!result.ok) {
       // Without helm (or naming a folder that is no chart) nothing can be checked: one line, exit 2.
       // A chart helm refuses (a template error) is that chart's error; the other charts go on.
-      if (result.problem.kind === 'not-installed' || result.problem.kind === 'invalid-target') return { ok: false, usage: describeRenderProblem(target, result.problem) };
+      if (result.problem.kind === 'not-installed' || result.problem.kind === 'invalid-target') {
+        if (request.withoutHelm !== 'note') return { ok: false, usage: describeRenderProblem(target, result.problem) };
+        if (result.problem.kind === 'invalid-target') {
+          objects.push(chartNote(chart, target.label, `not checked: ${describeRenderProblem(target, result.problem)}`));
+          continue;
+        }
+        // One notice for every chart: without helm none of them renders.
+        const all = request.charts.map((c) => `${displayPath(path.resolve(c))}/`).join(', ');
+        objects.push(chartNote(chart, target.label, `Helm chart${request.charts.length === 1 ? '' : 's'} ${all} not checked: ${result.problem.message.split('\n')[0]} (install helm, or check a chart with --helm CHART --helm-binary FILE)`));
+        charts.push(...request.charts.map((c) => path.resolve(c)));
+        break;
+      }
       objects.push(renderFailure(chart, target.label, describeRenderProblem(target, result.problem)));
       continue;
     }
@@ -121,4 +138,24 @@ function renderFailure(chart: string, label: string, message: string): CheckedOb
     findings: [{ code: 'render-failed', severity: 'error', message, range: { start, end: start } }],
     notes: [],
   };
+}
+
+function chartNote(chart: string, label: string, note: string): CheckedObject {
+  const root = path.resolve(chart);
+  return { file: displayPath(root), title: `${label} (${displayPath(root)})`, findings: [], notes: [note] };
+}
+
+/**
+ * The chart that is installed for a chart folder: a subchart (CHART/charts/NAME/) is rendered by
+ * its parent, with the parent's values, never alone.
+ */
+export function releaseChart(chart: string): string {
+  let root = path.resolve(chart);
+  for (let i = 0; i < 16; i++) {
+    const charts = path.dirname(root);
+    const parent = path.dirname(charts);
+    if (path.basename(charts) !== 'charts' || parent === charts || !fs.existsSync(path.join(parent, 'Chart.yaml'))) break;
+    root = parent;
+  }
+  return root;
 }

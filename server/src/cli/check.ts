@@ -16,7 +16,7 @@ import { classifyInputs, findKustomizations, kustomizeTargets, notCheckedNote } 
 import { displayPath, readTextFile, stdinTarget, type FileText } from './files';
 import type { CheckProgress } from './progress';
 import { verifyResource as verify } from './verify';
-import { checkHelmCharts, type HelmCheckRequest } from './check-helm';
+import { checkHelmCharts, releaseChart, type HelmCheckRequest } from './check-helm';
 
 export type CheckOutcome = { ok: true; report: CheckReport } | { ok: false; problem: ClusterProblem } | { ok: false; usage: string };
 
@@ -129,6 +129,9 @@ export async function runCheck(
     for (const note of result.notes) objects.push({ file: displayPath(root), title: `${target.label} (${displayPath(root)})`, findings: [], notes: [note] });
   }
   // Charts named with --helm: rendered once each; their files among the named ones are covered by it.
+  // A chart whose files are named without --helm is rendered as `helm install` would with no
+  // options (release: the chart's name; the check's namespace; the chart's values.yaml); without
+  // helm that is one note, and the rest is still checked (docs/cli-input.md).
   const charts: string[] = [];
   let helmApply: Pick<AnalysisSettings, 'fieldManager' | 'applyMode'> | undefined;
   if (rendering.helm && rendering.helm.charts.length > 0) {
@@ -138,13 +141,20 @@ export async function runCheck(
     charts.push(...helm.charts.map(toSlashes));
     helmApply = helm.apply;
   }
+  const unnamed = [...new Set([...kinds.values()].flatMap((k) => (k.kind === 'helm-chart' ? [toSlashes(releaseChart(k.chart))] : [])))].filter((c) => !charts.includes(c));
+  if (rendering.helm && unnamed.length > 0) {
+    const helm = await checkHelmCharts({ charts: unnamed, valuesFiles: [], namespace: rendering.helm.namespace, settings: rendering.settings, withoutHelm: 'note' }, reader, settings.severity, verifier);
+    if (!helm.ok) return helm;
+    objects.push(...helm.objects);
+    charts.push(...helm.charts.map(toSlashes));
+  }
   let fileNumber = 0;
   for (const [file, text] of texts) {
     fileNumber++;
     const shown = displayPath(file);
     const kind = kinds.get(file)!;
     if (throughOverlays.has(file)) continue;
-    if (kind.kind === 'helm-chart' && charts.includes(toSlashes(path.resolve(kind.chart)))) continue;
+    if (kind.kind === 'helm-chart' && charts.includes(toSlashes(releaseChart(kind.chart)))) continue;
     if (kind.kind !== 'manifest') {
       const note = notCheckedNote(kind, (p) => displayPath(p));
       if (note) objects.push({ file: shown, title: shown, findings: [], notes: [note] });
