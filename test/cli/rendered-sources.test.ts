@@ -2,12 +2,15 @@
 // overlays: templates, values, patches and kustomization files are rendered sources, not manifests.
 // None of them may get a yaml-syntax, kind-not-served or would-delete finding from its own text —
 // the noise a chart or overlay user used to get. The overlay is rendered and checked as it would be
-// applied; chart files (and a component no overlay uses) are named as "not checked yet: rendered
-// source" rather than passed over in silence. The plain manifest beside them is still checked.
+// applied. The chart, not named with --helm, is rendered as `helm install` would with no options
+// (release: the chart's name, the check's namespace, values.yaml) when helm is installed; without
+// helm it is one note (not a stop: the plain manifest beside it is still checked). A component no
+// overlay uses is named as "not checked yet: rendered source" rather than passed over in silence.
 //
 // The history makes the old noise real: the overlay's Deployment was applied server-side as
 // kubectl with every field, so reading the replicas patch as a whole object would predict the
-// deletion of every other field.
+// deletion of every other field; the chart was installed by the real Helm 4 as release shop, so an
+// object checked without the metadata Helm adds would be said to lose it.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -19,7 +22,7 @@ import { apply, connect, freshNamespace, objectOf, type KubeObject } from '../su
 import { requireTool } from '../tools/tools';
 import { runCli, scratchDir, writeFiles } from './cli-process';
 
-test('check on a folder with a chart and overlays: no syntax, kind or deletion noise on rendered sources, each named as not checked yet', async (t) => {
+test('check on a folder with a chart and overlays: no syntax, kind or deletion noise on rendered sources; the chart rendered with helm, one note without it, the same with --helm', async (t) => {
   const cluster = requireCluster(t);
   const helm = requireTool(t, 'helm4');
   if (!cluster || !helm) return;
@@ -58,12 +61,14 @@ test('check on a folder with a chart and overlays: no syntax, kind or deletion n
     objectOf(await apply(conn, 'kubectl', o), `apply ${o.kind} ${o.metadata.name}`);
   }
 
-  const run = await runCli(['check', '--kubeconfig', cluster.kubeconfig, '--context', 'admin', '--namespace', namespace, '--format', 'json', '.'], { cwd: repo });
-  assert.ok(run.status === 0 || run.status === 1, `${run.status}: ${run.stderr}`);
-  const report = JSON.parse(run.stdout) as {
-    findings: { file: string; code: string; message: string }[];
-    objects: { file: string; object?: { kind: string; name: string }; notes: string[] }[];
-  };
+  const helmDir = path.dirname(helm);
+  const pathWithoutHelm = (process.env.PATH ?? '').split(path.delimiter).filter((d) => d !== '' && !fs.existsSync(path.join(d, 'helm'))).join(path.delimiter);
+  const installed = spawnSync(helm, ['install', 'shop', 'charts/shop', '--kube-context', 'admin', '--namespace', namespace], {
+    cwd: repo,
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '', HOME: home, HELM_CACHE_HOME: `${home}/cache`, HELM_CONFIG_HOME: `${home}/config`, HELM_DATA_HOME: `${home}/data`, KUBECONFIG: cluster.kubeconfig },
+  });
+  assert.equal(installed.status, 0, installed.stderr);
 
   const renderedSources = [
     'charts/shop/Chart.yaml',
@@ -81,29 +86,52 @@ test('check on a folder with a chart and overlays: no syntax, kind or deletion n
     'deploy/components/audit/audit.yaml',
   ].sort();
   assert.ok(renderedSources.includes('charts/shop/templates/deployment.yaml') && renderedSources.length > 15, renderedSources.join(', '));
+  const chartSources = renderedSources.filter((f) => f.startsWith('charts/'));
+  const generated = `deploy/base/kustomization.yaml ConfigMap/${/name: (settings-\w+)/.exec(rendered.stdout)![1]}`;
+  const helmChart = ['Deployment/shop', 'Service/shop', 'ServiceAccount/shop'];
 
-  const noise = report.findings.filter((f) => ['yaml-syntax', 'kind-not-served', 'would-delete'].includes(f.code));
-  assert.deepEqual(noise, [], 'no finding from the text of a rendered source');
-  // The overlay was applied as it renders: nothing but information (which objects exist) on its sources.
-  assert.deepEqual(report.findings.filter((f) => renderedSources.includes(f.file) && f.code !== 'exists'), [], 'no finding but existence on a rendered source');
+  // The same folder three ways: without helm, with helm on PATH, and with the chart named by --helm.
+  const ways = [
+    { how: 'without helm', args: [] as string[], env: { PATH: pathWithoutHelm } },
+    { how: 'with helm installed', args: [] as string[], env: { PATH: `${helmDir}${path.delimiter}${pathWithoutHelm}` } },
+    { how: 'with --helm', args: ['--helm', 'charts/shop', '--helm-binary', helm], env: { PATH: pathWithoutHelm } },
+  ];
+  for (const way of ways) {
+    const run = await runCli(['check', '--kubeconfig', cluster.kubeconfig, '--context', 'admin', '--namespace', namespace, '--format', 'json', ...way.args, '.'], { cwd: repo, env: way.env });
+    assert.ok(run.status === 0 || run.status === 1, `${way.how}: ${run.status}: ${run.stderr}`);
+    const report = JSON.parse(run.stdout) as {
+      findings: { file: string; code: string; message: string }[];
+      objects: { file: string; object?: { kind: string; name: string }; notes: string[] }[];
+    };
+    const noise = report.findings.filter((f) => ['yaml-syntax', 'kind-not-served', 'would-delete'].includes(f.code));
+    assert.deepEqual(noise, [], `${way.how}: no finding from the text of a rendered source`);
+    // Overlay and chart were applied as they render: nothing but information (which objects exist) on their sources.
+    assert.deepEqual(report.findings.filter((f) => renderedSources.includes(f.file) && f.code !== 'exists'), [], `${way.how}: no finding but existence on a rendered source`);
 
-  const overlaySources = ['deploy/base/kustomization.yaml', 'deploy/base/deployment.yaml', 'deploy/base/settings.yaml', 'deploy/overlays/staging/kustomization.yaml', 'deploy/overlays/staging/replicas.yaml', 'deploy/overlays/staging/image.yaml'];
-  const named = report.objects.filter((o) => o.notes.some((n) => n.startsWith('not checked yet: rendered source')));
-  assert.deepEqual(named.map((o) => o.file).sort(), renderedSources.filter((f) => !overlaySources.includes(f)), 'each source that is not rendered is named, once');
-  const note = (file: string) => report.objects.find((o) => o.file === file)?.notes.join(' ');
-  assert.equal(note('charts/shop/templates/deployment.yaml'), 'not checked yet: rendered source (a template of the Helm chart charts/shop/)');
-  assert.equal(note('charts/shop/values.yaml'), 'not checked yet: rendered source (a values file of the Helm chart charts/shop/)');
-  assert.equal(note('deploy/components/audit/kustomization.yaml'), 'not checked yet: rendered source (a kustomization)');
+    const named = report.objects.filter((o) => o.notes.some((n) => n.startsWith('not checked yet: rendered source')));
+    assert.deepEqual(named.map((o) => o.file).sort(), ['deploy/components/audit/kustomization.yaml', 'deploy/components/audit/audit.yaml'].sort(), `${way.how}: only the unused component is named as not checked`);
+    assert.equal(report.objects.find((o) => o.file === 'deploy/components/audit/kustomization.yaml')?.notes.join(' '), 'not checked yet: rendered source (a kustomization)');
 
-  // The overlay's objects are checked where they come from; the hand-written manifest as before.
-  assert.deepEqual(report.objects.filter((o) => o.object).map((o) => `${o.file} ${o.object!.kind}/${o.object!.name}`).sort(), [
-    'deploy/base/deployment.yaml Deployment/web',
-    `deploy/base/kustomization.yaml ConfigMap/${/name: (settings-\w+)/.exec(rendered.stdout)![1]}`,
-    'k8s/settings.yaml ConfigMap/plain-settings',
-  ].sort());
+    const objects = report.objects.filter((o) => o.object).map((o) => `${o.file} ${o.object!.kind}/${o.object!.name}`).sort();
+    const fromChart = objects.filter((o) => o.startsWith('charts/'));
+    // The overlay's objects are checked where they come from; the hand-written manifest as before.
+    assert.deepEqual(objects.filter((o) => !o.startsWith('charts/')), ['deploy/base/deployment.yaml Deployment/web', generated, 'k8s/settings.yaml ConfigMap/plain-settings'].sort(), way.how);
+    if (way.how === 'without helm') {
+      // One notice for the chart, on its folder, and the check goes on.
+      assert.deepEqual(fromChart, []);
+      const notes = report.objects.flatMap((o) => o.notes.filter((n) => /helm/i.test(n)).map((n) => `${o.file}: ${n}`));
+      assert.equal(notes.length, 1, notes.join('\n'));
+      assert.match(notes[0]!, /^charts\/shop: Helm chart charts\/shop\/ not checked: helm is not installed/);
+      assert.deepEqual(report.findings.filter((f) => chartSources.includes(f.file)), []);
+    } else {
+      // Rendered as `helm install shop charts/shop` would: its objects on their templates.
+      for (const o of helmChart) assert.ok(fromChart.some((c) => c.endsWith(` ${o}`) && c.startsWith('charts/shop/templates/')), `${way.how}: ${o} among ${fromChart.join(', ')}`);
+      assert.ok(report.findings.some((f) => f.code === 'exists' && f.file === 'charts/shop/templates/deployment.yaml'), `${way.how}: the release's Deployment is read from the cluster`);
+    }
+  }
 
-  // In text, the notes say the same; a template named on its own is recognised through its Chart.yaml.
-  const alone = await runCli(['check', '--kubeconfig', cluster.kubeconfig, '--context', 'admin', '--namespace', namespace, 'charts/shop/templates/deployment.yaml'], { cwd: repo });
+  // In text, a template named on its own without helm: the chart's one notice, and exit 0.
+  const alone = await runCli(['check', '--kubeconfig', cluster.kubeconfig, '--context', 'admin', '--namespace', namespace, 'charts/shop/templates/deployment.yaml'], { cwd: repo, env: { PATH: pathWithoutHelm } });
   assert.equal(alone.status, 0, alone.stderr);
-  assert.equal(alone.stdout.split('\n')[1], 'note: not checked yet: rendered source (a template of the Helm chart charts/shop/)');
+  assert.match(alone.stdout.split('\n')[1] ?? '', /^note: Helm chart charts\/shop\/ not checked: helm is not installed/);
 });

@@ -2,15 +2,19 @@
 // sends it (Helm 4: a server-side apply as `helm`; Helm 3: an update as `helm`; docs/helm.md), with
 // the release's ownership metadata Helm adds, and Helm's own ownership check; each finding then
 // moved to the template line that writes the field and the values line it reads.
+import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { objectIdentity, type AnalysisSettings, type Finding } from '../core/findings/analysis';
-import { helmApply, renderedObjectFindings, sentResource } from '../core/findings/rendered';
+import { locateOptions, objectIdentity, type AnalysisSettings, type Finding } from '../core/findings/analysis';
+import { dryRunDiffersCode } from '../core/findings/catalogue';
+import { helmApply, renderedObjectAnalysis, sentResource } from '../core/findings/rendered';
+import { relocateFindings } from '../core/findings/relocate';
 import type { CheckedObject } from './report';
-import type { ClusterProblem } from '../cluster';
+import type { ClusterConnection, ClusterProblem } from '../cluster';
 import { helmTarget, renderHelm } from '../render/helm';
 import { describeRenderProblem, type RenderSettings } from '../render/renderer';
 import type { FactsReader } from './facts';
 import { displayPath } from './files';
+import { verifyResource } from './verify';
 
 export interface HelmCheckRequest {
   readonly charts: readonly string[];
@@ -19,6 +23,11 @@ export interface HelmCheckRequest {
   /** The release namespace: `-n`, else the context's namespace, else `default`. */
   readonly namespace: string;
   readonly settings: RenderSettings;
+  /**
+   * Charts the user did not name with --helm (their files are among the files checked): without
+   * helm they get one note, not a stop, since the user's plain manifests are still checked.
+   */
+  readonly withoutHelm?: 'usage' | 'note';
 }
 
 export type HelmCheckOutcome =
@@ -26,34 +35,79 @@ export type HelmCheckOutcome =
   | { ok: false; problem: ClusterProblem }
   | { ok: false; usage: string };
 
-export async function checkHelmCharts(request: HelmCheckRequest, reader: FactsReader, severity: AnalysisSettings['severity']): Promise<HelmCheckOutcome> {
+export async function checkHelmCharts(
+  request: HelmCheckRequest,
+  reader: FactsReader,
+  severity: AnalysisSettings['severity'],
+  /** --verify: each object's dry run, sent as the user's Helm sends it. */
+  verifier?: ClusterConnection,
+): Promise<HelmCheckOutcome> {
   const objects: CheckedObject[] = [];
   const charts: string[] = [];
   let apply: Pick<AnalysisSettings, 'fieldManager' | 'applyMode'> | undefined;
   for (const chart of request.charts) {
     const target = helmTarget(chart, request.release);
     const result = await renderHelm({ chart, namespace: request.namespace, valuesFiles: request.valuesFiles, ...(request.release !== undefined ? { release: request.release } : {}) }, request.settings);
-    if (!result.ok) return { ok: false, usage: describeRenderProblem(target, result.problem) };
     charts.push(path.resolve(chart));
-    const rendered = helmApply({ release: result.release, namespace: result.namespace, major: result.helm.major }, severity);
-    apply = { fieldManager: rendered.settings.fieldManager, applyMode: rendered.settings.applyMode };
+    if (!result.ok) {
+      // Without helm (or naming a folder that is no chart) nothing can be checked: one line, exit 2.
+      // A chart helm refuses (a template error) is that chart's error; the other charts go on.
+      if (result.problem.kind === 'not-installed' || result.problem.kind === 'invalid-target') {
+        if (request.withoutHelm !== 'note') return { ok: false, usage: describeRenderProblem(target, result.problem) };
+        if (result.problem.kind === 'invalid-target') {
+          objects.push(chartNote(chart, target.label, `not checked: ${describeRenderProblem(target, result.problem)}`));
+          continue;
+        }
+        // One notice for every chart: without helm none of them renders.
+        const all = request.charts.map((c) => `${displayPath(path.resolve(c))}/`).join(', ');
+        objects.push(chartNote(chart, target.label, `Helm chart${request.charts.length === 1 ? '' : 's'} ${all} not checked: ${result.problem.message.split('\n')[0]} (install helm, or check a chart with --helm CHART --helm-binary FILE)`));
+        charts.push(...request.charts.map((c) => path.resolve(c)));
+        break;
+      }
+      objects.push(renderFailure(chart, target.label, describeRenderProblem(target, result.problem)));
+      continue;
+    }
+    const sent = helmApply({ release: result.release, namespace: result.namespace, major: result.helm.major }, severity);
+    const settings = sent.settings;
+    apply = { fieldManager: settings.fieldManager, applyMode: settings.applyMode };
     const label = `${result.sourceMap.target.label} (Helm ${result.helm.major}: ${result.helm.mode === 'serverSide' ? 'server-side apply' : 'client-side update'} as ${result.helm.fieldManager})`;
-    for (const object of result.resources) {
-      if (result.hooks.has(object.documentIndex)) continue;
-      const resource = sentResource(object, rendered);
+    for (const rendered of result.resources) {
+      if (result.hooks.has(rendered.documentIndex)) continue;
+      // What Helm sends: the rendered object with the release's ownership metadata, in the release's namespace.
+      const resource = sentResource(rendered, sent);
       const answer = await reader.read(resource);
       if (!answer.ok) return { ok: false, problem: answer.problem };
-      const moved = renderedObjectFindings(resource, answer.facts, rendered, result.sourceMap);
+      const facts = answer.facts;
+      const found = renderedObjectAnalysis(resource, facts, sent);
+      const options = locateOptions(resource, facts.schema);
+      const moved = relocateFindings(found, resource, resource.documentIndex, result.sourceMap, options);
       const origin = result.sourceMap.objects.find((o) => o.index === resource.documentIndex)?.origin;
+      // --verify: the object as Helm sends it (ownership metadata included, never the template's
+      // text), in the mode of the user's Helm; a difference lands on the source line of its field.
+      const verified = await verifyResource(resource, found, answer, settings, verifier, { object: resource.object });
+      if (!verified.ok) return { ok: false, problem: verified.problem };
+      const verification = verified.verification;
+      const differences = verification
+        ? relocateFindings(
+            verification.differences.map((d) => ({ code: dryRunDiffersCode, severity: 'error' as const, message: d.message, range: d.range, ...(d.path !== undefined ? { path: d.path } : {}) })),
+            resource,
+            resource.documentIndex,
+            result.sourceMap,
+            options,
+          )
+        : [];
       const byFile = new Map<string, Finding[]>();
       if (origin) byFile.set(origin.file, []);
       for (const { source, rendered: _rendered, ...f } of moved) byFile.set(source.file, [...(byFile.get(source.file) ?? []), f]);
+      for (const d of differences) if (!byFile.has(d.source.file)) byFile.set(d.source.file, []);
       for (const [file, list] of byFile) {
+        const here = differences.filter((d) => d.source.file === file).map((d) => ({ message: d.message, range: d.range, ...(d.path !== undefined ? { path: d.path } : {}) }));
         objects.push({
           file: displayPath(file),
           object: objectIdentity(resource),
           title: `${answer.title} in ${label}`,
           findings: list,
+          ...(verification ? { verification: { ...verification, differences: here } } : {}),
           notes: file === origin?.file ? answer.notes : [],
           rendered: { target: result.sourceMap.target.label, root: displayPath(path.resolve(chart)), index: resource.documentIndex },
         });
@@ -62,4 +116,37 @@ export async function checkHelmCharts(request: HelmCheckRequest, reader: FactsRe
     for (const note of result.notes) objects.push({ file: displayPath(path.resolve(chart)), title: `${target.label} (${displayPath(path.resolve(chart))})`, findings: [], notes: [note] });
   }
   return { ok: true, objects, charts, ...(apply ? { apply } : {}) };
+}
+
+/** A chart helm could not render: one error on its Chart.yaml (the chart folder when it has none). */
+function renderFailure(chart: string, label: string, message: string): CheckedObject {
+  const root = path.resolve(chart);
+  const file = path.join(root, 'Chart.yaml');
+  const start = { line: 0, character: 0 };
+  return {
+    file: displayPath(file),
+    title: `${label} (${displayPath(root)})`,
+    findings: [{ code: 'render-failed', severity: 'error', message, range: { start, end: start } }],
+    notes: [],
+  };
+}
+
+function chartNote(chart: string, label: string, note: string): CheckedObject {
+  const root = path.resolve(chart);
+  return { file: displayPath(root), title: `${label} (${displayPath(root)})`, findings: [], notes: [note] };
+}
+
+/**
+ * The chart that is installed for a chart folder: a subchart (CHART/charts/NAME/) is rendered by
+ * its parent, with the parent's values, never alone.
+ */
+export function releaseChart(chart: string): string {
+  let root = path.resolve(chart);
+  for (let i = 0; i < 16; i++) {
+    const charts = path.dirname(root);
+    const parent = path.dirname(charts);
+    if (path.basename(charts) !== 'charts' || parent === charts || !fs.existsSync(path.join(parent, 'Chart.yaml'))) break;
+    root = parent;
+  }
+  return root;
 }

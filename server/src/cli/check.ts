@@ -5,20 +5,20 @@ import * as path from 'node:path';
 import { analyzeResource, locateOptions, objectIdentity, problemFindings, type AnalysisSettings, type Finding } from '../core/findings/analysis';
 import { overlayLabels, renderedObjectFindings } from '../core/findings/rendered';
 import { relocateFindings } from '../core/findings/relocate';
-import { parseManifestText, type ManifestResource } from '../core/manifest/manifest';
+import { parseManifestText } from '../core/manifest/manifest';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget } from '../core/sources/source-map';
 import { renderKustomization } from '../render/kustomize';
 import { describeRenderProblem, type RenderSettings } from '../render/renderer';
 import { dryRunDiffersCode } from '../core/findings/catalogue';
-import type { CheckedObject, CheckReport, Verification } from './report';
+import type { CheckedObject, CheckReport } from './report';
 import type { ClusterConnection, ClusterProblem } from '../cluster';
 import type { FactsReader } from './facts';
 import { classifyInputs, findKustomizations, kustomizeTargets, notCheckedNote } from './classify';
 import { displayPath, readTextFile, stdinTarget, type FileText } from './files';
 import type { CheckProgress } from './progress';
-import { compareWithServer } from './verify';
-import { checkHelmCharts, type HelmCheckRequest } from './check-helm';
+import { verifyResource as verify } from './verify';
+import { checkHelmCharts, releaseChart, type HelmCheckRequest } from './check-helm';
 import { isDirectory, toSlashes } from '../render/paths';
 
 export type CheckOutcome = { ok: true; report: CheckReport } | { ok: false; problem: ClusterProblem } | { ok: false; usage: string };
@@ -132,14 +132,24 @@ export async function runCheck(
     for (const note of result.notes) objects.push({ file: displayPath(root), title: `${target.label} (${displayPath(root)})`, findings: [], notes: [note] });
   }
   // Charts named with --helm: rendered once each; their files among the named ones are covered by it.
+  // A chart whose files are named without --helm is rendered as `helm install` would with no
+  // options (release: the chart's name; the check's namespace; the chart's values.yaml); without
+  // helm that is one note, and the rest is still checked (docs/cli-input.md).
   const charts: string[] = [];
   let helmApply: Pick<AnalysisSettings, 'fieldManager' | 'applyMode'> | undefined;
   if (rendering.helm && rendering.helm.charts.length > 0) {
-    const helm = await checkHelmCharts({ ...rendering.helm, settings: rendering.settings }, reader, settings.severity);
+    const helm = await checkHelmCharts({ ...rendering.helm, settings: rendering.settings }, reader, settings.severity, verifier);
     if (!helm.ok) return helm;
     objects.push(...helm.objects);
     charts.push(...helm.charts.map(toSlashes));
     helmApply = helm.apply;
+  }
+  const unnamed = [...new Set([...kinds.values()].flatMap((k) => (k.kind === 'helm-chart' ? [toSlashes(releaseChart(k.chart))] : [])))].filter((c) => !charts.includes(c));
+  if (rendering.helm && unnamed.length > 0) {
+    const helm = await checkHelmCharts({ charts: unnamed, valuesFiles: [], namespace: rendering.helm.namespace, settings: rendering.settings, withoutHelm: 'note' }, reader, settings.severity, verifier);
+    if (!helm.ok) return helm;
+    objects.push(...helm.objects);
+    charts.push(...helm.charts.map(toSlashes));
   }
   let fileNumber = 0;
   for (const [file, text] of texts) {
@@ -147,7 +157,7 @@ export async function runCheck(
     const shown = displayPath(file);
     const kind = kinds.get(file)!;
     if (throughOverlays.has(file)) continue;
-    if (kind.kind === 'helm-chart' && charts.includes(toSlashes(path.resolve(kind.chart)))) continue;
+    if (kind.kind === 'helm-chart' && charts.includes(toSlashes(releaseChart(kind.chart)))) continue;
     if (kind.kind !== 'manifest') {
       const note = notCheckedNote(kind, (p) => displayPath(p));
       if (note) objects.push({ file: shown, title: shown, findings: [], notes: [note] });
@@ -177,27 +187,6 @@ export async function runCheck(
       objects,
     },
   };
-}
-
-/**
- * --verify: the server's dry-run answer for one object beside its prediction (nothing without a
- * verifier, for a kind not served, or an object without a name). Plain manifests and rendered objects
- * go the same way.
- */
-async function verify(
-  resource: ManifestResource,
-  findings: readonly Finding[],
-  answer: Extract<Awaited<ReturnType<FactsReader['read']>>, { ok: true }>,
-  settings: AnalysisSettings,
-  verifier: ClusterConnection | undefined,
-): Promise<{ ok: true; verification?: Verification } | { ok: false; problem: ClusterProblem }> {
-  if (!verifier || answer.facts.kind.state !== 'served' || resource.name === undefined) return { ok: true };
-  // The text goes as written (duplicates, scalars) when the document is the object itself.
-  const manifest = resource.itemIndex === undefined ? { object: resource.object, text: resource.documentText } : { object: resource.object };
-  const options = { fieldManager: settings.fieldManager, fieldValidation: 'Strict' as const };
-  const outcome = settings.applyMode === 'create' ? await verifier.dryRunCreate(manifest, options) : await verifier.dryRunApply(manifest, options);
-  const compared = compareWithServer(resource, findings, outcome, answer.facts.schema);
-  return compared.ok ? { ok: true, verification: compared.verification } : compared;
 }
 
 /** An overlay that could not be rendered: one error on its kustomization file. */

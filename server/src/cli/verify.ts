@@ -5,8 +5,10 @@ import { rangeFor, type Finding } from '../core/findings/analysis';
 import { firstCharacter, type ManifestResource, type Range } from '../core/manifest/manifest';
 import { parsePath } from '../core/ssa/path';
 import type { Verification, VerificationDifference } from './report';
-import type { ClusterProblem, DryRunOutcome } from '../cluster';
+import type { AnalysisSettings } from '../core/findings/analysis';
+import type { ClusterConnection, ClusterProblem, DryRunManifest, DryRunOutcome } from '../cluster';
 import type { SchemaModel } from '../core/ssa/schema';
+import type { FactsReader } from './facts';
 
 /** The 409s and refusals the prediction can name, by the finding code that names them. */
 const refusalCodes = new Set(['field-conflict', 'already-exists', 'stale-resource-version', 'uid-mismatch', 'invalid-manifest']);
@@ -70,6 +72,35 @@ export function compareWithServer(
     differences.push({ message: `the server answers 409: ${answer}; the prediction did not foresee it`, range: whole });
   }
   return { ok: true, verification: { agrees: differences.length === 0, serverAnswer: answer, differences } };
+}
+
+/**
+ * --verify: the server's dry-run answer for one object beside its prediction (nothing without a
+ * verifier, for a kind not served, or an object without a name). Plain manifests, overlays' and
+ * charts' rendered objects go the same way, sent as the mode says: `serverSide` an apply, `create`
+ * a create, `clientSide` an update (as client-side apply and Helm 3 send it: a patch of the object
+ * that exists, else a create). `manifest` is what is sent when it is not the document as written
+ * (a chart's object with the release's ownership metadata Helm adds).
+ */
+export async function verifyResource(
+  resource: ManifestResource,
+  findings: readonly Finding[],
+  answer: Extract<Awaited<ReturnType<FactsReader['read']>>, { ok: true }>,
+  settings: AnalysisSettings,
+  verifier: ClusterConnection | undefined,
+  // The text goes as written (duplicates, scalars) when the document is the object itself.
+  manifest: DryRunManifest = resource.itemIndex === undefined ? { object: resource.object, text: resource.documentText } : { object: resource.object },
+): Promise<{ ok: true; verification?: Verification } | { ok: false; problem: ClusterProblem }> {
+  if (!verifier || answer.facts.kind.state !== 'served' || resource.name === undefined) return { ok: true };
+  const options = { fieldManager: settings.fieldManager, fieldValidation: 'Strict' as const };
+  const outcome =
+    settings.applyMode === 'create' || (settings.applyMode === 'clientSide' && answer.facts.live.state !== 'exists')
+      ? await verifier.dryRunCreate(manifest, options)
+      : settings.applyMode === 'clientSide'
+        ? await verifier.dryRunPatch(manifest, options)
+        : await verifier.dryRunApply(manifest, options);
+  const compared = compareWithServer(resource, findings, outcome, answer.facts.schema);
+  return compared.ok ? { ok: true, verification: compared.verification } : compared;
 }
 
 /** Where the manifest writes a field the server names, or its nearest written ancestor. */

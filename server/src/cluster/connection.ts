@@ -86,6 +86,8 @@ export interface ClusterConnection {
   dryRunApply(manifest: DryRunManifest, options: DryRunRequestOptions): Promise<DryRunOutcome>;
   /** Dry-run create (POST, dryRun=All): AlreadyExists as a conflict. */
   dryRunCreate(manifest: DryRunManifest, options: DryRunRequestOptions): Promise<DryRunOutcome>;
+  /** Dry-run update of an existing object as client-side apply and Helm 3 send it (PATCH, dryRun=All). */
+  dryRunPatch(manifest: DryRunManifest, options: DryRunRequestOptions): Promise<DryRunOutcome>;
 
   /** Rediscover and relist, forgetting every remembered failure: what the "refresh" command does. */
   refresh(): void;
@@ -178,6 +180,7 @@ function connectedConnection(settings: ClusterSettings, selected: SelectedContex
     onObjectChange: (listener) => liveObjects.onChange(listener),
     dryRunApply: (manifest, opts) => verifier.dryRunApply(manifest, { ...opts, defaultNamespace }),
     dryRunCreate: (manifest, opts) => verifier.dryRunCreate(manifest, { ...opts, defaultNamespace }),
+    dryRunPatch: (manifest, opts) => verifier.dryRunPatch(manifest, { ...opts, defaultNamespace }),
     refresh: () => {
       void discovery.load(true);
       void openApi.refresh();
@@ -218,6 +221,7 @@ function unconfiguredConnection(settings: ClusterSettings, kubeconfig: Kubeconfi
     onObjectChange: () => ({ dispose: () => {} }),
     dryRunApply: rejected,
     dryRunCreate: rejected,
+    dryRunPatch: rejected,
     refresh: () => {},
     requestsSent: () => 0,
     dispose: () => {},

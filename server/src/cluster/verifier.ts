@@ -1,4 +1,4 @@
-// The verifier: ask the real API server what an apply (or a create) would answer, without
+// The verifier: ask the real API server what an apply (a create, an update) would answer, without
 // changing anything. The only code in the product that sends a PATCH or a POST; both go through
 // ClusterTransport as DryRunWrite requests, which always carry dryRun=All.
 //
@@ -92,6 +92,37 @@ export class Verifier {
       namespace,
       'create',
     );
+  }
+
+  /**
+   * An update as a client-side `kubectl apply` or Helm 3 sends one to an object that exists: a
+   * strategic-merge PATCH of the object as `fieldManager` (an Update in managedFields, so never a
+   * field conflict; the optimistic lock only when the object names its resourceVersion). A kind
+   * the server has no strategic-merge schema for (a custom resource: 415) gets a JSON merge patch,
+   * as those clients send it.
+   */
+  async dryRunPatch(manifest: DryRunManifest, options: DryRunApplyOptions): Promise<DryRunOutcome> {
+    const target = await this.target(manifest.object, options.defaultNamespace);
+    if (!target.ok) return { outcome: 'rejected', problem: target.problem, causes: [] };
+    const { resource, namespace, name, origin } = target.value;
+    if (!name) {
+      return { outcome: 'rejected', problem: { kind: 'other', message: 'An update needs metadata.name.' }, causes: [] };
+    }
+    const path = objectPath(resource, namespace, name, origin);
+    if (!path.ok) return { outcome: 'rejected', problem: path.problem, causes: [] };
+    const request = (contentType: string): DryRunWrite => ({
+      method: 'PATCH',
+      dryRun: 'All',
+      path: path.value,
+      query: { fieldManager: options.fieldManager, ...(options.fieldValidation ? { fieldValidation: options.fieldValidation } : {}) },
+      contentType,
+      body: JSON.stringify(manifest.object),
+    });
+    const strategic = await this.send(request('application/strategic-merge-patch+json'), resource, namespace, 'patch');
+    if (strategic.outcome === 'rejected' && strategic.problem.httpStatus === 415) {
+      return this.send(request('application/merge-patch+json'), resource, namespace, 'patch');
+    }
+    return strategic;
   }
 
   private async target(

@@ -3,7 +3,7 @@
 // sent (an overlay as the user applies; a chart as the user's Helm does), Helm's own ownership
 // check, and every finding moved to the source line that sets its field. Pure: the caller renders
 // and brings the facts (the command line waits for them, the editor peeks at its caches).
-import { analyzeResource, locateOptions, objectIdentity, type AnalysisSettings, type ResourceFacts } from './analysis';
+import { analyzeResource, locateOptions, objectIdentity, type AnalysisSettings, type Finding, type ResourceFacts } from './analysis';
 import { helmAppliedObject, releaseOwnershipFinding } from './helm-release';
 import { relocateFindings, type RelocatedFinding } from './relocate';
 import { locate, type ManifestResource } from '../manifest/manifest';
@@ -37,6 +37,14 @@ export function sentResource(rendered: ManifestResource, apply: RenderedApply): 
  * of the rendered stream), each on the source lines that set its field.
  */
 export function renderedObjectFindings(resource: ManifestResource, facts: ResourceFacts, apply: RenderedApply, map: SourceMap): RelocatedFinding[] {
+  return relocateFindings(renderedObjectAnalysis(resource, facts, apply), resource, resource.documentIndex, map, locateOptions(resource, facts.schema));
+}
+
+/**
+ * The findings of one sent object on the rendered object itself, before they move to the sources:
+ * what a dry run of the object is compared with.
+ */
+export function renderedObjectAnalysis(resource: ManifestResource, facts: ResourceFacts, apply: RenderedApply): Finding[] {
   const found = analyzeResource(resource, facts, apply.settings);
   if (apply.helm) {
     const { release, namespace, major } = apply.helm;
@@ -49,7 +57,7 @@ export function renderedObjectFindings(resource: ManifestResource, facts: Resour
     const owned = releaseOwnershipFinding(live, release, namespace, objectIdentity(resource), nameRange);
     if (owned) found.push(owned);
   }
-  return relocateFindings(found, resource, resource.documentIndex, map, locateOptions(resource, facts.schema));
+  return found;
 }
 
 /** `overlay production`; the folder as `shown` says it when two overlays share a name. */

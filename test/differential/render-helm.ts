@@ -1,6 +1,7 @@
-// The rendered differential suite, Helm half: for every scenario of rendered/helm.yaml, in a
+// The Helm family of the rendered differential suite (rendered/helm.yaml). For a scenario, in a
 // namespace of its own on the real kube-apiserver:
-//   1. install the chart with the real Helm (4 or 3, test/tools/) and replay the other writes;
+//   1. install the chart with the real Helm (4 or 3, test/tools/) and replay the other writes
+//      (an autoscaler, kubectl edit, Argo CD, another release);
 //   2. check the chart as `check --helm` does (render with the user's helm, predict as that Helm
 //      sends, move findings to template and values lines), reading the cluster through the product;
 //   3. ask the server: every rendered object, with the ownership metadata Helm adds, sent as Helm
@@ -11,101 +12,114 @@
 //      names; Helm's own refusal to adopt another release's objects (the real `helm install`, which
 //      fails) must be the product's owned-by-release findings; and where a Helm 4 apply is accepted,
 //      the fields a real apply removes must be the would-delete findings (none on a Helm release).
-// The last test prints `agreement: N/N rendered scenarios (Helm charts)`.
+//
+// chart: scaffold (what `helm create mychart` writes, by the Helm 4 under test: what users start
+// from) or shop (test/fixtures/charts/shop: a subchart, ranges, a repeated document). `expect` names,
+// for every field the server reports in conflict, the source lines (`file: text`, file relative to
+// the chart, the text at the position: the scaffold's lines are Helm's, so they are found by text).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import { parseAllDocuments, parse as parseYaml } from 'yaml';
+import { parseAllDocuments } from 'yaml';
 import { createClusterConnection, type ClusterConnection } from '../../server/src/cluster';
 import { checkHelmCharts } from '../../server/src/cli/check-helm';
 import { liveFactsReader, type FactsReader } from '../../server/src/cli/facts';
 import type { CheckedObject } from '../../server/src/cli/report';
-import { requireCluster } from '../support/env';
 import { apply as applyObject, connect, freshNamespace, get, objectOf, objectPath, type Connection, type KubeObject } from '../support/seed';
 import { requireTool } from '../tools/tools';
+import { scratchDir } from '../cli/cli-process';
 import { removedRoots, sendRaw, serverStatus } from './oracle';
 import { replayHistory } from './replay';
-import type { HistoryStep, ServerAnswer } from './scenario';
+import type { RendererFamily, ScenarioBase, ScenarioContext } from './rendered-scenario';
+import type { HistoryStep } from './scenario';
 
-interface HelmScenario {
-  name: string;
+export interface HelmScenario extends ScenarioBase {
   chart: 'scaffold' | 'shop';
   helm: 3 | 4;
   release?: string;
   /** Values files written into the chart, given to the install and the check in this order. */
   valuesFiles?: Record<string, string>;
   history: ({ helmInstall: { release?: string; set?: string[] } } | HistoryStep)[];
-  server: ServerAnswer;
   expect?: { path: string; at: string[] }[];
   owned?: string[];
 }
 
-const scenarioFile = path.join(import.meta.dirname, 'rendered', 'helm.yaml');
-const scenarios = parseYaml(fs.readFileSync(scenarioFile, 'utf8')) as HelmScenario[];
-const outcomes = new Map<string, boolean>();
-const userAgent = `kch-differential-helm-${process.pid}`;
+const ordinarySteps = ['apply', 'create', 'update', 'patch', 'scale', 'clientSideApply', 'resetManagedFields', 'delete'];
 const shopChart = path.join(import.meta.dirname, '..', 'fixtures', 'charts', 'shop');
 
-let admin: Connection;
-let connection: ClusterConnection;
-let reader: FactsReader;
-let work: string;
-let scaffold: string;
+/** What every Helm scenario shares: the product's connection, and the scaffolded chart. */
+interface Shared {
+  kubeconfig: string;
+  admin: Connection;
+  connection: ClusterConnection;
+  reader: FactsReader;
+  work: string;
+  scaffold: string;
+}
+let shared: Promise<Shared> | undefined;
 
-before(async () => {
-  if (!process.env.KCH_KUBECONFIG || !fs.existsSync(process.env.KCH_KUBECONFIG) || !process.env.KCH_HELM4) return;
-  admin = connect('admin');
-  connection = await createClusterConnection({ kubeconfig: process.env.KCH_KUBECONFIG, context: 'admin' }, { userAgent });
-  reader = liveFactsReader(connection);
-  work = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-diff-helm-'));
-  // What users start from: the chart the Helm under test scaffolds.
-  runHelm(process.env.KCH_HELM4, ['create', 'mychart'], work);
-  scaffold = path.join(work, 'mychart');
-});
-
-after(() => {
-  reader?.close();
-  connection?.dispose();
-  if (work) fs.rmSync(work, { recursive: true, force: true });
-});
-
-function helmEnv(): NodeJS.ProcessEnv {
-  const home = path.join(work, '.home');
-  return { PATH: process.env.PATH ?? '', HOME: home, HELM_CACHE_HOME: `${home}/cache`, HELM_CONFIG_HOME: `${home}/config`, HELM_DATA_HOME: `${home}/data`, KUBECONFIG: process.env.KCH_KUBECONFIG! };
+function setUp(kubeconfig: string, helm4: string): Promise<Shared> {
+  shared ??= (async () => {
+    const connection = await createClusterConnection({ kubeconfig, context: 'admin' }, { userAgent: `kch-differential-helm-${process.pid}` });
+    const work = scratchDir('diff-helm');
+    // What users start from: the chart the Helm under test scaffolds.
+    const created = runHelm(work, helm4, ['create', 'mychart'], work);
+    assert.equal(created.status, 0, `helm create: ${created.stderr}`);
+    return { kubeconfig, admin: connect('admin', kubeconfig), connection, reader: liveFactsReader(connection), work, scaffold: path.join(work, 'mychart') };
+  })();
+  return shared;
 }
 
-function runHelm(helm: string, args: string[], cwd: string): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(helm, args, { cwd, encoding: 'utf8', env: helmEnv() });
+export const helmFamily: RendererFamily<HelmScenario> = {
+  label: 'Helm charts',
+  minimum: 15,
+  parse(raw, base, where) {
+    if (raw.chart !== 'scaffold' && raw.chart !== 'shop') throw new Error(`${where}: chart must be scaffold or shop`);
+    if (raw.helm !== 3 && raw.helm !== 4) throw new Error(`${where}: helm must be 3 or 4`);
+    const history = (raw.history ?? []) as HelmScenario['history'];
+    for (const step of history) {
+      const kinds = Object.keys(step).filter((k) => k !== 'repeat');
+      if (kinds.length !== 1 || ![...ordinarySteps, 'helmInstall'].includes(kinds[0]!)) throw new Error(`${where}: unknown history step ${kinds.join(', ')}`);
+    }
+    const expect = (raw.expect ?? []) as NonNullable<HelmScenario['expect']>;
+    for (const e of expect) {
+      if (typeof e.path !== 'string' || !Array.isArray(e.at) || e.at.length === 0 || e.at.some((a) => !/^[^:]+: ./.test(a))) throw new Error(`${where}: expect needs path and at: ['file: text', ...] (${JSON.stringify(e)})`);
+    }
+    if ((base.server === 'accepted') !== (expect.length === 0)) throw new Error(`${where}: an accepted scenario expects no conflict, a conflict scenario names them`);
+    return {
+      ...base,
+      chart: raw.chart,
+      helm: raw.helm,
+      history,
+      expect,
+      ...(typeof raw.release === 'string' ? { release: raw.release } : {}),
+      ...(raw.valuesFiles ? { valuesFiles: raw.valuesFiles as Record<string, string> } : {}),
+      ...(Array.isArray(raw.owned) ? { owned: raw.owned as string[] } : {}),
+    };
+  },
+  // The scaffold is Helm 4's `helm create`, whichever Helm installs the chart.
+  tool: (t, s) => {
+    const helm4 = requireTool(t, 'helm4');
+    return helm4 && s.helm === 3 ? requireTool(t, 'helm3') : helm4;
+  },
+  run: async (s, helm, context) => runScenario(s, helm, context, await setUp(context.kubeconfig, process.env.KCH_HELM4!)),
+  close() {
+    void shared?.then((s) => {
+      s.reader.close();
+      s.connection.dispose();
+    });
+  },
+};
+
+function runHelm(work: string, helm: string, args: string[], cwd: string, kubeconfig?: string): { status: number | null; stdout: string; stderr: string } {
+  const home = path.join(work, '.home');
+  const env = { PATH: process.env.PATH ?? '', HOME: home, HELM_CACHE_HOME: `${home}/cache`, HELM_CONFIG_HOME: `${home}/config`, HELM_DATA_HOME: `${home}/data`, ...(kubeconfig ? { KUBECONFIG: kubeconfig } : {}) };
+  const r = spawnSync(helm, args, { cwd, encoding: 'utf8', env });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-describe('rendered differential: Helm charts vs the real kube-apiserver', { concurrency: 4 }, () => {
-  for (const [n, scenario] of scenarios.entries()) {
-    test(scenario.name, async (t) => {
-      const cluster = requireCluster(t);
-      const helm = requireTool(t, scenario.helm === 4 ? 'helm4' : 'helm3');
-      if (!cluster || !helm) return;
-      outcomes.set(scenario.name, false);
-      await runScenario(scenario, helm, `kh${n}`);
-      outcomes.set(scenario.name, true);
-    });
-  }
-});
-
-test('agreement over the Helm scenarios', (t) => {
-  if (!requireCluster(t) || !process.env.KCH_HELM4) return;
-  const agreed = scenarios.filter((s) => outcomes.get(s.name) === true).length;
-  const line = `agreement: ${agreed}/${scenarios.length} rendered scenarios (Helm charts)`;
-  console.log(line);
-  t.diagnostic(line);
-  assert.ok(scenarios.length >= 15, `${scenarios.length} Helm scenarios; at least 15 are needed`);
-  assert.equal(agreed, scenarios.length, 'every Helm scenario must agree with the server');
-});
-
-async function runScenario(s: HelmScenario, helm: string, prefix: string): Promise<void> {
+async function runScenario(s: HelmScenario, helm: string, { prefix }: ScenarioContext, { kubeconfig, admin, reader, work, scaffold }: Shared): Promise<void> {
   const namespace = await freshNamespace(admin, prefix);
   const release = s.release ?? 'web';
   const chart = path.join(work, prefix, s.chart === 'scaffold' ? 'mychart' : 'shop');
@@ -115,11 +129,12 @@ async function runScenario(s: HelmScenario, helm: string, prefix: string): Promi
     return path.join(chart, name);
   });
   const valuesArgs = valuesFiles.flatMap((f) => ['--values', f]);
+  const helmHere = (args: string[]) => runHelm(work, helm, args, path.dirname(chart), kubeconfig);
 
   // 1. The history.
   for (const step of s.history) {
     if ('helmInstall' in step) {
-      const r = runHelm(helm, ['install', step.helmInstall.release ?? release, chart, '--kube-context', 'admin', '--namespace', namespace, ...valuesArgs, ...(step.helmInstall.set ?? []).flatMap((v) => ['--set', v])], path.dirname(chart));
+      const r = helmHere(['install', step.helmInstall.release ?? release, chart, '--kube-context', 'admin', '--namespace', namespace, ...valuesArgs, ...(step.helmInstall.set ?? []).flatMap((v) => ['--set', v])]);
       assert.equal(r.status, 0, `helm install: ${r.stderr}`);
     } else {
       // NAMESPACE in a step stands for the scenario's namespace (a release's namespace annotation).
@@ -135,11 +150,11 @@ async function runScenario(s: HelmScenario, helm: string, prefix: string): Promi
   const byObject = new Map<string, CheckedObject[]>();
   for (const o of checked.objects) if (o.object) byObject.set(`${o.object.kind}/${o.object.name}`, [...(byObject.get(`${o.object.kind}/${o.object.name}`) ?? []), o]);
   const findingsOf = (key: string) => (byObject.get(key) ?? []).flatMap((o) => o.findings.map((f) => ({ ...f, file: o.file })));
-  // Never a finding from a template's own text.
-  for (const o of checked.objects) for (const f of o.findings) assert.ok(!['yaml-syntax', 'duplicate-key', 'kind-not-served'].includes(f.code), `${o.file}: ${f.code} ${f.message}`);
+  // Never a finding from a template's own text, and the chart renders.
+  for (const o of checked.objects) for (const f of o.findings) assert.ok(!['yaml-syntax', 'duplicate-key', 'kind-not-served', 'render-failed'].includes(f.code), `${o.file}: ${f.code} ${f.message}`);
 
   // 3. The truth: the rendered objects as Helm sends them, to the server, as dry runs.
-  const rendered = runHelm(helm, ['template', release, chart, '--namespace', namespace, '--skip-tests', ...valuesArgs], path.dirname(chart));
+  const rendered = helmHere(['template', release, chart, '--namespace', namespace, '--skip-tests', ...valuesArgs]);
   assert.equal(rendered.status, 0, rendered.stderr);
   const objects = parseAllDocuments(rendered.stdout).map((d) => d.toJS() as KubeObject | null).filter((o): o is KubeObject => !!o && !o.metadata?.annotations?.['helm.sh/hook']);
   assert.ok(objects.length > 0);
@@ -200,7 +215,7 @@ async function runScenario(s: HelmScenario, helm: string, prefix: string): Promi
 
   // Helm itself refuses another release's objects: the real install fails, naming the ownership metadata.
   if ((s.owned ?? []).length > 0) {
-    const r = runHelm(helm, ['install', release, chart, '--kube-context', 'admin', '--namespace', namespace, ...valuesArgs], path.dirname(chart));
+    const r = helmHere(['install', release, chart, '--kube-context', 'admin', '--namespace', namespace, ...valuesArgs]);
     assert.notEqual(r.status, 0, 'helm install adopted objects it should refuse');
     assert.match(r.stderr, /invalid ownership metadata/);
   }
