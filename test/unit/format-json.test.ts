@@ -60,8 +60,10 @@ describe('the public record is a mapping, not the internal one', () => {
       serverMessage: 'Apply failed with 1 conflict',
       docs: 'https://kubernetes.io/docs/',
     };
-    const mapped = publicFinding('k8s/a.yaml', full);
+    // Found on a rendered object (an overlay, a chart): the finding also says which one.
+    const mapped = publicFinding('k8s/a.yaml', full, { target: 'overlay production', root: 'deploy/overlays/production', index: 0 });
     assert.deepEqual(Object.keys(mapped).sort(), declared(schema.definitions.finding));
+    assert.deepEqual(Object.keys(mapped.rendered!).sort(), declared(schema.definitions.rendered));
     assert.deepEqual(Object.keys(mapped.manager!).sort(), declared(schema.definitions.managerIdentity));
     assert.deepEqual(Object.keys(mapped.object!).sort(), declared(schema.definitions.objectIdentity));
     assert.equal(mapped.liveValue, null, 'a JSON null is a value, kept');
