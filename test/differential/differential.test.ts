@@ -24,11 +24,11 @@ import { parseManifestText, type ManifestProblem } from '../../server/src/core/m
 import { conflictCauses, formatServerPath } from '../../server/src/core/ssa/messages';
 import { predictApply, type ApplyPrediction } from '../../server/src/core/ssa/predict';
 import { requireCluster } from '../support/env';
-import { apply, connect, freshNamespace, get, objectOf, objectPath, request, type Connection, type KubeObject } from '../support/seed';
+import { apply, connect, freshNamespace, get, objectOf, objectPath, request, update, type Connection, type KubeObject } from '../support/seed';
 import { installWidgetCrd } from '../support/seed-crd';
 import { removedRoots, sendRaw, serverStatus, topMost, type RawAnswer, type ServerStatus } from './oracle';
-import { replayHistory } from './replay';
-import { crdDir, loadScenarios, withNamespace, type Scenario, type ServerAnswer } from './scenario';
+import { applyCrd, replayHistory } from './replay';
+import { crdDir, crdSteps, loadScenarios, withNamespace, type Scenario, type ServerAnswer } from './scenario';
 import { auditSentinel } from '../support/cluster';
 
 const scenarios = loadScenarios();
@@ -49,6 +49,12 @@ before(async () => {
   for (const file of fs.readdirSync(crdDir).filter((f) => f.endsWith('.yaml'))) {
     const crd = parseYaml(fs.readFileSync(path.join(crdDir, file), 'utf8')) as KubeObject;
     objectOf(await apply(admin, 'kch-test-setup', crd, { force: true }), `install ${file}`);
+  }
+  // A scenario that changes a CRD's schema starts from the CRD's first state, installed here so
+  // that discovery lists it when the product connects (its history applies it again, unchanged).
+  for (const scenario of scenarios) {
+    const first = crdSteps(scenario.history)[0];
+    if (first && !scenario.excluded) await applyCrd(admin, first);
   }
   await waitForOpenApi(admin, ['apis/kch.example.com/v1', ...crdVersions()]);
   connection = await createClusterConnection({ kubeconfig: process.env.KCH_KUBECONFIG, context: 'admin' }, { userAgent });
@@ -135,7 +141,33 @@ async function runScenario(scenario: Scenario, prefix: string): Promise<void> {
 
   const fieldManager = scenario.fieldManager ?? 'kubectl';
   const mode = scenario.mode ?? 'serverSide';
+  // After a CRD upgrade the product is asked afresh, as by a user who opens the manifest then:
+  // the suite's long-lived connection read that CRD's schema before the change.
+  const fresh = crdSteps(scenario.history).length > 0
+    ? await createClusterConnection({ kubeconfig: process.env.KCH_KUBECONFIG!, context: 'admin' }, { userAgent })
+    : undefined;
+  const product = fresh ? { connection: fresh, facts: createFactsSource(fresh) } : { connection, facts };
+  try {
+    await predictAndCompare(scenario, product, text, parsed, resource, ref, namespace, fieldManager, mode);
+  } finally {
+    if (fresh) {
+      product.facts.dispose();
+      fresh.dispose();
+    }
+  }
+}
 
+async function predictAndCompare(
+  scenario: Scenario,
+  { connection, facts }: { connection: ClusterConnection; facts: FactsSource },
+  text: string,
+  parsed: ReturnType<typeof parseManifestText>,
+  resource: ReturnType<typeof parseManifestText>['resources'][number],
+  ref: KubeObject,
+  namespace: string,
+  fieldManager: string,
+  mode: NonNullable<Scenario['mode']>,
+): Promise<void> {
   // (a) The product's prediction, from reads only.
   const loaded = await facts.load({ apiVersion: resource.apiVersion, kind: resource.kind, name: resource.name ?? '', namespace });
   // An object without a name (generateName) is always a new one: the editor and the check do not
@@ -157,7 +189,7 @@ async function runScenario(scenario: Scenario, prefix: string): Promise<void> {
   const predicted = predictedStatus(prediction);
 
   // (b) The server's answer to the same request, as it sent it.
-  const { answer, dryRunSaid } = await askServer(scenario, text, resource.object, fieldManager, live !== undefined);
+  const { answer, dryRunSaid } = await askServer(connection, scenario, text, resource.object, fieldManager, live !== undefined);
   const server = serverStatus(answer);
 
   // KCH_DIFF_VERBOSE=1 prints both answers (and what a real apply deleted) of every scenario.
@@ -188,7 +220,11 @@ async function runScenario(scenario: Scenario, prefix: string): Promise<void> {
 
   // (d) Deletions: the real apply, and what disappeared, judged on plain JSON.
   if (checksDeletions) {
-    const beforeApply = objectOf(await get(admin, ref), 'read before the real apply');
+    let beforeApply = objectOf(await get(admin, ref), 'read before the real apply');
+    // After a CRD change the stored managedFields are still those of the old schema; the server
+    // reconciles them at its next write. The oracle reads them as that write sees them: the answer
+    // of a dry-run update that changes nothing.
+    if (crdSteps(scenario.history).length > 0) beforeApply = objectOf(await update(admin, 'kch-oracle', beforeApply, { dryRun: true }), 'dry-run update before the real apply');
     const applied = objectOf(await apply(admin, fieldManager, JSON.parse(JSON.stringify(resource.object)) as KubeObject), 'the real apply');
     const removed = removedRoots(beforeApply as never, applied as never);
     const predictedDeletions = topMost(prediction.deletions.map(formatServerPath));
@@ -263,7 +299,7 @@ function assertVerifierHeard(outcome: DryRunOutcome, raw: RawAnswer, what: strin
 }
 
 /** The server's answer to what the user would send. */
-async function askServer(scenario: Scenario, text: string, object: JsonObject, fieldManager: string, exists: boolean): Promise<{ answer: RawAnswer; dryRunSaid?: ServerStatus | 'accepted' }> {
+async function askServer(connection: ClusterConnection, scenario: Scenario, text: string, object: JsonObject, fieldManager: string, exists: boolean): Promise<{ answer: RawAnswer; dryRunSaid?: ServerStatus | 'accepted' }> {
   const mode = scenario.mode ?? 'serverSide';
   const obj = object as unknown as KubeObject;
   const contentType = /^\s*\{/.test(text) ? 'application/json' : 'application/yaml';

@@ -9,6 +9,7 @@ import {
   get,
   objectOf,
   patch,
+  request,
   scale,
   update,
   type ApiResult,
@@ -63,7 +64,42 @@ async function runStep(conn: Connection, step: HistoryStep, ref: ObjectRef, name
   if ('resetManagedFields' in step) {
     return patch(conn, 'kch-reset', refOf(step.resetManagedFields.target, ref, namespace), { metadata: { managedFields: [{}] } }, { type: 'merge' });
   }
+  if ('crd' in step) return applyCrd(conn, step.crd.object);
   return deleteObject(conn, refOf(step.delete.target, ref, namespace));
+}
+
+/**
+ * Applies a CustomResourceDefinition and returns once the server writes its objects with that
+ * schema. A change of the schema (a new generation) is in effect when the OpenAPI the server
+ * publishes for the CRD's versions has changed: the publisher and the handler that types the
+ * CRD's objects both follow the same CRD watch, the handler first.
+ */
+export async function applyCrd(conn: Connection, crd: KubeObject): Promise<ApiResult> {
+  const spec = crd.spec as { group: string; versions: { name: string; served: boolean }[] };
+  const keys = spec.versions.filter((v) => v.served).map((v) => `apis/${spec.group}/${v.name}`);
+  const before = await get(conn, crd);
+  const hashesBefore = await openApiHashes(conn, keys);
+  const result = await apply(conn, 'kch-test-setup', crd, { force: true });
+  const applied = objectOf(result, `apply CRD ${String(crd.metadata.name)}`);
+  const changed = !before.ok || before.object.metadata.generation !== applied.metadata.generation;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const current = objectOf(await get(conn, crd), 'read CRD');
+    const conditions = ((current.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions) ?? [];
+    const established = conditions.some((c) => c.type === 'Established' && c.status === 'True');
+    const hashes = await openApiHashes(conn, keys);
+    const published = keys.every((k) => hashes[k] !== undefined) && (!changed || keys.some((k) => hashes[k] !== hashesBefore[k]));
+    if (established && published) return result;
+    if (Date.now() > deadline) throw new Error(`CRD ${String(crd.metadata.name)}: not established with its OpenAPI published after 60 s`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** The `hash` of each group-version's URL in the OpenAPI v3 index (undefined: not published). */
+async function openApiHashes(conn: Connection, keys: readonly string[]): Promise<Record<string, string | undefined>> {
+  const index = await request(conn, 'GET', '/openapi/v3');
+  const paths = (index.body as { paths?: Record<string, { serverRelativeURL?: string }> } | undefined)?.paths ?? {};
+  return Object.fromEntries(keys.map((k) => [k, paths[k]?.serverRelativeURL?.split('hash=')[1]]));
 }
 
 /** Sends every step in order; throws with the step and the server's words when one is refused. */

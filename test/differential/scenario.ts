@@ -33,6 +33,13 @@ export type HistoryStep = { repeat?: number } & (
   /** managedFields: [{}] — the object as if it predated field tracking. */
   | { resetManagedFields: { target?: StepTarget } }
   | { delete: { target?: StepTarget } }
+  /**
+   * Installs or changes a CustomResourceDefinition (server-side apply as kch-test-setup, forced) and
+   * waits until the server writes with its new schema: how a CRD upgrade changes the schema under
+   * managedFields recorded before it. A CRD named by `crd` steps belongs to one scenario only (the
+   * scenarios run side by side); the suite installs its first state before the product connects.
+   */
+  | { crd: { object: KubeObject } }
 );
 
 export type ServerAnswer = 'accepted' | 'fieldConflict' | 'alreadyExists' | 'staleResourceVersion' | 'uidMismatch' | 'rejected';
@@ -61,7 +68,7 @@ export interface Scenario {
 export const scenarioDir = path.join(import.meta.dirname, 'scenarios');
 export const crdDir = path.join(import.meta.dirname, 'crds');
 
-const stepKinds = ['apply', 'create', 'update', 'patch', 'scale', 'clientSideApply', 'resetManagedFields', 'delete'];
+const stepKinds = ['apply', 'create', 'update', 'patch', 'scale', 'clientSideApply', 'resetManagedFields', 'delete', 'crd'];
 const answers: ServerAnswer[] = ['accepted', 'fieldConflict', 'alreadyExists', 'staleResourceVersion', 'uidMismatch', 'rejected'];
 const modes: ApplyMode[] = ['serverSide', 'clientSide', 'create'];
 
@@ -69,6 +76,7 @@ const modes: ApplyMode[] = ['serverSide', 'clientSide', 'create'];
 export function loadScenarios(dir = scenarioDir): Scenario[] {
   const out: Scenario[] = [];
   const names = new Set<string>();
+  const crdOwners = new Map<string, string>();
   for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort()) {
     const list = parseYaml(fs.readFileSync(path.join(dir, file), 'utf8')) as unknown;
     if (!Array.isArray(list)) throw new Error(`${file}: a scenario file is a YAML list`);
@@ -91,10 +99,20 @@ export function loadScenarios(dir = scenarioDir): Scenario[] {
           throw new Error(`${where}: a history step is exactly one of ${stepKinds.join(', ')} (got ${kinds.join(', ')})`);
         }
       }
+      for (const name of new Set(crdSteps(history).map((c) => String(c.metadata?.name)))) {
+        const owner = crdOwners.get(name);
+        if (owner !== undefined) throw new Error(`${where}: the CRD ${name} is changed by "${owner}" too; each scenario changes a CRD of its own`);
+        crdOwners.set(name, raw.name);
+      }
       out.push({ ...(raw as unknown as Scenario), history, file });
     }
   }
   return out;
+}
+
+/** The CustomResourceDefinitions a history installs or changes, in order. */
+export function crdSteps(history: readonly HistoryStep[]): KubeObject[] {
+  return history.flatMap((step) => ('crd' in step ? [step.crd.object] : []));
 }
 
 /**

@@ -3,9 +3,9 @@
 // (typed/helpers.go listItemToPathElement, keyedAssociativeListItemToPathElement).
 import { isJsonObject, type JsonValue } from '../json';
 import type { FieldPath, PathElement } from './path';
-import { insertPath, newFieldSet, pathElementKey, type FieldSet } from './fieldsv1';
+import { insertPath, newFieldSet, pathElementKey, recursiveDifferenceSets, setSize, unionSets, type FieldSet } from './fieldsv1';
 import { formatServerPath, goTypeName, goValueSharpV, goValueV } from './messages';
-import { deduceAtom, deducedTypeRef, fieldType, resolveType, type ListType, type SchemaModel, type TypeRef } from './schema';
+import { deduceAtom, deducedTypeRef, fieldType, resolveType, UNTYPED_DEDUCED, type ListType, type MapType, type SchemaModel, type TypeRef } from './schema';
 
 /** Something in a value the server would refuse before looking at ownership. */
 export interface ValueProblem {
@@ -201,4 +201,76 @@ export function ensureNamedFieldsAreMembers(schema: SchemaModel, tr: TypeRef | u
   };
   walk(set, tr, []);
   return out;
+}
+
+/**
+ * ReconcileFieldSetWithSchema (typed/reconcile_schema.go): a field set recorded under an older
+ * schema, brought in line with the current one before anything is compared. A struct, map or list
+ * that became atomic is owned as a whole: whoever owned `.spec.struct.numeric` now owns
+ * `.spec.struct`. The reverse is left alone, as upstream leaves it ("treated as if they were always
+ * granular"): the owner of a formerly atomic `.spec.struct` keeps just that path, none of its
+ * children. Free-form maps (no fields, untyped elements: x-kubernetes-preserve-unknown-fields) are
+ * not looked into. Undefined when nothing changes, as upstream returns nil.
+ */
+export function reconcileFieldSetWithSchema(schema: SchemaModel, root: TypeRef, fieldSet: FieldSet): FieldSet | undefined {
+  const toRemove = newFieldSet();
+  const toAdd = newFieldSet();
+  let changed = false;
+  const path: PathElement[] = [];
+  const ownWhole = (): void => {
+    // toRemove: the path and everything below it; toAdd: the path itself.
+    insertPath(toRemove, path);
+    insertPath(toAdd, path);
+    changed = true;
+  };
+
+  const reconcile = (tr: TypeRef, set: FieldSet | undefined, isAtomic: boolean): void => {
+    const atom = resolveType(schema, tr);
+    if (!atom) return; // upstream: "could not resolve", an error the schemas the server serves never raise
+    // handleAtom's order: map, then scalar, then list.
+    if (atom.map) {
+      const map = atom.map;
+      if (isUntypedDeducedMap(map)) return;
+      if (!isAtomic && map.elementRelationship === 'atomic') {
+        if (set && setSize(set) > 0) ownWhole();
+        return;
+      }
+      if (set) visitItems(set, (pe) => (pe.kind === 'field' && Object.prototype.hasOwnProperty.call(map.fields, pe.name) ? map.fields[pe.name]?.type : map.elementType));
+      return;
+    }
+    if (atom.scalar) return;
+    if (atom.list) {
+      const list = atom.list;
+      if (!isAtomic && list.elementRelationship === 'atomic') {
+        ownWhole();
+        return;
+      }
+      if (set) visitItems(set, () => list.elementType);
+    }
+  };
+
+  // visitMapItems / visitListItems: children that are not members, then members (a member without
+  // children was owned as a leaf, i.e. atomically). Fields the schema does not know are skipped.
+  const visitItems = (set: FieldSet, typeOf: (pe: PathElement) => TypeRef | undefined): void => {
+    const descend = (pe: PathElement, isMember: boolean): void => {
+      const tr = typeOf(pe);
+      if (!tr) return;
+      const child = set.children.get(pathElementKey(pe))?.set;
+      path.push(pe);
+      reconcile(tr, child, isMember && child === undefined);
+      path.pop();
+    };
+    for (const [k, node] of set.children) if (!set.members.has(k)) descend(node.element, false);
+    for (const pe of set.members.values()) descend(pe, true);
+  };
+
+  reconcile(root, fieldSet, false);
+  return changed ? unionSets(recursiveDifferenceSets(fieldSet, toRemove), toAdd) : undefined;
+}
+
+/** A map with no fields whose elements are untyped: what x-kubernetes-preserve-unknown-fields gives. */
+function isUntypedDeducedMap(map: MapType): boolean {
+  const el = map.elementType;
+  const untyped = el !== undefined && (el.named !== undefined ? el.named === UNTYPED_DEDUCED : el.inlined?.scalar === 'untyped');
+  return untyped && Object.keys(map.fields).length === 0;
 }

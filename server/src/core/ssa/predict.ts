@@ -17,7 +17,7 @@ import {
   unionSets,
   type FieldSet,
 } from './fieldsv1';
-import { ensureNamedFieldsAreMembers, toFieldSet, typeProblems, type ValueProblem } from './fieldset';
+import { ensureNamedFieldsAreMembers, reconcileFieldSetWithSchema, toFieldSet, typeProblems, type ValueProblem } from './fieldset';
 import { compareValues, mergeValues, removeItems, valueAtPath, type Comparison } from './merge';
 import { decodeManagedFields } from './managed-fields';
 import {
@@ -268,6 +268,8 @@ function typedRefusal(config: JsonObject, refusals: readonly { server: ValueProb
 
 interface ManagerState {
   identity: ManagerIdentity;
+  /** The apiVersion the set was recorded at. */
+  apiVersion: string;
   set: FieldSet;
 }
 
@@ -290,7 +292,7 @@ function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems
   const decoded = decodeManagedFields(liveMeta.managedFields);
   for (const message of decoded.problems) problems.push({ code: 'managedFields', message });
   const managers = new Map<string, ManagerState>();
-  for (const e of decoded.entries) managers.set(managerIdentifier(e.identity), { identity: e.identity, set: e.fields });
+  for (const e of decoded.entries) managers.set(managerIdentifier(e.identity), { identity: e.identity, apiVersion: e.apiVersion, set: e.fields });
 
   // skipnonapplied.go: an object without managedFields gets a `before-first-apply` Update
   // manager that owns every field it has, before the apply is looked at.
@@ -298,8 +300,9 @@ function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems
     const identity: ManagerIdentity = { manager: 'before-first-apply', operation: 'Update', apiVersion, ...(subresource ? { subresource } : {}) };
     const c = compareValues(schema, root, {}, live);
     const owned = differenceSets(excludeReset(unionSets(c.added, c.modified)), fieldSetFromPaths(STRIPPED_FOR_EVERY_MANAGER));
-    if (!isEmptySet(owned)) managers.set(managerIdentifier(identity), { identity, set: owned });
+    if (!isEmptySet(owned)) managers.set(managerIdentifier(identity), { identity, apiVersion, set: owned });
   }
+  reconcileManagedFieldsWithSchemaChanges(schema, String(config.kind ?? ''), root, managers);
 
   const applier: ManagerIdentity = { manager: input.fieldManager || 'unknown', operation: 'Apply', ...(subresource ? { subresource } : {}) };
   const applierId = managerIdentifier(applier);
@@ -307,7 +310,7 @@ function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems
   // update.go Apply: merge, record the new set, prune what this applier dropped.
   let merged = mergeValues(schema, root, live, config) as JsonValue;
   const lastSet = managers.get(applierId)?.set;
-  managers.set(applierId, { identity: applier, set: excludeReset(configFieldSet.set) });
+  managers.set(applierId, { identity: applier, apiVersion, set: excludeReset(configFieldSet.set) });
   if (lastSet && !isEmptySet(lastSet)) merged = prune(schema, root, merged, managers, lastSet);
 
   const comparison = filterComparison(compareValues(schema, root, live, merged), excludeReset);
@@ -339,6 +342,21 @@ function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems
     }
   }
   return { conflicts, uncertain, forgiven, deletions: setPaths(comparison.removed), deletionsByManager };
+}
+
+/**
+ * reconcileManagedFieldsWithSchemaChanges (merge/update.go, the first step of Updater.Apply): each
+ * manager's set, recorded under the schema of its day, is brought in line with today's schema of
+ * the version it was recorded at (a struct that became atomic is owned as a whole), before the
+ * merge and every comparison. Changes the map in place.
+ */
+function reconcileManagedFieldsWithSchemaChanges(schema: SchemaModel, kind: string, requestRoot: TypeRef, managers: Map<string, ManagerState>): void {
+  for (const m of managers.values()) {
+    if (isEmptySet(m.set)) continue;
+    const root = rootTypeFor(schema, m.apiVersion, kind) ?? requestRoot;
+    const reconciled = reconcileFieldSetWithSchema(schema, root, m.set);
+    if (reconciled) m.set = reconciled;
+  }
 }
 
 /**
