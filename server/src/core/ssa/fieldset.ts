@@ -3,7 +3,7 @@
 // (typed/helpers.go listItemToPathElement, keyedAssociativeListItemToPathElement).
 import { isJsonObject, type JsonValue } from '../json';
 import type { FieldPath, PathElement } from './path';
-import { insertPath, newFieldSet, pathElementKey, recursiveDifferenceSets, setSize, unionSets, type FieldSet } from './fieldsv1';
+import { insertPath, newFieldSet, pathElementKey, isEmptySet, recursiveDifferenceSets, unionSets, type FieldSet } from './fieldsv1';
 import { formatServerPath, goTypeName, goValueSharpV, goValueV } from './messages';
 import { deduceAtom, deducedTypeRef, fieldType, resolveType, UNTYPED_DEDUCED, type ListType, type MapType, type SchemaModel, type TypeRef } from './schema';
 
@@ -232,7 +232,7 @@ export function reconcileFieldSetWithSchema(schema: SchemaModel, root: TypeRef, 
       const map = atom.map;
       if (isUntypedDeducedMap(map)) return;
       if (!isAtomic && map.elementRelationship === 'atomic') {
-        if (set && setSize(set) > 0) ownWhole();
+        if (set && !isEmptySet(set)) ownWhole();
         return;
       }
       if (set) visitItems(set, (pe) => (pe.kind === 'field' && Object.prototype.hasOwnProperty.call(map.fields, pe.name) ? map.fields[pe.name]?.type : map.elementType));
