@@ -8,11 +8,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
-import { isJsonObject } from '../../server/src/core/json';
 import { crdDir, loadScenarios, scenarioDir, withNamespace, type Scenario } from '../differential/scenario';
 import { replayHistory } from '../differential/replay';
 import { requireCluster, type TestClusterInfo } from '../support/env';
-import { apply, configMap, connect, create, freshNamespace, get, kubectlEdit, objectOf, request, type Connection, type KubeObject } from '../support/seed';
+import { apply, configMap, connect, create, freshNamespace, get, kubectlEdit, objectOf, type Connection, type KubeObject } from '../support/seed';
+import { waitForOpenApi } from '../support/seed-crd';
 import {
   ancientChanges,
   argoSynced,
@@ -82,16 +82,7 @@ async function installCorpusCrds(conn: Connection): Promise<void> {
     objectOf(await apply(conn, 'kch-test-setup', crd, { force: true }), `install ${file}`);
     keys.push(...crd.spec.versions.map((v) => `apis/${crd.spec.group}/${v.name}`));
   }
-  // The server publishes a new CRD's OpenAPI (and serves its objects) a moment after it is created.
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const index = await request(conn, 'GET', '/openapi/v3');
-    const paths = isJsonObject(index.body) && isJsonObject(index.body.paths) ? index.body.paths : {};
-    const missing = keys.filter((k) => !(k in paths));
-    if (missing.length === 0) return;
-    if (Date.now() > deadline) throw new Error(`OpenAPI v3 still lacks ${missing.join(', ')}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  await waitForOpenApi(conn, keys);
 }
 
 let corpus: Promise<Corpus> | undefined;

@@ -19,13 +19,13 @@ import { after, before, describe, test } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { createClusterConnection, createFactsSource, type ClusterConnection, type DryRunOutcome, type FactsSource } from '../../server/src/cluster';
 import { analyzeResource } from '../../server/src/core/findings/analysis';
-import { isJsonObject, type JsonObject } from '../../server/src/core/json';
+import type { JsonObject } from '../../server/src/core/json';
 import { parseManifestText, type ManifestProblem } from '../../server/src/core/manifest/manifest';
 import { conflictCauses, formatServerPath } from '../../server/src/core/ssa/messages';
 import { predictApply, type ApplyPrediction } from '../../server/src/core/ssa/predict';
 import { requireCluster } from '../support/env';
 import { apply, connect, freshNamespace, get, objectOf, objectPath, request, update, type Connection, type KubeObject } from '../support/seed';
-import { installWidgetCrd } from '../support/seed-crd';
+import { installWidgetCrd, waitForOpenApi } from '../support/seed-crd';
 import { removedRoots, sendRaw, serverStatus, topMost, type RawAnswer, type ServerStatus } from './oracle';
 import { applyCrd, replayHistory } from './replay';
 import { crdDir, crdSteps, loadScenarios, withNamespace, type Scenario, type ServerAnswer } from './scenario';
@@ -352,15 +352,3 @@ function crdVersions(): string[] {
   return out;
 }
 
-/** The server publishes a new CRD's OpenAPI a moment after it is Established. */
-async function waitForOpenApi(conn: Connection, keys: string[]): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const index = await request(conn, 'GET', '/openapi/v3');
-    const paths = isJsonObject(index.body) && isJsonObject(index.body.paths) ? index.body.paths : {};
-    const missing = keys.filter((k) => !(k in paths));
-    if (missing.length === 0) return;
-    if (Date.now() > deadline) throw new Error(`OpenAPI v3 still lacks ${missing.join(', ')}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}

@@ -10,12 +10,11 @@ import { pathToFileURL } from 'node:url';
 import { before, describe, test } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import type { Diagnostic } from 'vscode-languageserver-protocol';
-import { isJsonObject } from '../../server/src/core/json';
 import { parseManifestText } from '../../server/src/core/manifest/manifest';
 import { testCluster } from '../support/env';
 import { startTestServer } from '../support/lsp-client';
-import { apply, connect, freshNamespace, objectOf, request, type Connection, type KubeObject } from '../support/seed';
-import { installWidgetCrd } from '../support/seed-crd';
+import { apply, connect, freshNamespace, objectOf, type KubeObject } from '../support/seed';
+import { installWidgetCrd, waitForOpenApi } from '../support/seed-crd';
 import { replayHistory } from '../differential/replay';
 import { crdDir, loadScenarios, withNamespace, type Scenario } from '../differential/scenario';
 import { runCli, scratchDir, writeFiles } from '../cli/cli-process';
@@ -147,15 +146,3 @@ function crdVersions(): string[] {
   });
 }
 
-/** The server publishes a new CRD's OpenAPI a moment after it is Established: wait for the index to list it. */
-async function waitForOpenApi(conn: Connection, keys: string[]): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const index = await request(conn, 'GET', '/openapi/v3');
-    const paths = isJsonObject(index.body) && isJsonObject(index.body.paths) ? index.body.paths : {};
-    const missing = keys.filter((k) => !(k in paths));
-    if (missing.length === 0) return;
-    if (Date.now() > deadline) throw new Error(`OpenAPI v3 still lacks ${missing.join(', ')}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}

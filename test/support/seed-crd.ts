@@ -1,7 +1,8 @@
 // A CustomResourceDefinition whose schema has one field of every merge kind Server-Side Apply treats
 // differently, so tests can check ownership and conflicts on CRDs, where the schema comes from the
 // CRD's own x-kubernetes-* markers rather than from compiled-in Go types.
-import { apply, get, objectOf, objectPath, type Connection, type KubeObject } from './seed';
+import { isJsonObject } from '../../server/src/core/json';
+import { apply, get, objectOf, objectPath, request, type Connection, type KubeObject } from './seed';
 
 export const widgetGroup = 'kch.example.com';
 export const widgetApiVersion = `${widgetGroup}/v1`;
@@ -92,4 +93,20 @@ export async function installWidgetCrd(conn: Connection): Promise<KubeObject> {
 
 export function widget(namespace: string, name: string, spec: Record<string, unknown>): KubeObject {
   return { apiVersion: widgetApiVersion, kind: 'Widget', metadata: { name, namespace }, spec };
+}
+
+/**
+ * The server publishes a new CRD's OpenAPI v3 (and serves its objects) a moment after the CRD is
+ * Established: wait until the index lists every group-version of `keys` (`apis/GROUP/VERSION`).
+ */
+export async function waitForOpenApi(conn: Connection, keys: readonly string[]): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const index = await request(conn, 'GET', '/openapi/v3');
+    const paths = isJsonObject(index.body) && isJsonObject(index.body.paths) ? index.body.paths : {};
+    const missing = keys.filter((k) => !(k in paths));
+    if (missing.length === 0) return;
+    if (Date.now() > deadline) throw new Error(`OpenAPI v3 still lacks ${missing.join(', ')}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
 }
