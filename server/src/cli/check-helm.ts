@@ -5,15 +5,16 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { locateOptions, objectIdentity, type AnalysisSettings, type Finding } from '../core/findings/analysis';
+import { dryRunDiffersCode } from '../core/findings/catalogue';
 import { helmApply, renderedObjectAnalysis, sentResource } from '../core/findings/rendered';
 import { relocateFindings } from '../core/findings/relocate';
 import type { CheckedObject } from './report';
-import { verifyResource, type ClusterConnection, type ClusterProblem } from '../cluster';
-import { differenceFindings } from '../core/findings/verification';
+import type { ClusterConnection, ClusterProblem } from '../cluster';
 import { helmTarget, renderHelm } from '../render/helm';
 import { describeRenderProblem, type RenderSettings } from '../render/renderer';
 import type { FactsReader } from './facts';
 import { displayPath } from './files';
+import { verifyResource } from './verify';
 
 export interface HelmCheckRequest {
   readonly charts: readonly string[];
@@ -83,12 +84,12 @@ export async function checkHelmCharts(
       const origin = result.sourceMap.objects.find((o) => o.index === resource.documentIndex)?.origin;
       // --verify: the object as Helm sends it (ownership metadata included, never the template's
       // text), in the mode of the user's Helm; a difference lands on the source line of its field.
-      const verified = verifier ? await verifyResource(verifier, resource, found, facts, settings, { object: resource.object }) : { ok: true as const };
+      const verified = await verifyResource(resource, found, answer, settings, verifier, { object: resource.object });
       if (!verified.ok) return { ok: false, problem: verified.problem };
       const verification = verified.verification;
       const differences = verification
         ? relocateFindings(
-            differenceFindings(verification),
+            verification.differences.map((d) => ({ code: dryRunDiffersCode, severity: 'error' as const, message: d.message, range: d.range, ...(d.path !== undefined ? { path: d.path } : {}) })),
             resource,
             resource.documentIndex,
             result.sourceMap,

@@ -10,13 +10,14 @@ import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget } from '../core/sources/source-map';
 import { renderKustomization } from '../render/kustomize';
 import { describeRenderProblem, type RenderSettings } from '../render/renderer';
-import { differenceFindings } from '../core/findings/verification';
+import { dryRunDiffersCode } from '../core/findings/catalogue';
 import type { CheckedObject, CheckReport } from './report';
-import { verifyResource, type ClusterConnection, type ClusterProblem, type VerifyAnswer } from '../cluster';
+import type { ClusterConnection, ClusterProblem } from '../cluster';
 import type { FactsReader } from './facts';
 import { classifyInputs, findKustomizations, kustomizeTargets, notCheckedNote } from './classify';
 import { displayPath, readTextFile, stdinTarget, type FileText } from './files';
 import type { CheckProgress } from './progress';
+import { verifyResource as verify } from './verify';
 import { checkHelmCharts, releaseChart, type HelmCheckRequest } from './check-helm';
 import { isDirectory, toSlashes } from '../render/paths';
 
@@ -97,12 +98,12 @@ export async function runCheck(
       // --verify: the rendered object is what would be sent, so it is what the dry run sends; where
       // the server's answer differs, the difference goes to the source line of its field, as findings do.
       // The dry run is compared with the findings on the rendered object, before they moved to the sources.
-      const verifiedRendered: VerifyAnswer = verifier ? await verifyResource(verifier, resource, analyzeResource(resource, answer.facts, settings), answer.facts, settings) : { ok: true };
+      const verifiedRendered = await verify(resource, verifier ? analyzeResource(resource, answer.facts, settings) : [], answer, settings, verifier);
       if (!verifiedRendered.ok) return { ok: false, problem: verifiedRendered.problem };
       const verification = verifiedRendered.verification;
       const differences = verification
         ? relocateFindings(
-            differenceFindings(verification),
+            verification.differences.map((d) => ({ code: dryRunDiffersCode, severity: 'error' as const, message: d.message, range: d.range, ...(d.path !== undefined ? { path: d.path } : {}) })),
             resource,
             resource.documentIndex,
             result.sourceMap,
@@ -169,7 +170,7 @@ export async function runCheck(
       if (!answer.ok) return { ok: false, problem: answer.problem };
       const findings = analyzeResource(resource, answer.facts, settings);
       const checked: CheckedObject = { file: shown, object: objectIdentity(resource), title: answer.title, findings, notes: answer.notes };
-      const verified: VerifyAnswer = verifier ? await verifyResource(verifier, resource, findings, answer.facts, settings) : { ok: true };
+      const verified = await verify(resource, findings, answer, settings, verifier);
       if (!verified.ok) return { ok: false, problem: verified.problem };
       objects.push(verified.verification ? { ...checked, verification: verified.verification } : checked);
       onProgress?.({ file: fileNumber, files: texts.size, objects: objects.filter((o) => o.object).length });
