@@ -35,6 +35,10 @@ const repository: Record<string, string> = {
   'charts/shop/charts/cache/templates/statefulset.yaml': template,
   // Plain manifests, written by hand, in YAML and in JSON; and YAML that is not Kubernetes.
   'k8s/namespace.yaml': 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n',
+  // A byte order mark before the first key, as some Windows editors write it (kubectl reads it).
+  'k8s/bom.yaml': '\uFEFFapiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bom\n',
+  // Blank lines before the object: still a manifest (and found without a search from every line).
+  'k8s/blank-lines-first.yaml': `${'\n'.repeat(2000)}apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: late\n`,
   'k8s/list.json': '{"apiVersion": "v1", "kind": "List", "items": []}',
   'k8s/flux-kustomization.yaml': 'apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: apps\nspec:\n  path: ./deploy\n',
   'k8s/broken.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [broken\n',
@@ -66,6 +70,8 @@ const expected: [string, FileKind][] = [
   ['charts/shop/charts/cache/Chart.yaml', { kind: 'helm-chart', role: 'chart', chart: 'charts/shop/charts/cache' }],
   ['charts/shop/charts/cache/templates/statefulset.yaml', { kind: 'helm-chart', role: 'template', chart: 'charts/shop/charts/cache' }],
   ['k8s/namespace.yaml', { kind: 'manifest' }],
+  ['k8s/bom.yaml', { kind: 'manifest' }],
+  ['k8s/blank-lines-first.yaml', { kind: 'manifest' }],
   ['k8s/list.json', { kind: 'manifest' }],
   // Flux's Kustomization is an object the cluster serves (a CRD), not kustomize's recipe.
   ['k8s/flux-kustomization.yaml', { kind: 'manifest' }],
