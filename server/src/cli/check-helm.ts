@@ -4,8 +4,7 @@
 // moved to the template line that writes the field and the values line it reads.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { locateOptions, objectIdentity, type AnalysisSettings, type Finding } from '../core/findings/analysis';
-import { dryRunDiffersCode } from '../core/findings/catalogue';
+import { locateOptions, type AnalysisSettings } from '../core/findings/analysis';
 import { helmApply, renderedObjectAnalysis, sentResource } from '../core/findings/rendered';
 import { relocateFindings } from '../core/findings/relocate';
 import type { CheckedObject } from './report';
@@ -14,6 +13,7 @@ import { helmTarget, renderHelm } from '../render/helm';
 import { describeRenderProblem, type RenderSettings } from '../render/renderer';
 import type { FactsReader } from './facts';
 import { displayPath } from './files';
+import { renderedObjectEntries } from './rendered-objects';
 import { verifyResource } from './verify';
 
 export interface HelmCheckRequest {
@@ -81,37 +81,22 @@ export async function checkHelmCharts(
       const found = renderedObjectAnalysis(resource, facts, sent);
       const options = locateOptions(resource, facts.schema);
       const moved = relocateFindings(found, resource, resource.documentIndex, result.sourceMap, options);
-      const origin = result.sourceMap.objects.find((o) => o.index === resource.documentIndex)?.origin;
       // --verify: the object as Helm sends it (ownership metadata included, never the template's
       // text), in the mode of the user's Helm; a difference lands on the source line of its field.
       const verified = await verifyResource(resource, found, answer, settings, verifier, { object: resource.object });
       if (!verified.ok) return { ok: false, problem: verified.problem };
-      const verification = verified.verification;
-      const differences = verification
-        ? relocateFindings(
-            verification.differences.map((d) => ({ code: dryRunDiffersCode, severity: 'error' as const, message: d.message, range: d.range, ...(d.path !== undefined ? { path: d.path } : {}) })),
-            resource,
-            resource.documentIndex,
-            result.sourceMap,
-            options,
-          )
-        : [];
-      const byFile = new Map<string, Finding[]>();
-      if (origin) byFile.set(origin.file, []);
-      for (const { source, rendered: _rendered, ...f } of moved) byFile.set(source.file, [...(byFile.get(source.file) ?? []), f]);
-      for (const d of differences) if (!byFile.has(d.source.file)) byFile.set(d.source.file, []);
-      for (const [file, list] of byFile) {
-        const here = differences.filter((d) => d.source.file === file).map((d) => ({ message: d.message, range: d.range, ...(d.path !== undefined ? { path: d.path } : {}) }));
-        objects.push({
-          file: displayPath(file),
-          object: objectIdentity(resource),
+      objects.push(
+        ...renderedObjectEntries({
+          resource,
+          findings: moved,
+          verification: verified.verification,
+          sourceMap: result.sourceMap,
+          options,
           title: `${answer.title} in ${label}`,
-          findings: list,
-          ...(verification ? { verification: { ...verification, differences: here } } : {}),
-          notes: file === origin?.file ? answer.notes : [],
+          notes: answer.notes,
           rendered: { target: result.sourceMap.target.label, root: displayPath(path.resolve(chart)), index: resource.documentIndex },
-        });
-      }
+        }),
+      );
     }
     for (const note of result.notes) objects.push({ file: displayPath(path.resolve(chart)), title: `${target.label} (${displayPath(path.resolve(chart))})`, findings: [], notes: [note] });
   }

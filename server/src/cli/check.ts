@@ -2,15 +2,13 @@
 // the same analysis the editor runs, and (with --verify) the server's dry-run answer beside it.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { analyzeResource, locateOptions, objectIdentity, problemFindings, type AnalysisSettings, type Finding } from '../core/findings/analysis';
+import { analyzeResource, locateOptions, objectIdentity, problemFindings, type AnalysisSettings } from '../core/findings/analysis';
 import { overlayLabels, renderedObjectFindings } from '../core/findings/rendered';
-import { relocateFindings } from '../core/findings/relocate';
 import { parseManifestText } from '../core/manifest/manifest';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget } from '../core/sources/source-map';
 import { renderKustomization } from '../render/kustomize';
 import { describeRenderProblem, type RenderSettings } from '../render/renderer';
-import { dryRunDiffersCode } from '../core/findings/catalogue';
 import type { CheckedObject, CheckReport } from './report';
 import type { ClusterConnection, ClusterProblem } from '../cluster';
 import type { FactsReader } from './facts';
@@ -19,6 +17,7 @@ import { displayPath, readTextFile, stdinTarget, type FileText } from './files';
 import type { CheckProgress } from './progress';
 import { verifyResource as verify } from './verify';
 import { checkHelmCharts, releaseChart, type HelmCheckRequest } from './check-helm';
+import { renderedObjectEntries } from './rendered-objects';
 import { isDirectory, toSlashes } from '../render/paths';
 
 export type CheckOutcome = { ok: true; report: CheckReport } | { ok: false; problem: ClusterProblem } | { ok: false; usage: string };
@@ -94,40 +93,23 @@ export async function runCheck(
       if (!answer.ok) return { ok: false, problem: answer.problem };
       const findings = renderedObjectFindings(resource, answer.facts, { settings }, result.sourceMap);
       const options = locateOptions(resource, answer.facts.schema);
-      const origin = result.sourceMap.objects.find((o) => o.index === resource.documentIndex)?.origin;
-      // --verify: the rendered object is what would be sent, so it is what the dry run sends; where
-      // the server's answer differs, the difference goes to the source line of its field, as findings do.
-      // The dry run is compared with the findings on the rendered object, before they moved to the sources.
+      // --verify: the rendered object is what would be sent, so it is what the dry run sends; the dry
+      // run is compared with the findings on the rendered object, before they moved to the sources.
       const verifiedRendered = await verify(resource, verifier ? analyzeResource(resource, answer.facts, settings) : [], answer, settings, verifier);
       if (!verifiedRendered.ok) return { ok: false, problem: verifiedRendered.problem };
-      const verification = verifiedRendered.verification;
-      const differences = verification
-        ? relocateFindings(
-            verification.differences.map((d) => ({ code: dryRunDiffersCode, severity: 'error' as const, message: d.message, range: d.range, ...(d.path !== undefined ? { path: d.path } : {}) })),
-            resource,
-            resource.documentIndex,
-            result.sourceMap,
-            options,
-          )
-        : [];
-      // One entry per source file the object's findings land on; the object itself at its origin.
-      const byFile = new Map<string, Finding[]>();
-      if (origin) byFile.set(origin.file, []);
-      for (const { source, rendered: _rendered, ...f } of findings) byFile.set(source.file, [...(byFile.get(source.file) ?? []), f]);
-      for (const d of differences) if (!byFile.has(d.source.file)) byFile.set(d.source.file, []);
-      for (const [file, list] of byFile) {
-        if (wanted !== 'all' && !wanted.has(file)) continue;
-        const here = differences.filter((d) => d.source.file === file).map((d) => ({ message: d.message, range: d.range, ...(d.path !== undefined ? { path: d.path } : {}) }));
-        objects.push({
-          file: displayPath(file),
-          object: objectIdentity(resource),
+      objects.push(
+        ...renderedObjectEntries({
+          resource,
+          findings,
+          verification: verifiedRendered.verification,
+          sourceMap: result.sourceMap,
+          options,
           title: `${answer.title} in ${target.label}`,
-          findings: list,
-          ...(verification ? { verification: { ...verification, differences: here } } : {}),
-          notes: file === origin?.file ? answer.notes : [],
+          notes: answer.notes,
           rendered: { target: target.label, root: displayPath(root), index: resource.documentIndex },
-        });
-      }
+          ...(wanted !== 'all' ? { wanted } : {}),
+        }),
+      );
     }
     for (const note of result.notes) objects.push({ file: displayPath(root), title: `${target.label} (${displayPath(root)})`, findings: [], notes: [note] });
   }

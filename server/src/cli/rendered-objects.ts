@@ -1,0 +1,60 @@
+// The report entries of one rendered object (an overlay's, a chart's): one per source file that its
+// findings or its dry-run differences land on, and the object itself at its origin. One place for
+// the command line's overlays and charts, so both report a rendered object alike.
+import { objectIdentity, type Finding } from '../core/findings/analysis';
+import { dryRunDiffersCode } from '../core/findings/catalogue';
+import { relocateFindings, type RelocatedFinding } from '../core/findings/relocate';
+import type { LocateOptions, ManifestResource } from '../core/manifest/manifest';
+import type { SourceMap } from '../core/sources/source-map';
+import { displayPath } from './files';
+import type { CheckedObject, RenderedFrom, Verification } from './report';
+
+export interface RenderedObjectReport {
+  readonly resource: ManifestResource;
+  /** Its findings, already on their source lines. */
+  readonly findings: readonly RelocatedFinding[];
+  /** --verify: the server's answer, compared on the rendered object. */
+  readonly verification: Verification | undefined;
+  readonly sourceMap: SourceMap;
+  readonly options: LocateOptions;
+  readonly title: string;
+  /** Notes of the object (not in the snapshot, no schema), shown once, at its origin. */
+  readonly notes: readonly string[];
+  readonly rendered: RenderedFrom;
+  /** Only the entries on these source files (absolute, `/`-separated); all when absent. */
+  readonly wanted?: ReadonlySet<string>;
+}
+
+export function renderedObjectEntries(r: RenderedObjectReport): CheckedObject[] {
+  const { resource, verification } = r;
+  // A difference goes to the source line of its field, as findings do.
+  const differences = verification
+    ? relocateFindings(
+        verification.differences.map((d): Finding => ({ code: dryRunDiffersCode, severity: 'error', message: d.message, range: d.range, ...(d.path !== undefined ? { path: d.path } : {}) })),
+        resource,
+        resource.documentIndex,
+        r.sourceMap,
+        r.options,
+      )
+    : [];
+  const origin = r.sourceMap.objects.find((o) => o.index === resource.documentIndex)?.origin;
+  const byFile = new Map<string, Finding[]>();
+  if (origin) byFile.set(origin.file, []);
+  for (const { source, rendered: _rendered, ...f } of r.findings) byFile.set(source.file, [...(byFile.get(source.file) ?? []), f]);
+  for (const d of differences) if (!byFile.has(d.source.file)) byFile.set(d.source.file, []);
+  const entries: CheckedObject[] = [];
+  for (const [file, list] of byFile) {
+    if (r.wanted && !r.wanted.has(file)) continue;
+    const here = differences.filter((d) => d.source.file === file).map((d) => ({ message: d.message, range: d.range, ...(d.path !== undefined ? { path: d.path } : {}) }));
+    entries.push({
+      file: displayPath(file),
+      object: objectIdentity(resource),
+      title: r.title,
+      findings: list,
+      ...(verification ? { verification: { ...verification, differences: here } } : {}),
+      notes: file === origin?.file ? r.notes : [],
+      rendered: r.rendered,
+    });
+  }
+  return entries;
+}
