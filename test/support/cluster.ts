@@ -598,7 +598,7 @@ export interface AuditEvent {
  * What the log has read so far, per log file: a wait polls every 100 ms, and a full run's log holds
  * thousands of events, so each read parses only the lines written since the last one.
  */
-const auditReads = new Map<string, { ino: number; offset: number; rest: Buffer; events: AuditEvent[] }>();
+const auditReads = new Map<string, { file: string; offset: number; rest: Buffer; events: AuditEvent[] }>();
 
 /** Every complete event in the log, in order (a line still being written is left for the next read). */
 export function readAuditEvents(auditLog: string): AuditEvent[] {
@@ -610,8 +610,9 @@ export function readAuditEvents(auditLog: string): AuditEvent[] {
   }
   let read = auditReads.get(auditLog);
   // A new cluster starts a new log: begin again when the file was replaced or cut.
-  if (!read || read.ino !== stat.ino || stat.size < read.offset) {
-    read = { ino: stat.ino, offset: 0, rest: Buffer.alloc(0), events: [] };
+  const file = `${stat.ino}:${stat.birthtimeMs}`;
+  if (!read || read.file !== file || stat.size < read.offset) {
+    read = { file, offset: 0, rest: Buffer.alloc(0), events: [] };
     auditReads.set(auditLog, read);
   }
   if (stat.size > read.offset) {
