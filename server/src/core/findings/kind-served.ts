@@ -90,6 +90,12 @@ function servedVersions(spec: JsonObject): string[] {
   return versions;
 }
 
+/** The settings of an analysis that also knows the kinds `defined` (unchanged when there are none). */
+export function withDefinedKinds<T extends { readonly definedKinds?: readonly DefinedKind[] }>(settings: T, defined: readonly DefinedKind[]): T {
+  if (defined.length === 0) return settings;
+  return { ...settings, definedKinds: [...(settings.definedKinds ?? []), ...defined] };
+}
+
 /** A stable key of a set of defined kinds: analyses made with the same key saw the same definitions. */
 export function definedKindsKey(defined: readonly DefinedKind[] | undefined): string {
   if (!defined || defined.length === 0) return '';
