@@ -9,7 +9,7 @@ import type { ManifestResource } from '../core/manifest/manifest';
 import { qualifiedResource } from '../core/ssa/messages';
 import type { ReportSource } from './report';
 import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
-import { liveFacts, type ApiResourceInfo, type ClusterConnection, type ClusterProblem } from '../cluster';
+import { liveFacts, notServedKindFacts, type ApiResourceInfo, type ClusterConnection, type ClusterProblem } from '../cluster';
 
 export type FactsAnswer =
   | { ok: true; facts: ResourceFacts; title: string; notes: string[] }
@@ -67,7 +67,7 @@ export function liveFactsReader(connection: ClusterConnection): FactsReader {
         if (kind.problem.kind !== 'kindNotServed') return { ok: false, problem: kind.problem };
         return {
           ok: true,
-          facts: { kind: { state: 'notServed', message: kind.problem.message }, live: { state: 'absent' }, schema: undefined },
+          facts: { kind: notServedKindFacts(kind.problem), live: { state: 'absent' }, schema: undefined },
           title: objectTitle(resource, undefined, ''),
           notes: [],
         };

@@ -6,6 +6,7 @@ import type { KindFacts, LiveFacts, ResourceFacts } from '../core/findings/analy
 import type { JsonObject } from '../core/json';
 import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
 import type { ClusterConnection } from './connection';
+import { notServedKindFacts } from './discovery';
 import type { Disposable, LiveObjectState, ObjectRef } from './types';
 
 export interface FactsSource {
@@ -59,7 +60,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     const resource = connection.cachedResource(ref.apiVersion, ref.kind);
     let kind: KindFacts;
     if (resource) kind = { state: 'served', group: resource.group, resource: resource.resource, namespaced: resource.namespaced };
-    else if (live.state === 'failed' && live.problem.kind === 'kindNotServed') kind = { state: 'notServed', message: live.problem.message };
+    else if (live.state === 'failed' && live.problem.kind === 'kindNotServed') kind = notServedKindFacts(live.problem);
     else if (live.state === 'failed') kind = { state: 'unavailable', message: live.problem.message };
     else kind = { state: 'pending' };
     return { kind, live: liveFacts(live), schema: resource ? cachedSchema(ref.apiVersion) : undefined };

@@ -18,6 +18,7 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { locateOptions, showValue, type Finding } from '../core/findings/analysis';
 import { fieldHover } from '../core/findings/hover-text';
 import { serverPath } from '../core/findings/ownership';
+import { definedKinds, withDefinedKinds } from '../core/findings/kind-served';
 import { helmApply, overlayLabels, renderedObjectFindings, sentResource, type RenderedApply } from '../core/findings/rendered';
 import type { RelocatedFinding } from '../core/findings/relocate';
 import { removeFieldEdits, replaceValueEdits, type EditResult } from '../core/manifest/edits';
@@ -183,8 +184,9 @@ export class RenderedSources implements DocumentSource {
   }
 
   private applyOf(rendered: Rendered, settings: Settings): RenderedApply {
-    if (rendered.helm) return helmApply(rendered.helm, settings.severity);
-    return { settings: { fieldManager: settings.fieldManager, applyMode: settings.applyMode, severity: settings.severity } };
+    const apply = rendered.helm ? helmApply(rendered.helm, settings.severity) : { settings: { fieldManager: settings.fieldManager, applyMode: settings.applyMode, severity: settings.severity } };
+    // A CRD rendered with its resources is applied with them, as on the command line.
+    return { ...apply, settings: withDefinedKinds(apply.settings, definedKinds(rendered.resources, rendered.sourceMap.target.label)) };
   }
 
   /** Every rendered object of the file's targets that has been rendered, with its facts as the caches have them. */

@@ -58,6 +58,8 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     },
     env,
   );
+  // A CustomResourceDefinition opened, edited or closed changes what the other documents are told.
+  workspace.analyzer.onDefinedKindsChange(() => refresh.schedule());
   const dryRuns = new DryRunAnswers(connection, workspace, refresh);
   const rendered = new RenderedSources(connection, workspace, refresh);
 

@@ -5,6 +5,7 @@
 import { isJsonObject, jsonDepthExceeds, type JsonObject, type JsonValue } from '../json';
 import { firstCharacter, locate, manifestLimits, type LocateOptions, type ManifestProblem, type ManifestResource, type Range } from '../manifest/manifest';
 import { defaultSeverity, docsLinks, type FindingCode, type Severity } from './catalogue';
+import { judgeNotServed, type DefinedKind, type NotServedDiscovery } from './kind-served';
 import { managerRole } from './managers';
 import { describeManager, formatServerPath, qualifiedResource, type ManagerIdentity } from '../ssa/messages';
 import { valueAtPath } from '../ssa/merge';
@@ -16,8 +17,11 @@ import { fieldType, resolveType, rootTypeFor, type SchemaModel, type TypeRef } f
 export type KindFacts =
   | { readonly state: 'pending' }
   | { readonly state: 'served'; readonly group: string; readonly resource: string; readonly namespaced: boolean }
-  /** `message`: the whole sentence the user reads, e.g. the versions that are served. */
-  | { readonly state: 'notServed'; readonly message: string }
+  /**
+   * `message`: the cluster layer's sentence, e.g. the versions that are served; `discovery`: what
+   * the cluster serves around the kind, from which the analysis tells why (kind-served.ts).
+   */
+  | { readonly state: 'notServed'; readonly message: string; readonly discovery?: NotServedDiscovery }
   | { readonly state: 'unavailable'; readonly message: string };
 
 /** What the cluster says of the object the manifest names. */
@@ -41,6 +45,11 @@ export interface AnalysisSettings {
   readonly applyMode: ApplyMode;
   /** The user's own severity per finding code (`off` hides the finding), as ESLint rules allow. */
   readonly severity?: SeverityOverrides;
+  /**
+   * The kinds that CustomResourceDefinitions among the files checked together define (a folder, a
+   * stream, a render; in the editor the open documents): the cluster need not serve them yet.
+   */
+  readonly definedKinds?: readonly DefinedKind[];
 }
 
 export type SeverityOverrides = Readonly<Record<string, Severity | 'off'>>;
@@ -131,18 +140,10 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
   }
 
   if (facts.kind.state === 'notServed') {
-    return [
-      {
-        code: 'kind-not-served',
-        severity: defaultSeverity('kind-not-served'),
-        // The cluster layer's sentence already names the kind and apiVersion (and what is served
-        // instead): said once, not wrapped in a second copy of itself.
-        message: facts.kind.message.trim() || `The cluster does not serve ${resource.kind} in ${resource.apiVersion}.`,
-        range: kindRange,
-        object,
-        docs: docsLinks.apiVersions,
-      },
-    ];
+    // Why it is not served (a removed version, a CRD not installed, a CRD among the files) decides
+    // the sentence, the link and even the code: kind-served.ts judges.
+    const judged = judgeNotServed(resource.apiVersion, resource.kind, facts.kind.discovery, settings.definedKinds, facts.kind.message);
+    return [{ code: judged.code, severity: defaultSeverity(judged.code), message: judged.message, range: kindRange, object, docs: judged.docs }];
   }
   if (facts.live.state === 'invalidName') {
     const field = facts.live.field === 'metadata.name' ? 'name' : 'namespace';
