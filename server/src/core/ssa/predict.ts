@@ -256,7 +256,10 @@ export function predictApply(input: PredictApplyInput): ApplyPrediction {
       const refusals = problems.filter((p) => p.server !== undefined);
       if (refusals.length > 0) statuses.push(typedRefusal(config, refusals as { server: ValueProblem['server'] }[]));
       // A conversion to a manager's version that fails ends the apply before conflicts are reported.
-      else if (predicted.conversionRefusal) statuses.push({ code: 500, reason: '', kind: 'refused', message: predicted.conversionRefusal });
+      else if (predicted.conversionRefusal) {
+        problems.push({ code: 'conversion', message: `the server cannot convert this object to the apiVersion another manager's fields are recorded at: ${predicted.conversionRefusal}` });
+        statuses.push({ code: 500, reason: '', kind: 'refused', message: predicted.conversionRefusal });
+      }
       else if (result.conflicts.length > 0) {
         statuses.push({
           code: 409,
