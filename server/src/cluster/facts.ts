@@ -8,6 +8,7 @@ import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
 import type { ClusterConnection } from './connection';
 import { notServedKindFacts } from './discovery';
 import type { Disposable, LiveObjectState, ObjectRef } from './types';
+import { loadManagerVersions, peekManagerVersions, type ManagerVersions } from './versions';
 
 export interface FactsSource {
   /** Synchronous: what is known now. Starts the reads that are missing; `onChange` tells when they land. */
@@ -28,7 +29,16 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   // A schema whose fetch failed arrives later (the connection retries it with backoff).
   const schemaSubscription = connection.onSchemaChange(notify);
 
-  function schemaFromDocument(doc: JsonObject): SchemaModel {
+  // With the documents of the versions other managers wrote at (versions.ts), keyed by their URLs' documents.
+  const combined = new WeakMap<JsonObject, { others: readonly JsonObject[]; schema: SchemaModel }>();
+  function schemaFromDocument(doc: JsonObject, others: readonly JsonObject[] = []): SchemaModel {
+    if (others.length > 0) {
+      const known = combined.get(doc);
+      if (known && known.others.length === others.length && known.others.every((d, i) => d === others[i])) return known.schema;
+      const schema = schemaFromOpenApi([doc, ...others]).schema;
+      combined.set(doc, { others, schema });
+      return schema;
+    }
     let schema = schemas.get(doc);
     if (!schema) {
       schema = schemaFromOpenApi([doc]).schema;
@@ -51,25 +61,35 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     return pending;
   }
 
-  function cachedSchema(apiVersion: string): SchemaModel | undefined {
-    const doc = connection.cachedOpenApiDocument(apiVersion);
-    return doc ? schemaFromDocument(doc) : undefined;
-  }
-
-  function facts(ref: ObjectRef, live: LiveObjectState): ResourceFacts {
+  function facts(ref: ObjectRef, live: LiveObjectState, versions?: ManagerVersions): ResourceFacts {
     const resource = connection.cachedResource(ref.apiVersion, ref.kind);
     let kind: KindFacts;
     if (resource) kind = { state: 'served', group: resource.group, resource: resource.resource, namespaced: resource.namespaced };
     else if (live.state === 'failed' && live.problem.kind === 'kindNotServed') kind = notServedKindFacts(live.problem);
     else if (live.state === 'failed') kind = { state: 'unavailable', message: live.problem.message };
     else kind = { state: 'pending' };
-    return { kind, live: liveFacts(live), schema: resource ? cachedSchema(ref.apiVersion) : undefined };
+    const doc = resource ? connection.cachedOpenApiDocument(ref.apiVersion) : undefined;
+    return {
+      kind,
+      live: liveFacts(live),
+      schema: doc ? schemaFromDocument(doc, versions?.documents) : undefined,
+      ...(versions?.versions ? { versions: versions.versions } : {}),
+    };
+  }
+
+  /** Managers recorded at other versions: their documents and the kind's versions (versions.ts). */
+  function peekVersions(ref: ObjectRef, live: LiveObjectState): ManagerVersions | undefined {
+    const resource = connection.cachedResource(ref.apiVersion, ref.kind);
+    if (!resource || live.state !== 'exists') return undefined;
+    const known = peekManagerVersions(connection, ref, resource, live.object, (v) => connection.cachedOpenApiDocument(v));
+    for (const v of known.missing) void loadSchema(v);
+    return known;
   }
 
   return {
     peek(ref) {
       const live = connection.peekObject(ref);
-      const result = facts(ref, live);
+      const result = facts(ref, live, peekVersions(ref, live));
       if (result.kind.state === 'served' && !result.schema) void loadSchema(ref.apiVersion);
       return result;
     },
@@ -77,7 +97,13 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
       const live = await connection.getObject(ref);
       const resource = connection.cachedResource(ref.apiVersion, ref.kind);
       if (resource && !connection.cachedOpenApiDocument(ref.apiVersion)) await loadSchema(ref.apiVersion);
-      return facts(ref, live);
+      const versions = resource && live.state === 'exists'
+        ? await loadManagerVersions(connection, ref, resource, live.object, async (v) => {
+          if (!connection.cachedOpenApiDocument(v)) await loadSchema(v);
+          return connection.cachedOpenApiDocument(v);
+        })
+        : undefined;
+      return facts(ref, live, versions);
     },
     onChange(listener) {
       listeners.add(listener);

@@ -10,7 +10,8 @@ import { managerRole } from './managers';
 import { describeManager, formatServerPath, qualifiedResource, type ManagerIdentity } from '../ssa/messages';
 import { valueAtPath } from '../ssa/merge';
 import type { FieldPath } from '../ssa/path';
-import { predictApply, type ApplyMode, type FieldConflict, type PredictedStatus } from '../ssa/predict';
+import { predictApply, type ApplyMode, type FieldConflict, type PredictedStatus, type UnconvertedManager } from '../ssa/predict';
+import type { KindVersions } from '../ssa/versions';
 import { fieldType, resolveType, rootTypeFor, type SchemaModel, type TypeRef } from '../ssa/schema';
 
 /** What the cluster says of the manifest's apiVersion and kind. */
@@ -36,8 +37,13 @@ export type LiveFacts =
 export interface ResourceFacts {
   readonly kind: KindFacts;
   readonly live: LiveFacts;
-  /** The schema of the manifest's group-version; undefined while it is not known. */
+  /**
+   * The schema of the manifest's group-version (with the group-versions the live object's
+   * managers were recorded at, when the cluster serves them); undefined while it is not known.
+   */
   readonly schema: SchemaModel | undefined;
+  /** The kind's versions (a CRD's versions and conversion), when managers were recorded at another one. */
+  readonly versions?: KindVersions;
 }
 
 export interface AnalysisSettings {
@@ -179,6 +185,7 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
     fieldManager: settings.fieldManager,
     mode: settings.applyMode,
     resource: resourceName,
+    ...(facts.versions ? { versions: facts.versions } : {}),
   });
 
   // One request gets one answer: when the manifest would be refused for several reasons, each
@@ -236,6 +243,7 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
     findings.push(conflictFinding(resource, object, conflict, facts.schema, conflictStatus?.message, order('fieldConflict')));
   }
   findings.push(...unverifiedSecretData(object, prediction.uncertain, nameRange));
+  findings.push(...unverifiedConversions(object, prediction.unconverted, nameRange));
 
   for (const problem of prediction.problems) {
     if (problem.code === 'kindNotInSchema' || problem.code === 'managedFields') continue;
@@ -314,7 +322,8 @@ function conflictFinding(
     conflict.liveValue !== undefined
       ? `live ${showValue(conflict.liveValue)}, manifest ${conflict.manifestValue !== undefined ? showValue(conflict.manifestValue) : 'unset'}`
       : `not set on the live object, manifest ${conflict.manifestValue !== undefined ? showValue(conflict.manifestValue) : 'sets it'}`;
-  const where = rangeFor(resource, conflict.path, schema);
+  // A field of another apiVersion (the manager's) is marked where the manifest sets it.
+  const where = rangeFor(resource, conflict.manifestPath ?? conflict.path, schema);
   // A changed scalar is marked on its value; a field the live object lacks, or a whole list item,
   // on its key.
   const scalarChanged = where.node === 'scalar' && conflict.liveValue !== undefined;
@@ -384,6 +393,30 @@ function unverifiedSecretData(object: ObjectIdentity, uncertain: readonly FieldC
       docs: docsLinks.ssaConflicts,
     },
   ];
+}
+
+/**
+ * A manager recorded at another apiVersion that only the server can compare (a conversion
+ * webhook, fields that move between versions): neither a conflict nor its absence is certain.
+ */
+function unverifiedConversions(object: ObjectIdentity, unconverted: readonly UnconvertedManager[], range: Range): Finding[] {
+  return unconverted.map((u) => {
+    const paths = u.paths.map(formatServerPath);
+    const touched = paths.length > 0 ? ` It owns ${paths.join(', ')}, which this manifest changes.` : '';
+    return {
+      code: 'conversion-unverified',
+      severity: defaultSeverity('conversion-unverified'),
+      message:
+        `${describeManager(u.manager)} recorded its fields at ${u.apiVersion}, and the server compares them there: ${u.reason}, ` +
+        `so whether kubectl apply --server-side conflicts with it is unknown.${touched} ` +
+        'Run "Confirm with a dry-run apply" (or the check with --verify) to let the server decide',
+      range,
+      object,
+      ...(paths[0] !== undefined ? { path: paths[0] } : {}),
+      manager: u.manager,
+      docs: docsLinks.ssaConflicts,
+    };
+  });
 }
 
 /** What the server answers, as a finding names it. */

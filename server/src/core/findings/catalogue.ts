@@ -145,6 +145,13 @@ export const findingCatalogue = {
       'Another field manager owns Secret data keys the manifest sets. Secret values are never read, so only a dry run can tell whether the values differ and the apply conflicts.',
     docs: docsLinks.ssaConflicts,
   },
+  'conversion-unverified': {
+    severity: 'warning',
+    title: 'Manager recorded at another apiVersion',
+    description:
+      'A field manager wrote through another apiVersion, and the server compares its fields in that version through a conversion the product cannot run (a conversion webhook, fields that move between versions). Only a dry run can tell whether the apply conflicts.',
+    docs: docsLinks.ssaConflicts,
+  },
   // Not given by the analysis: the API server's own answer to a dry run where it parts from the
   // prediction (the editor's "Confirm with a dry-run apply", the command line's --verify).
   'dry-run-differs': {
