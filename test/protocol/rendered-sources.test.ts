@@ -382,3 +382,32 @@ test('quick fixes on a template line: a literal value is offered for removal, an
   await server.save(uriOf(template));
   assert.deepEqual(conflicts(await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length === 0, 60_000)), []);
 });
+
+test('an overlay that does not build because of its base builds again when the base is fixed and saved', async (t) => {
+  const cluster = requireCluster(t);
+  const kustomize = requireTool(t, 'kustomize');
+  if (!cluster || !kustomize) return;
+  const { repo, base } = await twoScaledOverlays(cluster, kustomize, 'editor-broken-base');
+  const good = fs.readFileSync(base, 'utf8');
+  fs.writeFileSync(base, good.replace('  replicas: 1', '  replicas: [1'));
+  const server = await startTestServer({ settings: { kubeconfig: cluster.kubeconfig, context: 'admin', kustomizePath: kustomize }, workspaceFolders: [uriOf(repo)] });
+  t.after(() => server.shutdown());
+  await openFiles(server, [base]);
+  await server.diagnostics(uriOf(base));
+  // kustomize refused the overlays (said once each); the last good answer is none. (The server runs
+  // in this process, whose event loop the wait alone does not keep alive while kustomize runs.)
+  const alive = setInterval(() => undefined, 1000);
+  try {
+    await server.waitForNotification('window/showMessage', (p) => /cannot render overlay (staging|production)/.test((p as { message: string }).message), 60_000);
+  } finally {
+    clearInterval(alive);
+  }
+  assert.deepEqual(conflicts(await server.diagnostics(uriOf(base))), []);
+
+  // Fixed in the editor and saved: the base is outside both overlays' folders, and they build again.
+  await server.change(uriOf(base), good);
+  fs.writeFileSync(base, good);
+  await server.save(uriOf(base));
+  const both = await server.diagnosticsUntil(uriOf(base), (ds) => conflicts(ds).length === 2, 60_000);
+  assert.deepEqual(conflicts(both).map((d) => /in overlay (\w+)/.exec(d.message)?.[1]).sort(), ['production', 'staging']);
+});

@@ -451,7 +451,10 @@ export class RenderedSources implements DocumentSource {
           // again): a save of any of them renders it again, also after a failed build, whose fix
           // may be in a base outside the overlay's folder.
           const files = new Set(readKustomizationFiles(root).keys());
-          const covers = (p: string) => files.has(p) || initial(p);
+          // Also any file beside one of its kustomizations: a generator's input or a patch that
+          // does not exist yet (the build fails until it does) is named there, not read.
+          const folders = new Set([...files].filter((f) => /^(kustomization\.ya?ml|Kustomization)$/.test(path.posix.basename(f))).map((f) => path.posix.dirname(f)));
+          const covers = (p: string) => files.has(p) || initial(p) || folders.has(path.posix.dirname(p));
           const out = await renderKustomization(target, tools);
           if (!out.ok) return { ok: false, covers, message: describeRenderProblem(target, out.problem), ...(out.problem.kind === 'not-installed' ? { notInstalled: out.problem.command } : {}) };
           const parsed = parseManifestText(out.text);
