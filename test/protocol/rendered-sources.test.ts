@@ -387,6 +387,10 @@ test('an overlay that does not build because of its base builds again when the b
   const cluster = requireCluster(t);
   const kustomize = requireTool(t, 'kustomize');
   if (!cluster || !kustomize) return;
+  // The server runs in this process: while it waits on kustomize and the test waits on it, nothing
+  // else would keep the event loop alive.
+  const alive = setInterval(() => undefined, 1000);
+  t.after(() => clearInterval(alive));
   const { repo, base } = await twoScaledOverlays(cluster, kustomize, 'editor-broken-base');
   const good = fs.readFileSync(base, 'utf8');
   fs.writeFileSync(base, good.replace('  replicas: 1', '  replicas: [1'));
@@ -394,14 +398,8 @@ test('an overlay that does not build because of its base builds again when the b
   t.after(() => server.shutdown());
   await openFiles(server, [base]);
   await server.diagnostics(uriOf(base));
-  // kustomize refused the overlays (said once each); the last good answer is none. (The server runs
-  // in this process, whose event loop the wait alone does not keep alive while kustomize runs.)
-  const alive = setInterval(() => undefined, 1000);
-  try {
-    await server.waitForNotification('window/showMessage', (p) => /cannot render overlay (staging|production)/.test((p as { message: string }).message), 60_000);
-  } finally {
-    clearInterval(alive);
-  }
+  // kustomize refused the overlays (said once each); the last good answer is none.
+  await server.waitForNotification('window/showMessage', (p) => /cannot render overlay (staging|production)/.test((p as { message: string }).message), 60_000);
   assert.deepEqual(conflicts(await server.diagnostics(uriOf(base))), []);
 
   // Fixed in the editor and saved: the base is outside both overlays' folders, and they build again.
