@@ -4,12 +4,14 @@
 //      test's own kustomize, an autoscaler, `kubectl edit`, another tool, a client-side apply);
 //   2. the truth: render the checked target with the real kustomize (KCH_KUSTOMIZE, built by
 //      test/tools/: what `kubectl apply -k` would send) and send every object to the server as a
-//      dry-run server-side apply (the user's field manager, force=false), read over plain HTTPS;
-//   3. the scenario's `expect` must be exactly the server's conflicts (the history still provokes
-//      its situation);
+//      dry run, read over plain HTTPS: a server-side apply (the user's field manager, force=false),
+//      or in `mode: create` the POST of `kubectl create -k`;
+//   3. the scenario's `expect` must be exactly the server's answers (the history still provokes
+//      its situation): its field conflicts, an AlreadyExists, or a refusal before ownership;
 //   4. the product, run as a user runs it (`check --format json -k DIR`), must name exactly the
-//      server's conflicts for every rendered object (field and manager), each on the `at` line,
-//      written by hand from the source files.
+//      server's answers for every rendered object (`field-conflict` with field and manager,
+//      `already-exists`, `invalid-manifest` for a refusal), each on the `at` line, written by hand
+//      from the source files.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
@@ -30,14 +32,24 @@ export type RenderedStep =
   /** Render `target` and send every object as plain `kubectl apply` does (client-side). */
   | { clientSideApplyRendered: { target: string } };
 
-/** One conflict the server names, and where the user must read it. */
-export interface ExpectedConflict {
+/** The findings a scenario can expect, each the product's word for one answer of the server. */
+const findingCodes = ['field-conflict', 'already-exists', 'invalid-manifest'] as const;
+type ExpectedCode = (typeof findingCodes)[number];
+
+/** One answer the server gives, and where the user must read it. */
+export interface ExpectedFinding {
   /** `Kind/name` of the rendered object, as rendered (prefixes and generator hashes: `name-*`). */
   object: string;
+  /**
+   * `field-conflict` (the default): a conflict the server names on `path` with `manager`;
+   * `already-exists`: the create is refused as AlreadyExists; `invalid-manifest`: the server
+   * refuses the object before ownership (any answer but a conflict), on `path`.
+   */
+  code?: ExpectedCode;
   /** The field in the server's notation. */
-  path: string;
+  path?: string;
   /** The field manager the server names. */
-  manager: string;
+  manager?: string;
   /** `file:line` (1-based, relative to the scenario's tree): where the finding must land. */
   at: string;
 }
@@ -46,9 +58,9 @@ export interface KustomizeScenario extends ScenarioBase {
   /** Relative path → text; `${namespace}` is the scenario's own namespace. */
   files: Record<string, string>;
   history: RenderedStep[];
-  /** What the user checks: the kustomization folder rendered. */
-  check: { target: string; fieldManager?: string };
-  expect: ExpectedConflict[];
+  /** What the user checks: the kustomization folder rendered, sent by `kubectl apply --server-side -k` (default) or `kubectl create -k`. */
+  check: { target: string; fieldManager?: string; mode?: 'serverSide' | 'create' };
+  expect: ExpectedFinding[];
 }
 
 const extraSteps = ['applyRendered', 'clientSideApplyRendered'];
@@ -93,12 +105,19 @@ export const kustomizeFamily: RendererFamily<KustomizeScenario> = {
     }
     const check = raw.check as KustomizeScenario['check'] | undefined;
     if (!check || typeof check.target !== 'string') throw new Error(`${where}: check.target is missing`);
-    const expect = (raw.expect ?? []) as ExpectedConflict[];
+    if (check.mode !== undefined && check.mode !== 'serverSide' && check.mode !== 'create') throw new Error(`${where}: check.mode must be serverSide or create`);
+    const expect = (raw.expect ?? []) as ExpectedFinding[];
     for (const e of expect) {
       if (!/^[^:]+:\d+$/.test(e.at ?? '')) throw new Error(`${where}: expect.at must be file:line (${JSON.stringify(e)})`);
       if (!(e.at.split(':')[0]! in files)) throw new Error(`${where}: expect.at names a file the scenario does not have: ${e.at}`);
+      if (e.code !== undefined && !findingCodes.includes(e.code)) throw new Error(`${where}: expect.code must be one of ${findingCodes.join(', ')}`);
+      if ((e.code ?? 'field-conflict') === 'field-conflict' && (typeof e.path !== 'string' || typeof e.manager !== 'string')) throw new Error(`${where}: a field conflict names its path and manager (${JSON.stringify(e)})`);
+      if (e.code === 'invalid-manifest' && typeof e.path !== 'string') throw new Error(`${where}: a refusal names the field it is about (${JSON.stringify(e)})`);
     }
-    if ((base.server === 'accepted') !== (expect.length === 0)) throw new Error(`${where}: an accepted scenario expects no conflict, a conflict scenario names them`);
+    // The answer the history is built to get, and the findings that are that answer.
+    const answerOf: Record<ExpectedCode, string> = { 'field-conflict': 'fieldConflict', 'already-exists': 'alreadyExists', 'invalid-manifest': 'rejected' };
+    if ((base.server === 'accepted') !== (expect.length === 0)) throw new Error(`${where}: an accepted scenario expects nothing, any other names what the server says`);
+    if (expect.some((e) => answerOf[e.code ?? 'field-conflict'] !== base.server)) throw new Error(`${where}: server: ${base.server} expects only ${Object.entries(answerOf).filter(([, a]) => a === base.server).map(([c]) => c).join(', ') || 'nothing'}`);
     return { ...base, files, history, check, expect };
   },
   tool: (t) => requireTool(t, 'kustomize'),
@@ -132,52 +151,70 @@ async function runScenario(scenario: KustomizeScenario, tool: string, { kubeconf
     await replayStep(admin, raw, rendered, renders, namespace, `history step ${n + 1}`);
   }
 
-  // 2. The truth: a dry run of every rendered object, as the user would send it.
+  // 2. The truth: a dry run of every rendered object, as the user would send it. Each answer is
+  // written as the product's finding for it: `field-conflict PATH by MANAGER`, `already-exists`,
+  // `invalid-manifest` (refused before ownership: what the server says is kept for the message).
   const fieldManager = scenario.check.fieldManager ?? 'kubectl';
+  const mode = scenario.check.mode ?? 'serverSide';
   const checked = rendered(scenario.check.target).objects;
   const server = new Map<number, string[]>();
+  const refusals: string[] = [];
   for (const [index, object] of checked.entries()) {
-    const answer = await sendRaw(admin, 'PATCH', await objectPath(admin, object), { dryRun: 'All', fieldManager, force: 'false' }, 'application/apply-patch+yaml', JSON.stringify(object));
+    const url = await objectPath(admin, object);
+    const answer =
+      mode === 'create'
+        ? await sendRaw(admin, 'POST', url.slice(0, url.lastIndexOf('/')), { dryRun: 'All', fieldManager }, 'application/json', JSON.stringify(object))
+        : await sendRaw(admin, 'PATCH', url, { dryRun: 'All', fieldManager, force: 'false' }, 'application/apply-patch+yaml', JSON.stringify(object));
     const status = serverStatus(answer);
     if (!status) continue;
-    assert.ok(status.code === 409 && status.causes.length > 0, `${nameOf(object)}: the server refused for another reason than field conflicts: ${JSON.stringify(status)}`);
-    server.set(index, status.causes.map((c) => {
-      const [message, field] = c.split(' @ ');
-      const manager = /conflict with "([^"]+)"/.exec(message ?? '')?.[1] ?? message;
-      return `${field} by ${manager}`;
-    }).sort());
+    if (status.code === 409 && status.reason === 'AlreadyExists') {
+      server.set(index, ['already-exists']);
+    } else if (status.code === 409) {
+      assert.ok(status.causes.length > 0, `${nameOf(object)}: a 409 without the conflicting fields: ${JSON.stringify(status)}`);
+      server.set(index, status.causes.map((c) => {
+        const [message, field] = c.split(' @ ');
+        const manager = /conflict with "([^"]+)"/.exec(message ?? '')?.[1] ?? message;
+        return `field-conflict ${field} by ${manager}`;
+      }).sort());
+    } else {
+      assert.ok(status.code >= 400 && status.code < 500, `${nameOf(object)}: the server failed (${status.code}), it did not answer about the object: ${JSON.stringify(status)}`);
+      server.set(index, ['invalid-manifest']);
+      refusals.push(`${nameOf(object)}: ${status.code} ${status.reason} ${status.message}`);
+    }
   }
 
   // 3. The scenario's own list must be the server's: the history still provokes its situation.
+  const keyOf = (code: string, path?: string, manager?: string) => (code === 'field-conflict' ? `${code} ${path} by ${manager}` : code);
   const expected = new Map<number, string[]>();
   const expectedAt = new Map<string, string>();
-  for (const e of scenario.expect) {
+  for (const e of inNamespace(scenario.expect, namespace)) {
     const index = checked.findIndex((o) => matchesName(`${o.kind}/${o.metadata.name}`, e.object));
     assert.ok(index >= 0, `expect names ${e.object}, which ${scenario.check.target} does not render (${checked.map(nameOf).join(', ')})`);
-    expected.set(index, [...(expected.get(index) ?? []), `${e.path} by ${e.manager}`].sort());
-    expectedAt.set(`${index} ${e.path} by ${e.manager}`, e.at);
+    const key = keyOf(e.code ?? 'field-conflict', e.path, e.manager);
+    expected.set(index, [...(expected.get(index) ?? []), key].sort());
+    expectedAt.set(`${index} ${key}`, e.at);
   }
-  assert.deepEqual(byObject(server, checked), byObject(expected, checked), 'the scenario expects other conflicts than the server reports: fix the history or the expectation');
+  assert.deepEqual(byObject(server, checked), byObject(expected, checked), `the scenario expects other answers than the server gives: fix the history or the expectation${refusals.length ? ` (refused: ${refusals.join('; ')})` : ''}`);
 
   // 4. The product, as a user runs it.
-  const run = await runCli(['check', '--kubeconfig', kubeconfig, '--context', 'admin', '--format', 'json', '--field-manager', fieldManager, '--kustomize-binary', tool, '-k', scenario.check.target], { cwd: dir });
+  const run = await runCli(['check', '--kubeconfig', kubeconfig, '--context', 'admin', '--format', 'json', '--field-manager', fieldManager, '--mode', mode, '--kustomize-binary', tool, '-k', scenario.check.target], { cwd: dir });
   assert.ok(run.status === 0 || run.status === 1, `check exited ${run.status}: ${run.stderr}`);
-  if (server.size > 0) assert.equal(run.status, 1, 'conflicts are findings: exit 1');
+  if (server.size > 0) assert.equal(run.status, 1, 'refusals are findings: exit 1');
   const report = JSON.parse(run.stdout) as { findings: JsonFinding[] };
-  const conflicts = report.findings.filter((f) => f.code === 'field-conflict');
+  const answers = report.findings.filter((f) => (findingCodes as readonly string[]).includes(f.code));
   const product = new Map<number, string[]>();
   const productAt = new Map<string, string[]>();
-  for (const f of conflicts) {
-    assert.ok(f.rendered, `a conflict without its rendered object: ${JSON.stringify(f)}`);
-    const key = `${f.path} by ${f.manager?.manager}`;
+  for (const f of answers) {
+    assert.ok(f.rendered, `a finding without its rendered object: ${JSON.stringify(f)}`);
+    const key = keyOf(f.code, f.path, f.manager?.manager);
     const list = product.get(f.rendered.index) ?? [];
     if (!list.includes(key)) product.set(f.rendered.index, [...list, key].sort());
     const at = `${f.rendered.index} ${key}`;
     productAt.set(at, [...(productAt.get(at) ?? []), `${f.file}:${f.range.start.line + 1}`]);
   }
-  assert.deepEqual(byObject(product, checked), byObject(server, checked), 'the product’s conflicts vs the server’s dry run');
+  assert.deepEqual(byObject(product, checked), byObject(server, checked), `the product’s findings vs the server’s dry run${refusals.length ? ` (refused: ${refusals.join('; ')})` : ''}`);
 
-  // Each conflict on the source line that sets the field.
+  // Each finding on the source line that sets the field.
   for (const [key, at] of expectedAt) {
     assert.deepEqual(productAt.get(key), [at], `${key}: reported at ${JSON.stringify(productAt.get(key))}, expected on ${at}`);
   }

@@ -23,7 +23,7 @@ export interface ScenarioBase {
   /** The family that renders it: a key of the runner's `renderers` table. */
   renderer: string;
   /** The kind of answer the history is built to get (accepted: no object conflicts). */
-  server: Extract<ServerAnswer, 'accepted' | 'fieldConflict'>;
+  server: Extract<ServerAnswer, 'accepted' | 'fieldConflict' | 'alreadyExists' | 'rejected'>;
   excluded?: string;
   /** The corpus file it comes from. */
   file: string;
@@ -76,12 +76,12 @@ export function loadRenderedScenarios(families: Readonly<Record<string, Renderer
       if (names.has(raw.name)) throw new Error(`${where}: the name is used twice`);
       names.add(raw.name);
       if (typeof raw.renderer !== 'string' || !families[raw.renderer]) throw new Error(`${where}: renderer must be one of ${Object.keys(families).join(', ')}`);
-      if (raw.server !== 'accepted' && raw.server !== 'fieldConflict') throw new Error(`${where}: server must be accepted or fieldConflict`);
+      if (!['accepted', 'fieldConflict', 'alreadyExists', 'rejected'].includes(raw.server as string)) throw new Error(`${where}: server must be accepted, fieldConflict, alreadyExists or rejected`);
       if (raw.excluded !== undefined && (typeof raw.excluded !== 'string' || raw.excluded.trim() === '')) throw new Error(`${where}: excluded needs a written reason`);
       const base: ScenarioBase = {
         name: raw.name,
         renderer: raw.renderer,
-        server: raw.server,
+        server: raw.server as ScenarioBase['server'],
         file,
         ...(typeof raw.about === 'string' ? { about: raw.about } : {}),
         ...(typeof raw.excluded === 'string' ? { excluded: raw.excluded } : {}),

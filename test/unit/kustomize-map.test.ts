@@ -113,3 +113,28 @@ test('the stored captures are what the built kustomize prints today', (t) => {
 function toSlashes(p: string): string {
   return p.split(path.sep).join('/');
 }
+
+// kustomize's namespace transformer renames a Namespace object the kustomization holds (its name
+// field spec, where name prefixes never reach): the name the server knows it by is written on the
+// `namespace:` entry, and `kubectl create -k` finding it there already is read on that line. The
+// texts are what the kustomize built from test/tools/kustomize printed for this tree (the plain
+// build, and the build through a wrapper with `buildMetadata: [originAnnotations]` in /wrap).
+test('overlays/production: a Namespace object takes its name from the namespace entry', () => {
+  const files = new Map([
+    ['/src/base/kustomization.yaml', 'resources:\n- namespace.yaml\n- deployment.yaml\n'],
+    ['/src/base/namespace.yaml', 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: placeholder\n'],
+    ['/src/base/deployment.yaml', 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 2\n'],
+    ['/src/overlays/production/kustomization.yaml', 'namePrefix: prod-\nnamespace: shop\nresources:\n- ../../base\n'],
+  ]);
+  const build = 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: prod-web\n  namespace: shop\nspec:\n  replicas: 2\n';
+  const annotated =
+    'apiVersion: v1\nkind: Namespace\nmetadata:\n  annotations:\n    config.kubernetes.io/origin: |\n      path: ../src/base/namespace.yaml\n  name: shop\n---\n' +
+    'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  annotations:\n    config.kubernetes.io/origin: |\n      path: ../src/base/deployment.yaml\n  name: prod-web\n  namespace: shop\nspec:\n  replicas: 2\n';
+  const rendered = parseManifestText(build).resources;
+  const found = parseKustomizeOrigins(annotated, '/wrap');
+  const map = kustomizeSourceMap({ target: { kind: 'kustomize', root: '/src/overlays/production', label: 'overlay production' }, rendered, origins: found.map((f) => f.origin), files });
+  const at = (index: number, field: string) => map.locate(index, parsePath(field)!).map((l) => `${l.file.replace('/src/', '')}:${l.range.start.line + 1}`);
+  assert.deepEqual(at(0, '.metadata.name'), ['overlays/production/kustomization.yaml:2'], 'the Namespace is named on the namespace entry');
+  assert.deepEqual(at(1, '.metadata.name'), ['base/deployment.yaml:4'], 'another object keeps its name on its resource file');
+  assert.deepEqual(at(1, '.metadata.namespace'), ['overlays/production/kustomization.yaml:2']);
+});

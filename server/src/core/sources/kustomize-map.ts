@@ -39,6 +39,12 @@ export interface KustomizeMapInput {
 }
 
 export const ORIGIN_ANNOTATION = 'config.kubernetes.io/origin';
+/** Fields kustomize's namespace transformer sets besides metadata.namespace: [kind, field]. */
+const namespaceFieldSpecs: readonly (readonly [string, string])[] = [
+  ['Namespace', '.metadata.name'],
+  ['APIService', '.spec.service.namespace'],
+  ['CustomResourceDefinition', '.spec.conversion.webhook.clientConfig.service.namespace'],
+];
 const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
 
 /** The kustomization file of a folder, among the files read. */
@@ -285,7 +291,11 @@ function transformers(
       }
     }
   });
-  if (p === '.metadata.namespace' && typeof k.namespace === 'string') best = at(['namespace'], 'value') ?? best;
+  // `namespace:` writes more than metadata.namespace (kustomize's namespace field specs): the name of
+  // a Namespace object the kustomization holds (so `kubectl create -k` finds it already there on this
+  // line, not on the placeholder name of the resource file), and the service namespace of an
+  // APIService and of a CRD's conversion webhook.
+  if (typeof k.namespace === 'string' && (p === '.metadata.namespace' || namespaceFieldSpecs.some(([kind, field]) => r.kind === kind && p === field))) best = at(['namespace'], 'value') ?? best;
   // Labels: commonLabels everywhere kustomize puts them; `labels` on metadata, and on templates and
   // selectors when asked to.
   const last = path.at(-1);
