@@ -7,30 +7,14 @@ import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { docsLinks } from '../../server/src/core/findings/catalogue';
 import { requireCluster } from '../support/env';
-import { connect, freshNamespace, request } from '../support/seed';
+import { certificateWithCrd, connect, freshNamespace, request } from '../support/seed';
 import { runCli, scratchDir, writeFiles } from './cli-process';
 
 // A group no test installs: the cluster serves nothing of it.
 const group = 'certs.kind-not-served.example.com';
 
-function certificate(namespace: string): string {
-  return `apiVersion: ${group}/v1\nkind: Certificate\nmetadata:\n  name: web-tls\n  namespace: ${namespace}\nspec:\n  secretName: web-tls\n`;
-}
-
-const crd = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: certificates.${group}
-spec:
-  group: ${group}
-  names: { kind: Certificate, plural: certificates, singular: certificate }
-  scope: Namespaced
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      schema: { openAPIV3Schema: { type: object, x-kubernetes-preserve-unknown-fields: true } }
-`;
+const certificate = (namespace: string) => certificateWithCrd(group, namespace).certificate;
+const crd = certificateWithCrd(group, '').crd;
 
 interface JsonFinding {
   file: string;

@@ -9,21 +9,9 @@ import type { Diagnostic } from 'vscode-languageserver-protocol';
 import { docsLinks } from '../../server/src/core/findings/catalogue';
 import { requireCluster } from '../support/env';
 import { startTestServer } from '../support/lsp-client';
-import { connect, freshNamespace, request } from '../support/seed';
+import { certificateWithCrd, connect, freshNamespace, request } from '../support/seed';
 
 const group = 'certs.kind-not-served-editor.example.com';
-
-const crd = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: certificates.${group}
-spec:
-  group: ${group}
-  names: { kind: Certificate, plural: certificates }
-  scope: Namespaced
-  versions:
-    - { name: v1, served: true, storage: true, schema: { openAPIV3Schema: { type: object, x-kubernetes-preserve-unknown-fields: true } } }
-`;
 
 const ofCode = (ds: Diagnostic[], code: string) => ds.filter((d) => d.code === code);
 
@@ -35,7 +23,7 @@ test('kind-not-served in the editor: the cause, the link, and a CRD among the op
   // The server's truth: the group is not served (404), and policy/v1beta1 no longer is.
   assert.equal((await request(conn, 'GET', `/apis/${group}/v1`)).status, 404);
   assert.equal((await request(conn, 'GET', '/apis/policy/v1beta1')).status, 404);
-  const certificate = `apiVersion: ${group}/v1\nkind: Certificate\nmetadata:\n  name: web-tls\n  namespace: ${namespace}\nspec:\n  secretName: web-tls\n`;
+  const { certificate, crd } = certificateWithCrd(group, namespace);
 
   const server = await startTestServer({ settings: { kubeconfig: cluster.kubeconfig, context: 'admin' } });
   try {

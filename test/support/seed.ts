@@ -398,3 +398,27 @@ export function webDeployment(namespace: string, name = 'web', overrides: { repl
 export function configMap(namespace: string, name: string, data: Record<string, string>, labels?: Record<string, string>): KubeObject {
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, ...(labels ? { labels } : {}) }, data };
 }
+
+/**
+ * A `Certificate` custom resource of `group` and the CustomResourceDefinition that serves it (v1,
+ * any fields), as YAML text: for the tests of a kind whose CRD is not installed yet.
+ */
+export function certificateWithCrd(group: string, namespace: string): { certificate: string; crd: string } {
+  return {
+    certificate: `apiVersion: ${group}/v1\nkind: Certificate\nmetadata:\n  name: web-tls\n  namespace: ${namespace}\nspec:\n  secretName: web-tls\n`,
+    crd: `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: certificates.${group}
+spec:
+  group: ${group}
+  names: { kind: Certificate, plural: certificates, singular: certificate }
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema: { openAPIV3Schema: { type: object, x-kubernetes-preserve-unknown-fields: true } }
+`,
+  };
+}
