@@ -344,9 +344,14 @@ test('quick fixes on a template line: the value from .Values is taken live in va
   await openFiles(server, [template]);
   const onTemplate = await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length > 0, 60_000);
   const actions = await server.codeActions(uriOf(template), conflicts(onTemplate)[0]!.range, conflicts(onTemplate));
-  assert.equal(actions.length, 1, JSON.stringify(actions.map((a) => a.title)));
-  assert.match(actions[0]!.title, /^Use the live value 5 in values\.yaml for replicaCount \(share ownership with "kube-controller-manager" with subresource "scale"/);
-  const edit = actions[0]!.edit!;
+  // Two fixes: leave replicas to the autoscaler (the line goes, preferred, as on a patch line), or
+  // share them by taking the live value where the line reads it.
+  assert.deepEqual(actions.map((a) => [a.title.replace(/ \(.*$/, ''), a.isPreferred]), [['Use the live value 5 in values.yaml for replicaCount', false], ['Remove this line from the template', true]]);
+  const take = actions[0]!;
+  assert.match(take.title, /^Use the live value 5 in values\.yaml for replicaCount \(share ownership with "kube-controller-manager" with subresource "scale"/);
+  assert.match(actions[1]!.title, /^Remove this line from the template \(leave \.spec\.replicas to "kube-controller-manager" with subresource "scale"/);
+  assert.deepEqual(Object.keys(actions[1]!.edit?.changes ?? {}), [uriOf(template)], 'the removal edits the template line, not values.yaml');
+  const edit = take.edit!;
   assert.deepEqual(Object.keys(edit.changes ?? {}), [uriOf(values)], 'the edit is in values.yaml, the source of the value');
   const valuesText = fs.readFileSync(values, 'utf8');
   const fixed = TextDocument.applyEdits(TextDocument.create(uriOf(values), 'yaml', 1, valuesText), edit.changes![uriOf(values)]!);
@@ -408,4 +413,73 @@ test('an overlay that does not build because of its base builds again when the b
   await server.save(uriOf(base));
   const both = await server.diagnosticsUntil(uriOf(base), (ds) => conflicts(ds).length === 2, 60_000);
   assert.deepEqual(conflicts(both).map((d) => /in overlay (\w+)/.exec(d.message)?.[1]).sort(), ['production', 'staging']);
+});
+
+test('the preferred fix on a patch line leaves replicas to the autoscaler: it removes them from the patch and the base it patches, and after the render no file has the conflict and the server accepts the apply', async (t) => {
+  const cluster = requireCluster(t);
+  const kustomize = requireTool(t, 'kustomize');
+  if (!cluster || !kustomize) return;
+  const alive = setInterval(() => undefined, 1000);
+  t.after(() => clearInterval(alive));
+  const conn = connect('admin', cluster.kubeconfig);
+  const namespace = await freshNamespace(conn, 'editor-leave-replicas');
+  const repo = scratchDir('editor-leave-replicas');
+  const baseText = [
+    'apiVersion: apps/v1', 'kind: Deployment', 'metadata:', '  name: web', 'spec:', '  replicas: 1', '  selector:', '    matchLabels:', '      app: web',
+    '  template:', '    metadata:', '      labels:', '        app: web', '    spec:', '      containers:', '      - name: app', '        image: nginx:1.25', '',
+  ].join('\n');
+  const patchText = 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 3\n';
+  writeFiles(repo, {
+    'base/kustomization.yaml': 'resources:\n- deployment.yaml\n',
+    'base/deployment.yaml': baseText,
+    'overlays/production/kustomization.yaml': `namespace: ${namespace}\nresources:\n- ../../base\npatches:\n- path: replicas.yaml\n`,
+    'overlays/production/replicas.yaml': patchText,
+  });
+  const overlay = path.join(repo, 'overlays/production');
+  const build = () => {
+    const built = spawnSync(kustomize, ['build', overlay], { encoding: 'utf8' });
+    assert.equal(built.status, 0, built.stderr);
+    return parseAllDocuments(built.stdout).map((d) => d.toJS() as KubeObject);
+  };
+  // Production as the cluster has it: applied server-side as kubectl, then scaled by the autoscaler.
+  for (const object of build()) objectOf(await apply(conn, 'kubectl', object), 'apply');
+  objectOf(await scale(conn, 'kube-controller-manager', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace } }, 5), 'the autoscaler');
+  // The server's own word before the fix: kubectl's apply of what production renders is refused.
+  const refused = await apply(conn, 'kubectl', build().find((o) => o.kind === 'Deployment')!, { dryRun: true });
+  assert.equal(refused.status, 409, JSON.stringify(refused));
+
+  const server = await startTestServer({ settings: { kubeconfig: cluster.kubeconfig, context: 'admin', kustomizePath: kustomize }, workspaceFolders: [uriOf(repo)] });
+  t.after(() => server.shutdown());
+  const patch = path.join(overlay, 'replicas.yaml');
+  const base = path.join(repo, 'base/deployment.yaml');
+  await openFiles(server, [patch, base]);
+  const onPatch = await server.diagnosticsUntil(uriOf(patch), (ds) => conflicts(ds).length > 0, 60_000);
+  assert.deepEqual(conflicts(onPatch).map((d) => d.range.start.line), [5], JSON.stringify(onPatch));
+  assert.deepEqual(conflicts(await server.diagnostics(uriOf(base))), [], 'the patch wins: the conflict is the patch line\'s');
+
+  // The preferred fix, applied as the editor applies it: every file it changes is saved.
+  const actions = await server.codeActions(uriOf(patch), conflicts(onPatch)[0]!.range, conflicts(onPatch));
+  const preferred = actions.filter((a) => a.isPreferred);
+  assert.equal(preferred.length, 1, JSON.stringify(actions.map((a) => [a.title, a.isPreferred])));
+  const fix = preferred[0]!;
+  const changed = Object.keys(fix.edit?.changes ?? {});
+  await server.applyEdit(fix.edit!);
+  // All on disk before any save is told, so the render that follows reads them all.
+  for (const uri of changed) fs.writeFileSync(new URL(uri), server.text(uri));
+  for (const uri of changed) await server.save(uri);
+
+  // The render after the saves clears the patch line; from that same render, the base has no
+  // conflict either: the field left what production sends rather than moving to the base's line.
+  const cleared = await server.diagnosticsUntil(uriOf(patch), (ds) => conflicts(ds).length === 0, 60_000);
+  assert.deepEqual(cleared.filter((d) => d.severity === 1), []);
+  assert.deepEqual(conflicts(await server.diagnostics(uriOf(base))), [], 'the conflict moved to the base');
+  // The fix said what it did: both files, each losing only replicas.
+  assert.match(fix.title, /^Remove \.spec\.replicas here and in \.\.\/\.\.\/base\/deployment\.yaml \(leave it to "kube-controller-manager" with subresource "scale"/);
+  assert.deepEqual(changed.sort(), [uriOf(patch), uriOf(base)].sort());
+  assert.equal(server.text(uriOf(patch)), 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n');
+  assert.equal(server.text(uriOf(base)), baseText.replace('  replicas: 1\n', ''));
+  // And the server agrees: kubectl's apply of what production renders now is accepted.
+  const rendered = build().find((o) => o.kind === 'Deployment')!;
+  assert.equal((rendered.spec as Record<string, unknown>).replicas, undefined, 'production sends no replicas');
+  objectOf(await apply(conn, 'kubectl', rendered, { dryRun: true }), 'the dry-run apply after the fix');
 });

@@ -76,9 +76,13 @@ test('a literal template line can be removed; nothing is offered where removing 
   assert.ok(removed.edits, JSON.stringify(removed));
   assert.equal(applyTextEdits(template, removed.edits), template.replace('  replicas: 3\n', ''));
   assert.ok(removeTemplateLineEdits(template, lineOf('image:')).edits, 'a key of a list item after its first');
+  // A value printed by one action is the line's own too: without the line the key is not rendered.
+  const printed = removeTemplateLineEdits(template, lineOf('revisionHistoryLimit:'), 'revisionHistoryLimit');
+  assert.ok(printed.edits, JSON.stringify(printed));
+  assert.equal(applyTextEdits(template, printed.edits), template.replace('  revisionHistoryLimit: {{ .Values.history }}\n', ''));
+  assert.match((removeTemplateLineEdits(template, lineOf('revisionHistoryLimit:'), 'replicas') as { reason: string }).reason, /writes revisionHistoryLimit, not replicas/);
   for (const [prefix, reason] of [
-    ['revisionHistoryLimit:', /template action/],
-    ['name: {{', /template action/],
+    ['name: {{', /only key of its parent/],
     ['type: Recreate', /only key of its parent/],
     ['- name: app', /list item/],
     ['args:', /literal value/],
@@ -87,5 +91,12 @@ test('a literal template line can be removed; nothing is offered where removing 
     const result = removeTemplateLineEdits(template, lineOf(prefix));
     assert.equal(result.edits, undefined, prefix);
     assert.match((result as { reason: string }).reason, reason, prefix);
+  }
+  // Lines whose value is more than one printed scalar: two actions, a printed block, a control action.
+  for (const line of ['  image: "{{ .Values.repo }}:{{ .Values.tag }}"', '  resources: {{- toYaml .Values.resources | nindent 4 }}', '  paused: {{ if .Values.paused }}true{{ end }}', '  replicas: {{ .Values.replicas -}}']) {
+    const text = `apiVersion: v1\nkind: X\nspec:\n  other: 1\n${line}\n`;
+    const result = removeTemplateLineEdits(text, 4);
+    assert.equal(result.edits, undefined, line);
+    assert.match((result as { reason: string }).reason, /template action/, line);
   }
 });

@@ -29,6 +29,7 @@ const map: SourceMap = {
     if (p === '.spec.template.spec.containers') return [containers];
     return [];
   },
+  writers: () => [],
 };
 const finding = (extra: Partial<Finding>): Finding => ({ code: 'field-conflict', severity: 'error', message: 'm', range: line(7), ...extra });
 

@@ -21,12 +21,11 @@ import { locateOptions, showValue, type Finding } from '../core/findings/analysi
 import { fieldHover } from '../core/findings/hover-text';
 import { serverPath } from '../core/findings/ownership';
 import { definedKinds, withDefinedKinds } from '../core/findings/kind-served';
-import { helmApply, overlayLabels, renderedObjectFindings, sentResource, type RenderedApply } from '../core/findings/rendered';
+import { helmApply, overlayLabels, removalFromSources, renderedObjectFindings, sentResource, type RenderedApply, type SourceRemoval } from '../core/findings/rendered';
 import { findingPath, type RelocatedFinding } from '../core/findings/relocate';
 import { jsonEqual } from '../core/json';
-import { removeFieldEdits, replaceValueEdits, type EditResult } from '../core/manifest/edits';
+import { replaceValueEdits, type EditResult, type TextEdit } from '../core/manifest/edits';
 import { plainYamlValueAt, replacePlainYamlValueEdits } from '../core/manifest/edits-yaml';
-import { removeTemplateLineEdits } from '../core/sources/helm-map';
 import { countedOverlays, entriesToKeep, overlayEntryOf, parseOverlayEntries, unmatchedEntries } from '../core/sources/overlay-choice';
 import { forEachNode, parseManifestText, type ManifestResource } from '../core/manifest/manifest';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
@@ -145,6 +144,7 @@ export class RenderedSources implements DocumentSource {
     if (!file || !isRenderedSource(file)) return undefined;
     const actions: CodeAction[] = [];
     const text = document.getText();
+    const context = file.path;
     for (const diagnostic of params.context.diagnostics) {
       const finding = findingOf(diagnostic) as RelocatedFinding | undefined;
       if (!finding || finding.code !== 'field-conflict' || !finding.path || !finding.source) continue;
@@ -155,27 +155,43 @@ export class RenderedSources implements DocumentSource {
       };
       const leaveIt = finding.path === '.spec.replicas' && finding.manager?.subresource === 'scale';
       const line = finding.source.range.start.line;
+      // Leaving the field to its owner means it is gone from what is sent: every source that writes
+      // it is edited at once (a patch and the base it patches; a template line, whichever of its
+      // lines or values the finding sits on), or the removal is not offered as a fix.
+      const removal = await this.removalOf(document.uri, finding);
+      const removes = removal?.files !== undefined && removal.files.length > 0;
+      const offerRemoval = (title: string, preferred: boolean) => {
+        if (!removal?.files) return;
+        const changes: Record<string, TextEdit[]> = {};
+        for (const f of removal.files) changes[pathToFileURL(f.file).href] = [...f.edits];
+        actions.push({ title, kind: CodeActionKind.QuickFix, diagnostics: [diagnostic], isPreferred: preferred, edit: { changes } });
+      };
+      const removalTitle = () => {
+        const files = removal?.files?.map((f) => f.file) ?? [];
+        if (files.length === 1 && files[0] === context && finding.source.role === 'template') return `Remove this line from the template (leave ${finding.path} to ${who})`;
+        const others = files.filter((f) => f !== context).map((f) => path.posix.relative(path.posix.dirname(context ?? f), f));
+        const where = [...(files.includes(context ?? '') ? ['here'] : []), ...(others.length > 0 ? [`in ${others.join(' and ')}`] : [])].join(' and ');
+        return `Remove ${finding.path} ${where || 'here'} (leave it to ${who})`;
+      };
       switch (finding.source.role) {
         case 'values': {
           const fix = valuesFix(finding, text, line, 'for', who);
-          if (fix) offer(fix.title, fix.result, true);
+          if (fix) offer(fix.title, fix.result, !(leaveIt && removes));
+          if (removes) offerRemoval(removalTitle(), leaveIt);
           break;
         }
         case 'template': {
-          // The line takes its value from values files: the fix is there, the same as on the values
-          // line. A literal value is the template's own: the line can go.
+          // The line takes its value from values files: taking the live value is done there, the
+          // same as on the values line. Removing the key is done on the template line either way.
           const places = await this.valuesPlaces(document.uri, finding);
           if (places === undefined) break;
           for (const place of places) {
             const valuesText = this.textOf(place.file);
             const fix = valuesText === undefined ? undefined : valuesFix(finding, valuesText, place.range.start.line, `in ${path.posix.basename(place.file)} for`, who);
-            if (fix) offer(fix.title, fix.result, true, pathToFileURL(place.file).href);
+            if (fix) offer(fix.title, fix.result, !(leaveIt && removes), pathToFileURL(place.file).href);
           }
-          if (places.length === 0) {
-            const removal = removeTemplateLineEdits(text, line);
-            // Said only where it is true: a line with an action or a block is not offered at all.
-            if (removal.edits) offer(`Remove this line from the template (leave ${finding.path} to ${who})`, removal, leaveIt);
-          }
+          // Said only where it is true: a line with a control action or a block is not offered at all.
+          if (removes) offerRemoval(removalTitle(), leaveIt);
           break;
         }
         case 'patch':
@@ -183,7 +199,8 @@ export class RenderedSources implements DocumentSource {
           // A strategic-merge patch and a resource file write the object's own paths.
           const owner = parseManifestText(text).resources.find((r) => r.range.start.line <= line && line <= r.range.end.line);
           if (!owner) break;
-          offer(`Remove ${finding.path} here (leave it to ${who})`, removeFieldEdits(text, owner, finding.path), leaveIt);
+          if (removes) offerRemoval(removalTitle(), leaveIt);
+          else if (removal !== undefined) offer(`Remove ${finding.path} here (leave it to ${who})`, { edits: undefined, reason: 'reason' in removal ? removal.reason : `no source line writes ${finding.path}` });
           if (finding.liveValue !== undefined) offer(`Use the live value ${showValue(finding.liveValue)} for ${finding.path} (share ownership with ${who})`, replaceValueEdits(text, owner, finding.path, finding.liveValue));
           break;
         }
@@ -209,6 +226,23 @@ export class RenderedSources implements DocumentSource {
       const at = findingPath(finding, resource.object);
       if (!at) return [];
       return map.locate(resource.documentIndex, at, locateOptions(resource, facts.schema)).filter((l) => l.role === 'values');
+    }
+    return undefined;
+  }
+
+  /**
+   * Removing the finding's field from what its target sends (core/findings/rendered.ts), from the
+   * rendering that gave the finding; undefined when that rendering is gone.
+   */
+  private async removalOf(uri: string, finding: RelocatedFinding): Promise<SourceRemoval | undefined> {
+    const context = await this.contextOf(uri);
+    if (!context) return undefined;
+    for (const { rendering, resource, facts } of this.objects(context)) {
+      const map = rendering.result!.sourceMap;
+      if (map.target.root !== finding.rendered.target.root || resource.documentIndex !== finding.rendered.index) continue;
+      const at = findingPath(finding, resource.object);
+      if (!at) return { reason: `${finding.path ?? 'the field'} is not a field of the rendered object` };
+      return removalFromSources(map, resource, at, locateOptions(resource, facts.schema), (f) => this.textOf(f));
     }
     return undefined;
   }

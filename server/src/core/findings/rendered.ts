@@ -6,8 +6,11 @@
 import { analyzeResource, locateOptions, objectIdentity, type AnalysisSettings, type Finding, type ResourceFacts } from './analysis';
 import { helmAppliedObject, releaseOwnershipFinding } from './helm-release';
 import { relocateFindings, type RelocatedFinding } from './relocate';
-import { locate, type ManifestResource } from '../manifest/manifest';
-import type { SourceMap } from '../sources/source-map';
+import { removeFieldEdits, type TextEdit } from '../manifest/edits';
+import { locate, parseManifestText, type LocateOptions, type ManifestResource } from '../manifest/manifest';
+import { removeTemplateLineEdits } from '../sources/helm-map';
+import type { SourceLocation, SourceMap } from '../sources/source-map';
+import { formatPath, type FieldPath } from '../ssa/path';
 
 /** How a target's objects are sent. */
 export interface RenderedApply {
@@ -64,4 +67,68 @@ export function renderedObjectAnalysis(resource: ManifestResource, facts: Resour
 export function overlayLabels(roots: readonly string[], name: (root: string) => string, shown: (root: string) => string): Map<string, string> {
   const names = roots.map(name);
   return new Map(roots.map((r, i) => [r, `overlay ${names.filter((n) => n === names[i]).length > 1 ? shown(r) : names[i]}`]));
+}
+
+/** The edits of one source file. */
+export interface SourceFileEdits {
+  readonly file: string;
+  readonly edits: readonly TextEdit[];
+}
+
+/**
+ * Taking a field out of what a target sends: every source file that writes it, edited (in the
+ * order the tool applies them, the object's own file first), or why that cannot be done — then
+ * nothing is edited, since removing the field from some writers only hands it to the next one.
+ */
+export type SourceRemoval = { readonly files: readonly SourceFileEdits[] } | { readonly files?: undefined; readonly reason: string };
+
+/**
+ * Removes `path` from rendered object `resource` (document `resource.documentIndex` of `map`'s
+ * render) by editing each source that writes it (SourceMap.writers): its key in a resource file and
+ * in each strategic-merge patch file (with the maps it leaves empty), a template line that writes a
+ * value of its own (`replicas: 3`, `replicas: {{ .Values.replicaCount }}`; a values file is not
+ * edited: it only gives the line its value). Refused, whole, when a writer cannot be edited safely:
+ * a kustomization entry (`replicas:`, `images:`, labels), a JSON 6902 or inline patch, a template
+ * line that does more than write the value, or a file `textOf` does not give (outside the
+ * workspace, unreadable). `textOf` gives a source file's current text (the editor's, else the disk's).
+ */
+export function removalFromSources(map: SourceMap, resource: ManifestResource, path: FieldPath, options: LocateOptions, textOf: (file: string) => string | undefined): SourceRemoval {
+  const shown = formatPath(path);
+  const writers = map.writers(resource.documentIndex, path, options);
+  if (writers.length === 0) return { reason: `no source line writes ${shown} itself` };
+  const byFile = new Map<string, SourceLocation[]>();
+  for (const w of writers) byFile.set(w.file, [...(byFile.get(w.file) ?? []), w]);
+  const out: SourceFileEdits[] = [];
+  for (const [file, places] of byFile) {
+    const name = file.slice(file.lastIndexOf('/') + 1);
+    const text = textOf(file);
+    if (text === undefined) return { reason: `${name} also sets ${shown}, and it cannot be edited here (outside the workspace, or unreadable)` };
+    const edits: TextEdit[] = [];
+    if (places.some((p) => p.role === 'kustomization')) return { reason: `an entry of ${name} also sets ${shown}: remove it there by hand` };
+    if (places.some((p) => p.role === 'template')) {
+      // One line per key: a template writes the key once where it renders this object.
+      const last = path.at(-1);
+      for (const line of new Set(places.map((p) => p.range.start.line))) {
+        const removal = removeTemplateLineEdits(text, line, last?.kind === 'field' ? last.name : undefined);
+        if (!removal.edits) return { reason: `${name} line ${line + 1}: ${removal.reason}` };
+        edits.push(...removal.edits);
+      }
+    } else {
+      // A resource file or a strategic-merge patch: the documents (of this object's kind) that hold the lines.
+      const docs = parseManifestText(text).resources;
+      const holding = new Set<ManifestResource>();
+      for (const p of places) {
+        const doc = docs.find((d) => d.kind === resource.kind && d.range.start.line <= p.range.start.line && p.range.start.line <= d.range.end.line);
+        if (!doc) return { reason: `${name} also sets ${shown} in a way no edit here can undo (a JSON 6902 or inline patch): remove it there by hand` };
+        holding.add(doc);
+      }
+      for (const doc of holding) {
+        const removal = removeFieldEdits(text, doc, path, options);
+        if (!removal.edits) return { reason: `${name}: ${removal.reason}` };
+        edits.push(...removal.edits);
+      }
+    }
+    out.push({ file, edits: edits.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character) });
+  }
+  return { files: out };
 }

@@ -89,20 +89,25 @@ export function helmSourceMap(resources: readonly ManifestResource[], chart: Hel
       }
       return out;
     },
+    writers(index: number, path: FieldPath): SourceLocation[] {
+      return this.locate(index, path).filter((l) => l.role === 'template');
+    },
   };
 }
 
 /**
- * Removing the template line `line` that writes a literal value (`replicas: 3`): the line's bytes go,
- * nothing else. Refused where removing the line would not just drop that field from what Helm
- * renders: a line with a template action, a templated key, a value that spans lines (a block scalar,
- * a nested block), the first key of a list item (its `- ` would go too), or the only key of its
- * parent (which would be left empty, and render as null).
+ * Removing the template line `line` that writes a value of its own: a literal (`replicas: 3`) or one
+ * action that prints a scalar (`replicas: {{ .Values.replicaCount }}`). The line's bytes go, nothing
+ * else, so the key is gone from what Helm renders (the values file keeps its key: other lines may
+ * read it, and without the template line it writes nothing). `key`, when given, is the key the line
+ * must write. Refused where removing the line would not just drop that field from what Helm renders:
+ * a templated key, a control action or a printed block (`toYaml`, `nindent`) on the line, a value
+ * that spans lines (a block scalar, a nested block), the first key of a list item (its `- ` would go
+ * too), or the only key of its parent (which would be left empty, and render as null).
  */
-export function removeTemplateLineEdits(text: string, line: number): EditResult {
+export function removeTemplateLineEdits(text: string, line: number, key?: string): EditResult {
   const refuse = (reason: string): EditResult => ({ edits: undefined, reason });
   const raw = (text.split('\n')[line] ?? '').replace(/\r$/, '');
-  if (raw.includes('{{')) return refuse('the line holds a template action: its value is not written here');
   let hit: { node: TNode; parent: TNode } | undefined;
   const visit = (parent: TNode) => {
     for (const child of parent.children) {
@@ -111,10 +116,20 @@ export function removeTemplateLineEdits(text: string, line: number): EditResult 
     }
   };
   for (const doc of readTemplate(text).documents) if (!hit) visit(doc.root);
-  if (!hit) return refuse('the line writes no key of the rendered object');
+  if (!hit) return refuse(raw.includes('{{') ? 'the line holds a template action: its value is not written here' : 'the line writes no key of the rendered object');
   const { node, parent } = hit;
+  if (node.key === undefined) return refuse('the key is templated: which field the line writes is known only when rendered');
+  if (key !== undefined && node.key !== key) return refuse(`the line writes ${node.key}, not ${key}`);
   const indent = raw.length - raw.trimStart().length;
-  if (node.key === undefined || node.literal === undefined || !node.inlineValue || node.children.length > 0 || /^[|>]/.test(node.literal)) return refuse('the line does not write a literal value of its own');
+  const after = raw.slice(node.range.end.character).replace(/^\s*:/, '').trim();
+  if (raw.includes('{{')) {
+    // One action, the whole value (quoted or not), printing a scalar: the line is the key's only writer.
+    const actions = findActions(raw);
+    const single = actions.length === 1 && /^("?)\{\{[^]*\}\}\1$/.test(after) && raw.indexOf('{{') >= node.range.end.character;
+    const body = actions[0]?.body ?? '';
+    if (!single || CONTROL.test(body) || /\b(toYaml|toJson|nindent|indent|tpl)\b/.test(body) || /-\s*\}\}/.test(after)) return refuse('the line holds a template action: its value is not written here');
+  } else if (node.literal === undefined) return refuse('the line does not write a literal value of its own');
+  if (!node.inlineValue || node.children.length > 0 || /^[|>]/.test(after)) return refuse('the line does not write a literal value of its own');
   if (node.range.start.character !== indent) return refuse('the key starts a list item: removing the line would remove the item');
   if (parent.kind !== 'root' && parent.children.length < 2) return refuse('it is the only key of its parent, which would be left empty');
   const lines = text.split('\n');

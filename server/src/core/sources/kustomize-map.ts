@@ -174,44 +174,57 @@ export function kustomizeSourceMap(input: KustomizeMapInput): SourceMap {
     target: input.target,
     objects: objects.map(({ index, origin }) => ({ index, origin })),
     locate(index: number, path: FieldPath, options: LocateOptions = {}): SourceLocation[] {
-      const o = byIndex.get(index);
-      const r = renderedByIndex.get(index);
-      if (!o || !r) return [];
-      let best: SourceLocation | undefined;
-      if (o.doc) {
-        const at = locate(o.doc, path, options);
-        if (at) best = { file: o.origin.file, range: at.node.kind === 'scalar' ? at.valueRange : at.keyRange, role: 'resource' };
-      } else if (o.origin.role === 'kustomization') {
-        best = (o.generator && generatedKey(o.generator, path)) ?? o.origin;
-        // An overlay's generator entry of the same name with `behavior: merge` (or `replace`) writes
-        // its keys over the base's: the outermost that sets the key counts.
-        if (o.generator) {
-          const { field, level: home } = o.generator;
-          const name = (home.k[field] as JsonValue[])[o.generator.index];
-          for (let c = o.chain.length - 2; c >= 0; c--) {
-            const level = o.chain[c]!.level;
-            each(level.k[field], (entry, i) => {
-              if (!isJsonObject(entry) || !isJsonObject(name) || entry.name !== name.name || (entry.behavior !== 'merge' && entry.behavior !== 'replace')) return;
-              best = generatedKey({ level, field, index: i }, path) ?? (entry.behavior === 'replace' ? { file: level.file, range: level.yaml.rangeAt([field, i], 'key')!, role: 'kustomization' } : best);
-            });
-          }
-        }
-      }
-      // Name prefixes and suffixes are not writers of .metadata.name: they decorate the name the
-      // resource gives, and a finding on the name (exists, already exists) reads best there.
-      for (let c = o.chain.length - 1; c >= 0; c--) {
-        const step = o.chain[c]!;
-        const names = o.names[c]!;
-        for (const dir of refsOf(step.level, ['components'])) {
-          if (dir === step.via) continue;
-          const comp = levelAt(dir);
-          if (comp) best = transformers(comp, r, names, path, options, input.files, docsOf) ?? best;
-        }
-        best = transformers(step.level, r, names, path, options, input.files, docsOf) ?? best;
-      }
+      const best = trace(index, path, options);
       return best ? [best] : [];
     },
+    writers(index: number, path: FieldPath, options: LocateOptions = {}): SourceLocation[] {
+      const all: SourceLocation[] = [];
+      trace(index, path, options, all);
+      return all;
+    },
   };
+
+  /** The last writer of `path` of object `index`; each writer, in kustomize's order, pushed to `writers`. */
+  function trace(index: number, path: FieldPath, options: LocateOptions, writers?: SourceLocation[]): SourceLocation | undefined {
+    const o = byIndex.get(index);
+    const r = renderedByIndex.get(index);
+    if (!o || !r) return undefined;
+    let best: SourceLocation | undefined;
+    if (o.doc) {
+      const at = locate(o.doc, path, options);
+      if (at) best = { file: o.origin.file, range: at.node.kind === 'scalar' ? at.valueRange : at.keyRange, role: 'resource' };
+    } else if (o.origin.role === 'kustomization') {
+      best = (o.generator && generatedKey(o.generator, path)) ?? o.origin;
+      // An overlay's generator entry of the same name with `behavior: merge` (or `replace`) writes
+      // its keys over the base's: the outermost that sets the key counts.
+      if (o.generator) {
+        const { field, level: home } = o.generator;
+        const name = (home.k[field] as JsonValue[])[o.generator.index];
+        for (let c = o.chain.length - 2; c >= 0; c--) {
+          const level = o.chain[c]!.level;
+          each(level.k[field], (entry, i) => {
+            if (!isJsonObject(entry) || !isJsonObject(name) || entry.name !== name.name || (entry.behavior !== 'merge' && entry.behavior !== 'replace')) return;
+            best = generatedKey({ level, field, index: i }, path) ?? (entry.behavior === 'replace' ? { file: level.file, range: level.yaml.rangeAt([field, i], 'key')!, role: 'kustomization' } : best);
+          });
+        }
+      }
+    }
+    // The object's own writer (its resource file or generator) comes first.
+    if (best) writers?.push(best);
+    // Name prefixes and suffixes are not writers of .metadata.name: they decorate the name the
+    // resource gives, and a finding on the name (exists, already exists) reads best there.
+    for (let c = o.chain.length - 1; c >= 0; c--) {
+      const step = o.chain[c]!;
+      const names = o.names[c]!;
+      for (const dir of refsOf(step.level, ['components'])) {
+        if (dir === step.via) continue;
+        const comp = levelAt(dir);
+        if (comp) best = transformers(comp, r, names, path, options, input.files, docsOf, writers) ?? best;
+      }
+      best = transformers(step.level, r, names, path, options, input.files, docsOf, writers) ?? best;
+    }
+    return best;
+  }
 }
 
 /** The levels from the root down to the kustomization `lists` accepts (resources first, then components). */
@@ -241,7 +254,7 @@ function refsOf(level: Level, fields: readonly string[]): string[] {
   return out;
 }
 
-/** The last of one kustomization's own transformers that sets `path` of `r`, in kustomize's order. */
+/** The last of one kustomization's own transformers that sets `path` of `r`, in kustomize's order (each of them, in that order, pushed to `writers`). */
 function transformers(
   level: Level,
   r: ManifestResource,
@@ -250,8 +263,13 @@ function transformers(
   options: LocateOptions,
   files: ReadonlyMap<string, string>,
   docsOf: (file: string) => ManifestResource[],
+  writers?: SourceLocation[],
 ): SourceLocation | undefined {
-  let best: SourceLocation | undefined;
+  // Every writer, in the order kustomize applies them; the last one is the answer.
+  const found: SourceLocation[] = [];
+  const wrote = (...hits: (SourceLocation | undefined)[]) => {
+    for (const hit of hits) if (hit) found.push(hit);
+  };
   const k = level.k;
   const at = (segments: (string | number)[], prefer: 'key' | 'value' = 'key'): SourceLocation | undefined => {
     const range = level.yaml.rangeAt(segments, prefer);
@@ -263,8 +281,8 @@ function transformers(
   each(k.patchesStrategicMerge, (entry, i) => {
     if (typeof entry !== 'string') return;
     const file = joinPath(level.dir, entry);
-    if (files.has(file)) best = smp(docsOf(file), file, r, names, path, options, undefined) ?? best;
-    else best = smpInline(entry, r, names, path, options, () => at(['patchesStrategicMerge', i])) ?? best;
+    if (files.has(file)) wrote(...smp(docsOf(file), file, r, names, path, options, undefined));
+    else wrote(smpInline(entry, r, names, path, options, () => at(['patchesStrategicMerge', i])));
   });
   // `patches`: each a file or an inline text, a strategic-merge patch or JSON 6902 operations.
   each(k.patches, (entry, i) => {
@@ -276,18 +294,18 @@ function transformers(
       const text = files.get(file);
       if (text === undefined) return;
       const ops = jsonPatchOps(text);
-      if (ops) best = (target ? json6902(yamlText(text), file, 'patch', [], r, path) : undefined) ?? best;
-      else best = smp(docsOf(file), file, r, names, path, options, target) ?? best;
+      if (ops) wrote(target ? json6902(yamlText(text), file, 'patch', [], r, path) : undefined);
+      else wrote(...smp(docsOf(file), file, r, names, path, options, target));
     } else if (typeof entry.patch === 'string') {
       const ops = jsonPatchOps(entry.patch);
       if (ops) {
         if (target && ops.some((op) => opSets(op, r, path))) {
           // Inside a `patch: |` block, on the operation's own line; else on the `patch:` key.
           const inside = json6902(yamlText(entry.patch), level.file, 'patch', [], r, path);
-          best = (inside && inBlock(level, ['patches', i, 'patch'], inside)) ?? at(['patches', i, 'patch']) ?? best;
+          wrote((inside && inBlock(level, ['patches', i, 'patch'], inside)) ?? at(['patches', i, 'patch']));
         }
       } else {
-        best = smpInline(entry.patch, r, names, path, options, () => at(['patches', i, 'patch']), target, (hit) => inBlock(level, ['patches', i, 'patch'], hit)) ?? best;
+        wrote(smpInline(entry.patch, r, names, path, options, () => at(['patches', i, 'patch']), target, (hit) => inBlock(level, ['patches', i, 'patch'], hit)));
       }
     }
   });
@@ -295,7 +313,7 @@ function transformers(
   // a Namespace object the kustomization holds (so `kubectl create -k` finds it already there on this
   // line, not on the placeholder name of the resource file), and the service namespace of an
   // APIService and of a CRD's conversion webhook.
-  if (typeof k.namespace === 'string' && (p === '.metadata.namespace' || namespaceFieldSpecs.some(([kind, field]) => r.kind === kind && p === field))) best = at(['namespace'], 'value') ?? best;
+  if (typeof k.namespace === 'string' && (p === '.metadata.namespace' || namespaceFieldSpecs.some(([kind, field]) => r.kind === kind && p === field))) wrote(at(['namespace'], 'value'));
   // Labels: commonLabels everywhere kustomize puts them; `labels` on metadata, and on templates and
   // selectors when asked to.
   const last = path.at(-1);
@@ -304,14 +322,14 @@ function transformers(
     const onMetadata = path.length === 3 && p.startsWith('.metadata.labels.');
     const onTemplate = /\.template\.metadata\.labels\./.test(p) && parent.name === 'labels';
     const onSelector = parent.name === 'matchLabels' || (parent.name === 'selector' && path.length === 3);
-    if ((parent.name === 'labels' || onSelector) && isJsonObject(k.commonLabels) && last.name in k.commonLabels) best = at(['commonLabels', last.name]) ?? best;
+    if ((parent.name === 'labels' || onSelector) && isJsonObject(k.commonLabels) && last.name in k.commonLabels) wrote(at(['commonLabels', last.name]));
     each(k.labels, (entry, i) => {
       if (!isJsonObject(entry) || !isJsonObject(entry.pairs) || !(last.name in entry.pairs)) return;
       if (onMetadata || (onTemplate && entry.includeTemplates === true) || (onSelector && entry.includeSelectors === true) || (onTemplate && entry.includeSelectors === true)) {
-        best = at(['labels', i, 'pairs', last.name]) ?? best;
+        wrote(at(['labels', i, 'pairs', last.name]));
       }
     });
-    if (parent.name === 'annotations' && isJsonObject(k.commonAnnotations) && last.name in k.commonAnnotations) best = at(['commonAnnotations', last.name]) ?? best;
+    if (parent.name === 'annotations' && isJsonObject(k.commonAnnotations) && last.name in k.commonAnnotations) wrote(at(['commonAnnotations', last.name]));
   }
   // JSON 6902 patches (the deprecated field).
   each(k.patchesJson6902, (entry) => {
@@ -319,12 +337,12 @@ function transformers(
     if (typeof entry.path === 'string') {
       const file = joinPath(level.dir, entry.path);
       const text = files.get(file);
-      if (text !== undefined) best = json6902(yamlText(text), file, 'patch', [], r, path) ?? best;
+      if (text !== undefined) wrote(json6902(yamlText(text), file, 'patch', [], r, path));
     }
   });
   if (p === '.spec.replicas') {
     each(k.replicas, (entry, i) => {
-      if (isJsonObject(entry) && typeof entry.name === 'string' && names.has(entry.name)) best = at(['replicas', i, 'count'], 'value') ?? best;
+      if (isJsonObject(entry) && typeof entry.name === 'string' && names.has(entry.name)) wrote(at(['replicas', i, 'count'], 'value'));
     });
   }
   if (last?.kind === 'field' && last.name === 'image') {
@@ -335,24 +353,25 @@ function transformers(
         if (!isJsonObject(entry)) return;
         if (entry.name !== repo && entry.newName !== repo) return;
         const key = ['digest', 'newTag', 'newName'].find((f) => f in entry);
-        best = (key ? at(['images', i, key], 'value') : at(['images', i])) ?? best;
+        wrote(key ? at(['images', i, key], 'value') : at(['images', i]));
       });
     }
   }
-  return best;
+  writers?.push(...found);
+  return found.at(-1);
 }
 
-/** A strategic-merge patch file: the last of its documents that patches `r` and sets `path`. */
-function smp(docs: readonly ManifestResource[], file: string, r: ManifestResource, names: ReadonlySet<string>, path: FieldPath, options: LocateOptions, target: JsonObject | undefined): SourceLocation | undefined {
-  let best: SourceLocation | undefined;
+/** A strategic-merge patch file: each of its documents that patches `r` and sets `path`, in order (the last wins). */
+function smp(docs: readonly ManifestResource[], file: string, r: ManifestResource, names: ReadonlySet<string>, path: FieldPath, options: LocateOptions, target: JsonObject | undefined): SourceLocation[] {
+  const out: SourceLocation[] = [];
   for (const d of docs) {
     if (!target && (d.kind !== r.kind || !names.has(d.name ?? ''))) continue;
     // The identity of the object is not a field the patch sets: kustomize keeps the object's own.
     if (path.length <= 2 && /^\.(apiVersion|kind|metadata\.name|metadata)$/.test(formatPath(path))) continue;
     const at = locate(d, path, options);
-    if (at) best = { file, range: at.node.kind === 'scalar' ? at.valueRange : at.keyRange, role: 'patch' };
+    if (at) out.push({ file, range: at.node.kind === 'scalar' ? at.valueRange : at.keyRange, role: 'patch' });
   }
-  return best;
+  return out;
 }
 
 function smpInline(
@@ -365,7 +384,7 @@ function smpInline(
   target?: JsonObject,
   inside?: (hit: SourceLocation) => SourceLocation | undefined,
 ): SourceLocation | undefined {
-  const hit = smp(parseManifestText(text).resources, '', r, names, path, options, target);
+  const hit = smp(parseManifestText(text).resources, '', r, names, path, options, target).at(-1);
   if (!hit) return undefined;
   const at = inside?.(hit) ?? where();
   return at && { ...at, role: 'patch' };

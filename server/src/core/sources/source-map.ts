@@ -56,4 +56,12 @@ export interface SourceMap {
    * port's protocol), as the rendered object's schema says.
    */
   locate(index: number, path: FieldPath, options?: LocateOptions): SourceLocation[];
+  /**
+   * Every source line that writes `path` itself into rendered object `index`, in the order the tool
+   * applies them (a resource file, then each patch or kustomization entry that sets it again; a
+   * template line). A values line is not among them: it gives a template line its value, and only
+   * the template line puts the key in the object. Removing the field from what is sent means editing
+   * every one of them; `locate` names only the one that wins.
+   */
+  writers(index: number, path: FieldPath, options?: LocateOptions): SourceLocation[];
 }
