@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import type { Diagnostic, Hover } from 'vscode-languageserver-protocol';
 import { lineOf, scratchDir, writeFiles } from '../cli/cli-process';
@@ -53,6 +53,16 @@ function chartDocuments(chart: string): string[] {
   return [...templates, path.join(chart, 'values.yaml'), path.join(chart, 'Chart.yaml')];
 }
 
+/** A language server for the chart of `scaledRelease` (release `web`, the user's helm), stopped after the test. */
+async function chartServer(t: TestContext, cluster: TestClusterInfo, helm: string, repo: string, namespace: string): Promise<TestServer> {
+  const server = await startTestServer({
+    settings: { kubeconfig: cluster.kubeconfig, context: 'admin', namespace, helmPath: helm, helmRelease: 'web' },
+    workspaceFolders: [uriOf(repo)],
+  });
+  t.after(() => server.shutdown());
+  return server;
+}
+
 async function openFiles(server: TestServer, files: readonly string[]): Promise<void> {
   for (const f of files) await server.open(uriOf(f), fs.readFileSync(f, 'utf8'));
 }
@@ -62,11 +72,7 @@ test('a chart in the editor: no syntax error on any template; the autoscaler con
   const helm = requireTool(t, 'helm4');
   if (!cluster || !helm) return;
   const { repo, chart, namespace } = await scaledRelease(cluster, helm, 'editor-helm');
-  const server = await startTestServer({
-    settings: { kubeconfig: cluster.kubeconfig, context: 'admin', namespace, helmPath: helm, helmRelease: 'web' },
-    workspaceFolders: [uriOf(repo)],
-  });
-  t.after(() => server.shutdown());
+  const server = await chartServer(t, cluster, helm, repo, namespace);
   const files = chartDocuments(chart);
   await openFiles(server, files);
   const template = path.join(chart, 'templates', 'deployment.yaml');
@@ -311,11 +317,7 @@ test('saving _helpers.tpl, which the editor never sends, renders the chart again
   fs.writeFileSync(template, fs.readFileSync(template, 'utf8').replace('replicas: {{ .Values.replicaCount }}', 'replicas: {{ include "shop.replicas" . }}'));
   const helpersText = fs.readFileSync(helpers, 'utf8');
   fs.writeFileSync(helpers, `${helpersText}\n{{- define "shop.replicas" -}}\n{{ .Values.replicaCount }}\n{{- end }}\n`);
-  const server = await startTestServer({
-    settings: { kubeconfig: cluster.kubeconfig, context: 'admin', namespace, helmPath: helm, helmRelease: 'web' },
-    workspaceFolders: [uriOf(repo)],
-  });
-  t.after(() => server.shutdown());
+  const server = await chartServer(t, cluster, helm, repo, namespace);
   await openFiles(server, [template]);
   const templateLine = lineOf(fs.readFileSync(template, 'utf8'), /^\s*replicas:/) - 1;
   const before = await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length > 0, 60_000);
@@ -333,11 +335,7 @@ test('quick fixes on a template line: the value from .Values is taken live in va
   const helm = requireTool(t, 'helm4');
   if (!cluster || !helm) return;
   const { repo, chart, namespace } = await scaledRelease(cluster, helm, 'editor-template-fix');
-  const server = await startTestServer({
-    settings: { kubeconfig: cluster.kubeconfig, context: 'admin', namespace, helmPath: helm, helmRelease: 'web' },
-    workspaceFolders: [uriOf(repo)],
-  });
-  t.after(() => server.shutdown());
+  const server = await chartServer(t, cluster, helm, repo, namespace);
   const template = path.join(chart, 'templates', 'deployment.yaml');
   const values = path.join(chart, 'values.yaml');
   // Only the template is open: the fix edits values.yaml from the disk's text.
@@ -368,11 +366,7 @@ test('quick fixes on a template line: a literal value is offered for removal, an
   const { repo, chart, namespace } = await scaledRelease(cluster, helm, 'editor-template-literal');
   const template = path.join(chart, 'templates', 'deployment.yaml');
   fs.writeFileSync(template, fs.readFileSync(template, 'utf8').replace('replicas: {{ .Values.replicaCount }}', 'replicas: 2'));
-  const server = await startTestServer({
-    settings: { kubeconfig: cluster.kubeconfig, context: 'admin', namespace, helmPath: helm, helmRelease: 'web' },
-    workspaceFolders: [uriOf(repo)],
-  });
-  t.after(() => server.shutdown());
+  const server = await chartServer(t, cluster, helm, repo, namespace);
   await openFiles(server, [template]);
   const onTemplate = await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length > 0, 60_000);
   assert.match(conflicts(onTemplate)[0]!.message, /live 5, manifest 2/);

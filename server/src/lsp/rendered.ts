@@ -218,14 +218,23 @@ export class RenderedSources implements DocumentSource {
    * the finding is gone.
    */
   private async valuesPlaces(uri: string, finding: RelocatedFinding): Promise<SourceLocation[] | undefined> {
+    const found = await this.findingObject(uri, finding);
+    if (!found) return undefined;
+    if (!found.at) return [];
+    return found.map.locate(found.resource.documentIndex, found.at, locateOptions(found.resource, found.facts.schema)).filter((l) => l.role === 'values');
+  }
+
+  /**
+   * The rendered object a finding was made on, with its source map and the finding's path in it
+   * (undefined when the path is no field of the object); undefined when that rendering is gone.
+   */
+  private async findingObject(uri: string, finding: RelocatedFinding) {
     const context = await this.contextOf(uri);
     if (!context) return undefined;
     for (const { rendering, resource, facts } of this.objects(context)) {
       const map = rendering.result!.sourceMap;
       if (map.target.root !== finding.rendered.target.root || resource.documentIndex !== finding.rendered.index) continue;
-      const at = findingPath(finding, resource.object);
-      if (!at) return [];
-      return map.locate(resource.documentIndex, at, locateOptions(resource, facts.schema)).filter((l) => l.role === 'values');
+      return { map, resource, facts, at: findingPath(finding, resource.object) };
     }
     return undefined;
   }
@@ -235,16 +244,10 @@ export class RenderedSources implements DocumentSource {
    * rendering that gave the finding; undefined when that rendering is gone.
    */
   private async removalOf(uri: string, finding: RelocatedFinding): Promise<SourceRemoval | undefined> {
-    const context = await this.contextOf(uri);
-    if (!context) return undefined;
-    for (const { rendering, resource, facts } of this.objects(context)) {
-      const map = rendering.result!.sourceMap;
-      if (map.target.root !== finding.rendered.target.root || resource.documentIndex !== finding.rendered.index) continue;
-      const at = findingPath(finding, resource.object);
-      if (!at) return { reason: `${finding.path ?? 'the field'} is not a field of the rendered object` };
-      return removalFromSources(map, resource, at, locateOptions(resource, facts.schema), (f) => this.textOf(f));
-    }
-    return undefined;
+    const found = await this.findingObject(uri, finding);
+    if (!found) return undefined;
+    if (!found.at) return { reason: `${finding.path ?? 'the field'} is not a field of the rendered object` };
+    return removalFromSources(found.map, found.resource, found.at, locateOptions(found.resource, found.facts.schema), (f) => this.textOf(f));
   }
 
   /** A source file's text: the editor's when it is open, else the disk's (a regular file inside a workspace folder, of a sane size). */
