@@ -1,0 +1,61 @@
+// One dry run per object, sent as the user's tool sends it, and the server's answer compared with
+// the prediction (core/findings/verification.ts). The editor's "Confirm with a dry-run apply" and
+// the command line's --verify both come here, so they send the same request and judge its answer
+// alike; they differ only in how they show the result.
+import type { AnalysisSettings, Finding, ResourceFacts } from '../core/findings/analysis';
+import { compareWithServer, type Verification } from '../core/findings/verification';
+import type { ManifestResource } from '../core/manifest/manifest';
+import type { ClusterConnection } from './connection';
+import type { DryRunManifest } from './verifier';
+import type { ClusterProblem, DryRunOutcome } from './types';
+
+/**
+ * What is sent: the manifest's own text when the document is the object (the server then decodes
+ * duplicates and scalars as written, as it decodes what kubectl reads), else the parsed object (an
+ * item of a List, a rendered object).
+ */
+export function dryRunManifestOf(resource: ManifestResource): DryRunManifest {
+  return resource.itemIndex === undefined ? { object: resource.object, text: resource.documentText } : { object: resource.object };
+}
+
+/**
+ * The request the mode says, with kubectl's default `fieldValidation=Strict` (an unknown or
+ * duplicate field is a refusal, as `kubectl apply` makes it): `serverSide` an apply, `create` a
+ * create, `clientSide` an update (as client-side apply and Helm 3 send it: a patch of the object
+ * that exists, else a create).
+ */
+export function sendDryRun(
+  connection: Pick<ClusterConnection, 'dryRunApply' | 'dryRunCreate' | 'dryRunPatch'>,
+  manifest: DryRunManifest,
+  settings: Pick<AnalysisSettings, 'fieldManager' | 'applyMode'>,
+  liveExists: boolean,
+): Promise<DryRunOutcome> {
+  const options = { fieldManager: settings.fieldManager, fieldValidation: 'Strict' as const };
+  if (settings.applyMode === 'create' || (settings.applyMode === 'clientSide' && !liveExists)) return connection.dryRunCreate(manifest, options);
+  if (settings.applyMode === 'clientSide') return connection.dryRunPatch(manifest, options);
+  return connection.dryRunApply(manifest, options);
+}
+
+export type VerifyAnswer = { ok: true; verification?: Verification } | { ok: false; problem: ClusterProblem };
+
+/**
+ * The server's dry-run answer for one object beside its findings. Nothing for a kind not served
+ * (the prediction already says so), nor for an object without a name in the apply modes (there is
+ * nothing to apply to, and kubectl refuses to send it); a create with generateName is sent, since
+ * `kubectl create` sends it and the server may still refuse it.
+ * `manifest` is what is sent when it is not the document as written (a chart's object with the
+ * release's ownership metadata Helm adds).
+ */
+export async function verifyResource(
+  connection: ClusterConnection,
+  resource: ManifestResource,
+  findings: readonly Finding[],
+  facts: ResourceFacts,
+  settings: Pick<AnalysisSettings, 'fieldManager' | 'applyMode'>,
+  manifest: DryRunManifest = dryRunManifestOf(resource),
+): Promise<VerifyAnswer> {
+  if (facts.kind.state !== 'served') return { ok: true };
+  if (resource.name === undefined && !(settings.applyMode === 'create' && resource.generateName !== undefined)) return { ok: true };
+  const outcome = await sendDryRun(connection, manifest, settings, facts.live.state === 'exists');
+  return compareWithServer(resource, findings, outcome, facts.schema);
+}
