@@ -10,12 +10,18 @@ import type { DryRunManifest } from './verifier';
 import type { ClusterProblem, DryRunOutcome } from './types';
 
 /**
- * What is sent: the manifest's own text when the document is the object (the server then decodes
- * duplicates and scalars as written, as it decodes what kubectl reads), else the parsed object (an
- * item of a List, a rendered object).
+ * What is sent: the object as kubectl sends it, JSON of the manifest as kubectl decodes it (the
+ * parser's object: YAML 1.1 scalars, the last of two equal keys; `kubectl apply --server-side
+ * -v=9` shows this body, under `application/apply-patch+yaml`), never the document's text.
+ * The text would be judged apart from kubectl: the server's strict decoding refuses a key written
+ * twice that kubectl silently drops. And the API server cannot audit a PATCH whose body is not
+ * JSON: it records the patch as a JSON `requestObject` (apiserver audit/context.go
+ * LogRequestPatch), so wherever the audit policy logs request bodies (Secrets, as often) the JSON
+ * backend fails to encode the event ("Error in audit plugin 'log' ... error calling MarshalJSON
+ * for type *runtime.Unknown") and drops it: the dry run would leave no trace in the audit log.
  */
 export function dryRunManifestOf(resource: ManifestResource): DryRunManifest {
-  return resource.itemIndex === undefined ? { object: resource.object, text: resource.documentText } : { object: resource.object };
+  return { object: resource.object };
 }
 
 /**
