@@ -42,7 +42,12 @@ export function sendDryRun(
   return connection.dryRunApply(manifest, options);
 }
 
-export type VerifyAnswer = { ok: true; verification?: Verification } | { ok: false; problem: ClusterProblem };
+/**
+ * `verification`: the server's answer beside the prediction. `notSent`: why the object was not sent
+ * though it would have been (a name or namespace the API server refuses never reaches a URL), so it
+ * is not verified. Neither: nothing to verify (a kind not served, no name to apply to).
+ */
+export type VerifyAnswer = { ok: true; verification?: Verification; notSent?: string } | { ok: false; problem: ClusterProblem };
 
 /**
  * The server's dry-run answer for one object beside its findings. Nothing for a kind not served
@@ -62,6 +67,11 @@ export async function verifyResource(
 ): Promise<VerifyAnswer> {
   if (facts.kind.state !== 'served') return { ok: true };
   if (resource.name === undefined && !(settings.applyMode === 'create' && resource.generateName !== undefined)) return { ok: true };
+  // The server never heard of this object: its refusal of the name is the prediction's own finding,
+  // and counting it as the server's agreement would claim a dry run that was never sent.
+  if (facts.live.state === 'invalidName') return { ok: true, notSent: facts.live.message };
   const outcome = await sendDryRun(connection, manifest, settings, facts.live.state === 'exists');
+  // The verifier's own check of the path (a create's namespace, a default namespace): nothing was sent either.
+  if (outcome.outcome === 'rejected' && outcome.problem.kind === 'invalidName') return { ok: true, notSent: outcome.problem.message };
   return compareWithServer(resource, findings, outcome, facts.schema);
 }

@@ -108,7 +108,8 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     const [live, schema] = await Promise.all([
       target.name === undefined
         ? Promise.resolve<LiveObjectState>({ state: 'absent', observedAt: 0 })
-        : connection.getObject({ apiVersion: target.apiVersion, kind: target.kind, name: target.name, namespace }),
+        : // The manifest's own namespace, as peek asks: a default one is placed (and named, if refused) as the default.
+          connection.getObject({ apiVersion: target.apiVersion, kind: target.kind, name: target.name, ...(target.namespace ? { namespace: target.namespace } : {}) }),
       connection.openApiDocument(target.apiVersion),
     ]);
     if (live.state === 'failed' && live.problem.kind !== 'invalidName') return { ok: false, problem: live.problem };

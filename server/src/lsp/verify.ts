@@ -44,6 +44,10 @@ export async function verifyDocument(session: Session, settings: Settings, analy
         out.failed.push(`${label}: ${verified.problem.message}`);
         return;
       }
+      if (verified.notSent !== undefined) {
+        out.failed.push(`${label}: ${verified.notSent}`);
+        return;
+      }
       const verification = verified.verification;
       if (!verification) return;
       if (verification.agrees) {
