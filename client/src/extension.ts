@@ -136,6 +136,24 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         } else void vscode.window.showInformationMessage(`Kube Conflict Hints (dry run): ${summary}`);
       }),
     ),
+    vscode.commands.registerCommand(
+      'kubeConflictHints.chooseOverlays',
+      withClient(async (c) => {
+        const document = vscode.window.activeTextEditor?.document;
+        if (!document) return void vscode.window.showInformationMessage('Kube Conflict Hints: open a file of a Kustomize overlay first.');
+        // The server found the overlays and says which count; the choice is the workspace folder's setting.
+        const result = await sendRequest(c, requests.overlays, { uri: document.uri.toString() });
+        const folder = result.folder ? vscode.workspace.getWorkspaceFolder(vscode.Uri.parse(result.folder)) : undefined;
+        if (result.problem || !folder) return void vscode.window.showInformationMessage(`Kube Conflict Hints: ${result.problem ?? 'the file is in no workspace folder.'}`);
+        const items = result.overlays.map((o) => ({ label: o.label, description: o.entry, picked: o.counted, entry: o.entry }));
+        const picked = await vscode.window.showQuickPick(items, { canPickMany: true, placeHolder: 'The overlays that count for this file (each is judged on its own)' });
+        if (!picked) return;
+        if (picked.length === 0) return void vscode.window.showInformationMessage('Kube Conflict Hints: choose at least one overlay (an empty list means every overlay counts).');
+        if (result.everyOverlay && picked.length === items.length) return;
+        const chosen = [...new Set([...result.keep, ...picked.map((p) => p.entry)])];
+        await settingsOf(folder.uri).update(settingKey('kustomizeOverlays'), chosen, vscode.ConfigurationTarget.WorkspaceFolder);
+      }),
+    ),
     // Trust is decided at start-up (initializationOptions); granting it later needs a fresh server.
     vscode.workspace.onDidGrantWorkspaceTrust(restart),
     // Red Hat's YAML extension installed, enabled or removed while the editor runs.

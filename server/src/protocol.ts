@@ -44,6 +44,12 @@ export interface Settings {
   helmRelease: string;
   /** Values files (relative to the chart folder) given to `helm template` in order; none: the chart's values.yaml alone. */
   helmValuesFiles: readonly string[];
+  /**
+   * The overlays that count, as folders relative to the workspace folder (`*`, `**`, `?` allowed);
+   * empty: every overlay of the folder that uses the file. Each entry is checked (inside the
+   * folder, no `..` out of it) before it means anything.
+   */
+  kustomizeOverlays: readonly string[];
 }
 
 export type SeverityOverride = 'error' | 'warning' | 'information' | 'off';
@@ -63,6 +69,7 @@ export const defaultSettings: Settings = {
   kustomizePath: '',
   helmRelease: '',
   helmValuesFiles: [],
+  kustomizeOverlays: [],
 };
 
 /** Turns whatever the editor sent (any shape, any age of settings file) into valid settings. */
@@ -84,7 +91,13 @@ export function sanitizeSettings(raw: unknown): Settings {
     kustomizePath: str(r.kustomizePath, ''),
     helmRelease: str(r.helmRelease, ''),
     helmValuesFiles: Array.isArray(r.helmValuesFiles) ? r.helmValuesFiles.filter((f): f is string => typeof f === 'string' && f.trim() !== '').map((f) => f.trim()).slice(0, 32) : [],
+    kustomizeOverlays: stringList(r.kustomizeOverlays),
   };
+}
+
+/** A list of non-empty strings, trimmed, at most 32 (what the settings hold are a few paths). */
+function stringList(raw: unknown): string[] {
+  return Array.isArray(raw) ? raw.filter((f): f is string => typeof f === 'string' && f.trim() !== '').map((f) => f.trim()).slice(0, 32) : [];
 }
 
 /** Only `code: level` pairs with a code-like key and a known level; anything else is dropped. */
@@ -158,6 +171,22 @@ export interface OwnershipResult {
   text: string;
 }
 
+export interface OverlaysResult {
+  /** The workspace folder whose setting chooses (a file URI); absent when the file is in none. */
+  folder?: string;
+  /** The overlays that use the file: as the setting names them (relative to the folder), as messages name them, and whether they count now. */
+  overlays: { entry: string; label: string; counted: boolean }[];
+  /**
+   * What the folder's setting keeps besides the overlays picked here, so that a choice for this file
+   * changes nothing for the others; the setting to write is these and the picked entries.
+   */
+  keep: string[];
+  /** True while the setting is empty: every overlay counts, and picking them all changes nothing. */
+  everyOverlay: boolean;
+  /** Why there is nothing to choose from (not an overlay's file, no cluster access...). */
+  problem?: string;
+}
+
 export interface VerifyResult {
   /** Resources confirmed as predicted. */
   agreed: number;
@@ -225,6 +254,8 @@ export const requests = {
   ownership: clientRequest<DocumentParams, OwnershipResult | null>('kubeConflictHints/ownership', 'kube-conflict-hints.showOwnership', true),
   /** Confirm the document's predictions with dry-run applies. */
   verify: clientRequest<DocumentParams, VerifyResult>('kubeConflictHints/verify', 'kube-conflict-hints.verify', true),
+  /** The Kustomize overlays that use the document, and which of them count (kustomizeOverlays). */
+  overlays: clientRequest<DocumentParams, OverlaysResult>('kubeConflictHints/overlays', 'kube-conflict-hints.overlays', true),
 } as const;
 
 export const notifications = {

@@ -4,7 +4,10 @@
 // `replicaCount:` in values.yaml, with the owner in the hover and a quick fix that clears it once
 // the chart renders again; an overlay's conflict sits on its patch and the base shows nothing
 // false; without helm there is one information message and no squiggle; in an untrusted workspace
-// no tool runs.
+// no tool runs. Which overlays count is the user's choice (kustomizeOverlays, the request the
+// command asks); a file helm reads that the editor never sends (`_helpers.tpl`) renders the chart
+// again when it changes on disk; quick fixes on a template line edit values.yaml, or remove a
+// literal line.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -18,6 +21,8 @@ import { startTestServer, type TestServer } from '../support/lsp-client';
 import { apply, connect, freshNamespace, objectOf, scale, type KubeObject } from '../support/seed';
 import { requireTool } from '../tools/tools';
 import { parseAllDocuments } from 'yaml';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import { requests, sendRequest } from '../../server/src/protocol';
 
 const uriOf = (file: string) => pathToFileURL(file).href;
 const conflicts = (ds: Diagnostic[]) => ds.filter((d) => d.code === 'field-conflict');
@@ -219,4 +224,188 @@ test('an untrusted workspace runs no rendering tool (the same setup, trusted, ru
   await until(after);
   assert.ok(sentinel.runs().some((r) => r.startsWith('template web')));
   assert.deepEqual(watched.runs(), [], 'the untrusted workspace ran helm');
+});
+
+/** A base used by two overlays, staging and production, each applied as kubectl in its namespace and scaled to 5 by an autoscaler. */
+async function twoScaledOverlays(cluster: TestClusterInfo, kustomize: string, prefix: string): Promise<{ repo: string; base: string }> {
+  const conn = connect('admin', cluster.kubeconfig);
+  const repo = scratchDir(prefix);
+  const namespaces = { staging: await freshNamespace(conn, `${prefix}-stg`), production: await freshNamespace(conn, `${prefix}-prd`) };
+  writeFiles(repo, {
+    'base/kustomization.yaml': 'resources:\n- deployment.yaml\n',
+    'base/deployment.yaml': [
+      'apiVersion: apps/v1', 'kind: Deployment', 'metadata:', '  name: web', 'spec:', '  replicas: 1', '  selector:', '    matchLabels:', '      app: web',
+      '  template:', '    metadata:', '      labels:', '        app: web', '    spec:', '      containers:', '      - name: app', '        image: nginx:1.25', '',
+    ].join('\n'),
+    'overlays/staging/kustomization.yaml': `namespace: ${namespaces.staging}\nresources:\n- ../../base\n`,
+    'overlays/production/kustomization.yaml': `namespace: ${namespaces.production}\nresources:\n- ../../base\n`,
+  });
+  for (const [overlay, namespace] of Object.entries(namespaces)) {
+    const built = spawnSync(kustomize, ['build', path.join(repo, 'overlays', overlay)], { encoding: 'utf8' });
+    assert.equal(built.status, 0, built.stderr);
+    for (const doc of parseAllDocuments(built.stdout)) objectOf(await apply(conn, 'kubectl', doc.toJS() as KubeObject), 'apply');
+    objectOf(await scale(conn, 'kube-controller-manager', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace } }, 5), 'the autoscaler');
+  }
+  return { repo, base: path.join(repo, 'base/deployment.yaml') };
+}
+
+test('which overlays count: a base used by staging and production is judged per overlay; choosing only staging makes production\'s conflict go, and a bad entry gets one message', async (t) => {
+  const cluster = requireCluster(t);
+  const kustomize = requireTool(t, 'kustomize');
+  if (!cluster || !kustomize) return;
+  const { repo, base } = await twoScaledOverlays(cluster, kustomize, 'editor-overlays');
+  const settings = { kubeconfig: cluster.kubeconfig, context: 'admin', kustomizePath: kustomize };
+  const server = await startTestServer({ settings, workspaceFolders: [uriOf(repo)] });
+  t.after(() => server.shutdown());
+  await openFiles(server, [base]);
+  const wire = { sendRequest: (method: string, ...params: unknown[]) => server.request(method, params[0]) };
+
+  // By default every overlay that uses the base counts, each named in its message.
+  const both = await server.diagnosticsUntil(uriOf(base), (ds) => conflicts(ds).length === 2, 90_000);
+  assert.deepEqual(conflicts(both).map((d) => d.range.start.line), [5, 5]);
+  assert.deepEqual(conflicts(both).map((d) => /in overlay (\w+)/.exec(d.message)?.[1]).sort(), ['production', 'staging']);
+  assert.deepEqual(await sendRequest(wire, requests.overlays, { uri: uriOf(base) }), {
+    folder: uriOf(repo),
+    overlays: [
+      { entry: 'overlays/production', label: 'overlay production', counted: true },
+      { entry: 'overlays/staging', label: 'overlay staging', counted: true },
+    ],
+    keep: [],
+    everyOverlay: true,
+  });
+
+  // The user chooses staging (as the command writes it), next to an entry that leads out of the folder.
+  server.setSettings({ ...settings, kustomizeOverlays: ['overlays/staging', '../../etc'] });
+  const one = await server.diagnosticsUntil(uriOf(base), (ds) => conflicts(ds).length === 1, 60_000);
+  assert.match(conflicts(one)[0]!.message, /kube-controller-manager.*in overlay staging/s);
+  const warning = (await server.waitForNotification('window/showMessage', (p) => /kustomizeOverlays/.test((p as { message: string }).message), 30_000)) as { type: number; message: string };
+  assert.equal(warning.type, 2, 'a warning');
+  assert.match(warning.message, /"\.\.\/\.\.\/etc" leads outside the workspace folder/);
+  const choice = await sendRequest(wire, requests.overlays, { uri: uriOf(base) });
+  assert.deepEqual(choice.overlays.map((o) => [o.entry, o.counted]), [['overlays/production', false], ['overlays/staging', true]]);
+  assert.deepEqual(choice.keep, ['../../etc']);
+  assert.equal(choice.everyOverlay, false);
+  // Pulled again (a refresh, any edit): still one conflict, and the bad entry was said once.
+  await server.change(uriOf(base), `${server.text(uriOf(base))}\n`);
+  assert.equal(conflicts(await server.diagnostics(uriOf(base))).length, 1);
+  assert.equal(server.notifications.filter((n) => n.method === 'window/showMessage' && /kustomizeOverlays/.test((n.params as { message: string }).message)).length, 1);
+
+  // Back to every overlay: production's conflict returns without anything saved.
+  server.setSettings({ ...settings, kustomizeOverlays: [] });
+  await server.diagnosticsUntil(uriOf(base), (ds) => conflicts(ds).length === 2, 60_000);
+});
+
+/** What the editor's file watcher sends when files change on disk (the server registers for every file). */
+async function changedOnDisk(server: TestServer, ...files: string[]): Promise<void> {
+  await server.notify('workspace/didChangeWatchedFiles', { changes: files.map((f) => ({ uri: uriOf(f), type: 2 })) });
+}
+
+test('saving _helpers.tpl, which the editor never sends, renders the chart again: the conflict on the template goes when the helper prints the live value', async (t) => {
+  const cluster = requireCluster(t);
+  const helm = requireTool(t, 'helm4');
+  if (!cluster || !helm) return;
+  const { repo, chart, namespace } = await scaledRelease(cluster, helm, 'editor-helpers');
+  // The replicas come from a helper, as many charts write them.
+  const template = path.join(chart, 'templates', 'deployment.yaml');
+  const helpers = path.join(chart, 'templates', '_helpers.tpl');
+  fs.writeFileSync(template, fs.readFileSync(template, 'utf8').replace('replicas: {{ .Values.replicaCount }}', 'replicas: {{ include "shop.replicas" . }}'));
+  const helpersText = fs.readFileSync(helpers, 'utf8');
+  fs.writeFileSync(helpers, `${helpersText}\n{{- define "shop.replicas" -}}\n{{ .Values.replicaCount }}\n{{- end }}\n`);
+  const server = await startTestServer({
+    settings: { kubeconfig: cluster.kubeconfig, context: 'admin', namespace, helmPath: helm, helmRelease: 'web' },
+    workspaceFolders: [uriOf(repo)],
+  });
+  t.after(() => server.shutdown());
+  await openFiles(server, [template]);
+  const templateLine = lineOf(fs.readFileSync(template, 'utf8'), /^\s*replicas:/) - 1;
+  const before = await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length > 0, 60_000);
+  assert.deepEqual(conflicts(before).map((d) => d.range.start.line), [templateLine]);
+  assert.match(conflicts(before)[0]!.message, /live 5, manifest 1/);
+
+  // The helper now prints 5, the live value: saved (on disk; a .tpl is no YAML document the editor syncs).
+  fs.writeFileSync(helpers, `${helpersText}\n{{- define "shop.replicas" -}}\n5\n{{- end }}\n`);
+  await changedOnDisk(server, helpers);
+  assert.deepEqual(conflicts(await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length === 0, 60_000)), []);
+});
+
+test('quick fixes on a template line: the value from .Values is taken live in values.yaml, and the conflict clears after the render', async (t) => {
+  const cluster = requireCluster(t);
+  const helm = requireTool(t, 'helm4');
+  if (!cluster || !helm) return;
+  const { repo, chart, namespace } = await scaledRelease(cluster, helm, 'editor-template-fix');
+  const server = await startTestServer({
+    settings: { kubeconfig: cluster.kubeconfig, context: 'admin', namespace, helmPath: helm, helmRelease: 'web' },
+    workspaceFolders: [uriOf(repo)],
+  });
+  t.after(() => server.shutdown());
+  const template = path.join(chart, 'templates', 'deployment.yaml');
+  const values = path.join(chart, 'values.yaml');
+  // Only the template is open: the fix edits values.yaml from the disk's text.
+  await openFiles(server, [template]);
+  const onTemplate = await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length > 0, 60_000);
+  const actions = await server.codeActions(uriOf(template), conflicts(onTemplate)[0]!.range, conflicts(onTemplate));
+  assert.equal(actions.length, 1, JSON.stringify(actions.map((a) => a.title)));
+  assert.match(actions[0]!.title, /^Use the live value 5 in values\.yaml for replicaCount \(share ownership with "kube-controller-manager" with subresource "scale"/);
+  const edit = actions[0]!.edit!;
+  assert.deepEqual(Object.keys(edit.changes ?? {}), [uriOf(values)], 'the edit is in values.yaml, the source of the value');
+  const valuesText = fs.readFileSync(values, 'utf8');
+  const fixed = TextDocument.applyEdits(TextDocument.create(uriOf(values), 'yaml', 1, valuesText), edit.changes![uriOf(values)]!);
+  assert.equal(fixed, valuesText.replace(/^replicaCount: 1$/m, 'replicaCount: 5'));
+  fs.writeFileSync(values, fixed);
+  await changedOnDisk(server, values);
+  assert.deepEqual(conflicts(await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length === 0, 60_000)), []);
+});
+
+test('quick fixes on a template line: a literal value is offered for removal, and the conflict clears after the render', async (t) => {
+  const cluster = requireCluster(t);
+  const helm = requireTool(t, 'helm4');
+  if (!cluster || !helm) return;
+  const { repo, chart, namespace } = await scaledRelease(cluster, helm, 'editor-template-literal');
+  const template = path.join(chart, 'templates', 'deployment.yaml');
+  fs.writeFileSync(template, fs.readFileSync(template, 'utf8').replace('replicas: {{ .Values.replicaCount }}', 'replicas: 2'));
+  const server = await startTestServer({
+    settings: { kubeconfig: cluster.kubeconfig, context: 'admin', namespace, helmPath: helm, helmRelease: 'web' },
+    workspaceFolders: [uriOf(repo)],
+  });
+  t.after(() => server.shutdown());
+  await openFiles(server, [template]);
+  const onTemplate = await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length > 0, 60_000);
+  assert.match(conflicts(onTemplate)[0]!.message, /live 5, manifest 2/);
+  const actions = await server.codeActions(uriOf(template), conflicts(onTemplate)[0]!.range, conflicts(onTemplate));
+  // Nothing about values.yaml: the line reads no value from it.
+  assert.equal(actions.length, 1, JSON.stringify(actions.map((a) => a.title)));
+  assert.match(actions[0]!.title, /^Remove this line from the template \(leave \.spec\.replicas to "kube-controller-manager" with subresource "scale"/);
+  assert.equal(actions[0]!.isPreferred, true);
+  await server.applyEdit(actions[0]!.edit!);
+  assert.doesNotMatch(server.text(uriOf(template)), /replicas:/);
+  fs.writeFileSync(template, server.text(uriOf(template)));
+  await server.save(uriOf(template));
+  assert.deepEqual(conflicts(await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length === 0, 60_000)), []);
+});
+
+test('an overlay that does not build because of its base builds again when the base is fixed and saved', async (t) => {
+  const cluster = requireCluster(t);
+  const kustomize = requireTool(t, 'kustomize');
+  if (!cluster || !kustomize) return;
+  // The server runs in this process: while it waits on kustomize and the test waits on it, nothing
+  // else would keep the event loop alive.
+  const alive = setInterval(() => undefined, 1000);
+  t.after(() => clearInterval(alive));
+  const { repo, base } = await twoScaledOverlays(cluster, kustomize, 'editor-broken-base');
+  const good = fs.readFileSync(base, 'utf8');
+  fs.writeFileSync(base, good.replace('  replicas: 1', '  replicas: [1'));
+  const server = await startTestServer({ settings: { kubeconfig: cluster.kubeconfig, context: 'admin', kustomizePath: kustomize }, workspaceFolders: [uriOf(repo)] });
+  t.after(() => server.shutdown());
+  await openFiles(server, [base]);
+  await server.diagnostics(uriOf(base));
+  // kustomize refused the overlays (said once each); the last good answer is none.
+  await server.waitForNotification('window/showMessage', (p) => /cannot render overlay (staging|production)/.test((p as { message: string }).message), 60_000);
+  assert.deepEqual(conflicts(await server.diagnostics(uriOf(base))), []);
+
+  // Fixed in the editor and saved: the base is outside both overlays' folders, and they build again.
+  await server.change(uriOf(base), good);
+  fs.writeFileSync(base, good);
+  await server.save(uriOf(base));
+  const both = await server.diagnosticsUntil(uriOf(base), (ds) => conflicts(ds).length === 2, 60_000);
+  assert.deepEqual(conflicts(both).map((d) => /in overlay (\w+)/.exec(d.message)?.[1]).sort(), ['production', 'staging']);
 });

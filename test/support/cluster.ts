@@ -594,15 +594,63 @@ export interface AuditEvent {
   responseObject?: { kind?: string; apiVersion?: string; [key: string]: unknown };
 }
 
+/**
+ * What the log has read so far, per log file: a wait polls every 100 ms, and a full run's log holds
+ * thousands of events, so each read parses only the lines written since the last one.
+ */
+const auditReads = new Map<string, { file: string; offset: number; rest: Buffer; events: AuditEvent[] }>();
+
+/** Every complete event in the log, in order (a line still being written is left for the next read). */
 export function readAuditEvents(auditLog: string): AuditEvent[] {
-  if (!fs.existsSync(auditLog)) return [];
-  return fs.readFileSync(auditLog, 'utf8').split('\n').filter((l) => l.trim()).flatMap((line) => {
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(auditLog);
+  } catch {
+    return [];
+  }
+  let read = auditReads.get(auditLog);
+  // A new cluster starts a new log: begin again when the file was replaced or cut.
+  const file = `${stat.ino}:${stat.birthtimeMs}`;
+  if (!read || read.file !== file || stat.size < read.offset) {
+    read = { file, offset: 0, rest: Buffer.alloc(0), events: [] };
+    auditReads.set(auditLog, read);
+  }
+  if (stat.size > read.offset) {
+    const chunk = Buffer.alloc(stat.size - read.offset);
+    const fd = fs.openSync(auditLog, 'r');
     try {
-      return [JSON.parse(line) as AuditEvent];
-    } catch {
-      return []; // a line still being written
+      const n = fs.readSync(fd, chunk, 0, chunk.length, read.offset);
+      read.offset += n;
+      const bytes = Buffer.concat([read.rest, chunk.subarray(0, n)]);
+      const lastNewline = bytes.lastIndexOf(0x0a);
+      read.rest = bytes.subarray(lastNewline + 1);
+      for (const line of bytes.subarray(0, lastNewline + 1).toString('utf8').split('\n')) {
+        if (!line.trim()) continue;
+        try {
+          read.events.push(JSON.parse(line) as AuditEvent);
+        } catch {
+          // not an event: nothing a test looks for
+        }
+      }
+    } finally {
+      fs.closeSync(fd);
     }
-  });
+  }
+  return read.events.slice();
+}
+
+/**
+ * Waits until `holds` is true of the whole log (read once per poll), e.g. "a second list of that
+ * namespace": a condition on several events. Returns the events it held for, or undefined.
+ */
+export async function waitForAuditLog(auditLog: string, holds: (events: AuditEvent[]) => boolean, timeoutMs = 10_000): Promise<AuditEvent[] | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const events = readAuditEvents(auditLog);
+    if (holds(events)) return events;
+    if (Date.now() > deadline) return undefined;
+    await sleep(100);
+  }
 }
 
 /**
@@ -610,12 +658,7 @@ export function readAuditEvents(auditLog: string): AuditEvent[] {
  * after the client has its response, so a client can read the log before its own request appears.
  */
 export async function waitForAuditEvent(auditLog: string, matches: (e: AuditEvent) => boolean, timeoutMs = 10_000): Promise<AuditEvent | undefined> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = readAuditEvents(auditLog).find(matches);
-    if (found || Date.now() > deadline) return found;
-    await sleep(100);
-  }
+  return (await waitForAuditLog(auditLog, (events) => events.some(matches), timeoutMs))?.find(matches);
 }
 
 /**

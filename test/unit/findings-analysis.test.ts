@@ -309,3 +309,68 @@ describe('the rule catalogue gives the severities', () => {
     assert.deepEqual([...seen].sort(), ['duplicate-key', 'yaml-decode', 'yaml-syntax']);
   });
 });
+
+describe('managers recorded at another apiVersion of a custom resource', () => {
+  // A custom resource's OpenAPI as the server publishes it (one document per version), reduced to
+  // what the engine reads; the rule itself is proven against the real server by
+  // test/differential/scenarios/versions.yaml.
+  const probeDoc = (version: string): JsonValue => ({
+    components: {
+      schemas: {
+        [`com.example.kchv.${version}.Probe`]: {
+          type: 'object',
+          'x-kubernetes-group-version-kind': [{ group: 'kchv.example.com', version, kind: 'Probe' }],
+          properties: {
+            apiVersion: { type: 'string' },
+            kind: { type: 'string' },
+            metadata: { type: 'object', additionalProperties: true },
+            spec: { type: 'object', properties: { size: { type: 'integer' }, mode: { type: 'string' } } },
+          },
+        },
+      },
+    },
+  });
+  const probeSchema = schemaFromOpenApi([probeDoc('v1'), probeDoc('v1beta1')]).schema;
+  const live: JsonObject = {
+    apiVersion: 'kchv.example.com/v1',
+    kind: 'Probe',
+    metadata: {
+      name: 'p',
+      namespace: 'ns',
+      managedFields: [
+        { manager: 'kubectl', operation: 'Apply', apiVersion: 'kchv.example.com/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:size': {} } } },
+        { manager: 'probe-operator', operation: 'Update', apiVersion: 'kchv.example.com/v1beta1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:mode': {} } } },
+      ],
+    },
+    spec: { size: 1, mode: 'b' },
+  };
+  const crd = (conversion: 'None' | 'Webhook', versions: string[]) => ({ crd: { conversion, versions: versions.map((name) => ({ name, served: true, schema: '{}' })) } });
+  const analyzeProbe = (mode: string, versions: ResourceFacts['versions']) => {
+    const parsed = parseManifestText(`apiVersion: kchv.example.com/v1\nkind: Probe\nmetadata:\n  name: p\n  namespace: ns\nspec:\n  size: 1\n  mode: ${mode}\n`);
+    const facts: ResourceFacts = { kind: { state: 'served', group: 'kchv.example.com', resource: 'probes', namespaced: true }, live: { state: 'exists', object: live }, schema: probeSchema, ...(versions ? { versions } : {}) };
+    return analyzeResource(parsed.resources[0]!, facts, { fieldManager: 'kubectl', applyMode: 'serverSide' });
+  };
+
+  test('conversion None: the conflict names the manager at its own version', () => {
+    const [conflict, ...more] = byCode(analyzeProbe('c', crd('None', ['v1', 'v1beta1'])), 'field-conflict');
+    assert.deepEqual(more, []);
+    assert.match(conflict!.message, /^\.spec\.mode is managed by "probe-operator" using kchv\.example\.com\/v1beta1/);
+  });
+
+  test('a conversion webhook: no conflict is claimed, the manager is named and the dry run suggested', () => {
+    const findings = analyzeProbe('c', crd('Webhook', ['v1', 'v1beta1']));
+    assert.deepEqual(byCode(findings, 'field-conflict'), []);
+    const [unverified, ...more] = byCode(findings, 'conversion-unverified');
+    assert.deepEqual(more, []);
+    assert.equal(unverified!.severity, 'warning');
+    assert.match(unverified!.message, /"probe-operator" using kchv\.example\.com\/v1beta1 recorded its fields at kchv\.example\.com\/v1beta1.*conversion webhook.*It owns \.spec\.mode.*dry-run/);
+  });
+
+  test('a version the CRD no longer lists: every apply fails, in the server\'s words', () => {
+    const findings = analyzeProbe('b', crd('None', ['v1']));
+    assert.deepEqual(byCode(findings, 'field-conflict'), []);
+    const [refused] = byCode(findings, 'invalid-manifest');
+    assert.match(refused!.message, /request to convert CR to an invalid group\/version: kchv\.example\.com\/v1beta1/);
+    assert.equal(refused!.severity, 'error');
+  });
+});

@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { locateOptions, type AnalysisSettings } from '../core/findings/analysis';
 import { helmApply, renderedObjectAnalysis, sentResource } from '../core/findings/rendered';
+import { definedKinds, withDefinedKinds, type DefinedKind } from '../core/findings/kind-served';
 import { relocateFindings } from '../core/findings/relocate';
 import type { CheckedObject } from './report';
 import { verifyResource, type ClusterConnection, type ClusterProblem } from '../cluster';
@@ -40,6 +41,8 @@ export async function checkHelmCharts(
   severity: AnalysisSettings['severity'],
   /** --verify: each object's dry run, sent as the user's Helm sends it. */
   verifier?: ClusterConnection,
+  /** The kinds CRDs among the other files checked define (a chart's own CRDs are added to them). */
+  defined: readonly DefinedKind[] = [],
 ): Promise<HelmCheckOutcome> {
   const objects: CheckedObject[] = [];
   const charts: string[] = [];
@@ -66,7 +69,8 @@ export async function checkHelmCharts(
       objects.push(renderFailure(chart, target.label, describeRenderProblem(target, result.problem)));
       continue;
     }
-    const sent = helmApply({ release: result.release, namespace: result.namespace, major: result.helm.major }, severity);
+    const applied = helmApply({ release: result.release, namespace: result.namespace, major: result.helm.major }, severity);
+    const sent = { ...applied, settings: withDefinedKinds(applied.settings, [...defined, ...definedKinds(result.resources, result.sourceMap.target.label)]) };
     const settings = sent.settings;
     apply = { fieldManager: settings.fieldManager, applyMode: settings.applyMode };
     const label = `${result.sourceMap.target.label} (Helm ${result.helm.major}: ${result.helm.mode === 'serverSide' ? 'server-side apply' : 'client-side update'} as ${result.helm.fieldManager})`;

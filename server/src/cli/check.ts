@@ -3,12 +3,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { analyzeResource, locateOptions, objectIdentity, problemFindings, type AnalysisSettings } from '../core/findings/analysis';
+import { definedKinds, withDefinedKinds, type DefinedKind } from '../core/findings/kind-served';
 import { overlayLabels, renderedObjectFindings } from '../core/findings/rendered';
 import { parseManifestText } from '../core/manifest/manifest';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget } from '../core/sources/source-map';
 import { renderKustomization } from '../render/kustomize';
-import { describeRenderProblem, type RenderSettings } from '../render/renderer';
+import { describeRenderProblem, type RenderResult, type RenderSettings } from '../render/renderer';
 import type { CheckedObject, CheckReport } from './report';
 import { verifyResource, type ClusterConnection, type ClusterProblem, type VerifyAnswer } from '../cluster';
 import type { FactsReader } from './facts';
@@ -71,7 +72,16 @@ export async function runCheck(
     if (!isDirectory(dir)) return { ok: false, usage: `-k ${dir}: not a folder holding a kustomization` };
     targets.set(toSlashes(path.resolve(dir)), { wanted: 'all' });
   }
+  // The files checked together are applied together: a CustomResourceDefinition among them makes
+  // its kind no error even though the cluster does not serve it yet (core/findings/kind-served.ts).
+  // Plain manifests are parsed once, here, and overlays rendered before any object is judged.
+  const plain = new Map<string, ReturnType<typeof parseManifestText>>();
+  for (const [file, text] of texts) {
+    if (kinds.get(file)!.kind === 'manifest' && !throughOverlays.has(file)) plain.set(file, parseManifestText(text));
+  }
+  const defined: DefinedKind[] = [...plain].flatMap(([file, parsed]) => definedKinds(parsed.resources, displayPath(file)));
   const labels = labelsFor([...targets.keys()]);
+  const renders: { root: string; wanted: Set<string> | 'all'; target: RenderTarget; result: Extract<RenderResult, { ok: true }>; parsed: ReturnType<typeof parseManifestText> }[] = [];
   for (const [root, { wanted }] of targets) {
     const target: RenderTarget = { kind: 'kustomize', root, label: labels.get(root)! };
     const result = await renderKustomization(target, rendering.settings);
@@ -87,14 +97,19 @@ export async function runCheck(
       objects.push(renderFailure(root, target, `cannot check ${target.label}: ${result.command} printed text that is not YAML: ${parsed.problems[0]!.message}`));
       continue;
     }
+    renders.push({ root, wanted, target, result, parsed });
+    defined.push(...definedKinds(parsed.resources, target.label));
+  }
+  const together = withDefinedKinds(settings, defined);
+  for (const { root, wanted, target, result, parsed } of renders) {
     for (const resource of parsed.resources) {
       const answer = await reader.read(resource);
       if (!answer.ok) return { ok: false, problem: answer.problem };
-      const findings = renderedObjectFindings(resource, answer.facts, { settings }, result.sourceMap);
+      const findings = renderedObjectFindings(resource, answer.facts, { settings: together }, result.sourceMap);
       const options = locateOptions(resource, answer.facts.schema);
       // --verify: the rendered object is what would be sent, so it is what the dry run sends; the dry
       // run is compared with the findings on the rendered object, before they moved to the sources.
-      const verifiedRendered: VerifyAnswer = verifier ? await verifyResource(verifier, resource, analyzeResource(resource, answer.facts, settings), answer.facts, settings) : { ok: true };
+      const verifiedRendered: VerifyAnswer = verifier ? await verifyResource(verifier, resource, analyzeResource(resource, answer.facts, together), answer.facts, settings) : { ok: true };
       if (!verifiedRendered.ok) return { ok: false, problem: verifiedRendered.problem };
       objects.push(
         ...renderedObjectEntries({
@@ -119,7 +134,7 @@ export async function runCheck(
   const charts: string[] = [];
   let helmApply: Pick<AnalysisSettings, 'fieldManager' | 'applyMode'> | undefined;
   if (rendering.helm && rendering.helm.charts.length > 0) {
-    const helm = await checkHelmCharts({ ...rendering.helm, settings: rendering.settings }, reader, settings.severity, verifier);
+    const helm = await checkHelmCharts({ ...rendering.helm, settings: rendering.settings }, reader, settings.severity, verifier, defined);
     if (!helm.ok) return helm;
     objects.push(...helm.objects);
     charts.push(...helm.charts.map(toSlashes));
@@ -127,7 +142,7 @@ export async function runCheck(
   }
   const unnamed = [...new Set([...kinds.values()].flatMap((k) => (k.kind === 'helm-chart' ? [toSlashes(releaseChart(k.chart))] : [])))].filter((c) => !charts.includes(c));
   if (rendering.helm && unnamed.length > 0) {
-    const helm = await checkHelmCharts({ charts: unnamed, valuesFiles: [], namespace: rendering.helm.namespace, settings: rendering.settings, withoutHelm: 'note' }, reader, settings.severity, verifier);
+    const helm = await checkHelmCharts({ charts: unnamed, valuesFiles: [], namespace: rendering.helm.namespace, settings: rendering.settings, withoutHelm: 'note' }, reader, settings.severity, verifier, defined);
     if (!helm.ok) return helm;
     objects.push(...helm.objects);
     charts.push(...helm.charts.map(toSlashes));
@@ -144,12 +159,12 @@ export async function runCheck(
       if (note) objects.push({ file: shown, title: shown, findings: [], notes: [note] });
       continue;
     }
-    const parsed = parseManifestText(text);
+    const parsed = plain.get(file) ?? parseManifestText(text);
     if (parsed.problems.length > 0) objects.push({ file: shown, title: shown, findings: problemFindings(parsed.problems), notes: [] });
     for (const resource of parsed.resources) {
       const answer = await reader.read(resource);
       if (!answer.ok) return { ok: false, problem: answer.problem };
-      const findings = analyzeResource(resource, answer.facts, settings);
+      const findings = analyzeResource(resource, answer.facts, together);
       const checked: CheckedObject = { file: shown, object: objectIdentity(resource), title: answer.title, findings, notes: answer.notes };
       const verified: VerifyAnswer = verifier ? await verifyResource(verifier, resource, findings, answer.facts, settings) : { ok: true };
       if (!verified.ok) return { ok: false, problem: verified.problem };

@@ -21,7 +21,7 @@ import { isJsonObject, type JsonObject } from '../core/json';
 import { parseManifestText, type ManifestResource } from '../core/manifest/manifest';
 import type { SchemaModel } from '../core/ssa/schema';
 import type { ApiResourceInfo, ClusterConnection, ClusterProblem, DiscoveryIndex } from '../cluster';
-import { findResource, splitApiVersion } from '../cluster/discovery';
+import { findResource, notServedKindFacts, splitApiVersion } from '../cluster/discovery';
 import { openApiPathKey } from '../cluster/openapi';
 import { objectTitle, placeNamespace, schemaOf, type FactsReader } from './facts';
 import { collectManifestFiles, describeFsError, findManifestFiles, readTextFile } from './files';
@@ -465,10 +465,10 @@ export function loadSnapshot(dir: string, namespace: string | undefined): Snapsh
     return schemas.get(apiVersion);
   }
 
-  function servedResource(resource: ManifestResource): { ok: true; served: ApiResourceInfo } | { ok: false; message: string } {
+  function servedResource(resource: ManifestResource): { ok: true; served: ApiResourceInfo } | { ok: false; problem: ClusterProblem } {
     if (index) {
       const found = findResource(index.discovery as DiscoveryIndex, resource.apiVersion, resource.kind);
-      return found.ok ? { ok: true, served: found.value } : { ok: false, message: found.problem.message };
+      return found.ok ? { ok: true, served: found.value } : { ok: false, problem: found.problem };
     }
     const [group, version] = splitApiVersion(resource.apiVersion);
     const namespaced = namespacedKinds.has(JSON.stringify([group, resource.kind])) || resource.namespace !== undefined;
@@ -487,7 +487,7 @@ export function loadSnapshot(dir: string, namespace: string | undefined): Snapsh
         if (!found.ok) {
           return {
             ok: true,
-            facts: { kind: { state: 'notServed', message: found.message }, live: { state: 'absent' }, schema: undefined },
+            facts: { kind: notServedKindFacts(found.problem), live: { state: 'absent' }, schema: undefined },
             title: objectTitle(resource, undefined, ''),
             notes: [],
           };

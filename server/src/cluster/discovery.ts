@@ -2,6 +2,7 @@
 // Aggregated discovery (one request each for /api and /apis, apidiscovery.k8s.io/v2, GA in 1.30)
 // with a fallback to the classic per-group-version lists for older servers and proxies.
 import { SharedLoad } from './shared-load';
+import type { KindFacts } from '../core/findings/analysis';
 import { isJsonObject, type JsonValue } from '../core/json';
 import type { ClusterTransport } from './http';
 import { nameProblems } from './names';
@@ -87,17 +88,33 @@ export function splitApiVersion(apiVersion: string): [group: string, version: st
   return slash < 0 ? ['', apiVersion] : [apiVersion.slice(0, slash), apiVersion.slice(slash + 1)];
 }
 
-/** The resource serving apiVersion+kind, or a kindNotServed problem naming the versions that are served. */
+/**
+ * The resource serving apiVersion+kind, or a kindNotServed problem naming the versions that are
+ * served, with what discovery says around the kind (the analysis tells a removed version from a
+ * CRD that is not installed by it).
+ */
 export function findResource(index: DiscoveryIndex, apiVersion: string, kind: string): ClusterResult<ApiResourceInfo> {
   const found = index.resources.find((r) => r.apiVersion === apiVersion && r.kind === kind);
   if (found) return { ok: true, value: found };
   const [group] = splitApiVersion(apiVersion);
-  const elsewhere = index.resources.filter((r) => r.kind === kind && r.group === group).map((r) => r.apiVersion);
-  const hint = elsewhere.length ? ` (served: ${[...new Set(elsewhere)].join(', ')})` : '';
+  const elsewhere = [...new Set(index.resources.filter((r) => r.kind === kind && r.group === group).map((r) => r.apiVersion))];
+  const hint = elsewhere.length ? ` (served: ${elsewhere.join(', ')})` : '';
+  // A group is served when discovery lists it or any resource of it (an index saved by an older snapshot may lack groups).
+  const groupVersions = (index.groups ?? []).find((g) => g.name === group)?.versions ?? [...new Set(index.resources.filter((r) => r.group === group).map((r) => r.version))];
+  const otherGroups = [...new Set(index.resources.filter((r) => r.kind === kind && r.group !== group).map((r) => r.apiVersion))];
   return {
     ok: false,
-    problem: { kind: 'kindNotServed', message: `The cluster does not serve ${kind} in ${apiVersion}${hint}.` },
+    problem: {
+      kind: 'kindNotServed',
+      message: `The cluster does not serve ${kind} in ${apiVersion}${hint}.`,
+      notServed: { groupVersions: [...groupVersions], kindServedIn: elsewhere, kindServedElsewhere: otherGroups },
+    },
   };
+}
+
+/** The facts of a kind the cluster does not serve, from discovery's problem: one shape for the editor, the check and snapshots. */
+export function notServedKindFacts(problem: ClusterProblem): Extract<KindFacts, { state: 'notServed' }> {
+  return { state: 'notServed', message: problem.message, ...(problem.notServed ? { discovery: problem.notServed } : {}) };
 }
 
 /** Fetches discovery once per connection (i.e. per context) and again on demand. */

@@ -7,7 +7,9 @@ import type { KindFacts, LiveFacts, ResourceFacts } from '../core/findings/analy
 import type { JsonObject } from '../core/json';
 import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
 import type { ClusterConnection } from './connection';
+import { notServedKindFacts } from './discovery';
 import type { ApiResourceInfo, ClusterProblem, Disposable, LiveObjectState, ObjectRef } from './types';
+import { loadManagerVersions, peekManagerVersions, type ManagerVersions } from './versions';
 
 /** What `read` is asked: an object as a manifest names it (without a name: a generateName object). */
 export interface FactsTarget {
@@ -59,7 +61,16 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   // A schema whose fetch failed arrives later (the connection retries it with backoff).
   const schemaSubscription = connection.onSchemaChange(notify);
 
-  function schemaFromDocument(doc: JsonObject): SchemaModel {
+  // With the documents of the versions other managers wrote at (versions.ts), keyed by their URLs' documents.
+  const combined = new WeakMap<JsonObject, { others: readonly JsonObject[]; schema: SchemaModel }>();
+  function schemaFromDocument(doc: JsonObject, others: readonly JsonObject[] = []): SchemaModel {
+    if (others.length > 0) {
+      const known = combined.get(doc);
+      if (known && known.others.length === others.length && known.others.every((d, i) => d === others[i])) return known.schema;
+      const schema = schemaFromOpenApi([doc, ...others]).schema;
+      combined.set(doc, { others, schema });
+      return schema;
+    }
     let schema = schemas.get(doc);
     if (!schema) {
       schema = schemaFromOpenApi([doc]).schema;
@@ -82,26 +93,36 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     return pending;
   }
 
-  function cachedSchema(apiVersion: string): SchemaModel | undefined {
-    const doc = connection.cachedOpenApiDocument(apiVersion);
-    return doc ? schemaFromDocument(doc) : undefined;
-  }
-
-  function facts(ref: ObjectRef, live: LiveObjectState): ResourceFacts {
+  function facts(ref: ObjectRef, live: LiveObjectState, versions?: ManagerVersions): ResourceFacts {
     const resource = connection.cachedResource(ref.apiVersion, ref.kind);
     let kind: KindFacts;
     if (resource) kind = { state: 'served', group: resource.group, resource: resource.resource, namespaced: resource.namespaced };
-    else if (live.state === 'failed' && live.problem.kind === 'kindNotServed') kind = { state: 'notServed', message: live.problem.message };
+    else if (live.state === 'failed' && live.problem.kind === 'kindNotServed') kind = notServedKindFacts(live.problem);
     else if (live.state === 'failed') kind = { state: 'unavailable', message: live.problem.message };
     else kind = { state: 'pending' };
-    return { kind, live: liveFacts(live), schema: resource ? cachedSchema(ref.apiVersion) : undefined };
+    const doc = resource ? connection.cachedOpenApiDocument(ref.apiVersion) : undefined;
+    return {
+      kind,
+      live: liveFacts(live),
+      schema: doc ? schemaFromDocument(doc, versions?.documents) : undefined,
+      ...(versions?.versions ? { versions: versions.versions } : {}),
+    };
+  }
+
+  /** Managers recorded at other versions: their documents and the kind's versions (versions.ts). */
+  function peekVersions(ref: ObjectRef, live: LiveObjectState): ManagerVersions | undefined {
+    const resource = connection.cachedResource(ref.apiVersion, ref.kind);
+    if (!resource || live.state !== 'exists') return undefined;
+    const known = peekManagerVersions(connection, ref, resource, live.object, (v) => connection.cachedOpenApiDocument(v));
+    for (const v of known.missing) void loadSchema(v);
+    return known;
   }
 
   async function read(target: FactsTarget): Promise<LoadedFacts> {
     const kind = await connection.resolveKind(target.apiVersion, target.kind);
     if (!kind.ok) {
       if (kind.problem.kind !== 'kindNotServed') return { ok: false, problem: kind.problem };
-      return { ok: true, facts: { kind: { state: 'notServed', message: kind.problem.message }, live: { state: 'absent' }, schema: undefined }, namespace: target.namespace ?? '', notes: [] };
+      return { ok: true, facts: { kind: notServedKindFacts(kind.problem), live: { state: 'absent' }, schema: undefined }, namespace: target.namespace ?? '', notes: [] };
     }
     const served = kind.value;
     const namespace = served.namespaced ? target.namespace || connection.defaultNamespace : '';
@@ -119,12 +140,22 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
       if (schema.problem.kind !== 'kindNotServed' && schema.problem.kind !== 'notFound') return { ok: false, problem: schema.problem };
       notes.push(`${schema.problem.message} Field conflicts are not predicted without it.`);
     }
+    // Managers recorded at other versions are compared in their own (versions.ts), as the server
+    // does: the documents of those versions join the schema, and the kind's versions come along.
+    // A version whose document cannot be read leaves its managers uncompared, which the analysis says.
+    const versions = live.state === 'exists'
+      ? await loadManagerVersions(connection, target, served, live.object, async (v) => {
+          const doc = await connection.openApiDocument(v);
+          return doc.ok ? doc.value : undefined;
+        })
+      : undefined;
     return {
       ok: true,
       facts: {
         kind: { state: 'served', group: served.group, resource: served.resource, namespaced: served.namespaced },
         live: liveFacts(live),
-        schema: schema.ok ? schemaFromDocument(schema.value) : undefined,
+        schema: schema.ok ? schemaFromDocument(schema.value, versions?.documents) : undefined,
+        ...(versions?.versions ? { versions: versions.versions } : {}),
       },
       served,
       namespace,
@@ -135,7 +166,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   return {
     peek(ref) {
       const live = connection.peekObject(ref);
-      const result = facts(ref, live);
+      const result = facts(ref, live, peekVersions(ref, live));
       if (result.kind.state === 'served' && !result.schema) void loadSchema(ref.apiVersion);
       return result;
     },

@@ -3,7 +3,7 @@
 export { createClusterConnection, readKubeconfig } from './connection';
 export type { ClusterConnection, ClusterConnectionOptions, DryRunRequestOptions } from './connection';
 export type { DryRunManifest } from './verifier';
-export { splitApiVersion } from './discovery';
+export { notServedKindFacts, splitApiVersion } from './discovery';
 export { openApiPathKey } from './openapi';
 export type * from './types';
 export { createFactsSource, liveFacts } from './facts';

@@ -1,6 +1,7 @@
 // The plain data that crosses the boundary of the cluster layer. Nothing here is a client-node type:
 // callers (lsp/, cli/, tests) see JSON objects and records only.
 import type { JsonObject } from '../core/json';
+import type { NotServedDiscovery } from '../core/findings/kind-served';
 import type { ConflictCause } from '../core/ssa/messages';
 
 /** What the user configured; both empty means KUBECONFIG (or ~/.kube/config) and its current context. */
@@ -72,6 +73,8 @@ export interface ClusterProblem {
   request?: string;
   /** For invalidName: which field holds the refused name. */
   field?: 'metadata.name' | 'metadata.namespace';
+  /** For kindNotServed: what discovery serves around the kind (is the group served at all, the kind at other versions). */
+  notServed?: NotServedDiscovery;
 }
 
 export type ClusterResult<T> = { ok: true; value: T } | { ok: false; problem: ClusterProblem };

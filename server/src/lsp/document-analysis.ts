@@ -8,6 +8,7 @@ import {
   type Finding,
   type ResourceFacts,
 } from '../core/findings/analysis';
+import { definedKinds, definedKindsKey, withDefinedKinds, type DefinedKind } from '../core/findings/kind-served';
 import { createManifestCache, parseManifestText, parseManifestTextInSlices, shiftRange, type ManifestCache, type ManifestResource, type ParsedManifest } from '../core/manifest/manifest';
 import type { Settings } from '../protocol';
 import type { Session } from './session';
@@ -38,6 +39,37 @@ export class DocumentAnalyzer {
   private readonly findingsByUri = new Map<string, Map<string, CachedFindings>>();
 
   private readonly pending = new Map<string, { version: number; parsing: Promise<void> }>();
+  /** The kinds the CRDs of each parsed document define: open documents are applied together. */
+  private readonly definedByUri = new Map<string, { parsed: ParsedManifest; defined: readonly DefinedKind[] }>();
+  private definedKey = '';
+  private readonly definedListeners: (() => void)[] = [];
+
+  /** Another document's CustomResourceDefinitions changed: every document's findings may change. */
+  onDefinedKindsChange(listener: () => void): void {
+    this.definedListeners.push(listener);
+  }
+
+  /** The kinds the CustomResourceDefinitions in the open documents define (as parsed so far). */
+  private definedKinds(): DefinedKind[] {
+    const out: DefinedKind[] = [];
+    for (const [uri, { parsed }] of this.parsedByUri) {
+      let known = this.definedByUri.get(uri);
+      if (known?.parsed !== parsed) {
+        known = { parsed, defined: definedKinds(parsed.resources, documentName(uri)) };
+        this.definedByUri.set(uri, known);
+      }
+      out.push(...known.defined);
+    }
+    return out;
+  }
+
+  /** Tells the listeners when what the open documents define has changed since last said. */
+  private definedMayHaveChanged(): void {
+    const key = definedKindsKey(this.definedKinds());
+    if (key === this.definedKey) return;
+    this.definedKey = key;
+    for (const listener of this.definedListeners) listener();
+  }
 
   /**
    * Parses this version without blocking the event loop for long (a first look at a file of
@@ -52,7 +84,10 @@ export class DocumentAnalyzer {
     const parsing = parseManifestTextInSlices(text, cache).then((parsed) => {
       if (this.pending.get(uri)?.parsing === parsing) this.pending.delete(uri);
       const known = this.parsedByUri.get(uri);
-      if (!known || known.version < version) this.parsedByUri.set(uri, { version, parsed });
+      if (!known || known.version < version) {
+        this.parsedByUri.set(uri, { version, parsed });
+        this.definedMayHaveChanged();
+      }
     });
     this.pending.set(uri, { version, parsing });
     return parsing;
@@ -73,6 +108,7 @@ export class DocumentAnalyzer {
     if (known && known.version === version) return known.parsed;
     const parsed = parseManifestText(text, this.cacheFor(uri));
     this.parsedByUri.set(uri, { version, parsed });
+    this.definedMayHaveChanged();
     return parsed;
   }
 
@@ -80,11 +116,14 @@ export class DocumentAnalyzer {
    * `reportSyntax`: whether syntax problems (and duplicate keys) are ours to report for this
    * document, or another language service of the editor already does (see syntaxReporting).
    */
-  analyze(uri: string, version: number, text: string, settings: Settings, session: Session | undefined, reportSyntax = true): DocumentAnalysis {
+  analyze(uri: string, version: number, text: string, documentSettings: Settings, session: Session | undefined, reportSyntax = true): DocumentAnalysis {
     const parsed = this.parse(uri, version, text);
     const previous = this.findingsByUri.get(uri) ?? new Map<string, CachedFindings>();
     const next = new Map<string, CachedFindings>();
-    const settingsKey = `${settings.fieldManager}\u0000${settings.applyMode}\u0000${session?.key ?? ''}\u0000${JSON.stringify(settings.severity)}`;
+    // The open documents are judged as applied together: a CRD in one makes its kind no error in another.
+    const defined = this.definedKinds();
+    const settings = withDefinedKinds<Settings & { readonly definedKinds?: readonly DefinedKind[] }>(documentSettings, defined);
+    const settingsKey = `${settings.fieldManager}\u0000${settings.applyMode}\u0000${session?.key ?? ''}\u0000${JSON.stringify(settings.severity)}\u0000${definedKindsKey(defined)}`;
     const resources: AnalyzedResource[] = [];
     // YAML that is not a Kubernetes manifest (a CI workflow, a compose file) is none of our
     // business: its syntax is the YAML extension's to report. A broken document in a file of
@@ -130,6 +169,8 @@ export class DocumentAnalyzer {
     this.manifestCaches.delete(uri);
     this.parsedByUri.delete(uri);
     this.findingsByUri.delete(uri);
+    this.definedByUri.delete(uri);
+    this.definedMayHaveChanged();
   }
 }
 
@@ -155,13 +196,23 @@ export function reportsSyntax(settings: Pick<Settings, 'syntaxErrors'>, language
   return !Object.hasOwn(otherServices, languageId);
 }
 
+/** How a message names a document: its file name (the CRD's name says the rest). */
+function documentName(uri: string): string {
+  const last = uri.replace(/[?#].*$/, '').split('/').pop() ?? uri;
+  try {
+    return decodeURIComponent(last) || uri;
+  } catch {
+    return last || uri;
+  }
+}
+
 function looksLikeManifests(parsed: ParsedManifest, text: string): boolean {
   return parsed.resources.length > 0 || MANIFEST_KEY.test(text);
 }
 
 /** Facts are compared by identity of what the caches hand out: a changed object is a new object. */
 function sameFacts(a: ResourceFacts, b: ResourceFacts): boolean {
-  if (a.schema !== b.schema || a.kind.state !== b.kind.state || a.live.state !== b.live.state) return false;
+  if (a.schema !== b.schema || a.versions !== b.versions || a.kind.state !== b.kind.state || a.live.state !== b.live.state) return false;
   if (a.live.state === 'exists' && b.live.state === 'exists') return a.live.object === b.live.object;
   return JSON.stringify(a.kind) === JSON.stringify(b.kind);
 }

@@ -12,21 +12,27 @@
 // stays until the new one arrives, and the facts are peeked from the session's caches on each pull,
 // so a change on the cluster shows without rendering again. Without the tool: one information
 // message, never a diagnostic.
+import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { CodeActionKind, MessageType, ShowMessageNotification, type CodeAction, type CodeActionParams, type Connection, type Hover, type Position } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { locateOptions, showValue, type Finding } from '../core/findings/analysis';
 import { fieldHover } from '../core/findings/hover-text';
 import { serverPath } from '../core/findings/ownership';
+import { definedKinds, withDefinedKinds } from '../core/findings/kind-served';
 import { helmApply, overlayLabels, renderedObjectFindings, sentResource, type RenderedApply } from '../core/findings/rendered';
-import type { RelocatedFinding } from '../core/findings/relocate';
+import { findingPath, type RelocatedFinding } from '../core/findings/relocate';
+import { jsonEqual } from '../core/json';
 import { removeFieldEdits, replaceValueEdits, type EditResult } from '../core/manifest/edits';
-import { replacePlainYamlValueEdits } from '../core/manifest/edits-yaml';
+import { plainYamlValueAt, replacePlainYamlValueEdits } from '../core/manifest/edits-yaml';
+import { removeTemplateLineEdits } from '../core/sources/helm-map';
+import { countedOverlays, entriesToKeep, overlayEntryOf, parseOverlayEntries, unmatchedEntries } from '../core/sources/overlay-choice';
 import { forEachNode, parseManifestText, type ManifestResource } from '../core/manifest/manifest';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
-import type { RenderTarget, SourceMap } from '../core/sources/source-map';
+import type { RenderTarget, SourceLocation, SourceMap } from '../core/sources/source-map';
 import { describeManager } from '../core/ssa/messages';
-import type { Settings } from '../protocol';
+import type { OverlaysResult, Settings } from '../protocol';
 import { helmTarget, renderHelm } from '../render/helm';
 import { readKustomizationFiles, renderKustomization } from '../render/kustomize';
 import { describeRenderProblem, type RenderSettings } from '../render/renderer';
@@ -40,6 +46,8 @@ import { isRegularFile } from '../render/paths';
 
 /** Saves that come together (save all, a formatter) make one render. */
 const RENDER_DEBOUNCE_MS = 300;
+/** A values file larger than this is not read for a quick fix. */
+const MAX_EDITED_FILE_BYTES = 4 * 1024 * 1024;
 
 interface Rendered {
   /** The objects as they would be sent, by their index in the rendered stream. */
@@ -51,7 +59,7 @@ interface Rendered {
   readonly covers: (file: string) => boolean;
 }
 
-type Outcome = { ok: true; rendered: Rendered } | { ok: false; message: string; notInstalled?: string };
+type Outcome = { ok: true; rendered: Rendered } | { ok: false; message: string; notInstalled?: string; covers?: (file: string) => boolean };
 
 interface TargetSpec {
   readonly key: string;
@@ -70,6 +78,10 @@ interface Rendering {
   timer?: NodeJS.Timeout;
   /** The failure already told to the user (told once, until a render succeeds). */
   told?: string;
+  /** The files the last render read, failed or not: a save of one of them renders again (a base fixed for a failing overlay). */
+  covers?: (file: string) => boolean;
+  /** When the last render started: a change on disk older than that was read by it. */
+  startedAt?: number;
 }
 
 interface FileContext {
@@ -83,6 +95,8 @@ export class RenderedSources implements DocumentSource {
   private readonly renderings = new Map<string, Rendering>();
   /** Tools said to be missing, each said once per connection. */
   private readonly missingTold = new Set<string>();
+  /** Other messages already said (tellOnce). */
+  private readonly toldOnce = new Set<string>();
   private disposed = false;
 
   constructor(
@@ -135,17 +149,33 @@ export class RenderedSources implements DocumentSource {
       const finding = findingOf(diagnostic) as RelocatedFinding | undefined;
       if (!finding || finding.code !== 'field-conflict' || !finding.path || !finding.source) continue;
       const who = finding.manager ? describeManager(finding.manager) : 'its owner';
-      const offer = (title: string, result: EditResult, preferred = false) => {
-        if (result.edits) actions.push({ title, kind: CodeActionKind.QuickFix, diagnostics: [diagnostic], isPreferred: preferred, edit: { changes: { [document.uri]: [...result.edits] } } });
+      const offer = (title: string, result: EditResult, preferred = false, uri = document.uri) => {
+        if (result.edits) actions.push({ title, kind: CodeActionKind.QuickFix, diagnostics: [diagnostic], isPreferred: preferred, edit: { changes: { [uri]: [...result.edits] } } });
         else actions.push({ title, kind: CodeActionKind.QuickFix, diagnostics: [diagnostic], disabled: { reason: result.reason } });
       };
+      const leaveIt = finding.path === '.spec.replicas' && finding.manager?.subresource === 'scale';
       const line = finding.source.range.start.line;
       switch (finding.source.role) {
         case 'values': {
-          // The value the template prints: taking the live one makes the rendered field agree.
-          if (finding.liveValue === undefined) break;
-          const key = text.split('\n')[line]?.trim().split(':')[0] ?? 'this value';
-          offer(`Use the live value ${showValue(finding.liveValue)} for ${key} (share ownership with ${who})`, replacePlainYamlValueEdits(text, line, finding.liveValue), true);
+          const fix = valuesFix(finding, text, line, 'for', who);
+          if (fix) offer(fix.title, fix.result, true);
+          break;
+        }
+        case 'template': {
+          // The line takes its value from values files: the fix is there, the same as on the values
+          // line. A literal value is the template's own: the line can go.
+          const places = await this.valuesPlaces(document.uri, finding);
+          if (places === undefined) break;
+          for (const place of places) {
+            const valuesText = this.textOf(place.file);
+            const fix = valuesText === undefined ? undefined : valuesFix(finding, valuesText, place.range.start.line, `in ${path.posix.basename(place.file)} for`, who);
+            if (fix) offer(fix.title, fix.result, true, pathToFileURL(place.file).href);
+          }
+          if (places.length === 0) {
+            const removal = removeTemplateLineEdits(text, line);
+            // Said only where it is true: a line with an action or a block is not offered at all.
+            if (removal.edits) offer(`Remove this line from the template (leave ${finding.path} to ${who})`, removal, leaveIt);
+          }
           break;
         }
         case 'patch':
@@ -153,28 +183,86 @@ export class RenderedSources implements DocumentSource {
           // A strategic-merge patch and a resource file write the object's own paths.
           const owner = parseManifestText(text).resources.find((r) => r.range.start.line <= line && line <= r.range.end.line);
           if (!owner) break;
-          offer(`Remove ${finding.path} here (leave it to ${who})`, removeFieldEdits(text, owner, finding.path), finding.path === '.spec.replicas' && finding.manager?.subresource === 'scale');
+          offer(`Remove ${finding.path} here (leave it to ${who})`, removeFieldEdits(text, owner, finding.path), leaveIt);
           if (finding.liveValue !== undefined) offer(`Use the live value ${showValue(finding.liveValue)} for ${finding.path} (share ownership with ${who})`, replaceValueEdits(text, owner, finding.path, finding.liveValue));
           break;
         }
         default:
-          // A template line or a kustomization entry: no edit is known to be right.
+          // A kustomization entry: no edit is known to be right.
           break;
       }
     }
     return actions;
   }
 
-  /** A file was saved: the targets it belongs to render again, after a short pause. */
+  /**
+   * The values-file lines a template line's finding reads its value from (the map names them after
+   * the template line); empty for a line that reads none; undefined when the rendering that gave
+   * the finding is gone.
+   */
+  private async valuesPlaces(uri: string, finding: RelocatedFinding): Promise<SourceLocation[] | undefined> {
+    const context = await this.contextOf(uri);
+    if (!context) return undefined;
+    for (const { rendering, resource, facts } of this.objects(context)) {
+      const map = rendering.result!.sourceMap;
+      if (map.target.root !== finding.rendered.target.root || resource.documentIndex !== finding.rendered.index) continue;
+      const at = findingPath(finding, resource.object);
+      if (!at) return [];
+      return map.locate(resource.documentIndex, at, locateOptions(resource, facts.schema)).filter((l) => l.role === 'values');
+    }
+    return undefined;
+  }
+
+  /** A source file's text: the editor's when it is open, else the disk's (a regular file inside a workspace folder, of a sane size). */
+  private textOf(file: string): string | undefined {
+    const open = this.workspace.documents.get(pathToFileURL(file).href);
+    if (open) return open.getText();
+    if (!this.workspace.sourceFiles.inside(file) || !isRegularFile(file)) return undefined;
+    try {
+      const stat = fs.statSync(file);
+      return stat.size <= MAX_EDITED_FILE_BYTES ? fs.readFileSync(file, 'utf8') : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** A file was saved in the editor: the targets that read it render again, after a short pause. */
   saved(uri: string): void {
     const p = filePath(uri);
     if (!p || !this.workspace.clusterAccess) return;
-    for (const rendering of this.renderings.values()) {
-      if (!(rendering.result?.covers ?? rendering.spec.covers)(p)) continue;
-      clearTimeout(rendering.timer);
-      rendering.timer = setTimeout(() => this.start(rendering), RENDER_DEBOUNCE_MS);
-      rendering.timer.unref?.();
+    for (const rendering of this.renderings.values()) if (this.coversFile(rendering, p)) this.schedule(rendering);
+  }
+
+  /**
+   * Files changed on disk (the editor's file watcher): a `_helpers.tpl`, a generator's `.env`, a file
+   * no editor has open — any file a target reads renders it again. A save the editor also reported
+   * arrives here too; a render that started after the change already read it and is not repeated.
+   */
+  changedOnDisk(uris: readonly string[]): void {
+    if (!this.workspace.clusterAccess) return;
+    for (const uri of uris) {
+      const p = filePath(uri);
+      if (!p) continue;
+      const modified = modifiedAt(p);
+      for (const rendering of this.renderings.values()) {
+        if (!this.coversFile(rendering, p)) continue;
+        const readIt = modified !== undefined && rendering.startedAt !== undefined && rendering.startedAt > modified;
+        if (!readIt) this.schedule(rendering);
+      }
     }
+  }
+
+  private coversFile(rendering: Rendering, file: string): boolean {
+    return (rendering.covers ?? rendering.spec.covers)(file);
+  }
+
+  private schedule(rendering: Rendering): void {
+    clearTimeout(rendering.timer);
+    rendering.timer = setTimeout(() => {
+      rendering.timer = undefined;
+      this.start(rendering);
+    }, RENDER_DEBOUNCE_MS);
+    rendering.timer.unref?.();
   }
 
   dispose(): void {
@@ -183,8 +271,9 @@ export class RenderedSources implements DocumentSource {
   }
 
   private applyOf(rendered: Rendered, settings: Settings): RenderedApply {
-    if (rendered.helm) return helmApply(rendered.helm, settings.severity);
-    return { settings: { fieldManager: settings.fieldManager, applyMode: settings.applyMode, severity: settings.severity } };
+    const apply = rendered.helm ? helmApply(rendered.helm, settings.severity) : { settings: { fieldManager: settings.fieldManager, applyMode: settings.applyMode, severity: settings.severity } };
+    // A CRD rendered with its resources is applied with them, as on the command line.
+    return { ...apply, settings: withDefinedKinds(apply.settings, definedKinds(rendered.resources, rendered.sourceMap.target.label)) };
   }
 
   /** Every rendered object of the file's targets that has been rendered, with its facts as the caches have them. */
@@ -209,8 +298,48 @@ export class RenderedSources implements DocumentSource {
     const settings = await this.workspace.settingsFor(uri);
     const session = await this.workspace.sessionFor(settings);
     if (!session) return undefined;
-    const renderings = this.targetsOf(file, settings, session).map((spec) => this.ensure(spec));
+    const renderings = this.targetsOf(file, settings, session, await this.countedOverlaysOf(file, settings)).map((spec) => this.ensure(spec));
     return { path: file.path, session, settings, renderings };
+  }
+
+  /**
+   * The overlays that use the file and that count (kustomizeOverlays; empty: all of them). Each
+   * invalid entry, and each valid one that names no overlay of the folder, is told once.
+   */
+  private async countedOverlaysOf(file: ClassifiedFile, settings: Settings): Promise<string[]> {
+    const folder = file.folder!;
+    const found = file.overlays.filter((r) => this.workspace.sourceFiles.folderOf(r) === folder);
+    if (settings.kustomizeOverlays.length === 0) return found;
+    const entries = parseOverlayEntries(folder, settings.kustomizeOverlays);
+    for (const { entry, reason } of entries.invalid) this.tellOnce(`invalid ${folder} ${entry}`, `kubeConflictHints.kustomizeOverlays: ${JSON.stringify(entry)} ${reason}; it is ignored.`, MessageType.Warning);
+    if (entries.patterns.length > 0) {
+      for (const entry of unmatchedEntries(folder, await this.workspace.sourceFiles.overlaysIn(folder), entries)) {
+        this.tellOnce(`unmatched ${folder} ${entry}`, `kubeConflictHints.kustomizeOverlays: ${JSON.stringify(entry)} names no Kustomize overlay in the workspace folder ${path.posix.basename(folder)}.`, MessageType.Warning);
+      }
+    }
+    return countedOverlays(folder, found, entries);
+  }
+
+  /** The overlays that use the document, for the user to choose which count (the setting is the workspace folder's). */
+  async overlayChoices(uri: string): Promise<OverlaysResult> {
+    const none = (problem: string): OverlaysResult => ({ overlays: [], keep: [], everyOverlay: true, problem });
+    const file = await this.workspace.classify(uri);
+    if (!file || !file.path) return none('Open a file of a Kustomize overlay first.');
+    if (!file.folder) return none('The file is in no workspace folder: overlays are chosen per workspace folder.');
+    if (file.kind.kind !== 'kustomization' && file.kind.kind !== 'kustomization-input') return none('The file is not a kustomization or a file that one uses.');
+    const folder = file.folder;
+    const found = file.overlays.filter((r) => this.workspace.sourceFiles.folderOf(r) === folder);
+    if (found.length === 0) return none('No overlay in the workspace folder uses this file.');
+    const settings = await this.workspace.settingsFor(uri);
+    const entries = parseOverlayEntries(folder, settings.kustomizeOverlays);
+    const counted = new Set(countedOverlays(folder, found, entries));
+    const labels = overlayLabels(found, kustomizationLabel, (r) => overlayEntryOf(folder, r));
+    return {
+      folder: pathToFileURL(folder).href,
+      overlays: found.map((r) => ({ entry: overlayEntryOf(folder, r), label: labels.get(r)!, counted: counted.has(r) })),
+      keep: entriesToKeep(folder, await this.workspace.sourceFiles.overlaysIn(folder), found, settings.kustomizeOverlays),
+      everyOverlay: entries.patterns.length === 0,
+    };
   }
 
   private ensure(spec: TargetSpec): Rendering {
@@ -230,6 +359,7 @@ export class RenderedSources implements DocumentSource {
       return;
     }
     rendering.again = false;
+    rendering.startedAt = Date.now();
     rendering.running = rendering.spec.run().then(
       (outcome) => this.finished(rendering, outcome),
       (error: unknown) => this.finished(rendering, { ok: false, message: `cannot render ${rendering.spec.target.label}: ${error instanceof Error ? error.message : String(error)}` }),
@@ -238,6 +368,8 @@ export class RenderedSources implements DocumentSource {
 
   private finished(rendering: Rendering, outcome: Outcome): void {
     rendering.running = undefined;
+    const covers = outcome.ok ? outcome.rendered.covers : outcome.covers;
+    if (covers) rendering.covers = covers;
     if (outcome.ok) {
       rendering.result = outcome.rendered;
       rendering.told = undefined;
@@ -261,11 +393,18 @@ export class RenderedSources implements DocumentSource {
   }
 
   /** An information message the user need not answer (a notification: nothing waits for a click). */
-  private tell(message: string): void {
-    void this.connection.sendNotification(ShowMessageNotification.type, { type: MessageType.Info, message: `Kube Conflict Hints: ${message}` });
+  private tell(message: string, type: MessageType = MessageType.Info): void {
+    void this.connection.sendNotification(ShowMessageNotification.type, { type, message: `Kube Conflict Hints: ${message}` });
   }
 
-  private targetsOf(file: ClassifiedFile, settings: Settings, session: Session): TargetSpec[] {
+  /** A message said once per connection (a setting's bad entry is not repeated on every pull). */
+  private tellOnce(key: string, message: string, type: MessageType): void {
+    if (this.toldOnce.has(key)) return;
+    this.toldOnce.add(key);
+    this.tell(message, type);
+  }
+
+  private targetsOf(file: ClassifiedFile, settings: Settings, session: Session, overlays: readonly string[]): TargetSpec[] {
     const tools: RenderSettings = { ...(settings.helmPath ? { helm: settings.helmPath } : {}), ...(settings.kustomizePath ? { kustomize: settings.kustomizePath } : {}) };
     const folder = file.folder!;
     if (file.kind.kind === 'helm-chart') {
@@ -277,15 +416,19 @@ export class RenderedSources implements DocumentSource {
         .filter((f) => this.workspace.sourceFiles.folderOf(f) === folder && isRegularFile(f));
       const release = settings.helmRelease || undefined;
       const target = helmTarget(chart, release);
-      const covers = (p: string) => p.startsWith(`${chart}/`) || valuesFiles.includes(p);
+      const coversChart = (p: string) => p.startsWith(`${chart}/`) || valuesFiles.includes(p);
       return [
         {
           key: JSON.stringify(['helm', chart, release, namespace, valuesFiles, tools.helm ?? '']),
           target,
-          covers,
-          run: async () => {
+          covers: coversChart,
+          run: async (): Promise<Outcome> => {
+            // Everything under the chart folder (templates, `_helpers.tpl`, Chart.yaml, values, the
+            // subcharts under charts/), and the folders that charts/ links to: helm reads them all.
+            const linked = this.linkedSubcharts(chart);
+            const covers = (p: string) => coversChart(p) || linked.some((dir) => p.startsWith(`${dir}/`));
             const out = await renderHelm({ chart, namespace, valuesFiles, ...(release !== undefined ? { release } : {}) }, tools);
-            if (!out.ok) return { ok: false, message: describeRenderProblem(target, out.problem), ...(out.problem.kind === 'not-installed' ? { notInstalled: out.problem.command } : {}) };
+            if (!out.ok) return { ok: false, covers, message: describeRenderProblem(target, out.problem), ...(out.problem.kind === 'not-installed' ? { notInstalled: out.problem.command } : {}) };
             const helm = { release: out.release, namespace: out.namespace, major: out.helm.major };
             const apply = helmApply(helm);
             // Hooks are created by Helm at hook time, not with the release: not predicted (as on the command line).
@@ -295,9 +438,10 @@ export class RenderedSources implements DocumentSource {
         },
       ];
     }
-    const roots = file.overlays.filter((r) => this.workspace.sourceFiles.folderOf(r) === folder);
-    const labels = overlayLabels(roots, kustomizationLabel, (r) => path.posix.relative(folder, r) || '.');
-    return roots.map((root) => {
+    // Labels from every overlay that uses the file, so that choosing some does not rename them.
+    const found = file.overlays.filter((r) => this.workspace.sourceFiles.folderOf(r) === folder);
+    const labels = overlayLabels(found, kustomizationLabel, (r) => path.posix.relative(folder, r) || '.');
+    return overlays.map((root) => {
       const target: RenderTarget = { kind: 'kustomize', root, label: labels.get(root)! };
       const initial = (p: string) => p.startsWith(`${root}/`);
       return {
@@ -305,16 +449,43 @@ export class RenderedSources implements DocumentSource {
         target,
         covers: initial,
         run: async (): Promise<Outcome> => {
-          const out = await renderKustomization(target, tools);
-          if (!out.ok) return { ok: false, message: describeRenderProblem(target, out.problem), ...(out.problem.kind === 'not-installed' ? { notInstalled: out.problem.command } : {}) };
-          const parsed = parseManifestText(out.text);
-          if (parsed.problems.length > 0) return { ok: false, message: `${out.command} printed text that is not YAML: ${parsed.problems[0]!.message}` };
-          // The files the overlay reads: a save of any of them renders it again.
+          // The files the overlay reads (read before the build, so that a change during it renders
+          // again): a save of any of them renders it again, also after a failed build, whose fix
+          // may be in a base outside the overlay's folder.
           const files = new Set(readKustomizationFiles(root).keys());
-          return { ok: true, rendered: { resources: parsed.resources, sourceMap: out.sourceMap, covers: (p) => files.has(p) || initial(p) } };
+          // Also any file beside one of its kustomizations: a generator's input or a patch that
+          // does not exist yet (the build fails until it does) is named there, not read.
+          const folders = new Set([...files].filter((f) => /^(kustomization\.ya?ml|Kustomization)$/.test(path.posix.basename(f))).map((f) => path.posix.dirname(f)));
+          const covers = (p: string) => files.has(p) || initial(p) || folders.has(path.posix.dirname(p));
+          const out = await renderKustomization(target, tools);
+          if (!out.ok) return { ok: false, covers, message: describeRenderProblem(target, out.problem), ...(out.problem.kind === 'not-installed' ? { notInstalled: out.problem.command } : {}) };
+          const parsed = parseManifestText(out.text);
+          if (parsed.problems.length > 0) return { ok: false, covers, message: `${out.command} printed text that is not YAML: ${parsed.problems[0]!.message}` };
+          return { ok: true, rendered: { resources: parsed.resources, sourceMap: out.sourceMap, covers } };
         },
       };
     });
+  }
+
+  /** The real folders of the subcharts that `chart/charts/` holds as links, inside the workspace folders. */
+  private linkedSubcharts(chart: string): string[] {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(`${chart}/charts`, { withFileTypes: true });
+    } catch {
+      return [];
+    }
+    const out: string[] = [];
+    for (const e of entries.slice(0, 256)) {
+      if (!e.isSymbolicLink()) continue;
+      try {
+        const real = fs.realpathSync(`${chart}/charts/${e.name}`).split(path.sep).join('/');
+        if (this.workspace.sourceFiles.inside(real) && !real.startsWith(`${chart}/`)) out.push(real);
+      } catch {
+        // A dangling link: helm says so when it renders.
+      }
+    }
+    return out;
   }
 
   /** A subchart's files are rendered with the chart that holds it (`parent/charts/NAME/`), inside the workspace. */
@@ -330,3 +501,26 @@ export class RenderedSources implements DocumentSource {
   }
 }
 
+
+/**
+ * Taking the live value on a values line, offered only where that makes the rendered field agree:
+ * the values line holds the very value the template printed (`replicas: {{ .Values.replicaCount }}`).
+ * A value the template changes on its way (`{{ .Values.image.repository }}:{{ .Values.image.tag }}`,
+ * `{{ add .Values.x 1 }}`) is not one the live value can be written back into, so nothing is offered.
+ */
+function valuesFix(finding: Finding, text: string, line: number, where: string, who: string): { title: string; result: EditResult } | undefined {
+  if (finding.liveValue === undefined || finding.manifestValue === undefined) return undefined;
+  const written = plainYamlValueAt(text, line);
+  if (written === undefined || !jsonEqual(written, finding.manifestValue)) return undefined;
+  const key = text.split('\n')[line]?.trim().split(':')[0] ?? 'this value';
+  return { title: `Use the live value ${showValue(finding.liveValue)} ${where} ${key} (share ownership with ${who})`, result: replacePlainYamlValueEdits(text, line, finding.liveValue) };
+}
+
+/** When a file last changed (ms since the epoch); undefined when it is gone or cannot be looked at. */
+function modifiedAt(file: string): number | undefined {
+  try {
+    return fs.statSync(file).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}

@@ -2,7 +2,7 @@
 // trust, sessions; status.ts; refresh.ts; verified.ts) and the handlers that answer the client
 // (handlers/: each looks up a document and delegates to core/ and cluster/). Nothing here knows
 // Kubernetes, and nothing is kept at module level: every piece of state belongs to a connection.
-import { createConnection, ProposedFeatures, TextDocumentSyncKind, type Connection } from 'vscode-languageserver/node';
+import { createConnection, DidChangeWatchedFilesNotification, ProposedFeatures, TextDocumentSyncKind, type Connection } from 'vscode-languageserver/node';
 import type { InitializationOptions } from '../protocol';
 import { codeActionKinds } from './code-actions';
 import { serveCodeActions } from './handlers/code-actions';
@@ -58,6 +58,8 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     },
     env,
   );
+  // A CustomResourceDefinition opened, edited or closed changes what the other documents are told.
+  workspace.analyzer.onDefinedKindsChange(() => refresh.schedule());
   const dryRuns = new DryRunAnswers(connection, workspace, refresh);
   const rendered = new RenderedSources(connection, workspace, refresh);
 
@@ -69,13 +71,14 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
   serveCodeActions(connection, workspace, rendered);
   serveCodeLenses(connection, workspace);
   // Each product request is also a workspace/executeCommand command (see handlers/commands.ts).
-  serveRequests({ connection, commands: new Commands(connection), workspace, refresh, dryRuns, env });
+  serveRequests({ connection, commands: new Commands(connection), workspace, refresh, dryRuns, rendered, env });
 
   connection.onInitialize((params) => {
     workspace.initialize((params.initializationOptions ?? {}) as Partial<InitializationOptions>, serverOptions.standalone === true);
     // Rendering reads and runs only inside the folders the editor opened.
     workspace.sourceFiles.setFolders(params.workspaceFolders ? params.workspaceFolders.map((f) => f.uri) : params.rootUri ? [params.rootUri] : []);
     watchFolders = params.capabilities.workspace?.workspaceFolders === true;
+    watchFiles = params.capabilities.workspace?.didChangeWatchedFiles?.dynamicRegistration === true;
     const caps = params.capabilities;
     settingsSources.initialize(params);
     pusher.initialize(caps);
@@ -96,8 +99,12 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
   });
 
   let watchFolders = false;
+  let watchFiles = false;
   connection.onInitialized(() => {
     status.started(workspace);
+    // A chart or an overlay reads files the editor does not send (`_helpers.tpl`, a generator's
+    // `.env`, a file no editor has open): the editor's file watcher says when they change.
+    if (watchFiles) void connection.client.register(DidChangeWatchedFilesNotification.type, { watchers: [{ globPattern: '**/*' }] }).catch(() => undefined);
     if (!watchFolders) return;
     connection.workspace.onDidChangeWorkspaceFolders(async () => {
       const folders = await connection.workspace.getWorkspaceFolders();
@@ -113,6 +120,13 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     workspace.filesChanged(e.document.uri);
     rendered.saved(e.document.uri);
     dryRuns.saved(e.document.uri);
+  });
+  connection.onDidChangeWatchedFiles((params) => {
+    // A Chart.yaml or kustomization that came, went or changed may change what the open files are.
+    const contexts = params.changes.filter((c) => workspace.sourceFiles.isContext(c.uri));
+    for (const change of contexts) workspace.filesChanged(change.uri);
+    if (contexts.length > 0) refresh.schedule();
+    rendered.changedOnDisk(params.changes.map((c) => c.uri));
   });
   documents.onDidChangeContent((e) => pusher.schedule(e.document.uri));
   documents.onDidClose((e) => {

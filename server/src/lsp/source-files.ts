@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { classifyFiles, kustomizeRoots, type FileKind, type KnownFile } from '../core/sources/file-kinds';
+import { classifyFiles, kustomizeRoots, overlayRoots, type FileKind, type KnownFile } from '../core/sources/file-kinds';
 
 const CONTEXT_NAMES = new Set(['Chart.yaml', 'kustomization.yaml', 'kustomization.yml', 'Kustomization']);
 const MAX_DEPTH = 16;
@@ -38,8 +38,13 @@ export class SourceFiles {
 
   /** A file was saved or changed on disk: the context is read again when next asked for. */
   changed(uri: string): void {
+    if (this.isContext(uri)) this.invalidate();
+  }
+
+  /** Whether the file is one that says what the others are (a Chart.yaml, a kustomization). */
+  isContext(uri: string): boolean {
     const p = filePath(uri);
-    if (p && CONTEXT_NAMES.has(path.posix.basename(p))) this.invalidate();
+    return p !== undefined && CONTEXT_NAMES.has(path.posix.basename(p));
   }
 
   invalidate(): void {
@@ -75,6 +80,11 @@ export class SourceFiles {
     const kind = classifyFiles(files).get(p) ?? { kind: 'manifest' };
     const overlays = kind.kind === 'kustomization' || kind.kind === 'kustomization-input' ? kustomizeRoots(files, p).filter((r) => this.inside(r)) : [];
     return { path: p, kind, ...(folder ? { folder } : {}), overlays };
+  }
+
+  /** Every overlay of a workspace folder (a kustomization nothing else uses and not a component), from the bounded scan. */
+  async overlaysIn(folder: string): Promise<string[]> {
+    return overlayRoots(await this.scan(folder)).filter((r) => this.folderOf(r) === folder);
   }
 
   private scan(folder: string): Promise<KnownFile[]> {

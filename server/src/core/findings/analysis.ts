@@ -5,19 +5,24 @@
 import { isJsonObject, jsonDepthExceeds, type JsonObject, type JsonValue } from '../json';
 import { firstCharacter, locate, manifestLimits, type LocateOptions, type ManifestProblem, type ManifestResource, type Range } from '../manifest/manifest';
 import { defaultSeverity, docsLinks, type FindingCode, type Severity } from './catalogue';
+import { judgeNotServed, type DefinedKind, type NotServedDiscovery } from './kind-served';
 import { managerRole } from './managers';
 import { describeManager, formatServerPath, qualifiedResource, type ManagerIdentity } from '../ssa/messages';
 import { valueAtPath } from '../ssa/merge';
 import type { FieldPath } from '../ssa/path';
-import { predictApply, type ApplyMode, type FieldConflict, type PredictedStatus } from '../ssa/predict';
+import { predictApply, type ApplyMode, type FieldConflict, type PredictedStatus, type UnconvertedManager } from '../ssa/predict';
+import type { KindVersions } from '../ssa/versions';
 import { fieldType, resolveType, rootTypeFor, type SchemaModel, type TypeRef } from '../ssa/schema';
 
 /** What the cluster says of the manifest's apiVersion and kind. */
 export type KindFacts =
   | { readonly state: 'pending' }
   | { readonly state: 'served'; readonly group: string; readonly resource: string; readonly namespaced: boolean }
-  /** `message`: the whole sentence the user reads, e.g. the versions that are served. */
-  | { readonly state: 'notServed'; readonly message: string }
+  /**
+   * `message`: the cluster layer's sentence, e.g. the versions that are served; `discovery`: what
+   * the cluster serves around the kind, from which the analysis tells why (kind-served.ts).
+   */
+  | { readonly state: 'notServed'; readonly message: string; readonly discovery?: NotServedDiscovery }
   | { readonly state: 'unavailable'; readonly message: string };
 
 /** What the cluster says of the object the manifest names. */
@@ -32,8 +37,13 @@ export type LiveFacts =
 export interface ResourceFacts {
   readonly kind: KindFacts;
   readonly live: LiveFacts;
-  /** The schema of the manifest's group-version; undefined while it is not known. */
+  /**
+   * The schema of the manifest's group-version (with the group-versions the live object's
+   * managers were recorded at, when the cluster serves them); undefined while it is not known.
+   */
   readonly schema: SchemaModel | undefined;
+  /** The kind's versions (a CRD's versions and conversion), when managers were recorded at another one. */
+  readonly versions?: KindVersions;
 }
 
 export interface AnalysisSettings {
@@ -41,6 +51,11 @@ export interface AnalysisSettings {
   readonly applyMode: ApplyMode;
   /** The user's own severity per finding code (`off` hides the finding), as ESLint rules allow. */
   readonly severity?: SeverityOverrides;
+  /**
+   * The kinds that CustomResourceDefinitions among the files checked together define (a folder, a
+   * stream, a render; in the editor the open documents): the cluster need not serve them yet.
+   */
+  readonly definedKinds?: readonly DefinedKind[];
 }
 
 export type SeverityOverrides = Readonly<Record<string, Severity | 'off'>>;
@@ -131,18 +146,10 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
   }
 
   if (facts.kind.state === 'notServed') {
-    return [
-      {
-        code: 'kind-not-served',
-        severity: defaultSeverity('kind-not-served'),
-        // The cluster layer's sentence already names the kind and apiVersion (and what is served
-        // instead): said once, not wrapped in a second copy of itself.
-        message: facts.kind.message.trim() || `The cluster does not serve ${resource.kind} in ${resource.apiVersion}.`,
-        range: kindRange,
-        object,
-        docs: docsLinks.apiVersions,
-      },
-    ];
+    // Why it is not served (a removed version, a CRD not installed, a CRD among the files) decides
+    // the sentence, the link and even the code: kind-served.ts judges.
+    const judged = judgeNotServed(resource.apiVersion, resource.kind, facts.kind.discovery, settings.definedKinds, facts.kind.message);
+    return [{ code: judged.code, severity: defaultSeverity(judged.code), message: judged.message, range: kindRange, object, docs: judged.docs }];
   }
   if (facts.live.state === 'invalidName') {
     const field = facts.live.field === 'metadata.name' ? 'name' : 'namespace';
@@ -178,6 +185,7 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
     fieldManager: settings.fieldManager,
     mode: settings.applyMode,
     resource: resourceName,
+    ...(facts.versions ? { versions: facts.versions } : {}),
   });
 
   // One request gets one answer: when the manifest would be refused for several reasons, each
@@ -235,6 +243,7 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
     findings.push(conflictFinding(resource, object, conflict, facts.schema, conflictStatus?.message, order('fieldConflict')));
   }
   findings.push(...unverifiedSecretData(object, prediction.uncertain, nameRange));
+  findings.push(...unverifiedConversions(object, prediction.unconverted, nameRange));
 
   for (const problem of prediction.problems) {
     if (problem.code === 'kindNotInSchema' || problem.code === 'managedFields') continue;
@@ -313,7 +322,8 @@ function conflictFinding(
     conflict.liveValue !== undefined
       ? `live ${showValue(conflict.liveValue)}, manifest ${conflict.manifestValue !== undefined ? showValue(conflict.manifestValue) : 'unset'}`
       : `not set on the live object, manifest ${conflict.manifestValue !== undefined ? showValue(conflict.manifestValue) : 'sets it'}`;
-  const where = rangeFor(resource, conflict.path, schema);
+  // A field of another apiVersion (the manager's) is marked where the manifest sets it.
+  const where = rangeFor(resource, conflict.manifestPath ?? conflict.path, schema);
   // A changed scalar is marked on its value; a field the live object lacks, or a whole list item,
   // on its key.
   const scalarChanged = where.node === 'scalar' && conflict.liveValue !== undefined;
@@ -383,6 +393,30 @@ function unverifiedSecretData(object: ObjectIdentity, uncertain: readonly FieldC
       docs: docsLinks.ssaConflicts,
     },
   ];
+}
+
+/**
+ * A manager recorded at another apiVersion that only the server can compare (a conversion
+ * webhook, fields that move between versions): neither a conflict nor its absence is certain.
+ */
+function unverifiedConversions(object: ObjectIdentity, unconverted: readonly UnconvertedManager[], range: Range): Finding[] {
+  return unconverted.map((u) => {
+    const paths = u.paths.map(formatServerPath);
+    const touched = paths.length > 0 ? ` It owns ${paths.join(', ')}, which this manifest changes.` : '';
+    return {
+      code: 'conversion-unverified',
+      severity: defaultSeverity('conversion-unverified'),
+      message:
+        `${describeManager(u.manager)} recorded its fields at ${u.apiVersion}, and the server compares them there: ${u.reason}, ` +
+        `so whether kubectl apply --server-side conflicts with it is unknown.${touched} ` +
+        'Run "Confirm with a dry-run apply" (or the check with --verify) to let the server decide',
+      range,
+      object,
+      ...(paths[0] !== undefined ? { path: paths[0] } : {}),
+      manager: u.manager,
+      docs: docsLinks.ssaConflicts,
+    };
+  });
 }
 
 /** What the server answers, as a finding names it. */

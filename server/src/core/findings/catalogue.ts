@@ -14,6 +14,8 @@ export const docsLinks = {
   create: 'https://kubernetes.io/docs/reference/kubectl/generated/kubectl_create/',
   ownerReferences: 'https://kubernetes.io/docs/concepts/overview/working-with-objects/owners-dependents/',
   apiVersions: 'https://kubernetes.io/docs/reference/using-api/deprecation-guide/',
+  customResources: 'https://kubernetes.io/docs/concepts/extend-kubernetes/api-extension/custom-resources/',
+  crdVersions: 'https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definition-versioning/',
   generateName: 'https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/object-meta/',
   syntax: 'https://kubernetes.io/docs/concepts/overview/working-with-objects/',
 } as const;
@@ -81,10 +83,18 @@ export const findingCatalogue = {
     docs: docsLinks.ownerReferences,
   },
   'kind-not-served': {
-    severity: 'warning',
+    severity: 'error',
     title: 'Kind not served',
-    description: 'The cluster does not serve this apiVersion and kind.',
+    description:
+      'The cluster does not serve this apiVersion and kind, so kubectl apply fails on the object ("no matches for kind"): a built-in kind at a version that was removed (the message names the versions served), or a custom resource whose CustomResourceDefinition is not installed.',
     docs: docsLinks.apiVersions,
+  },
+  'kind-from-new-crd': {
+    severity: 'information',
+    title: 'Kind from a CustomResourceDefinition not installed yet',
+    description:
+      'The cluster does not serve the kind yet, but a CustomResourceDefinition among the files checked with it defines it: nothing can be predicted for the object, and the CRD has to be applied (and established) before it; kubectl apply of both in one pass fails on the object.',
+    docs: docsLinks.customResources,
   },
   'render-failed': {
     severity: 'error',
@@ -133,6 +143,13 @@ export const findingCatalogue = {
     title: 'Secret data owned by another manager',
     description:
       'Another field manager owns Secret data keys the manifest sets. Secret values are never read, so only a dry run can tell whether the values differ and the apply conflicts.',
+    docs: docsLinks.ssaConflicts,
+  },
+  'conversion-unverified': {
+    severity: 'warning',
+    title: 'Manager recorded at another apiVersion',
+    description:
+      'A field manager wrote through another apiVersion, and the server compares its fields in that version through a conversion the product cannot run (a conversion webhook, fields that move between versions). Only a dry run can tell whether the apply conflicts.',
     docs: docsLinks.ssaConflicts,
   },
   // Not given by the analysis: the API server's own answer to a dry run where it parts from the

@@ -56,6 +56,7 @@ export function findingPath(f: Finding, object: JsonValue): FieldPath | undefine
   }
   switch (f.code) {
     case 'kind-not-served':
+    case 'kind-from-new-crd':
       return [field('kind')];
     case 'already-exists':
     case 'exists':

@@ -3,7 +3,7 @@
 // (edits.ts): the text is read as the body of an object whose head two lines provide, and every
 // edit must stay below that head. What the planner refuses here it refuses for a manifest too.
 import { replaceValueEdits, type EditResult } from './edits';
-import { forEachNode, parseManifestText, type ManifestResource } from './manifest';
+import { forEachNode, nodeToJson, parseManifestText, type ManifestResource } from './manifest';
 import type { JsonValue } from '../json';
 import type { FieldPath } from '../ssa/path';
 
@@ -39,4 +39,15 @@ function asResource(text: string): ManifestResource | undefined {
   if (/^---/m.test(text) || /^\s*[{[]/.test(text) || /^["']?(apiVersion|kind)["']?\s*:/m.test(text)) return undefined;
   const parsed = parseManifestText(HEAD + text);
   return parsed.problems.length === 0 && parsed.resources.length === 1 && parsed.resources[0]!.itemIndex === undefined ? parsed.resources[0] : undefined;
+}
+
+/** The value written by the key (or list item) on `line` of `text`; undefined when the line writes none. */
+export function plainYamlValueAt(text: string, line: number): JsonValue | undefined {
+  const resource = asResource(text);
+  if (!resource) return undefined;
+  let found: JsonValue | undefined;
+  forEachNode(resource, (v) => {
+    if (v.keyRange.start.line === line + HEAD_LINES) found = nodeToJson(v.node);
+  });
+  return found;
 }

@@ -219,3 +219,17 @@ export function kustomizeRoots(files: readonly KnownFile[], file: string): strin
   starts.forEach(climb);
   return [...roots].sort();
 }
+
+/** Every overlay among `files`: the folders of the kustomizations that no other uses and that are not components (what kustomizeRoots climbs to). */
+export function overlayRoots(files: readonly KnownFile[]): string[] {
+  const dirs = new Map<string, boolean>();
+  const used = new Set<string>();
+  for (const f of files) {
+    const p = normalizePath(f.path);
+    if (!isKustomization(p, f.text)) continue;
+    const dir = dirname(p);
+    dirs.set(dir, /^kind:[ \t]*["']?Component\b/m.test(f.text));
+    for (const ref of kustomizationRefs(f.text)) used.add(joinPath(dir, ref.path));
+  }
+  return [...dirs].filter(([dir, component]) => !component && !used.has(dir)).map(([dir]) => dir).sort();
+}

@@ -16,6 +16,7 @@ import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument } from 'yaml
 import type { Node as YamlNode } from 'yaml';
 import { isJsonObject, type JsonObject, type JsonValue } from '../json';
 import { addressOf, type JsonAddress } from '../manifest/edits-json';
+import type { EditResult } from '../manifest/edits';
 import type { ManifestResource, Range } from '../manifest/manifest';
 import type { FieldPath } from '../ssa/path';
 import type { RenderedObject, SourceLocation, SourceMap } from './source-map';
@@ -89,6 +90,45 @@ export function helmSourceMap(resources: readonly ManifestResource[], chart: Hel
       return out;
     },
   };
+}
+
+/**
+ * Removing the template line `line` that writes a literal value (`replicas: 3`): the line's bytes go,
+ * nothing else. Refused where removing the line would not just drop that field from what Helm
+ * renders: a line with a template action, a templated key, a value that spans lines (a block scalar,
+ * a nested block), the first key of a list item (its `- ` would go too), or the only key of its
+ * parent (which would be left empty, and render as null).
+ */
+export function removeTemplateLineEdits(text: string, line: number): EditResult {
+  const refuse = (reason: string): EditResult => ({ edits: undefined, reason });
+  const raw = (text.split('\n')[line] ?? '').replace(/\r$/, '');
+  if (raw.includes('{{')) return refuse('the line holds a template action: its value is not written here');
+  let hit: { node: TNode; parent: TNode } | undefined;
+  const visit = (parent: TNode) => {
+    for (const child of parent.children) {
+      if (child.kind === 'key' && child.line === line) hit = { node: child, parent };
+      if (!hit) visit(child);
+    }
+  };
+  for (const doc of readTemplate(text).documents) if (!hit) visit(doc.root);
+  if (!hit) return refuse('the line writes no key of the rendered object');
+  const { node, parent } = hit;
+  const indent = raw.length - raw.trimStart().length;
+  if (node.key === undefined || node.literal === undefined || !node.inlineValue || node.children.length > 0 || /^[|>]/.test(node.literal)) return refuse('the line does not write a literal value of its own');
+  if (node.range.start.character !== indent) return refuse('the key starts a list item: removing the line would remove the item');
+  if (parent.kind !== 'root' && parent.children.length < 2) return refuse('it is the only key of its parent, which would be left empty');
+  const lines = text.split('\n');
+  for (let l = line + 1; l < lines.length; l++) {
+    const next = lines[l]!.replace(/\r$/, '');
+    if (next.trim() === '') continue;
+    if (next.length - next.trimStart().length > indent && !next.trim().startsWith('#')) return refuse('the value goes on below the line');
+    break;
+  }
+  const last = line + 1 >= lines.length;
+  const range: Range = last
+    ? { start: { line: Math.max(0, line - 1), character: line > 0 ? lines[line - 1]!.length : 0 }, end: { line, character: lines[line]!.length } }
+    : { start: { line, character: 0 }, end: { line: line + 1, character: 0 } };
+  return { edits: [{ range, newText: '' }] };
 }
 
 /** The `# Source:` comment Helm puts at the top of each rendered document. */

@@ -24,15 +24,18 @@ import {
   alreadyExistsMessage,
   applyConflictMessage,
   conflictCauses,
+  formatServerPath,
   invalidMessage,
   managerIdentifier,
   typedPatchRefusalMessage,
   optimisticLockMessage,
+  validationErrorsMessage,
   uidMismatchMessage,
   type ConflictCause,
   type ManagerIdentity,
 } from './messages';
 import { rootTypeFor, type SchemaModel, type TypeRef } from './schema';
+import { manifestPathFor, managerView, relabelledGaps, type KindVersions, type ManagerView } from './versions';
 
 /** How the user will send the manifest; it decides which 409s are possible. */
 export type ApplyMode = 'serverSide' | 'clientSide' | 'create';
@@ -61,6 +64,12 @@ export interface PredictApplyInput {
    * object never has it and every owned `stringData` key the manifest sets is a change.
    */
   readonly unreadLiveFields?: readonly string[];
+  /**
+   * The kind's versions as the cluster serves them (a CRD's versions and conversion strategy), for
+   * managers recorded at another apiVersion; without it, those are compared path by path where
+   * the paths say that is safe (see versions.ts).
+   */
+  readonly versions?: KindVersions;
 }
 
 export interface FieldConflict {
@@ -68,6 +77,22 @@ export interface FieldConflict {
   readonly path: FieldPath;
   readonly liveValue?: JsonValue;
   readonly manifestValue?: JsonValue;
+  /**
+   * Where the field is in the manifest's apiVersion, when `path` is another version's (the
+   * manager's, as the server names it: `.spec.targetCPUUtilizationPercentage` of autoscaling/v1
+   * is `.spec.metrics` of an autoscaling/v2 manifest).
+   */
+  readonly manifestPath?: FieldPath;
+}
+
+/** A manager recorded at another apiVersion whose fields the product cannot compare as the server does. */
+export interface UnconvertedManager {
+  readonly manager: ManagerIdentity;
+  readonly apiVersion: string;
+  /** Why, for the user: `the cluster converts ... with a conversion webhook ...`. */
+  readonly reason: string;
+  /** Fields it owns that this apply may change (path by path, at the manifest's version), possibly none. */
+  readonly paths: readonly FieldPath[];
 }
 
 export interface ManagerPaths {
@@ -96,7 +121,7 @@ export interface EngineProblem {
    * carries metadata.managedFields, which an apply refuses (400); resourceVersionOnCreate: a create
    * (kubectl create, or kubectl apply of a new object) with metadata.resourceVersion (500).
    */
-  readonly code: 'kindNotInSchema' | 'managedFields' | 'managedFieldsInManifest' | 'resourceVersionOnCreate' | ValueProblem['code'];
+  readonly code: 'kindNotInSchema' | 'managedFields' | 'conversion' | 'managedFieldsInManifest' | 'resourceVersionOnCreate' | ValueProblem['code'];
   readonly message: string;
   readonly path?: FieldPath;
   /** For a value the server cannot type: where and what its validation says. */
@@ -112,6 +137,12 @@ export interface ApplyPrediction {
    * Not part of `status`; only a dry run decides them.
    */
   readonly uncertain: readonly FieldConflict[];
+  /**
+   * Managers recorded at another apiVersion that only the server can compare (a conversion
+   * webhook, fields that move between versions without a conversion the product knows). While
+   * one is listed, a success or the conflicts in `status` are not certain: only a dry run decides.
+   */
+  readonly unconverted: readonly UnconvertedManager[];
   /** Conflicts the server forgives because kubectl's last-applied configuration set them. */
   readonly forgiven: readonly FieldConflict[];
   /** Paths the apply would remove from the live object, and the managers who owned them. */
@@ -148,7 +179,7 @@ export function predictApply(input: PredictApplyInput): ApplyPrediction {
   const meta = isJsonObject(config.metadata) ? config.metadata : {};
   const name = typeof meta.name === 'string' ? meta.name : '';
   const liveMeta = live && isJsonObject(live.metadata) ? live.metadata : undefined;
-  const empty: Omit<ApplyPrediction, 'statuses' | 'problems'> = { conflicts: [], uncertain: [], forgiven: [], deletions: [], deletionsByManager: [] };
+  const empty: Omit<ApplyPrediction, 'statuses' | 'problems'> = { conflicts: [], uncertain: [], unconverted: [], forgiven: [], deletions: [], deletionsByManager: [] };
   const done = (rest: Omit<ApplyPrediction, 'statuses' | 'problems' | 'status'>): ApplyPrediction => {
     const first = statuses[0];
     return { ...rest, statuses, problems, ...(first ? { status: first } : {}) };
@@ -220,10 +251,16 @@ export function predictApply(input: PredictApplyInput): ApplyPrediction {
     if (!root) {
       problems.push({ code: 'kindNotInSchema', message: `no schema for ${String(config.apiVersion)} ${String(config.kind)}` });
     } else {
-      result = predictFieldConflicts(input, root, problems);
+      const predicted = predictFieldConflicts(input, root, problems);
+      result = predicted;
       const refusals = problems.filter((p) => p.server !== undefined);
       if (refusals.length > 0) statuses.push(typedRefusal(config, refusals as { server: ValueProblem['server'] }[]));
-      if (result.conflicts.length > 0) {
+      // A conversion to a manager's version that fails ends the apply before conflicts are reported.
+      else if (predicted.conversionRefusal) {
+        problems.push({ code: 'conversion', message: `the server cannot convert this object to the apiVersion another manager's fields are recorded at: ${predicted.conversionRefusal}` });
+        statuses.push({ code: 500, reason: '', kind: 'refused', message: predicted.conversionRefusal });
+      }
+      else if (result.conflicts.length > 0) {
         statuses.push({
           code: 409,
           reason: 'Conflict',
@@ -273,7 +310,9 @@ interface ManagerState {
   set: FieldSet;
 }
 
-function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems: EngineProblem[]): Omit<ApplyPrediction, 'statuses' | 'problems' | 'status'> {
+type FieldPrediction = Omit<ApplyPrediction, 'statuses' | 'problems' | 'status'> & { conversionRefusal?: string };
+
+function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems: EngineProblem[]): FieldPrediction {
   const { schema, manifestObject: config } = input;
   const live = input.live as JsonObject;
   const liveMeta = isJsonObject(live.metadata) ? live.metadata : {};
@@ -287,7 +326,7 @@ function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems
   const configFieldSet = toFieldSet(schema, root, config);
   const refusals = [...configFieldSet.problems, ...typeProblems(schema, root, config)];
   problems.push(...refusals.map(asEngineProblem));
-  if (refusals.length > 0) return { conflicts: [], uncertain: [], forgiven: [], deletions: [], deletionsByManager: [] };
+  if (refusals.length > 0) return { conflicts: [], uncertain: [], unconverted: [], forgiven: [], deletions: [], deletionsByManager: [] };
 
   const decoded = decodeManagedFields(liveMeta.managedFields);
   for (const message of decoded.problems) problems.push({ code: 'managedFields', message });
@@ -316,15 +355,64 @@ function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems
   const comparison = filterComparison(compareValues(schema, root, live, merged), excludeReset);
   const changed = unionSets(comparison.modified, comparison.added);
 
+  const kind = String(config.kind ?? '');
+  const views = viewsOfManagers(input, root, managers, applierId);
+  // The server converts the live object to every manager's version first (reconcile), then the
+  // merged one while pruning (only when this applier applied before), then in update: the first
+  // conversion that fails is its answer. (Its managers are a Go map: when several fail, which one
+  // speaks first is not fixed; the first by identifier is named here.)
+  const conversionRefusal =
+    firstRefusal(views, (v) => (v.kind === 'refused' ? v.message : liveTyping(v, live))) ??
+    (lastSet && !isEmptySet(lastSet) ? firstRefusal(views, (v, version) => prefixed(liveTyping(v, merged), `failed to prune fields: failed add back owned items: failed to convert merged object at version ${version}: `)) : undefined) ??
+    firstRefusal(views, (v) => prefixed(liveTyping(v, merged), 'failed to convert new object: '));
+  function liveTyping(v: ManagerView, value: JsonValue): string | undefined {
+    if (v.kind !== 'relabelled' || !v.crd || v.root === root) return undefined;
+    const errors = typeProblems(schema, v.root, value).map((p) => p.server);
+    return errors.length > 0 ? validationErrorsMessage(errors) : undefined;
+  }
+
   const conflictsFound: FieldConflict[] = [];
+  const unconverted: UnconvertedManager[] = [];
   const deletionsByManager: ManagerPaths[] = [];
+  const changedAt = new Map<string, { root: TypeRef; live: JsonValue; merged: JsonValue; changed: FieldSet }>();
   for (const [id, m] of managers) {
     const removed = intersectSets(m.set, comparison.removed);
     const removedFromApplier = id === applierId ? intersectSets(lastSet ?? emptyFieldSet, comparison.removed) : removed;
     if (!isEmptySet(removedFromApplier)) deletionsByManager.push({ manager: m.identity, paths: setPaths(removedFromApplier) });
     if (id === applierId) continue;
-    for (const path of setPaths(intersectSets(m.set, changed))) {
-      conflictsFound.push(withValues(schema, root, live, config, { manager: m.identity, path }));
+    const view = views.get(m.apiVersion);
+    if (!view) {
+      for (const path of setPaths(intersectSets(m.set, changed))) conflictsFound.push(withValues(schema, root, live, config, { manager: m.identity, path }));
+      continue;
+    }
+    // Nothing changed at the request's version: nothing changes in any other version either.
+    if (isEmptySet(changed) || view.kind === 'refused') continue;
+    const byPath = setPaths(intersectSets(m.set, changed));
+    if (view.kind === 'unknown') {
+      unconverted.push({ manager: m.identity, apiVersion: m.apiVersion, reason: view.reason, paths: byPath });
+      continue;
+    }
+    if (view.kind === 'relabelled' && !view.crd) {
+      const gaps = relabelledGaps(schema, view.root, [live, merged], setPaths(m.set));
+      if (gaps.length > 0) {
+        const shown = gaps.slice(0, 3).map(formatServerPath).join(', ');
+        unconverted.push({ manager: m.identity, apiVersion: m.apiVersion, reason: `${shown} ${gaps.length === 1 ? 'does' : 'do'} not map one to one between ${apiVersion} and ${m.apiVersion}, and the product does not know that conversion`, paths: byPath });
+        continue;
+      }
+    }
+    let at = changedAt.get(m.apiVersion);
+    if (!at) {
+      const vLive = view.kind === 'converted' ? view.convert(live) : live;
+      const vMerged = view.kind === 'converted' && isJsonObject(merged) ? view.convert(merged) : merged;
+      const vReset = fieldSetFromPaths(input.resetFields ?? defaultResetFields(schema, view.root));
+      const c = compareValues(schema, view.root, vLive, vMerged);
+      at = { root: view.root, live: vLive, merged: vMerged, changed: recursiveDifferenceSets(unionSets(c.modified, c.added), vReset) };
+      changedAt.set(m.apiVersion, at);
+    }
+    for (const path of setPaths(intersectSets(m.set, at.changed))) {
+      const conflict = withValues(schema, at.root, at.live, at.merged, { manager: m.identity, path });
+      const manifestPath = view.kind === 'converted' ? manifestPathFor(kind, apiVersion, path) : undefined;
+      conflictsFound.push(manifestPath ? { ...conflict, manifestPath } : conflict);
     }
   }
 
@@ -341,7 +429,41 @@ function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems
       conflicts = conflicts.filter((c) => !hasPath(allowed, c.path));
     }
   }
-  return { conflicts, uncertain, forgiven, deletions: setPaths(comparison.removed), deletionsByManager };
+  // A manager only the server can compare: its path-by-path guesses are named, never claimed.
+  const guesses = unconverted.flatMap((u) => u.paths.map((path) => withValues(schema, root, live, config, { manager: u.manager, path })));
+  return {
+    conflicts,
+    uncertain: [...uncertain, ...guesses],
+    unconverted,
+    forgiven,
+    deletions: setPaths(comparison.removed),
+    deletionsByManager,
+    ...(conversionRefusal ? { conversionRefusal } : {}),
+  };
+}
+
+/** The view of every apiVersion other than the request's that a manager (not the applier) was recorded at. */
+function viewsOfManagers(input: PredictApplyInput, root: TypeRef, managers: Map<string, ManagerState>, applierId: string): Map<string, ManagerView> {
+  const apiVersion = String(input.manifestObject.apiVersion ?? '');
+  const kind = String(input.manifestObject.kind ?? '');
+  const views = new Map<string, ManagerView>();
+  for (const [id, m] of managers) {
+    if (id === applierId || m.apiVersion === apiVersion || views.has(m.apiVersion)) continue;
+    views.set(m.apiVersion, managerView(input.schema, kind, { apiVersion, root }, m.apiVersion, input.versions));
+  }
+  return views;
+}
+
+function firstRefusal(views: Map<string, ManagerView>, refusal: (view: ManagerView, version: string) => string | undefined): string | undefined {
+  for (const version of [...views.keys()].sort()) {
+    const message = refusal(views.get(version)!, version);
+    if (message) return message;
+  }
+  return undefined;
+}
+
+function prefixed(message: string | undefined, prefix: string): string | undefined {
+  return message === undefined ? undefined : prefix + message;
 }
 
 /**

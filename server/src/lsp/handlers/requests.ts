@@ -1,5 +1,6 @@
 // The product's own requests and notifications (declared in protocol.ts): refresh, the kubeconfig's
-// contexts, the field managers seen, the ownership view, dry-run verify, and the client's word on
+// contexts, the field managers seen, the ownership view, dry-run verify, the overlays that use a
+// file, and the client's word on
 // which extensions report syntax errors. Each request is also served as its command (commands.ts).
 import type { Connection } from 'vscode-languageserver/node';
 import { readKubeconfig } from '../../cluster';
@@ -7,6 +8,7 @@ import { managerNames } from '../../core/findings/analysis';
 import { ownershipView } from '../../core/findings/ownership-view';
 import { notifications, onNotification, requests, type ContextsResult, type OwnershipResult } from '../../protocol';
 import type { RefreshScheduler } from '../refresh';
+import type { RenderedSources } from '../rendered';
 import type { DryRunAnswers } from '../verified';
 import { resourceAt, type Workspace } from '../workspace';
 import type { Commands } from './commands';
@@ -17,10 +19,11 @@ export interface RequestContext {
   readonly workspace: Workspace;
   readonly refresh: RefreshScheduler;
   readonly dryRuns: DryRunAnswers;
+  readonly rendered: RenderedSources;
   readonly env: NodeJS.ProcessEnv;
 }
 
-export function serveRequests({ connection, commands, workspace, refresh, dryRuns, env }: RequestContext): void {
+export function serveRequests({ connection, commands, workspace, refresh, dryRuns, rendered, env }: RequestContext): void {
   commands.serve(connection, requests.refresh, async (params) => {
     // A user's command connects even with no manifest open; the Kubernetes extension's context
     // switch (sent without `connect`) only refreshes what is already connected.
@@ -73,4 +76,8 @@ export function serveRequests({ connection, commands, workspace, refresh, dryRun
   });
 
   commands.serve(connection, requests.verify, (params) => dryRuns.verify(params.uri));
+
+  // The overlays that use a file, for the user to choose which count; the client writes the choice
+  // to the kustomizeOverlays setting, whose change renders again (settings changes refresh).
+  commands.serve(connection, requests.overlays, (params) => rendered.overlayChoices(params.uri));
 }
