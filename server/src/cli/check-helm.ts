@@ -9,13 +9,12 @@ import { helmApply, renderedObjectAnalysis, sentResource } from '../core/finding
 import { definedKinds, withDefinedKinds, type DefinedKind } from '../core/findings/kind-served';
 import { relocateFindings } from '../core/findings/relocate';
 import type { CheckedObject } from './report';
-import type { ClusterConnection, ClusterProblem } from '../cluster';
+import { verifyResource, type ClusterConnection, type ClusterProblem } from '../cluster';
 import { helmTarget, renderHelm } from '../render/helm';
 import { describeRenderProblem, type RenderSettings } from '../render/renderer';
 import type { FactsReader } from './facts';
 import { displayPath } from './files';
 import { renderedObjectEntries } from './rendered-objects';
-import { verifyResource } from './verify';
 
 export interface HelmCheckRequest {
   readonly charts: readonly string[];
@@ -87,7 +86,7 @@ export async function checkHelmCharts(
       const moved = relocateFindings(found, resource, resource.documentIndex, result.sourceMap, options);
       // --verify: the object as Helm sends it (ownership metadata included, never the template's
       // text), in the mode of the user's Helm; a difference lands on the source line of its field.
-      const verified = await verifyResource(resource, found, answer, settings, verifier, { object: resource.object });
+      const verified = verifier ? await verifyResource(verifier, resource, found, facts, settings, { object: resource.object }) : { ok: true as const };
       if (!verified.ok) return { ok: false, problem: verified.problem };
       objects.push(
         ...renderedObjectEntries({

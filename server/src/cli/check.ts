@@ -11,12 +11,11 @@ import type { RenderTarget } from '../core/sources/source-map';
 import { renderKustomization } from '../render/kustomize';
 import { describeRenderProblem, type RenderResult, type RenderSettings } from '../render/renderer';
 import type { CheckedObject, CheckReport } from './report';
-import type { ClusterConnection, ClusterProblem } from '../cluster';
+import { verifyResource, type ClusterConnection, type ClusterProblem, type VerifyAnswer } from '../cluster';
 import type { FactsReader } from './facts';
 import { classifyInputs, findKustomizations, kustomizeTargets, notCheckedNote } from './classify';
 import { displayPath, readTextFile, stdinTarget, type FileText } from './files';
 import type { CheckProgress } from './progress';
-import { verifyResource as verify } from './verify';
 import { checkHelmCharts, releaseChart, type HelmCheckRequest } from './check-helm';
 import { renderedObjectEntries } from './rendered-objects';
 import { isDirectory, toSlashes } from '../render/paths';
@@ -110,7 +109,7 @@ export async function runCheck(
       const options = locateOptions(resource, answer.facts.schema);
       // --verify: the rendered object is what would be sent, so it is what the dry run sends; the dry
       // run is compared with the findings on the rendered object, before they moved to the sources.
-      const verifiedRendered = await verify(resource, verifier ? analyzeResource(resource, answer.facts, together) : [], answer, settings, verifier);
+      const verifiedRendered: VerifyAnswer = verifier ? await verifyResource(verifier, resource, analyzeResource(resource, answer.facts, together), answer.facts, settings) : { ok: true };
       if (!verifiedRendered.ok) return { ok: false, problem: verifiedRendered.problem };
       objects.push(
         ...renderedObjectEntries({
@@ -167,7 +166,7 @@ export async function runCheck(
       if (!answer.ok) return { ok: false, problem: answer.problem };
       const findings = analyzeResource(resource, answer.facts, together);
       const checked: CheckedObject = { file: shown, object: objectIdentity(resource), title: answer.title, findings, notes: answer.notes };
-      const verified = await verify(resource, findings, answer, settings, verifier);
+      const verified: VerifyAnswer = verifier ? await verifyResource(verifier, resource, findings, answer.facts, settings) : { ok: true };
       if (!verified.ok) return { ok: false, problem: verified.problem };
       objects.push(verified.verification ? { ...checked, verification: verified.verification } : checked);
       onProgress?.({ file: fileNumber, files: texts.size, objects: objects.filter((o) => o.object).length });

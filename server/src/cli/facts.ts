@@ -9,7 +9,7 @@ import type { ManifestResource } from '../core/manifest/manifest';
 import { qualifiedResource } from '../core/ssa/messages';
 import type { ReportSource } from './report';
 import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
-import { liveFacts, notServedKindFacts, type ApiResourceInfo, type ClusterConnection, type ClusterProblem } from '../cluster';
+import { createFactsSource, type ApiResourceInfo, type ClusterConnection, type ClusterProblem } from '../cluster';
 
 export type FactsAnswer =
   | { ok: true; facts: ResourceFacts; title: string; notes: string[] }
@@ -38,64 +38,27 @@ export function schemaOf(document: JsonObject): SchemaModel {
   return schemaFromOpenApi([document]).schema;
 }
 
-/** Facts from the cluster: discovery, a GET (through the watched cache) and the OpenAPI v3 document. */
+/**
+ * Facts from the cluster: discovery, a GET (through the watched cache) and the OpenAPI v3 document,
+ * read by the cluster layer's one facts path, which the editor's dry-run confirmation reads too.
+ */
 export function liveFactsReader(connection: ClusterConnection): FactsReader {
-  const schemas = new Map<string, Promise<{ ok: true; schema?: SchemaModel; note?: string } | { ok: false; problem: ClusterProblem }>>();
-
-  function schemaFor(apiVersion: string) {
-    let pending = schemas.get(apiVersion);
-    if (!pending) {
-      pending = connection.openApiDocument(apiVersion).then((result) => {
-        if (result.ok) return { ok: true as const, schema: schemaOf(result.value) };
-        // A group-version without a published schema (an old aggregated API) still gets the
-        // existence findings; anything else stops the check.
-        if (result.problem.kind === 'kindNotServed' || result.problem.kind === 'notFound') {
-          return { ok: true as const, note: `${result.problem.message} Field conflicts are not predicted without it.` };
-        }
-        return { ok: false as const, problem: result.problem };
-      });
-      schemas.set(apiVersion, pending);
-    }
-    return pending;
-  }
-
+  const facts = createFactsSource(connection);
   return {
     source: { kind: 'cluster', context: connection.context?.name ?? '', server: connection.context?.server ?? '' },
     async read(resource) {
-      const kind = await connection.resolveKind(resource.apiVersion, resource.kind);
-      if (!kind.ok) {
-        if (kind.problem.kind !== 'kindNotServed') return { ok: false, problem: kind.problem };
-        return {
-          ok: true,
-          facts: { kind: notServedKindFacts(kind.problem), live: { state: 'absent' }, schema: undefined },
-          title: objectTitle(resource, undefined, ''),
-          notes: [],
-        };
-      }
-      const served = kind.value;
-      const namespace = placeNamespace(resource, served, connection.defaultNamespace);
-      const [live, schema] = await Promise.all([
-        resource.name === undefined
-          ? Promise.resolve({ state: 'absent' as const, observedAt: 0 })
-          : connection.getObject({ apiVersion: resource.apiVersion, kind: resource.kind, name: resource.name, namespace }),
-        schemaFor(resource.apiVersion),
-      ]);
-      if (live.state === 'failed' && live.problem.kind !== 'invalidName') return { ok: false, problem: live.problem };
-      if (live.state === 'pending') {
-        return { ok: false, problem: { kind: 'unreachable', message: `no answer from the cluster for ${objectTitle(resource, served, namespace)}` } };
-      }
-      if (!schema.ok) return { ok: false, problem: schema.problem };
-      return {
-        ok: true,
-        facts: {
-          kind: { state: 'served', group: served.group, resource: served.resource, namespaced: served.namespaced },
-          live: liveFacts(live),
-          schema: schema.schema,
-        },
-        title: objectTitle(resource, served, namespace),
-        notes: schema.note ? [schema.note] : [],
-      };
+      const answer = await facts.read({
+        apiVersion: resource.apiVersion,
+        kind: resource.kind,
+        ...(resource.name !== undefined ? { name: resource.name } : {}),
+        ...(resource.namespace !== undefined ? { namespace: resource.namespace } : {}),
+      });
+      if (!answer.ok) return answer;
+      return { ok: true, facts: answer.facts, title: objectTitle(resource, answer.served, answer.namespace), notes: answer.notes };
     },
-    close: () => connection.dispose(),
+    close: () => {
+      facts.dispose();
+      connection.dispose();
+    },
   };
 }

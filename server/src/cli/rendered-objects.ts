@@ -2,8 +2,8 @@
 // findings or its dry-run differences land on, and the object itself at its origin. One place for
 // the command line's overlays and charts, so both report a rendered object alike.
 import { objectIdentity, type Finding } from '../core/findings/analysis';
-import { dryRunDiffersCode } from '../core/findings/catalogue';
 import { relocateFindings, type RelocatedFinding } from '../core/findings/relocate';
+import { differenceFindings } from '../core/findings/verification';
 import type { LocateOptions, ManifestResource } from '../core/manifest/manifest';
 import type { SourceMap } from '../core/sources/source-map';
 import { displayPath } from './files';
@@ -30,7 +30,7 @@ export function renderedObjectEntries(r: RenderedObjectReport): CheckedObject[] 
   // A difference goes to the source line of its field, as findings do.
   const differences = verification
     ? relocateFindings(
-        verification.differences.map((d): Finding => ({ code: dryRunDiffersCode, severity: 'error', message: d.message, range: d.range, ...(d.path !== undefined ? { path: d.path } : {}) })),
+        differenceFindings(verification),
         resource,
         resource.documentIndex,
         r.sourceMap,

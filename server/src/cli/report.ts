@@ -2,24 +2,11 @@
 // findings, notes and (with --verify) the server's dry-run answer. The printers (format-*.ts) turn
 // this one record into text, JSON, SARIF, GitHub annotations or a GitLab Code Quality report.
 import type { Finding, ObjectIdentity, Severity } from '../core/findings/analysis';
-import type { Range } from '../core/manifest/manifest';
 import type { ApplyMode } from '../core/ssa/predict';
 
-/** Where the server's dry-run answer parts from the prediction, on the range it concerns. */
-export interface VerificationDifference {
-  readonly message: string;
-  readonly range: Range;
-  /** The field, in the server's notation, when the difference is about one. */
-  readonly path?: string;
-}
-
-/** What the server answered to a dry run of the object, compared with the prediction. */
-export interface Verification {
-  readonly agrees: boolean;
-  /** The server's answer in its own words (`accepted`, or its Status message). */
-  readonly serverAnswer: string;
-  readonly differences: readonly VerificationDifference[];
-}
+// The dry-run comparison is the editor's too (core/findings/verification.ts): its records, as reported.
+import type { Verification } from '../core/findings/verification';
+export type { Verification, VerificationDifference } from '../core/findings/verification';
 
 /** One object of a checked file, or the text problems of a file (then without `object`). */
 export interface CheckedObject {

@@ -19,10 +19,12 @@ import * as path from 'node:path';
 import type { KindFacts, LiveFacts, ResourceFacts } from '../core/findings/analysis';
 import { isJsonObject, type JsonObject } from '../core/json';
 import { parseManifestText, type ManifestResource } from '../core/manifest/manifest';
-import type { SchemaModel } from '../core/ssa/schema';
+import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
 import type { ApiResourceInfo, ClusterConnection, ClusterProblem, DiscoveryIndex } from '../cluster';
 import { findResource, notServedKindFacts, splitApiVersion } from '../cluster/discovery';
 import { openApiPathKey } from '../cluster/openapi';
+import { crdRef, otherManagerVersions, surelyBuiltIn, versionsFrom } from '../cluster/versions';
+import type { LiveObjectState } from '../cluster';
 import { objectTitle, placeNamespace, schemaOf, type FactsReader } from './facts';
 import { collectManifestFiles, describeFsError, findManifestFiles, readTextFile } from './files';
 
@@ -127,6 +129,20 @@ export async function takeSnapshot(connection: ClusterConnection, request: Snaps
     const file = `objects/${objectFileName(served.value, namespace, ref.name)}`;
     if (live.state === 'exists') objects.set(file, live.object);
     else if (!absent.some((a) => absentKey(a) === absentKey({ ...ref, namespace }))) absent.push({ apiVersion: ref.apiVersion, kind: ref.kind, namespace, name: ref.name });
+    if (live.state !== 'exists') continue;
+    // Managers recorded at other versions are compared there (cluster/versions.ts), as the live
+    // check does: those versions' documents, and a custom kind's CRD (its versions and conversion).
+    // A version no longer served has no document, but its CRD still says what the server does with it.
+    const others = otherManagerVersions(live.object, ref.apiVersion);
+    for (const v of others) if (findResource(index, v, ref.kind).ok) apiVersions.add(v);
+    if (others.length > 0 && !surelyBuiltIn(served.value.group)) {
+      const crd = crdRef(served.value);
+      const crdKind = findResource(index, crd.apiVersion, crd.kind);
+      const read = crdKind.ok ? await connection.getObject(crd) : undefined;
+      // A CRD that cannot be read (forbidden) leaves the versions unknown, offline as live.
+      if (crdKind.ok && read?.state === 'exists') objects.set(`objects/${objectFileName(crdKind.value, '', crd.name)}`, read.object);
+      else if (crdKind.ok && read?.state === 'absent' && !absent.some((a) => absentKey(a) === absentKey(crd))) absent.push({ apiVersion: crd.apiVersion, kind: crd.kind, namespace: '', name: crd.name });
+    }
   }
 
   const documents = new Map<string, JsonObject>();
@@ -455,6 +471,7 @@ export function loadSnapshot(dir: string, namespace: string | undefined): Snapsh
   }
   const absent = new Set((index?.absent ?? []).map(absentKey));
   const schemas = new Map<string, SchemaModel | undefined>();
+  const combined = new Map<string, SchemaModel>();
   const defaultNamespace = namespace || index?.defaultNamespace || 'default';
 
   function schemaFor(apiVersion: string): SchemaModel | undefined {
@@ -463,6 +480,33 @@ export function loadSnapshot(dir: string, namespace: string | undefined): Snapsh
       schemas.set(apiVersion, doc ? schemaOf(doc) : undefined);
     }
     return schemas.get(apiVersion);
+  }
+
+  /**
+   * The schema with the documents of the versions other managers wrote at, and the kind's versions,
+   * as the live check reads them (cluster/facts.ts `read`, cluster/versions.ts).
+   */
+  function withManagerVersions(resource: ManifestResource, served: ApiResourceInfo, live: JsonObject): Pick<ResourceFacts, 'schema' | 'versions'> | undefined {
+    const recorded = otherManagerVersions(live, resource.apiVersion);
+    if (recorded.length === 0) return undefined;
+    const others = recorded.filter((v) => (index ? findResource(index.discovery as DiscoveryIndex, v, resource.kind).ok : documents.has(v)));
+    const doc = documents.get(resource.apiVersion);
+    const extra = others.flatMap((v) => (documents.has(v) ? [documents.get(v)!] : []));
+    const key = JSON.stringify([resource.apiVersion, ...others]);
+    let schema = combined.get(key);
+    if (doc && !schema && extra.length > 0) {
+      schema = schemaFromOpenApi([doc, ...extra]).schema;
+      combined.set(key, schema);
+    }
+    let crd: LiveObjectState | undefined;
+    if (!surelyBuiltIn(served.group)) {
+      const ref = crdRef(served);
+      const key = objectKey(ref.apiVersion, ref.kind, '', ref.name);
+      const object = objects.get(key);
+      crd = object ? { state: 'exists', object, observedAt: 0 } : absent.has(key) ? { state: 'absent', observedAt: 0 } : { state: 'failed', problem: { kind: 'notFound', message: 'not in the snapshot' } };
+    }
+    const { versions } = versionsFrom(served, crd);
+    return { schema: extra.length > 0 ? schema : schemaFor(resource.apiVersion), ...(versions ? { versions } : {}) };
   }
 
   function servedResource(resource: ManifestResource): { ok: true; served: ApiResourceInfo } | { ok: false; problem: ClusterProblem } {
@@ -512,7 +556,7 @@ export function loadSnapshot(dir: string, namespace: string | undefined): Snapsh
           notes.push(`no OpenAPI document for ${resource.apiVersion} in the snapshot: field conflicts are not predicted (\`kube-conflict-hints snapshot\` saves it)`);
         }
         const kind: KindFacts = { state: 'served', group: served.group, resource: served.resource, namespaced: served.namespaced };
-        const facts: ResourceFacts = { kind, live, schema };
+        const facts: ResourceFacts = { kind, live, schema, ...(live.state === 'exists' ? withManagerVersions(resource, served, live.object) : {}) };
         return { ok: true, facts, title: objectTitle(resource, served, ns), notes };
       },
       close: () => {},

@@ -1,19 +1,51 @@
 // What the cluster says about the objects a manifest names, shaped as core/findings/analysis.ts wants it:
 // is the kind served, does the object exist (with its managedFields), what is the schema of its
 // group-version. `peek` answers from the caches without waiting (the editor, on every keystroke);
-// `load` waits for the answers (the command line, the verifier).
+// `read` waits for the answers: the command line's facts and the dry-run confirmation of both the
+// editor and the command line, so both judge an object on the same facts.
 import type { KindFacts, LiveFacts, ResourceFacts } from '../core/findings/analysis';
 import type { JsonObject } from '../core/json';
 import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
 import type { ClusterConnection } from './connection';
 import { notServedKindFacts } from './discovery';
-import type { Disposable, LiveObjectState, ObjectRef } from './types';
+import type { ApiResourceInfo, ClusterProblem, Disposable, LiveObjectState, ObjectRef } from './types';
 import { loadManagerVersions, peekManagerVersions, type ManagerVersions } from './versions';
+
+/** What `read` is asked: an object as a manifest names it (without a name: a generateName object). */
+export interface FactsTarget {
+  apiVersion: string;
+  kind: string;
+  name?: string;
+  namespace?: string;
+}
+
+/**
+ * The facts once every answer is in, or the problem that leaves them unknowable (unreachable,
+ * forbidden, a schema that could not be read): a judgement on half the facts would be a guess.
+ */
+export type LoadedFacts =
+  | {
+      ok: true;
+      facts: ResourceFacts;
+      /** The kind as the cluster serves it; undefined when it is not served. */
+      served?: ApiResourceInfo;
+      /** Where the object lands: its own namespace, else the default one; '' for cluster-scoped kinds. */
+      namespace: string;
+      /** What the facts lack and why (a group-version without a published schema). */
+      notes: string[];
+    }
+  | { ok: false; problem: ClusterProblem };
 
 export interface FactsSource {
   /** Synchronous: what is known now. Starts the reads that are missing; `onChange` tells when they land. */
   peek(ref: ObjectRef): ResourceFacts;
-  /** Waits for the kind, the live object and the schema. */
+  /**
+   * Waits for the kind, then the live object (none is asked for an object without a name: it is
+   * always a new one) and the schema. A group-version the cluster publishes no schema for (an old
+   * aggregated API) is a note and no schema; a schema that could not be read is a problem.
+   */
+  read(target: FactsTarget): Promise<LoadedFacts>;
+  /** `read` as plain facts: a problem becomes an unavailable kind. */
   load(ref: ObjectRef): Promise<ResourceFacts>;
   /** Something that a `peek` may answer differently has arrived (an object, a schema). */
   onChange(listener: () => void): Disposable;
@@ -86,6 +118,51 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     return known;
   }
 
+  async function read(target: FactsTarget): Promise<LoadedFacts> {
+    const kind = await connection.resolveKind(target.apiVersion, target.kind);
+    if (!kind.ok) {
+      if (kind.problem.kind !== 'kindNotServed') return { ok: false, problem: kind.problem };
+      return { ok: true, facts: { kind: notServedKindFacts(kind.problem), live: { state: 'absent' }, schema: undefined }, namespace: target.namespace ?? '', notes: [] };
+    }
+    const served = kind.value;
+    const namespace = served.namespaced ? target.namespace || connection.defaultNamespace : '';
+    const [live, schema] = await Promise.all([
+      target.name === undefined
+        ? Promise.resolve<LiveObjectState>({ state: 'absent', observedAt: 0 })
+        : // The manifest's own namespace, as peek asks: a default one is placed (and named, if refused) as the default.
+          connection.getObject({ apiVersion: target.apiVersion, kind: target.kind, name: target.name, ...(target.namespace ? { namespace: target.namespace } : {}) }),
+      connection.openApiDocument(target.apiVersion),
+    ]);
+    if (live.state === 'failed' && live.problem.kind !== 'invalidName') return { ok: false, problem: live.problem };
+    if (live.state === 'pending') return { ok: false, problem: { kind: 'unreachable', message: `no answer from the cluster for ${served.resource} ${target.name ?? ''}`.trim() } };
+    const notes: string[] = [];
+    if (!schema.ok) {
+      if (schema.problem.kind !== 'kindNotServed' && schema.problem.kind !== 'notFound') return { ok: false, problem: schema.problem };
+      notes.push(`${schema.problem.message} Field conflicts are not predicted without it.`);
+    }
+    // Managers recorded at other versions are compared in their own (versions.ts), as the server
+    // does: the documents of those versions join the schema, and the kind's versions come along.
+    // A version whose document cannot be read leaves its managers uncompared, which the analysis says.
+    const versions = live.state === 'exists'
+      ? await loadManagerVersions(connection, target, served, live.object, async (v) => {
+          const doc = await connection.openApiDocument(v);
+          return doc.ok ? doc.value : undefined;
+        })
+      : undefined;
+    return {
+      ok: true,
+      facts: {
+        kind: { state: 'served', group: served.group, resource: served.resource, namespaced: served.namespaced },
+        live: liveFacts(live),
+        schema: schema.ok ? schemaFromDocument(schema.value, versions?.documents) : undefined,
+        ...(versions?.versions ? { versions: versions.versions } : {}),
+      },
+      served,
+      namespace,
+      notes,
+    };
+  }
+
   return {
     peek(ref) {
       const live = connection.peekObject(ref);
@@ -93,17 +170,10 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
       if (result.kind.state === 'served' && !result.schema) void loadSchema(ref.apiVersion);
       return result;
     },
+    read,
     async load(ref) {
-      const live = await connection.getObject(ref);
-      const resource = connection.cachedResource(ref.apiVersion, ref.kind);
-      if (resource && !connection.cachedOpenApiDocument(ref.apiVersion)) await loadSchema(ref.apiVersion);
-      const versions = resource && live.state === 'exists'
-        ? await loadManagerVersions(connection, ref, resource, live.object, async (v) => {
-          if (!connection.cachedOpenApiDocument(v)) await loadSchema(v);
-          return connection.cachedOpenApiDocument(v);
-        })
-        : undefined;
-      return facts(ref, live, versions);
+      const answer = await read(ref);
+      return answer.ok ? answer.facts : { kind: { state: 'unavailable', message: answer.problem.message }, live: { state: 'unavailable', message: answer.problem.message }, schema: undefined };
     },
     onChange(listener) {
       listeners.add(listener);

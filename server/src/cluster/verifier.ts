@@ -30,6 +30,8 @@ export interface DryRunApplyOptions {
 /**
  * The manifest to send: the parsed object, and optionally its original text. The text (YAML or
  * JSON) is what the server decodes, so duplicate keys and formatting reach it exactly as written.
+ * The product sends the object, as kubectl does (cluster/dry-run.ts dryRunManifestOf says why: a
+ * YAML patch body is also one the API server cannot write to its audit log).
  */
 export interface DryRunManifest {
   object: JsonObject;

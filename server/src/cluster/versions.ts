@@ -53,11 +53,12 @@ function canonicalJson(v: unknown): string {
 }
 
 /** Core groups and the *.k8s.io groups are built in (a CRD there needs an approval few have). */
-function surelyBuiltIn(group: string): boolean {
+export function surelyBuiltIn(group: string): boolean {
   return group === '' || !group.includes('.') || group.endsWith('.k8s.io');
 }
 
-function crdRef(resource: { group: string; resource: string }) {
+/** The CustomResourceDefinition that defines a custom kind (read only when managers wrote at other versions). */
+export function crdRef(resource: { group: string; resource: string }) {
   return { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: `${resource.resource}.${resource.group}`, namespace: '' };
 }
 
@@ -67,7 +68,8 @@ const BUILT_IN: KindVersions = { builtIn: true };
 const UNKNOWN: KindVersions = {};
 const perCrd = new WeakMap<JsonObject, KindVersions>();
 
-function versionsFrom(resource: { group: string }, crd: LiveObjectState | undefined): { versions?: KindVersions; pending: boolean } {
+/** The kind's versions from its CRD as read (undefined: not read yet); also for a snapshot's saved CRD. */
+export function versionsFrom(resource: { group: string }, crd: LiveObjectState | undefined): { versions?: KindVersions; pending: boolean } {
   if (surelyBuiltIn(resource.group)) return { versions: BUILT_IN, pending: false };
   if (!crd || crd.state === 'pending') return { pending: true };
   if (crd.state === 'exists') {

@@ -1,8 +1,10 @@
-// Confirmation on demand: send each resource of a document as a dry-run apply (or a dry-run create
-// in create mode) and compare the server's answer with the prediction. The server is the judge:
-// where it disagrees, its answer becomes a finding and the difference is reported.
-import { rangeFor, type Finding } from '../core/findings/analysis';
-import { describeManager } from '../core/ssa/messages';
+// Confirmation on demand: each resource of a document sent as the command line's --verify sends it
+// (cluster/dry-run.ts: the facts read to the end, the same request, the same comparison), so the
+// editor and the command line cannot judge one answer apart. What is the editor's own is the
+// presentation: a line per resource for the log and the differences as findings on their lines.
+import { verifyResource } from '../cluster';
+import { analyzeResource, type Finding } from '../core/findings/analysis';
+import { differenceFindings } from '../core/findings/verification';
 import type { Settings, VerifyResult } from '../protocol';
 import type { DocumentAnalysis } from './document-analysis';
 import type { Session } from './session';
@@ -12,64 +14,49 @@ export interface VerifyOutcome extends VerifyResult {
   findings: Finding[];
 }
 
+/**
+ * The command line offers no dry-run update for plain manifests either (`--verify` refuses
+ * `--mode clientSide`): client-side apply sends a patch computed from the last-applied annotation,
+ * which a dry run of the whole object would not reproduce.
+ */
+export const clientSideNotVerified = 'A dry run confirms the serverSide and create modes; a dry-run update is not offered.';
+
 export async function verifyDocument(session: Session, settings: Settings, analysis: DocumentAnalysis): Promise<VerifyOutcome> {
   const out: VerifyOutcome = { agreed: 0, differences: [], failed: [], findings: [] };
+  if (settings.applyMode === 'clientSide') return { ...out, failed: [clientSideNotVerified] };
   await Promise.all(
-    analysis.resources.map(async ({ resource, findings }) => {
-      if (!resource.name && !resource.generateName) return;
-      const label = `${resource.kind} ${JSON.stringify(resource.name ?? resource.generateName)}`;
-      const manifest = { object: resource.object };
-      const options = { fieldManager: settings.fieldManager };
-      const answer = settings.applyMode === 'create' ? await session.connection.dryRunCreate(manifest, options) : await session.connection.dryRunApply(manifest, options);
-      if (answer.outcome === 'rejected' && answer.causes.length === 0 && answer.problem.kind !== 'other') {
-        out.failed.push(`${label}: ${answer.problem.message}`);
+    analysis.resources.map(async ({ resource }) => {
+      const label = `${resource.kind} ${JSON.stringify(resource.name ?? resource.generateName ?? '')}`;
+      const loaded = await session.facts.read({
+        apiVersion: resource.apiVersion,
+        kind: resource.kind,
+        ...(resource.name !== undefined ? { name: resource.name } : {}),
+        ...(resource.namespace !== undefined ? { namespace: resource.namespace } : {}),
+      });
+      if (!loaded.ok) {
+        out.failed.push(`${label}: ${loaded.problem.message}`);
         return;
       }
-      const predicted = new Set(findings.flatMap(expectedAnswerKeys));
-      const actual = new Set<string>();
-      let serverMessage = '';
-      if (answer.outcome === 'conflict') {
-        serverMessage = answer.message;
-        if (answer.conflict === 'fieldManager') for (const c of answer.causes) actual.add(`${c.message.replace(/^conflicts? with /, '')}: ${c.field}`);
-        else actual.add(answer.conflict);
-      } else if (answer.outcome === 'rejected') {
-        serverMessage = answer.problem.message;
-        actual.add(`rejected: ${answer.problem.reason ?? answer.problem.kind}`);
+      // Judged on the facts as read to the end, as the command line judges them.
+      const findings = analyzeResource(resource, loaded.facts, settings);
+      const verified = await verifyResource(session.connection, resource, findings, loaded.facts, settings);
+      if (!verified.ok) {
+        out.failed.push(`${label}: ${verified.problem.message}`);
+        return;
       }
-      const missing = [...actual].filter((k) => !predicted.has(k));
-      const extra = [...predicted].filter((k) => !actual.has(k));
-      if (missing.length === 0 && extra.length === 0) {
+      if (verified.notSent !== undefined) {
+        out.failed.push(`${label}: ${verified.notSent}`);
+        return;
+      }
+      const verification = verified.verification;
+      if (!verification) return;
+      if (verification.agrees) {
         out.agreed++;
         return;
       }
-      out.differences.push(
-        `${label}: the server answered ${actual.size ? [...actual].join('; ') : 'success'}; predicted ${predicted.size ? [...predicted].join('; ') : 'success'}`,
-      );
-      out.findings.push({
-        code: 'dry-run-differs',
-        severity: actual.size ? 'error' : 'information',
-        message: actual.size ? `The API server answered (dry run): ${serverMessage}` : 'The API server accepts this manifest (dry run), unlike the prediction',
-        range: rangeFor(resource, [{ kind: 'field', name: 'kind' }], undefined).value,
-        ...(serverMessage ? { serverMessage } : {}),
-      });
+      out.differences.push(`${label}: the server answered ${verification.serverAnswer}; ${verification.differences.map((d) => d.message).join('; ')}`);
+      out.findings.push(...differenceFindings(verification));
     }),
   );
   return out;
-}
-
-/** What a finding says the server will answer, in the same keys as the server's answers above. */
-function expectedAnswerKeys(f: Finding): string[] {
-  switch (f.code) {
-    case 'field-conflict':
-      return f.manager && f.path ? [`${describeManager(f.manager)}: ${f.path}`] : [];
-    case 'already-exists':
-      return ['alreadyExists'];
-    case 'stale-resource-version':
-      return ['resourceVersion'];
-    case 'uid-mismatch':
-      // No such object: 409 uid mismatch. Another incarnation of it: 422, the uid is immutable.
-      return [f.liveValue === undefined ? 'uid' : 'rejected: Invalid'];
-    default:
-      return [];
-  }
 }
