@@ -9,7 +9,7 @@ import type { ManifestResource } from '../core/manifest/manifest';
 import { qualifiedResource } from '../core/ssa/messages';
 import type { ReportSource } from './report';
 import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
-import { liveFacts, notServedKindFacts, type ApiResourceInfo, type ClusterConnection, type ClusterProblem } from '../cluster';
+import { liveFacts, loadNamespaceFacts, notServedKindFacts, type ApiResourceInfo, type ClusterConnection, type ClusterProblem } from '../cluster';
 
 export type FactsAnswer =
   | { ok: true; facts: ResourceFacts; title: string; notes: string[] }
@@ -85,11 +85,13 @@ export function liveFactsReader(connection: ClusterConnection): FactsReader {
         return { ok: false, problem: { kind: 'unreachable', message: `no answer from the cluster for ${objectTitle(resource, served, namespace)}` } };
       }
       if (!schema.ok) return { ok: false, problem: schema.problem };
+      const namespaceFacts = await loadNamespaceFacts(connection, { apiVersion: resource.apiVersion, kind: resource.kind, name: resource.name ?? '', namespace }, live);
       return {
         ok: true,
         facts: {
           kind: { state: 'served', group: served.group, resource: served.resource, namespaced: served.namespaced },
           live: liveFacts(live),
+          ...(namespaceFacts ? { namespace: namespaceFacts } : {}),
           schema: schema.schema,
         },
         title: objectTitle(resource, served, namespace),

@@ -2,11 +2,12 @@
 // is the kind served, does the object exist (with its managedFields), what is the schema of its
 // group-version. `peek` answers from the caches without waiting (the editor, on every keystroke);
 // `load` waits for the answers (the command line, the verifier).
-import type { KindFacts, LiveFacts, ResourceFacts } from '../core/findings/analysis';
+import type { KindFacts, LiveFacts, NamespaceFacts, ResourceFacts } from '../core/findings/analysis';
 import type { JsonObject } from '../core/json';
 import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
 import type { ClusterConnection } from './connection';
 import { notServedKindFacts } from './discovery';
+import { loadNamespaceFacts, peekNamespaceFacts } from './namespaces';
 import type { Disposable, LiveObjectState, ObjectRef } from './types';
 import { loadManagerVersions, peekManagerVersions, type ManagerVersions } from './versions';
 
@@ -28,6 +29,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   const objectSubscription = connection.onObjectChange(notify);
   // A schema whose fetch failed arrives later (the connection retries it with backoff).
   const schemaSubscription = connection.onSchemaChange(notify);
+  const namespaceSubscription = connection.namespaces.onChange(notify);
 
   // With the documents of the versions other managers wrote at (versions.ts), keyed by their URLs' documents.
   const combined = new WeakMap<JsonObject, { others: readonly JsonObject[]; schema: SchemaModel }>();
@@ -61,7 +63,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     return pending;
   }
 
-  function facts(ref: ObjectRef, live: LiveObjectState, versions?: ManagerVersions): ResourceFacts {
+  function facts(ref: ObjectRef, live: LiveObjectState, versions: ManagerVersions | undefined, namespace: NamespaceFacts | undefined): ResourceFacts {
     const resource = connection.cachedResource(ref.apiVersion, ref.kind);
     let kind: KindFacts;
     if (resource) kind = { state: 'served', group: resource.group, resource: resource.resource, namespaced: resource.namespaced };
@@ -72,6 +74,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     return {
       kind,
       live: liveFacts(live),
+      ...(namespace ? { namespace } : {}),
       schema: doc ? schemaFromDocument(doc, versions?.documents) : undefined,
       ...(versions?.versions ? { versions: versions.versions } : {}),
     };
@@ -89,7 +92,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   return {
     peek(ref) {
       const live = connection.peekObject(ref);
-      const result = facts(ref, live, peekVersions(ref, live));
+      const result = facts(ref, live, peekVersions(ref, live), peekNamespaceFacts(connection, ref, live));
       if (result.kind.state === 'served' && !result.schema) void loadSchema(ref.apiVersion);
       return result;
     },
@@ -103,7 +106,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
           return connection.cachedOpenApiDocument(v);
         })
         : undefined;
-      return facts(ref, live, versions);
+      return facts(ref, live, versions, await loadNamespaceFacts(connection, ref, live));
     },
     onChange(listener) {
       listeners.add(listener);
@@ -112,6 +115,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     dispose() {
       objectSubscription.dispose();
       schemaSubscription.dispose();
+      namespaceSubscription.dispose();
       listeners.clear();
     },
   };

@@ -7,5 +7,6 @@ export { notServedKindFacts, splitApiVersion } from './discovery';
 export { openApiPathKey } from './openapi';
 export type * from './types';
 export { createFactsSource, liveFacts } from './facts';
+export { loadNamespaceFacts } from './namespaces';
 export type { FactsSource } from './facts';
 export { redactText } from './redact';
