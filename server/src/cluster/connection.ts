@@ -11,6 +11,7 @@ import { HealthTracker, needsProbe } from './health';
 import { ClusterTransport } from './http';
 import { loadKubeconfig, selectLoadedContext, type SelectedContext } from './kubeconfig';
 import { DEFAULT_LIVE_OBJECT_OPTIONS, LiveObjects, type LiveObjectOptions } from './live-objects';
+import { Namespaces, unknownNamespaces, type NamespaceLookup } from './namespaces';
 import { DEFAULT_OPENAPI_RETRY, OpenApi, type OpenApiRetry } from './openapi';
 import { redactProblem, rememberSecrets } from './redact';
 import type {
@@ -81,6 +82,8 @@ export interface ClusterConnection {
   /** The ref with its namespace settled, when discovery knows the kind. */
   resolveRef(ref: ObjectRef): ResolvedObjectRef | undefined;
   onObjectChange(listener: (change: LiveObjectChange) => void): Disposable;
+  /** Whether namespaces exist (namespaces.ts), cached and re-read like the live objects. */
+  readonly namespaces: NamespaceLookup;
 
   /** Server-side dry-run apply (PATCH, dryRun=All, force=false). */
   dryRunApply(manifest: DryRunManifest, options: DryRunRequestOptions): Promise<DryRunOutcome>;
@@ -127,6 +130,9 @@ function connectedConnection(settings: ClusterSettings, selected: SelectedContex
   const defaultNamespace = settings.namespace || selected.contextNamespace;
   const liveObjects = new LiveObjects(transport, discovery, defaultNamespace, { ...DEFAULT_LIVE_OBJECT_OPTIONS, ...options.liveObjects });
   const verifier = new Verifier(transport, discovery);
+  const namespaces = new Namespaces(transport, { ...DEFAULT_LIVE_OBJECT_OPTIONS, ...options.liveObjects });
+  // A watched Namespace (an open Namespace manifest) says at once that a namespace appeared.
+  liveObjects.onChange((change) => change.apiVersion === 'v1' && change.kind === 'Namespace' && namespaces.observed(change.name, change.state));
 
   // While the cluster is unreachable, throttling or failing, ask it now and then (GET /api), so the
   // status recovers even when no watch or retry is asking; Retry-After holds the probe too.
@@ -155,6 +161,7 @@ function connectedConnection(settings: ClusterSettings, selected: SelectedContex
     probeAttempts = 0;
     liveObjects.retryNow();
     openApi.retryNow();
+    namespaces.retryNow();
   });
 
   return {
@@ -178,6 +185,7 @@ function connectedConnection(settings: ClusterSettings, selected: SelectedContex
     getObject: (ref) => liveObjects.get(ref),
     resolveRef: (ref) => liveObjects.resolveCached(ref),
     onObjectChange: (listener) => liveObjects.onChange(listener),
+    namespaces,
     dryRunApply: (manifest, opts) => verifier.dryRunApply(manifest, { ...opts, defaultNamespace }),
     dryRunCreate: (manifest, opts) => verifier.dryRunCreate(manifest, { ...opts, defaultNamespace }),
     dryRunPatch: (manifest, opts) => verifier.dryRunPatch(manifest, { ...opts, defaultNamespace }),
@@ -185,12 +193,14 @@ function connectedConnection(settings: ClusterSettings, selected: SelectedContex
       void discovery.load(true);
       void openApi.refresh();
       liveObjects.refresh();
+      namespaces.refresh();
     },
     requestsSent: () => transport.requestsSent,
     dispose: () => {
       disposed = true;
       if (probeTimer) clearTimeout(probeTimer);
       liveObjects.dispose();
+      namespaces.dispose();
       openApi.dispose();
       transport.dispose();
     },
@@ -219,6 +229,7 @@ function unconfiguredConnection(settings: ClusterSettings, kubeconfig: Kubeconfi
     getObject: () => Promise.resolve({ state: 'failed', problem }),
     resolveRef: () => undefined,
     onObjectChange: () => ({ dispose: () => {} }),
+    namespaces: unknownNamespaces(problem),
     dryRunApply: rejected,
     dryRunCreate: rejected,
     dryRunPatch: rejected,

@@ -3,11 +3,12 @@
 // group-version. `peek` answers from the caches without waiting (the editor, on every keystroke);
 // `read` waits for the answers: the command line's facts and the dry-run confirmation of both the
 // editor and the command line, so both judge an object on the same facts.
-import type { KindFacts, LiveFacts, ResourceFacts } from '../core/findings/analysis';
+import type { KindFacts, LiveFacts, NamespaceFacts, ResourceFacts } from '../core/findings/analysis';
 import type { JsonObject } from '../core/json';
 import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
 import type { ClusterConnection } from './connection';
 import { notServedKindFacts } from './discovery';
+import { loadNamespaceFacts, peekNamespaceFacts } from './namespaces';
 import type { ApiResourceInfo, ClusterProblem, Disposable, LiveObjectState, ObjectRef } from './types';
 import { loadManagerVersions, peekManagerVersions, type ManagerVersions } from './versions';
 
@@ -60,6 +61,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   const objectSubscription = connection.onObjectChange(notify);
   // A schema whose fetch failed arrives later (the connection retries it with backoff).
   const schemaSubscription = connection.onSchemaChange(notify);
+  const namespaceSubscription = connection.namespaces.onChange(notify);
 
   // With the documents of the versions other managers wrote at (versions.ts), keyed by their URLs' documents.
   const combined = new WeakMap<JsonObject, { others: readonly JsonObject[]; schema: SchemaModel }>();
@@ -93,7 +95,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     return pending;
   }
 
-  function facts(ref: ObjectRef, live: LiveObjectState, versions?: ManagerVersions): ResourceFacts {
+  function facts(ref: ObjectRef, live: LiveObjectState, versions: ManagerVersions | undefined, namespace: NamespaceFacts | undefined): ResourceFacts {
     const resource = connection.cachedResource(ref.apiVersion, ref.kind);
     let kind: KindFacts;
     if (resource) kind = { state: 'served', group: resource.group, resource: resource.resource, namespaced: resource.namespaced };
@@ -104,6 +106,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     return {
       kind,
       live: liveFacts(live),
+      ...(namespace ? { namespace } : {}),
       schema: doc ? schemaFromDocument(doc, versions?.documents) : undefined,
       ...(versions?.versions ? { versions: versions.versions } : {}),
     };
@@ -149,11 +152,14 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
           return doc.ok ? doc.value : undefined;
         })
       : undefined;
+    // A new object's namespace must exist (namespaces.ts): the server answers 404 otherwise.
+    const namespaceFacts = await loadNamespaceFacts(connection, { apiVersion: target.apiVersion, kind: target.kind, name: target.name ?? '', ...(target.namespace ? { namespace: target.namespace } : {}) }, live);
     return {
       ok: true,
       facts: {
         kind: { state: 'served', group: served.group, resource: served.resource, namespaced: served.namespaced },
         live: liveFacts(live),
+        ...(namespaceFacts ? { namespace: namespaceFacts } : {}),
         schema: schema.ok ? schemaFromDocument(schema.value, versions?.documents) : undefined,
         ...(versions?.versions ? { versions: versions.versions } : {}),
       },
@@ -166,7 +172,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   return {
     peek(ref) {
       const live = connection.peekObject(ref);
-      const result = facts(ref, live, peekVersions(ref, live));
+      const result = facts(ref, live, peekVersions(ref, live), peekNamespaceFacts(connection, ref, live));
       if (result.kind.state === 'served' && !result.schema) void loadSchema(ref.apiVersion);
       return result;
     },
@@ -182,6 +188,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     dispose() {
       objectSubscription.dispose();
       schemaSubscription.dispose();
+      namespaceSubscription.dispose();
       listeners.clear();
     },
   };

@@ -63,8 +63,9 @@ export class HealthTracker {
       const problem = redactProblem(classifyFailure(outcome, { method: request.method, path: request.path, ...request.purpose }));
       if (problem.kind === 'forbidden') {
         this.transportProblem = undefined;
-        // A refused dry run is the verifier's answer, not a sign that the editor cannot read.
-        if (request.method === 'GET') this.forbidden.set(key, problem);
+        // A refused dry run is the verifier's answer, not a sign that the editor cannot read; nor is
+        // a refused read of something optional (namespaces.ts).
+        if (request.method === 'GET' && !request.purpose?.optional) this.forbidden.set(key, problem);
       } else if (problem.kind === 'unreachable' || problem.kind === 'unauthenticated' || isThrottled(problem) || isServerFailure(problem)) {
         this.transportProblem = problem;
       }

@@ -51,6 +51,8 @@ export interface RequestPurpose {
   /** resource[.group] */
   resource?: string;
   namespace?: string;
+  /** A read whose refusal (403) only leaves a fact unknown (does a namespace exist): no health problem. */
+  optional?: boolean;
 }
 
 /** A metav1.Status body (apimachinery/pkg/apis/meta/v1/types.go), when the body is one. */

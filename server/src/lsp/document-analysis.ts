@@ -213,6 +213,7 @@ function looksLikeManifests(parsed: ParsedManifest, text: string): boolean {
 /** Facts are compared by identity of what the caches hand out: a changed object is a new object. */
 function sameFacts(a: ResourceFacts, b: ResourceFacts): boolean {
   if (a.schema !== b.schema || a.versions !== b.versions || a.kind.state !== b.kind.state || a.live.state !== b.live.state) return false;
+  if (a.namespace?.state !== b.namespace?.state || a.namespace?.name !== b.namespace?.name) return false;
   if (a.live.state === 'exists' && b.live.state === 'exists') return a.live.object === b.live.object;
   return JSON.stringify(a.kind) === JSON.stringify(b.kind);
 }

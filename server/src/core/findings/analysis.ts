@@ -5,7 +5,8 @@
 import { isJsonObject, jsonDepthExceeds, type JsonObject, type JsonValue } from '../json';
 import { firstCharacter, locate, manifestLimits, type LocateOptions, type ManifestProblem, type ManifestResource, type Range } from '../manifest/manifest';
 import { defaultSeverity, docsLinks, type FindingCode, type Severity } from './catalogue';
-import { judgeNotServed, type DefinedKind, type NotServedDiscovery } from './kind-served';
+import { isCustomKind, judgeNotServed, type DefinedKind, type NotServedDiscovery } from './kind-served';
+import { judgeMissingNamespace, type DefinedNamespace } from './namespaces';
 import { managerRole } from './managers';
 import { describeManager, formatServerPath, qualifiedResource, type ManagerIdentity } from '../ssa/messages';
 import { valueAtPath } from '../ssa/merge';
@@ -34,9 +35,20 @@ export type LiveFacts =
   /** The name or namespace is one the API server refuses, so the cluster was not asked. */
   | { readonly state: 'invalidName'; readonly field: 'metadata.name' | 'metadata.namespace'; readonly message: string };
 
+/**
+ * Whether the namespace a namespaced object goes to exists. Absent when nobody asked: a
+ * cluster-scoped kind, an object that exists, a snapshot. `unknown`: not answered yet, or not
+ * allowed to be read (a 403): nothing is said then.
+ */
+export interface NamespaceFacts {
+  readonly state: 'exists' | 'missing' | 'unknown';
+  readonly name: string;
+}
+
 export interface ResourceFacts {
   readonly kind: KindFacts;
   readonly live: LiveFacts;
+  readonly namespace?: NamespaceFacts;
   /**
    * The schema of the manifest's group-version (with the group-versions the live object's
    * managers were recorded at, when the cluster serves them); undefined while it is not known.
@@ -53,7 +65,8 @@ export interface AnalysisSettings {
   readonly severity?: SeverityOverrides;
   /**
    * The kinds that CustomResourceDefinitions among the files checked together define (a folder, a
-   * stream, a render; in the editor the open documents): the cluster need not serve them yet.
+   * stream, a render; in the editor the open documents), and the namespaces their Namespace
+   * objects create: the cluster need not have them yet.
    */
   readonly definedKinds?: readonly DefinedKind[];
 }
@@ -162,6 +175,24 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
   const live = facts.live.state === 'exists' ? facts.live.object : undefined;
   const resourceName = { group: served.group, resource: served.resource };
   const nameRange = resource.name !== undefined ? at(metadataPath('name')).value : kindRange;
+
+  // A new object in a namespace that does not exist: the server answers 404 for the namespace. The
+  // rest of the judgement (a new object's) still holds once the namespace is there.
+  if (served.namespaced && !live && facts.namespace?.state === 'missing') {
+    const written = resource.namespace !== undefined && resource.namespace !== '';
+    const judged = judgeMissingNamespace(facts.namespace.name, written ? 'manifest' : 'default', (settings.definedKinds ?? []).filter((d): d is DefinedNamespace => !isCustomKind(d)));
+    findings.push({
+      code: judged.code,
+      severity: defaultSeverity(judged.code),
+      message: judged.message,
+      // A default namespace has no place in the text: the name carries it.
+      range: written ? at(metadataPath('namespace')).value : nameRange,
+      object,
+      ...(written ? { path: '.metadata.namespace' } : {}),
+      ...(judged.serverMessage !== undefined ? { serverMessage: judged.serverMessage } : {}),
+      docs: judged.docs,
+    });
+  }
 
   if (facts.schema === undefined && settings.applyMode === 'serverSide' && live) return existenceFindings();
   // The engine walks objects recursively; a live object may nest deeper than it can go.

@@ -18,6 +18,7 @@ export const docsLinks = {
   crdVersions: 'https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definition-versioning/',
   generateName: 'https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/object-meta/',
   syntax: 'https://kubernetes.io/docs/concepts/overview/working-with-objects/',
+  namespaces: 'https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/',
 } as const;
 
 export interface FindingRule {
@@ -95,6 +96,20 @@ export const findingCatalogue = {
     description:
       'The cluster does not serve the kind yet, but a CustomResourceDefinition among the files checked with it defines it: nothing can be predicted for the object, and the CRD has to be applied (and established) before it; kubectl apply of both in one pass fails on the object.',
     docs: docsLinks.customResources,
+  },
+  'namespace-not-found': {
+    severity: 'error',
+    title: 'Namespace not found',
+    description:
+      'The object goes to a namespace that does not exist in the cluster (a typo, an overlay\'s namespace before its Namespace is created): the server refuses the apply or create with 404 NotFound, namespaces "NAME" not found.',
+    docs: docsLinks.namespaces,
+  },
+  'namespace-from-files': {
+    severity: 'information',
+    title: 'Namespace created by the files checked with it',
+    description:
+      'The object\'s namespace does not exist in the cluster yet, but a Namespace object among the files checked with it creates it: the Namespace has to be sent before the object, as kubectl sends objects in the order given and an object sent before its Namespace fails.',
+    docs: docsLinks.namespaces,
   },
   'render-failed': {
     severity: 'error',

@@ -10,6 +10,7 @@
 import { isJsonObject, type JsonObject, type JsonValue } from '../json';
 import type { ManifestResource } from '../manifest/manifest';
 import { docsLinks } from './catalogue';
+import { definedNamespaces, type DefinedNamespace } from './namespaces';
 
 /** What discovery says around a kind it does not serve (the cluster layer fills it in). */
 export interface NotServedDiscovery {
@@ -56,8 +57,16 @@ export const builtInGroups: ReadonlySet<string> = new Set([
   'storagemigration.k8s.io',
 ]);
 
+/**
+ * What the files applied together bring that the cluster may not have yet: a kind that a
+ * CustomResourceDefinition among them defines, or a namespace that a Namespace object among them
+ * creates (namespaces.ts). One list, so that every place that gathers the files checked together
+ * (the command line's files, streams and renders; the editor's open documents) passes both.
+ */
+export type DefinedKind = DefinedCustomKind | DefinedNamespace;
+
 /** A kind that a CustomResourceDefinition among the files defines. */
-export interface DefinedKind {
+export interface DefinedCustomKind {
   readonly group: string;
   readonly kind: string;
   /** The versions the CRD serves. */
@@ -68,10 +77,14 @@ export interface DefinedKind {
   readonly file: string;
 }
 
-/** The kinds the CustomResourceDefinitions among `resources` define (apiextensions.k8s.io v1, and v1beta1's `version`). */
+/**
+ * The kinds the CustomResourceDefinitions among `resources` define (apiextensions.k8s.io v1, and
+ * v1beta1's `version`), then the namespaces their Namespace objects create.
+ */
 export function definedKinds(resources: Iterable<ManifestResource>, file: string): DefinedKind[] {
+  const list = [...resources];
   const out: DefinedKind[] = [];
-  for (const r of resources) {
+  for (const r of list) {
     if (r.kind !== 'CustomResourceDefinition' || !r.apiVersion.startsWith('apiextensions.k8s.io/')) continue;
     const spec = r.object.spec;
     if (!isJsonObject(spec) || typeof spec.group !== 'string' || !isJsonObject(spec.names) || typeof spec.names.kind !== 'string') continue;
@@ -79,7 +92,13 @@ export function definedKinds(resources: Iterable<ManifestResource>, file: string
     if (versions.length === 0) continue;
     out.push({ group: spec.group, kind: spec.names.kind, versions, crd: r.name ?? '', file });
   }
+  out.push(...definedNamespaces(list, file));
   return out;
+}
+
+/** Whether a definition is a CRD's kind (not a Namespace). */
+export function isCustomKind(d: DefinedKind): d is DefinedCustomKind {
+  return !('namespace' in d);
 }
 
 function servedVersions(spec: JsonObject): string[] {
@@ -99,7 +118,7 @@ export function withDefinedKinds<T extends { readonly definedKinds?: readonly De
 /** A stable key of a set of defined kinds: analyses made with the same key saw the same definitions. */
 export function definedKindsKey(defined: readonly DefinedKind[] | undefined): string {
   if (!defined || defined.length === 0) return '';
-  return JSON.stringify(defined.map((d) => [d.group, d.kind, d.versions, d.crd, d.file]).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1)));
+  return JSON.stringify(defined.map((d) => (isCustomKind(d) ? [d.group, d.kind, d.versions, d.crd, d.file] : [d.namespace, d.file])).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1)));
 }
 
 /** What to tell the user about a kind the cluster does not serve: the code, the sentence, the link. */
@@ -122,7 +141,7 @@ export function judgeNotServed(
   fallback: string,
 ): NotServedJudgement {
   const [group, version] = splitApiVersion(apiVersion);
-  const sameKind = (defined ?? []).filter((d) => d.group === group && d.kind === kind);
+  const sameKind = (defined ?? []).filter(isCustomKind).filter((d) => d.group === group && d.kind === kind);
   const definer = sameKind.find((d) => d.versions.includes(version));
   // kubectl maps every object to a resource before it sends any: in one pass the CRD is created
   // and this object fails (its words), and a second pass succeeds.

@@ -62,6 +62,9 @@ export function findingPath(f: Finding, object: JsonValue): FieldPath | undefine
     case 'exists':
     case 'controlled-by':
     case 'generate-name-apply':
+    // Only without a path: the namespace came from the default, not from any source line.
+    case 'namespace-not-found':
+    case 'namespace-from-files':
       return [field('metadata'), field('name')];
     default:
       return undefined;

@@ -32,7 +32,7 @@ export interface Verification {
 }
 
 /** The 409s and refusals the prediction can name, by the finding code that names them. */
-const refusalCodes = new Set(['field-conflict', 'already-exists', 'stale-resource-version', 'uid-mismatch', 'invalid-manifest']);
+const refusalCodes = new Set(['field-conflict', 'already-exists', 'stale-resource-version', 'uid-mismatch', 'invalid-manifest', 'namespace-not-found', 'namespace-from-files']);
 
 /** Problems that are no answer about the manifest at all: the object could not be verified. */
 const noAnswer = new Set(['unreachable', 'unauthenticated', 'forbidden', 'configuration']);
@@ -58,7 +58,14 @@ export function compareWithServer<P extends { kind: string; message: string; rea
     if (noAnswer.has(outcome.problem.kind)) return { ok: false, problem: outcome.problem };
     const answer = outcome.problem.message;
     // A uid of another incarnation of the object: the server refuses it as immutable (422 Invalid), not with a 409.
-    const foreseen = predicted.some((f) => f.code === 'invalid-manifest' || (f.code === 'uid-mismatch' && f.liveValue !== undefined && outcome.problem.reason === 'Invalid'));
+    // A missing namespace: 404 NotFound. A dry run creates nothing, so a Namespace among the files
+    // checked together is not there for it either.
+    const foreseen = predicted.some(
+      (f) =>
+        f.code === 'invalid-manifest' ||
+        (f.code === 'uid-mismatch' && f.liveValue !== undefined && outcome.problem.reason === 'Invalid') ||
+        ((f.code === 'namespace-not-found' || f.code === 'namespace-from-files') && outcome.problem.reason === 'NotFound'),
+    );
     if (!foreseen) differences.push({ message: `the server refuses the manifest: ${answer}; the prediction did not foresee it`, range: whole });
     return done(answer);
   }
