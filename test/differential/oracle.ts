@@ -3,6 +3,7 @@
 // - the server's answer as it sent it (HTTP status, reason, message, causes), read over plain HTTPS;
 // - what a real apply removed: the live object before and after as plain JSON, walked along the
 //   managedFields the server recorded (FieldsV1 read here, spelled as the server spells paths).
+import { spawn } from 'node:child_process';
 import * as https from 'node:https';
 import type { Connection } from '../support/seed';
 
@@ -25,7 +26,7 @@ export interface RawAnswer {
   body: Json | string;
 }
 
-/** One request with a body sent exactly as given (the user's text: duplicates, comments and all). */
+/** One request with a body sent exactly as given. */
 export function sendRaw(conn: Connection, method: string, urlPath: string, query: Record<string, string>, contentType: string, text: string): Promise<RawAnswer> {
   const url = new URL(urlPath, conn.server);
   for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
@@ -183,4 +184,73 @@ export function removedRoots(before: Json, after: Json): string[] {
 export function topMost(paths: readonly string[]): string[] {
   const all = [...new Set(paths)].sort();
   return all.filter((p) => !all.some((q) => q !== p && (p.startsWith(`${q}.`) || p.startsWith(`${q}[`))));
+}
+
+/** The one write request kubectl sent, as its log (`-v=10`) shows it. */
+export interface KubectlRequest {
+  method: string;
+  /** Path and query, as sent (`?dryRun=All&fieldManager=...&fieldValidation=Strict&force=false`). */
+  url: string;
+  contentType: string;
+  body: string;
+}
+
+/** What kubectl did with a manifest: the request it sent, or its refusal before sending any. */
+export type KubectlSent = { sent: KubectlRequest } | { refused: string };
+
+/**
+ * What kubectl sends for a manifest, taken from the real kubectl: it runs the user's command with
+ * `--dry-run=server` and `-v=10` against the server and the request body, method, URL and content
+ * type are read off its log (client-go logs the body whole at level 10: `"Request Body" body=<`).
+ * Nothing here decodes the manifest, so the body carries whatever kubectl's own decoding does —
+ * go-yaml's YAML 1.1, anchors and merge keys, the last of two equal keys, numbers re-encoded by
+ * Go (`1.0` is sent as `1`), keys sorted — and the request is refused exactly where kubectl
+ * refuses it before sending (its metadata check of the decoded object, a kind it cannot map).
+ * `command`: `apply --server-side`, `apply` (client-side: for an object that exists, the patch it
+ * works out from the live object and its last-applied annotation) or `create`.
+ */
+export function kubectlSends(kubeconfig: string, context: string, cacheDir: string, command: 'apply --server-side' | 'apply' | 'create', fieldManager: string, text: string): Promise<KubectlSent> {
+  const args = ['--kubeconfig', kubeconfig, '--context', context, '--cache-dir', cacheDir, ...command.split(' ')];
+  args.push('--dry-run=server', `--field-manager=${fieldManager}`, '-o', 'name', '-f', '-', '-v=10');
+  return new Promise((resolve, reject) => {
+    const child = spawn('kubectl', args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: kubeconfig } });
+    let err = '';
+    child.stdout.resume();
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
+    child.on('error', (e) => reject(new Error(`kubectl could not run (${e.message}): it is the reference of what a user sends`)));
+    child.on('close', () => {
+      const sent = writeRequestOf(err);
+      if (sent) return resolve({ sent });
+      const refusal = err.split('\n').filter((l) => /^error: /.test(l)).join('\n');
+      if (refusal) return resolve({ refused: refusal.replace(/^error: /, '') });
+      reject(new Error(`kubectl sent no write and said no error:\n${err.slice(-2000)}`));
+    });
+    child.stdin.end(text);
+  });
+}
+
+/** The one request of a kubectl log that is not a GET (discovery and OpenAPI reads come first). */
+function writeRequestOf(log: string): KubectlRequest | undefined {
+  const lines = log.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    if (!/ "Request Body" body=/.test(lines[i]!)) continue;
+    // klog prints a value with a newline (Go's JSON encoder ends the body with one) as
+    // `body=<`, each line indented by a tab, then ` >`; a value without one as a quoted string.
+    let body: string;
+    let j = i + 1;
+    const quoted = / "Request Body" body=(".*")\s*$/.exec(lines[i]!);
+    if (quoted) body = JSON.parse(quoted[1]!) as string;
+    else {
+      const parts: string[] = [];
+      for (; j < lines.length && lines[j] !== ' >'; j++) parts.push(lines[j]!.replace(/^\t/, ''));
+      body = parts.join('\n');
+    }
+    const curl = lines.slice(j).find((l) => / curl -v -X/.test(l));
+    const m = curl && /curl -v -X(\w+) (.*) '([^']+)'\s*$/.exec(curl);
+    if (!m || m[1] === 'GET') continue;
+    const contentType = /-H "Content-Type: ([^"]+)"/.exec(m[2]!)?.[1] ?? '';
+    const url = new URL(m[3]!);
+    return { method: m[1]!, url: url.pathname + url.search, contentType, body };
+  }
+  return undefined;
 }

@@ -59,6 +59,12 @@ export interface Scenario {
   mode?: ApplyMode;
   /** The kind of answer the history is built to get from the server. */
   server: ServerAnswer;
+  /**
+   * `refuses`: kubectl refuses the manifest before it sends anything (its check of the decoded
+   * object's metadata). Its words are then the user's answer, and the prediction must name the
+   * field they name; the server is asked what the product's own dry run sends.
+   */
+  kubectl?: 'refuses';
   /** A reason to leave the scenario out of the agreement figure. Never without one. */
   excluded?: string;
   /** The file it came from, for messages. */
@@ -88,6 +94,7 @@ export function loadScenarios(dir = scenarioDir): Scenario[] {
       if (typeof raw.manifest !== 'string') throw new Error(`${where}: manifest must be the file's text (a block scalar)`);
       if (!answers.includes(raw.server as ServerAnswer)) throw new Error(`${where}: server must be one of ${answers.join(', ')}`);
       if (raw.mode !== undefined && !modes.includes(raw.mode as ApplyMode)) throw new Error(`${where}: unknown mode ${String(raw.mode)}`);
+      if (raw.kubectl !== undefined && raw.kubectl !== 'refuses') throw new Error(`${where}: kubectl can only be "refuses"`);
       if (raw.excluded !== undefined && (typeof raw.excluded !== 'string' || raw.excluded.trim() === '')) {
         throw new Error(`${where}: excluded needs a written reason`);
       }

@@ -37,9 +37,25 @@ export function sendDryRun(
   liveExists: boolean,
 ): Promise<DryRunOutcome> {
   const options = { fieldManager: settings.fieldManager, fieldValidation: 'Strict' as const };
-  if (settings.applyMode === 'create' || (settings.applyMode === 'clientSide' && !liveExists)) return connection.dryRunCreate(manifest, options);
+  if (createsIn(settings, liveExists)) return connection.dryRunCreate(sentManifest(manifest, settings, liveExists), options);
   if (settings.applyMode === 'clientSide') return connection.dryRunPatch(manifest, options);
   return connection.dryRunApply(manifest, options);
+}
+
+const createsIn = (settings: Pick<AnalysisSettings, 'applyMode'>, liveExists: boolean): boolean =>
+  settings.applyMode === 'create' || (settings.applyMode === 'clientSide' && !liveExists);
+
+/**
+ * The object the dry run sends in this mode. kubectl clears a new object's resourceVersion before
+ * it sends it (its resource helper's `Create(namespace, modify=true, obj)`, for `kubectl create`
+ * and for `kubectl apply` of a new object), so a create goes without it and never hears the
+ * storage's 500 for it; an apply or a patch sends the object whole.
+ */
+export function sentManifest(manifest: DryRunManifest, settings: Pick<AnalysisSettings, 'applyMode'>, liveExists: boolean): DryRunManifest {
+  const meta = manifest.object.metadata;
+  if (!createsIn(settings, liveExists) || typeof meta !== 'object' || meta === null || Array.isArray(meta) || !('resourceVersion' in meta)) return manifest;
+  const { resourceVersion: _cleared, ...rest } = meta;
+  return { object: { ...manifest.object, metadata: rest } };
 }
 
 /**

@@ -8,6 +8,6 @@ export { openApiPathKey } from './openapi';
 export type * from './types';
 export { createFactsSource, liveFacts } from './facts';
 export type { FactsSource, FactsTarget, LoadedFacts } from './facts';
-export { dryRunManifestOf, sendDryRun, verifyResource } from './dry-run';
+export { dryRunManifestOf, sendDryRun, sentManifest, verifyResource } from './dry-run';
 export type { VerifyAnswer } from './dry-run';
 export { redactText } from './redact';

@@ -281,7 +281,7 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
     findings.push({
       code: 'invalid-manifest',
       severity: defaultSeverity('invalid-manifest'),
-      message: `${problem.message} — the server refuses the manifest before checking ownership${problem.server !== undefined || problem.code === 'managedFieldsInManifest' || problem.code === 'resourceVersionOnCreate' ? order('refused') : ''}`,
+      message: `${problem.message} — the server refuses the manifest before checking ownership${problem.server !== undefined || problem.code === 'managedFieldsInManifest' ? order('refused') : ''}`,
       range: problem.path ? at(problem.path).key : kindRange,
       object,
       ...(problem.path ? { path: formatServerPath(problem.path) } : {}),

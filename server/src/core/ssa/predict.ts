@@ -118,10 +118,9 @@ export interface PredictedStatus {
 export interface EngineProblem {
   /**
    * managedFields: the live object's could not be decoded; managedFieldsInManifest: the manifest
-   * carries metadata.managedFields, which an apply refuses (400); resourceVersionOnCreate: a create
-   * (kubectl create, or kubectl apply of a new object) with metadata.resourceVersion (500).
+   * carries metadata.managedFields, which an apply refuses (400).
    */
-  readonly code: 'kindNotInSchema' | 'managedFields' | 'conversion' | 'managedFieldsInManifest' | 'resourceVersionOnCreate' | ValueProblem['code'];
+  readonly code: 'kindNotInSchema' | 'managedFields' | 'conversion' | 'managedFieldsInManifest' | ValueProblem['code'];
   readonly message: string;
   readonly path?: FieldPath;
   /** For a value the server cannot type: where and what its validation says. */
@@ -185,22 +184,11 @@ export function predictApply(input: PredictApplyInput): ApplyPrediction {
     return { ...rest, statuses, problems, ...(first ? { status: first } : {}) };
   };
 
-  // A create that carries a resourceVersion fails in the storage before anything else, existing
-  // object or not (apiserver storage/etcd3 store.go Create: storage.ErrResourceVersionSetOnCreate,
-  // a 500). A dry run does not get that far and accepts it; only a server-side apply, whose create
-  // branch clears the field, is spared (registry/generic/registry/store.go Update).
-  const creates = mode === 'create' || (mode === 'clientSide' && !live);
-  // (Only a version the storage can parse counts: etcd3 APIObjectVersioner.ObjectResourceVersion.)
-  if (creates && typeof meta.resourceVersion === 'string' && /^\d+$/.test(meta.resourceVersion) && /[1-9]/.test(meta.resourceVersion)) {
-    problems.push({
-      code: 'resourceVersionOnCreate',
-      message: 'resourceVersion should not be set on objects to be created',
-      path: [{ kind: 'field', name: 'metadata' }, { kind: 'field', name: 'resourceVersion' }],
-    });
-    statuses.push({ code: 500, reason: '', kind: 'refused', message: 'resourceVersion should not be set on objects to be created' });
-    return done(empty);
-  }
-
+  // A create's resourceVersion is never sent: kubectl create, and kubectl apply of a new object,
+  // clear it first (kubectl resource helper `Create(namespace, modify=true, obj)`; seen in the
+  // request body of `kubectl create --dry-run=server -v=10`). The storage would refuse it
+  // (500 "resourceVersion should not be set on objects to be created"), but no kubectl user gets
+  // that answer, so it is not predicted; the dry run sends what kubectl sends (cluster/dry-run.ts).
   if (mode === 'create') {
     // generateName: the server picks a fresh name, so the manifest's own name cannot collide.
     const generated = typeof meta.generateName === 'string' && meta.generateName !== '' && name === '';
