@@ -1,8 +1,8 @@
 ;;; emacs.el --- drives Emacs with eglot as a user would  -*- lexical-binding: t -*-
 
 ;; Loaded by emacs.test.ts after the init.el it extracted from docs/editors.md: open a manifest,
-;; M-x eglot, wait for the conflict in Flymake, M-x eldoc on the field, pick the quick fix from
-;; M-x eglot-code-actions, save, and wait for the conflict to go away. Every wait is on an observed
+;; M-x eglot, wait for the conflict in Flymake, M-x eldoc on the field, the documented ownership
+;; command, pick the quick fix from M-x eglot-code-actions, save, and wait for the conflict to go away. Every wait is on an observed
 ;; state. Batch Emacs is never idle, so the edit eglot would send after a moment's idleness goes
 ;; when the user saves (eglot sends pending edits before didSave). The outcome is written as JSON to
 ;; $KCH_RESULT; emacs.test.ts judges it.
@@ -82,6 +82,13 @@ On time out, fail naming WHAT and what SEEN returns."
       (kch-wait "the hover" (lambda () shown))
       (kch-set 'hover (substring-no-properties shown)))
     (kch-step "hovered")
+
+    ;; M-x kube-conflict-hints-ownership, the command docs/editors.md adds to init.el.
+    (goto-char beg)
+    (call-interactively 'kube-conflict-hints-ownership)
+    (kch-set 'ownership (with-current-buffer "*kube-conflict-hints ownership*"
+                          (buffer-substring-no-properties (point-min) (point-max))))
+    (kch-step "ownership")
 
     ;; M-x eglot-code-actions from the keyboard: answer its menu with the fix a user would pick.
     (goto-char beg)

@@ -4,8 +4,8 @@
 // local kube-apiserver. An autoscaler owns .spec.replicas; the user's manifest sets 3. The kubeconfig's
 // current context is one that may not read the object, and only the project's .dir-locals.el names
 // the right one: the conflict appears only if eglot delivered the settings. The diagnostic must sit on
-// the replicas line in Flymake, the hover must name the owner, and the quick fix picked from
-// eglot-code-actions must clear it.
+// the replicas line in Flymake, the hover must name the owner, the documented ownership command must
+// show the live object, and the quick fix picked from eglot-code-actions must clear it.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -25,14 +25,14 @@ function emacs(): string | undefined {
   return found.status === 0 ? found.stdout.split('\n')[0] : undefined;
 }
 
-/** The ```elisp blocks of docs/editors.md's Emacs section, in order: init.el, then .dir-locals.el. */
-function documentedElisp(): { init: string; dirLocals: string } {
+/** The ```elisp blocks of docs/editors.md's Emacs section: init.el, .dir-locals.el, the ownership command. */
+function documentedElisp(): { init: string; dirLocals: string; ownership: string } {
   const doc = fs.readFileSync(path.join(root, 'docs', 'editors.md'), 'utf8');
   const section = doc.split(/^## /m).find((s) => s.startsWith('Emacs'));
   assert.ok(section, 'docs/editors.md has an Emacs section');
   const blocks = [...section.matchAll(/^```elisp\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
-  assert.equal(blocks.length, 2, 'the Emacs section shows init.el and .dir-locals.el');
-  return { init: blocks[0], dirLocals: blocks[1] };
+  assert.equal(blocks.length, 3, 'the Emacs section shows init.el, .dir-locals.el and the ownership command');
+  return { init: blocks[0], dirLocals: blocks[1], ownership: blocks[2] };
 }
 
 interface EmacsResult {
@@ -42,6 +42,7 @@ interface EmacsResult {
   command?: string[];
   diagnostic?: { line: number; text: string; message: string };
   hover?: string;
+  ownership?: string;
   offered?: string[];
   text?: string;
   remaining?: string[];
@@ -81,7 +82,7 @@ test('Emacs (eglot): the conflict on its line in Flymake, the owner in the hover
   const kubeconfig = parseYaml(fs.readFileSync(cluster.kubeconfig, 'utf8')) as Record<string, unknown>;
   kubeconfig['current-context'] = 'stranger';
   fs.writeFileSync(path.join(dir, 'kubeconfig'), toYaml(kubeconfig), { mode: 0o600 });
-  fs.writeFileSync(path.join(dir, 'init.el'), documented.init);
+  fs.writeFileSync(path.join(dir, 'init.el'), `${documented.init}\n${documented.ownership}`);
   fs.writeFileSync(path.join(project, '.dir-locals.el'), dirLocals);
 
   const file = path.join(project, 'web.yaml');
@@ -148,9 +149,10 @@ test('Emacs (eglot): the conflict on its line in Flymake, the owner in the hover
   assert.match(result.diagnostic?.text ?? '', /^kube-conflict-hints \[field-conflict\]: /, 'Flymake shows it with its source and code');
   assert.match(result.hover ?? '', /kube-controller-manager/, 'the hover names the owner');
   assert.match(result.hover ?? '', /scale/, 'the hover says it came through the scale subresource');
+  assert.match(result.ownership ?? '', /replicas: 5\s+# kube-controller-manager/, 'the ownership view shows the live value and its owner');
   assert.ok(result.offered?.some((o) => o.startsWith('Remove .spec.replicas')), `offered: ${JSON.stringify(result.offered)}`);
   assert.doesNotMatch(result.text ?? '', /replicas:/, 'the fix removed replicas from the buffer');
   assert.match(result.text ?? '', /image: nginx:1\.25/, 'and left the rest alone');
   assert.equal(fs.readFileSync(file, 'utf8'), result.text, 'and the saved file is the fixed text');
-  assert.deepEqual(result.steps, ['opened', 'started', 'diagnosed', 'hovered', 'fixed', 'cleared']);
+  assert.deepEqual(result.steps, ['opened', 'started', 'diagnosed', 'hovered', 'ownership', 'fixed', 'cleared']);
 });
