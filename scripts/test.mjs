@@ -76,14 +76,19 @@ if (files.some((f) => f.split(path.sep).includes('e2e'))) {
   fs.mkdirSync(path.dirname(env.KCH_VSIX), { recursive: true });
   run('node', ['scripts/package.mjs', '--no-bundle', `--out=${env.KCH_VSIX}`], { stdio: ['ignore', 'ignore', 'inherit'] });
 }
-// The editor tests drive Debian's Neovim: install it when missing (CI runs as root on a clean machine).
-if (files.some((f) => f.split(path.sep).includes('editors')) && spawnSync('nvim', ['--version'], { stdio: 'ignore' }).status !== 0) {
-  if (process.getuid?.() === 0) {
-    console.log('test: installing Neovim (apt-get install neovim) for test/editors');
+// The editor tests drive Debian's Neovim and Emacs (with eglot and yaml-mode): install what is missing
+// (CI runs as root on a clean machine).
+if (files.some((f) => f.split(path.sep).includes('editors'))) {
+  const missing = [];
+  if (spawnSync('nvim', ['--version'], { stdio: 'ignore' }).status !== 0) missing.push('neovim');
+  const emacsLoads = (feature) => spawnSync('emacs', ['--batch', '--eval', `(require '${feature})`], { stdio: 'ignore' }).status === 0;
+  if (!emacsLoads('eglot') || !emacsLoads('yaml-mode')) missing.push('emacs-nox', 'elpa-eglot', 'elpa-yaml-mode');
+  if (missing.length && process.getuid?.() === 0) {
+    console.log(`test: installing ${missing.join(' ')} (apt-get) for test/editors`);
     const apt = (args) => spawnSync('apt-get', args, { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } }).status === 0;
-    if (!apt(['update']) || !apt(['install', '-y', '--no-install-recommends', 'neovim'])) console.error('test: apt-get install neovim failed');
-  } else {
-    console.error('test: Neovim is missing and only root can install it: apt-get install -y neovim');
+    if (!apt(['update']) || !apt(['install', '-y', '--no-install-recommends', ...missing])) console.error(`test: apt-get install ${missing.join(' ')} failed`);
+  } else if (missing.length) {
+    console.error(`test: ${missing.join(' ')} missing and only root can install them: apt-get install -y ${missing.join(' ')}`);
   }
 }
 // The spec reporter for the details; then the counts of product tests apart from harness checks.
