@@ -12,6 +12,7 @@ import { before, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import type { ClientCapabilities, Diagnostic } from 'vscode-languageserver-protocol';
 import { testCluster, type TestClusterInfo } from '../support/env';
+import { execKubeconfig } from '../support/exec-kubeconfig';
 import { startFaultProxy } from '../support/fault-proxy';
 import { apply, connect, freshNamespace, objectOf, scale, webDeployment } from '../support/seed';
 import { startStdioClient, type StdioClient, type StdioClientOptions } from './stdio-client';
@@ -105,6 +106,33 @@ test('workspace/configuration answers override the other sources; a null answer 
       await client.publishedUntil(uri, alreadyExists);
     },
   );
+});
+
+test('a kubeconfig from workspace/configuration or didChangeConfiguration, which project files can answer, is ignored with a warning; from initializationOptions it is used', async () => {
+  // Its exec plugin leaves a marker when it runs. The env's KUBECONFIG reaches the same cluster without one.
+  const fromProject = execKubeconfig(cluster.kubeconfig, scratch, 'from-project');
+  await withClient(
+    {
+      capabilities: { ...pushOnly, workspace: { configuration: true } },
+      configuration: (section) => (section === 'kubeConflictHints' ? { kubeconfig: fromProject.file } : null),
+    },
+    async (client) => {
+      await client.notify('workspace/didChangeConfiguration', { settings: { kubeConflictHints: { kubeconfig: fromProject.file } } });
+      await client.open(uri, text);
+      // The conflict comes from the cluster through KUBECONFIG: the settings were asked and answered by then.
+      await client.publishedUntil(uri, conflictOnReplicas);
+      assert.ok(client.received.some((m) => m.method === 'workspace/configuration'));
+      const warning = await client.waitFor((m) => m.method === 'window/showMessage' && /ignored kubeConflictHints\.kubeconfig from workspace\/configuration/.test(String((m.params as { message: string }).message)));
+      assert.match(String((warning.params as { message: string }).message), /initializationOptions/);
+    },
+  );
+  assert.deepEqual(fromProject.runs(), [], 'a kubeconfig a project file named ran its exec plugin');
+  const fromLaunch = execKubeconfig(cluster.kubeconfig, scratch, 'from-launch');
+  await withClient({ initializationOptions: { kubeConflictHints: { kubeconfig: fromLaunch.file } } }, async (client) => {
+    await client.open(uri, text);
+    await client.publishedUntil(uri, conflictOnReplicas);
+  });
+  assert.ok(fromLaunch.runs().length > 0, 'the kubeconfig from initializationOptions was not used: the check above proves nothing');
 });
 
 test('a client that says clusterAccess: false gets no cluster access, even from the lsp command', async () => {

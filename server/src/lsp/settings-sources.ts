@@ -11,16 +11,30 @@
 // answers `workspace/configuration` with null for a section it does not know (Neovim does) keeps
 // what the other two said. Nothing is kept beyond this connection: the pushed settings are the
 // client's latest word, and an answer to `workspace/configuration` is never cached.
-import type { Connection, InitializeParams } from 'vscode-languageserver/node';
+//
+// A client that does not say whether the workspace is trusted (every client but the VS Code
+// extension) may answer the last two from files inside the project: Emacs answers them from a
+// folder's `.dir-locals.el` without asking, Helix from a project's `.helix/languages.toml`. So,
+// for such a client, the settings that name a program or a credential file — `helmPath` and
+// `kustomizePath` run, a `kubeconfig` can run an exec plugin — are taken only from
+// `initializationOptions`, which are written where the server's own command is: whoever can set
+// them could already choose the command. From the other two sources they are ignored, once said.
+import { MessageType, ShowMessageNotification, type Connection, type InitializeParams } from 'vscode-languageserver/node';
 import { sanitizeSettings, settingsSection, type Settings } from '../protocol';
 
 type RawSettings = Record<string, unknown>;
 
+/** Settings that choose a program the server runs (directly, or as a kubeconfig's exec plugin). */
+export const launchOnlyKeys = ['helmPath', 'kustomizePath', 'kubeconfig'] as const;
+
 export class SettingsSources {
   private canAsk = false;
+  /** Whether the client said if the workspace is trusted (the VS Code extension does; it then filters workspace settings itself). */
+  private trustStated = false;
   private initial: RawSettings = {};
   private pushed: RawSettings = {};
   private readonly listeners = new Set<() => void>();
+  private readonly ignoredSaid = new Set<string>();
 
   constructor(private readonly connection: Connection) {
     connection.onDidChangeConfiguration((params) => {
@@ -34,6 +48,8 @@ export class SettingsSources {
   initialize(params: InitializeParams): void {
     this.canAsk = params.capabilities.workspace?.configuration === true;
     this.initial = sectionOf(params.initializationOptions) ?? {};
+    const options = params.initializationOptions as Record<string, unknown> | null | undefined;
+    this.trustStated = typeof options?.clusterAccess === 'boolean';
   }
 
   /** Called after the settings may have changed (a didChangeConfiguration notification). */
@@ -52,7 +68,25 @@ export class SettingsSources {
         // A client that advertises the request and then fails it still gets the other sources.
       }
     }
-    return sanitizeSettings({ ...this.initial, ...this.pushed, ...definedOnly(asked) });
+    return sanitizeSettings({ ...this.initial, ...this.launchOnly(this.pushed, 'workspace/didChangeConfiguration'), ...this.launchOnly(definedOnly(asked), 'workspace/configuration') });
+  }
+
+  /** Drops the program-choosing keys a project file may have answered (see the top of this file). */
+  private launchOnly(raw: RawSettings, source: string): RawSettings {
+    if (this.trustStated) return raw;
+    const kept = { ...raw };
+    for (const key of launchOnlyKeys) {
+      if (!(key in kept)) continue;
+      const value = kept[key];
+      delete kept[key];
+      if (value === '' || value === this.initial[key] || this.ignoredSaid.has(`${source} ${key}`)) continue;
+      this.ignoredSaid.add(`${source} ${key}`);
+      void this.connection.sendNotification(ShowMessageNotification.type, {
+        type: MessageType.Warning,
+        message: `Kube Conflict Hints: ignored ${settingsSection}.${key} from ${source}: it names a program to run (or a kubeconfig that can run one), and this editor may answer it from files inside the project. Set it in initializationOptions, next to the server's command.`,
+      });
+    }
+    return kept;
   }
 }
 
