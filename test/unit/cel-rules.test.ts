@@ -19,7 +19,7 @@ function schemaOf(spec: JsonObject): CelNode {
           'x-kubernetes-group-version-kind': [{ group: 'example.com', version: 'v1', kind: 'Thing' }],
           properties: { apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { $ref: '#/components/schemas/ObjectMeta' }, spec },
         },
-        ObjectMeta: { type: 'object', properties: { name: { type: 'string' } } },
+        ObjectMeta: { type: 'object', properties: { name: { type: 'string' }, creationTimestamp: { type: 'string', format: 'date-time' } } },
       },
     },
   };
@@ -196,6 +196,14 @@ test('CRD validation rules: a root rule reads metadata.name and is reported at <
   const schema = celSchemaFor(doc, 'example.com/v1', 'Thing')!;
   const verdicts = validateCelRules({ schema, object: { apiVersion: 'example.com/v1', kind: 'Thing', metadata: { name: 'long-name', labels: { a: 'b' } } } });
   assert.deepEqual(verdicts.map((v) => [v.kind, v.field, v.kind === 'broken' ? v.detail : '']), [['broken', '<nil>', 'Invalid value: "object": short names only']]);
+});
+
+test('CRD validation rules: the live object\'s metadata (a creationTimestamp, a timestamp for CEL) does not make a root rule unknown', () => {
+  const schema = schemaOf({ type: 'object', properties: { a: { type: 'string', ...rule("self != ''") } } });
+  const withRoot: CelNode = { ...schema, rules: [{ rule: 'self.metadata.name.size() <= 3', message: 'short names only' }], hasRules: true };
+  const meta = { name: 'long-name', creationTimestamp: '2024-01-01T00:00:00Z', uid: 'u' };
+  const verdicts = validateCelRules({ schema: withRoot, object: { apiVersion: 'example.com/v1', kind: 'Thing', metadata: meta, spec: { a: 'y' } }, old: { apiVersion: 'example.com/v1', kind: 'Thing', metadata: meta, spec: { a: 'x' } } });
+  assert.deepEqual(verdicts.map((v) => [v.kind, v.field, v.kind === 'broken' ? v.detail : v.why]), [['broken', '<nil>', 'Invalid value: "object": short names only']]);
 });
 
 test('CRD validation rules: a kind without rules has no rule schema, and built-in documents have none', () => {

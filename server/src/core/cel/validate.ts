@@ -342,8 +342,11 @@ function toCel(node: CelNode | undefined, v: JsonValue, resourceRoot: boolean): 
     case '': {
       if (!isJsonObject(v)) return untyped(v);
       const out = record();
+      const resource = resourceRoot || node.embeddedResource === true;
       if (node.properties) {
         for (const [k, x] of Object.entries(v)) {
+          // A resource's metadata is replaced below by the part CEL sees.
+          if (resource && k === 'metadata') continue;
           const sub = Object.hasOwn(node.properties, k) ? node.properties[k] : undefined;
           const name = escapeProperty(k);
           if (name === undefined) continue;
@@ -355,7 +358,7 @@ function toCel(node: CelNode | undefined, v: JsonValue, resourceRoot: boolean): 
       } else if (node.preserveUnknownFields) {
         return untyped(v);
       }
-      if (resourceRoot || node.embeddedResource) {
+      if (resource) {
         if (typeof v.apiVersion === 'string') out.apiVersion = v.apiVersion;
         if (typeof v.kind === 'string') out.kind = v.kind;
         const meta = isJsonObject(v.metadata) ? v.metadata : undefined;
