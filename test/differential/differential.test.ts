@@ -21,7 +21,7 @@ import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { createClusterConnection, createFactsSource, dryRunManifestOf, sendDryRun, sentManifest, type ClusterConnection, type DryRunOutcome, type FactsSource } from '../../server/src/cluster';
-import { analyzeResource } from '../../server/src/core/findings/analysis';
+import { analyzeResource, type Finding } from '../../server/src/core/findings/analysis';
 import type { JsonObject } from '../../server/src/core/json';
 import { parseManifestText, type ManifestResource } from '../../server/src/core/manifest/manifest';
 import { conflictCauses, describeManager, formatServerPath } from '../../server/src/core/ssa/messages';
@@ -229,6 +229,10 @@ async function predictAndCompare(
     assertWithinUnconverted(prediction, predicted, server);
   } else if (prediction.uncertain.length > 0 && (server === undefined || server.causes.length > 0)) {
     assertWithinUncertain(prediction, predicted, server);
+  } else if (predicted === undefined && (server === undefined || (server.code === 422 && server.reason === 'Invalid'))) {
+    // Past ownership and the lock the server validates the object it would store (422 Invalid):
+    // its causes are compared with the product's findings by field and word.
+    assertInvalidCauses(analyzeResource(resource, known, { fieldManager, applyMode: mode }), server);
   } else {
     assert.deepEqual(predicted, server, `problems: ${JSON.stringify(prediction.problems)}`);
   }
@@ -303,6 +307,37 @@ function assertWithinUnconverted(p: ApplyPrediction, predicted: ServerStatus | u
   const said = server?.causes ?? [];
   assert.deepEqual(sure.filter((c) => !said.includes(c)), [], `sure conflicts the server does not report (it said ${JSON.stringify(server ?? 'accepted')})`);
   assert.deepEqual(said.filter((c) => !sure.includes(c) && !named.some((n) => c.startsWith(`${n} @ `))), [], `server conflicts with managers the product neither predicted nor named (${JSON.stringify(named)})`);
+}
+
+/**
+ * Findings that name one cause of the server's 422, with the server's words in `serverMessage`
+ * (`spec.region: Invalid value: "string": region is immutable`), and findings that say the product
+ * cannot know whether the field passes (the server may name it or not).
+ */
+const invalidCauseCodes = new Set<string>(['validation-rule-fails']);
+const undecidedCauseCodes = new Set<string>(['validation-rule-unknown']);
+
+/**
+ * The server's 422 causes against the product's findings: every cause the product is sure of must
+ * be the server's, word for word, and every cause of the server must be one of them or on a field
+ * the product said it cannot decide (compared without list selectors: the server names an item by
+ * its index, the product by its key). An accepted object must have no sure cause.
+ */
+function assertInvalidCauses(findings: readonly Finding[], server: ServerStatus | undefined): void {
+  const said = (server?.causes ?? []).map((c) => {
+    const at = c.lastIndexOf(' @ ');
+    return `${c.slice(at + 3)}: ${c.slice(0, at)}`;
+  });
+  const sure = findings.filter((f) => invalidCauseCodes.has(f.code));
+  const sureWords = sure.flatMap((f) => (f.serverMessage !== undefined ? [f.serverMessage] : []));
+  const bare = (field: string) => field.replace(/^\./, '').replace(/\[[^\]]*\]/g, '[]');
+  const loose = [...sure.filter((f) => f.serverMessage === undefined), ...findings.filter((f) => undecidedCauseCodes.has(f.code))].map((f) => bare(f.path ?? '<nil>'));
+  assert.deepEqual(sureWords.filter((w) => !said.includes(w)).sort(), [], `causes the product is sure of that the server does not give (it said ${JSON.stringify(server ?? 'accepted')})`);
+  assert.deepEqual(
+    said.filter((w) => !sureWords.includes(w) && !loose.includes(bare(w.slice(0, w.indexOf(': '))))).sort(),
+    [],
+    `server causes the product neither predicted nor named as undecided (${JSON.stringify(findings.map((f) => `${f.code} ${f.path ?? ''}`))})`,
+  );
 }
 
 /** Only for the corpus's guard (`server:` in a scenario): which kind of answer the server gave. */

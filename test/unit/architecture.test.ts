@@ -78,9 +78,10 @@ for (const rule of rules) {
 }
 
 // Inside core/, rooms with one-way doors: ssa/ (the structured-merge-diff port: paths, FieldsV1,
-// schema, merge, prediction) knows nothing of YAML text; manifest/ (text model, scalars, edits) may
-// use ssa/; sources/ (what a file is, and where a rendered field comes from) may use both; findings/
-// (what the user is told) may use them all. json.ts is the shared floor.
+// schema, merge, prediction) knows nothing of YAML text; cel/ (CRD validation rules and their CEL
+// evaluation) may use ssa/'s paths; manifest/ (text model, scalars, edits) may use ssa/; sources/
+// (what a file is, and where a rendered field comes from) may use both; findings/ (what the user is
+// told) may use them all. json.ts is the shared floor.
 const coreDir = path.join(serverSrc, 'core');
 const roomOf = (file: string): string => {
   const rel = path.relative(coreDir, file).split(path.sep);
@@ -89,9 +90,10 @@ const roomOf = (file: string): string => {
 const mayImport: Record<string, string[]> = {
   floor: ['floor'],
   ssa: ['floor', 'ssa'],
+  cel: ['floor', 'ssa', 'cel'],
   manifest: ['floor', 'ssa', 'manifest'],
   sources: ['floor', 'ssa', 'manifest', 'sources'],
-  findings: ['floor', 'ssa', 'manifest', 'sources', 'findings'],
+  findings: ['floor', 'ssa', 'cel', 'manifest', 'sources', 'findings'],
 };
 
 test('core/ has its rooms, and nothing else at its top but the shared floor', () => {
@@ -100,7 +102,7 @@ test('core/ has its rooms, and nothing else at its top but the shared floor', ()
   assert.deepEqual(entries.filter((e) => e.isFile()).map((e) => e.name).sort(), ['json.ts']);
 });
 
-test('core/ rooms import one way: floor <- ssa <- manifest <- sources <- findings', () => {
+test('core/ rooms import one way: floor <- ssa <- (cel, manifest <- sources) <- findings', () => {
   const files = sourceFiles(coreDir);
   assert.ok(files.length > 20, 'the rule sees the core sources');
   const broken = files.flatMap((f) =>
@@ -110,6 +112,13 @@ test('core/ rooms import one way: floor <- ssa <- manifest <- sources <- finding
       .map((spec) => `${path.relative(serverSrc, f)} imports ${spec}`),
   );
   assert.deepEqual(broken, []);
+});
+
+test('only core/cel/ imports the CEL library: one home for evaluating CRD validation rules', () => {
+  const files = sourceFiles(serverSrc);
+  const users = files.filter((f) => importsOf(f).some((spec) => spec.startsWith('@marcbachmann/cel-js'))).map((f) => path.relative(serverSrc, f));
+  assert.ok(users.length > 0, 'the rule sees the CEL library in use');
+  assert.deepEqual(users.filter((f) => !f.startsWith(path.join('core', 'cel') + path.sep)), []);
 });
 
 test('the client imports nothing of the server but the plain-data protocol', () => {

@@ -20,6 +20,7 @@ import type { KindFacts, LiveFacts, ResourceFacts } from '../core/findings/analy
 import { isJsonObject, type JsonObject } from '../core/json';
 import { parseManifestText, type ManifestResource } from '../core/manifest/manifest';
 import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
+import { celSchemaFor } from '../core/cel/schema';
 import type { ApiResourceInfo, ClusterConnection, ClusterProblem, DiscoveryIndex } from '../cluster';
 import { findResource, notServedKindFacts, splitApiVersion } from '../cluster/discovery';
 import { openApiPathKey } from '../cluster/openapi';
@@ -556,7 +557,10 @@ export function loadSnapshot(dir: string, namespace: string | undefined): Snapsh
           notes.push(`no OpenAPI document for ${resource.apiVersion} in the snapshot: field conflicts are not predicted (\`kube-conflict-hints snapshot\` saves it)`);
         }
         const kind: KindFacts = { state: 'served', group: served.group, resource: served.resource, namespaced: served.namespaced };
-        const facts: ResourceFacts = { kind, live, schema, ...(live.state === 'exists' ? withManagerVersions(resource, served, live.object) : {}) };
+        // A custom kind's validation rules come in its OpenAPI document, as the live check reads them.
+        const doc = documents.get(resource.apiVersion);
+        const rules = doc ? celSchemaFor(doc, resource.apiVersion, resource.kind) : undefined;
+        const facts: ResourceFacts = { kind, live, schema, ...(live.state === 'exists' ? withManagerVersions(resource, served, live.object) : {}), ...(rules ? { rules } : {}) };
         return { ok: true, facts, title: objectTitle(resource, served, ns), notes };
       },
       close: () => {},

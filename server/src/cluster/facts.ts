@@ -6,6 +6,7 @@
 import type { KindFacts, LiveFacts, NamespaceFacts, ResourceFacts } from '../core/findings/analysis';
 import type { JsonObject } from '../core/json';
 import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
+import { celSchemaFor, type CelNode } from '../core/cel/schema';
 import type { ClusterConnection } from './connection';
 import { notServedKindFacts } from './discovery';
 import { loadNamespaceFacts, peekNamespaceFacts } from './namespaces';
@@ -81,6 +82,18 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     return schema;
   }
 
+  // A custom kind's validation rules come in the same document (x-kubernetes-validations), read once
+  // per document and kind: the same document gives the same rules, so cached analyses stay valid.
+  const ruleSchemas = new WeakMap<JsonObject, Map<string, CelNode | undefined>>();
+  function rulesOf(doc: JsonObject | undefined, apiVersion: string, kind: string): { rules?: CelNode } {
+    if (!doc) return {};
+    let byKind = ruleSchemas.get(doc);
+    if (!byKind) ruleSchemas.set(doc, (byKind = new Map()));
+    if (!byKind.has(kind)) byKind.set(kind, celSchemaFor(doc, apiVersion, kind));
+    const rules = byKind.get(kind);
+    return rules ? { rules } : {};
+  }
+
   function loadSchema(apiVersion: string): Promise<void> {
     let pending = schemaLoads.get(apiVersion);
     if (!pending) {
@@ -109,6 +122,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
       ...(namespace ? { namespace } : {}),
       schema: doc ? schemaFromDocument(doc, versions?.documents) : undefined,
       ...(versions?.versions ? { versions: versions.versions } : {}),
+      ...rulesOf(doc, ref.apiVersion, ref.kind),
     };
   }
 
@@ -162,6 +176,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
         ...(namespaceFacts ? { namespace: namespaceFacts } : {}),
         schema: schema.ok ? schemaFromDocument(schema.value, versions?.documents) : undefined,
         ...(versions?.versions ? { versions: versions.versions } : {}),
+        ...rulesOf(schema.ok ? schema.value : undefined, target.apiVersion, target.kind),
       },
       served,
       namespace,

@@ -5,7 +5,7 @@
 import { isJsonObject, jsonDepthExceeds, type JsonObject, type JsonValue } from '../json';
 import { firstCharacter, locate, manifestLimits, type LocateOptions, type ManifestProblem, type ManifestResource, type Range } from '../manifest/manifest';
 import { defaultSeverity, docsLinks, type FindingCode, type Severity } from './catalogue';
-import { isCustomKind, judgeNotServed, type DefinedKind, type NotServedDiscovery } from './kind-served';
+import { builtInGroups, isCustomKind, judgeNotServed, type DefinedKind, type NotServedDiscovery } from './kind-served';
 import { judgeMissingNamespace, type DefinedNamespace } from './namespaces';
 import { managerRole } from './managers';
 import { describeManager, formatServerPath, qualifiedResource, type ManagerIdentity } from '../ssa/messages';
@@ -14,6 +14,8 @@ import type { FieldPath } from '../ssa/path';
 import { predictApply, type ApplyMode, type FieldConflict, type PredictedStatus, type UnconvertedManager } from '../ssa/predict';
 import type { KindVersions } from '../ssa/versions';
 import { fieldType, resolveType, rootTypeFor, type SchemaModel, type TypeRef } from '../ssa/schema';
+import type { CelNode } from '../cel/schema';
+import { validationRuleFindings } from './validation-rules';
 
 /** What the cluster says of the manifest's apiVersion and kind. */
 export type KindFacts =
@@ -56,6 +58,8 @@ export interface ResourceFacts {
   readonly schema: SchemaModel | undefined;
   /** The kind's versions (a CRD's versions and conversion), when managers were recorded at another one. */
   readonly versions?: KindVersions;
+  /** A custom kind's schema with its CRD validation rules (core/cel/schema.ts), when it has any. */
+  readonly rules?: CelNode;
 }
 
 export interface AnalysisSettings {
@@ -307,6 +311,24 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
         docs: docsLinks.fieldManagement,
       });
     }
+  }
+
+  // CRD validation rules judge the object the request would store; the server checks them after
+  // ownership and the lock, so any refusal above comes first.
+  if (facts.rules && !builtInGroups.has(served.group)) {
+    const refusedFirst = prediction.status && prediction.status.code !== 422 ? ` The server answers ${answerName(prediction.status)} first; this one comes only after that is fixed.` : '';
+    findings.push(
+      ...validationRuleFindings({
+        resource,
+        object,
+        rules: facts.rules,
+        mode: settings.applyMode,
+        live,
+        merged: prediction.merged,
+        rangeFor: (path) => rangeFor(resource, path, facts.schema),
+        orderNote: refusedFirst,
+      }),
+    );
   }
 
   findings.push(...existenceFindings());

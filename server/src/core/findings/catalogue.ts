@@ -19,6 +19,8 @@ export const docsLinks = {
   generateName: 'https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/object-meta/',
   syntax: 'https://kubernetes.io/docs/concepts/overview/working-with-objects/',
   namespaces: 'https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/',
+  validationRules: 'https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#validation-rules',
+  transitionRules: 'https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#transition-rules',
 } as const;
 
 export interface FindingRule {
@@ -110,6 +112,20 @@ export const findingCatalogue = {
     description:
       'The object\'s namespace does not exist in the cluster yet, but a Namespace object among the files checked with it creates it: the Namespace has to be sent before the object, as kubectl sends objects in the order given and an object sent before its Namespace fails.',
     docs: docsLinks.namespaces,
+  },
+  'validation-rule-fails': {
+    severity: 'error',
+    title: 'A CRD validation rule fails',
+    description:
+      'A rule of the CustomResourceDefinition (x-kubernetes-validations, a CEL expression) is false for the object the request would store — the live object with the manifest merged in — or, for a transition rule, for that object against the live one (self == oldSelf: immutable once set): the server refuses it with 422 Invalid, in the rule\'s own message.',
+    docs: docsLinks.validationRules,
+  },
+  'validation-rule-unknown': {
+    severity: 'information',
+    title: 'A CRD validation rule cannot be evaluated here',
+    description:
+      'A rule of the CustomResourceDefinition uses what the product\'s CEL library does not evaluate as Kubernetes does (an extension function such as quantity(), isSorted(), url() or ip(), a timestamp or duration field, a value large enough for the server\'s cost budget): whether the server accepts the object is unknown, and only a dry run tells.',
+    docs: docsLinks.validationRules,
   },
   'render-failed': {
     severity: 'error',

@@ -32,7 +32,7 @@ export interface Verification {
 }
 
 /** The 409s and refusals the prediction can name, by the finding code that names them. */
-const refusalCodes = new Set(['field-conflict', 'already-exists', 'stale-resource-version', 'uid-mismatch', 'invalid-manifest', 'namespace-not-found', 'namespace-from-files']);
+const refusalCodes = new Set(['field-conflict', 'already-exists', 'stale-resource-version', 'uid-mismatch', 'invalid-manifest', 'namespace-not-found', 'namespace-from-files', 'validation-rule-fails']);
 
 /** Problems that are no answer about the manifest at all: the object could not be verified. */
 const noAnswer = new Set(['unreachable', 'unauthenticated', 'forbidden', 'configuration']);
@@ -60,12 +60,15 @@ export function compareWithServer<P extends { kind: string; message: string; rea
     // A uid of another incarnation of the object: the server refuses it as immutable (422 Invalid), not with a 409.
     // A missing namespace: 404 NotFound. A dry run creates nothing, so a Namespace among the files
     // checked together is not there for it either.
+    // A CRD validation rule: the server's 422 lists the failure in the words the finding carries;
+    // a rule the product could not evaluate leaves a 422 possible.
     const foreseen = predicted.some(
       (f) =>
         f.code === 'invalid-manifest' ||
+        (f.code === 'validation-rule-fails' && outcome.problem.reason === 'Invalid' && (f.serverMessage === undefined || answer.includes(f.serverMessage))) ||
         (f.code === 'uid-mismatch' && f.liveValue !== undefined && outcome.problem.reason === 'Invalid') ||
         ((f.code === 'namespace-not-found' || f.code === 'namespace-from-files') && outcome.problem.reason === 'NotFound'),
-    );
+    ) || (outcome.problem.reason === 'Invalid' && findings.some((f) => f.code === 'validation-rule-unknown'));
     if (!foreseen) differences.push({ message: `the server refuses the manifest: ${answer}; the prediction did not foresee it`, range: whole });
     return done(answer);
   }

@@ -152,6 +152,11 @@ export interface ApplyPrediction {
   /** Every 409-class problem found, in the order the server checks them. */
   readonly statuses: readonly PredictedStatus[];
   readonly problems: readonly EngineProblem[];
+  /**
+   * The object a server-side apply to an existing object would produce: the live object with the
+   * manifest merged in and what this applier dropped pruned (what the server validates next).
+   */
+  readonly merged?: JsonValue;
 }
 
 const STRIPPED_FOR_EVERY_MANAGER: FieldPath[] = [
@@ -426,6 +431,7 @@ function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems
     forgiven,
     deletions: setPaths(comparison.removed),
     deletionsByManager,
+    merged,
     ...(conversionRefusal ? { conversionRefusal } : {}),
   };
 }

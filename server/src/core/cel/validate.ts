@@ -1,0 +1,446 @@
+// CustomResourceDefinition validation rules (`x-kubernetes-validations`) evaluated as the API server
+// evaluates them (apiextensions-apiserver pkg/apiserver/schema/cel/validation.go), on the object an
+// apply would store and the live object it replaces:
+// - each rule runs at its schema node, for every value there (each list item, each map value), with
+//   `self` the value; a null or absent value runs nothing;
+// - a transition rule (one that names `oldSelf`) runs only where an old value is correlated with the
+//   new one: the same property, the same map key, the item of a map-type list with the same keys;
+//   items of other lists have none. With `optionalOldSelf` it always runs, `oldSelf` an optional;
+// - a failed rule that does not name `oldSelf` is forgiven on an update when its value is unchanged
+//   (or, where the value cannot be correlated, its nearest correlated parent is): CRD validation
+//   ratcheting, on by default since Kubernetes 1.30;
+// - the failure is reported at the node, or at `fieldPath` below it, as
+//   `Invalid value: "<schema type>": <message>` (or `Forbidden: `, `Required value: `, per `reason`),
+//   the message from `messageExpression`, else `message`, else `failed rule: <rule>`.
+// The CEL library is pure computation. What it cannot do as Kubernetes does is never guessed: a
+// rule that calls a Kubernetes extension function it lacks, a value Kubernetes types as a timestamp,
+// duration or bytes, an expression it cannot compile or evaluate, an object large enough to reach the
+// server's cost budget — each gives an `unknown` verdict, for the dry run to decide.
+import { Environment, Optional } from '@marcbachmann/cel-js';
+import { isJsonObject, jsonEqual, type JsonObject, type JsonValue } from '../json';
+import { goQuote, type FieldPath, type PathElement } from '../ssa/path';
+import type { CelNode, CelRule } from './schema';
+
+export type RuleVerdict =
+  | {
+      readonly kind: 'broken';
+      readonly rule: CelRule;
+      /** Where the failure is reported, to find it in the manifest. */
+      readonly path: FieldPath;
+      /** The server's field: `spec.ports[0].port`; `<nil>` for the object's root. */
+      readonly field: string;
+      /** The server's error after the field (`Invalid value: "string": region is immutable`); undefined when a messageExpression cannot be evaluated here. */
+      readonly detail?: string;
+      readonly transition: boolean;
+    }
+  | {
+      readonly kind: 'unknown';
+      readonly rule: CelRule;
+      readonly path: FieldPath;
+      readonly field: string;
+      /** Why the product cannot tell. */
+      readonly why: string;
+      readonly transition: boolean;
+    };
+
+export interface CelValidationInput {
+  readonly schema: CelNode;
+  /** The object the request would store (defaults are applied here, as the server decodes it). */
+  readonly object: JsonObject;
+  /** The live object, for an update; undefined for a create. */
+  readonly old?: JsonObject;
+}
+
+/** Every rule that fails, or whose answer cannot be known here, for one object. */
+export function validateCelRules(input: CelValidationInput): RuleVerdict[] {
+  const out: RuleVerdict[] = [];
+  const object = withDefaults(input.schema, input.object) as JsonObject;
+  walk(input.schema, object, input.old, { path: [], field: '' }, { update: input.old !== undefined, parentUnchanged: false }, true, out);
+  return out;
+}
+
+interface Place {
+  readonly path: FieldPath;
+  readonly field: string;
+}
+
+const child = (at: Place, name: string): Place => ({ path: [...at.path, { kind: 'field', name }], field: at.field === '' ? name : `${at.field}.${name}` });
+const mapKey = (at: Place, key: string): Place => ({ path: [...at.path, { kind: 'field', name: key }], field: `${at.field}[${key}]` });
+const item = (at: Place, i: number, element: PathElement): Place => ({ path: [...at.path, element], field: `${at.field}[${i}]` });
+
+/**
+ * Ratcheting: on an update, a failure of a rule without `oldSelf` is forgiven where the nearest
+ * correlated value (this one, else a parent's) is unchanged; never on a create.
+ */
+interface Ratchet {
+  readonly update: boolean;
+  readonly parentUnchanged: boolean;
+}
+
+function walk(node: CelNode, value: JsonValue | undefined, old: JsonValue | undefined, at: Place, ratchet: Ratchet, resourceRoot: boolean, out: RuleVerdict[]): void {
+  if (value === undefined || value === null || !node.hasRules) return;
+  const unchanged = ratchet.update && (old !== undefined ? jsonEqual(value, old) : ratchet.parentUnchanged);
+  const below: Ratchet = { update: ratchet.update, parentUnchanged: unchanged };
+  for (const rule of node.rules) {
+    const verdict = evaluateRule(node, rule, value, old, at, unchanged, resourceRoot);
+    if (verdict) out.push(verdict);
+  }
+  if (Array.isArray(value)) {
+    if (!node.items) return;
+    const keys = node.listType === 'map' ? (node.listMapKeys ?? []) : undefined;
+    const olds = Array.isArray(old) ? old : [];
+    value.forEach((v, i) => {
+      const correlated = keys && isJsonObject(v) ? olds.find((o) => isJsonObject(o) && keys.every((k) => jsonEqual(o[k], v[k]))) : undefined;
+      const element: PathElement = keys && isJsonObject(v)
+        ? { kind: 'key', fields: Object.fromEntries(keys.filter((k) => v[k] !== undefined).map((k) => [k, v[k]!])) }
+        : node.listType === 'set' ? { kind: 'value', value: v } : { kind: 'index', index: i };
+      walk(node.items!, v, correlated, item(at, i, element), below, node.items!.embeddedResource === true, out);
+    });
+    return;
+  }
+  if (!isJsonObject(value)) return;
+  const oldMap = isJsonObject(old) ? old : undefined;
+  if (node.additionalProperties) {
+    for (const [k, v] of Object.entries(value)) walk(node.additionalProperties, v, oldMap?.[k], mapKey(at, k), below, node.additionalProperties.embeddedResource === true, out);
+  }
+  if (node.properties) {
+    for (const [k, v] of Object.entries(value)) {
+      const sub = Object.hasOwn(node.properties, k) ? node.properties[k] : undefined;
+      // At a resource's root only apiVersion, kind and metadata's name and generateName are visible.
+      if (sub && !(resourceRoot && k === 'metadata')) walk(sub, v, oldMap?.[k], child(at, k), below, sub.embeddedResource === true, out);
+    }
+  }
+}
+
+function evaluateRule(node: CelNode, rule: CelRule, value: JsonValue, old: JsonValue | undefined, at: Place, unchanged: boolean, resourceRoot: boolean): RuleVerdict | undefined {
+  const compiled = compile(rule.rule, rule.optionalOldSelf === true);
+  const transition = compiled.ok ? compiled.usesOldSelf : /\boldSelf\b/.test(rule.rule);
+  // A transition rule needs an old value, unless it takes oldSelf as an optional.
+  if (transition && old === undefined && rule.optionalOldSelf !== true) return undefined;
+  const unknown = (why: string): RuleVerdict => ({ kind: 'unknown', rule, path: at.path, field: at.field || '<nil>', why, transition });
+  if (!compiled.ok) return unknown(compiled.why);
+  let self: unknown;
+  let oldSelf: unknown;
+  try {
+    self = toCel(node, value, resourceRoot);
+    if (old !== undefined) oldSelf = toCel(node, old, resourceRoot);
+  } catch (e) {
+    if (e instanceof Unsupported) return unknown(e.message);
+    throw e;
+  }
+  if (JSON.stringify(value).length > COST_GUARD_BYTES) return unknown('the value is large enough to reach the API server\'s CEL cost budget, which the product does not count');
+  const activation = (opt: boolean): Record<string, unknown> => {
+    if (opt) return { self, oldSelf: old !== undefined ? Optional.of(oldSelf) : Optional.none() };
+    return old !== undefined ? { self, oldSelf } : { self };
+  };
+  const result = run(compiled, activation(rule.optionalOldSelf === true));
+  if (!result.ok) return unknown(result.why);
+  if (typeof result.value !== 'boolean') return unknown(`the rule gives ${typeof result.value}, not a boolean, here`);
+  // Lists of type set and map are equal whatever their order for the server's CEL; the library
+  // compares in order. Where the two orders could disagree, evaluate again with both sides sorted:
+  // a different answer means the order decides, and the product cannot tell which the server sees.
+  if (hasUnorderedList(node)) {
+    try {
+      const sorted = run(compiled, { ...activation(rule.optionalOldSelf === true), ...sortedActivation(node, value, old, resourceRoot, rule.optionalOldSelf === true) });
+      if (!sorted.ok || sorted.value !== result.value) return unknown('it compares lists whose order the API server ignores (list type set or map)');
+    } catch (e) {
+      if (!(e instanceof Unsupported)) throw e;
+    }
+  }
+  if (result.value) return undefined;
+  if (!transition && unchanged) return undefined;
+
+  const where = rule.fieldPath !== undefined ? relativePath(rule.fieldPath) : { path: [], field: '' };
+  const path = [...at.path, ...where.path];
+  const field = where.field === '' ? at.field || '<nil>' : at.field === '' ? where.field : `${at.field}.${where.field}`;
+  let message: string | undefined;
+  if (rule.messageExpression !== undefined) {
+    // The message's expression sees oldSelf as a plain value (absent without an old one).
+    const m = compile(rule.messageExpression, false);
+    const said = m.ok ? run(m, activation(false)) : { ok: false as const, why: m.why, runtime: false };
+    if (said.ok && typeof said.value === 'string') {
+      const trimmed = said.value.trim();
+      message = trimmed !== '' && !/\n/.test(trimmed) && trimmed.length <= 5 * 1024 ? trimmed : fallbackMessage(rule);
+    } else if (said.ok || (!said.ok && said.runtime)) {
+      // The server logs a message expression that fails at run time and uses the rule's message.
+      message = fallbackMessage(rule);
+    }
+  } else {
+    message = fallbackMessage(rule);
+  }
+  return { kind: 'broken', rule, path, field, ...(message !== undefined ? { detail: fieldError(node, rule.reason, message) } : {}), transition };
+}
+
+const COST_GUARD_BYTES = 256 * 1024;
+
+function fallbackMessage(rule: CelRule): string {
+  return rule.message !== undefined ? rule.message.trim() : `failed rule: ${rule.rule.trim()}`;
+}
+
+/** field.Error's body for the rule's reason (validation.go fieldErrorForReason). */
+function fieldError(node: CelNode, reason: string | undefined, detail: string): string {
+  const type = goQuote(node.type);
+  switch (reason) {
+    case 'FieldValueForbidden':
+      return `Forbidden: ${detail}`;
+    case 'FieldValueRequired':
+      return `Required value: ${detail}`;
+    case 'FieldValueDuplicate':
+      return `Duplicate value: ${type}`;
+    default:
+      return `Invalid value: ${type}: ${detail}`;
+  }
+}
+
+/** A rule's fieldPath (`.a.b`, `.m['k.x']`) as path elements and as the server prints it. */
+function relativePath(jsonPath: string): Place {
+  const path: PathElement[] = [];
+  let field = '';
+  const re = /\.([^.[\]]+)|\['((?:[^'\\]|\\.)*)'\]/g;
+  for (let m = re.exec(jsonPath); m; m = re.exec(jsonPath)) {
+    if (m[1] !== undefined) {
+      path.push({ kind: 'field', name: m[1] });
+      field = field === '' ? m[1] : `${field}.${m[1]}`;
+    } else {
+      const name = m[2]!.replace(/\\(.)/g, '$1');
+      path.push({ kind: 'field', name });
+      // A quoted name of a declared property is a child; of a map, a key: both read `[name]` once a
+      // dot could not spell it, which is the only reason to quote it.
+      field = `${field}[${name}]`;
+    }
+  }
+  return { path, field };
+}
+
+// -------------------------------------------------------------------------------------------------
+// The CEL library
+
+/** Kubernetes' CEL has these and the library evaluates them the same way. Anything else is unknown. */
+const FUNCTIONS = new Set([
+  'size', 'int', 'uint', 'double', 'string', 'bool', 'bytes', 'dyn', 'type', 'timestamp', 'duration', 'has', 'matches',
+]);
+const METHODS = new Set([
+  'size', 'startsWith', 'endsWith', 'contains', 'matches', 'lowerAscii', 'upperAscii', 'trim', 'indexOf', 'lastIndexOf', 'substring', 'split', 'join',
+  'all', 'exists', 'exists_one', 'map', 'filter',
+  'orValue', 'hasValue', 'value', 'or',
+  'getDate', 'getDayOfMonth', 'getDayOfWeek', 'getDayOfYear', 'getFullYear', 'getHours', 'getMilliseconds', 'getMinutes', 'getMonth', 'getSeconds',
+]);
+/** Namespaces of Kubernetes CEL libraries: `sets.contains(...)`, `format.dns1123Label()`. */
+const NAMESPACES = new Set(['optional', 'sets', 'math', 'format', 'strings', 'base64', 'lists', 'regex', 'ip', 'cidr', 'url', 'quantity', 'semver', 'authorizer']);
+const NAMESPACED = new Set(['optional.of', 'optional.none']);
+
+type Compiled =
+  | { ok: true; usesOldSelf: boolean; evaluate: (ctx: Record<string, unknown>) => unknown }
+  | { ok: false; why: string };
+
+const environments = {
+  plain: new Environment({ enableOptionalTypes: true }).registerVariable('self', 'dyn').registerVariable('oldSelf', 'dyn'),
+  optional: new Environment({ enableOptionalTypes: true }).registerVariable('self', 'dyn').registerVariable('oldSelf', 'optional<dyn>'),
+};
+/** Compiled expressions by text; rules repeat on every keystroke and every list item. */
+const compiledCache = new Map<string, Compiled>();
+
+function compile(expression: string, optionalOldSelf: boolean): Compiled {
+  const key = `${optionalOldSelf ? 'o' : 'p'}${expression}`;
+  let compiled = compiledCache.get(key);
+  if (!compiled) {
+    compiled = compileUncached(expression, optionalOldSelf);
+    if (compiledCache.size > 2000) compiledCache.clear();
+    compiledCache.set(key, compiled);
+  }
+  return compiled;
+}
+
+function compileUncached(expression: string, optionalOldSelf: boolean): Compiled {
+  let parsed: ((ctx: Record<string, unknown>) => unknown) & { ast: unknown };
+  try {
+    parsed = (optionalOldSelf ? environments.optional : environments.plain).parse(expression) as typeof parsed;
+  } catch (e) {
+    return { ok: false, why: `the product's CEL library cannot compile it (${firstLine(e)})` };
+  }
+  const calls = new Set<string>();
+  let usesOldSelf = false;
+  const seen = new Set<unknown>();
+  const visit = (n: unknown): void => {
+    if (Array.isArray(n)) return n.forEach(visit);
+    if (typeof n !== 'object' || n === null || seen.has(n)) return;
+    seen.add(n);
+    const node = n as { op?: string; args?: unknown };
+    if (node.op === 'id' && node.args === 'oldSelf') usesOldSelf = true;
+    if ((node.op === 'call' || node.op === 'rcall') && Array.isArray(node.args) && typeof node.args[0] === 'string') {
+      const name = node.args[0];
+      const receiver = node.op === 'rcall' ? (node.args[1] as { op?: string; args?: unknown } | undefined) : undefined;
+      if (receiver?.op === 'id' && typeof receiver.args === 'string' && NAMESPACES.has(receiver.args)) {
+        if (!NAMESPACED.has(`${receiver.args}.${name}`)) calls.add(`${receiver.args}.${name}()`);
+      } else if (node.op === 'call' ? !FUNCTIONS.has(name) : !METHODS.has(name)) {
+        calls.add(node.op === 'call' ? `${name}()` : `.${name}()`);
+      }
+    }
+    if (node.args !== undefined) visit(node.args);
+  };
+  visit(parsed.ast);
+  if (calls.size > 0) {
+    return { ok: false, why: `it uses ${[...calls].join(', ')}, ${calls.size === 1 ? 'a Kubernetes CEL function' : 'Kubernetes CEL functions'} the product's CEL library does not have` };
+  }
+  return { ok: true, usesOldSelf, evaluate: parsed };
+}
+
+type Run = { ok: true; value: unknown } | { ok: false; why: string; runtime: boolean };
+
+function run(compiled: Extract<Compiled, { ok: true }>, ctx: Record<string, unknown>): Run {
+  try {
+    return { ok: true, value: compiled.evaluate(ctx) };
+  } catch (e) {
+    const message = firstLine(e);
+    // Errors the server's CEL gives too (no such key, index out of bounds, division by zero,
+    // overflow); anything else may be the library's own limit.
+    const runtime = /no such key|out of bounds|division by zero|modulus by zero|overflow/i.test(message);
+    return { ok: false, why: `the product's CEL library cannot evaluate it here (${message})`, runtime };
+  }
+}
+
+function firstLine(e: unknown): string {
+  return (e instanceof Error ? e.message : String(e)).split('\n')[0]!.trim();
+}
+
+// -------------------------------------------------------------------------------------------------
+// Values: JSON as Kubernetes' CEL types it from the schema
+
+class Unsupported extends Error {}
+
+const RESERVED = new Set(['true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if', 'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while']);
+
+/** A property name as CEL spells it (apiserver/pkg/cel escaping); undefined when it cannot be spelled. */
+export function escapeProperty(name: string): string | undefined {
+  if (RESERVED.has(name)) return `__${name}__`;
+  if (!/^[a-zA-Z_][a-zA-Z0-9_./-]*$/.test(name)) return undefined;
+  return name.replace(/__|\.|-|\//g, (m) => (m === '__' ? '__underscores__' : m === '.' ? '__dot__' : m === '-' ? '__dash__' : '__slash__'));
+}
+
+function record(): Record<string, unknown> {
+  return Object.create(null) as Record<string, unknown>;
+}
+
+function toCel(node: CelNode | undefined, v: JsonValue, resourceRoot: boolean): unknown {
+  if (v === null) return null;
+  if (!node || node.preserveUnknownFields && !node.properties && !node.additionalProperties && !node.items) return untyped(v);
+  if (node.intOrString) return typeof v === 'number' ? integer(v) : v;
+  switch (node.type) {
+    case 'integer':
+      if (typeof v !== 'number') throw new Unsupported(`the value ${JSON.stringify(v)} is not an integer`);
+      return integer(v);
+    case 'number':
+      return v;
+    case 'string':
+      if (node.format !== undefined && ['date', 'date-time', 'datetime', 'duration', 'byte'].includes(node.format)) {
+        throw new Unsupported(`it reads a string of format ${node.format}, which Kubernetes' CEL types as a ${node.format === 'duration' ? 'duration' : node.format === 'byte' ? 'bytes value' : 'timestamp'}`);
+      }
+      return v;
+    case 'array':
+      return Array.isArray(v) ? v.map((x) => toCel(node.items, x, node.items?.embeddedResource === true)) : untyped(v);
+    case 'object':
+    case '': {
+      if (!isJsonObject(v)) return untyped(v);
+      const out = record();
+      const resource = resourceRoot || node.embeddedResource === true;
+      if (node.properties) {
+        for (const [k, x] of Object.entries(v)) {
+          // A resource's metadata is replaced below by the part CEL sees.
+          if (resource && k === 'metadata') continue;
+          const sub = Object.hasOwn(node.properties, k) ? node.properties[k] : undefined;
+          const name = escapeProperty(k);
+          if (name === undefined) continue;
+          if (sub) out[name] = toCel(sub, x, sub.embeddedResource === true);
+          else if (node.preserveUnknownFields) out[name] = untyped(x);
+        }
+      } else if (node.additionalProperties) {
+        for (const [k, x] of Object.entries(v)) out[k] = toCel(node.additionalProperties, x, node.additionalProperties.embeddedResource === true);
+      } else if (node.preserveUnknownFields) {
+        return untyped(v);
+      }
+      if (resource) {
+        if (typeof v.apiVersion === 'string') out.apiVersion = v.apiVersion;
+        if (typeof v.kind === 'string') out.kind = v.kind;
+        const meta = isJsonObject(v.metadata) ? v.metadata : undefined;
+        if (meta) {
+          const visible = record();
+          if (typeof meta.name === 'string') visible.name = meta.name;
+          if (typeof meta.generateName === 'string') visible.generateName = meta.generateName;
+          out.metadata = visible;
+        }
+      }
+      return out;
+    }
+    default:
+      return untyped(v);
+  }
+}
+
+function integer(v: number): bigint {
+  if (!Number.isSafeInteger(v)) throw new Unsupported(`the number ${v} is not an integer the product reads exactly`);
+  return BigInt(v);
+}
+
+/** Values without a schema type: JSON integers are CEL ints, other numbers doubles. */
+function untyped(v: JsonValue): unknown {
+  if (typeof v === 'number') return Number.isSafeInteger(v) ? BigInt(v) : v;
+  if (Array.isArray(v)) return v.map(untyped);
+  if (isJsonObject(v)) {
+    const out = record();
+    for (const [k, x] of Object.entries(v)) out[k] = untyped(x);
+    return out;
+  }
+  return v;
+}
+
+function hasUnorderedList(node: CelNode | undefined, depth = 0): boolean {
+  if (!node || depth > 64) return false;
+  if (node.type === 'array' && (node.listType === 'set' || node.listType === 'map')) return true;
+  if (node.items && hasUnorderedList(node.items, depth + 1)) return true;
+  if (node.additionalProperties && hasUnorderedList(node.additionalProperties, depth + 1)) return true;
+  return Object.values(node.properties ?? {}).some((p) => hasUnorderedList(p, depth + 1));
+}
+
+/** The same values with every set and map list sorted: what the server's order-blind equality sees. */
+function sortedActivation(node: CelNode, value: JsonValue, old: JsonValue | undefined, resourceRoot: boolean, optional: boolean): Record<string, unknown> {
+  const self = toCel(node, sortLists(node, value), resourceRoot);
+  if (old === undefined) return optional ? { self, oldSelf: Optional.none() } : { self };
+  const oldSelf = toCel(node, sortLists(node, old), resourceRoot);
+  return { self, oldSelf: optional ? Optional.of(oldSelf) : oldSelf };
+}
+
+function sortLists(node: CelNode | undefined, v: JsonValue): JsonValue {
+  if (!node) return v;
+  if (Array.isArray(v)) {
+    const items = v.map((x) => sortLists(node.items, x));
+    if (node.listType !== 'set' && node.listType !== 'map') return items;
+    const keyOf = (x: JsonValue) => JSON.stringify(node.listType === 'map' && isJsonObject(x) ? (node.listMapKeys ?? []).map((k) => x[k] ?? null) : x);
+    return [...items].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0));
+  }
+  if (isJsonObject(v)) {
+    const out: JsonObject = {};
+    for (const [k, x] of Object.entries(v)) out[k] = sortLists(node.properties && Object.hasOwn(node.properties, k) ? node.properties[k] : node.additionalProperties, x);
+    return out;
+  }
+  return v;
+}
+
+// -------------------------------------------------------------------------------------------------
+// Defaults, as the server applies them when it decodes the object (structural defaulting)
+
+/** The object with the schema's defaults filled in where a field is absent (or null and not nullable). */
+export function withDefaults(node: CelNode, v: JsonValue): JsonValue {
+  if (Array.isArray(v)) return node.items ? v.map((x) => withDefaults(node.items!, x)) : v;
+  if (!isJsonObject(v)) return v;
+  const out: JsonObject = { ...v };
+  if (node.properties) {
+    for (const [k, sub] of Object.entries(node.properties)) {
+      const present = Object.hasOwn(out, k) && !(out[k] === null && !sub.nullable);
+      if (!present && sub.default !== undefined) out[k] = structuredClone(sub.default);
+      if (Object.hasOwn(out, k) && out[k] !== null) out[k] = withDefaults(sub, out[k]!);
+    }
+  } else if (node.additionalProperties) {
+    for (const [k, x] of Object.entries(out)) if (x !== null) out[k] = withDefaults(node.additionalProperties, x);
+  }
+  return out;
+}
