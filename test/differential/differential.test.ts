@@ -21,7 +21,7 @@ import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { createClusterConnection, createFactsSource, dryRunManifestOf, sendDryRun, sentManifest, type ClusterConnection, type DryRunOutcome, type FactsSource } from '../../server/src/cluster';
-import { analyzeResource } from '../../server/src/core/findings/analysis';
+import { analyzeResource, type Finding } from '../../server/src/core/findings/analysis';
 import type { JsonObject } from '../../server/src/core/json';
 import { parseManifestText, type ManifestResource } from '../../server/src/core/manifest/manifest';
 import { conflictCauses, describeManager, formatServerPath } from '../../server/src/core/ssa/messages';
@@ -217,6 +217,8 @@ async function predictAndCompare(
 
   // KCH_DIFF_VERBOSE=1 prints both answers (and what a real apply deleted) of every scenario.
   const report = [`${scenario.name}`, `  predicted ${JSON.stringify(predicted ?? 'accepted')}`, `  server    ${JSON.stringify(server ?? 'accepted')}`];
+  const validation = analyzeResource(resource, known, { fieldManager, applyMode: mode }).filter((f) => validationCodes.has(f.code));
+  if (validation.length > 0) report.push(`  product   422 naming ${JSON.stringify(validation.map(fieldOf))}`);
   if (dryRunSaid) report.push(`  (its dry run answered ${JSON.stringify(dryRunSaid)}; the real request is the truth)`);
   const printReport = () => process.env.KCH_DIFF_VERBOSE && console.log(report.join('\n'));
   const checksDeletions = mode === 'serverSide' && server === undefined && live !== undefined;
@@ -224,14 +226,19 @@ async function predictAndCompare(
   // The history still provokes the situation the scenario is about.
   assert.equal(kindOfAnswer(server), scenario.server, `the server answered ${JSON.stringify(server ?? 'accepted')}; the scenario expects ${scenario.server}`);
 
-  // (c) Agreement.
-  if (prediction.unconverted.length > 0) {
+  // (c) Agreement. The server's validation (422) comes after every other refusal; the product
+  // predicts it as findings that each name the field the server will name.
+  if (server?.code === 422 && validation.length > 0 && (predicted === undefined || predicted.code === 422)) {
+    assertValidationCauses(server, predicted, validation);
+  } else if (prediction.unconverted.length > 0) {
     assertWithinUnconverted(prediction, predicted, server);
   } else if (prediction.uncertain.length > 0 && (server === undefined || server.causes.length > 0)) {
     assertWithinUncertain(prediction, predicted, server);
   } else {
     assert.deepEqual(predicted, server, `problems: ${JSON.stringify(prediction.problems)}`);
   }
+  // A refusal the product foresees comes after an answer it foresaw too, or it is the server's.
+  if (validation.length > 0) assert.ok(server !== undefined, `the product says the server refuses ${JSON.stringify(validation.map(fieldOf))}; the server accepts`);
   if ('refused' in kubectl) {
     // `json: cannot unmarshal bool into Go struct field ObjectMeta.metadata.labels of type string`:
     // the prediction must refuse the manifest at that field.
@@ -303,6 +310,27 @@ function assertWithinUnconverted(p: ApplyPrediction, predicted: ServerStatus | u
   const said = server?.causes ?? [];
   assert.deepEqual(sure.filter((c) => !said.includes(c)), [], `sure conflicts the server does not report (it said ${JSON.stringify(server ?? 'accepted')})`);
   assert.deepEqual(said.filter((c) => !sure.includes(c) && !named.some((n) => c.startsWith(`${n} @ `))), [], `server conflicts with managers the product neither predicted nor named (${JSON.stringify(named)})`);
+}
+
+/**
+ * Finding codes that predict a refusal of the server's validation (422 Invalid), each naming the
+ * field its `details.causes` entry will name (`serverField`, else `path`).
+ */
+const validationCodes = new Set<string>(['field-immutable']);
+
+const fieldOf = (f: { path?: string; serverField?: string }): string => f.serverField ?? (f.path ?? '').replace(/^\./, '');
+
+/**
+ * A 422: the fields its causes name must be exactly those the product's findings name (with a
+ * uid of another incarnation, which the engine predicts, among them), and where a finding knows
+ * the server's whole message, it must be the server's.
+ */
+function assertValidationCauses(server: ServerStatus, predicted: ServerStatus | undefined, findings: readonly Finding[]): void {
+  const causeField = (c: string) => c.slice(c.lastIndexOf(' @ ') + 3);
+  const said = [...new Set(server.causes.map(causeField))].sort();
+  const named = [...new Set([...(predicted?.causes ?? []).map(causeField), ...findings.map(fieldOf)])].sort();
+  assert.deepEqual(named, said, `fields of the 422 (${server.message})`);
+  for (const f of findings) if (f.serverMessage !== undefined) assert.equal(f.serverMessage, server.message, `the server's words for ${fieldOf(f)}`);
 }
 
 /** Only for the corpus's guard (`server:` in a scenario): which kind of answer the server gave. */

@@ -152,6 +152,12 @@ export interface ApplyPrediction {
   /** Every 409-class problem found, in the order the server checks them. */
   readonly statuses: readonly PredictedStatus[];
   readonly problems: readonly EngineProblem[];
+  /**
+   * The object as the server-side apply leaves it before the server's defaulting and validation
+   * (merged, pruned): what the server's update validation compares with the live object. Only
+   * for an existing object whose manifest the server can type.
+   */
+  readonly merged?: JsonValue;
 }
 
 const STRIPPED_FOR_EVERY_MANAGER: FieldPath[] = [
@@ -426,6 +432,7 @@ function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems
     forgiven,
     deletions: setPaths(comparison.removed),
     deletionsByManager,
+    merged,
     ...(conversionRefusal ? { conversionRefusal } : {}),
   };
 }
