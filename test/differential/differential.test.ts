@@ -143,7 +143,9 @@ async function runScenario(scenario: Scenario, prefix: string): Promise<void> {
   assert.equal(parsed.resources.length, 1, `the manifest must hold one object: ${JSON.stringify(parsed.problems)}`);
   const resource = parsed.resources[0]!;
   const ref = { apiVersion: resource.apiVersion, kind: resource.kind, metadata: { name: resource.name ?? '', namespace } };
-  await replayHistory(admin, scenario.history, ref, namespace);
+  // `${namespace}` in a history names the scenario's own cluster-scoped objects (see withNamespace).
+  const history = JSON.parse(JSON.stringify(scenario.history).replaceAll('${namespace}', namespace)) as typeof scenario.history;
+  await replayHistory(admin, history, ref, namespace);
 
   const fieldManager = scenario.fieldManager ?? 'kubectl';
   const mode = scenario.mode ?? 'serverSide';
@@ -174,7 +176,11 @@ async function predictAndCompare(
   mode: NonNullable<Scenario['mode']>,
 ): Promise<void> {
   // (a) The product's prediction, from reads only.
-  const loaded = await facts.load({ apiVersion: resource.apiVersion, kind: resource.kind, name: resource.name ?? '', namespace });
+  const target = { apiVersion: resource.apiVersion, kind: resource.kind, name: resource.name ?? '', namespace };
+  // A cluster-scoped kind's collection is shared by the scenarios: its watch brings this one's
+  // object a moment after the history wrote it. The product is asked once it has seen that write.
+  if (scenario.manifest.includes('${namespace}')) await untilSeen(facts, target, ref);
+  const loaded = await facts.load(target);
   // An object without a name (generateName) is always a new one: the editor and the check do not
   // look it up (the cluster layer calls the empty name invalid and asks nothing).
   const known: typeof loaded = resource.name === undefined && resource.generateName !== undefined ? { ...loaded, live: { state: 'absent' } } : loaded;
@@ -331,6 +337,20 @@ function assertValidationCauses(server: ServerStatus, predicted: ServerStatus | 
   const named = [...new Set([...(predicted?.causes ?? []).map(causeField), ...findings.map(fieldOf)])].sort();
   assert.deepEqual(named, said, `fields of the 422 (${server.message})`);
   for (const f of findings) if (f.serverMessage !== undefined) assert.equal(f.serverMessage, server.message, `the server's words for ${fieldOf(f)}`);
+}
+
+/** Waits until the product's live object is the one the server holds (its resourceVersion), or both have none. */
+async function untilSeen(facts: FactsSource, target: Parameters<FactsSource['load']>[0], ref: KubeObject): Promise<void> {
+  const held = await get(admin, ref);
+  const want = held.ok ? held.object.metadata.resourceVersion : undefined;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const live = (await facts.load(target)).live;
+    const seen = live.state === 'exists' ? (live.object.metadata as { resourceVersion?: string } | undefined)?.resourceVersion : undefined;
+    if (seen === want && (want !== undefined || live.state === 'absent')) return;
+    assert.ok(Date.now() < deadline, `the product's cache did not see resourceVersion ${String(want)} of ${target.kind} ${target.name} within 30 s (it has ${String(seen)})`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** Only for the corpus's guard (`server:` in a scenario): which kind of answer the server gave. */
