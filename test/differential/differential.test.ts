@@ -31,7 +31,7 @@ import { apply, connect, freshNamespace, get, objectOf, objectPath, request, upd
 import { installWidgetCrd, waitForOpenApi } from '../support/seed-crd';
 import { kubectlSends, removedRoots, sendRaw, serverStatus, topMost, type KubectlRequest, type RawAnswer, type ServerStatus } from './oracle';
 import { applyCrd, replayHistory } from './replay';
-import { crdDir, crdSteps, loadScenarios, withNamespace, type Scenario, type ServerAnswer } from './scenario';
+import { crdDir, crdSteps, historyIn, loadScenarios, withNamespace, type Scenario, type ServerAnswer } from './scenario';
 import { auditSentinel } from '../support/cluster';
 
 const scenarios = loadScenarios();
@@ -144,8 +144,7 @@ async function runScenario(scenario: Scenario, prefix: string): Promise<void> {
   const resource = parsed.resources[0]!;
   const ref = { apiVersion: resource.apiVersion, kind: resource.kind, metadata: { name: resource.name ?? '', namespace } };
   // `${namespace}` in a history names the scenario's own cluster-scoped objects (see withNamespace).
-  const history = JSON.parse(JSON.stringify(scenario.history).replaceAll('${namespace}', namespace)) as typeof scenario.history;
-  await replayHistory(admin, history, ref, namespace);
+  await replayHistory(admin, historyIn(scenario.history, namespace), ref, namespace);
 
   const fieldManager = scenario.fieldManager ?? 'kubectl';
   const mode = scenario.mode ?? 'serverSide';

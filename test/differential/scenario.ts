@@ -142,3 +142,8 @@ export function withNamespace(text: string, namespace: string): string {
   if (replaced === text) throw new Error('the manifest needs a block-style `metadata:` line followed by its keys');
   return replaced;
 }
+
+/** The history with `${namespace}` replaced, as in the manifest (withNamespace). */
+export function historyIn(history: readonly HistoryStep[], namespace: string): HistoryStep[] {
+  return JSON.parse(JSON.stringify(history).replaceAll('${namespace}', namespace)) as HistoryStep[];
+}

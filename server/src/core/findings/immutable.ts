@@ -405,6 +405,8 @@ export function immutableChanges(input: ImmutableInput): ImmutableChange[] {
       if (compared !== undefined) {
         const except = typeof rule.except === 'function' ? rule.except(input.live) : (rule.except ?? []);
         changed = firstDifference(compared, live, base, [], except);
+        // A value immutable as a whole is named as a whole, however little of it changes.
+        if (changed && rule.compare === 'whole') changed = { path: base, ...values(after, live) };
       }
     }
     if (changed) out.push({ ...changed, cause: rule.cause(causeInput), docs: rule.docs });
