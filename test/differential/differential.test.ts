@@ -31,7 +31,7 @@ import { apply, connect, freshNamespace, get, objectOf, objectPath, request, upd
 import { installWidgetCrd, waitForOpenApi } from '../support/seed-crd';
 import { kubectlSends, removedRoots, sendRaw, serverStatus, topMost, type KubectlRequest, type RawAnswer, type ServerStatus } from './oracle';
 import { applyCrd, replayHistory } from './replay';
-import { crdDir, crdSteps, loadScenarios, withNamespace, type Scenario, type ServerAnswer } from './scenario';
+import { crdDir, crdSteps, historyIn, loadScenarios, withNamespace, type Scenario, type ServerAnswer } from './scenario';
 import { auditSentinel } from '../support/cluster';
 
 const scenarios = loadScenarios();
@@ -143,7 +143,8 @@ async function runScenario(scenario: Scenario, prefix: string): Promise<void> {
   assert.equal(parsed.resources.length, 1, `the manifest must hold one object: ${JSON.stringify(parsed.problems)}`);
   const resource = parsed.resources[0]!;
   const ref = { apiVersion: resource.apiVersion, kind: resource.kind, metadata: { name: resource.name ?? '', namespace } };
-  await replayHistory(admin, scenario.history, ref, namespace);
+  // `${namespace}` in a history names the scenario's own cluster-scoped objects (see withNamespace).
+  await replayHistory(admin, historyIn(scenario.history, namespace), ref, namespace);
 
   const fieldManager = scenario.fieldManager ?? 'kubectl';
   const mode = scenario.mode ?? 'serverSide';
@@ -174,7 +175,11 @@ async function predictAndCompare(
   mode: NonNullable<Scenario['mode']>,
 ): Promise<void> {
   // (a) The product's prediction, from reads only.
-  const loaded = await facts.load({ apiVersion: resource.apiVersion, kind: resource.kind, name: resource.name ?? '', namespace });
+  const target = { apiVersion: resource.apiVersion, kind: resource.kind, name: resource.name ?? '', namespace };
+  // A cluster-scoped kind's collection is shared by the scenarios: its watch brings this one's
+  // object a moment after the history wrote it. The product is asked once it has seen that write.
+  if (scenario.manifest.includes('${namespace}')) await untilSeen(facts, target, ref);
+  const loaded = await facts.load(target);
   // An object without a name (generateName) is always a new one: the editor and the check do not
   // look it up (the cluster layer calls the empty name invalid and asks nothing).
   const known: typeof loaded = resource.name === undefined && resource.generateName !== undefined ? { ...loaded, live: { state: 'absent' } } : loaded;
@@ -217,6 +222,9 @@ async function predictAndCompare(
 
   // KCH_DIFF_VERBOSE=1 prints both answers (and what a real apply deleted) of every scenario.
   const report = [`${scenario.name}`, `  predicted ${JSON.stringify(predicted ?? 'accepted')}`, `  server    ${JSON.stringify(server ?? 'accepted')}`];
+  const findings = analyzeResource(resource, known, { fieldManager, applyMode: mode });
+  const validation = findings.filter((f) => validationCodes.has(f.code) || undecidedCodes.has(f.code));
+  if (validation.length > 0) report.push(`  product   422 naming ${JSON.stringify(validation.map(fieldOf))}`);
   if (dryRunSaid) report.push(`  (its dry run answered ${JSON.stringify(dryRunSaid)}; the real request is the truth)`);
   const printReport = () => process.env.KCH_DIFF_VERBOSE && console.log(report.join('\n'));
   const checksDeletions = mode === 'serverSide' && server === undefined && live !== undefined;
@@ -224,18 +232,24 @@ async function predictAndCompare(
   // The history still provokes the situation the scenario is about.
   assert.equal(kindOfAnswer(server), scenario.server, `the server answered ${JSON.stringify(server ?? 'accepted')}; the scenario expects ${scenario.server}`);
 
-  // (c) Agreement.
-  if (prediction.unconverted.length > 0) {
+  // (c) Agreement. The server's validation (422) comes after every other refusal; the product
+  // predicts it as findings that each name the field the server will name.
+  if (server?.code === 422 && validation.length > 0 && (predicted === undefined || predicted.code === 422)) {
+    assertValidationCauses(server, predicted, findings);
+  } else if (prediction.unconverted.length > 0) {
     assertWithinUnconverted(prediction, predicted, server);
   } else if (prediction.uncertain.length > 0 && (server === undefined || server.causes.length > 0)) {
     assertWithinUncertain(prediction, predicted, server);
   } else if (predicted === undefined && (server === undefined || (server.code === 422 && server.reason === 'Invalid'))) {
     // Past ownership and the lock the server validates the object it would store (422 Invalid):
     // its causes are compared with the product's findings by field and word.
-    assertInvalidCauses(analyzeResource(resource, known, { fieldManager, applyMode: mode }), server);
+    assertValidationCauses(server, predicted, findings);
   } else {
     assert.deepEqual(predicted, server, `problems: ${JSON.stringify(prediction.problems)}`);
   }
+  // A refusal the product foresees comes after an answer it foresaw too, or it is the server's.
+  const sure = validation.filter((f) => validationCodes.has(f.code));
+  if (sure.length > 0) assert.ok(server !== undefined, `the product says the server refuses ${JSON.stringify(sure.map(fieldOf))}; the server accepts`);
   if ('refused' in kubectl) {
     // `json: cannot unmarshal bool into Go struct field ObjectMeta.metadata.labels of type string`:
     // the prediction must refuse the manifest at that field.
@@ -310,34 +324,57 @@ function assertWithinUnconverted(p: ApplyPrediction, predicted: ServerStatus | u
 }
 
 /**
- * Findings that name one cause of the server's 422, with the server's words in `serverMessage`
- * (`spec.region: Invalid value: "string": region is immutable`), and findings that say the product
- * cannot know whether the field passes (the server may name it or not).
+ * Findings that predict a refusal of the server's validation (422 Invalid), each naming the field
+ * its `details.causes` entry will name (`serverField`, else `path`), and findings that say the
+ * product cannot know whether a field passes (the server may name it or not).
  */
-const invalidCauseCodes = new Set<string>(['validation-rule-fails']);
-const undecidedCauseCodes = new Set<string>(['validation-rule-unknown']);
+const validationCodes = new Set<string>(['field-immutable', 'validation-rule-fails']);
+const undecidedCodes = new Set<string>(['validation-rule-unknown']);
+
+/** A field as a 422 cause names it, without list selectors (the server names an item by index, the product by key). */
+const bare = (field: string): string => field.replace(/^\./, '').replace(/\[[^\]]*\]/g, '[]');
+const fieldOf = (f: { path?: string; serverField?: string }): string => bare(f.serverField ?? f.path ?? '<nil>');
 
 /**
- * The server's 422 causes against the product's findings: every cause the product is sure of must
- * be the server's, word for word, and every cause of the server must be one of them or on a field
- * the product said it cannot decide (compared without list selectors: the server names an item by
- * its index, the product by its key). An accepted object must have no sure cause.
+ * The server's answer (a 422, or acceptance) against the product's validation findings: every field
+ * the product is sure of is one the server names, in the server's words where the finding knows
+ * them (the whole message, or its cause `field: words`); every field the server names is one the
+ * product named as sure, as undecided, or in its own predicted status (a uid of another
+ * incarnation, which the engine predicts).
  */
-function assertInvalidCauses(findings: readonly Finding[], server: ServerStatus | undefined): void {
-  const said = (server?.causes ?? []).map((c) => {
+function assertValidationCauses(server: ServerStatus | undefined, predicted: ServerStatus | undefined, findings: readonly Finding[]): void {
+  const causes = (server?.causes ?? []).map((c) => {
     const at = c.lastIndexOf(' @ ');
-    return `${c.slice(at + 3)}: ${c.slice(0, at)}`;
+    return { field: bare(c.slice(at + 3)), words: `${c.slice(at + 3)}: ${c.slice(0, at)}` };
   });
-  const sure = findings.filter((f) => invalidCauseCodes.has(f.code));
-  const sureWords = sure.flatMap((f) => (f.serverMessage !== undefined ? [f.serverMessage] : []));
-  const bare = (field: string) => field.replace(/^\./, '').replace(/\[[^\]]*\]/g, '[]');
-  const loose = [...sure.filter((f) => f.serverMessage === undefined), ...findings.filter((f) => undecidedCauseCodes.has(f.code))].map((f) => bare(f.path ?? '<nil>'));
-  assert.deepEqual(sureWords.filter((w) => !said.includes(w)).sort(), [], `causes the product is sure of that the server does not give (it said ${JSON.stringify(server ?? 'accepted')})`);
+  const serverFields = new Set(causes.map((c) => c.field));
+  const sure = findings.filter((f) => validationCodes.has(f.code));
+  for (const f of sure) {
+    assert.ok(serverFields.has(fieldOf(f)), `the product is sure the server refuses ${fieldOf(f)}; the server said ${JSON.stringify(server ?? 'accepted')}`);
+    if (f.serverMessage !== undefined) assert.ok(f.serverMessage === server?.message || causes.some((c) => c.words === f.serverMessage), `the server's words for ${fieldOf(f)}: the product says ${JSON.stringify(f.serverMessage)}, the server ${JSON.stringify(server?.message)}`);
+  }
+  const predictedFields = (predicted?.causes ?? []).map((c) => bare(c.slice(c.lastIndexOf(' @ ') + 3)));
+  for (const field of predictedFields) assert.ok(serverFields.has(field), `the prediction names ${field}; the server said ${JSON.stringify(server ?? 'accepted')}`);
+  const named = new Set([...sure.map(fieldOf), ...findings.filter((f) => undecidedCodes.has(f.code)).map(fieldOf), ...predictedFields]);
   assert.deepEqual(
-    said.filter((w) => !sureWords.includes(w) && !loose.includes(bare(w.slice(0, w.indexOf(': '))))).sort(),
+    [...serverFields].filter((field) => !named.has(field)).sort(),
     [],
-    `server causes the product neither predicted nor named as undecided (${JSON.stringify(findings.map((f) => `${f.code} ${f.path ?? ''}`))})`,
+    `fields of the server's 422 the product neither predicted nor named as undecided (${JSON.stringify(findings.map((f) => `${f.code} ${f.path ?? ''}`))})`,
   );
+}
+
+/** Waits until the product's live object is the one the server holds (its resourceVersion), or both have none. */
+async function untilSeen(facts: FactsSource, target: Parameters<FactsSource['load']>[0], ref: KubeObject): Promise<void> {
+  const held = await get(admin, ref);
+  const want = held.ok ? held.object.metadata.resourceVersion : undefined;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const live = (await facts.load(target)).live;
+    const seen = live.state === 'exists' ? (live.object.metadata as { resourceVersion?: string } | undefined)?.resourceVersion : undefined;
+    if (seen === want && (want !== undefined || live.state === 'absent')) return;
+    assert.ok(Date.now() < deadline, `the product's cache did not see resourceVersion ${String(want)} of ${target.kind} ${target.name} within 30 s (it has ${String(seen)})`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** Only for the corpus's guard (`server:` in a scenario): which kind of answer the server gave. */

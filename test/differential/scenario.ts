@@ -125,8 +125,12 @@ export function crdSteps(history: readonly HistoryStep[]): KubeObject[] {
 /**
  * The manifest text with `namespace: <ns>` added under its top-level `metadata:` line. Text, not a
  * re-serialized object: the scalars, duplicates and formatting the scenario is about stay as written.
+ * A manifest that writes `${namespace}` itself gets it replaced instead, and no namespace added.
  */
 export function withNamespace(text: string, namespace: string): string {
+  // A cluster-scoped object has no namespace: its manifest names the scenario's namespace where it
+  // wants it (`name: kch-${namespace}`), so that every run has objects of its own.
+  if (text.includes('${namespace}')) return text.replaceAll('${namespace}', namespace);
   const json = /^\s*\{/.test(text);
   if (json) {
     const replaced = text.replace(/"metadata"\s*:\s*\{/, (m) => `${m}"namespace": ${JSON.stringify(namespace)}, `);
@@ -137,4 +141,9 @@ export function withNamespace(text: string, namespace: string): string {
   const replaced = text.replace(/^metadata:[ \t]*(#.*)?\r?\n([ \t]+)/m, (m, _comment, indent: string) => `${m}namespace: ${namespace}\n${indent}`);
   if (replaced === text) throw new Error('the manifest needs a block-style `metadata:` line followed by its keys');
   return replaced;
+}
+
+/** The history with `${namespace}` replaced, as in the manifest (withNamespace). */
+export function historyIn(history: readonly HistoryStep[], namespace: string): HistoryStep[] {
+  return JSON.parse(JSON.stringify(history).replaceAll('${namespace}', namespace)) as HistoryStep[];
 }

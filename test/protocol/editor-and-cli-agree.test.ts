@@ -16,7 +16,7 @@ import { startTestServer } from '../support/lsp-client';
 import { apply, connect, freshNamespace, objectOf, type KubeObject } from '../support/seed';
 import { installWidgetCrd, waitForOpenApi } from '../support/seed-crd';
 import { replayHistory } from '../differential/replay';
-import { crdDir, loadScenarios, withNamespace, type Scenario } from '../differential/scenario';
+import { crdDir, historyIn, loadScenarios, withNamespace, type Scenario } from '../differential/scenario';
 import { runCli, scratchDir, writeFiles } from '../cli/cli-process';
 
 /** What both tell the user about one place of one file. */
@@ -75,7 +75,7 @@ describe('the editor and the command line judge alike on the differential corpus
         const namespace = await freshNamespace(admin, `same${n++}`);
         const text = withNamespace(scenario.manifest, namespace);
         const resource = parseManifestText(text).resources[0]!;
-        await replayHistory(admin, scenario.history, { apiVersion: resource.apiVersion, kind: resource.kind, metadata: { name: resource.name ?? '', namespace } }, namespace);
+        await replayHistory(admin, historyIn(scenario.history, namespace), { apiVersion: resource.apiVersion, kind: resource.kind, metadata: { name: resource.name ?? '', namespace } }, namespace);
         const name = `${sub}/${scenario.name.replace(/[^a-z0-9]+/gi, '-')}.${/^\s*\{/.test(text) ? 'json' : 'yaml'}`;
         list.push({ scenario, file: path.join(dir, name), text });
       }

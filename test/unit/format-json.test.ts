@@ -58,6 +58,8 @@ describe('the public record is a mapping, not the internal one', () => {
       liveValue: null,
       manifestValue: { a: [1] },
       serverMessage: 'Apply failed with 1 conflict',
+      // The field a 422 names, for comparing with the server's answer: not part of the record.
+      serverField: 'data',
       docs: 'https://kubernetes.io/docs/',
     };
     // Found on a rendered object (an overlay, a chart): the finding also says which one.

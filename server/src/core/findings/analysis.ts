@@ -6,9 +6,10 @@ import { isJsonObject, jsonDepthExceeds, type JsonObject, type JsonValue } from 
 import { firstCharacter, locate, manifestLimits, type LocateOptions, type ManifestProblem, type ManifestResource, type Range } from '../manifest/manifest';
 import { defaultSeverity, docsLinks, type FindingCode, type Severity } from './catalogue';
 import { builtInGroups, isCustomKind, judgeNotServed, type DefinedKind, type NotServedDiscovery } from './kind-served';
+import { immutableChanges } from './immutable';
 import { judgeMissingNamespace, type DefinedNamespace } from './namespaces';
 import { managerRole } from './managers';
-import { describeManager, formatServerPath, qualifiedResource, type ManagerIdentity } from '../ssa/messages';
+import { describeManager, formatServerPath, invalidMessage, qualifiedResource, type ManagerIdentity } from '../ssa/messages';
 import { valueAtPath } from '../ssa/merge';
 import type { FieldPath } from '../ssa/path';
 import { predictApply, type ApplyMode, type FieldConflict, type PredictedStatus, type UnconvertedManager } from '../ssa/predict';
@@ -116,6 +117,11 @@ export interface Finding {
   readonly manifestValue?: JsonValue;
   /** What the API server itself would say, word for word, when it would refuse the request. */
   readonly serverMessage?: string;
+  /**
+   * The field the server's refusal names (`details.causes[].field`) when it is not `path`: a
+   * StatefulSet's `spec` for a change of `.spec.serviceName`.
+   */
+  readonly serverField?: string;
   /** Where the Kubernetes documentation explains it. */
   readonly docs?: string;
 }
@@ -277,6 +283,13 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
   for (const conflict of prediction.conflicts) {
     findings.push(conflictFinding(resource, object, conflict, facts.schema, conflictStatus?.message, order('fieldConflict')));
   }
+  // Fields the server will not let the update change: its validation (422) comes after every
+  // refusal above, so a finding says which answer comes first.
+  if (live && settings.applyMode !== 'create') {
+    const after = settings.applyMode === 'serverSide' ? prediction.merged : resource.object;
+    const before = first && first.code !== 422 ? ` The server answers ${answerName(first)} first; this one comes only after that is fixed.` : '';
+    if (isJsonObject(after)) findings.push(...immutableFindings(resource, object, live, after, settings.applyMode === 'serverSide', served.group, at, before));
+  }
   findings.push(...unverifiedSecretData(object, prediction.uncertain, nameRange));
   findings.push(...unverifiedConversions(object, prediction.unconverted, nameRange));
 
@@ -393,6 +406,41 @@ function conflictFinding(
     ...(serverMessage !== undefined ? { serverMessage } : {}),
     docs: docsLinks.ssaConflicts,
   };
+}
+
+/** One finding per field the apply changes and the server keeps, on the key that changes it. */
+function immutableFindings(
+  resource: ManifestResource,
+  object: ObjectIdentity,
+  live: JsonObject,
+  after: JsonObject,
+  afterIsWhole: boolean,
+  group: string,
+  at: (path: FieldPath) => { key: Range; value: Range; node?: string },
+  orderNote: string,
+): Finding[] {
+  const changes = immutableChanges({ group, kind: resource.kind, live, after, afterIsWhole });
+  // The server lists every cause in one 422; its whole message is known when there is one cause.
+  const causes = new Set(changes.map((c) => `${c.cause.field}: ${c.cause.message}`));
+  return changes.map((c) => {
+    const path = formatServerPath(c.path);
+    const said = `${c.cause.field}: ${c.cause.message}`;
+    const serverMessage = invalidMessage(resource.kind, group, resource.name ?? '', said);
+    const values = `live ${c.live !== undefined ? showValue(c.live) : 'unset'}, manifest ${c.after !== undefined ? showValue(c.after) : 'unset'}`;
+    return {
+      code: 'field-immutable',
+      severity: defaultSeverity('field-immutable'),
+      message: `${path.slice(1)} cannot be changed on an existing ${resource.kind} (${values}): the server refuses the update (422): ${serverMessage}${serverMessage.endsWith('.') ? '' : '.'}${orderNote}`,
+      range: at(c.path).key,
+      object,
+      path,
+      ...(c.live !== undefined ? { liveValue: c.live } : {}),
+      ...(c.after !== undefined ? { manifestValue: c.after } : {}),
+      ...(c.cause.exact && causes.size === 1 ? { serverMessage } : {}),
+      ...(c.cause.field !== path.slice(1) ? { serverField: c.cause.field } : {}),
+      docs: c.docs,
+    };
+  });
 }
 
 function managersSuffix(live: JsonObject | undefined): string {

@@ -73,6 +73,13 @@ export const findingCatalogue = {
       'The manifest carries the uid of an object that was deleted: the server answers 409 Conflict when no object has that name, and 422 Invalid (the uid is immutable) when it was created again.',
     docs: docsLinks.concurrency,
   },
+  'field-immutable': {
+    severity: 'error',
+    title: 'The server will not let this field change',
+    description:
+      'The manifest changes a field the API server keeps as it was created (a workload\'s selector, a StatefulSet\'s claims and service name, a Job\'s pod template, a Service\'s cluster IP, a claim\'s or volume\'s spec, an immutable ConfigMap, a binding\'s roleRef, a StorageClass\'s parameters, ...): the update is refused with 422 Invalid. Delete and create the object again, or keep the live value.',
+    docs: 'https://kubernetes.io/docs/reference/kubernetes-api/',
+  },
   'would-delete': {
     severity: 'warning',
     title: 'The apply would delete a field',

@@ -32,7 +32,7 @@ export interface Verification {
 }
 
 /** The 409s and refusals the prediction can name, by the finding code that names them. */
-const refusalCodes = new Set(['field-conflict', 'already-exists', 'stale-resource-version', 'uid-mismatch', 'invalid-manifest', 'namespace-not-found', 'namespace-from-files', 'validation-rule-fails']);
+const refusalCodes = new Set(['field-conflict', 'already-exists', 'stale-resource-version', 'uid-mismatch', 'invalid-manifest', 'namespace-not-found', 'namespace-from-files', 'validation-rule-fails', 'field-immutable']);
 
 /** Problems that are no answer about the manifest at all: the object could not be verified. */
 const noAnswer = new Set(['unreachable', 'unauthenticated', 'forbidden', 'configuration']);
@@ -67,6 +67,8 @@ export function compareWithServer<P extends { kind: string; message: string; rea
         f.code === 'invalid-manifest' ||
         (f.code === 'validation-rule-fails' && outcome.problem.reason === 'Invalid' && (f.serverMessage === undefined || answer.includes(f.serverMessage))) ||
         (f.code === 'uid-mismatch' && f.liveValue !== undefined && outcome.problem.reason === 'Invalid') ||
+        // A field the server keeps as it was (422 Invalid).
+        (f.code === 'field-immutable' && outcome.problem.reason === 'Invalid') ||
         ((f.code === 'namespace-not-found' || f.code === 'namespace-from-files') && outcome.problem.reason === 'NotFound'),
     ) || (outcome.problem.reason === 'Invalid' && findings.some((f) => f.code === 'validation-rule-unknown'));
     if (!foreseen) differences.push({ message: `the server refuses the manifest: ${answer}; the prediction did not foresee it`, range: whole });

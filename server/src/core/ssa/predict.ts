@@ -153,8 +153,9 @@ export interface ApplyPrediction {
   readonly statuses: readonly PredictedStatus[];
   readonly problems: readonly EngineProblem[];
   /**
-   * The object a server-side apply to an existing object would produce: the live object with the
-   * manifest merged in and what this applier dropped pruned (what the server validates next).
+   * The object as the server-side apply leaves it before the server's defaulting and validation
+   * (merged, pruned): what the server's update validation compares with the live object. Only
+   * for an existing object whose manifest the server can type.
    */
   readonly merged?: JsonValue;
 }
