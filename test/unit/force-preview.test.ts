@@ -1,7 +1,8 @@
 // The force preview (core/findings/force-preview.ts) on histories captured from the real API server
 // (test/fixtures/force-preview/, see its README.md): for each, the managers and fields the preview
 // says forcing takes must be exactly what the server's own answer to the forced apply shows taken
-// (the history's `forced` managedFields, walked here independently of the product), and who takes
+// (the history's `forced` managedFields, walked by test/support/managed-fields-oracle.ts, not by
+// the product), and who takes
 // them back is what the hand-written cases say.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -12,6 +13,7 @@ import { predictionOf, type ResourceFacts } from '../../server/src/core/findings
 import { forceLine, forcePreview, kubectlForceCommand, renderForcePreview, shellQuote, type AutoscalerFacts, type ForcePreview } from '../../server/src/core/findings/force-preview';
 import type { JsonObject } from '../../server/src/core/json';
 import { parseManifestText } from '../../server/src/core/manifest/manifest';
+import { managerKey, takenFrom, type ManagedEntryLike } from '../support/managed-fields-oracle';
 import { schema } from './findings-fixtures';
 
 const dir = path.join(import.meta.dirname, '..', 'fixtures', 'force-preview');
@@ -23,19 +25,9 @@ interface ForceHistory {
   manifest: string;
   live: JsonObject;
   autoscalers: JsonObject[];
-  forced: { managedFields: ManagedEntry[] };
+  forced: { managedFields: ManagedEntryLike[] };
 }
 
-interface ManagedEntry {
-  manager: string;
-  operation: 'Apply' | 'Update';
-  apiVersion: string;
-  subresource?: string;
-  fieldsV1: FieldsV1;
-}
-interface FieldsV1 {
-  [element: string]: FieldsV1;
-}
 
 interface Case {
   name: string;
@@ -73,54 +65,14 @@ function previewOf(h: ForceHistory, autoscalers: AutoscalerFacts = { state: 'rea
   });
 }
 
-// ---------------------------------------------------------------------------------------------
-// The oracle: the server's managedFields before and after the forced dry run, walked here.
-
-/** `.spec.replicas`, `[name="app"]`: one FieldsV1 element as the server prints paths. */
-function element(key: string): string {
-  const rest = key.slice(2);
-  switch (key.slice(0, 2)) {
-    case 'f:':
-      return `.${rest}`;
-    case 'k:':
-      return `[${Object.entries(JSON.parse(rest) as Record<string, unknown>).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(',')}]`;
-    case 'v:':
-      return `[=${JSON.stringify(JSON.parse(rest))}]`;
-    case 'i:':
-      return `[${rest}]`;
-    default:
-      throw new Error(`unknown FieldsV1 element ${key}`);
-  }
-}
-
-/** Every path an entry owns: leaves, and the nodes marked with `.`. */
-function owned(node: FieldsV1, prefix = ''): string[] {
-  return Object.entries(node).flatMap(([key, child]) => {
-    if (key === '.') return [prefix];
-    const p = prefix + element(key);
-    return Object.keys(child).length === 0 ? [p] : owned(child, p);
-  });
-}
-
-const identity = (e: { manager: string; operation: string; subresource?: string; apiVersion?: string }) =>
-  JSON.stringify([e.manager, e.operation, e.subresource ?? '', e.operation === 'Update' ? (e.apiVersion ?? '') : '']);
-
-/** Per manager (other than the applier), what it owned before and no longer owns in the server's forced answer. */
+/** Per manager, what the server's answer to the forced apply no longer gives it. */
 function takenByServer(h: ForceHistory): Map<string, string[]> {
-  const before = (h.live.metadata as unknown as { managedFields?: ManagedEntry[] }).managedFields ?? [];
-  const after = new Map(h.forced.managedFields.map((e) => [identity(e), new Set(owned(e.fieldsV1))]));
-  const taken = new Map<string, string[]>();
-  for (const e of before) {
-    if (e.manager === h.fieldManager && e.operation === 'Apply') continue;
-    const kept = after.get(identity(e)) ?? new Set<string>();
-    const lost = owned(e.fieldsV1).filter((p) => !kept.has(p)).sort();
-    if (lost.length > 0) taken.set(identity(e), lost);
-  }
-  return taken;
+  const before = (h.live.metadata as unknown as { managedFields?: ManagedEntryLike[] }).managedFields ?? [];
+  return takenFrom(before, h.forced.managedFields, h.fieldManager);
 }
 
 function takenByPreview(p: ForcePreview): Map<string, string[]> {
-  return new Map(p.losses.map((l) => [identity(l), l.fields.map((f) => f.path).sort()]));
+  return new Map(p.losses.map((l) => [managerKey(l), l.fields.map((f) => f.path).sort()]));
 }
 
 describe('the preview takes what the server takes when the apply is forced', () => {
