@@ -9,6 +9,7 @@ import {
   sendNotification,
   sendRequest,
   settingsSection,
+  type ForcePreviewResult,
   type InitializationOptions,
   type OwnershipResult,
   type RefreshParams,
@@ -40,6 +41,8 @@ function detectSyntaxServices(): SyntaxServices {
   return found;
 }
 let client: LanguageClient | undefined;
+/** Where the "Preview forcing…" code action's answer is shown (set at activation). */
+let forcePreviewDocs: OwnershipDocuments | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const output = vscode.window.createOutputChannel('Kube Conflict Hints');
@@ -124,6 +127,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }),
     ),
     vscode.commands.registerCommand(
+      'kubeConflictHints.forcePreview',
+      withClient(async (c) => {
+        const editor = vscode.window.activeTextEditor;
+        if (!editor) return;
+        const result = await sendRequest(c, requests.forcePreview, {
+          uri: editor.document.uri.toString(),
+          position: { line: editor.selection.active.line, character: editor.selection.active.character },
+        });
+        await showForcePreview(ownershipDocs, result);
+      }),
+    ),
+    vscode.commands.registerCommand(
       'kubeConflictHints.verify',
       withClient(async (c) => {
         const uri = activeUri();
@@ -164,6 +179,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (client?.isRunning()) void sendNotification(client, notifications.syntaxServices, now);
     }),
   );
+  forcePreviewDocs = ownershipDocs;
   await start();
   context.subscriptions.push(...(await watchKubernetesTools(() => void (client && sendRequest(client, requests.refresh, undefined)))));
 }
@@ -192,6 +208,13 @@ function createClient(context: vscode.ExtensionContext, output: vscode.OutputCha
     initializationOptions,
     outputChannel: output,
     middleware: {
+      // The "Preview forcing…" code action runs the server's command; its answer is shown here
+      // (VS Code would otherwise drop what a command returns).
+      executeCommand: async (command, args, next) => {
+        const result = await next(command, args);
+        if (command === requests.forcePreview.command && forcePreviewDocs) await showForcePreview(forcePreviewDocs, (result ?? null) as ForcePreviewResult | null);
+        return result;
+      },
       // Where the user set nothing, follow the Kubernetes extension's kubeconfig and context.
       // In an untrusted workspace, no kubeconfig or context the workspace provides is passed on
       // (nor the Kubernetes extension's, which its workspace settings may choose): a kubeconfig
@@ -250,12 +273,27 @@ function showStatus(item: vscode.StatusBarItem, params: StatusParams): void {
   item.backgroundColor = calm ? undefined : new vscode.ThemeColor('statusBarItem.warningBackground');
 }
 
-/** Read-only documents for "show ownership", served from memory. */
+/**
+ * The force preview beside the manifest, read-only, with the kubectl command to copy. Nothing is
+ * run: the user copies the command and decides.
+ */
+async function showForcePreview(docs: OwnershipDocuments, result: ForcePreviewResult | null): Promise<void> {
+  if (!result) return void vscode.window.showInformationMessage('Kube Conflict Hints: no live object for the resource under the cursor.');
+  const doc = await vscode.workspace.openTextDocument(docs.put(result, 'txt'));
+  await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+  const copy = 'Copy kubectl command';
+  const taken = result.preview.losses.reduce((n, l) => n + l.fields.length, 0);
+  const back = result.preview.losses.flatMap((l) => (l.takesBack ? [`${l.takesBack.by} ${l.takesBack.certainty} take ${l.takesBack.paths.join(', ')} back`] : []));
+  const summary = `Forcing takes ${taken} field${taken === 1 ? '' : 's'}${back.length ? `; ${back.join('; ')}` : ''}.`;
+  if ((await vscode.window.showInformationMessage(`Kube Conflict Hints: ${summary}`, copy)) === copy) await vscode.env.clipboard.writeText(result.command);
+}
+
+/** Read-only documents for "show ownership" and the force preview, served from memory. */
 class OwnershipDocuments implements vscode.TextDocumentContentProvider {
   private readonly texts = new Map<string, string>();
   private counter = 0;
-  put(result: OwnershipResult): vscode.Uri {
-    const uri = vscode.Uri.from({ scheme: ownershipScheme, path: `/${++this.counter}/${result.title.replace(/[\\/]/g, '_')}.yaml` });
+  put(result: OwnershipResult, extension = 'yaml'): vscode.Uri {
+    const uri = vscode.Uri.from({ scheme: ownershipScheme, path: `/${++this.counter}/${result.title.replace(/[\\/]/g, '_')}.${extension}` });
     this.texts.set(uri.toString(), result.text);
     return uri;
   }

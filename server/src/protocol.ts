@@ -187,6 +187,37 @@ export interface OverlaysResult {
   problem?: string;
 }
 
+/**
+ * What `kubectl apply --server-side --force-conflicts` would take from each other manager, and who
+ * takes it back (core/findings/force-preview.ts computes it; the shape is repeated here because
+ * this file imports nothing, and the server's handler is checked against it when it compiles).
+ */
+export interface ForcePreviewResult {
+  /** `Force preview: Deployment shop/web` */
+  title: string;
+  /** The preview as text, for a read-only view or a client that shows command results as text. */
+  text: string;
+  /** The kubectl command to copy. */
+  command: string;
+  preview: {
+    object: { apiVersion: string; kind: string; name: string; namespace?: string };
+    fieldManager: string;
+    losses: readonly {
+      manager: string;
+      operation: 'Apply' | 'Update';
+      subresource?: string;
+      apiVersion?: string;
+      time?: string;
+      fields: readonly { path: string; liveValue?: unknown; manifestValue?: unknown; withoutForce?: boolean }[];
+      takesBack?: { certainty: 'will' | 'may'; kind: 'autoscaler' | 'controller' | 'gitops'; by: string; reason: string; paths: readonly string[] };
+      note?: string;
+    }[];
+    uncertain: readonly { manager: string; operation: 'Apply' | 'Update'; subresource?: string; paths: readonly string[] }[];
+    stillRefused: readonly string[];
+    command: string;
+  };
+}
+
 export interface VerifyResult {
   /** Resources confirmed as predicted. */
   agreed: number;
@@ -254,6 +285,11 @@ export const requests = {
   ownership: clientRequest<DocumentParams, OwnershipResult | null>('kubeConflictHints/ownership', 'kube-conflict-hints.showOwnership', true),
   /** Confirm the document's predictions with dry-run applies. */
   verify: clientRequest<DocumentParams, VerifyResult>('kubeConflictHints/verify', 'kube-conflict-hints.verify', true),
+  /**
+   * What forcing the apply of the resource at the position would take from whom, and who takes it
+   * back; null when no resource is there or its live object is not known. Sends only reads.
+   */
+  forcePreview: clientRequest<DocumentParams, ForcePreviewResult | null>('kubeConflictHints/forcePreview', 'kube-conflict-hints.forcePreview', true),
   /** The Kustomize overlays that use the document, and which of them count (kustomizeOverlays). */
   overlays: clientRequest<DocumentParams, OverlaysResult>('kubeConflictHints/overlays', 'kube-conflict-hints.overlays', true),
 } as const;

@@ -119,7 +119,10 @@ test('text: a compiler-style line on the exact key for each conflict, grouped un
   assert.deepEqual(block, [
     'apply/web.yaml:4:9 information exists deployments.apps "web" exists; managed by "kubectl", "kube-controller-manager", "kubectl-edit"',
     `apply/web.yaml:${replicasLine}:13 error field-conflict .spec.replicas is managed by "kube-controller-manager" with subresource "scale" using apps/v1 (an autoscaler): live 5, manifest 3 — kubectl apply --server-side would fail`,
+    '  forcing takes .spec.replicas from kube-controller-manager (Update, scale); nothing is known to take it back (no HorizontalPodAutoscaler in this namespace targets this Deployment now)',
     `apply/web.yaml:${imageLine}:18 error field-conflict ${imagePath} is managed by "kubectl-edit" using apps/v1 (a manual kubectl edit): live "nginx:1.26", manifest "nginx:1.25" — kubectl apply --server-side would fail`,
+    `  forcing takes ${imagePath} from kubectl-edit (Update); nothing is known to take it back (a manual kubectl edit)`,
+    `  to force: kubectl apply --server-side --force-conflicts --field-manager=kubectl --kubeconfig=${s.cluster.kubeconfig} --context=admin -f apply/web.yaml`,
   ]);
   assert.match(run.stdout, new RegExp(`^configmaps/shop-config \\(namespace ${s.namespace}\\)\\n.*\\napply/shop-config\\.yaml:7:14 error field-conflict \\.data\\.log\\.level is managed by "helm"`, 'm'));
   const flagsRv = lineOf(s.texts['apply/feature-flags.yaml']!, /resourceVersion:/);
@@ -196,7 +199,7 @@ test('by default the text says what needs a look and a summary; --verbose adds t
   const header = lines.indexOf(`deployments.apps/web (namespace ${s.namespace})`);
   assert.deepEqual(
     lines.slice(header + 1, lines.indexOf('', header)).map((l) => l.split(' ').slice(0, 3).join(' ')),
-    [`apply/web.yaml:${lineOf(web, /^ {2}replicas:/)}:13 error field-conflict`, `apply/web.yaml:${lineOf(web, /image: nginx/)}:18 error field-conflict`],
+    [`apply/web.yaml:${lineOf(web, /^ {2}replicas:/)}:13 error field-conflict`, '  forcing', `apply/web.yaml:${lineOf(web, /image: nginx/)}:18 error field-conflict`, '  forcing', '  to'],
   );
   assert.match(lines.at(-2)!, /^5 errors, 0 warnings, 3 information \(not shown; --verbose shows them\) — 4 objects in 4 files, serverSide as "kubectl", against context admin$/);
   // Everything else is the same: the verbose run is the quiet run plus the information lines.

@@ -88,6 +88,7 @@ describe('custom messages', () => {
       managers: ['kubeConflictHints/managers', 'kube-conflict-hints.managers', true],
       ownership: ['kubeConflictHints/ownership', 'kube-conflict-hints.showOwnership', true],
       verify: ['kubeConflictHints/verify', 'kube-conflict-hints.verify', true],
+      forcePreview: ['kubeConflictHints/forcePreview', 'kube-conflict-hints.forcePreview', true],
       overlays: ['kubeConflictHints/overlays', 'kube-conflict-hints.overlays', true],
     });
     assert.deepEqual(Object.fromEntries(Object.entries(notifications).map(([key, n]) => [key, n.method])), {
@@ -128,6 +129,7 @@ describe('custom messages', () => {
       assert.deepEqual(await sendRequest(wire, requests.managers, { uri }), ['kubectl']);
       assert.equal(await sendRequest(wire, requests.ownership, { uri, position: { line: 3, character: 2 } }), null);
       assert.deepEqual(await sendRequest(wire, requests.verify, { uri }), noAccess);
+      assert.equal(await sendRequest(wire, requests.forcePreview, { uri, position: { line: 3, character: 2 } }), null);
       const notOverlay = { overlays: [], keep: [], everyOverlay: true, problem: 'The file is in no workspace folder: overlays are chosen per workspace folder.' };
       assert.deepEqual(await sendRequest(wire, requests.overlays, { uri }), notOverlay);
       const asCommand = (command: string) => server.request('workspace/executeCommand', { command, arguments: [uri] });
@@ -136,6 +138,7 @@ describe('custom messages', () => {
       assert.deepEqual(await asCommand(requests.managers.command), ['kubectl']);
       assert.equal(await asCommand(requests.ownership.command), null);
       assert.deepEqual(await asCommand(requests.verify.command), noAccess);
+      assert.equal(await asCommand(requests.forcePreview.command), null);
       assert.deepEqual(await asCommand(requests.overlays.command), notOverlay);
     } finally {
       await server.shutdown();

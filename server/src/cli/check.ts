@@ -2,10 +2,11 @@
 // the same analysis the editor runs, and (with --verify) the server's dry-run answer beside it.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { analyzeResource, locateOptions, objectIdentity, problemFindings, type AnalysisSettings } from '../core/findings/analysis';
+import { analyzeResource, locateOptions, objectIdentity, predictionOf, problemFindings, type AnalysisSettings, type Finding, type ResourceFacts } from '../core/findings/analysis';
+import { forcePreview, type AutoscalerFacts, type ForcePreview, type KubectlInvocation } from '../core/findings/force-preview';
 import { definedKinds, withDefinedKinds, type DefinedKind } from '../core/findings/kind-served';
 import { overlayLabels, renderedObjectFindings } from '../core/findings/rendered';
-import { parseManifestText } from '../core/manifest/manifest';
+import { parseManifestText, type ManifestResource } from '../core/manifest/manifest';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget } from '../core/sources/source-map';
 import { renderKustomization } from '../render/kustomize';
@@ -35,6 +36,8 @@ export async function runCheck(
    * to look for the overlays that use a named file (none when undefined).
    */
   rendering: { kustomizations: readonly string[]; settings: RenderSettings; helm?: Omit<HelmCheckRequest, 'settings'>; searchRoot?: string } = { kustomizations: [], settings: {} },
+  /** The cluster flags the check was run with: the force preview's kubectl command repeats them. */
+  kubectl: Omit<KubectlInvocation, 'file'> = {},
 ): Promise<CheckOutcome> {
   const objects: CheckedObject[] = [];
   const texts = new Map<string, string>();
@@ -165,7 +168,8 @@ export async function runCheck(
       const answer = await reader.read(resource);
       if (!answer.ok) return { ok: false, problem: answer.problem };
       const findings = analyzeResource(resource, answer.facts, together);
-      const checked: CheckedObject = { file: shown, object: objectIdentity(resource), title: answer.title, findings, notes: answer.notes };
+      const preview = await forcePreviewOf(resource, answer.facts, findings, together, reader, { file: file === stdinTarget ? '-' : shown, ...kubectl });
+      const checked: CheckedObject = { file: shown, object: objectIdentity(resource), title: answer.title, findings, notes: answer.notes, ...(preview ? { forcePreview: preview } : {}) };
       const verified: VerifyAnswer = verifier ? await verifyResource(verifier, resource, findings, answer.facts, settings) : { ok: true };
       if (!verified.ok) return { ok: false, problem: verified.problem };
       objects.push(verified.verification ? { ...checked, verification: verified.verification } : checked);
@@ -183,6 +187,23 @@ export async function runCheck(
       objects,
     },
   };
+}
+
+/**
+ * The force preview of an object with a field conflict (the same judgement as the editor's
+ * "Preview forcing…"): its autoscalers are read only then.
+ */
+async function forcePreviewOf(
+  resource: ManifestResource,
+  facts: ResourceFacts,
+  findings: readonly Finding[],
+  settings: AnalysisSettings,
+  reader: FactsReader,
+  invocation: KubectlInvocation,
+): Promise<ForcePreview | undefined> {
+  if (!findings.some((f) => f.code === 'field-conflict') || facts.live.state !== 'exists') return undefined;
+  const autoscalers: AutoscalerFacts = reader.autoscalers ? await reader.autoscalers(resource) : { state: 'unknown', reason: 'a snapshot holds no HorizontalPodAutoscalers' };
+  return forcePreview({ object: objectIdentity(resource), prediction: predictionOf(resource, facts, settings), live: facts.live.object, fieldManager: settings.fieldManager, autoscalers, invocation });
 }
 
 /** An overlay that could not be rendered: one error on its kustomization file. */

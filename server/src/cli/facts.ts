@@ -9,7 +9,8 @@ import type { ManifestResource } from '../core/manifest/manifest';
 import { qualifiedResource } from '../core/ssa/messages';
 import type { ReportSource } from './report';
 import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
-import { createFactsSource, type ApiResourceInfo, type ClusterConnection, type ClusterProblem } from '../cluster';
+import { autoscalersFor, createFactsSource, type ApiResourceInfo, type ClusterConnection, type ClusterProblem } from '../cluster';
+import type { AutoscalerFacts } from '../core/findings/force-preview';
 
 export type FactsAnswer =
   | { ok: true; facts: ResourceFacts; title: string; notes: string[] }
@@ -18,6 +19,11 @@ export type FactsAnswer =
 export interface FactsReader {
   readonly source: ReportSource;
   read(resource: ManifestResource): Promise<FactsAnswer>;
+  /**
+   * The HorizontalPodAutoscalers that could target the object, for the force preview; read only
+   * when asked. A reader without it (a snapshot, which saves no autoscalers) knows of none.
+   */
+  autoscalers?(resource: ManifestResource): Promise<AutoscalerFacts>;
   close(): void;
 }
 
@@ -56,6 +62,7 @@ export function liveFactsReader(connection: ClusterConnection): FactsReader {
       if (!answer.ok) return answer;
       return { ok: true, facts: answer.facts, title: objectTitle(resource, answer.served, answer.namespace), notes: answer.notes };
     },
+    autoscalers: (resource) => autoscalersFor(connection, { apiVersion: resource.apiVersion, kind: resource.kind, ...(resource.namespace ? { namespace: resource.namespace } : {}) }),
     close: () => {
       facts.dispose();
       connection.dispose();

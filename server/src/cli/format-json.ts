@@ -8,6 +8,7 @@
 // finding came from) is added as an optional property of the schema's `finding` and one line in
 // publicFinding below, with version 1 kept; renaming, retyping or removing a field means version 2.
 import type { Finding, FindingCode, ObjectIdentity, Severity } from '../core/findings/analysis';
+import type { ForcePreview } from '../core/findings/force-preview';
 import type { JsonValue } from '../core/json';
 import type { Range } from '../core/manifest/manifest';
 import type { ManagerIdentity } from '../core/ssa/messages';
@@ -81,6 +82,24 @@ export interface PublicObject {
   readonly verification?: PublicVerification;
   readonly notes: readonly string[];
   readonly rendered?: PublicRenderedFrom;
+  readonly forcePreview?: PublicForcePreview;
+}
+
+/** The schema's `forcePreview`: what --force-conflicts takes from whom, and who takes it back. */
+export interface PublicForcePreview {
+  readonly losses: readonly {
+    readonly manager: string;
+    readonly operation: 'Apply' | 'Update';
+    readonly subresource?: string;
+    readonly apiVersion?: string;
+    readonly time?: string;
+    readonly fields: readonly { readonly path: string; readonly liveValue?: JsonValue; readonly manifestValue?: JsonValue; readonly withoutForce?: boolean }[];
+    readonly takesBack?: { readonly certainty: 'will' | 'may'; readonly kind: 'autoscaler' | 'controller' | 'gitops'; readonly by: string; readonly reason: string; readonly paths: readonly string[] };
+    readonly note?: string;
+  }[];
+  readonly uncertain: readonly { readonly manager: string; readonly operation: 'Apply' | 'Update'; readonly subresource?: string; readonly paths: readonly string[] }[];
+  readonly stillRefused: readonly string[];
+  readonly command: string;
 }
 
 export type PublicSource =
@@ -147,6 +166,26 @@ function publicVerification(v: Verification): PublicVerification {
   };
 }
 
+function publicForcePreview(p: ForcePreview): PublicForcePreview {
+  return {
+    losses: p.losses.map((l) =>
+      defined({
+        manager: l.manager,
+        operation: l.operation,
+        subresource: l.subresource,
+        apiVersion: l.apiVersion,
+        time: l.time,
+        fields: l.fields.map((f) => defined({ path: f.path, liveValue: f.liveValue, manifestValue: f.manifestValue, withoutForce: f.withoutForce })),
+        takesBack: l.takesBack && { certainty: l.takesBack.certainty, kind: l.takesBack.kind, by: l.takesBack.by, reason: l.takesBack.reason, paths: [...l.takesBack.paths] },
+        note: l.note,
+      }),
+    ),
+    uncertain: p.uncertain.map((u) => defined({ manager: u.manager, operation: u.operation, subresource: u.subresource, paths: [...u.paths] })),
+    stillRefused: [...p.stillRefused],
+    command: p.command,
+  };
+}
+
 function publicObject(o: CheckedObject): PublicObject {
   return defined({
     file: o.file,
@@ -155,6 +194,7 @@ function publicObject(o: CheckedObject): PublicObject {
     verification: o.verification && publicVerification(o.verification),
     notes: [...o.notes],
     rendered: o.rendered && publicRendered(o.rendered),
+    forcePreview: o.forcePreview && publicForcePreview(o.forcePreview),
   });
 }
 

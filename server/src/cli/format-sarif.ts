@@ -2,6 +2,7 @@
 // catalogue, each with its help link and default level; the results are the findings.
 import type { Severity } from '../core/findings/analysis';
 import { dryRunDiffersCode, findingCatalogue, findingCodes, type FindingCode } from '../core/findings/catalogue';
+import { forceLine, lossOf } from '../core/findings/force-preview';
 import type { Range } from '../core/manifest/manifest';
 import type { CheckReport } from './report';
 
@@ -83,6 +84,19 @@ export function toSarif(report: CheckReport, options: SarifOptions): JsonSarifLo
       if (f.liveValue !== undefined) properties.liveValue = f.liveValue;
       if (f.manifestValue !== undefined) properties.manifestValue = f.manifestValue;
       if (f.serverMessage !== undefined) properties.serverMessage = f.serverMessage;
+      // A field conflict's way out by force: what it takes from this manager, who takes it back, the command.
+      const loss = f.code === 'field-conflict' && o.forcePreview ? lossOf(o.forcePreview, f) : undefined;
+      if (loss && o.forcePreview) {
+        properties.forcePreview = {
+          text: forceLine(o.forcePreview, f),
+          manager: loss.manager,
+          operation: loss.operation,
+          ...(loss.subresource ? { subresource: loss.subresource } : {}),
+          ...(loss.time ? { time: loss.time } : {}),
+          ...(loss.takesBack?.paths.includes(f.path!) ? { takesBack: loss.takesBack } : {}),
+          command: o.forcePreview.command,
+        };
+      }
       results.push({
         ruleId: f.code,
         ruleIndex: findingCodes.indexOf(f.code),

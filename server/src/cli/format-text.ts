@@ -1,6 +1,7 @@
 // `--format text` (the default): compiler-style lines for CI logs and terminals.
 import type { Severity } from '../core/findings/analysis';
 import { dryRunDiffersCode } from '../core/findings/catalogue';
+import { forceLine } from '../core/findings/force-preview';
 import type { Range } from '../core/manifest/manifest';
 import { againstWhat, summarize, type CheckReport } from './report';
 
@@ -28,7 +29,13 @@ export function formatText(report: CheckReport, options: TextOptions = {}): stri
   for (const o of report.objects) {
     const lines: string[] = [];
     const sorted = o.findings.filter((f) => shown(f.severity)).sort((a, b) => comparePositions(a.range, b.range));
-    for (const f of sorted) lines.push(`${position(o.file, f.range)} ${f.severity} ${f.code} ${f.message}`);
+    for (const f of sorted) {
+      lines.push(`${position(o.file, f.range)} ${f.severity} ${f.code} ${f.message}`);
+      // Under each conflict: what forcing would take from that manager, and who takes it back.
+      const forcing = f.code === 'field-conflict' && o.forcePreview ? forceLine(o.forcePreview, f) : undefined;
+      if (forcing) lines.push(`  ${forcing}`);
+    }
+    if (o.forcePreview && sorted.some((f) => f.code === 'field-conflict')) lines.push(`  to force: ${o.forcePreview.command}`);
     if (o.verification) {
       for (const d of o.verification.differences) lines.push(`${position(o.file, d.range)} error ${dryRunDiffersCode} ${d.message}`);
     }

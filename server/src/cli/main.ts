@@ -74,7 +74,12 @@ async function check(command: CheckCommand): Promise<number> {
       helm: { charts: command.charts, valuesFiles: command.valuesFiles, namespace: command.namespace ?? connection?.defaultNamespace ?? 'default', ...(command.release !== undefined ? { release: command.release } : {}) },
       searchRoot: command.searchRoot ?? process.cwd(),
     };
-    const outcome = await runCheck(files.files, reader, { fieldManager: command.fieldManager, applyMode: command.mode }, command.verify ? connection : undefined, stdin, (p) => progress.update(p), rendering);
+    const kubectl = {
+      ...(command.kubeconfig !== undefined ? { kubeconfig: command.kubeconfig } : {}),
+      ...(command.context !== undefined ? { context: command.context } : {}),
+      ...(command.namespace !== undefined ? { namespace: command.namespace } : {}),
+    };
+    const outcome = await runCheck(files.files, reader, { fieldManager: command.fieldManager, applyMode: command.mode }, command.verify ? connection : undefined, stdin, (p) => progress.update(p), rendering, kubectl);
     progress.finish();
     if (!outcome.ok) return 'usage' in outcome ? fail(outcome.usage) : fail(describeProblem(outcome.problem, connection, command.verify));
     await write(process.stdout, render(outcome.report, command));

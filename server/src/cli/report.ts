@@ -2,6 +2,7 @@
 // findings, notes and (with --verify) the server's dry-run answer. The printers (format-*.ts) turn
 // this one record into text, JSON, SARIF, GitHub annotations or a GitLab Code Quality report.
 import type { Finding, ObjectIdentity, Severity } from '../core/findings/analysis';
+import type { ForcePreview } from '../core/findings/force-preview';
 import type { ApplyMode } from '../core/ssa/predict';
 
 // The dry-run comparison is the editor's too (core/findings/verification.ts): its records, as reported.
@@ -19,6 +20,11 @@ export interface CheckedObject {
   readonly verification?: Verification;
   /** Why the object could not be checked fully (not in the snapshot, no schema for its group-version). */
   readonly notes: readonly string[];
+  /**
+   * What `kubectl apply --server-side --force-conflicts` would take from each other manager and
+   * who takes it back: set for an object with a field conflict (core/findings/force-preview.ts).
+   */
+  readonly forcePreview?: ForcePreview;
   /** Set when the object was rendered (an overlay, a chart): `file` is then the source file the findings are on. */
   readonly rendered?: RenderedFrom;
 }

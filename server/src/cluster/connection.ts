@@ -82,6 +82,8 @@ export interface ClusterConnection {
   /** The ref with its namespace settled, when discovery knows the kind. */
   resolveRef(ref: ObjectRef): ResolvedObjectRef | undefined;
   onObjectChange(listener: (change: LiveObjectChange) => void): Disposable;
+  /** Every object of a kind in a namespace ('' for the default one), from the same watched cache. */
+  listObjects(apiVersion: string, kind: string, namespace: string): Promise<ClusterResult<JsonObject[]>>;
   /** Whether namespaces exist (namespaces.ts), cached and re-read like the live objects. */
   readonly namespaces: NamespaceLookup;
 
@@ -185,6 +187,7 @@ function connectedConnection(settings: ClusterSettings, selected: SelectedContex
     getObject: (ref) => liveObjects.get(ref),
     resolveRef: (ref) => liveObjects.resolveCached(ref),
     onObjectChange: (listener) => liveObjects.onChange(listener),
+    listObjects: (apiVersion, kind, namespace) => liveObjects.list(apiVersion, kind, namespace),
     namespaces,
     dryRunApply: (manifest, opts) => verifier.dryRunApply(manifest, { ...opts, defaultNamespace }),
     dryRunCreate: (manifest, opts) => verifier.dryRunCreate(manifest, { ...opts, defaultNamespace }),
@@ -229,6 +232,7 @@ function unconfiguredConnection(settings: ClusterSettings, kubeconfig: Kubeconfi
     getObject: () => Promise.resolve({ state: 'failed', problem }),
     resolveRef: () => undefined,
     onObjectChange: () => ({ dispose: () => {} }),
+    listObjects: failed,
     namespaces: unknownNamespaces(problem),
     dryRunApply: rejected,
     dryRunCreate: rejected,

@@ -11,3 +11,4 @@ export type { FactsSource, FactsTarget, LoadedFacts } from './facts';
 export { dryRunManifestOf, sendDryRun, sentManifest, verifyResource } from './dry-run';
 export type { VerifyAnswer } from './dry-run';
 export { redactText } from './redact';
+export { autoscalersFor, readAutoscalers } from './autoscalers';

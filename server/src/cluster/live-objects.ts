@@ -112,6 +112,22 @@ export class LiveObjects {
     return this.collectionFor(placed.value).settled(placed.value.ref.name, this.options.fillTimeoutMs);
   }
 
+  /**
+   * Every object of a kind in one namespace, once its collection has listed them (or fillTimeoutMs
+   * passed): for judgements about the objects around one, such as the autoscalers that target it.
+   * The collection is the one the cache keeps (list+watch), so asking again costs no request. A
+   * user who may not list the kind gets the problem, never a guess.
+   */
+  async list(apiVersion: string, kind: string, namespace: string): Promise<ClusterResult<JsonObject[]>> {
+    const resource = await this.discovery.resolve(apiVersion, kind);
+    if (!resource.ok) return resource;
+    const placedNamespace = resource.value.namespaced ? namespace || this.defaultNamespace : '';
+    const path = collectionPath(resource.value, placedNamespace, namespace ? 'manifest' : 'default');
+    if (!path.ok) return path;
+    const ref: ResolvedObjectRef = { apiVersion, kind, name: '', namespace: placedNamespace, resource: resource.value };
+    return this.collectionFor({ ref, collectionPath: path.value }).listed(this.options.fillTimeoutMs);
+  }
+
   /** Forget the resourceVersions and relist everything (the user asked to refresh). */
   refresh(): void {
     this.unresolved.clear();
@@ -360,6 +376,32 @@ class Collection {
     });
   }
 
+  /** Every object, once listed; the problem when the list failed or is not allowed. */
+  listed(timeoutMs: number): Promise<ClusterResult<JsonObject[]>> {
+    const answer = (): ClusterResult<JsonObject[]> | undefined => {
+      if (this.mode === 'getEach') return { ok: false, problem: { kind: 'forbidden', message: `listing ${qualifiedResource(this.resource)} is not allowed`, verb: 'list', resource: qualifiedResource(this.resource), ...(this.namespace ? { namespace: this.namespace } : {}) } };
+      if (this.synced) return { ok: true, value: [...this.objects.values()].map((o) => o.object) };
+      if (this.problem) return { ok: false, problem: this.problem };
+      if (this.stopped) return { ok: false, problem: { kind: 'other', message: 'the connection was closed' } };
+      return undefined;
+    };
+    const now = answer();
+    if (now) return Promise.resolve(now);
+    return new Promise((resolve) => {
+      const check = (): void => {
+        const known = answer();
+        if (known) finish(known);
+      };
+      const finish = (known: ClusterResult<JsonObject[]>): void => {
+        clearTimeout(timeout);
+        this.waiters.delete(check);
+        resolve(known);
+      };
+      const timeout = setTimeout(() => finish(answer() ?? { ok: false, problem: { kind: 'unreachable', message: `no answer from the cluster for ${qualifiedResource(this.resource)}` } }), timeoutMs);
+      this.waiters.add(check);
+    });
+  }
+
   announce(name: string, state: LiveObjectState): void {
     this.announced.set(name, signature(state));
     this.emit({ apiVersion: this.resource.apiVersion, kind: this.resource.kind, namespace: this.namespace, name, state });
@@ -401,6 +443,8 @@ class Collection {
         if (listed === 'forbidden') {
           this.mode = 'getEach';
           this.problem = undefined;
+          // Whoever waits for the whole list learns now that there will be none.
+          for (const check of [...this.waiters]) check();
           continue;
         }
         if (listed !== 'ok') {

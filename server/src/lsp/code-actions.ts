@@ -1,5 +1,6 @@
 // Quick fixes, built from the finding each diagnostic carries and the current parse of the text:
-// give a contested field up (remove it), share it (take the live value), remove a stale
+// give a contested field up (remove it), share it (take the live value), preview forcing it (a
+// command: what --force-conflicts takes and who takes it back), remove a stale
 // resourceVersion/uid; all contested fields of a resource or of the file at once (also as
 // source.fixAll). Edits come from core/manifest/edits.ts, which refuses rather than produce a wrong edit;
 // the file-wide removal is its removeFieldsInFileEdits, the one that checks List items together.
@@ -8,6 +9,7 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { locateOptions, showValue, type Finding } from '../core/findings/analysis';
 import { removeFieldEdits, removeFieldsEdits, removeFieldsInFileEdits, replaceValueEdits, type EditResult } from '../core/manifest/edits';
 import { describeManager } from '../core/ssa/messages';
+import { requests } from '../protocol';
 import type { AnalyzedResource, DocumentAnalysis } from './document-analysis';
 import { findingOf, toDiagnostic } from './diagnostics';
 
@@ -41,6 +43,13 @@ export function codeActions(params: CodeActionParams, document: TextDocument, an
         if (finding.liveValue !== undefined) {
           offer(`Use the live value ${showValue(finding.liveValue)} for ${finding.path} (share ownership with ${who})`, replaceValueEdits(text, owner.resource, finding.path!, finding.liveValue, options));
         }
+        // Forcing is the other way out of a conflict: show first what it takes and who takes it back.
+        actions.push({
+          title: 'Preview forcing…',
+          kind: CodeActionKind.QuickFix,
+          diagnostics: [diagnostic],
+          command: { title: 'Preview forcing…', command: requests.forcePreview.command, arguments: [{ uri, position: diagnostic.range.start }] },
+        });
         const all = owner.findings.filter(contested);
         if (all.length > 1) {
           offer(

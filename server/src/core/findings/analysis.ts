@@ -12,7 +12,7 @@ import { managerRole } from './managers';
 import { describeManager, formatServerPath, invalidMessage, qualifiedResource, type ManagerIdentity } from '../ssa/messages';
 import { valueAtPath } from '../ssa/merge';
 import type { FieldPath } from '../ssa/path';
-import { predictApply, type ApplyMode, type FieldConflict, type PredictedStatus, type UnconvertedManager } from '../ssa/predict';
+import { predictApply, type ApplyMode, type ApplyPrediction, type FieldConflict, type PredictedStatus, type UnconvertedManager } from '../ssa/predict';
 import type { KindVersions } from '../ssa/versions';
 import { fieldType, resolveType, rootTypeFor, type SchemaModel, type TypeRef } from '../ssa/schema';
 import type { CelNode } from '../cel/schema';
@@ -219,15 +219,7 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
     ];
   }
 
-  const prediction = predictApply({
-    manifestObject: resource.object,
-    live,
-    schema: facts.schema ?? { types: {}, kinds: {} },
-    fieldManager: settings.fieldManager,
-    mode: settings.applyMode,
-    resource: resourceName,
-    ...(facts.versions ? { versions: facts.versions } : {}),
-  });
+  const prediction = predict(resource, live, facts, settings, resourceName);
 
   // One request gets one answer: when the manifest would be refused for several reasons, each
   // finding says which one the server answers first (the order FINDINGS.md records).
@@ -372,6 +364,28 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
     }
     return out;
   }
+}
+
+function predict(resource: ManifestResource, live: JsonObject | undefined, facts: ResourceFacts, settings: AnalysisSettings, resourceName: { group: string; resource: string }): ApplyPrediction {
+  return predictApply({
+    manifestObject: resource.object,
+    live,
+    schema: facts.schema ?? { types: {}, kinds: {} },
+    fieldManager: settings.fieldManager,
+    mode: settings.applyMode,
+    resource: resourceName,
+    ...(facts.versions ? { versions: facts.versions } : {}),
+  });
+}
+
+/**
+ * The prediction the findings of an existing object are made of, for judgements on the same apply
+ * (the force preview); undefined where the analysis predicts nothing (no schema, nothing live...).
+ */
+export function predictionOf(resource: ManifestResource, facts: ResourceFacts, settings: AnalysisSettings): ApplyPrediction | undefined {
+  if (facts.kind.state !== 'served' || facts.live.state !== 'exists' || facts.schema === undefined) return undefined;
+  if (jsonDepthExceeds(facts.live.object, manifestLimits.depth)) return undefined;
+  return predict(resource, facts.live.object, facts, settings, { group: facts.kind.group, resource: facts.kind.resource });
 }
 
 function conflictFinding(

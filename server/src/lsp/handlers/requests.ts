@@ -1,12 +1,13 @@
 // The product's own requests and notifications (declared in protocol.ts): refresh, the kubeconfig's
-// contexts, the field managers seen, the ownership view, dry-run verify, the overlays that use a
-// file, and the client's word on
+// contexts, the field managers seen, the ownership view, dry-run verify, the force preview, the
+// overlays that use a file, and the client's word on
 // which extensions report syntax errors. Each request is also served as its command (commands.ts).
 import type { Connection } from 'vscode-languageserver/node';
 import { readKubeconfig } from '../../cluster';
 import { managerNames } from '../../core/findings/analysis';
 import { ownershipView } from '../../core/findings/ownership-view';
 import { notifications, onNotification, requests, type ContextsResult, type OwnershipResult } from '../../protocol';
+import { forcePreviewAt } from '../force-preview';
 import type { RefreshScheduler } from '../refresh';
 import type { RenderedSources } from '../rendered';
 import type { DryRunAnswers } from '../verified';
@@ -76,6 +77,12 @@ export function serveRequests({ connection, commands, workspace, refresh, dryRun
   });
 
   commands.serve(connection, requests.verify, (params) => dryRuns.verify(params.uri));
+
+  // What forcing would take and who takes it back: the code action on every field conflict runs it.
+  commands.serve(connection, requests.forcePreview, async (params) => {
+    const state = await workspace.analysisOf(params.uri);
+    return state ? forcePreviewAt(state, params.position) : null;
+  });
 
   // The overlays that use a file, for the user to choose which count; the client writes the choice
   // to the kustomizeOverlays setting, whose change renders again (settings changes refresh).
