@@ -178,21 +178,10 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
 
   // A new object in a namespace that does not exist: the server answers 404 for the namespace. The
   // rest of the judgement (a new object's) still holds once the namespace is there.
-  if (served.namespaced && !live && facts.namespace?.state === 'missing') {
-    const written = resource.namespace !== undefined && resource.namespace !== '';
-    const judged = judgeMissingNamespace(facts.namespace.name, written ? 'manifest' : 'default', (settings.definedKinds ?? []).filter((d): d is DefinedNamespace => !isCustomKind(d)));
-    findings.push({
-      code: judged.code,
-      severity: defaultSeverity(judged.code),
-      message: judged.message,
-      // A default namespace has no place in the text: the name carries it.
-      range: written ? at(metadataPath('namespace')).value : nameRange,
-      object,
-      ...(written ? { path: '.metadata.namespace' } : {}),
-      ...(judged.serverMessage !== undefined ? { serverMessage: judged.serverMessage } : {}),
-      docs: judged.docs,
-    });
-  }
+  const namespaceWritten = resource.namespace !== undefined && resource.namespace !== '';
+  const namespaceJudged = served.namespaced && !live && facts.namespace?.state === 'missing'
+    ? judgeMissingNamespace(facts.namespace.name, namespaceWritten ? 'manifest' : 'default', (settings.definedKinds ?? []).filter((d): d is DefinedNamespace => !isCustomKind(d)))
+    : undefined;
 
   if (facts.schema === undefined && settings.applyMode === 'serverSide' && live) return existenceFindings();
   // The engine walks objects recursively; a live object may nest deeper than it can go.
@@ -220,12 +209,31 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
   });
 
   // One request gets one answer: when the manifest would be refused for several reasons, each
-  // finding says which one the server answers first (the order FINDINGS.md records).
+  // finding says which one the server answers first (the order FINDINGS.md records). A missing
+  // namespace is looked at last: whatever the prediction refuses a new object for (its body, a
+  // server-side apply's uid) is answered before it.
   const first = prediction.status;
-  const order = (kind: PredictedStatus['kind']): string => {
-    if (!first || prediction.statuses.length < 2) return '';
+  const answers = prediction.statuses.length + (namespaceJudged?.code === 'namespace-not-found' ? 1 : 0);
+  const order = (kind: PredictedStatus['kind'] | 'namespace'): string => {
+    if (!first || answers < 2) return '';
     return first.kind === kind ? ' The server answers this first.' : ` The server answers ${answerName(first)} first; this one comes only after that is fixed.`;
   };
+
+  if (namespaceJudged) {
+    const judged = namespaceJudged;
+    const written = namespaceWritten;
+    findings.push({
+      code: judged.code,
+      severity: defaultSeverity(judged.code),
+      message: judged.message + (judged.code === 'namespace-not-found' && first ? order('namespace') : ''),
+      // A default namespace has no place in the text: the name carries it.
+      range: written ? at(metadataPath('namespace')).value : nameRange,
+      object,
+      ...(written ? { path: '.metadata.namespace' } : {}),
+      ...(judged.serverMessage !== undefined ? { serverMessage: judged.serverMessage } : {}),
+      docs: judged.docs,
+    });
+  }
 
   for (const status of prediction.statuses) {
     if (status.kind === 'alreadyExists') {
