@@ -251,6 +251,10 @@ async function predictAndCompare(
     const field = /Go struct field \w+\.(\S+) of type/.exec(kubectl.refused)?.[1];
     assert.ok(field, `kubectl's words name no field: ${kubectl.refused}`);
     assert.ok(predicted && predicted.code !== 409 && predicted.message.includes(`.${field}`), `kubectl refuses ${field}; the prediction says ${JSON.stringify(predicted ?? 'accepted')}`);
+    // What the user reads (the editor's and the check's finding) is kubectl's refusal, word for word.
+    const words = /json: cannot unmarshal .*/.exec(kubectl.refused)?.[0] ?? kubectl.refused;
+    const findings = analyzeResource(resource, known, { fieldManager, applyMode: mode });
+    assert.ok(findings.some((f) => f.code === 'invalid-manifest' && f.severity === 'error' && f.message.includes(words)), `kubectl says ${JSON.stringify(words)}; the product says ${JSON.stringify(findings.map((f) => f.message))}`);
   }
 
   // (d) Deletions: the real apply, and what disappeared, judged on plain JSON.
