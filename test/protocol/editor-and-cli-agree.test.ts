@@ -16,7 +16,7 @@ import { startTestServer } from '../support/lsp-client';
 import { apply, connect, freshNamespace, objectOf, type KubeObject } from '../support/seed';
 import { installWidgetCrd, waitForOpenApi } from '../support/seed-crd';
 import { replayHistory } from '../differential/replay';
-import { crdDir, loadScenarios, withNamespace, type Scenario } from '../differential/scenario';
+import { crdDir, loadScenarios, placedManifest, type Scenario } from '../differential/scenario';
 import { runCli, scratchDir, writeFiles } from '../cli/cli-process';
 
 /** What both tell the user about one place of one file. */
@@ -72,9 +72,10 @@ describe('the editor and the command line judge alike on the differential corpus
       const list: { scenario: Scenario; file: string; text: string }[] = [];
       const sub = `g${files.size}`;
       for (const scenario of scenarios) {
-        const namespace = await freshNamespace(admin, `same${n++}`);
-        const text = withNamespace(scenario.manifest, namespace);
-        const resource = parseManifestText(text).resources[0]!;
+        // As the differential suite places it: a namespace that stays absent, a manifest that places its objects itself (the last is judged).
+        const namespace = scenario.namespace === 'absent' ? `same${n++}-${Math.random().toString(36).slice(2, 8)}` : await freshNamespace(admin, `same${n++}`);
+        const text = placedManifest(scenario.manifest, namespace);
+        const resource = parseManifestText(text).resources.at(-1)!;
         await replayHistory(admin, scenario.history, { apiVersion: resource.apiVersion, kind: resource.kind, metadata: { name: resource.name ?? '', namespace } }, namespace);
         const name = `${sub}/${scenario.name.replace(/[^a-z0-9]+/gi, '-')}.${/^\s*\{/.test(text) ? 'json' : 'yaml'}`;
         list.push({ scenario, file: path.join(dir, name), text });
@@ -142,8 +143,9 @@ describe('the editor and the command line judge alike on the differential corpus
 
 function crdVersions(): string[] {
   return fs.readdirSync(crdDir).filter((f) => f.endsWith('.yaml')).flatMap((file) => {
-    const crd = parseYaml(fs.readFileSync(path.join(crdDir, file), 'utf8')) as { spec: { group: string; versions: { name: string }[] } };
-    return crd.spec.versions.map((v) => `apis/${crd.spec.group}/${v.name}`);
+    const crd = parseYaml(fs.readFileSync(path.join(crdDir, file), 'utf8')) as { spec: { group: string; versions: { name: string; served: boolean }[] } };
+    // A version that is not served publishes no OpenAPI.
+    return crd.spec.versions.filter((v) => v.served).map((v) => `apis/${crd.spec.group}/${v.name}`);
   });
 }
 
