@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
-import { crdDir, loadScenarios, scenarioDir, withNamespace, type Scenario } from '../differential/scenario';
+import { crdDir, historyIn, loadScenarios, withNamespace, scenarioDir, type Scenario } from '../differential/scenario';
 import { replayHistory } from '../differential/replay';
 import { requireCluster, type TestClusterInfo } from '../support/env';
 import { apply, configMap, connect, create, freshNamespace, get, kubectlEdit, objectOf, type Connection, type KubeObject } from '../support/seed';
@@ -78,9 +78,10 @@ interface Corpus {
 async function installCorpusCrds(conn: Connection): Promise<void> {
   const keys: string[] = [];
   for (const file of fs.readdirSync(crdDir).filter((f) => f.endsWith('.yaml'))) {
-    const crd = parseYaml(fs.readFileSync(path.join(crdDir, file), 'utf8')) as KubeObject & { spec: { group: string; versions: { name: string }[] } };
+    const crd = parseYaml(fs.readFileSync(path.join(crdDir, file), 'utf8')) as KubeObject & { spec: { group: string; versions: { name: string; served: boolean }[] } };
     objectOf(await apply(conn, 'kch-test-setup', crd, { force: true }), `install ${file}`);
-    keys.push(...crd.spec.versions.map((v) => `apis/${crd.spec.group}/${v.name}`));
+    // A version that is not served publishes no OpenAPI.
+    keys.push(...crd.spec.versions.filter((v) => v.served).map((v) => `apis/${crd.spec.group}/${v.name}`));
   }
   await waitForOpenApi(conn, keys);
 }
@@ -115,8 +116,9 @@ async function prepared(t: TestContext): Promise<Corpus | undefined> {
     for (const scenario of scenarios) {
       const ns = await freshNamespace(conn, 'snap-corpus');
       const text = withNamespace(scenario.manifest, ns);
-      // Duplicate keys are what some scenarios are about: read them as kubectl does, the last one winning.
-      const probe = parseYaml(text, { uniqueKeys: false }) as KubeObject;
+      // Duplicate keys are what some scenarios are about: read them as kubectl does, the last one
+      // winning. A manifest of several objects names the last one (the differential suite's rule).
+      const probe = parseYaml(text.split(/^---$/m).at(-1)!, { uniqueKeys: false }) as KubeObject;
       // A generateName manifest names no object to look up, live or in a snapshot.
       if (!probe.metadata?.name) {
         unnamed.push(scenario.name);
@@ -124,7 +126,7 @@ async function prepared(t: TestContext): Promise<Corpus | undefined> {
       }
       expected++;
       try {
-        await replayHistory(conn, scenario.history, probe, ns);
+        await replayHistory(conn, historyIn(scenario.history, ns), probe, ns);
       } catch (e) {
         broken.push(`${scenario.file}: ${scenario.name}: ${(e as Error).message}`);
         continue;

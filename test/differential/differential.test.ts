@@ -21,15 +21,17 @@ import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { createClusterConnection, createFactsSource, dryRunManifestOf, sendDryRun, sentManifest, type ClusterConnection, type DryRunOutcome, type FactsSource } from '../../server/src/cluster';
-import { analyzeResource, type Finding } from '../../server/src/core/findings/analysis';
+import { analyzeResource, type AnalysisSettings, type Finding, type ResourceFacts } from '../../server/src/core/findings/analysis';
+import { docsLinks } from '../../server/src/core/findings/catalogue';
+import { definedKinds, withDefinedKinds } from '../../server/src/core/findings/kind-served';
 import type { JsonObject } from '../../server/src/core/json';
 import { parseManifestText, type ManifestResource } from '../../server/src/core/manifest/manifest';
 import { conflictCauses, describeManager, formatServerPath } from '../../server/src/core/ssa/messages';
 import { predictApply, type ApplyPrediction } from '../../server/src/core/ssa/predict';
 import { requireCluster } from '../support/env';
-import { apply, connect, freshNamespace, get, objectOf, objectPath, request, update, type Connection, type KubeObject } from '../support/seed';
+import { apply, connect, deleteObject, freshNamespace, get, objectOf, objectPath, request, update, type Connection, type KubeObject } from '../support/seed';
 import { installWidgetCrd, waitForOpenApi } from '../support/seed-crd';
-import { kubectlSends, removedRoots, sendRaw, serverStatus, topMost, type KubectlRequest, type RawAnswer, type ServerStatus } from './oracle';
+import { crdEstablished, guessedResource, kubectlRuns, kubectlSends, notServedTruth, removedRoots, sendRaw, serverStatus, topMost, type KubectlRequest, type RawAnswer, type ServerStatus } from './oracle';
 import { applyCrd, replayHistory } from './replay';
 import { crdDir, crdSteps, historyIn, loadScenarios, withNamespace, type Scenario, type ServerAnswer } from './scenario';
 import { auditSentinel } from '../support/cluster';
@@ -137,11 +139,15 @@ function readAudit(auditLog: string): { verb: string; requestURI: string; userAg
 }
 
 async function runScenario(scenario: Scenario, prefix: string): Promise<void> {
-  const namespace = await freshNamespace(admin, prefix);
+  // A namespace that is never created has a name like the others, so nothing else can have made it.
+  const namespace = scenario.namespace === 'absent' ? `${prefix}-${Math.random().toString(36).slice(2, 8)}` : await freshNamespace(admin, prefix);
   const text = withNamespace(scenario.manifest, namespace);
   const parsed = parseManifestText(text);
-  assert.equal(parsed.resources.length, 1, `the manifest must hold one object: ${JSON.stringify(parsed.problems)}`);
-  const resource = parsed.resources[0]!;
+  // Several objects only where the manifest places them itself: the last is judged, the others are the files applied with it.
+  const several = scenario.manifest.includes('${namespace}');
+  assert.ok(several ? parsed.resources.length >= 1 : parsed.resources.length === 1, `the manifest must hold one object: ${JSON.stringify(parsed.problems)}`);
+  const resources = parsed.resources;
+  const resource = resources[resources.length - 1]!;
   const ref = { apiVersion: resource.apiVersion, kind: resource.kind, metadata: { name: resource.name ?? '', namespace } };
   // `${namespace}` in a history names the scenario's own cluster-scoped objects (see withNamespace).
   await replayHistory(admin, historyIn(scenario.history, namespace), ref, namespace);
@@ -155,7 +161,7 @@ async function runScenario(scenario: Scenario, prefix: string): Promise<void> {
     : undefined;
   const product = fresh ? { connection: fresh, facts: createFactsSource(fresh) } : { connection, facts };
   try {
-    await predictAndCompare(scenario, product, text, resource, ref, namespace, fieldManager, mode);
+    await predictAndCompare(scenario, product, text, resources, ref, namespace, fieldManager, mode);
   } finally {
     if (fresh) {
       product.facts.dispose();
@@ -168,12 +174,13 @@ async function predictAndCompare(
   scenario: Scenario,
   { connection, facts }: { connection: ClusterConnection; facts: FactsSource },
   text: string,
-  resource: ReturnType<typeof parseManifestText>['resources'][number],
+  resources: readonly ManifestResource[],
   ref: KubeObject,
   namespace: string,
   fieldManager: string,
   mode: NonNullable<Scenario['mode']>,
 ): Promise<void> {
+  const resource = resources[resources.length - 1]!;
   // (a) The product's prediction, from reads only.
   const target = { apiVersion: resource.apiVersion, kind: resource.kind, name: resource.name ?? '', namespace };
   // A cluster-scoped kind's collection is shared by the scenarios: its watch brings this one's
@@ -183,6 +190,12 @@ async function predictAndCompare(
   // An object without a name (generateName) is always a new one: the editor and the check do not
   // look it up (the cluster layer calls the empty name invalid and asks nothing).
   const known: typeof loaded = resource.name === undefined && resource.generateName !== undefined ? { ...loaded, live: { state: 'absent' } } : loaded;
+  // A kind the cluster does not serve, a namespace that does not exist: judged before any ownership.
+  if (known.kind.state === 'notServed' || known.namespace?.state === 'missing') {
+    await compareRefusal(scenario, connection, text, resources, known, namespace, fieldManager, mode);
+    return;
+  }
+  assert.equal(resources.length, 1, 'only a kind or a namespace the files define is judged with the files applied with it');
   assert.equal(known.kind.state, 'served', `kind: ${JSON.stringify(known.kind)}`);
   if (known.kind.state !== 'served') return;
   assert.ok(known.live.state === 'exists' || known.live.state === 'absent', `live object: ${JSON.stringify(known.live)}`);
@@ -256,6 +269,10 @@ async function predictAndCompare(
     const field = /Go struct field \w+\.(\S+) of type/.exec(kubectl.refused)?.[1];
     assert.ok(field, `kubectl's words name no field: ${kubectl.refused}`);
     assert.ok(predicted && predicted.code !== 409 && predicted.message.includes(`.${field}`), `kubectl refuses ${field}; the prediction says ${JSON.stringify(predicted ?? 'accepted')}`);
+    // What the user reads (the editor's and the check's finding) is kubectl's refusal, word for word.
+    const words = /json: cannot unmarshal .*/.exec(kubectl.refused)?.[0] ?? kubectl.refused;
+    const findings = analyzeResource(resource, known, { fieldManager, applyMode: mode });
+    assert.ok(findings.some((f) => f.code === 'invalid-manifest' && f.severity === 'error' && f.message.includes(words)), `kubectl says ${JSON.stringify(words)}; the product says ${JSON.stringify(findings.map((f) => f.message))}`);
   }
 
   // (d) Deletions: the real apply, and what disappeared, judged on plain JSON.
@@ -275,6 +292,172 @@ async function predictAndCompare(
     const findings = analyzeResource(resource, known, { fieldManager, applyMode: mode });
     const wouldDelete = findings.filter((f) => f.code === 'would-delete').map((f) => f.path ?? '');
     assert.deepEqual([...wouldDelete].sort(), [...removed].sort(), 'would-delete findings vs the fields the real apply removed');
+  }
+}
+
+/** The findings that judge an object before ownership: the cluster cannot take it (yet). */
+const refusalCodes: readonly string[] = ['kind-not-served', 'kind-from-new-crd', 'namespace-not-found', 'namespace-from-files'];
+
+/** The cause a kind-not-served finding names, by the documentation it points to (kind-served.ts picks both together). */
+const causeByDocs: Record<string, string> = {
+  [docsLinks.crdVersions]: 'crd-version-not-served',
+  [docsLinks.apiVersions]: 'built-in-version-not-served',
+  [docsLinks.customResources]: 'crd-not-installed',
+};
+
+/**
+ * A kind the cluster does not serve, or a namespace that does not exist: the product's judgement
+ * is a finding (analyzeResource, with the kinds and namespaces the files applied with it define,
+ * as the check and the editor gather them), and the truth is kubectl's and the server's:
+ * - what kubectl does with the manifest (dry run): the request it sends for the object, or its
+ *   refusal before sending (`resource mapping not found ...: no matches for kind ...`);
+ * - the server's answer to that request, or where kubectl sends none, to the request it would send
+ *   at the path the kind would have (a 404: the group-version, or the resource, is not served);
+ * - for a kind, why the server does not serve it, from its own lists (oracle.ts notServedTruth):
+ *   the CRD of that kind and the versions it serves, or the server's own group-versions;
+ * - for the files applied together, the real `kubectl apply` of the files as the user runs it:
+ *   a Namespace sent first makes the object's apply succeed; a CRD sent in the same pass is created
+ *   while the object is refused, and the object applies once the CRD is established.
+ */
+async function compareRefusal(
+  scenario: Scenario,
+  connection: ClusterConnection,
+  text: string,
+  resources: readonly ManifestResource[],
+  known: ResourceFacts,
+  namespace: string,
+  fieldManager: string,
+  mode: NonNullable<Scenario['mode']>,
+): Promise<void> {
+  const resource = resources[resources.length - 1]!;
+  // (a) The product's judgement: the finding the editor and the check show.
+  const settings = withDefinedKinds<AnalysisSettings>({ fieldManager, applyMode: mode }, definedKinds(resources, 'manifest.yaml'));
+  const findings = analyzeResource(resource, known, settings);
+  const judged = findings.filter((f) => refusalCodes.includes(f.code));
+  assert.equal(judged.length, 1, `one judgement before ownership; the product said ${JSON.stringify(findings.map((f) => `${f.code}: ${f.message}`))}`);
+  const finding: Finding = judged[0]!;
+
+  // (b) What kubectl does with the manifest, and the server's answer for this object.
+  const command = mode === 'create' ? 'create' : mode === 'clientSide' ? 'apply' : 'apply --server-side';
+  const kubectl = (dryRun: boolean) => kubectlRuns(process.env.KCH_KUBECONFIG!, 'admin', kubectlCache, command, fieldManager, text, { dryRun });
+  const dryRun = await kubectl(true);
+  const sent = dryRun.writes.find((w) => sends(w, resource));
+  const refusal = dryRun.refusals.find((r) => r.includes(`name: ${JSON.stringify(resource.name ?? '')}`));
+  if (sent) assert.equal(scenario.kubectl, undefined, `the scenario says kubectl refuses it, but kubectl sent ${sent.method} ${sent.url}`);
+  else assert.ok(scenario.kubectl === 'refuses' && refusal, `kubectl sent nothing for the object; it said ${JSON.stringify(dryRun.refusals)}`);
+  const request = sent ?? guessedRequest(mode, resource, namespace, fieldManager);
+  const answer = await sendRaw(admin, request.method, request.url, {}, request.contentType, request.body);
+  const server = serverStatus(answer);
+  const report = [`${scenario.name}`, `  product   ${finding.code} (${finding.severity}): ${finding.message}`, `  kubectl   ${sent ? `${sent.method} ${sent.url.replace(/\?.*/, '')}` : refusal}`, `  server    ${JSON.stringify(server ?? 'accepted')}`];
+  try {
+    assert.equal(kindOfAnswer(server), scenario.server, `the server answered ${JSON.stringify(server ?? 'accepted')}; the scenario expects ${scenario.server}`);
+    // kubectl's words, where it refuses: the product quotes them.
+    const kubectlWords = refusal ? /no matches for kind "[^"]*" in version "[^"]*"/.exec(refusal)?.[0] : undefined;
+    if (finding.code === 'kind-not-served' || finding.code === 'kind-from-new-crd') {
+      assert.ok(kubectlWords, `kubectl maps every kind before it sends: it must refuse this one (${JSON.stringify(dryRun.refusals)})`);
+      // Where the product says what kubectl answers, it says it word for word (it must, where it tells of the one-pass failure).
+      const quoted = /no matches for kind "[^"]*" in version "[^"]*"/.exec(finding.message)?.[0];
+      if (quoted !== undefined || finding.code === 'kind-from-new-crd') assert.equal(quoted, kubectlWords, `kubectl's words vs the product's ${JSON.stringify(finding.message)}`);
+    }
+    switch (finding.code) {
+      case 'namespace-not-found': {
+        assert.ok(sent && server, 'kubectl sends an object bound for a namespace that does not exist, and the server refuses it');
+        // What the request is refused for before the namespace is looked at (its body, its uid) is answered first.
+        const first = known.schema ? predictedStatus(predictApply({ manifestObject: resource.object, live: undefined, schema: known.schema, fieldManager, mode, resource: { group: known.kind.state === 'served' ? known.kind.group : '', resource: known.kind.state === 'served' ? known.kind.resource : '' } })) : undefined;
+        if (first) {
+          assert.deepEqual(first, server, 'the answer the server gives before the namespace');
+          assert.ok(finding.message.includes('comes only after that is fixed'), `the server answers ${JSON.stringify(server.message)} first; the product's namespace finding says ${JSON.stringify(finding.message)}`);
+          assert.equal(finding.severity, 'error', 'the apply fails');
+          break;
+        }
+        // The server refuses the object for its namespace: an error, in the server's words and status.
+        assert.equal(finding.serverMessage, server.message);
+        assert.ok(finding.message.includes(`(${server.code} ${server.reason})`), `the server answers ${server.code} ${server.reason}; the product says ${JSON.stringify(finding.message)}`);
+        assert.equal(finding.severity, 'error', 'the apply fails');
+        // The product's own dry run (what "Confirm with a dry-run apply" and --verify send) hears the same.
+        if (mode !== 'clientSide') assertVerifierHeard(await sendDryRun(connection, dryRunManifestOf(resource), { fieldManager, applyMode: mode }, false), answer, `dry-run ${mode}`);
+        break;
+      }
+      case 'kind-not-served': {
+        const truth = await notServedTruth(admin, resource.apiVersion, resource.kind);
+        report.push(`  served    ${JSON.stringify(truth)}`);
+        assert.ok(!truth.groupVersionListsKind, `discovery of ${resource.apiVersion} lists ${resource.kind}`);
+        assert.equal(causeByDocs[finding.docs ?? ''], truth.cause, `the product's cause (its link ${finding.docs}) vs the server's lists`);
+        const instead = /\(served: ([^)]*)\)/.exec(finding.message)?.[1]?.split(', ') ?? [];
+        assert.deepEqual([...instead].sort(), [...truth.servedInstead].sort(), 'the apiVersions the product names instead vs those the server serves the kind at');
+        assert.equal(finding.severity, 'error', 'the apply fails');
+        break;
+      }
+      case 'namespace-from-files': {
+        // Alone (a dry run creates no Namespace) the object is refused for its namespace, in the words the product quotes.
+        assert.ok(sent && server, 'kubectl sends the object, and the server refuses it while the Namespace does not exist');
+        assert.ok(finding.message.includes(server.message), `the server says ${JSON.stringify(server.message)}; the product says ${JSON.stringify(finding.message)}`);
+        // The files applied for real, in their order: the Namespace first, then the object is accepted.
+        const real = await kubectl(false);
+        report.push(`  applied   ${JSON.stringify(real.stdout.trim().split('\n'))}, exit ${real.code}`);
+        assert.equal(real.code, 0, `the real apply of the files failed: ${real.refusals.join('; ')} ${real.log.split('\n').filter((l) => /^Error/.test(l)).join('; ')}`);
+        objectOf(await get(admin, { apiVersion: resource.apiVersion, kind: resource.kind, metadata: { name: resource.name ?? '', namespace } }), 'the object after the real apply of the files');
+        assert.notEqual(finding.severity, 'error', 'the files applied in their order succeed');
+        break;
+      }
+      case 'kind-from-new-crd': {
+        // One real pass creates the CRD and refuses the object with kubectl's words; once the CRD
+        // is established, the object's own request is accepted.
+        const crds = resources.filter((r) => r.kind === 'CustomResourceDefinition').map((r) => r.name ?? '');
+        try {
+          const first = await kubectl(false);
+          report.push(`  pass 1    ${JSON.stringify(first.stdout.trim().split('\n'))}; ${JSON.stringify(first.refusals)}`);
+          assert.ok(first.refusals.some((r) => r.includes(kubectlWords!)), `the first pass: ${JSON.stringify(first.refusals)}`);
+          for (const name of crds) await until(() => crdEstablished(admin, name), `CRD ${name} established`);
+          const second = await kubectl(true);
+          const again = second.writes.find((w) => sends(w, resource));
+          assert.ok(again, `once the CRD is established kubectl sends the object: ${JSON.stringify(second.refusals)}`);
+          const accepted = serverStatus(await sendRaw(admin, again.method, again.url, {}, again.contentType, again.body));
+          report.push(`  pass 2    ${JSON.stringify(accepted ?? 'accepted')}`);
+          assert.equal(accepted, undefined, 'the object is accepted once its CRD is established');
+        } finally {
+          for (const name of crds) await deleteObject(admin, { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name } });
+        }
+        assert.notEqual(finding.severity, 'error', 'the files applied in two passes succeed');
+        break;
+      }
+      default:
+        assert.fail(`no comparison for ${finding.code}`);
+    }
+  } finally {
+    if (process.env.KCH_DIFF_VERBOSE) console.log(report.join('\n'));
+  }
+}
+
+/** Whether a request kubectl sent carries this object. */
+function sends(sent: KubectlRequest, resource: ManifestResource): boolean {
+  try {
+    const body = JSON.parse(sent.body) as { kind?: string; metadata?: { name?: string } };
+    return body.kind === resource.kind && body.metadata?.name === resource.name;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The request kubectl would send for an object of a kind it cannot map, at the path the kind would
+ * have: its resource name guessed as kubectl guesses one, in the object's namespace.
+ */
+function guessedRequest(mode: NonNullable<Scenario['mode']>, resource: ManifestResource, namespace: string, fieldManager: string): KubectlRequest {
+  const base = resource.apiVersion.includes('/') ? `/apis/${resource.apiVersion}` : `/api/${resource.apiVersion}`;
+  const collection = `${base}/namespaces/${namespace}/${guessedResource(resource.kind)}`;
+  const query = (q: Record<string, string>) => `?${new URLSearchParams({ dryRun: 'All', fieldManager, fieldValidation: 'Strict', ...q }).toString()}`;
+  const body = JSON.stringify(resource.object);
+  if (mode === 'serverSide') return { method: 'PATCH', url: `${collection}/${encodeURIComponent(resource.name ?? '')}${query({ force: 'false' })}`, contentType: 'application/apply-patch+yaml', body };
+  return { method: 'POST', url: collection + query({}), contentType: 'application/json', body };
+}
+
+/** Waits for a positive signal from the server (never a fixed sleep as proof). */
+async function until(check: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) assert.fail(`${what}: not after 60 s`);
+    await new Promise((r) => setTimeout(r, 200));
   }
 }
 
@@ -369,7 +552,10 @@ async function untilSeen(facts: FactsSource, target: Parameters<FactsSource['loa
   const want = held.ok ? held.object.metadata.resourceVersion : undefined;
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const live = (await facts.load(target)).live;
+    const loaded = await facts.load(target);
+    // A kind not served or a namespace that is missing has no live object to wait for.
+    if (loaded.kind.state !== 'served' || loaded.namespace?.state === 'missing') return;
+    const live = loaded.live;
     const seen = live.state === 'exists' ? (live.object.metadata as { resourceVersion?: string } | undefined)?.resourceVersion : undefined;
     if (seen === want && (want !== undefined || live.state === 'absent')) return;
     assert.ok(Date.now() < deadline, `the product's cache did not see resourceVersion ${String(want)} of ${target.kind} ${target.name} within 30 s (it has ${String(seen)})`);
@@ -380,6 +566,7 @@ async function untilSeen(facts: FactsSource, target: Parameters<FactsSource['loa
 /** Only for the corpus's guard (`server:` in a scenario): which kind of answer the server gave. */
 function kindOfAnswer(s: ServerStatus | undefined): ServerAnswer {
   if (!s) return 'accepted';
+  if (s.code === 404) return 'notFound';
   if (s.code !== 409) return 'rejected';
   if (s.reason === 'AlreadyExists') return 'alreadyExists';
   if (s.causes.length > 0) return 'fieldConflict';
@@ -445,8 +632,9 @@ function confirmCreate(dry: RawAnswer, real: RawAnswer): { answer: RawAnswer; dr
 function crdVersions(): string[] {
   const out: string[] = [];
   for (const file of fs.readdirSync(crdDir).filter((f) => f.endsWith('.yaml'))) {
-    const crd = parseYaml(fs.readFileSync(path.join(crdDir, file), 'utf8')) as { spec: { group: string; versions: { name: string }[] } };
-    for (const v of crd.spec.versions) out.push(`apis/${crd.spec.group}/${v.name}`);
+    const crd = parseYaml(fs.readFileSync(path.join(crdDir, file), 'utf8')) as { spec: { group: string; versions: { name: string; served: boolean }[] } };
+    // A version that is not served publishes no OpenAPI.
+    for (const v of crd.spec.versions) if (v.served) out.push(`apis/${crd.spec.group}/${v.name}`);
   }
   return out;
 }

@@ -209,29 +209,67 @@ export type KubectlSent = { sent: KubectlRequest } | { refused: string };
  * `command`: `apply --server-side`, `apply` (client-side: for an object that exists, the patch it
  * works out from the live object and its last-applied annotation) or `create`.
  */
-export function kubectlSends(kubeconfig: string, context: string, cacheDir: string, command: 'apply --server-side' | 'apply' | 'create', fieldManager: string, text: string): Promise<KubectlSent> {
+export async function kubectlSends(kubeconfig: string, context: string, cacheDir: string, command: KubectlCommand, fieldManager: string, text: string): Promise<KubectlSent> {
+  const run = await kubectlRuns(kubeconfig, context, cacheDir, command, fieldManager, text, { dryRun: true });
+  if (run.writes.length > 0) return { sent: run.writes[0]! };
+  if (run.refusals.length > 0) return { refused: run.refusals.join('\n') };
+  throw new Error(`kubectl sent no write and said no error:\n${run.log.slice(-2000)}`);
+}
+
+export type KubectlCommand = 'apply --server-side' | 'apply' | 'create';
+
+/** Everything one kubectl run did with a manifest of one or more objects, in the order it did it. */
+export interface KubectlRun {
+  /** The write requests it sent (one per object it could send), as its log shows them. */
+  writes: KubectlRequest[];
+  /** Its `error: ...` lines (a refusal before sending: an object it cannot map, metadata it cannot decode), each with the lines that continue it. */
+  refusals: string[];
+  /** What it printed per object (`-o name`: `kind.group/name`, one a line), for the objects the server accepted. */
+  stdout: string;
+  /** Its exit code. */
+  code: number;
+  log: string;
+}
+
+/**
+ * Runs the user's command on a manifest — `dryRun: true` with `--dry-run=server`, else for real, as
+ * the user runs it — at `-v=10`, and reads what it sent and refused off its log.
+ */
+export function kubectlRuns(kubeconfig: string, context: string, cacheDir: string, command: KubectlCommand, fieldManager: string, text: string, options: { dryRun: boolean }): Promise<KubectlRun> {
   const args = ['--kubeconfig', kubeconfig, '--context', context, '--cache-dir', cacheDir, ...command.split(' ')];
-  args.push('--dry-run=server', `--field-manager=${fieldManager}`, '-o', 'name', '-f', '-', '-v=10');
+  if (options.dryRun) args.push('--dry-run=server');
+  args.push(`--field-manager=${fieldManager}`, '-o', 'name', '-f', '-', '-v=10');
   return new Promise((resolve, reject) => {
     const child = spawn('kubectl', args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: kubeconfig } });
     let err = '';
-    child.stdout.resume();
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
     child.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
     child.on('error', (e) => reject(new Error(`kubectl could not run (${e.message}): it is the reference of what a user sends`)));
-    child.on('close', () => {
-      const sent = writeRequestOf(err);
-      if (sent) return resolve({ sent });
-      const refusal = err.split('\n').filter((l) => /^error: /.test(l)).join('\n');
-      if (refusal) return resolve({ refused: refusal.replace(/^error: /, '') });
-      reject(new Error(`kubectl sent no write and said no error:\n${err.slice(-2000)}`));
-    });
+    child.on('close', (code) => resolve({ writes: writeRequestsOf(err), refusals: refusalsOf(err), stdout: out, code: code ?? -1, log: err }));
     child.stdin.end(text);
   });
 }
 
-/** The one request of a kubectl log that is not a GET (discovery and OpenAPI reads come first). */
-function writeRequestOf(log: string): KubectlRequest | undefined {
+/** kubectl's `error: ` lines, each with the unprefixed lines after it (`ensure CRDs are installed first`). */
+function refusalsOf(log: string): string[] {
+  const out: string[] = [];
+  let current: string[] | undefined;
+  for (const line of log.split('\n')) {
+    if (/^error: /.test(line)) {
+      current = [line.replace(/^error: /, '')];
+      out.push('');
+    } else if (current && line !== '' && !/^[IWE]\d{4} /.test(line)) current.push(line);
+    else current = undefined;
+    if (current) out[out.length - 1] = current.join('\n');
+  }
+  return out;
+}
+
+/** The requests of a kubectl log that are not a GET (discovery and OpenAPI reads come first), in order. */
+function writeRequestsOf(log: string): KubectlRequest[] {
   const lines = log.split('\n');
+  const out: KubectlRequest[] = [];
   for (let i = 0; i < lines.length; i++) {
     if (!/ "Request Body" body=/.test(lines[i]!)) continue;
     // klog prints a value with a newline (Go's JSON encoder ends the body with one) as
@@ -250,7 +288,110 @@ function writeRequestOf(log: string): KubectlRequest | undefined {
     if (!m || m[1] === 'GET') continue;
     const contentType = /-H "Content-Type: ([^"]+)"/.exec(m[2]!)?.[1] ?? '';
     const url = new URL(m[3]!);
-    return { method: m[1]!, url: url.pathname + url.search, contentType, body };
+    out.push({ method: m[1]!, url: url.pathname + url.search, contentType, body });
   }
-  return undefined;
+  return out;
+}
+
+// -------------------------------------------------------------------------------------------------
+// What the server serves: discovery and CustomResourceDefinitions, read as plain JSON
+
+/**
+ * The resource name kubectl would use for a kind it cannot map: lower case, plural by its spelling
+ * (apimachinery meta.UnsafeGuessKindToResource). Where the group-version is not served, any name
+ * gets the same 404.
+ */
+export function guessedResource(kind: string): string {
+  const singular = kind.toLowerCase();
+  if (singular.endsWith('s')) return `${singular}es`;
+  if (singular.endsWith('y')) return `${singular.slice(0, -1)}ies`;
+  return `${singular}s`;
+}
+
+/**
+ * Why the server does not serve `kind` at `apiVersion`, from the server's own lists: the
+ * CustomResourceDefinition of that group and kind (then which versions it serves), and otherwise
+ * whether Kubernetes itself serves the group or the kind elsewhere (a group-version in discovery
+ * that no CRD serves is the server's own).
+ */
+export interface NotServedTruth {
+  /** GET of the group-version's discovery: 404, or 200 without the kind. */
+  groupVersionStatus: number;
+  groupVersionListsKind: boolean;
+  cause: 'crd-version-not-served' | 'built-in-version-not-served' | 'crd-not-installed';
+  /** The apiVersions that serve the kind instead: the CRD's served versions, or the server's own group-versions that list it. */
+  servedInstead: string[];
+}
+
+export async function notServedTruth(conn: Connection, apiVersion: string, kind: string): Promise<NotServedTruth> {
+  const slash = apiVersion.indexOf('/');
+  const group = slash < 0 ? '' : apiVersion.slice(0, slash);
+  const gv = await getJson(conn, slash < 0 ? `/api/${apiVersion}` : `/apis/${apiVersion}`, 'application/json');
+  const listed = isMap(gv.body) && Array.isArray(gv.body.resources) ? gv.body.resources.filter(isMap) : [];
+  const groupVersionListsKind = listed.some((r) => r.kind === kind && typeof r.name === 'string' && !r.name.includes('/'));
+
+  const crdList = await getJson(conn, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', 'application/json');
+  const crds = (isMap(crdList.body) && Array.isArray(crdList.body.items) ? crdList.body.items.filter(isMap) : []).map((c) => {
+    const spec = isMap(c.spec) ? c.spec : {};
+    const names = isMap(spec.names) ? spec.names : {};
+    const versions = Array.isArray(spec.versions) ? spec.versions.filter(isMap) : [];
+    return { group: String(spec.group ?? ''), kind: String(names.kind ?? ''), served: versions.filter((v) => v.served === true).map((v) => String(v.name)) };
+  });
+  const crdServes = (g: string, v: string) => crds.some((c) => c.group === g && c.served.includes(v));
+
+  // Aggregated discovery (one request per root): every group-version and the kinds it serves.
+  const served: { group: string; version: string; kinds: string[] }[] = [];
+  for (const root of ['/api', '/apis']) {
+    const answer = await getJson(conn, root, 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
+    const items = isMap(answer.body) && Array.isArray(answer.body.items) ? answer.body.items.filter(isMap) : [];
+    for (const item of items) {
+      const name = isMap(item.metadata) ? String(item.metadata.name ?? '') : '';
+      for (const v of Array.isArray(item.versions) ? item.versions.filter(isMap) : []) {
+        const kinds = (Array.isArray(v.resources) ? v.resources.filter(isMap) : []).map((r) => (isMap(r.responseKind) ? String(r.responseKind.kind ?? '') : ''));
+        served.push({ group: name, version: String(v.version ?? ''), kinds });
+      }
+    }
+  }
+  const crd = crds.find((c) => c.group === group && c.kind === kind);
+  if (crd) return { groupVersionStatus: gv.status, groupVersionListsKind, cause: 'crd-version-not-served', servedInstead: crd.served.map((v) => `${group}/${v}`) };
+  const own = served.filter((s) => !crdServes(s.group, s.version));
+  const ownInstead = own.filter((s) => s.kinds.includes(kind)).map((s) => (s.group ? `${s.group}/${s.version}` : s.version));
+  const ownGroup = own.some((s) => s.group === group);
+  return {
+    groupVersionStatus: gv.status,
+    groupVersionListsKind,
+    cause: ownGroup || ownInstead.length > 0 ? 'built-in-version-not-served' : 'crd-not-installed',
+    servedInstead: ownInstead,
+  };
+}
+
+/** Whether the CRD of `name` says it is established (its kind is served). */
+export async function crdEstablished(conn: Connection, name: string): Promise<boolean> {
+  const answer = await getJson(conn, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}`, 'application/json');
+  const status = isMap(answer.body) && isMap(answer.body.status) ? answer.body.status : {};
+  const conditions = Array.isArray(status.conditions) ? status.conditions.filter(isMap) : [];
+  return conditions.some((c) => c.type === 'Established' && c.status === 'True');
+}
+
+function getJson(conn: Connection, urlPath: string, accept: string): Promise<RawAnswer> {
+  const url = new URL(urlPath, conn.server);
+  return new Promise((resolve, reject) => {
+    const req = https.request(url, { method: 'GET', ca: conn.ca, timeout: 30_000, headers: { Authorization: `Bearer ${conn.token}`, Accept: accept, 'User-Agent': 'kch-test-oracle' } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => {
+        let parsed: Json | string = body;
+        try {
+          parsed = JSON.parse(body) as Json;
+        } catch {
+          // not JSON: kept as text
+        }
+        resolve({ status: res.statusCode ?? 0, body: parsed });
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error(`GET ${url.pathname}: timeout`)));
+    req.on('error', reject);
+    req.end();
+  });
 }

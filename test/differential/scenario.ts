@@ -42,7 +42,7 @@ export type HistoryStep = { repeat?: number } & (
   | { crd: { object: KubeObject } }
 );
 
-export type ServerAnswer = 'accepted' | 'fieldConflict' | 'alreadyExists' | 'staleResourceVersion' | 'uidMismatch' | 'rejected';
+export type ServerAnswer = 'accepted' | 'fieldConflict' | 'alreadyExists' | 'staleResourceVersion' | 'uidMismatch' | 'notFound' | 'rejected';
 
 export interface Scenario {
   /** Unique across the corpus. */
@@ -52,9 +52,14 @@ export interface Scenario {
   history: HistoryStep[];
   /**
    * The manifest as the user's file has it (YAML or JSON text), without metadata.namespace: the
-   * suite puts each scenario in a namespace of its own and adds it under `metadata:`.
+   * suite puts each scenario in a namespace of its own and adds it under `metadata:`. A manifest
+   * that writes `${namespace}` places its objects itself (the scenario's namespace is put there);
+   * only such a manifest may hold several objects: the last one is the object judged, the ones
+   * before it are the files applied with it (a CustomResourceDefinition, a Namespace).
    */
   manifest: string;
+  /** `absent`: the scenario's namespace is never created (the object goes to a namespace that does not exist). */
+  namespace?: 'absent';
   fieldManager?: string;
   mode?: ApplyMode;
   /** The kind of answer the history is built to get from the server. */
@@ -75,7 +80,7 @@ export const scenarioDir = path.join(import.meta.dirname, 'scenarios');
 export const crdDir = path.join(import.meta.dirname, 'crds');
 
 const stepKinds = ['apply', 'create', 'update', 'patch', 'scale', 'clientSideApply', 'resetManagedFields', 'delete', 'crd'];
-const answers: ServerAnswer[] = ['accepted', 'fieldConflict', 'alreadyExists', 'staleResourceVersion', 'uidMismatch', 'rejected'];
+const answers: ServerAnswer[] = ['accepted', 'fieldConflict', 'alreadyExists', 'staleResourceVersion', 'uidMismatch', 'notFound', 'rejected'];
 const modes: ApplyMode[] = ['serverSide', 'clientSide', 'create'];
 
 /** Every scenario of the corpus; a malformed one throws with its file and name. */
@@ -100,6 +105,8 @@ export function loadScenarios(dir = scenarioDir): Scenario[] {
       }
       const history = (raw.history ?? []) as HistoryStep[];
       if (!Array.isArray(history)) throw new Error(`${where}: history must be a list`);
+      if (raw.namespace !== undefined && raw.namespace !== 'absent') throw new Error(`${where}: namespace can only be "absent"`);
+      if (raw.namespace === 'absent' && history.length > 0) throw new Error(`${where}: a scenario whose namespace is absent has no history to write there`);
       for (const step of history) {
         const kinds = Object.keys(step).filter((k) => k !== 'repeat');
         if (kinds.length !== 1 || !stepKinds.includes(kinds[0] as string)) {

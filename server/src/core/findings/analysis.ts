@@ -188,21 +188,10 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
 
   // A new object in a namespace that does not exist: the server answers 404 for the namespace. The
   // rest of the judgement (a new object's) still holds once the namespace is there.
-  if (served.namespaced && !live && facts.namespace?.state === 'missing') {
-    const written = resource.namespace !== undefined && resource.namespace !== '';
-    const judged = judgeMissingNamespace(facts.namespace.name, written ? 'manifest' : 'default', (settings.definedKinds ?? []).filter((d): d is DefinedNamespace => !isCustomKind(d)));
-    findings.push({
-      code: judged.code,
-      severity: defaultSeverity(judged.code),
-      message: judged.message,
-      // A default namespace has no place in the text: the name carries it.
-      range: written ? at(metadataPath('namespace')).value : nameRange,
-      object,
-      ...(written ? { path: '.metadata.namespace' } : {}),
-      ...(judged.serverMessage !== undefined ? { serverMessage: judged.serverMessage } : {}),
-      docs: judged.docs,
-    });
-  }
+  const namespaceWritten = resource.namespace !== undefined && resource.namespace !== '';
+  const namespaceJudged = served.namespaced && !live && facts.namespace?.state === 'missing'
+    ? judgeMissingNamespace(facts.namespace.name, namespaceWritten ? 'manifest' : 'default', (settings.definedKinds ?? []).filter((d): d is DefinedNamespace => !isCustomKind(d)))
+    : undefined;
 
   if (facts.schema === undefined && settings.applyMode === 'serverSide' && live) return existenceFindings();
   // The engine walks objects recursively; a live object may nest deeper than it can go.
@@ -222,12 +211,31 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
   const prediction = predict(resource, live, facts, settings, resourceName);
 
   // One request gets one answer: when the manifest would be refused for several reasons, each
-  // finding says which one the server answers first (the order FINDINGS.md records).
+  // finding says which one the server answers first (the order FINDINGS.md records). A missing
+  // namespace is looked at last: whatever the prediction refuses a new object for (its body, a
+  // server-side apply's uid) is answered before it.
   const first = prediction.status;
-  const order = (kind: PredictedStatus['kind']): string => {
-    if (!first || prediction.statuses.length < 2) return '';
+  const answers = prediction.statuses.length + (namespaceJudged?.code === 'namespace-not-found' ? 1 : 0);
+  const order = (kind: PredictedStatus['kind'] | 'namespace'): string => {
+    if (!first || answers < 2) return '';
     return first.kind === kind ? ' The server answers this first.' : ` The server answers ${answerName(first)} first; this one comes only after that is fixed.`;
   };
+
+  if (namespaceJudged) {
+    const judged = namespaceJudged;
+    const written = namespaceWritten;
+    findings.push({
+      code: judged.code,
+      severity: defaultSeverity(judged.code),
+      message: judged.message + (judged.code === 'namespace-not-found' && first ? order('namespace') : ''),
+      // A default namespace has no place in the text: the name carries it.
+      range: written ? at(metadataPath('namespace')).value : nameRange,
+      object,
+      ...(written ? { path: '.metadata.namespace' } : {}),
+      ...(judged.serverMessage !== undefined ? { serverMessage: judged.serverMessage } : {}),
+      docs: judged.docs,
+    });
+  }
 
   for (const status of prediction.statuses) {
     if (status.kind === 'alreadyExists') {
@@ -285,12 +293,17 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
   findings.push(...unverifiedSecretData(object, prediction.uncertain, nameRange));
   findings.push(...unverifiedConversions(object, prediction.unconverted, nameRange));
 
+  const kubectlRefusal = kubectlMetadataRefusal(resource.object);
   for (const problem of prediction.problems) {
     if (problem.code === 'kindNotInSchema' || problem.code === 'managedFields') continue;
+    const inMetadata = problem.path?.[0]?.kind === 'field' && problem.path[0].name === 'metadata';
     findings.push({
       code: 'invalid-manifest',
       severity: defaultSeverity('invalid-manifest'),
-      message: `${problem.message} — the server refuses the manifest before checking ownership${problem.server !== undefined || problem.code === 'managedFieldsInManifest' ? order('refused') : ''}`,
+      message:
+        kubectlRefusal && inMetadata
+          ? `kubectl refuses the manifest before sending it (unable to decode: ${kubectlRefusal}); a client that sends it gets the server's answer: ${problem.message}`
+          : `${problem.message} — the server refuses the manifest before checking ownership${problem.server !== undefined || problem.code === 'managedFieldsInManifest' ? order('refused') : ''}`,
       range: problem.path ? at(problem.path).key : kindRange,
       object,
       ...(problem.path ? { path: formatServerPath(problem.path) } : {}),
@@ -532,6 +545,47 @@ function unverifiedConversions(object: ObjectIdentity, unconverted: readonly Unc
       docs: docsLinks.ssaConflicts,
     };
   });
+}
+
+/**
+ * kubectl decodes every object's `metadata` into its ObjectMeta before it sends anything (its
+ * resource builder's metadata-validating decoder), so a wrongly typed field there never reaches the
+ * server from kubectl: it stops with Go's JSON error for the first field that does not fit (keys in
+ * sorted order, as kubectl's YAML-to-JSON conversion writes them). Its words for the ObjectMeta
+ * fields users write; undefined when everything there decodes (or for fields it cannot name).
+ */
+export function kubectlMetadataRefusal(object: JsonObject): string | undefined {
+  const metadata = object.metadata;
+  if (!isJsonObject(metadata)) return undefined;
+  // The Go type of each field, and of its items or values.
+  const goTypes: Record<string, readonly [container: string, item?: string]> = {
+    annotations: ['map[string]string', 'string'],
+    finalizers: ['[]string', 'string'],
+    generateName: ['string'],
+    labels: ['map[string]string', 'string'],
+    name: ['string'],
+    namespace: ['string'],
+    resourceVersion: ['string'],
+    uid: ['types.UID'],
+  };
+  const jsonKind = (v: JsonValue): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'object' ? 'object' : typeof v === 'boolean' ? 'bool' : typeof v);
+  const words = (value: JsonValue, field: string, type: string) => `json: cannot unmarshal ${jsonKind(value)} into Go struct field ObjectMeta.metadata.${field} of type ${type}`;
+  for (const field of Object.keys(metadata).sort()) {
+    const types = goTypes[field];
+    const value = metadata[field];
+    if (!types || value === undefined || value === null) continue;
+    const [container, item] = types;
+    if (item === undefined) {
+      if (typeof value !== 'string') return words(value, field, container);
+      continue;
+    }
+    const isMap = container.startsWith('map[');
+    if (isMap ? !isJsonObject(value) : !Array.isArray(value)) return words(value, field, container);
+    const items = Array.isArray(value) ? value : Object.keys(value as JsonObject).sort().map((k) => (value as JsonObject)[k]!);
+    const bad = items.find((v) => v !== null && typeof v !== 'string');
+    if (bad !== undefined) return words(bad, field, item);
+  }
+  return undefined;
 }
 
 /** What the server answers, as a finding names it. */
