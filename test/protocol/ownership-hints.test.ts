@@ -3,8 +3,10 @@
 // another manager owns — the autoscaler's replicas, the image `kubectl edit` changed — and none on
 // the lines the user's own apply owns; `ownershipHints: false` takes them away (the server asks the
 // client to pull the hints again, and they come back empty). The ownership view, filtered by one
-// manager, marks that manager's lines alone.
+// manager, marks that manager's lines alone. On a Helm chart the hint sits on the template line and
+// the values line the rendered field comes from.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -12,8 +14,10 @@ import { before, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import type { InlayHint } from 'vscode-languageserver-protocol';
 import { stringify } from 'yaml';
-import { testCluster, type TestClusterInfo } from '../support/env';
-import { connect, freshNamespace } from '../support/seed';
+import { requireCluster, testCluster, type TestClusterInfo } from '../support/env';
+import { startTestServer } from '../support/lsp-client';
+import { connect, freshNamespace, objectOf, scale } from '../support/seed';
+import { requireTool } from '../tools/tools';
 import { editedAndAutoscaled } from '../support/seed-scenarios';
 import { startStdioClient, type StdioClient } from '../editors/stdio-client';
 
@@ -125,5 +129,33 @@ test('the ownership view: a legend of managers, and filtered by one manager only
     assert.doesNotMatch(filtered.text, /# kubectl \(Apply\)/);
   } finally {
     await client.close();
+  }
+});
+
+test('on a chart, the hint sits on the template line and the values line of the autoscaler\'s replicas, and on no line Helm alone owns', async (t) => {
+  const helm = requireTool(t, 'helm4');
+  if (!requireCluster(t) || !helm) return;
+  const conn = connect('admin', cluster.kubeconfig);
+  const namespace = await freshNamespace(conn, 'hints-helm');
+  const repo = fs.mkdtempSync(path.join(scratch, 'chart-'));
+  const home = path.join(repo, '.home');
+  const env = { PATH: process.env.PATH ?? '', HOME: home, HELM_CACHE_HOME: `${home}/cache`, HELM_CONFIG_HOME: `${home}/config`, HELM_DATA_HOME: `${home}/data`, KUBECONFIG: cluster.kubeconfig };
+  assert.equal(spawnSync(helm, ['create', 'shop'], { cwd: repo, env }).status, 0);
+  const installed = spawnSync(helm, ['install', 'web', 'shop', '--kube-context', 'admin', '--namespace', namespace], { cwd: repo, encoding: 'utf8', env });
+  assert.equal(installed.status, 0, installed.stderr);
+  objectOf(await scale(conn, 'kube-controller-manager', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web-shop', namespace } }, 5), 'the autoscaler');
+
+  // Helm 4 applies as `helm`: the user's manager for the chart, whatever fieldManager says.
+  const server = await startTestServer({ settings: { kubeconfig: cluster.kubeconfig, context: 'admin', namespace, helmPath: helm, helmRelease: 'web' }, workspaceFolders: [pathToFileURL(repo).href] });
+  t.after(() => server.shutdown());
+  const template = path.join(repo, 'shop', 'templates', 'deployment.yaml');
+  const values = path.join(repo, 'shop', 'values.yaml');
+  for (const f of [template, values]) await server.open(pathToFileURL(f).href, fs.readFileSync(f, 'utf8'));
+  // Rendered, and the live object known: the conflict is on the template.
+  await server.diagnosticsUntil(pathToFileURL(template).href, (ds) => ds.some((d) => d.code === 'field-conflict'), 60_000);
+  for (const [file, key] of [[template, /^\s*replicas:/], [values, /^replicaCount:/]] as const) {
+    const lines = fs.readFileSync(file, 'utf8').split('\n');
+    const hints = (await server.request('textDocument/inlayHint', { textDocument: { uri: pathToFileURL(file).href }, range: { start: { line: 0, character: 0 }, end: { line: lines.length, character: 0 } } })) as InlayHint[];
+    assert.deepEqual(hints.map((h) => [h.position.line, h.label]), [[lines.findIndex((l) => key.test(l)), 'kube-controller-manager (scale)']], `${path.basename(file)}: ${JSON.stringify(hints)}`);
   }
 });
