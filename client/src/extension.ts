@@ -110,22 +110,54 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         if (value) await settingsOf().update(settingKey('fieldManager'), value, vscode.ConfigurationTarget.Workspace);
       }),
     ),
+    vscode.commands.registerCommand('kubeConflictHints.showOwnership', async (options?: { manager?: string }) => {
+      const editor = vscode.window.activeTextEditor;
+      if (!editor) return;
+      // Asked again from a view: the object that view shows.
+      const source = ownershipDocs.sourceOf(editor.document.uri) ?? cursorOf(editor);
+      const manager = typeof options?.manager === 'string' && options.manager !== '' ? options.manager : undefined;
+      await withClient((c) => showOwnershipView(c, ownershipDocs, { ...source, ...(manager !== undefined ? { manager } : {}) }))();
+    }),
     vscode.commands.registerCommand(
-      'kubeConflictHints.showOwnership',
+      'kubeConflictHints.filterOwnership',
       withClient(async (c) => {
         const editor = vscode.window.activeTextEditor;
         if (!editor) return;
-        const result = await sendRequest(c, requests.ownership, {
-          uri: editor.document.uri.toString(),
-          position: { line: editor.selection.active.line, character: editor.selection.active.character },
-        });
-        if (!result) return void vscode.window.showInformationMessage('Kube Conflict Hints: no live object for the resource under the cursor.');
-        const uri = ownershipDocs.put(result);
-        const doc = await vscode.workspace.openTextDocument(uri);
-        await vscode.languages.setTextDocumentLanguage(doc, 'kube-ownership');
-        await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+        // From a view, its object and legend; from a manifest, the object under the cursor.
+        const source = ownershipDocs.sourceOf(editor.document.uri) ?? cursorOf(editor);
+        const shown = ownershipDocs.resultOf(editor.document.uri) ?? (await sendRequest(c, requests.ownership, source));
+        if (!shown) return void vscode.window.showInformationMessage('Kube Conflict Hints: no live object for the resource under the cursor.');
+        const names = [...new Set(shown.managers.map((m) => m.manager))];
+        const items = [
+          { label: 'All managers', description: 'every line with its owners', manager: undefined as string | undefined },
+          ...names.map((name) => ({
+            label: name,
+            description: shown.managers
+              .filter((m) => m.manager === name)
+              .map((m) => `${[m.operation, m.subresource].filter(Boolean).join(', ')} · ${m.fields} ${m.fields === 1 ? 'field' : 'fields'}${m.time ? ` · ${m.time}` : ''}`)
+              .join('; '),
+            manager: name as string | undefined,
+          })),
+        ];
+        const picked = await vscode.window.showQuickPick(items, { placeHolder: 'Filter by manager…: mark only the lines this manager owns' });
+        if (!picked) return;
+        await showOwnershipView(c, ownershipDocs, { ...source, ...(picked.manager !== undefined ? { manager: picked.manager } : {}) });
       }),
     ),
+    vscode.commands.registerCommand('kubeConflictHints.toggleOwnershipHints', async () => {
+      // Flipped where it takes effect: the user's own settings, unless a workspace or folder sets it.
+      const scope = vscode.window.activeTextEditor?.document.uri;
+      const settings = settingsOf(scope);
+      const key = settingKey('ownershipHints');
+      const inspected = settings.inspect<boolean>(key);
+      const target =
+        inspected?.workspaceFolderValue !== undefined
+          ? vscode.ConfigurationTarget.WorkspaceFolder
+          : inspected?.workspaceValue !== undefined
+            ? vscode.ConfigurationTarget.Workspace
+            : vscode.ConfigurationTarget.Global;
+      await settings.update(key, !settings.get<boolean>(key, true), target);
+    }),
     vscode.commands.registerCommand(
       'kubeConflictHints.forcePreview',
       withClient(async (c) => {
@@ -279,7 +311,7 @@ function showStatus(item: vscode.StatusBarItem, params: StatusParams): void {
  */
 async function showForcePreview(docs: OwnershipDocuments, result: ForcePreviewResult | null): Promise<void> {
   if (!result) return void vscode.window.showInformationMessage('Kube Conflict Hints: no live object for the resource under the cursor.');
-  const doc = await vscode.workspace.openTextDocument(docs.put(result, 'txt'));
+  const doc = await vscode.workspace.openTextDocument(docs.put(result, { extension: 'txt' }));
   await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
   const copy = 'Copy kubectl command';
   const taken = result.preview.losses.reduce((n, l) => n + l.fields.length, 0);
@@ -288,17 +320,44 @@ async function showForcePreview(docs: OwnershipDocuments, result: ForcePreviewRe
   if ((await vscode.window.showInformationMessage(`Kube Conflict Hints: ${summary}`, copy)) === copy) await vscode.env.clipboard.writeText(result.command);
 }
 
-/** Read-only documents for "show ownership" and the force preview, served from memory. */
+/** The manifest and place an ownership view was asked for. */
+interface OwnershipSource {
+  uri: string;
+  position: { line: number; character: number };
+}
+
+function cursorOf(editor: vscode.TextEditor): OwnershipSource {
+  return { uri: editor.document.uri.toString(), position: { line: editor.selection.active.line, character: editor.selection.active.character } };
+}
+
+/** Asks for the view of the object at `params` (one manager's lines when `manager` is given) and opens it beside. */
+async function showOwnershipView(c: LanguageClient, docs: OwnershipDocuments, params: OwnershipSource & { manager?: string }): Promise<void> {
+  const result = await sendRequest(c, requests.ownership, params);
+  if (!result) return void vscode.window.showInformationMessage('Kube Conflict Hints: no live object for the resource under the cursor.');
+  const uri = docs.put(result, { result, source: { uri: params.uri, position: params.position } });
+  const doc = await vscode.workspace.openTextDocument(uri);
+  await vscode.languages.setTextDocumentLanguage(doc, 'kube-ownership');
+  await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+}
+
+/** Read-only documents for "show ownership" (with what each was asked for, to filter it) and the force preview, served from memory. */
 class OwnershipDocuments implements vscode.TextDocumentContentProvider {
-  private readonly texts = new Map<string, string>();
+  private readonly views = new Map<string, { text: string; result?: OwnershipResult; source?: OwnershipSource }>();
   private counter = 0;
-  put(result: OwnershipResult, extension = 'yaml'): vscode.Uri {
-    const uri = vscode.Uri.from({ scheme: ownershipScheme, path: `/${++this.counter}/${result.title.replace(/[\\/]/g, '_')}.${extension}` });
-    this.texts.set(uri.toString(), result.text);
+  /** A view: an ownership view with its result and what it was asked for, or another read-only text (the force preview). */
+  put(shown: { title: string; text: string }, extra: { extension?: string; result?: OwnershipResult; source?: OwnershipSource } = {}): vscode.Uri {
+    const uri = vscode.Uri.from({ scheme: ownershipScheme, path: `/${++this.counter}/${shown.title.replace(/[\\/]/g, '_')}.${extra.extension ?? 'yaml'}` });
+    this.views.set(uri.toString(), { text: shown.text, ...(extra.result ? { result: extra.result } : {}), ...(extra.source ? { source: extra.source } : {}) });
     return uri;
   }
+  sourceOf(uri: vscode.Uri): OwnershipSource | undefined {
+    return this.views.get(uri.toString())?.source;
+  }
+  resultOf(uri: vscode.Uri): OwnershipResult | undefined {
+    return this.views.get(uri.toString())?.result;
+  }
   provideTextDocumentContent(uri: vscode.Uri): string {
-    return this.texts.get(uri.toString()) ?? '';
+    return this.views.get(uri.toString())?.text ?? '';
   }
 }
 

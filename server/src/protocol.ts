@@ -30,6 +30,8 @@ export interface Settings {
   codeLens: boolean;
   /** Confirm predictions with a dry-run apply whenever a file is saved. */
   verifyOnSave: boolean;
+  /** Inlay hints naming the manager of each line someone else owns, like a blame view. */
+  ownershipHints: boolean;
   syntaxErrors: SyntaxErrorsMode;
   /** Per finding code: another severity, or `off` to hide it (`{"would-delete": "off"}`). */
   severity: Readonly<Record<string, SeverityOverride>>;
@@ -63,6 +65,7 @@ export const defaultSettings: Settings = {
   namespace: '',
   codeLens: true,
   verifyOnSave: false,
+  ownershipHints: true,
   syntaxErrors: 'auto',
   severity: {},
   helmPath: '',
@@ -85,6 +88,7 @@ export function sanitizeSettings(raw: unknown): Settings {
     namespace: str(r.namespace, ''),
     codeLens: typeof r.codeLens === 'boolean' ? r.codeLens : defaultSettings.codeLens,
     verifyOnSave: typeof r.verifyOnSave === 'boolean' ? r.verifyOnSave : defaultSettings.verifyOnSave,
+    ownershipHints: typeof r.ownershipHints === 'boolean' ? r.ownershipHints : defaultSettings.ownershipHints,
     syntaxErrors: syntaxErrorsModes.includes(r.syntaxErrors as SyntaxErrorsMode) ? (r.syntaxErrors as SyntaxErrorsMode) : defaultSettings.syntaxErrors,
     severity: sanitizeSeverity(r.severity),
     helmPath: str(r.helmPath, ''),
@@ -166,9 +170,18 @@ export interface ContextsResult {
   problem?: string;
 }
 
+export interface OwnershipParams extends DocumentParams {
+  /** Mark only the lines this field manager (by name) owns. */
+  manager?: string;
+}
+
 export interface OwnershipResult {
   title: string;
   text: string;
+  /** The legend: each managedFields entry once, with how many fields it owns. */
+  managers: { manager: string; operation: 'Apply' | 'Update'; subresource?: string; apiVersion: string; time?: string; fields: number }[];
+  /** The manager whose lines alone are marked, when filtered. */
+  manager?: string;
 }
 
 export interface OverlaysResult {
@@ -281,8 +294,8 @@ export const requests = {
   contexts: clientRequest<ContextsParams | undefined, ContextsResult>('kubeConflictHints/contexts', 'kube-conflict-hints.contexts', false),
   /** Field managers seen on the live objects of a document (for the picker). */
   managers: clientRequest<DocumentParams, string[]>('kubeConflictHints/managers', 'kube-conflict-hints.managers', true),
-  /** The live object under the cursor as YAML annotated with each line's owners. */
-  ownership: clientRequest<DocumentParams, OwnershipResult | null>('kubeConflictHints/ownership', 'kube-conflict-hints.showOwnership', true),
+  /** The live object under the cursor as YAML annotated with each line's owners (or one manager's lines). */
+  ownership: clientRequest<OwnershipParams, OwnershipResult | null>('kubeConflictHints/ownership', 'kube-conflict-hints.showOwnership', true),
   /** Confirm the document's predictions with dry-run applies. */
   verify: clientRequest<DocumentParams, VerifyResult>('kubeConflictHints/verify', 'kube-conflict-hints.verify', true),
   /**

@@ -1,13 +1,14 @@
 // Asking the editor to look again. When what the server knows changes (a live object, a schema, a
-// watch event, the settings, a dry-run answer), clients that pull diagnostics and code lenses are
-// asked to pull again, and the diagnostics of clients that cannot pull are pushed again. Changes
+// watch event, the settings, a dry-run answer), clients that pull diagnostics, code lenses and inlay
+// hints are asked to pull again, and the diagnostics of clients that cannot pull are pushed again. Changes
 // that arrive together (a relist, a burst of watch events) collapse into one refresh.
-import { CodeLensRefreshRequest, type ClientCapabilities, type Connection } from 'vscode-languageserver/node';
+import { CodeLensRefreshRequest, InlayHintRefreshRequest, type ClientCapabilities, type Connection } from 'vscode-languageserver/node';
 
 export class RefreshScheduler {
   private timer: NodeJS.Timeout | undefined;
   private canRefreshDiagnostics = false;
   private canRefreshCodeLens = false;
+  private canRefreshInlayHints = false;
   private readonly listeners: (() => void)[] = [];
 
   constructor(private readonly connection: Connection) {}
@@ -15,6 +16,7 @@ export class RefreshScheduler {
   initialize(capabilities: ClientCapabilities): void {
     this.canRefreshDiagnostics = capabilities.workspace?.diagnostics?.refreshSupport === true;
     this.canRefreshCodeLens = capabilities.workspace?.codeLens?.refreshSupport === true;
+    this.canRefreshInlayHints = capabilities.workspace?.inlayHint?.refreshSupport === true;
   }
 
   /** Also done on each refresh (pushing diagnostics to clients that cannot pull them). */
@@ -28,6 +30,7 @@ export class RefreshScheduler {
       this.timer = undefined;
       if (this.canRefreshDiagnostics) void this.connection.languages.diagnostics.refresh();
       if (this.canRefreshCodeLens) void this.connection.sendRequest(CodeLensRefreshRequest.type);
+      if (this.canRefreshInlayHints) void this.connection.sendRequest(InlayHintRefreshRequest.type).catch(() => undefined);
       for (const listener of this.listeners) listener();
     }, 50);
   }

@@ -19,6 +19,7 @@ import { CodeActionKind, MessageType, ShowMessageNotification, type CodeAction, 
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { locateOptions, showValue, type Finding } from '../core/findings/analysis';
 import { fieldHover } from '../core/findings/hover-text';
+import { renderedOwnershipHints, type OwnershipHint } from '../core/findings/ownership-hints';
 import { serverPath } from '../core/findings/ownership';
 import { definedKinds, withDefinedKinds } from '../core/findings/kind-served';
 import { helmApply, overlayLabels, removalFromSources, renderedObjectFindings, sentResource, type RenderedApply, type SourceRemoval } from '../core/findings/rendered';
@@ -136,6 +137,27 @@ export class RenderedSources implements DocumentSource {
     }
     if (!best) return null;
     return { contents: { kind: 'markdown', value: `_${best.label}_\n\n${best.text}` } };
+  }
+
+  /**
+   * The ownership hints on the lines of a rendered source (core/findings/ownership-hints.ts), one per
+   * line and owner label; undefined when the document is none (the plain manifest's hints answer).
+   */
+  async ownershipHints(uri: string, now: number): Promise<OwnershipHint[] | undefined> {
+    const file = await this.workspace.classify(uri);
+    if (!file || !isRenderedSource(file)) return undefined;
+    const context = await this.contextOf(uri);
+    if (!context) return [];
+    const out: OwnershipHint[] = [];
+    for (const { rendering, resource, facts } of this.objects(context)) {
+      if (facts.live.state !== 'exists') continue;
+      const own = this.applyOf(rendering.result!, context.settings).settings;
+      for (const hint of renderedOwnershipHints(resource, facts.live.object, facts.schema, own, now, rendering.result!.sourceMap, context.path)) {
+        // A base two overlays use, a template that renders two objects: the same words once.
+        if (!out.some((h) => h.line === hint.line && h.label === hint.label)) out.push(hint);
+      }
+    }
+    return out;
   }
 
   /** Quick fixes that edit the source line a finding landed on; undefined when the document is not a rendered source. */

@@ -10,6 +10,7 @@ import { serveCodeLenses } from './handlers/code-lens';
 import { Commands, serverCommandIds } from './handlers/commands';
 import { DiagnosticsHandler, manifestFindings } from './handlers/diagnostics';
 import { serveHovers } from './handlers/hover';
+import { serveInlayHints } from './handlers/inlay-hints';
 import { serveRequests } from './handlers/requests';
 import { LoadProgress } from './progress';
 import { DiagnosticsPusher } from './push-diagnostics';
@@ -70,6 +71,7 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
   serveHovers(connection, workspace, rendered);
   serveCodeActions(connection, workspace, rendered);
   serveCodeLenses(connection, workspace);
+  serveInlayHints(connection, workspace, rendered);
   // Each product request is also a workspace/executeCommand command (see handlers/commands.ts).
   serveRequests({ connection, commands: new Commands(connection), workspace, refresh, dryRuns, rendered, env });
 
@@ -91,6 +93,7 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
         hoverProvider: true,
         codeActionProvider: { codeActionKinds: [...codeActionKinds] },
         codeLensProvider: { resolveProvider: false },
+        inlayHintProvider: { resolveProvider: false },
         executeCommandProvider: { commands: serverCommandIds },
         workspace: { workspaceFolders: { supported: true, changeNotifications: true } },
       },

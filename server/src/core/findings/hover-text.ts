@@ -54,8 +54,7 @@ export function fieldHover(
   const lines = [title, ''];
   if (owners.length === 0) lines.push('No field manager owns this field on the live object.');
   else {
-    lines.push('| owner | operation | subresource | apiVersion | last write |', '|---|---|---|---|---|');
-    for (const o of owners) lines.push(ownerRow(o, now));
+    lines.push(...ownersTable(owners, now));
     if (owners.some((o) => !o.exact)) lines.push('', '_(below): owns fields inside this one._');
   }
   // A Secret is read as metadata only: outside metadata there is no live value to show.
@@ -92,6 +91,11 @@ function unknownOwnership(facts: ResourceFacts | undefined): string {
   return 'Ownership unknown (no answer from the cluster yet).';
 }
 
+/** The owners of a field as a Markdown table (the hover's, and the ownership hints' tooltip). */
+export function ownersTable(owners: readonly FieldOwner[], now: number): string[] {
+  return ['| owner | operation | subresource | apiVersion | last write |', '|---|---|---|---|---|', ...owners.map((o) => ownerRow(o, now))];
+}
+
 function ownerRow(o: FieldOwner, now: number): string {
   const name = `${cell(o.manager.manager)}${o.exact ? '' : ' (below)'}`;
   return `| ${name} | ${o.manager.operation} | ${cell(o.manager.subresource)} | ${o.apiVersion} | ${o.time ? when(o.time, now) : notRecorded} |`;
@@ -104,12 +108,20 @@ function cell(v: JsonValue | undefined): string {
   return typeof v === 'string' ? v.replace(/\|/g, '\\|') : '';
 }
 
-/** "3 minutes ago (2026-11-29T18:00:00Z)". */
+/** "3 min ago (2026-11-29T18:00:00Z)". */
 export function when(time: string, now: number): string {
+  const relative = ago(time, now);
+  return relative === undefined ? time : `${relative} (${time})`;
+}
+
+/** "3 min ago", "1 day ago"; undefined for a time the server wrote oddly. */
+export function ago(time: string, now: number): string | undefined {
   const t = Date.parse(time);
-  if (Number.isNaN(t)) return time;
+  if (Number.isNaN(t)) return undefined;
   const s = Math.max(0, Math.round((now - t) / 1000));
-  const ago =
-    s < 60 ? `${s} s ago` : s < 3600 ? `${Math.round(s / 60)} min ago` : s < 86400 ? `${Math.round(s / 3600)} h ago` : `${Math.round(s / 86400)} days ago`;
-  return `${ago} (${time})`;
+  if (s < 60) return `${s} s ago`;
+  if (s < 3600) return `${Math.round(s / 60)} min ago`;
+  if (s < 86400) return `${Math.round(s / 3600)} h ago`;
+  const days = Math.round(s / 86400);
+  return `${days} ${days === 1 ? 'day' : 'days'} ago`;
 }

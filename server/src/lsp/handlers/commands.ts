@@ -20,7 +20,8 @@ interface CommandEntry {
 /**
  * Answers `workspace/executeCommand` with the handler of the matching request. Arguments: a
  * DocumentParams object (`{ uri, position? }`), or a URI and an optional position, as editors'
- * configuration languages make it easiest to write.
+ * configuration languages make it easiest to write. The ownership view's filter rides along:
+ * `{ uri, position, manager }`, or a manager's name after the URI and position.
  */
 export class Commands {
   private readonly byCommand = new Map<string, CommandEntry>();
@@ -43,19 +44,20 @@ export class Commands {
   }
 }
 
-function documentParams(args: readonly unknown[]): DocumentParams | undefined {
-  const [first, second] = args;
+function documentParams(args: readonly unknown[]): (DocumentParams & { manager?: string }) | undefined {
+  const [first, second, third] = args;
+  const manager = (value: unknown) => (typeof value === 'string' && value !== '' ? { manager: value } : {});
   const position = (value: unknown) =>
     typeof value === 'object' && value !== null && Number.isInteger((value as { line?: unknown }).line) && Number.isInteger((value as { character?: unknown }).character)
       ? { line: (value as { line: number }).line, character: (value as { character: number }).character }
       : undefined;
   if (typeof first === 'string') {
     const at = position(second);
-    return { uri: first, ...(at ? { position: at } : {}) };
+    return { uri: first, ...(at ? { position: at } : {}), ...manager(at ? third : second) };
   }
   if (typeof first === 'object' && first !== null && typeof (first as { uri?: unknown }).uri === 'string') {
     const at = position((first as { position?: unknown }).position);
-    return { uri: (first as { uri: string }).uri, ...(at ? { position: at } : {}) };
+    return { uri: (first as { uri: string }).uri, ...(at ? { position: at } : {}), ...manager((first as { manager?: unknown }).manager) };
   }
   return undefined;
 }

@@ -5,7 +5,7 @@
 import type { Connection } from 'vscode-languageserver/node';
 import { readKubeconfig } from '../../cluster';
 import { managerNames } from '../../core/findings/analysis';
-import { ownershipView } from '../../core/findings/ownership-view';
+import { ownershipLegend, ownershipView } from '../../core/findings/ownership-view';
 import { notifications, onNotification, requests, type ContextsResult, type OwnershipResult } from '../../protocol';
 import { forcePreviewAt } from '../force-preview';
 import type { RefreshScheduler } from '../refresh';
@@ -70,9 +70,13 @@ export function serveRequests({ connection, commands, workspace, refresh, dryRun
     const hit = state && (params.position ? resourceAt(state.analysis.resources, params.position) : state.analysis.resources[0]);
     if (!hit || !hit.facts || hit.facts.live.state !== 'exists') return null;
     const { resource } = hit;
+    const live = hit.facts.live.object;
+    const manager = typeof params.manager === 'string' && params.manager !== '' ? params.manager : undefined;
     return {
-      title: `${resource.kind} ${resource.namespace ? `${resource.namespace}/` : ''}${resource.name ?? ''} (live, with owners)`,
-      text: ownershipView(hit.facts.live.object, hit.facts.schema),
+      title: `${resource.kind} ${resource.namespace ? `${resource.namespace}/` : ''}${resource.name ?? ''} (live, ${manager === undefined ? 'with owners' : `lines of ${manager}`})`,
+      text: ownershipView(live, hit.facts.schema, { now: Date.now(), ...(manager !== undefined ? { manager } : {}) }),
+      managers: ownershipLegend(live),
+      ...(manager !== undefined ? { manager } : {}),
     };
   });
 

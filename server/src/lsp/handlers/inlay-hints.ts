@@ -1,0 +1,43 @@
+// Ownership hints (`kubeConflictHints.ownershipHints`): at the end of each line whose field another
+// field manager owns on the live object, that manager and how long ago, like a blame view. The hints
+// come from core/findings/ownership-hints.ts; on a template, values file or patch, from the rendered
+// objects (lsp/rendered.ts). Only where a cluster session serves the document, and only the lines
+// the editor asks about.
+import type { Connection, InlayHint } from 'vscode-languageserver/node';
+import type { TextDocument } from 'vscode-languageserver-textdocument';
+import { ownershipHints, type OwnershipHint } from '../../core/findings/ownership-hints';
+import type { RenderedSources } from '../rendered';
+import type { Workspace } from '../workspace';
+
+export function serveInlayHints(connection: Connection, workspace: Workspace, rendered: RenderedSources): void {
+  connection.languages.inlayHint.on(async (params): Promise<InlayHint[]> => {
+    const uri = params.textDocument.uri;
+    const document = workspace.documents.get(uri);
+    if (!document || !(await workspace.settingsFor(uri)).ownershipHints) return [];
+    const now = Date.now();
+    const span = { start: params.range.start.line, end: params.range.end.line };
+    let hints: readonly OwnershipHint[];
+    const onRendered = await rendered.ownershipHints(uri, now);
+    if (onRendered !== undefined) hints = onRendered.filter((h) => h.line >= span.start && h.line <= span.end);
+    else {
+      const state = await workspace.analysisOf(uri);
+      if (!state?.session) return [];
+      hints = state.analysis.resources.flatMap(({ resource, facts }) =>
+        facts?.live.state === 'exists' && resource.range.start.line <= span.end && resource.range.end.line >= span.start
+          ? ownershipHints(resource, facts.live.object, facts.schema, state.settings, now, span)
+          : [],
+      );
+    }
+    return hints.map((h) => ({
+      position: { line: h.line, character: lineLength(document, h.line) },
+      label: h.label,
+      tooltip: { kind: 'markdown', value: h.tooltip },
+      paddingLeft: true,
+    }));
+  });
+}
+
+/** Where the line ends, before its line break: the hint follows the whole line, as a blame annotation does. */
+function lineLength(document: TextDocument, line: number): number {
+  return document.getText({ start: { line, character: 0 }, end: { line: line + 1, character: 0 } }).replace(/\r?\n$/, '').length;
+}
