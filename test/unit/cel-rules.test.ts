@@ -4,6 +4,8 @@
 // so calls unknown instead of guessing), and the walk's bookkeeping (correlation, ratcheting,
 // defaults, escaped names, field paths), each on a schema written like a CRD's.
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { test } from 'node:test';
 import { celSchemaFor, type CelNode } from '../../server/src/core/cel/schema';
 import { validateCelRules, type RuleVerdict } from '../../server/src/core/cel/validate';
@@ -208,4 +210,40 @@ test('CRD validation rules: the live object\'s metadata (a creationTimestamp, a 
 
 test('CRD validation rules: a kind without rules has no rule schema, and built-in documents have none', () => {
   assert.equal(celSchemaFor({ components: { schemas: { T: { type: 'object', 'x-kubernetes-group-version-kind': [{ group: 'example.com', version: 'v1', kind: 'Thing' }], properties: { metadata: {} } } } } }, 'example.com/v1', 'Thing'), undefined);
+});
+
+test('the served schemas of built-in kinds, whose types refer to each other (a CRD\'s JSONSchemaProps to itself from a dozen fields), are read through: no rules, nothing to evaluate', () => {
+  // Captured from the local kube-apiserver (test/fixtures/openapi/README.md). Walked as a tree, a
+  // CustomResourceDefinition's schema never ends: `check` on a folder holding a CRD hung.
+  const dir = path.join(import.meta.dirname, '..', 'fixtures', 'openapi');
+  const kinds: [string, string, string][] = [
+    ['apis__apiextensions.k8s.io__v1.json', 'apiextensions.k8s.io/v1', 'CustomResourceDefinition'],
+    ['apis__apps__v1.json', 'apps/v1', 'Deployment'],
+    ['api__v1.json', 'v1', 'Pod'],
+  ];
+  for (const [file, apiVersion, kind] of kinds) {
+    const doc = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as JsonValue;
+    assert.equal(celSchemaFor(doc, apiVersion, kind), undefined, `${kind}: built-in kinds carry no CEL rules in their schema`);
+  }
+});
+
+test('a named schema used in many places is one node; a rule inside it is found through every path', () => {
+  const doc = {
+    components: {
+      schemas: {
+        'com.example.v1.Thing': {
+          type: 'object',
+          'x-kubernetes-group-version-kind': [{ group: 'example.com', version: 'v1', kind: 'Thing' }],
+          properties: { metadata: { type: 'object' }, spec: { type: 'object', properties: { a: { $ref: '#/components/schemas/Part' }, b: { allOf: [{ $ref: '#/components/schemas/Part' }] } } } },
+        },
+        Part: { type: 'object', properties: { n: { type: 'integer', ...rule('self >= 0') }, next: { $ref: '#/components/schemas/Part' } } },
+      },
+    },
+  };
+  const node = celSchemaFor(doc, 'example.com/v1', 'Thing');
+  assert.ok(node?.hasRules);
+  const a = node.properties?.spec?.properties?.a;
+  assert.equal(a, node.properties?.spec?.properties?.b, 'one node for one named schema');
+  assert.equal(a?.properties?.next, a, 'a reference to itself is the same node');
+  assert.deepEqual(a?.properties?.n?.rules.map((r) => r.rule), ['self >= 0']);
 });

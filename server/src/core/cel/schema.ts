@@ -36,7 +36,7 @@ export interface CelNode {
   readonly hasRules: boolean;
 }
 
-/** Past this depth a schema (a `$ref` cycle) is cut: a CRD's own schema is never that deep. */
+/** Past this depth a schema is cut: a CRD's own schema is never that deep. */
 const MAX_DEPTH = 64;
 
 /**
@@ -53,7 +53,7 @@ export function celSchemaFor(document: JsonValue, apiVersion: string, kind: stri
     if (!isJsonObject(spec) || !Array.isArray(spec['x-kubernetes-group-version-kind'])) continue;
     const names = spec['x-kubernetes-group-version-kind'].some((g) => isJsonObject(g) && (g.group ?? '') === group && g.version === version && g.kind === kind);
     if (!names || !isJsonObject(spec.properties) || !('metadata' in spec.properties)) continue;
-    const node = convert(schemas, spec, 0);
+    const node = convert(schemas, spec, 0, new Map());
     return node.hasRules ? node : undefined;
   }
   return undefined;
@@ -73,7 +73,18 @@ function withoutRef(spec: JsonObject): JsonObject {
   return rest;
 }
 
-function convert(schemas: JsonObject, raw: JsonObject, depth: number): CelNode {
+/**
+ * Each named schema is converted once (`seen`, by the name a `$ref` points at and what stands beside it), so a schema
+ * whose types refer to each other many times over — a CustomResourceDefinition's own
+ * JSONSchemaProps refers to itself from a dozen fields — costs its size, not its size to the
+ * power of the depth. A `$ref` cycle meets the node it started from (the same object, completed
+ * later); built-in schemas carry no rules, so a node's `hasRules` seen early in a cycle is exact
+ * for every schema that has them (a CRD's schema is written out, without references).
+ */
+function convert(schemas: JsonObject, raw: JsonObject, depth: number, seen: Map<string, CelNode>): CelNode {
+  const ref = refKey(raw);
+  const known = ref !== undefined ? seen.get(ref) : undefined;
+  if (known) return known;
   const spec = resolve(schemas, raw);
   const rules = Array.isArray(spec['x-kubernetes-validations']) ? spec['x-kubernetes-validations'].flatMap(ruleOf) : [];
   const out: { -readonly [K in keyof CelNode]: CelNode[K] } = { type: typeof spec.type === 'string' ? spec.type : '', rules, hasRules: rules.length > 0 };
@@ -85,25 +96,37 @@ function convert(schemas: JsonObject, raw: JsonObject, depth: number): CelNode {
   if (spec.default !== undefined) out.default = spec.default;
   if (typeof spec['x-kubernetes-list-type'] === 'string') out.listType = spec['x-kubernetes-list-type'];
   if (Array.isArray(spec['x-kubernetes-list-map-keys'])) out.listMapKeys = spec['x-kubernetes-list-map-keys'].filter((k): k is string => typeof k === 'string');
+  if (ref !== undefined) seen.set(ref, out);
   if (depth >= MAX_DEPTH) return out;
   if (isJsonObject(spec.properties)) {
     const properties: Record<string, CelNode> = {};
     for (const [name, member] of Object.entries(spec.properties)) {
       if (!isJsonObject(member)) continue;
-      properties[name] = convert(schemas, member, depth + 1);
+      properties[name] = convert(schemas, member, depth + 1, seen);
       if (properties[name].hasRules) out.hasRules = true;
     }
     out.properties = properties;
   }
   if (isJsonObject(spec.additionalProperties)) {
-    out.additionalProperties = convert(schemas, spec.additionalProperties, depth + 1);
+    out.additionalProperties = convert(schemas, spec.additionalProperties, depth + 1, seen);
     if (out.additionalProperties.hasRules) out.hasRules = true;
   }
   if (isJsonObject(spec.items)) {
-    out.items = convert(schemas, spec.items, depth + 1);
+    out.items = convert(schemas, spec.items, depth + 1, seen);
     if (out.items.hasRules) out.hasRules = true;
   }
   return out;
+}
+
+/**
+ * What a referring spec converts to, as a key: the schema it points at (`$ref`, or `allOf` of one
+ * `$ref`) with what stands beside the reference (a `default: {}`), words left out.
+ */
+function refKey(spec: JsonObject): string | undefined {
+  const ref = typeof spec.$ref === 'string' ? spec.$ref : Array.isArray(spec.allOf) && spec.allOf.length === 1 && isJsonObject(spec.allOf[0]) && typeof spec.allOf[0].$ref === 'string' ? spec.allOf[0].$ref : undefined;
+  if (ref === undefined) return undefined;
+  const { description: _words, ...beside } = withoutRef(spec);
+  return Object.keys(beside).length === 0 ? ref : `${ref} ${JSON.stringify(beside)}`;
 }
 
 function ruleOf(entry: JsonValue): CelRule[] {
