@@ -548,14 +548,14 @@ function assertValidationCauses(server: ServerStatus | undefined, predicted: Ser
 
 /** Waits until the product's live object is the one the server holds (its resourceVersion), or both have none. */
 async function untilSeen(facts: FactsSource, target: Parameters<FactsSource['load']>[0], ref: KubeObject): Promise<void> {
+  // A kind not served or a namespace that is missing has no live object to wait for.
+  const first = await facts.load(target);
+  if (first.kind.state !== 'served' || first.namespace?.state === 'missing') return;
   const held = await get(admin, ref);
   const want = held.ok ? held.object.metadata.resourceVersion : undefined;
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const loaded = await facts.load(target);
-    // A kind not served or a namespace that is missing has no live object to wait for.
-    if (loaded.kind.state !== 'served' || loaded.namespace?.state === 'missing') return;
-    const live = loaded.live;
+    const live = (await facts.load(target)).live;
     const seen = live.state === 'exists' ? (live.object.metadata as { resourceVersion?: string } | undefined)?.resourceVersion : undefined;
     if (seen === want && (want !== undefined || live.state === 'absent')) return;
     assert.ok(Date.now() < deadline, `the product's cache did not see resourceVersion ${String(want)} of ${target.kind} ${target.name} within 30 s (it has ${String(seen)})`);
