@@ -11,7 +11,8 @@ import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import { stringify } from 'yaml';
 import { requireCluster, type TestClusterInfo } from '../support/env';
-import { apply, connect, create, freshNamespace, kubectlEdit, objectOf, scale, webDeployment } from '../support/seed';
+import { connect, freshNamespace } from '../support/seed';
+import { autoscaledAndEdited } from '../support/seed-scenarios';
 import { lineOf, repoRoot, runCli, scratchDir, writeFiles } from './cli-process';
 
 interface Setup {
@@ -30,19 +31,7 @@ async function prepared(t: TestContext): Promise<Setup | undefined> {
   setup ??= (async () => {
     const admin = connect('admin', cluster.kubeconfig);
     const namespace = await freshNamespace(admin, 'cli-force');
-    const manifest = webDeployment(namespace, 'web');
-    objectOf(await apply(admin, 'kubectl', manifest), 'kubectl apply --server-side');
-    objectOf(
-      await create(admin, 'kubectl-create', {
-        apiVersion: 'autoscaling/v2',
-        kind: 'HorizontalPodAutoscaler',
-        metadata: { name: 'web-hpa', namespace },
-        spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, minReplicas: 2, maxReplicas: 10 },
-      }),
-      'create the autoscaler',
-    );
-    objectOf(await scale(admin, 'kube-controller-manager', manifest, 5), 'scale as the autoscaler does');
-    objectOf(await kubectlEdit(admin, manifest, { spec: { template: { spec: { containers: [{ name: 'app', image: 'nginx:1.26' }] } } } }), 'kubectl edit');
+    const { manifest } = await autoscaledAndEdited(admin, namespace, 'web-hpa');
     const dir = scratchDir('force');
     const text = stringify(manifest);
     writeFiles(dir, { 'k8s/web.yaml': text });

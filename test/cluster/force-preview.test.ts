@@ -18,26 +18,15 @@ import { auditSentinel, readAuditEvents } from '../support/cluster';
 import { requireCluster } from '../support/env';
 import { startTestServer } from '../support/lsp-client';
 import { managerKey, takenFrom, type ManagedEntryLike } from '../support/managed-fields-oracle';
-import { apply, connect, create, freshNamespace, get, kubectlEdit, objectOf, request, scale, webDeployment } from '../support/seed';
+import { apply, connect, freshNamespace, get, objectOf, request } from '../support/seed';
+import { autoscaledAndEdited } from '../support/seed-scenarios';
 
 test('forcing an autoscaled, hand-edited Deployment: the preview lists both fields and managers, the autoscaler takes replicas back, and a forced dry run takes exactly that', async (t) => {
   const cluster = requireCluster(t);
   if (!cluster) return;
   const admin = connect('admin', cluster.kubeconfig);
   const namespace = await freshNamespace(admin, 'force-preview');
-  const manifest = webDeployment(namespace, 'web');
-  objectOf(await apply(admin, 'kubectl', manifest), 'kubectl apply --server-side');
-  objectOf(
-    await create(admin, 'kubectl-create', {
-      apiVersion: 'autoscaling/v2',
-      kind: 'HorizontalPodAutoscaler',
-      metadata: { name: 'web', namespace },
-      spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, minReplicas: 2, maxReplicas: 10 },
-    }),
-    'create the autoscaler',
-  );
-  objectOf(await scale(admin, 'kube-controller-manager', manifest, 5), 'scale through /scale as the autoscaler does');
-  objectOf(await kubectlEdit(admin, manifest, { spec: { template: { spec: { containers: [{ name: 'app', image: 'nginx:1.26' }] } } } }), 'kubectl edit');
+  const { manifest } = await autoscaledAndEdited(admin, namespace, 'web');
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-force-preview-'));
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));

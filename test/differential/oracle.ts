@@ -30,13 +30,13 @@ export interface RawAnswer {
 export function sendRaw(conn: Connection, method: string, urlPath: string, query: Record<string, string>, contentType: string, text: string): Promise<RawAnswer> {
   const url = new URL(urlPath, conn.server);
   for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
+  return exchange(conn, method, url, { Accept: 'application/json', 'Content-Type': contentType }, text);
+}
+
+/** One request as the oracle sends every request (its own user agent, 30 s); the answer as JSON, or as text when it is not. */
+function exchange(conn: Connection, method: string, url: URL, headers: Record<string, string>, text?: string): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
-    const req = https.request(url, {
-      method,
-      ca: conn.ca,
-      timeout: 30_000,
-      headers: { Authorization: `Bearer ${conn.token}`, Accept: 'application/json', 'Content-Type': contentType, 'User-Agent': 'kch-test-oracle' },
-    }, (res) => {
+    const req = https.request(url, { method, ca: conn.ca, timeout: 30_000, headers: { Authorization: `Bearer ${conn.token}`, ...headers, 'User-Agent': 'kch-test-oracle' } }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (body += chunk));
@@ -374,24 +374,5 @@ export async function crdEstablished(conn: Connection, name: string): Promise<bo
 }
 
 function getJson(conn: Connection, urlPath: string, accept: string): Promise<RawAnswer> {
-  const url = new URL(urlPath, conn.server);
-  return new Promise((resolve, reject) => {
-    const req = https.request(url, { method: 'GET', ca: conn.ca, timeout: 30_000, headers: { Authorization: `Bearer ${conn.token}`, Accept: accept, 'User-Agent': 'kch-test-oracle' } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => {
-        let parsed: Json | string = body;
-        try {
-          parsed = JSON.parse(body) as Json;
-        } catch {
-          // not JSON: kept as text
-        }
-        resolve({ status: res.statusCode ?? 0, body: parsed });
-      });
-    });
-    req.on('timeout', () => req.destroy(new Error(`GET ${url.pathname}: timeout`)));
-    req.on('error', reject);
-    req.end();
-  });
+  return exchange(conn, 'GET', new URL(urlPath, conn.server), { Accept: accept });
 }

@@ -7,14 +7,15 @@
 // the replicas line in Flymake, the hover must name the owner, the documented ownership command must
 // show the live object, and the quick fix picked from eglot-code-actions must clear it.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { requireCluster } from '../support/env';
-import { apply, connect, freshNamespace, objectOf, scale, webDeployment } from '../support/seed';
+import { apply, connect, freshNamespace, objectOf, scale, webDeployment, webDeploymentText } from '../support/seed';
+import { runEditor } from './editor-process';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 const cli = path.join(root, 'dist', 'cli.js');
@@ -86,55 +87,24 @@ test('Emacs (eglot): the conflict on its line in Flymake, the owner in the hover
   fs.writeFileSync(path.join(project, '.dir-locals.el'), dirLocals);
 
   const file = path.join(project, 'web.yaml');
-  const text = [
-    'apiVersion: apps/v1',
-    'kind: Deployment',
-    'metadata:',
-    '  name: web',
-    `  namespace: ${namespace}`,
-    'spec:',
-    '  replicas: 3',
-    '  selector:',
-    '    matchLabels:',
-    '      app: web',
-    '  template:',
-    '    metadata:',
-    '      labels:',
-    '        app: web',
-    '    spec:',
-    '      containers:',
-    '        - name: app',
-    '          image: nginx:1.25',
-    '',
-  ].join('\n');
+  const text = webDeploymentText(namespace);
   fs.writeFileSync(file, text);
   const resultFile = path.join(dir, 'result.json');
 
-  const stderr = await new Promise<string>((resolve, reject) => {
-    // Batch Emacs loads no init file, and so skips what its startup does before one: activating the
-    // installed packages (Debian's elpa-* among them). That comes first, then init.el, then the driver.
-    const args = ['--batch', '--eval', '(package-activate-all)', '-l', path.join(dir, 'init.el'), '-l', path.join(import.meta.dirname, 'emacs.el')];
-    const child = spawn('emacs', args, {
-      cwd: project,
-      env: {
-        PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`,
-        // Emacs's own files (~/.emacs.d, project lists) stay in the scratch folder.
-        HOME: dir,
-        KUBECONFIG: path.join(dir, 'kubeconfig'),
-        KCH_MANIFEST: file,
-        KCH_RESULT: resultFile,
-        KCH_WAIT_MS: '90000',
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let err = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 220_000);
-    child.on('error', reject);
-    child.on('close', () => {
-      clearTimeout(timer);
-      resolve(err);
-    });
+  // Batch Emacs loads no init file, and so skips what its startup does before one: activating the
+  // installed packages (Debian's elpa-* among them). That comes first, then init.el, then the driver.
+  const args = ['--batch', '--eval', '(package-activate-all)', '-l', path.join(dir, 'init.el'), '-l', path.join(import.meta.dirname, 'emacs.el')];
+  const stderr = await runEditor('emacs', args, {
+    cwd: project,
+    env: {
+      PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`,
+      // Emacs's own files (~/.emacs.d, project lists) stay in the scratch folder.
+      HOME: dir,
+      KUBECONFIG: path.join(dir, 'kubeconfig'),
+      KCH_MANIFEST: file,
+      KCH_RESULT: resultFile,
+      KCH_WAIT_MS: '90000',
+    },
   });
 
   assert.ok(fs.existsSync(resultFile), `Emacs wrote no result; stderr: ${stderr}`);

@@ -4,13 +4,14 @@
 // .spec.replicas; the user's manifest sets 3. The diagnostic must sit on the replicas line, the
 // hover must name the owner, and the quick fix picked from the code-action menu must clear it.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { requireCluster } from '../support/env';
-import { apply, connect, freshNamespace, objectOf, scale, webDeployment } from '../support/seed';
+import { apply, connect, freshNamespace, objectOf, scale, webDeployment, webDeploymentText } from '../support/seed';
+import { runEditor } from './editor-process';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 const cli = path.join(root, 'dist', 'cli.js');
@@ -51,60 +52,29 @@ test('Neovim: the conflict on its line, the owner in the hover, and a quick fix 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-neovim-'));
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
   const file = path.join(dir, 'web.yaml');
-  const text = [
-    'apiVersion: apps/v1',
-    'kind: Deployment',
-    'metadata:',
-    '  name: web',
-    `  namespace: ${namespace}`,
-    'spec:',
-    '  replicas: 3',
-    '  selector:',
-    '    matchLabels:',
-    '      app: web',
-    '  template:',
-    '    metadata:',
-    '      labels:',
-    '        app: web',
-    '    spec:',
-    '      containers:',
-    '        - name: app',
-    '          image: nginx:1.25',
-    '',
-  ].join('\n');
+  const text = webDeploymentText(namespace);
   fs.writeFileSync(file, text);
   const resultFile = path.join(dir, 'result.json');
 
-  const stderr = await new Promise<string>((resolve, reject) => {
-    const child = spawn('nvim', ['--headless', '--clean', '-n', '-i', 'NONE', '-c', `luafile ${path.join(import.meta.dirname, 'neovim.lua')}`], {
-      cwd: dir,
-      env: {
-        PATH: process.env.PATH ?? '',
-        // Neovim's own files (swap, shada, logs) stay in the scratch folder.
-        HOME: dir,
-        XDG_STATE_HOME: path.join(dir, 'state'),
-        XDG_DATA_HOME: path.join(dir, 'data'),
-        XDG_CONFIG_HOME: path.join(dir, 'config'),
-        XDG_CACHE_HOME: path.join(dir, 'cache'),
-        // The default of the documented configuration: the kubeconfig comes from KUBECONFIG.
-        KUBECONFIG: cluster.kubeconfig,
-        KCH_CONTEXT: 'admin',
-        KCH_NODE: process.execPath,
-        KCH_CLI: cli,
-        KCH_MANIFEST: file,
-        KCH_RESULT: resultFile,
-        KCH_WAIT_MS: '90000',
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let err = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 220_000);
-    child.on('error', reject);
-    child.on('close', () => {
-      clearTimeout(timer);
-      resolve(err);
-    });
+  const stderr = await runEditor('nvim', ['--headless', '--clean', '-n', '-i', 'NONE', '-c', `luafile ${path.join(import.meta.dirname, 'neovim.lua')}`], {
+    cwd: dir,
+    env: {
+      PATH: process.env.PATH ?? '',
+      // Neovim's own files (swap, shada, logs) stay in the scratch folder.
+      HOME: dir,
+      XDG_STATE_HOME: path.join(dir, 'state'),
+      XDG_DATA_HOME: path.join(dir, 'data'),
+      XDG_CONFIG_HOME: path.join(dir, 'config'),
+      XDG_CACHE_HOME: path.join(dir, 'cache'),
+      // The default of the documented configuration: the kubeconfig comes from KUBECONFIG.
+      KUBECONFIG: cluster.kubeconfig,
+      KCH_CONTEXT: 'admin',
+      KCH_NODE: process.execPath,
+      KCH_CLI: cli,
+      KCH_MANIFEST: file,
+      KCH_RESULT: resultFile,
+      KCH_WAIT_MS: '90000',
+    },
   });
 
   assert.ok(fs.existsSync(resultFile), `Neovim wrote no result; stderr: ${stderr}`);

@@ -42,6 +42,28 @@ export async function editedAndAutoscaled(conn: Connection, namespace: string, n
 }
 
 /**
+ * A Deployment applied as `kubectl`, a HorizontalPodAutoscaler (`hpa`) targeting it that scales it
+ * through `/scale` as the autoscaler does (`kube-controller-manager`), then its image changed with
+ * `kubectl edit`: what forcing the manifest would take, and from whom.
+ */
+export async function autoscaledAndEdited(conn: Connection, namespace: string, hpa: string, name = 'web'): Promise<Scenario> {
+  const manifest = webDeployment(namespace, name);
+  objectOf(await apply(conn, 'kubectl', manifest), 'kubectl apply --server-side');
+  objectOf(
+    await create(conn, 'kubectl-create', {
+      apiVersion: 'autoscaling/v2',
+      kind: 'HorizontalPodAutoscaler',
+      metadata: { name: hpa, namespace },
+      spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name }, minReplicas: 2, maxReplicas: 10 },
+    }),
+    'create the autoscaler',
+  );
+  objectOf(await scale(conn, 'kube-controller-manager', manifest, 5), 'scale through /scale as the autoscaler does');
+  objectOf(await kubectlEdit(conn, manifest, { spec: { template: { spec: { containers: [{ name: 'app', image: 'nginx:1.26' }] } } } }), 'kubectl edit');
+  return { manifest, live: await live(conn, manifest) };
+}
+
+/**
  * Plain `kubectl apply` twice: created with the last-applied annotation, then re-applied with a new
  * image and without the `tier` label. All fields belong to `kubectl-client-side-apply` (Update).
  */

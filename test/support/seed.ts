@@ -395,6 +395,34 @@ export function webDeployment(namespace: string, name = 'web', overrides: { repl
   };
 }
 
+/**
+ * The Deployment `web` as a user writes it by hand in an editor (block YAML, no labels or ports):
+ * for the real-editor tests, which find its lines by their text.
+ */
+export function webDeploymentText(namespace: string): string {
+  return [
+    'apiVersion: apps/v1',
+    'kind: Deployment',
+    'metadata:',
+    '  name: web',
+    `  namespace: ${namespace}`,
+    'spec:',
+    '  replicas: 3',
+    '  selector:',
+    '    matchLabels:',
+    '      app: web',
+    '  template:',
+    '    metadata:',
+    '      labels:',
+    '        app: web',
+    '    spec:',
+    '      containers:',
+    '        - name: app',
+    '          image: nginx:1.25',
+    '',
+  ].join('\n');
+}
+
 export function configMap(namespace: string, name: string, data: Record<string, string>, labels?: Record<string, string>): KubeObject {
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, ...(labels ? { labels } : {}) }, data };
 }
