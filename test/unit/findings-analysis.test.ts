@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
-import { analyzeResource, problemFindings, type AnalysisSettings, type Finding, type ResourceFacts } from '../../server/src/core/findings/analysis';
+import { analyzeResource, kubectlMetadataRefusal, problemFindings, type AnalysisSettings, type Finding, type ResourceFacts } from '../../server/src/core/findings/analysis';
 import { defaultSeverity, ruleFor } from '../../server/src/core/findings/catalogue';
 import type { JsonObject, JsonValue } from '../../server/src/core/json';
 import { parseManifestText } from '../../server/src/core/manifest/manifest';
@@ -373,4 +373,19 @@ describe('managers recorded at another apiVersion of a custom resource', () => {
     assert.match(refused!.message, /request to convert CR to an invalid group\/version: kchv\.example\.com\/v1beta1/);
     assert.equal(refused!.severity, 'error');
   });
+});
+
+describe("kubectl's refusal of wrongly typed metadata", () => {
+  const cases: { name: string; metadata: JsonObject; refusal: string | undefined }[] = [
+    { name: 'a label value that is a bool', metadata: { name: 'a', labels: { on: true } }, refusal: 'json: cannot unmarshal bool into Go struct field ObjectMeta.metadata.labels of type string' },
+    { name: 'labels as a list', metadata: { name: 'a', labels: ['x'] }, refusal: 'json: cannot unmarshal array into Go struct field ObjectMeta.metadata.labels of type map[string]string' },
+    // Keys that name methods of every JavaScript object (the fuzz campaign found `constructor`) are
+    // just unknown metadata fields to kubectl: nothing to refuse.
+    { name: 'keys named like Object methods', metadata: { name: 'a', constructor: 1, toString: 'x', hasOwnProperty: [] }, refusal: undefined },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      assert.equal(kubectlMetadataRefusal({ apiVersion: 'v1', kind: 'ConfigMap', metadata: c.metadata }), c.refusal);
+    });
+  }
 });

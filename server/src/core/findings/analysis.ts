@@ -571,7 +571,8 @@ export function kubectlMetadataRefusal(object: JsonObject): string | undefined {
   const jsonKind = (v: JsonValue): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'object' ? 'object' : typeof v === 'boolean' ? 'bool' : typeof v);
   const words = (value: JsonValue, field: string, type: string) => `json: cannot unmarshal ${jsonKind(value)} into Go struct field ObjectMeta.metadata.${field} of type ${type}`;
   for (const field of Object.keys(metadata).sort()) {
-    const types = goTypes[field];
+    // Own keys only: a metadata key such as `constructor` must not find an Object method.
+    const types = Object.hasOwn(goTypes, field) ? goTypes[field] : undefined;
     const value = metadata[field];
     if (!types || value === undefined || value === null) continue;
     const [container, item] = types;
