@@ -409,6 +409,47 @@ test('an overlay that does not build because of its base builds again when the b
   assert.deepEqual(conflicts(both).map((d) => /in overlay (\w+)/.exec(d.message)?.[1]).sort(), ['production', 'staging']);
 });
 
+test('a base saved while the first render of its overlay runs, after that render read it, renders the overlay again', async (t) => {
+  const cluster = requireCluster(t);
+  const kustomize = requireTool(t, 'kustomize');
+  if (!cluster || !kustomize) return;
+  const alive = setInterval(() => undefined, 1000);
+  t.after(() => clearInterval(alive));
+  const { repo, base } = await twoScaledOverlays(cluster, kustomize, 'editor-saved-mid-render');
+  const good = fs.readFileSync(base, 'utf8');
+  fs.writeFileSync(base, good.replace('  replicas: 1', '  replicas: [1'));
+  // A kustomize that reads the files at once and answers only when the test lets it: the save
+  // below then lands after the render read the broken base and before it ends, every time.
+  const gate = scratchDir('editor-saved-mid-render-gate');
+  const wrapper = path.join(gate, 'kustomize');
+  fs.writeFileSync(wrapper, [
+    '#!/bin/sh',
+    `out=$(mktemp -p ${JSON.stringify(gate)}); err=$(mktemp -p ${JSON.stringify(gate)})`,
+    `${JSON.stringify(kustomize)} "$@" >"$out" 2>"$err"; status=$?`,
+    `touch ${JSON.stringify(path.join(gate, 'read'))}`,
+    `while [ ! -e ${JSON.stringify(path.join(gate, 'open'))} ]; do sleep 0.05; done`,
+    'cat "$out"; cat "$err" >&2; exit $status',
+    '',
+  ].join('\n'), { mode: 0o755 });
+  const server = await startTestServer({ settings: { kubeconfig: cluster.kubeconfig, context: 'admin', kustomizePath: wrapper, kustomizeOverlays: ['overlays/staging'] }, workspaceFolders: [uriOf(repo)] });
+  t.after(() => server.shutdown());
+  await openFiles(server, [base]);
+  void server.diagnostics(uriOf(base));
+  const deadline = Date.now() + 60_000;
+  while (!fs.existsSync(path.join(gate, 'read'))) {
+    assert.ok(Date.now() < deadline, 'the overlay never started rendering');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  // The render has read the broken base and has not ended: the fix is saved now.
+  await server.change(uriOf(base), good);
+  fs.writeFileSync(base, good);
+  await server.save(uriOf(base));
+  fs.writeFileSync(path.join(gate, 'open'), '');
+  await server.waitForNotification('window/showMessage', (p) => /cannot render overlay staging/.test((p as { message: string }).message), 60_000);
+  const staging = await server.diagnosticsUntil(uriOf(base), (ds) => conflicts(ds).length === 1, 60_000);
+  assert.match(conflicts(staging)[0]!.message, /in overlay staging/);
+});
+
 test('the preferred fix on a patch line leaves replicas to the autoscaler: it removes them from the patch and the base it patches, and after the render no file has the conflict and the server accepts the apply', async (t) => {
   const cluster = requireCluster(t);
   const kustomize = requireTool(t, 'kustomize');

@@ -82,7 +82,16 @@ interface Rendering {
   covers?: (file: string) => boolean;
   /** When the last render started: a change on disk older than that was read by it. */
   startedAt?: number;
+  /**
+   * Files saved or changed while a render ran, which the files known before it do not cover: what
+   * it read is known only when it ends (a base outside the overlay's folder, on the first render),
+   * and one of them may have changed after it was read.
+   */
+  changedWhileRunning?: Set<string>;
 }
+
+/** More changes than this during one render: render again whatever they were. */
+const MAX_CHANGES_REMEMBERED = 1000;
 
 interface FileContext {
   readonly path: string;
@@ -289,7 +298,10 @@ export class RenderedSources implements DocumentSource {
   saved(uri: string): void {
     const p = filePath(uri);
     if (!p || !this.workspace.clusterAccess) return;
-    for (const rendering of this.renderings.values()) if (this.coversFile(rendering, p)) this.schedule(rendering);
+    for (const rendering of this.renderings.values()) {
+      if (this.coversFile(rendering, p)) this.schedule(rendering);
+      else this.rememberWhileRunning(rendering, p);
+    }
   }
 
   /**
@@ -304,11 +316,22 @@ export class RenderedSources implements DocumentSource {
       if (!p) continue;
       const modified = modifiedAt(p);
       for (const rendering of this.renderings.values()) {
-        if (!this.coversFile(rendering, p)) continue;
+        if (!this.coversFile(rendering, p)) {
+          this.rememberWhileRunning(rendering, p);
+          continue;
+        }
         const readIt = modified !== undefined && rendering.startedAt !== undefined && rendering.startedAt > modified;
         if (!readIt) this.schedule(rendering);
       }
     }
+  }
+
+  /** A change that the running render may turn out to have read: judged when it ends. */
+  private rememberWhileRunning(rendering: Rendering, file: string): void {
+    if (!rendering.running) return;
+    const changed = (rendering.changedWhileRunning ??= new Set());
+    if (changed.size < MAX_CHANGES_REMEMBERED) changed.add(file);
+    else rendering.again = true;
   }
 
   private coversFile(rendering: Rendering, file: string): boolean {
@@ -418,6 +441,7 @@ export class RenderedSources implements DocumentSource {
       return;
     }
     rendering.again = false;
+    rendering.changedWhileRunning = undefined;
     rendering.startedAt = Date.now();
     rendering.running = rendering.spec.run().then(
       (outcome) => this.finished(rendering, outcome),
@@ -429,6 +453,10 @@ export class RenderedSources implements DocumentSource {
     rendering.running = undefined;
     const covers = outcome.ok ? outcome.rendered.covers : outcome.covers;
     if (covers) rendering.covers = covers;
+    // A file this render read that changed while it ran (it may have read the old text): again.
+    const changed = rendering.changedWhileRunning;
+    rendering.changedWhileRunning = undefined;
+    if (changed && [...changed].some((file) => this.coversFile(rendering, file))) rendering.again = true;
     if (outcome.ok) {
       rendering.result = outcome.rendered;
       rendering.told = undefined;
