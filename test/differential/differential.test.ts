@@ -512,7 +512,7 @@ function assertWithinUnconverted(p: ApplyPrediction, predicted: ServerStatus | u
  * product cannot know whether a field passes (the server may name it or not).
  */
 const validationCodes = new Set<string>(['field-immutable', 'validation-rule-fails']);
-const undecidedCodes = new Set<string>(['validation-rule-unknown']);
+const undecidedCodes = new Set<string>(['validation-rule-unknown', 'secret-immutable-data-unverified']);
 
 /** A field as a 422 cause names it, without list selectors (the server names an item by index, the product by key). */
 const bare = (field: string): string => field.replace(/^\./, '').replace(/\[[^\]]*\]/g, '[]');

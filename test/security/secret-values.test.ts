@@ -2,7 +2,8 @@
 // manager owns, one the editor's own manager applied), watches them change and confirms them with
 // dry runs sends no request whose answer can carry a value. Two witnesses:
 // - the API server's audit log, which records every answer about Secrets (see the audit policy in
-//   test/support/cluster.ts): each is metadata only (PartialObjectMetadata[List]) or a Status;
+//   test/support/cluster.ts): each is metadata only (PartialObjectMetadata[List]), a Status, or the
+//   Table that tells a Secret's type (cells: name, type, number of keys, age; rows of metadata only);
 // - a recording proxy between the editor and the server, for what the audit log does not record:
 //   the Accept header of every request and the watch stream's events.
 import assert from 'node:assert/strict';
@@ -19,6 +20,16 @@ import { clusterCredentials, kubeconfigThroughRecorder, startRecordingProxy } fr
 import { apply, connect, create, freshNamespace, objectOf, patch } from '../support/seed';
 
 const metadataOnlyAccept = /^application\/json;as=PartialObjectMetadata(List)?;g=meta\.k8s\.io;v=v1$/;
+const tableAccept = 'application/json;as=Table;g=meta.k8s.io;v=v1';
+
+/** A Table answer that holds no value: the Secret printer's four columns, and rows whose objects are metadata only. */
+function tableWithoutValues(table: { columnDefinitions?: { name?: string }[]; rows?: { cells?: unknown[]; object?: { kind?: string } }[] } | undefined): boolean {
+  const columns = (table?.columnDefinitions ?? []).map((c) => c.name);
+  return (
+    JSON.stringify(columns) === JSON.stringify(['Name', 'Type', 'Data', 'Age']) &&
+    (table?.rows ?? []).every((r) => r.object?.kind === 'PartialObjectMetadata' && typeof r.cells?.[2] === 'number')
+  );
+}
 
 test('a session with Secret manifests: no answer it asks for can carry a Secret value', { timeout: 120_000 }, async (t) => {
   const cluster = requireCluster(t);
@@ -27,7 +38,7 @@ test('a session with Secret manifests: no answer it asks for can carry a Secret 
   const admin = connect('admin', cluster.kubeconfig);
   const namespace = await freshNamespace(admin, 'kch-secret-values');
   const planted = (label: string) => `${label}-${crypto.randomBytes(6).toString('hex')}`;
-  const values = { created: planted('created'), edited: planted('edited'), applied: planted('applied'), rotated: planted('rotated') };
+  const values = { created: planted('created'), edited: planted('edited'), applied: planted('applied'), rotated: planted('rotated'), frozen: planted('frozen') };
   const b64 = (s: string) => Buffer.from(s).toString('base64');
   const forbidden = Object.values(values).flatMap((v) => [v, b64(v)]);
   const leaks = (text: string) => forbidden.filter((v) => text.includes(v));
@@ -40,6 +51,9 @@ test('a session with Secret manifests: no answer it asks for can carry a Secret 
   // and the server's answer to an accepted apply is the whole would-be object.
   const tls = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'tls', namespace }, type: 'Opaque', stringData: { key: values.applied } };
   objectOf(await apply(admin, 'kubectl', tls), 'apply tls');
+  // Immutable, with another type than the manifest's: both are learned without a value.
+  const frozen = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'frozen', namespace }, type: 'example.com/token', immutable: true, data: { token: b64(values.frozen) } };
+  objectOf(await apply(admin, 'kubectl', frozen), 'apply frozen');
 
   const { ca, token } = clusterCredentials(cluster.kubeconfig, 'admin');
   const proxy = await startRecordingProxy(cluster.server, ca);
@@ -51,9 +65,17 @@ test('a session with Secret manifests: no answer it asks for can carry a Secret 
     const manifest =
       `apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  namespace: ${namespace}\ntype: Opaque\ndata:\n  password: ${b64('typed-in-the-editor')}\n` +
       `---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: tls\n  namespace: ${namespace}\ntype: Opaque\nstringData:\n  key: ${values.applied}\n`;
+    const frozenManifest = `apiVersion: v1\nkind: Secret\nmetadata:\n  name: frozen\n  namespace: ${namespace}\ntype: Opaque\nimmutable: true\ndata:\n  token: ${b64('typed-in-the-editor')}\n`;
     await server.open(uri, manifest);
     const exists = await server.diagnosticsUntil(uri, (d) => d.filter((x) => x.code === 'exists').length === 2);
-    assert.ok(exists.every((d) => d.code === 'exists'), `only "exists" is claimed (values and type are unknown): ${JSON.stringify(exists.map((d) => d.message))}`);
+    assert.ok(exists.every((d) => d.code === 'exists'), `only "exists" is claimed (the values are unknown, the types are the live ones): ${JSON.stringify(exists.map((d) => d.message))}`);
+    // The immutable Secret: its new type is refused, and whether its data changes is unknown.
+    const frozenUri = 'file:///w/frozen.yaml';
+    await server.open(frozenUri, frozenManifest);
+    const judged = await server.diagnosticsUntil(frozenUri, (d) => d.some((x) => x.code === 'field-immutable') && d.some((x) => x.code === 'secret-immutable-data-unverified'));
+    assert.deepEqual(judged.filter((d) => d.code === 'field-immutable').map((d) => d.range.start.line), [5], 'on type:');
+    assert.match(judged.find((d) => d.code === 'field-immutable')!.message, /type: Invalid value: "Opaque": field is immutable/);
+    assert.deepEqual(leaks(JSON.stringify(judged)), []);
     const hover = (await server.hover(uri, { line: 7, character: 4 }))!.contents as { value: string };
     assert.deepEqual(leaks(hover.value), []);
 
@@ -80,7 +102,7 @@ test('a session with Secret manifests: no answer it asks for can carry a Secret 
       await waitForAuditEvent(cluster.auditLog, (e) => e.userAgent === editorUserAgent && e.objectRef?.resource === 'configmaps' && e.objectRef.namespace === namespace),
       'the sentinel request reached the audit log',
     );
-    for (const name of ['db', 'tls']) {
+    for (const name of ['db', 'tls', 'frozen']) {
       assert.ok(await waitForAuditEvent(cluster.auditLog, (e) => fromProduct(e, since, namespace) && e.verb === 'patch' && e.objectRef?.name === name), `the dry run of ${name} in the audit log (the server drops the event of a PATCH whose body it cannot write as JSON)`);
     }
   } finally {
@@ -92,14 +114,15 @@ test('a session with Secret manifests: no answer it asks for can carry a Secret 
   // The audit log: every answer about Secrets the product got was metadata only, or a Status.
   const events = readAuditEvents(cluster.auditLog).filter((e) => fromProduct(e, since, namespace) && e.stage === 'ResponseComplete');
   const verbs = new Set(events.map((e) => e.verb));
-  assert.ok(verbs.has('list') && verbs.has('patch'), `the product lists and dry-runs the Secrets: ${[...verbs].join(', ')}`);
+  assert.ok(verbs.has('list') && verbs.has('patch') && verbs.has('get'), `the product lists, gets (as a Table) and dry-runs the Secrets: ${[...verbs].join(', ')}`);
   // A watch's events are not in the audit log (the proxy below sees them); a refusal (the 409 of
   // db) is recorded as its status, which is all it answers.
   for (const event of events.filter((e) => e.verb !== 'watch')) {
     const refused = (event.responseStatus?.code ?? 0) >= 400;
     const kind = refused ? 'Status' : event.responseObject?.kind;
+    const table = kind === 'Table' && event.verb === 'get' && event.requestURI.includes('includeObject=Metadata') && tableWithoutValues(event.responseObject as Parameters<typeof tableWithoutValues>[0]);
     assert.ok(
-      kind === 'PartialObjectMetadata' || kind === 'PartialObjectMetadataList' || kind === 'Status',
+      kind === 'PartialObjectMetadata' || kind === 'PartialObjectMetadataList' || kind === 'Status' || table,
       `${event.verb} ${event.requestURI} was answered with a ${kind}: it can carry Secret values`,
     );
     assert.deepEqual(leaks(JSON.stringify([event.responseObject ?? {}, event.responseStatus ?? {}])), [], `${event.verb} ${event.requestURI}`);
@@ -109,7 +132,11 @@ test('a session with Secret manifests: no answer it asks for can carry a Secret 
   const exchanges = proxy.exchanges();
   const secretRequests = exchanges.filter((e) => /\/secrets([/?]|$)/.test(e.url));
   assert.ok(secretRequests.some((e) => e.url.includes('watch=true')), 'the Secrets were watched');
-  assert.deepEqual(secretRequests.filter((e) => !metadataOnlyAccept.test(e.accept)).map((e) => `${e.method} ${e.url} Accept: ${e.accept}`), []);
+  const asTable = (e: { method: string; url: string; accept: string }) => e.method === 'GET' && e.accept === tableAccept && /[?&]includeObject=Metadata(&|$)/.test(e.url) && !e.url.includes('watch=true');
+  assert.deepEqual(secretRequests.filter((e) => !metadataOnlyAccept.test(e.accept) && !asTable(e)).map((e) => `${e.method} ${e.url} Accept: ${e.accept}`), []);
+  // The immutable Secret was asked about with a JSON Patch of tests alone, as a dry run.
+  const probes = secretRequests.filter((e) => e.method === 'PATCH' && e.url.includes('/secrets/frozen?') && e.contentType === 'application/json-patch+json');
+  assert.ok(probes.length > 0 && probes.every((e) => e.url.includes('dryRun=All') && (JSON.parse(e.requestBody) as { op: string }[]).every((op) => op.op === 'test')), JSON.stringify(probes.map((e) => e.url)));
   assert.deepEqual(exchanges.filter((e) => leaks(e.body).length > 0).map((e) => `${e.method} ${e.url}`), []);
 });
 

@@ -1,5 +1,5 @@
 // A plain-HTTP proxy in front of the test kube-apiserver that records every exchange: method, URL,
-// the Accept header and the whole answer, watch streams included. The audit log says what the
+// the Accept and Content-Type headers, the request's body and the whole answer, watch streams included. The audit log says what the
 // server answered for most requests; it records neither request headers nor watch events, and
 // those are what tell whether a watch could carry a Secret's values. The product reaches it through
 // a kubeconfig whose server is the proxy (`kubeconfigThroughRecorder`).
@@ -14,7 +14,10 @@ export interface Exchange {
   /** Path and query as the client sent them. */
   url: string;
   accept: string;
+  contentType: string;
   userAgent: string;
+  /** What the client sent (a PATCH's body). */
+  requestBody: string;
   status?: number;
   /** The answer so far (a watch keeps adding to it). */
   body: string;
@@ -31,7 +34,18 @@ export async function startRecordingProxy(target: string, ca: Buffer): Promise<R
   const exchanges: Exchange[] = [];
   const open = new Set<http.ClientRequest>();
   const server = http.createServer((req, res) => {
-    const exchange: Exchange = { method: req.method ?? '', url: req.url ?? '', accept: String(req.headers.accept ?? ''), userAgent: String(req.headers['user-agent'] ?? ''), body: '' };
+    const exchange: Exchange = {
+      method: req.method ?? '',
+      url: req.url ?? '',
+      accept: String(req.headers.accept ?? ''),
+      contentType: String(req.headers['content-type'] ?? ''),
+      userAgent: String(req.headers['user-agent'] ?? ''),
+      requestBody: '',
+      body: '',
+    };
+    req.on('data', (chunk: Buffer) => {
+      exchange.requestBody += chunk.toString('utf8');
+    });
     exchanges.push(exchange);
     const headers = { ...req.headers };
     delete headers.host;

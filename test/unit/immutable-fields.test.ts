@@ -112,8 +112,11 @@ describe('what the user reads', () => {
     assert.match(f.serverMessage ?? '', /^StatefulSet\.apps "db" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas', /);
   });
 
-  test('a Secret, read as metadata only, is left to the dry run', () => {
-    assert.equal(immutableRules.some((r) => r.kinds.includes('Secret')), false);
+  test('a Secret read as metadata only, before its type and immutable are learned: nothing is judged', () => {
+    assert.ok(immutableRules.some((r) => r.kinds.includes('Secret')));
+    const live: JsonObject = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db', namespace: 'ns', uid: 'u3', resourceVersion: '4', managedFields: [] } };
+    const text = 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  namespace: ns\ntype: example.com/token\nimmutable: false\ndata:\n  a: Yg==\n';
+    assert.deepEqual(analyze(text, live, '', 'secrets').filter((f) => f.code === 'field-immutable' || f.code === 'secret-immutable-data-unverified'), []);
   });
 });
 
@@ -173,6 +176,12 @@ describe('the rules where the server lets the field change', () => {
       after: { data: { a: '1' } },
       fields: ['immutable'],
     },
+    { name: 'a Secret of another type', group: '', kind: 'Secret', live: { type: 'Opaque' }, after: { type: 'example.com/token' }, fields: ['type'] },
+    { name: 'a Secret whose type the apply prunes is Opaque again', group: '', kind: 'Secret', live: { type: 'example.com/token' }, after: {}, fields: ['type'] },
+    { name: 'an empty type is the Opaque the server defaults', group: '', kind: 'Secret', live: { type: 'Opaque' }, after: { type: '' }, fields: [] },
+    { name: 'a client-side apply that leaves the type out changes nothing', group: '', kind: 'Secret', live: { type: 'example.com/token' }, after: {}, whole: false, fields: [] },
+    { name: 'a Secret whose type was never learned is not judged', group: '', kind: 'Secret', live: {}, after: { type: 'example.com/token' }, fields: [] },
+    { name: 'an immutable Secret made mutable', group: '', kind: 'Secret', live: { type: 'Opaque', immutable: true }, after: { type: 'Opaque', immutable: false }, fields: ['immutable'] },
   ];
   for (const c of cases) {
     test(c.name, () => {
@@ -180,6 +189,66 @@ describe('the rules where the server lets the field change', () => {
       assert.deepEqual(changes.map((x) => x.cause.field), c.fields);
     });
   }
+});
+
+describe('an immutable Secret, whose values are never read', () => {
+  // As the cluster layer hands it over: metadata only, with the type and immutable it learned.
+  const liveSecret = (fields: JsonObject = {}): JsonObject => ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name: 'db',
+      namespace: 'ns',
+      uid: 'u3',
+      resourceVersion: '4',
+      managedFields: [{ manager: 'kubectl', operation: 'Apply', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { 'f:password': {}, 'f:user': {} }, 'f:immutable': {}, 'f:type': {} } }],
+    },
+    type: 'Opaque',
+    immutable: true,
+    ...fields,
+  });
+  const secret = (body: string) => `apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  namespace: ns\ntype: Opaque\n${body}`;
+
+  test('keys the manifest sets: unknown, said on data, with what to do', () => {
+    const text = secret('immutable: true\ndata:\n  password: c2VjcmV0\n  user: YWRtaW4=\n');
+    const findings = analyze(text, liveSecret(), '', 'secrets');
+    assert.deepEqual(immutable(findings), []);
+    const [f, ...rest] = findings.filter((x) => x.code === 'secret-immutable-data-unverified');
+    assert.deepEqual(rest, []);
+    assert.ok(f);
+    assert.equal(f.severity, 'warning');
+    assert.equal(f.path, '.data');
+    assert.equal(f.range.start.line, text.split('\n').indexOf('data:'));
+    assert.match(f.message, /immutable.*data\.password, data\.user hold the live values is unknown.*dry-run apply/);
+  });
+
+  test('a key its manager set and the manifest no longer does: the apply removes it, which the server refuses', () => {
+    const text = secret('immutable: true\ndata:\n  password: c2VjcmV0\n');
+    const findings = analyze(text, liveSecret(), '', 'secrets');
+    const [f, ...rest] = immutable(findings);
+    assert.deepEqual(rest, []);
+    assert.equal(f?.path, '.data');
+    assert.equal(f?.serverMessage, 'Secret "db" is invalid: data: Forbidden: field is immutable when `immutable` is set');
+    assert.match(f?.message ?? "", /the apply removes data\.user, which its manager set before/);
+    assert.deepEqual(findings.filter((x) => x.code === 'secret-immutable-data-unverified'), [], 'a sure refusal needs no unknown beside it');
+  });
+
+  test('made mutable and a new type: both causes, in the order the server lists them', () => {
+    const text = 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  namespace: ns\ntype: example.com/token\nimmutable: false\ndata:\n  password: c2VjcmV0\n  user: YWRtaW4=\n';
+    const findings = immutable(analyze(text, liveSecret(), '', 'secrets'));
+    assert.deepEqual(findings.map((f) => f.path), ['.type', '.immutable']);
+    assert.match(findings[0]!.message, /type: Invalid value: "example\.com\/token": field is immutable/);
+    assert.equal(findings[0]!.serverMessage, undefined, 'two causes: the whole message is not known');
+  });
+
+  test('a mutable Secret, or one whose immutable was not learned: nothing about its data', () => {
+    const text = secret('data:\n  password: c2VjcmV0\n');
+    for (const live of [liveSecret({ immutable: false }), liveSecret({ immutable: undefined as unknown as JsonValue })]) {
+      delete live.immutable;
+      const findings = analyze(text, live, '', 'secrets');
+      assert.deepEqual(findings.filter((x) => x.code === 'field-immutable' || x.code === 'secret-immutable-data-unverified'), []);
+    }
+  });
 });
 
 describe('the dry run of a change the server refuses agrees with the prediction', () => {

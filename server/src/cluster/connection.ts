@@ -10,8 +10,9 @@ import { Discovery } from './discovery';
 import { HealthTracker, needsProbe } from './health';
 import { ClusterTransport } from './http';
 import { loadKubeconfig, selectLoadedContext, type SelectedContext } from './kubeconfig';
-import { DEFAULT_LIVE_OBJECT_OPTIONS, LiveObjects, type LiveObjectOptions } from './live-objects';
+import { DEFAULT_LIVE_OBJECT_OPTIONS, LiveObjects, readsMetadataOnly, type LiveObjectOptions } from './live-objects';
 import { Namespaces, unknownNamespaces, type NamespaceLookup } from './namespaces';
+import { SecretFields } from './secret-fields';
 import { DEFAULT_OPENAPI_RETRY, OpenApi, type OpenApiRetry } from './openapi';
 import { redactProblem, rememberSecrets } from './redact';
 import type {
@@ -133,6 +134,14 @@ function connectedConnection(settings: ClusterSettings, selected: SelectedContex
   const liveObjects = new LiveObjects(transport, discovery, defaultNamespace, { ...DEFAULT_LIVE_OBJECT_OPTIONS, ...options.liveObjects });
   const verifier = new Verifier(transport, discovery);
   const namespaces = new Namespaces(transport, { ...DEFAULT_LIVE_OBJECT_OPTIONS, ...options.liveObjects });
+  // A Secret's type and immutable, which its metadata-only read lacks (secret-fields.ts), join the live object.
+  const secretFields = new SecretFields(transport);
+  const withSecretFields = (ref: ObjectRef, live: LiveObjectState): LiveObjectState => {
+    if (live.state !== 'exists') return live;
+    const resource = discovery.resolveCached(ref.apiVersion, ref.kind);
+    return resource && readsMetadataOnly(resource) ? { ...live, object: secretFields.peek(resource, live.object) } : live;
+  };
+  const secretsResource = () => discovery.resolveCached('v1', 'Secret');
   // A watched Namespace (an open Namespace manifest) says at once that a namespace appeared.
   liveObjects.onChange((change) => change.apiVersion === 'v1' && change.kind === 'Namespace' && namespaces.observed(change.name, change.state));
 
@@ -183,10 +192,23 @@ function connectedConnection(settings: ClusterSettings, selected: SelectedContex
     cachedResource: (apiVersion, kind) => discovery.resolveCached(apiVersion, kind),
     openApiDocument: (apiVersion) => openApi.document(apiVersion),
     cachedOpenApiDocument: (apiVersion) => openApi.cachedDocument(apiVersion),
-    peekObject: (ref) => liveObjects.peek(ref),
-    getObject: (ref) => liveObjects.get(ref),
+    peekObject: (ref) => withSecretFields(ref, liveObjects.peek(ref)),
+    getObject: async (ref) => {
+      const live = await liveObjects.get(ref);
+      const resource = live.state === 'exists' ? discovery.resolveCached(ref.apiVersion, ref.kind) : undefined;
+      return live.state === 'exists' && resource && readsMetadataOnly(resource) ? { ...live, object: await secretFields.get(resource, live.object) } : live;
+    },
     resolveRef: (ref) => liveObjects.resolveCached(ref),
-    onObjectChange: (listener) => liveObjects.onChange(listener),
+    onObjectChange: (listener) => {
+      const objects = liveObjects.onChange(listener);
+      const secrets = secretFields.onChange(({ namespace, name }) => {
+        const resource = secretsResource();
+        if (!resource) return;
+        const ref = { apiVersion: resource.apiVersion, kind: resource.kind, namespace, name };
+        listener({ ...ref, state: withSecretFields(ref, liveObjects.peek(ref)) });
+      });
+      return { dispose: () => (objects.dispose(), secrets.dispose()) };
+    },
     listObjects: (apiVersion, kind, namespace) => liveObjects.list(apiVersion, kind, namespace),
     namespaces,
     dryRunApply: (manifest, opts) => verifier.dryRunApply(manifest, { ...opts, defaultNamespace }),
@@ -197,6 +219,7 @@ function connectedConnection(settings: ClusterSettings, selected: SelectedContex
       void openApi.refresh();
       liveObjects.refresh();
       namespaces.refresh();
+      secretFields.refresh();
     },
     requestsSent: () => transport.requestsSent,
     dispose: () => {
@@ -204,6 +227,7 @@ function connectedConnection(settings: ClusterSettings, selected: SelectedContex
       if (probeTimer) clearTimeout(probeTimer);
       liveObjects.dispose();
       namespaces.dispose();
+      secretFields.dispose();
       openApi.dispose();
       transport.dispose();
     },

@@ -6,7 +6,7 @@ import { isJsonObject, jsonDepthExceeds, type JsonObject, type JsonValue } from 
 import { firstCharacter, locate, manifestLimits, type LocateOptions, type ManifestProblem, type ManifestResource, type Range } from '../manifest/manifest';
 import { defaultSeverity, docsLinks, type FindingCode, type Severity } from './catalogue';
 import { builtInGroups, isCustomKind, judgeNotServed, type DefinedKind, type NotServedDiscovery } from './kind-served';
-import { immutableChanges } from './immutable';
+import { IMMUTABLE_DATA_CAUSE, immutableChanges, type ImmutableChange } from './immutable';
 import { judgeMissingNamespace, type DefinedNamespace } from './namespaces';
 import { managerRole } from './managers';
 import { describeManager, formatServerPath, invalidMessage, qualifiedResource, type ManagerIdentity } from '../ssa/messages';
@@ -288,7 +288,12 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
   if (live && settings.applyMode !== 'create') {
     const after = settings.applyMode === 'serverSide' ? prediction.merged : resource.object;
     const before = first && first.code !== 422 ? ` The server answers ${answerName(first)} first; this one comes only after that is fixed.` : '';
-    if (isJsonObject(after)) findings.push(...immutableFindings(resource, object, live, after, settings.applyMode === 'serverSide', served.group, at, before));
+    if (isJsonObject(after)) {
+      const serverSide = settings.applyMode === 'serverSide';
+      const secretData = immutableSecretData(resource, live, serverSide ? (prediction.unreadRemovals ?? []) : []);
+      findings.push(...immutableFindings(resource, object, live, after, serverSide, served.group, at, before, secretData.change));
+      if (secretData.unverified) findings.push({ ...secretData.unverified, object, range: at([{ kind: 'field', name: secretData.unverified.field }]).key });
+    }
   }
   findings.push(...unverifiedSecretData(object, prediction.uncertain, nameRange));
   findings.push(...unverifiedConversions(object, prediction.unconverted, nameRange));
@@ -445,15 +450,16 @@ function immutableFindings(
   group: string,
   at: (path: FieldPath) => { key: Range; value: Range; node?: string },
   orderNote: string,
+  also?: ImmutableChange,
 ): Finding[] {
-  const changes = immutableChanges({ group, kind: resource.kind, live, after, afterIsWhole });
+  const changes = [...immutableChanges({ group, kind: resource.kind, live, after, afterIsWhole }), ...(also ? [also] : [])];
   // The server lists every cause in one 422; its whole message is known when there is one cause.
   const causes = new Set(changes.map((c) => `${c.cause.field}: ${c.cause.message}`));
   return changes.map((c) => {
     const path = formatServerPath(c.path);
     const said = `${c.cause.field}: ${c.cause.message}`;
     const serverMessage = invalidMessage(resource.kind, group, resource.name ?? '', said);
-    const values = `live ${c.live !== undefined ? showValue(c.live) : 'unset'}, manifest ${c.after !== undefined ? showValue(c.after) : 'unset'}`;
+    const values = c.detail ?? `live ${c.live !== undefined ? showValue(c.live) : 'unset'}, manifest ${c.after !== undefined ? showValue(c.after) : 'unset'}`;
     return {
       code: 'field-immutable',
       severity: defaultSeverity('field-immutable'),
@@ -468,6 +474,45 @@ function immutableFindings(
       docs: c.docs,
     };
   });
+}
+
+/**
+ * The `data` of an immutable Secret may not change (ValidateSecretUpdate), and its values are never
+ * read. A key the server-side apply removes (its manager set it before, the manifest no longer
+ * does) changes it for sure: that is a field-immutable change. A key the manifest writes changes it
+ * exactly when the value differs, which only the server knows: that is said as unknown, never guessed.
+ */
+function immutableSecretData(
+  resource: ManifestResource,
+  live: JsonObject,
+  unreadRemovals: readonly FieldPath[],
+): { change?: ImmutableChange; unverified?: Omit<Finding, 'object' | 'range'> & { field: string } } {
+  if (resource.apiVersion !== 'v1' || resource.kind !== 'Secret' || live.immutable !== true) return {};
+  const docs = 'https://kubernetes.io/docs/concepts/configuration/secret/#secret-immutable';
+  const keysOf = (field: string) => (isJsonObject(resource.object[field]) ? Object.keys(resource.object[field] as JsonObject) : []);
+  // A key pruned from data but written in stringData comes back (the server merges stringData into
+  // data after the field manager has run): it changes only if its value does.
+  const stringData = new Set(keysOf('stringData'));
+  const removed = unreadRemovals.filter((p) => p[0]?.kind === 'field' && p[0].name === 'data' && p.length === 2 && p[1]?.kind === 'field' && !stringData.has(p[1].name));
+  if (removed.length > 0) {
+    const keys = removed.map((p) => formatServerPath(p).slice(1)).join(', ');
+    return { change: { path: [{ kind: 'field', name: 'data' }], cause: IMMUTABLE_DATA_CAUSE('data'), docs, detail: `the apply removes ${keys}, which its manager set before` } };
+  }
+  const written = [...keysOf('data').map((k) => `data.${k}`), ...keysOf('stringData').map((k) => `stringData.${k}`)];
+  if (written.length === 0) return {};
+  return {
+    unverified: {
+      code: 'secret-immutable-data-unverified',
+      severity: defaultSeverity('secret-immutable-data-unverified'),
+      message:
+        `The live Secret is immutable, so the server refuses (422) any change to its data; Secret values are never read, so whether ${written.join(', ')} ` +
+        `${written.length === 1 ? 'holds' : 'hold'} the live ${written.length === 1 ? 'value' : 'values'} is unknown. ` +
+        'Run "Confirm with a dry-run apply" (or the check with --verify) to let the server decide; to change the data, delete the Secret and create it again',
+      path: '.data',
+      field: keysOf('data').length > 0 ? 'data' : 'stringData',
+      docs,
+    },
+  };
 }
 
 function managersSuffix(live: JsonObject | undefined): string {
@@ -497,7 +542,7 @@ function controllerOf(live: JsonObject): { kind: string; name: string } | undefi
  * A Secret is read as metadata only, so whether another manager's `data` key holds the value the
  * manifest sets is unknown: the apply conflicts exactly when they differ. One finding on the
  * Secret names the keys and points to the dry run, which decides. (`type` and `immutable` are
- * unread too, but almost never differ and cannot be changed anyway; they are left to the dry run.)
+ * compared once the cluster layer has learned them; until then they are left to the dry run.)
  */
 function unverifiedSecretData(object: ObjectIdentity, uncertain: readonly FieldConflict[], range: Range): Finding[] {
   // Keys only: `.data` itself shows up because the map is absent from the metadata-only read.

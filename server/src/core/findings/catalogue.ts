@@ -183,6 +183,13 @@ export const findingCatalogue = {
       'Another field manager owns Secret data keys the manifest sets. Secret values are never read, so only a dry run can tell whether the values differ and the apply conflicts.',
     docs: docsLinks.ssaConflicts,
   },
+  'secret-immutable-data-unverified': {
+    severity: 'warning',
+    title: 'Data of an immutable Secret',
+    description:
+      'The live Secret is immutable (immutable: true), so the server refuses any change to its data (422). Secret values are never read, so only a dry run can tell whether the data the manifest sets differs.',
+    docs: 'https://kubernetes.io/docs/concepts/configuration/secret/#secret-immutable',
+  },
   'conversion-unverified': {
     severity: 'warning',
     title: 'Manager recorded at another apiVersion',

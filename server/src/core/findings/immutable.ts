@@ -11,8 +11,10 @@
 // live object holds defaults the manifest need not repeat; a field left out is no change unless
 // the rule knows its default).
 //
-// A Secret's `type`, `data` and `immutable` are never read (metadata only), so its rules (type
-// immutable, data and immutable of an immutable Secret) are left to the dry run; see FINDINGS.md.
+// A Secret's values are never read (metadata only); its `type` and `immutable` are learned without
+// them (cluster/secret-fields.ts) and join the live object, so its rules on those two fields are
+// here and apply once they are known. Whether the `data` of an immutable Secret changes is known
+// only where the apply removes a key (analysis.ts immutableSecretData); see FINDINGS.md.
 import { isJsonObject, jsonEqual, type JsonObject, type JsonValue } from '../json';
 import { goJson } from '../ssa/fieldsv1';
 import type { FieldPath, PathElement } from '../ssa/path';
@@ -25,6 +27,8 @@ const docs = {
   volumes: 'https://kubernetes.io/docs/concepts/storage/persistent-volumes/',
   pod: 'https://kubernetes.io/docs/concepts/workloads/pods/#pod-update-and-replacement',
   configMap: 'https://kubernetes.io/docs/concepts/configuration/configmap/#configmap-immutable',
+  secret: 'https://kubernetes.io/docs/concepts/configuration/secret/#secret-immutable',
+  secretTypes: 'https://kubernetes.io/docs/concepts/configuration/secret/#secret-types',
   rbac: 'https://kubernetes.io/docs/reference/access-authn-authz/rbac/#rolebinding-and-clusterrolebinding',
   storageClass: 'https://kubernetes.io/docs/concepts/storage/storage-classes/',
   ingressClass: 'https://kubernetes.io/docs/concepts/services-networking/ingress/#ingress-class',
@@ -85,6 +89,8 @@ export interface ImmutableChange {
   readonly after?: JsonValue;
   readonly cause: ImmutableCause;
   readonly docs: string;
+  /** What the user is told instead of the two values, where those are not known (a Secret's data). */
+  readonly detail?: string;
 }
 
 const immutable = (field: string, value: string): ImmutableCause => ({ field, message: `Invalid value: ${value}: field is immutable`, exact: true });
@@ -115,6 +121,10 @@ const statefulSetRule = (field: string, compare: 'whole' | 'written', fallback?:
 
 const configMapImmutable = (live: JsonObject) => live.immutable === true;
 const CONFIGMAP_IMMUTABLE = 'field is immutable when `immutable` is set';
+/** The server's words when an immutable Secret's (or ConfigMap's) `data` changes. */
+export const IMMUTABLE_DATA_CAUSE = (field: string): ImmutableCause => forbidden(field, CONFIGMAP_IMMUTABLE);
+/** A Secret's type as validation sees it: empty or absent is defaulted to Opaque. */
+const secretTypeAfter = (after: JsonValue | undefined): string => (typeof after === 'string' && after !== '' ? after : 'Opaque');
 
 /** A Job that is suspended and never started may change its pods' scheduling directives. */
 const jobSchedulingMayChange = (live: JsonObject): boolean =>
@@ -317,6 +327,30 @@ export const immutableRules: readonly ImmutableRule[] = [
     source: 'pkg/apis/core/validation/validation.go ValidateConfigMapUpdate',
     docs: docs.configMap,
   })),
+  {
+    // Known only once the cluster layer has learned the live type; an empty or absent type is
+    // defaulted to Opaque before validation (SetDefaults_Secret).
+    group: '',
+    kinds: ['Secret'],
+    path: ['type'],
+    compare: 'whole',
+    applies: (live) => typeof live.type === 'string',
+    changed: ({ after, live }) => secretTypeAfter(after) !== live,
+    cause: ({ after }) => immutable('type', goJson(secretTypeAfter(after))),
+    source: 'pkg/apis/core/validation/validation.go ValidateSecretUpdate',
+    docs: docs.secretTypes,
+  },
+  {
+    group: '',
+    kinds: ['Secret'],
+    path: ['immutable'],
+    compare: 'whole',
+    applies: configMapImmutable,
+    changed: ({ after }) => after !== true,
+    cause: () => forbidden('immutable', CONFIGMAP_IMMUTABLE),
+    source: 'pkg/apis/core/validation/validation.go ValidateSecretUpdate',
+    docs: docs.secret,
+  },
   {
     group: 'rbac.authorization.k8s.io',
     kinds: ['RoleBinding', 'ClusterRoleBinding'],

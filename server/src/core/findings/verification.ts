@@ -61,7 +61,7 @@ export function compareWithServer<P extends { kind: string; message: string; rea
     // A missing namespace: 404 NotFound. A dry run creates nothing, so a Namespace among the files
     // checked together is not there for it either.
     // A CRD validation rule: the server's 422 lists the failure in the words the finding carries;
-    // a rule the product could not evaluate leaves a 422 possible.
+    // a rule the product could not evaluate, or the data of an immutable Secret, leaves a 422 possible.
     const foreseen = predicted.some(
       (f) =>
         f.code === 'invalid-manifest' ||
@@ -70,7 +70,7 @@ export function compareWithServer<P extends { kind: string; message: string; rea
         // A field the server keeps as it was (422 Invalid).
         (f.code === 'field-immutable' && outcome.problem.reason === 'Invalid') ||
         ((f.code === 'namespace-not-found' || f.code === 'namespace-from-files') && outcome.problem.reason === 'NotFound'),
-    ) || (outcome.problem.reason === 'Invalid' && findings.some((f) => f.code === 'validation-rule-unknown'));
+    ) || (outcome.problem.reason === 'Invalid' && findings.some((f) => f.code === 'validation-rule-unknown' || f.code === 'secret-immutable-data-unverified'));
     if (!foreseen) differences.push({ message: `the server refuses the manifest: ${answer}; the prediction did not foresee it`, range: whole });
     return done(answer);
   }

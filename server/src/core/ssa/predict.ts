@@ -146,6 +146,12 @@ export interface ApplyPrediction {
   readonly forgiven: readonly FieldConflict[];
   /** Paths the apply would remove from the live object, and the managers who owned them. */
   readonly deletions: readonly FieldPath[];
+  /**
+   * Paths under a live value that was never read (a Secret's `data` keys) that the apply prunes:
+   * the applier set them last time, the manifest no longer does, and no other manager owns them.
+   * `deletions` cannot name them, since the live value they are removed from is not known.
+   */
+  readonly unreadRemovals?: readonly FieldPath[];
   readonly deletionsByManager: readonly ManagerPaths[];
   /** What the server answers first (ownership before lock), or undefined when it succeeds. */
   readonly status?: PredictedStatus;
@@ -410,7 +416,14 @@ function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems
     }
   }
 
-  const unread = new Set(input.unreadLiveFields ?? unreadLiveFields(apiVersion, String(config.kind ?? '')));
+  const unread = new Set(input.unreadLiveFields ?? unreadLiveFields(apiVersion, String(config.kind ?? ''), isJsonObject(live) ? live : undefined));
+  let unreadRemovals: FieldPath[] = [];
+  if (unread.size > 0 && lastSet && !isEmptySet(lastSet)) {
+    let others: FieldSet = emptyFieldSet;
+    for (const [id, m] of managers) if (id !== applierId) others = unionSets(others, m.set);
+    const dropped = differenceSets(differenceSets(lastSet, excludeReset(configFieldSet.set)), others);
+    unreadRemovals = setPaths(dropped).filter((p) => p.length > 1 && p[0]?.kind === 'field' && unread.has(p[0].name));
+  }
   const isUnread = (c: FieldConflict) => c.path[0]?.kind === 'field' && unread.has(c.path[0].name);
   const uncertain = conflictsFound.filter(isUnread);
   let conflicts = conflictsFound.filter((c) => !isUnread(c));
@@ -432,6 +445,7 @@ function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems
     forgiven,
     deletions: setPaths(comparison.removed),
     deletionsByManager,
+    ...(unreadRemovals.length > 0 ? { unreadRemovals } : {}),
     merged,
     ...(conversionRefusal ? { conversionRefusal } : {}),
   };
@@ -477,12 +491,15 @@ function reconcileManagedFieldsWithSchemaChanges(schema: SchemaModel, kind: stri
 }
 
 /**
- * The top-level fields of a kind whose live values the product never reads: a Secret's values
- * (and, read as metadata only, its `type` and `immutable`). `stringData` is write-only: the
- * server turns it into `data` after the field manager has run, so it is never live and needs no read.
+ * The top-level fields of a kind whose live values the product did not read: a Secret's values,
+ * and its `type` and `immutable` unless the live object carries them (read as metadata only, a
+ * Secret has neither; the cluster layer adds each once it has learned it without reading a value).
+ * `stringData` is write-only: the server turns it into `data` after the field manager has run, so
+ * it is never live and needs no read.
  */
-export function unreadLiveFields(apiVersion: string, kind: string): readonly string[] {
-  return apiVersion === 'v1' && kind === 'Secret' ? ['data', 'type', 'immutable'] : [];
+export function unreadLiveFields(apiVersion: string, kind: string, live?: JsonObject): readonly string[] {
+  if (apiVersion !== 'v1' || kind !== 'Secret') return [];
+  return ['data', ...(['type', 'immutable'] as const).filter((field) => live?.[field] === undefined)];
 }
 
 /**
