@@ -15,8 +15,28 @@ const production = process.argv.includes('--production');
 const outdir = path.resolve(root, arg('outdir') ?? 'dist');
 const only = arg('only')?.split(',');
 
+// @kubernetes/client-node's KubeConfig (kubeconfig files, contexts, every auth provider) imports the
+// library's generated API client only for makeApiClient, which the product never calls: it sends
+// its own requests (server/src/cluster/http.ts). Without this, every generated API and model class
+// is compiled and evaluated at each start, for nothing. The stand-in fails loudly if it is ever used.
+const withoutGeneratedClient = {
+  name: 'without-generated-client',
+  setup(build) {
+    build.onResolve({ filter: /^\.\/gen\/index\.js$/ }, (args) =>
+      /[\\/]@kubernetes[\\/]client-node[\\/]dist[\\/]config\.js$/.test(args.importer) ? { path: 'generated-client', namespace: 'kch-stub' } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'kch-stub' }, () => ({
+      contents:
+        "const unused = () => { throw new Error('the generated Kubernetes API client is not bundled: use server/src/cluster/http.ts'); };\n" +
+        'export const createConfiguration = unused;\nexport class ServerConfiguration { constructor() { unused(); } }\n',
+      loader: 'js',
+    }));
+  },
+};
+
 const common = {
   bundle: true,
+  plugins: [withoutGeneratedClient],
   platform: 'node',
   target: 'node20',
   format: 'cjs',

@@ -13,7 +13,8 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import * as path from 'node:path';
-import { KubeConfig, type User } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
+import type { User } from '@kubernetes/client-node/dist/config_types.js';
 import { errorMessage } from './kubeconfig';
 import { firstLine, parseRetryAfter, type HttpOutcome, type RequestPurpose } from './problems';
 import { redactText, rememberSecrets } from './redact';

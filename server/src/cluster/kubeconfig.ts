@@ -10,7 +10,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { KubeConfig, type Cluster, type Context, type User } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
+import type { Cluster, Context, User } from '@kubernetes/client-node/dist/config_types.js';
 import { parse as parseYaml } from 'yaml';
 import type { ClusterProblem, ClusterResult, ContextSummary, KubeconfigSummary } from './types';
 
