@@ -1,7 +1,8 @@
 // The fuzz campaign through the core, in process: every generated or mutated input is parsed, its
 // paths located, analysed against live objects the real API server returned (the captured facts of
 // test/fixtures/engine) with the cluster's OpenAPI schema, fixed by every quick fix its findings
-// offer, hovered, and its objects shown in the ownership view. Nothing may throw, no call may take
+// offer, hovered, and its objects shown in the ownership view; reading values first gives what the
+// full parse gives. Nothing may throw, no call may take
 // more than its budget relative to a plain parse of the same input, and memory must stay bounded.
 //
 // 20,000 inputs with a fixed seed (about a minute); KCH_FUZZ_ITERATIONS and KCH_FUZZ_SEED run
@@ -30,6 +31,7 @@ import { formatPath } from '../../server/src/core/ssa/path';
 import { schemaFromOpenApi } from '../../server/src/core/ssa/schema';
 import { CallTimer, collectGarbage, MiB, peakRss, saveFailure } from './budget';
 import { campaignSettings, fuzzInput, inputRng, type Rng } from './generate';
+import { assertParsesAgree } from '../support/parse-agreement';
 
 const fixtures = path.join(import.meta.dirname, '..', 'fixtures');
 const { schema } = schemaFromOpenApi(
@@ -78,6 +80,8 @@ function factsFor(rng: Rng, resource: ManifestResource): ResourceFacts {
 function exercise(rng: Rng, text: string, timer: CallTimer): void {
   const cache = createManifestCache();
   const parsed: ParsedManifest = timer.run('parse', () => parseManifestText(text, cache));
+  // Values first and the full parse agree (outside the budget: it parses twice more).
+  assertParsesAgree(text, 'values first and the full parse', createManifestCache());
   // An edit in the middle of the text, parsed with the cache of the previous version.
   const at = rng.int(text.length + 1);
   const edited = text.slice(0, at) + rng.pick(['x', '\n', ' ', '- ', ': ', '---\n', '']) + text.slice(at + rng.int(3));

@@ -148,7 +148,10 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
   const object = objectIdentity(resource);
   const at = (path: FieldPath) => rangeFor(resource, path, facts.schema);
   const findings: Finding[] = [];
-  const kindRange = at([{ kind: 'field', name: 'kind' }]).value;
+  // Ranges are read from the node tree, which a document read for its values alone builds only
+  // when asked: only the findings that are made ask.
+  let kindAt: Range | undefined;
+  const kindRange = (): Range => (kindAt ??= at([{ kind: 'field', name: 'kind' }]).value);
 
   // kubectl apply (client- or server-side) stops before any request when the object has no name
   // but a generateName (apply.go: "from <generateName>: cannot use generate name with apply"):
@@ -172,19 +175,20 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
     // Why it is not served (a removed version, a CRD not installed, a CRD among the files) decides
     // the sentence, the link and even the code: kind-served.ts judges.
     const judged = judgeNotServed(resource.apiVersion, resource.kind, facts.kind.discovery, settings.definedKinds, facts.kind.message);
-    return [{ code: judged.code, severity: defaultSeverity(judged.code), message: judged.message, range: kindRange, object, docs: judged.docs }];
+    return [{ code: judged.code, severity: defaultSeverity(judged.code), message: judged.message, range: kindRange(), object, docs: judged.docs }];
   }
   if (facts.live.state === 'invalidName') {
     const field = facts.live.field === 'metadata.name' ? 'name' : 'namespace';
     // A default namespace (from the settings) has no place in the text: the name carries it.
-    const where = resource[field] !== undefined ? at(metadataPath(field)).value : resource.name !== undefined ? at(metadataPath('name')).value : kindRange;
+    const where = resource[field] !== undefined ? at(metadataPath(field)).value : resource.name !== undefined ? at(metadataPath('name')).value : kindRange();
     return [{ code: 'invalid-manifest', severity: defaultSeverity('invalid-manifest'), message: facts.live.message, range: where, object, path: `.${facts.live.field}` }];
   }
   if (facts.kind.state !== 'served' || facts.live.state === 'pending' || facts.live.state === 'unavailable') return [];
   const served = facts.kind;
   const live = facts.live.state === 'exists' ? facts.live.object : undefined;
   const resourceName = { group: served.group, resource: served.resource };
-  const nameRange = resource.name !== undefined ? at(metadataPath('name')).value : kindRange;
+  let nameAt: Range | undefined;
+  const nameRange = (): Range => (nameAt ??= resource.name !== undefined ? at(metadataPath('name')).value : kindRange());
 
   // A new object in a namespace that does not exist: the server answers 404 for the namespace. The
   // rest of the judgement (a new object's) still holds once the namespace is there.
@@ -202,7 +206,7 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
         code: 'too-large',
         severity: defaultSeverity('too-large'),
         message: `The live object nests deeper than ${manifestLimits.depth} levels: its fields are not compared with the manifest`,
-        range: nameRange,
+        range: nameRange(),
         object,
       },
     ];
@@ -229,7 +233,7 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
       severity: defaultSeverity(judged.code),
       message: judged.message + (judged.code === 'namespace-not-found' && first ? order('namespace') : ''),
       // A default namespace has no place in the text: the name carries it.
-      range: written ? at(metadataPath('namespace')).value : nameRange,
+      range: written ? at(metadataPath('namespace')).value : nameRange(),
       object,
       ...(written ? { path: '.metadata.namespace' } : {}),
       ...(judged.serverMessage !== undefined ? { serverMessage: judged.serverMessage } : {}),
@@ -243,7 +247,7 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
         code: 'already-exists',
         severity: defaultSeverity('already-exists'),
         message: `${status.message}${managersSuffix(live)} — kubectl create would fail; use kubectl apply, or another name`,
-        range: nameRange,
+        range: nameRange(),
         object,
         serverMessage: status.message,
         docs: docsLinks.create,
@@ -309,7 +313,7 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
         kubectlRefusal && inMetadata
           ? `kubectl refuses the manifest before sending it (unable to decode: ${kubectlRefusal}); a client that sends it gets the server's answer: ${problem.message}`
           : `${problem.message} — the server refuses the manifest before checking ownership${problem.server !== undefined || problem.code === 'managedFieldsInManifest' ? order('refused') : ''}`,
-      range: problem.path ? at(problem.path).key : kindRange,
+      range: problem.path ? at(problem.path).key : kindRange(),
       object,
       ...(problem.path ? { path: formatServerPath(problem.path) } : {}),
     });
@@ -365,7 +369,7 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
         code: 'exists',
         severity: defaultSeverity('exists'),
         message: `${qualifiedResource(resourceName)} ${JSON.stringify(resource.name ?? '')} exists${managersSuffix(live)}`,
-        range: nameRange,
+        range: nameRange(),
         object,
       });
     }
@@ -375,7 +379,7 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
         code: 'controlled-by',
         severity: defaultSeverity('controlled-by'),
         message: `Controlled by ${controller.kind} ${JSON.stringify(controller.name)}: its controller will revert changes applied here`,
-        range: nameRange,
+        range: nameRange(),
         object,
         docs: docsLinks.ownerReferences,
       });
@@ -544,7 +548,7 @@ function controllerOf(live: JsonObject): { kind: string; name: string } | undefi
  * Secret names the keys and points to the dry run, which decides. (`type` and `immutable` are
  * compared once the cluster layer has learned them; until then they are left to the dry run.)
  */
-function unverifiedSecretData(object: ObjectIdentity, uncertain: readonly FieldConflict[], range: Range): Finding[] {
+function unverifiedSecretData(object: ObjectIdentity, uncertain: readonly FieldConflict[], range: () => Range): Finding[] {
   // Keys only: `.data` itself shows up because the map is absent from the metadata-only read.
   const data = uncertain.filter((c) => c.path.length > 1 && c.path[0]?.kind === 'field' && c.path[0].name === 'data');
   if (data.length === 0) return [];
@@ -559,7 +563,7 @@ function unverifiedSecretData(object: ObjectIdentity, uncertain: readonly FieldC
         `${paths.join(', ')} ${paths.length === 1 ? 'is' : 'are'} managed by ${managers.map(([d]) => d).join(', ')}: Secret values are never read, ` +
         `so whether the manifest changes ${paths.length === 1 ? 'it' : 'them'} is unknown — if it does, kubectl apply --server-side fails with a conflict. ` +
         'Run "Confirm with a dry-run apply" (or the check with --verify) to let the server decide',
-      range,
+      range: range(),
       object,
       path: paths[0]!,
       manager: first,
@@ -572,7 +576,7 @@ function unverifiedSecretData(object: ObjectIdentity, uncertain: readonly FieldC
  * A manager recorded at another apiVersion that only the server can compare (a conversion
  * webhook, fields that move between versions): neither a conflict nor its absence is certain.
  */
-function unverifiedConversions(object: ObjectIdentity, unconverted: readonly UnconvertedManager[], range: Range): Finding[] {
+function unverifiedConversions(object: ObjectIdentity, unconverted: readonly UnconvertedManager[], range: () => Range): Finding[] {
   return unconverted.map((u) => {
     const paths = u.paths.map(formatServerPath);
     const touched = paths.length > 0 ? ` It owns ${paths.join(', ')}, which this manifest changes.` : '';
@@ -583,7 +587,7 @@ function unverifiedConversions(object: ObjectIdentity, unconverted: readonly Unc
         `${describeManager(u.manager)} recorded its fields at ${u.apiVersion}, and the server compares them there: ${u.reason}, ` +
         `so whether kubectl apply --server-side conflicts with it is unknown.${touched} ` +
         'Run "Confirm with a dry-run apply" (or the check with --verify) to let the server decide',
-      range,
+      range: range(),
       object,
       ...(paths[0] !== undefined ? { path: paths[0] } : {}),
       manager: u.manager,

@@ -6,12 +6,17 @@
 // with positions relative to its first line, so an edit re-parses only the edited document even
 // when the lines above it changed. Ranges in the node tree are therefore document-relative;
 // everything that leaves this module through locate() or the problems list is absolute.
+//
+// Most documents never need a position: a document is first read for its values alone
+// (fast-values.ts), and its node tree and range are built by the full parse the first time
+// something asks for them (`root`, `range`), once per document text.
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, Scalar } from 'yaml';
 import type { Document, Node as YamlNode, YAMLMap, YAMLSeq } from 'yaml';
 import { jsonEqual, type JsonObject, type JsonValue } from '../json';
 import { isJsonStream, splitJsonStream } from './json-stream';
 import { field, formatPath, index, parsePath, type FieldPath, type PathElement } from '../ssa/path';
 import { jsonKeyOf, resolveScalar } from './yaml-scalars';
+import { fastDocumentValue } from './fast-values';
 
 /** Zero-based line and character, the character in UTF-16 code units (as LSP counts). */
 export interface Position {
@@ -164,9 +169,18 @@ export function createManifestCache(): ManifestCache {
   return { documents: new Map() };
 }
 
+export interface ParseOptions {
+  /**
+   * Read each document for its values first and build its node tree when first asked (default);
+   * false builds every tree at once. Both give the same resources, ranges and problems
+   * (test/unit/manifest-fast.test.ts); false is for that comparison.
+   */
+  readonly valuesFirst?: boolean;
+}
+
 /** Parses a YAML (or JSON) text into its Kubernetes objects. Never throws for bad input. */
-export function parseManifestText(text: string, cache?: ManifestCache): ParsedManifest {
-  const run = parseSteps(text, cache);
+export function parseManifestText(text: string, cache?: ManifestCache, options: ParseOptions = {}): ParsedManifest {
+  const run = parseSteps(text, cache, options.valuesFirst ?? true);
   for (let step = run.next(); ; step = run.next()) if (step.done) return step.value;
 }
 
@@ -200,7 +214,7 @@ export async function parseManifestTextInSlices(
 }
 
 /** The parse, one document per step, so that callers can decide when to pause. */
-function* parseSteps(text: string, cache?: ManifestCache): Generator<void, ParsedManifest> {
+function* parseSteps(text: string, cache: ManifestCache | undefined, valuesFirst = true): Generator<void, ParsedManifest> {
   if (text.length > manifestLimits.textLength) {
     if (cache) cache.documents = new Map();
     const problem = tooLarge(
@@ -218,20 +232,12 @@ function* parseSteps(text: string, cache?: ManifestCache): Generator<void, Parse
     const chunk = chunks[documentIndex]!;
     let parsed = reused.get(chunk.text) ?? cache?.documents.get(chunk.text);
     if (!parsed) {
-      parsed = parseDocumentText(chunk.text);
+      parsed = valuesFirst ? parseDocumentText(chunk.text) : fullParse(chunk.text);
       parsedDocuments++;
       yield;
     }
     reused.set(chunk.text, parsed);
-    for (const r of parsed.resources) {
-      resources.push({
-        ...r,
-        range: shiftRange(r.range, chunk.startLine),
-        documentIndex,
-        lineOffset: chunk.startLine,
-        documentText: chunk.text,
-      });
-    }
+    for (const r of parsed.resources) resources.push(placeResource(r, documentIndex, chunk));
     for (const p of parsed.problems) problems.push({ ...p, range: shiftRange(p.range, chunk.startLine) });
     if (chunk.problem) problems.push(chunk.problem);
   }
@@ -358,7 +364,79 @@ function tooLarge(message: string, range: Range): ManifestProblem {
 
 const tooDeepMessage = `This document nests deeper than ${manifestLimits.depth} levels: it is not analysed (kube-conflict-hints walks objects recursively; real manifests nest a few dozen levels).`;
 
+/**
+ * A document's resource placed in the text. A resource read for its values alone keeps `root` and
+ * `range` lazy: reading either builds the node tree (once per document text).
+ */
+function placeResource(r: DocumentResource, documentIndex: number, chunk: DocumentChunk): ManifestResource {
+  const placement = { documentIndex, lineOffset: chunk.startLine, documentText: chunk.text };
+  if (!(LAZY in r)) return { ...r, range: shiftRange(r.range, chunk.startLine), ...placement };
+  const { apiVersion, kind, name, generateName, namespace, object, itemIndex } = r;
+  const placed = {
+    apiVersion,
+    kind,
+    ...(name !== undefined && { name }),
+    ...(generateName !== undefined && { generateName }),
+    ...(namespace !== undefined && { namespace }),
+    object,
+    ...(itemIndex !== undefined && { itemIndex }),
+    ...placement,
+  } as ManifestResource;
+  let range: Range | undefined;
+  Object.defineProperty(placed, 'root', { enumerable: true, get: () => r.root });
+  Object.defineProperty(placed, 'range', { enumerable: true, get: () => (range ??= shiftRange(r.range, chunk.startLine)) });
+  Object.defineProperty(placed, LAZY, { value: r });
+  return placed;
+}
+
+/** Marks a resource whose `root` and `range` are built on first use (on a placed one: its document's). */
+const LAZY = Symbol('lazy');
+/** The lazy document resources whose node tree has been built. */
+const treesBuilt = new WeakSet<object>();
+
+/** Whether a resource's node tree has been built (tests and the benchmark ask). */
+export function hasNodeTree(resource: ManifestResource): boolean {
+  const source = (resource as unknown as { [LAZY]?: object })[LAZY];
+  return source === undefined || treesBuilt.has(source);
+}
+
 function parseDocumentText(source: string): ParsedDocument {
+  if (source.length <= manifestLimits.documentLength) {
+    const fast = fastDocumentValue(source, manifestLimits.depth);
+    if (fast) return { resources: lazyResources(source, fast.value), problems: [] };
+  }
+  return fullParse(source);
+}
+
+/**
+ * The resources of a document read for its values alone, or of its full parse where it holds a
+ * List (whose items' ranges only the node tree has).
+ */
+function lazyResources(source: string, value: JsonValue): DocumentResource[] {
+  if (!isObject(value)) return [];
+  const head = headOf(value);
+  if (!head) return [];
+  if (Array.isArray(value.items)) return fullParse(source).resources as DocumentResource[];
+  let full: DocumentResource | undefined;
+  const resource = { ...head, object: value } as unknown as DocumentResource;
+  const tree = (): DocumentResource => {
+    if (!full) {
+      const parsed = fullParse(source).resources[0];
+      full = parsed ?? { ...head, object: value, root: { kind: 'map', range: emptyRange, entries: [] }, range: emptyRange };
+      treesBuilt.add(resource);
+    }
+    return full;
+  };
+  Object.defineProperty(resource, LAZY, { value: true });
+  Object.defineProperty(resource, 'root', { enumerable: true, get: () => tree().root });
+  Object.defineProperty(resource, 'range', { enumerable: true, get: () => tree().range });
+  return [resource];
+}
+
+const emptyRange: Range = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
+const isObject = (v: JsonValue): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+function fullParse(source: string): ParsedDocument {
   if (source.length > manifestLimits.documentLength) {
     const firstLine = source.match(/^(---[^\n]*\n)?/)![0].length > 0 ? 1 : 0;
     return {
@@ -478,6 +556,12 @@ function resourcesOf(root: Converted): DocumentResource[] {
 }
 
 function resourceHead(node: MapNode, object: JsonObject): Omit<DocumentResource, 'range'> | undefined {
+  const head = headOf(object);
+  return head ? { ...head, object, root: node } : undefined;
+}
+
+/** What names a resource: apiVersion and kind (both needed), name, generateName, namespace. */
+function headOf(object: JsonObject): Pick<DocumentResource, 'apiVersion' | 'kind' | 'name' | 'generateName' | 'namespace'> | undefined {
   const { apiVersion, kind } = object;
   if (typeof apiVersion !== 'string' || typeof kind !== 'string' || !apiVersion || !kind) return undefined;
   const metadata = object.metadata;
@@ -492,8 +576,6 @@ function resourceHead(node: MapNode, object: JsonObject): Omit<DocumentResource,
     ...(name !== undefined && { name }),
     ...(generateName !== undefined && { generateName }),
     ...(namespace !== undefined && { namespace }),
-    object,
-    root: node,
   };
 }
 
