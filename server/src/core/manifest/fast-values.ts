@@ -15,7 +15,7 @@
 // js-yaml turns keys into strings itself. test/unit/manifest-fast.test.ts holds both ways equal on
 // every manifest fixture, and the fuzz campaign on its generated documents.
 import { FAILSAFE_SCHEMA, Type, load } from 'js-yaml';
-import { isJsonObject, type JsonValue } from '../json';
+import { jsonDepthExceeds, type JsonValue } from '../json';
 import { jsonKeyOf, resolveScalar } from './yaml-scalars';
 
 class Declined extends Error {}
@@ -53,19 +53,8 @@ export function fastDocumentValue(source: string, maxDepth: number): { value: Js
     return undefined;
   }
   if (value === undefined) value = null;
-  if (!withinDepth(value as JsonValue, maxDepth)) return undefined;
+  if (jsonDepthExceeds(value as JsonValue, maxDepth)) return undefined;
   return { value: value as JsonValue };
-}
-
-function withinDepth(root: JsonValue, maxDepth: number): boolean {
-  const stack: [JsonValue, number][] = [[root, 1]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
-    if (depth > maxDepth) return false;
-    if (Array.isArray(v)) for (const item of v) stack.push([item, depth + 1]);
-    else if (isJsonObject(v)) for (const key in v) stack.push([v[key]!, depth + 1]);
-  }
-  return true;
 }
 
 /**
