@@ -388,8 +388,16 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
   }
 }
 
+/**
+ * Predictions already made, per facts and resource (both plain data, never changed once made):
+ * the findings and the force preview of one object judge the same apply, so they share one.
+ */
+const predictions = new WeakMap<ResourceFacts, WeakMap<ManifestResource, { fieldManager: string; applyMode: AnalysisSettings['applyMode']; prediction: ApplyPrediction }>>();
+
 function predict(resource: ManifestResource, live: JsonObject | undefined, facts: ResourceFacts, settings: AnalysisSettings, resourceName: { group: string; resource: string }): ApplyPrediction {
-  return predictApply({
+  const known = predictions.get(facts)?.get(resource);
+  if (known && known.fieldManager === settings.fieldManager && known.applyMode === settings.applyMode) return known.prediction;
+  const prediction = predictApply({
     manifestObject: resource.object,
     live,
     schema: facts.schema ?? { types: {}, kinds: {} },
@@ -398,6 +406,10 @@ function predict(resource: ManifestResource, live: JsonObject | undefined, facts
     resource: resourceName,
     ...(facts.versions ? { versions: facts.versions } : {}),
   });
+  let byResource = predictions.get(facts);
+  if (!byResource) predictions.set(facts, (byResource = new WeakMap()));
+  byResource.set(resource, { fieldManager: settings.fieldManager, applyMode: settings.applyMode, prediction });
+  return prediction;
 }
 
 /**
