@@ -258,7 +258,7 @@ test('a user the cluster does not authorize (context stranger) gets exit 2 and t
   const run = await check(s, ['apply'], 'stranger');
   assert.equal(run.status, 2, run.stdout);
   assert.equal(run.stdout, '');
-  assert.match(run.stderr, /^kube-conflict-hints: the cluster at https:\/\/127\.0\.0\.1:\d+ \(context stranger\) refuses: .*User "stranger" cannot (get|list) resource .*\(the check needs get, list and watch on the manifests' kinds\)\n$/);
+  assert.match(run.stderr, /^kube-conflict-hints: the cluster at https:\/\/127\.0\.0\.1:\d+ \(context stranger\) refuses: .*User "stranger" cannot (get|list) resource .*\(the check needs get and list on the manifests' kinds\)\n$/);
 });
 
 test('--verify: the server\'s dry runs agree with every prediction, and every write was a dry run', async (t) => {
@@ -278,6 +278,10 @@ test('--verify: the server\'s dry runs agree with every prediction, and every wr
   );
   assert.ok(writes.length >= 5, `dry runs seen in the audit log: ${writes.length}`);
   for (const w of writes) assert.match(w.requestURI, /[?&]dryRun=All(&|$)/, w.requestURI);
+  // A check judges what one list answered: it opens no watch (it needs no watch right either).
+  const ours = readAuditEvents(s.cluster.auditLog).filter((e) => (e.userAgent ?? '').startsWith('kube-conflict-hints/') && / \(check\)$/.test(e.userAgent ?? '') && (e as { requestReceivedTimestamp?: string }).requestReceivedTimestamp! >= started);
+  assert.ok(ours.some((e) => e.verb === 'list'), 'the checks listed their kinds');
+  assert.deepEqual(ours.filter((e) => e.verb === 'watch').map((e) => e.requestURI), []);
 });
 
 test('--verify shows the server\'s answer where it differs from the prediction', async (t) => {

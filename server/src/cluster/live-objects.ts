@@ -29,6 +29,11 @@ export interface LiveObjectOptions {
   maxBackoffMs: number;
   /** How long get() waits for a first answer before returning what is known. */
   fillTimeoutMs: number;
+  /**
+   * Whether a listed collection is then kept current by a watch (the editor's cache). A one-shot
+   * check judges what one list answered and opens no watch.
+   */
+  follow: boolean;
 }
 
 export const DEFAULT_LIVE_OBJECT_OPTIONS: LiveObjectOptions = {
@@ -36,6 +41,7 @@ export const DEFAULT_LIVE_OBJECT_OPTIONS: LiveObjectOptions = {
   initialBackoffMs: 500,
   maxBackoffMs: 30_000,
   fillTimeoutMs: 15_000,
+  follow: true,
 };
 
 type Listener = (change: LiveObjectChange) => void;
@@ -453,6 +459,7 @@ class Collection {
           continue;
         }
         backoff = this.options.initialBackoffMs;
+        if (!this.options.follow) return;
         if (this.mode === 'relist') {
           await this.sleep(this.options.pollIntervalMs, generation);
           continue;
