@@ -1,6 +1,6 @@
-// Bundles the extension client, the language server and the command-line check into one
-// CommonJS file each. VS Code loads client.js; the client starts server.js; `bin` points at cli.js,
-// whose `lsp` command loads server.js. Every dependency is inside the bundles (only Node's own
+// Bundles the extension client, the language server and the command-line check into CommonJS files.
+// VS Code loads client.js; the client starts server.js; `bin` points at cli.js, whose `lsp` command
+// loads server.js; server.js and cli.js each start their bundle (server-bundle.js, cli-bundle.js). Every dependency is inside the bundles (only Node's own
 // modules stay outside), which is why the published package has no runtime dependencies: installing
 // it downloads nothing else.
 //
@@ -45,16 +45,24 @@ const common = {
   logLevel: 'warning',
 };
 
+// The server and the command line are each two files: the entry editors and `bin` name (a few lines,
+// server/src/launch/entry.ts) and the bundle it starts through V8's code cache, so that a start
+// after the first does not compile the bundle again (server/src/launch/compile-cache.ts).
+const entry = 'server/src/launch/entry.ts';
 const bundles = {
   client: { entryPoints: ['client/src/extension.ts'], external: ['vscode'] },
-  server: { entryPoints: ['server/src/main.ts'] },
-  cli: { entryPoints: ['server/src/cli/main.ts'], banner: { js: '#!/usr/bin/env node' } },
+  'server-bundle': { entryPoints: ['server/src/main.ts'] },
+  server: { entryPoints: [entry], part: 'server' },
+  'cli-bundle': { entryPoints: ['server/src/cli/main.ts'] },
+  cli: { entryPoints: [entry], banner: { js: '#!/usr/bin/env node' }, part: 'cli' },
 };
+// --only=cli builds the command line's two files.
+const partOf = (name) => bundles[name].part ?? name.replace(/-bundle$/, '');
 
 await Promise.all(
   Object.entries(bundles)
-    .filter(([name]) => !only || only.includes(name))
-    .map(async ([name, options]) => {
+    .filter(([name]) => !only || only.includes(partOf(name)))
+    .map(async ([name, { part: _part, ...options }]) => {
       const result = await esbuild.build({
         ...common,
         ...options,

@@ -76,7 +76,7 @@ export function requireEditor(t: TestContext): { install: EditorInstall; vsix: s
 
 function isOlderThanBundle(vsix: string): boolean {
   const packaged = fs.statSync(vsix).mtimeMs;
-  return ['dist/client.js', 'dist/server.js', 'package.json'].some((file) => {
+  return ['dist/client.js', 'dist/server.js', 'dist/server-bundle.js', 'package.json'].some((file) => {
     const full = path.join(root, file);
     return fs.existsSync(full) && fs.statSync(full).mtimeMs > packaged + 1000;
   });

@@ -18,7 +18,7 @@ const allowed = [
   /^package\.json$/,
   /^README\.md$/,
   /^LICENSE$/,
-  /^dist\/(cli|server|client)\.js$/,
+  /^dist\/(cli|cli-bundle|server|server-bundle|client)\.js$/,
   /^schemas\/[\w.-]+\.json$/,
   /^syntaxes\/[\w.-]+\.json$/,
   /^docs\/conflict-hover\.png$/,
@@ -50,7 +50,7 @@ test('npm pack → npm install in an empty folder without a registry → kube-co
   const packedFiles = packed[0]!.files.map((f) => f.path);
   const outside = packedFiles.filter((f) => !allowed.some((re) => re.test(f)));
   assert.deepEqual(outside, [], `files outside the allow-list: ${outside.join(', ')}`);
-  for (const needed of ['package.json', 'dist/cli.js', 'dist/server.js', 'schemas/findings.schema.json']) assert.ok(packedFiles.includes(needed), `${needed} missing from the tarball`);
+  for (const needed of ['package.json', 'dist/cli.js', 'dist/cli-bundle.js', 'dist/server.js', 'dist/server-bundle.js', 'schemas/findings.schema.json']) assert.ok(packedFiles.includes(needed), `${needed} missing from the tarball`);
 
   const project = path.join(scratch, 'project');
   fs.mkdirSync(project);

@@ -18,7 +18,7 @@ const allowed: RegExp[] = [
   /^extension\/readme\.md$/i,
   /^extension\/changelog\.md$/i,
   /^extension\/LICENSE(\.txt)?$/,
-  /^extension\/dist\/(client|server|cli)\.js$/,
+  /^extension\/dist\/(client|server|server-bundle|cli|cli-bundle)\.js$/,
   /^extension\/syntaxes\/[\w.-]+\.json$/,
   /^extension\/schemas\/[\w.-]+\.json$/,
   /^extension\/images\/icon\.png$/,
@@ -33,7 +33,7 @@ test('the .vsix contains only the allow-listed files, and everything the extensi
   const entries = listing.split('\n').filter(Boolean);
   const unexpected = entries.filter((e) => !allowed.some((re) => re.test(e)));
   assert.deepEqual(unexpected, [], `files outside the allow-list: ${unexpected.join(', ')}`);
-  for (const needed of ['extension/package.json', 'extension/dist/client.js', 'extension/dist/server.js', 'extension/dist/cli.js']) {
+  for (const needed of ['extension/package.json', 'extension/dist/client.js', 'extension/dist/server.js', 'extension/dist/server-bundle.js', 'extension/dist/cli.js', 'extension/dist/cli-bundle.js']) {
     assert.ok(entries.includes(needed), `${needed} missing from the .vsix`);
   }
   const manifest = JSON.parse(execFileSync('python3', ['-c', 'import sys, zipfile; print(zipfile.ZipFile(sys.argv[1]).read("extension/package.json").decode())', vsix], { encoding: 'utf8' }));

@@ -58,6 +58,11 @@ const rules: { name: string; applies: (layer: string) => boolean; forbidden: (sp
     forbidden: (spec, target) => spec.startsWith('vscode-languageserver') || (target !== undefined && target !== 'core' && target !== 'render'),
   },
   {
+    name: 'launch/ (the entry files that start a bundle) uses only Node\'s own modules: it runs before any bundle is loaded',
+    applies: (l) => l === 'launch',
+    forbidden: (spec, target) => (spec.startsWith('.') ? target !== 'launch' : !spec.startsWith('node:')),
+  },
+  {
     name: 'the command line does not depend on the language server',
     applies: (l) => l === 'cli',
     forbidden: (_spec, target) => target === 'lsp',

@@ -1,0 +1,122 @@
+// How the entry files, dist/cli.js and dist/server.js (launch/entry.ts), start the bundle beside them
+// (dist/cli-bundle.js, dist/server-bundle.js): through V8's code cache, so that every start after
+// the first skips compiling the bundle and the functions the first run needed. Compiling is a fixed
+// cost of each process, as large as reading 200 manifests (docs/performance.md).
+//
+// Node 22.1 and later keep such a cache themselves (module.enableCompileCache); on Node 20 this file
+// keeps it, with V8's own cachedData (vm.Script), which V8 refuses (and compiles afresh) whenever it
+// was made by another V8, other flags or another text. The cache is bytecode the process will run,
+// so it is only read from a directory of this user's that nobody else can write; anything odd about
+// it (missing, foreign, unwritable, refused) only means compiling as if there were none.
+//
+// Only Node's own modules here: this file runs before the bundle exists in memory.
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import Module from 'node:module';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as vm from 'node:vm';
+
+/** Where compiled code is kept, or undefined when it should not be (turned off, or not safely ours). */
+export function compileCacheDirectory(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (env.KCH_COMPILE_CACHE === 'off' || env.NODE_DISABLE_COMPILE_CACHE) return undefined;
+  const xdg = env.XDG_CACHE_HOME;
+  let base: string | undefined;
+  if (xdg && path.isAbsolute(xdg)) base = xdg;
+  else if (process.platform === 'win32') base = env.LOCALAPPDATA;
+  else if (process.platform === 'darwin') base = path.join(os.homedir(), 'Library', 'Caches');
+  else base = path.join(os.homedir(), '.cache');
+  if (!base || !path.isAbsolute(base)) return undefined;
+  const dir = path.join(base, 'kube-conflict-hints', 'compile-cache');
+  try {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return ownedOnly(fs.lstatSync(dir), 'directory') ? dir : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A directory or regular file of this user's that no other user may write (always so on Windows). */
+function ownedOnly(stat: fs.Stats, kind: 'directory' | 'file'): boolean {
+  if (kind === 'directory' ? !stat.isDirectory() : !stat.isFile()) return false;
+  if (typeof process.getuid !== 'function') return true;
+  return stat.uid === process.getuid() && (stat.mode & 0o022) === 0;
+}
+
+/** The cached code in `file`, if it is this user's and nobody else could have written it. */
+function readCache(file: string): Buffer | undefined {
+  try {
+    const stat = fs.lstatSync(file, { throwIfNoEntry: false });
+    if (!stat || !ownedOnly(stat, 'file') || stat.size > 256 << 20) return undefined;
+    return fs.readFileSync(file);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes `file` (NAME-VARIANT-KEY.v8) and removes the caches of the same name and variant made for other texts. */
+function writeCache(file: string, data: Buffer): void {
+  const temporary = `${file}.${process.pid}.tmp`;
+  try {
+    // Written beside its place and renamed over it: a process starting meanwhile reads all or nothing.
+    fs.writeFileSync(temporary, data, { mode: 0o600, flag: 'wx' });
+    fs.renameSync(temporary, file);
+  } catch {
+    fs.rmSync(temporary, { force: true });
+    return;
+  }
+  const dir = path.dirname(file);
+  const family = path.basename(file).replace(/[0-9a-f]+\.v8$/, '');
+  try {
+    for (const other of fs.readdirSync(dir)) {
+      if (other.startsWith(family) && other.endsWith('.v8') && other !== path.basename(file)) fs.rmSync(path.join(dir, other), { force: true });
+    }
+  } catch {
+    // Another process may be cleaning up too: an old file left behind costs only its space.
+  }
+}
+
+/** Runs the CommonJS bundle at `bundle` as `require` would, through the compile cache where there is one. */
+/**
+ * `variant` names the kind of work (a command): its cache is made by a run of that work, so it holds
+ * the functions that work compiles, and a quick `--version` first does not leave a cache of almost
+ * nothing behind for the checks after it.
+ */
+export function startBundle(bundle: string, variant = 'default'): void {
+  const dir = compileCacheDirectory();
+  const builtIn = (Module as unknown as { enableCompileCache?: (dir: string) => unknown }).enableCompileCache;
+  if (dir && typeof builtIn === 'function') {
+    builtIn(dir);
+    require(bundle);
+    return;
+  }
+  if (!dir) {
+    require(bundle);
+    return;
+  }
+  const source = fs.readFileSync(bundle, 'utf8');
+  // The text, V8 and platform the code was compiled for: V8 checks them too, this only keeps one file each.
+  const key = crypto.createHash('sha256').update(process.version).update(process.arch).update(process.versions.v8).update(source).digest('hex').slice(0, 32);
+  const file = path.join(dir, `${path.basename(bundle, '.js')}-${variant}-${key}.v8`);
+  const cachedData = readCache(file);
+  const script = new vm.Script(Module.wrap(source.startsWith('#!') ? `//${source}` : source), { filename: bundle, ...(cachedData ? { cachedData } : {}) });
+  if (!cachedData || script.cachedDataRejected) {
+    // Made once the work is done, so it holds every function this run compiled, not only the top.
+    let written = false;
+    const save = (): void => {
+      if (written) return;
+      written = true;
+      writeCache(file, script.createCachedData());
+    };
+    process.once('exit', save);
+    // A language server may never exit normally: it saves once it has been at work a while.
+    setTimeout(save, 20_000).unref();
+  }
+  const bundleModule = new Module(bundle, module);
+  bundleModule.filename = bundle;
+  bundleModule.paths = (Module as unknown as { _nodeModulePaths: (dir: string) => string[] })._nodeModulePaths(path.dirname(bundle));
+  const localRequire = Module.createRequire(bundle);
+  const run = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: Module, filename: string, dirname: string) => void;
+  run.call(bundleModule.exports, bundleModule.exports, localRequire, bundleModule, bundle, path.dirname(bundle));
+  bundleModule.loaded = true;
+}
