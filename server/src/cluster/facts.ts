@@ -108,6 +108,19 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     return pending;
   }
 
+  // The schema is asked for as soon as discovery says the kind is served, beside the live objects'
+  // list rather than after it: both then land together, and the editor judges the file once.
+  const awaitingKind = new Set<string>();
+  function schemaOnceServed(apiVersion: string, kind: string): void {
+    const key = `${apiVersion}\u0000${kind}`;
+    if (awaitingKind.has(key)) return;
+    awaitingKind.add(key);
+    void connection.resolveKind(apiVersion, kind).then((resolved) => {
+      awaitingKind.delete(key);
+      if (resolved.ok && !connection.cachedOpenApiDocument(apiVersion)) void loadSchema(apiVersion);
+    });
+  }
+
   function facts(ref: ObjectRef, live: LiveObjectState, versions: ManagerVersions | undefined, namespace: NamespaceFacts | undefined): ResourceFacts {
     const resource = connection.cachedResource(ref.apiVersion, ref.kind);
     let kind: KindFacts;
@@ -189,6 +202,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
       const live = connection.peekObject(ref);
       const result = facts(ref, live, peekVersions(ref, live), peekNamespaceFacts(connection, ref, live));
       if (result.kind.state === 'served' && !result.schema) void loadSchema(ref.apiVersion);
+      else if (result.kind.state === 'pending') schemaOnceServed(ref.apiVersion, ref.kind);
       return result;
     },
     read,
