@@ -162,3 +162,29 @@ test('the sliced parse gives the same result and hands the event loop back betwe
   assert.deepEqual(sliced, parseManifestText(text));
   assert.equal(yields, 30);
 });
+
+// The editor contacts the cluster for a file of manifests only, and as soon as the parse knows it is one.
+const firstResourceCases: { name: string; text: string; cached?: boolean; found: number | undefined }[] = [
+  { name: 'objects from the first document on', text: [configMap('a'), configMap('b'), configMap('c')].join('---\n'), found: 1 },
+  { name: 'an object after YAML that is none', text: ['replicaCount: 2\n', 'name: ci\n', configMap('late'), configMap('later')].join('---\n'), found: 3 },
+  { name: 'YAML with objects only below its top level', text: 'extraObjects:\n  - apiVersion: v1\n    kind: ConfigMap\n    metadata:\n      name: extra\n---\nname: ci\n', found: undefined },
+  { name: 'a parse of cached documents alone, at its end', text: [configMap('a'), configMap('b')].join('---\n'), cached: true, found: 2 },
+];
+for (const c of firstResourceCases) {
+  test(`the sliced parse says when it finds the first object: ${c.name}`, async () => {
+    const cache = createManifestCache();
+    if (c.cached) parseManifestText(c.text, cache);
+    const events: string[] = [];
+    await parseManifestTextInSlices(c.text, cache, {
+      sliceMs: 0,
+      yieldToEventLoop: async () => {
+        events.push('yield');
+      },
+      onFirstResource: () => events.push('found'),
+    });
+    const at = events.indexOf('found');
+    assert.equal(events.filter((e) => e === 'found').length, c.found === undefined ? 0 : 1, events.join(' '));
+    // The documents read before it, each followed by a yield: found right after the one that holds it.
+    if (c.found !== undefined) assert.equal(events.slice(0, at).length, c.cached ? 0 : c.found - 1, events.join(' '));
+  });
+}

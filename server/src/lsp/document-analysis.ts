@@ -74,14 +74,15 @@ export class DocumentAnalyzer {
   /**
    * Parses this version without blocking the event loop for long (a first look at a file of
    * thousands of documents takes seconds): hovers and other requests are answered meanwhile.
-   * `analyze` afterwards finds the parse ready.
+   * `analyze` afterwards finds the parse ready. `onFirstResource`: called once this version is
+   * known to hold a Kubernetes object, while the rest of it is read.
    */
-  prepare(uri: string, version: number, text: string): Promise<void> {
+  prepare(uri: string, version: number, text: string, onFirstResource?: () => void): Promise<void> {
     if (this.parsedByUri.get(uri)?.version === version) return Promise.resolve();
     const running = this.pending.get(uri);
     if (running?.version === version) return running.parsing;
     const cache = this.cacheFor(uri);
-    const parsing = parseManifestTextInSlices(text, cache).then((parsed) => {
+    const parsing = parseManifestTextInSlices(text, cache, onFirstResource ? { onFirstResource } : {}).then((parsed) => {
       if (this.pending.get(uri)?.parsing === parsing) this.pending.delete(uri);
       const known = this.parsedByUri.get(uri);
       if (!known || known.version < version) {

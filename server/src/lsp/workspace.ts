@@ -112,9 +112,11 @@ export class Workspace {
       // what they render to.
       return { document, settings, session: undefined, analysis: emptyAnalysis, file };
     }
-    await this.analyzer.prepare(uri, document.version, document.getText());
     // A Kubernetes manifest is a document with apiVersion and kind at its top level (core/manifest/manifest
-    // finds them); any other YAML or JSON gets no session, so opening it contacts no cluster.
+    // finds them); any other YAML or JSON gets no session, so opening it contacts no cluster. The
+    // session of a file of manifests is asked for as soon as its first object is read: the kubeconfig
+    // is read and the cluster asked while the rest of the file is.
+    await this.analyzer.prepare(uri, document.version, document.getText(), () => void this.sessionFor(settings).catch(() => undefined));
     const isManifest = this.analyzer.parse(uri, document.version, document.getText()).resources.length > 0;
     const session = isManifest ? await this.sessionFor(settings) : undefined;
     const reportSyntax = reportsSyntax(settings, document.languageId, this.syntaxServices);

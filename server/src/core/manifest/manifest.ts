@@ -189,6 +189,11 @@ export interface SliceOptions {
   readonly sliceMs?: number;
   /** Lets the event loop run (the default waits for a macrotask with setTimeout(0)). */
   readonly yieldToEventLoop?: () => Promise<void>;
+  /**
+   * Called once, as soon as a Kubernetes object is found: work that only a file of manifests needs
+   * (contacting the cluster) can start while the rest is read.
+   */
+  readonly onFirstResource?: () => void;
 }
 
 /**
@@ -204,8 +209,16 @@ export async function parseManifestTextInSlices(
   const yieldToEventLoop = options.yieldToEventLoop ?? (() => new Promise<void>((resolve) => setTimeout(resolve, 0)));
   const run = parseSteps(text, cache);
   let sliceStart = performance.now();
+  let found = false;
   for (let step = run.next(); ; step = run.next()) {
-    if (step.done) return step.value;
+    if (step.done) {
+      if (!found && step.value.resources.length > 0) options.onFirstResource?.();
+      return step.value;
+    }
+    if (!found && step.value > 0) {
+      found = true;
+      options.onFirstResource?.();
+    }
     if (performance.now() - sliceStart >= sliceMs) {
       await yieldToEventLoop();
       sliceStart = performance.now();
@@ -213,8 +226,8 @@ export async function parseManifestTextInSlices(
   }
 }
 
-/** The parse, one document per step, so that callers can decide when to pause. */
-function* parseSteps(text: string, cache: ManifestCache | undefined, valuesFirst = true): Generator<void, ParsedManifest> {
+/** The parse, one document per step (each step says how many objects are found so far), so that callers can decide when to pause. */
+function* parseSteps(text: string, cache: ManifestCache | undefined, valuesFirst = true): Generator<number, ParsedManifest> {
   if (text.length > manifestLimits.textLength) {
     if (cache) cache.documents = new Map();
     const problem = tooLarge(
@@ -231,15 +244,16 @@ function* parseSteps(text: string, cache: ManifestCache | undefined, valuesFirst
   for (let documentIndex = 0; documentIndex < chunks.length; documentIndex++) {
     const chunk = chunks[documentIndex]!;
     let parsed = reused.get(chunk.text) ?? cache?.documents.get(chunk.text);
+    const fresh = !parsed;
     if (!parsed) {
       parsed = valuesFirst ? parseDocumentText(chunk.text) : fullParse(chunk.text);
       parsedDocuments++;
-      yield;
     }
     reused.set(chunk.text, parsed);
     for (const r of parsed.resources) resources.push(placeResource(r, documentIndex, chunk));
     for (const p of parsed.problems) problems.push({ ...p, range: shiftRange(p.range, chunk.startLine) });
     if (chunk.problem) problems.push(chunk.problem);
+    if (fresh) yield resources.length;
   }
   if (cache) cache.documents = reused;
   return { resources, problems, parsedDocuments, totalDocuments: chunks.length };
