@@ -8,6 +8,7 @@ import {
   requests,
   sendNotification,
   sendRequest,
+  serverExecArgv,
   settingsSection,
   type ForcePreviewResult,
   type InitializationOptions,
@@ -224,8 +225,8 @@ export async function deactivate(): Promise<void> {
 function createClient(context: vscode.ExtensionContext, output: vscode.OutputChannel, syntaxServices: SyntaxServices): LanguageClient {
   const module = context.asAbsolutePath('dist/server.js');
   const serverOptions: ServerOptions = {
-    run: { module, transport: TransportKind.ipc },
-    debug: { module, transport: TransportKind.ipc, options: { execArgv: ['--nolazy', '--inspect=6010'] } },
+    run: { module, transport: TransportKind.ipc, options: { execArgv: [...serverExecArgv] } },
+    debug: { module, transport: TransportKind.ipc, options: { execArgv: [...serverExecArgv, '--nolazy', '--inspect=6010'] } },
   };
   // The server contacts no cluster unless told the workspace is trusted (it fails closed).
   const initializationOptions: InitializationOptions = { clusterAccess: vscode.workspace.isTrusted, syntaxServices };

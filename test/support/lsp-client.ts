@@ -23,7 +23,7 @@ import type {
 } from 'vscode-languageserver-protocol';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { startStreamServer } from '../../server/src/lsp/server';
-import type { InitializationOptions, Settings } from '../../server/src/protocol';
+import { serverExecArgv, type InitializationOptions, type Settings } from '../../server/src/protocol';
 
 export interface TestServerOptions {
   settings?: Partial<Settings>;
@@ -32,7 +32,7 @@ export interface TestServerOptions {
    * initializationOptions at all (a client that says nothing about trust).
    */
   initializationOptions?: InitializationOptions | Record<string, unknown> | null;
-  /** Run the bundled server (dist/server.js, built by `npm test`) as its own process over stdio, as VS Code does. */
+  /** Run the bundled server (dist/server.js, built by `npm test`) as its own process over stdio, with the Node options VS Code's client gives it. */
   process?: boolean;
   /** The workspace folders the editor has open (file URIs); default none. */
   workspaceFolders?: string[];
@@ -80,7 +80,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   let connection: MessageConnection;
   let child: ChildProcess | undefined;
   if (options.process) {
-    child = spawn(process.execPath, [path.join(import.meta.dirname, '..', '..', 'dist', 'server.js'), '--stdio'], { stdio: ['pipe', 'pipe', 'inherit'] });
+    child = spawn(process.execPath, [...serverExecArgv, path.join(import.meta.dirname, '..', '..', 'dist', 'server.js'), '--stdio'], { stdio: ['pipe', 'pipe', 'inherit'] });
     connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
   } else {
     const toServer = new PassThrough();

@@ -54,7 +54,7 @@ function readCache(file: string): Buffer | undefined {
   }
 }
 
-/** Writes `file` (NAME-VARIANT-KEY.v8) and removes the caches of the same name and variant made for other texts. */
+/** Writes `file` (NAME-VARIANT-OPTIONS-KEY.v8) and removes the caches of the same name, variant and options made for other texts. */
 function writeCache(file: string, data: Buffer): void {
   const temporary = `${file}.${process.pid}.tmp`;
   try {
@@ -97,7 +97,10 @@ export function startBundle(bundle: string, variant = 'default'): void {
   const source = fs.readFileSync(bundle, 'utf8');
   // The text, V8 and platform the code was compiled for: V8 checks them too, this only keeps one file each.
   const key = crypto.createHash('sha256').update(process.version).update(process.arch).update(process.versions.v8).update(source).digest('hex').slice(0, 32);
-  const file = path.join(dir, `${path.basename(bundle, '.js')}-${variant}-${key}.v8`);
+  // Node's options are part of the name: V8 refuses code compiled under other flags, and a server
+  // started by the editor (serverExecArgv) and one started by `lsp` in a terminal keep one each.
+  const options = crypto.createHash('sha256').update(process.execArgv.join('\u0000')).digest('hex').slice(0, 8);
+  const file = path.join(dir, `${path.basename(bundle, '.js')}-${variant}-${options}-${key}.v8`);
   const cachedData = readCache(file);
   const script = new vm.Script(Module.wrap(source.startsWith('#!') ? `//${source}` : source), { filename: bundle, ...(cachedData ? { cachedData } : {}) });
   if (!cachedData || script.cachedDataRejected) {
