@@ -34,9 +34,26 @@ const withoutGeneratedClient = {
   },
 };
 
+// What KubeConfig imports only for uses that are rare (a SOCKS proxy-url) or never the product's
+// (applyToFetchOptions' Headers): each is a stand-in that loads the real module when first used,
+// so a start does not evaluate node-fetch, whatwg-url and its Unicode tables, socks and ip-address.
+const lazyShims = {
+  'socks-proxy-agent': "export class SocksProxyAgent { constructor(...args) { const { SocksProxyAgent: Real } = require('socks-proxy-agent'); return new Real(...args); } }\n",
+  'node-fetch': "export class Headers { constructor(...args) { const { Headers: Real } = require('node-fetch'); return new Real(...args); } }\n",
+};
+const lazyWhenRare = {
+  name: 'lazy-when-rare',
+  setup(build) {
+    build.onResolve({ filter: /^(socks-proxy-agent|node-fetch)$/ }, (args) =>
+      /[\\/]@kubernetes[\\/]client-node[\\/]dist[\\/]config\.js$/.test(args.importer) ? { path: args.path, namespace: 'kch-lazy', pluginData: { resolveDir: path.dirname(args.importer) } } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'kch-lazy' }, (args) => ({ contents: lazyShims[args.path], loader: 'js', resolveDir: args.pluginData.resolveDir }));
+  },
+};
+
 const common = {
   bundle: true,
-  plugins: [withoutGeneratedClient],
+  plugins: [withoutGeneratedClient, lazyWhenRare],
   platform: 'node',
   target: 'node20',
   format: 'cjs',
