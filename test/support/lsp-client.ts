@@ -50,6 +50,8 @@ export interface TestServer {
   open(uri: string, text: string, languageId?: string): Promise<void>;
   /** Replaces the whole text; returns the new version. */
   change(uri: string, text: string): Promise<number>;
+  /** Inserts `text` at the offset, sent as an incremental change (as VS Code types); returns the new version. */
+  insert(uri: string, offset: number, text: string): Promise<number>;
   close(uri: string): Promise<void>;
   /** Says the document was saved (the test writes the file itself, as the editor would). */
   save(uri: string): Promise<void>;
@@ -155,6 +157,18 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       await connection.sendNotification('textDocument/didChange', {
         textDocument: { uri, version: next.version },
         contentChanges: [{ text }],
+      });
+      return next.version;
+    },
+    async insert(uri, offset, text) {
+      const doc = documents.get(uri);
+      if (!doc) throw new Error(`not open: ${uri}`);
+      const at = doc.positionAt(offset);
+      const next = TextDocument.create(uri, doc.languageId, doc.version + 1, TextDocument.applyEdits(doc, [{ range: { start: at, end: at }, newText: text }]));
+      documents.set(uri, next);
+      await connection.sendNotification('textDocument/didChange', {
+        textDocument: { uri, version: next.version },
+        contentChanges: [{ range: { start: at, end: at }, text }],
       });
       return next.version;
     },
