@@ -18,7 +18,7 @@ import * as path from 'node:path';
 import * as vm from 'node:vm';
 
 /** Where compiled code is kept, or undefined when it should not be (turned off, or not safely ours). */
-export function compileCacheDirectory(env: NodeJS.ProcessEnv = process.env): string | undefined {
+function compileCacheDirectory(env: NodeJS.ProcessEnv): string | undefined {
   if (env.KCH_COMPILE_CACHE === 'off' || env.NODE_DISABLE_COMPILE_CACHE) return undefined;
   const xdg = env.XDG_CACHE_HOME;
   let base: string | undefined;
@@ -83,14 +83,10 @@ function writeCache(file: string, data: Buffer): void {
  * nothing behind for the checks after it.
  */
 export function startBundle(bundle: string, variant = 'default'): void {
-  const dir = compileCacheDirectory();
+  const dir = compileCacheDirectory(process.env);
   const builtIn = (Module as unknown as { enableCompileCache?: (dir: string) => unknown }).enableCompileCache;
-  if (dir && typeof builtIn === 'function') {
-    builtIn(dir);
-    require(bundle);
-    return;
-  }
-  if (!dir) {
+  if (!dir || typeof builtIn === 'function') {
+    if (dir) builtIn!(dir);
     require(bundle);
     return;
   }
@@ -102,7 +98,7 @@ export function startBundle(bundle: string, variant = 'default'): void {
   const options = crypto.createHash('sha256').update(process.execArgv.join('\u0000')).digest('hex').slice(0, 8);
   const file = path.join(dir, `${path.basename(bundle, '.js')}-${variant}-${options}-${key}.v8`);
   const cachedData = readCache(file);
-  const script = new vm.Script(Module.wrap(source.startsWith('#!') ? `//${source}` : source), { filename: bundle, ...(cachedData ? { cachedData } : {}) });
+  const script = new vm.Script(Module.wrap(source), { filename: bundle, ...(cachedData ? { cachedData } : {}) });
   if (!cachedData || script.cachedDataRejected) {
     // Made once the work is done, so it holds every function this run compiled, not only the top.
     let written = false;
@@ -115,11 +111,10 @@ export function startBundle(bundle: string, variant = 'default'): void {
     // A language server may never exit normally: it saves once it has been at work a while.
     setTimeout(save, 20_000).unref();
   }
+  // The bundle requires only Node's own modules: a require of its place is all it needs.
   const bundleModule = new Module(bundle, module);
   bundleModule.filename = bundle;
-  bundleModule.paths = (Module as unknown as { _nodeModulePaths: (dir: string) => string[] })._nodeModulePaths(path.dirname(bundle));
-  const localRequire = Module.createRequire(bundle);
   const run = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: Module, filename: string, dirname: string) => void;
-  run.call(bundleModule.exports, bundleModule.exports, localRequire, bundleModule, bundle, path.dirname(bundle));
+  run.call(bundleModule.exports, bundleModule.exports, Module.createRequire(bundle), bundleModule, bundle, path.dirname(bundle));
   bundleModule.loaded = true;
 }
