@@ -3,7 +3,7 @@
 // (typed/helpers.go listItemToPathElement, keyedAssociativeListItemToPathElement).
 import { isJsonObject, type JsonValue } from '../json';
 import type { FieldPath, PathElement } from './path';
-import { insertPath, newFieldSet, pathElementKey, isEmptySet, recursiveDifferenceSets, unionSets, type FieldSet } from './fieldsv1';
+import { FieldPathWalk, FieldSetBuilder, insertPath, newFieldSet, pathElementKey, isEmptySet, recursiveDifferenceSets, unionSets, type FieldSet } from './fieldsv1';
 import { formatServerPath, goTypeName, goValueSharpV, goValueV } from './messages';
 import { deduceAtom, deducedTypeRef, fieldType, resolveType, UNTYPED_DEDUCED, type ListType, type MapType, type SchemaModel, type TypeRef } from './schema';
 
@@ -51,9 +51,10 @@ export function listItemElement(schema: SchemaModel, list: ListType, item: JsonV
  * an empty granular list owns nothing. Duplicated list items are owned as one item, no children.
  */
 export function toFieldSet(schema: SchemaModel, root: TypeRef, value: JsonValue): { set: FieldSet; problems: ValueProblem[] } {
-  const set = newFieldSet();
+  const walk = new FieldPathWalk();
+  const owned = new FieldSetBuilder(walk);
   const problems: ValueProblem[] = [];
-  const path: PathElement[] = [];
+  const path = walk.path;
 
   const visit = (tr: TypeRef, v: JsonValue): void => {
     const resolved = resolveType(schema, tr);
@@ -66,31 +67,34 @@ export function toFieldSet(schema: SchemaModel, root: TypeRef, value: JsonValue)
     if (atom.map) {
       const map = atom.map;
       if (map.elementRelationship === 'atomic') {
-        insertPath(set, path);
+        owned.own();
         return;
       }
       if (!isJsonObject(v)) return;
-      for (const [key, child] of Object.entries(v)) {
+      for (const key in v) {
+        if (!Object.prototype.hasOwnProperty.call(v, key)) continue;
+        const child = v[key] as JsonValue;
         const named = Object.prototype.hasOwnProperty.call(map.fields, key);
-        path.push({ kind: 'field', name: key });
+        walk.push({ kind: 'field', name: key });
         visit(fieldType(map, key) ?? deducedTypeRef, child);
-        if (child === null || (isJsonObject(child) && Object.keys(child).length === 0) || !named) insertPath(set, path);
-        path.pop();
+        if (child === null || !named || (isJsonObject(child) && isEmptyObject(child))) owned.own();
+        walk.pop();
       }
       return;
     }
     if (atom.scalar) {
-      insertPath(set, path);
+      owned.own();
       return;
     }
     if (atom.list) {
       const list = atom.list;
       if (list.elementRelationship === 'atomic') {
-        insertPath(set, path);
+        owned.own();
         return;
       }
       if (!Array.isArray(v)) return;
       const elements = v.map((item) => listItemElement(schema, list, item));
+      const keys: (string | undefined)[] = [];
       const seen = new Set<string>();
       const duplicates = new Set<string>();
       elements.forEach((pe, i) => {
@@ -99,25 +103,32 @@ export function toFieldSet(schema: SchemaModel, root: TypeRef, value: JsonValue)
           return;
         }
         const k = pathElementKey(pe);
+        keys[i] = k;
         if (seen.has(k) && !duplicates.has(k)) {
           duplicates.add(k);
-          insertPath(set, [...path, pe]);
+          owned.ownChild(pe, k);
           const message = `duplicate entries for key ${formatServerPath([pe])}`;
           problems.push({ path: [...path, pe], code: 'duplicateKey', message, server: { path: [...path], message } });
         }
         seen.add(k);
       });
       elements.forEach((pe, i) => {
-        if (typeof pe === 'string' || duplicates.has(pathElementKey(pe))) return;
-        path.push(pe);
+        const k = keys[i];
+        if (typeof pe === 'string' || k === undefined || duplicates.has(k)) return;
+        walk.push(pe, k);
         visit(list.elementType, v[i] as JsonValue);
-        insertPath(set, path);
-        path.pop();
+        owned.own();
+        walk.pop();
       });
     }
   };
   visit(root, value);
-  return { set, problems };
+  return { set: owned.set, problems };
+}
+
+function isEmptyObject(o: object): boolean {
+  for (const key in o) if (Object.prototype.hasOwnProperty.call(o, key)) return false;
+  return true;
 }
 
 /**
@@ -185,24 +196,27 @@ export function typeProblems(schema: SchemaModel, root: TypeRef, value: JsonValu
  * the pruning step works on this form so that a struct is removed as a whole.
  */
 export function ensureNamedFieldsAreMembers(schema: SchemaModel, tr: TypeRef | undefined, set: FieldSet): FieldSet {
-  const out = newFieldSet();
-  const walk = (s: FieldSet, ref: TypeRef | undefined, prefix: PathElement[]): void => {
+  const walk = new FieldPathWalk();
+  const out = new FieldSetBuilder(walk);
+  const visit = (s: FieldSet, ref: TypeRef | undefined): void => {
     const atom = ref ? resolveType(schema, ref) : undefined;
-    for (const pe of s.members.values()) insertPath(out, [...prefix, pe]);
-    for (const node of s.children.values()) {
+    for (const [key, pe] of s.members) out.ownChild(pe, key);
+    for (const [key, node] of s.children) {
       const pe = node.element;
       let childRef: TypeRef | undefined;
       if (pe.kind === 'field' && atom?.map) {
-        if (Object.prototype.hasOwnProperty.call(atom.map.fields, pe.name)) insertPath(out, [...prefix, pe]);
+        if (Object.prototype.hasOwnProperty.call(atom.map.fields, pe.name)) out.ownChild(pe, key);
         childRef = fieldType(atom.map, pe.name);
       } else if (pe.kind === 'key' && atom?.list) {
         childRef = atom.list.elementType;
       }
-      walk(node.set, childRef, [...prefix, pe]);
+      walk.push(pe, key);
+      visit(node.set, childRef);
+      walk.pop();
     }
   };
-  walk(set, tr, []);
-  return out;
+  visit(set, tr);
+  return out.set;
 }
 
 /**

@@ -154,6 +154,77 @@ export function newFieldSet(): FieldSet {
   return newMutable();
 }
 
+/**
+ * The path of a depth-first walk over a value, with each element's FieldsV1 key worked out once,
+ * when the walk steps onto it. Shared by the sets a walk builds (FieldSetBuilder).
+ */
+export class FieldPathWalk {
+  readonly path: PathElement[] = [];
+  /** keys[i] is pathElementKey(path[i]). */
+  readonly keys: string[] = [];
+  /** stamps[i] tells one visit of depth i from the next: a builder's node is current while it matches. */
+  readonly stamps: number[] = [];
+  private next = 0;
+
+  push(pe: PathElement, key: string = pathElementKey(pe)): void {
+    this.path.push(pe);
+    this.keys.push(key);
+    this.stamps.push(++this.next);
+  }
+
+  pop(): void {
+    this.path.pop();
+    this.keys.pop();
+    this.stamps.pop();
+  }
+}
+
+/**
+ * A set built along a FieldPathWalk: own() adds the walk's current path, as insertPath would,
+ * but finds the node to add it to from the last one it used instead of from the root. Nodes are
+ * made only when something below them is owned, so the set is the one insertPath would build,
+ * in the same order.
+ */
+export class FieldSetBuilder {
+  readonly set: FieldSet;
+  /** nodes[i]: the node for the walk's first i elements, valid while stamps[i] matches the walk. */
+  private readonly nodes: MutableFieldSet[];
+  private readonly stamps: number[] = [0];
+
+  constructor(private readonly walk: FieldPathWalk) {
+    const root = newMutable();
+    this.set = root;
+    this.nodes = [root];
+  }
+
+  /** Adds the walk's current path (nothing at the root, as insertPath). */
+  own(): void {
+    const depth = this.walk.path.length;
+    if (depth === 0) return;
+    this.nodeAt(depth - 1).members.set(this.walk.keys[depth - 1] as string, this.walk.path[depth - 1] as PathElement);
+  }
+
+  /** Adds the current path extended by one element, without stepping onto it. */
+  ownChild(pe: PathElement, key: string = pathElementKey(pe)): void {
+    this.nodeAt(this.walk.path.length).members.set(key, pe);
+  }
+
+  private nodeAt(depth: number): MutableFieldSet {
+    if (depth === 0) return this.nodes[0] as MutableFieldSet;
+    if (this.stamps[depth] === this.walk.stamps[depth - 1]) return this.nodes[depth] as MutableFieldSet;
+    const parent = this.nodeAt(depth - 1);
+    const key = this.walk.keys[depth - 1] as string;
+    let node = parent.children.get(key);
+    if (!node) {
+      node = { element: this.walk.path[depth - 1] as PathElement, set: newMutable() };
+      parent.children.set(key, node);
+    }
+    this.nodes[depth] = node.set;
+    this.stamps[depth] = this.walk.stamps[depth - 1] as number;
+    return node.set;
+  }
+}
+
 /** True when the exact path is a member (not merely a prefix): set.go Has. */
 export function hasPath(set: FieldSet, path: FieldPath): boolean {
   if (path.length === 0) return false;

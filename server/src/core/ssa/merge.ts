@@ -4,7 +4,7 @@
 // `undefined` means "absent"; `null` is a present null value — the server keeps the difference.
 import { isJsonObject, jsonEqual, type JsonObject, type JsonValue } from '../json';
 import type { FieldPath, PathElement } from './path';
-import { hasPath, insertPath, isEmptySet, newFieldSet, pathElementKey, withPrefix, type FieldSet } from './fieldsv1';
+import { FieldPathWalk, FieldSetBuilder, hasPath, isEmptySet, pathElementKey, withPrefix, type FieldSet } from './fieldsv1';
 import { listItemElement } from './fieldset';
 import { deduceAtom, deducedTypeRef, fieldType, resolveType, type Atom, type ListType, type MapType, type SchemaModel, type TypeRef } from './schema';
 
@@ -154,8 +154,10 @@ export interface Comparison {
  * Added (maps and items included, not just leaves); paths only on the left are Removed.
  */
 export function compareValues(schema: SchemaModel, root: TypeRef, lhs: Value, rhs: Value): Comparison {
-  const result = { added: newFieldSet(), modified: newFieldSet(), removed: newFieldSet() };
-  const path: PathElement[] = [];
+  const walk = new FieldPathWalk();
+  const added = new FieldSetBuilder(walk);
+  const modified = new FieldSetBuilder(walk);
+  const removed = new FieldSetBuilder(walk);
 
   const compare = (tr: TypeRef, l: Value, r: Value): void => {
     if (l === undefined && r === undefined) return;
@@ -167,9 +169,9 @@ export function compareValues(schema: SchemaModel, root: TypeRef, lhs: Value, rh
     const leaf = (): void => {
       if (inLeaf) return;
       inLeaf = true;
-      if (l === undefined) insertPath(result.added, path);
-      else if (r === undefined) insertPath(result.removed, path);
-      else if (!jsonEqual(r, l)) insertPath(result.modified, path);
+      if (l === undefined) added.own();
+      else if (r === undefined) removed.own();
+      else if (!jsonEqual(r, l)) modified.own();
     };
     const handle = (a: Atom, leafFn: () => void): void => {
       if (a.map) {
@@ -180,9 +182,9 @@ export function compareValues(schema: SchemaModel, root: TypeRef, lhs: Value, rh
         const map = a.map;
         const keys = new Set([...Object.keys(lm ?? {}), ...Object.keys(rm ?? {})]);
         for (const key of keys) {
-          path.push({ kind: 'field', name: key });
+          walk.push({ kind: 'field', name: key });
           compare(fieldType(map, key) ?? deducedTypeRef, lm && has(lm, key) ? lm[key] : undefined, rm && has(rm, key) ? rm[key] : undefined);
-          path.pop();
+          walk.pop();
         }
         return;
       }
@@ -204,13 +206,13 @@ export function compareValues(schema: SchemaModel, root: TypeRef, lhs: Value, rh
       handle(al, () => {
         if (copyInLeaf) return;
         copyInLeaf = true;
-        if (!jsonEqual(r, l)) insertPath(result.modified, path);
+        if (!jsonEqual(r, l)) modified.own();
       });
       handle(ar, leaf);
     }
     if (!inLeaf) {
-      if (l === undefined) insertPath(result.added, path);
-      else if (r === undefined) insertPath(result.removed, path);
+      if (l === undefined) added.own();
+      else if (r === undefined) removed.own();
     }
   };
 
@@ -236,25 +238,25 @@ export function compareValues(schema: SchemaModel, root: TypeRef, lhs: Value, rh
     for (const { key, pe } of all) {
       const lList = lValues.get(key) ?? [];
       const rList = rValues.get(key) ?? [];
-      path.push(pe);
+      walk.push(pe, key);
       if (lList.length <= 1 && rList.length <= 1) {
         compare(list.elementType, lList[0], rList[0]);
       } else if (lList.length >= 2 && rList.length >= 2) {
         // Duplicates on both sides: compared as one atomic value.
-        if (lList.length !== rList.length || lList.some((x, i) => !jsonEqual(x, rList[i]))) insertPath(result.modified, path);
+        if (lList.length !== rList.length || lList.some((x, i) => !jsonEqual(x, rList[i]))) modified.own();
       } else if (lList.length >= 2) {
         if (rList.length !== 0) compare(list.elementType, undefined, rList[0]);
-        insertPath(result.removed, path);
+        removed.own();
       } else {
         if (lList.length !== 0) compare(list.elementType, lList[0], undefined);
-        insertPath(result.added, path);
+        added.own();
       }
-      path.pop();
+      walk.pop();
     }
   };
 
   compare(root, lhs, rhs);
-  return result;
+  return { added: added.set, modified: modified.set, removed: removed.set };
 }
 
 // ---------------------------------------------------------------------------------------------
