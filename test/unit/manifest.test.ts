@@ -175,13 +175,19 @@ for (const c of firstResourceCases) {
     const cache = createManifestCache();
     if (c.cached) parseManifestText(c.text, cache);
     const events: string[] = [];
-    await parseManifestTextInSlices(c.text, cache, {
+    const firsts: (string | undefined)[] = [];
+    const parsed = await parseManifestTextInSlices(c.text, cache, {
       sliceMs: 0,
       yieldToEventLoop: async () => {
         events.push('yield');
       },
-      onFirstResource: () => events.push('found'),
+      onFirstResource: (first) => {
+        events.push('found');
+        firsts.push(first.name);
+      },
     });
+    // It is handed the first object, so that the cluster can be asked for it at once.
+    if (c.found !== undefined) assert.deepEqual(firsts, [parsed.resources[0]!.name]);
     const at = events.indexOf('found');
     assert.equal(events.filter((e) => e === 'found').length, c.found === undefined ? 0 : 1, events.join(' '));
     // The documents read before it, each followed by a yield: found right after the one that holds it.

@@ -5,7 +5,7 @@
 // returned, not thrown: the command stops with it.
 import type { ResourceFacts } from '../core/findings/analysis';
 import type { JsonObject } from '../core/json';
-import type { ManifestResource } from '../core/manifest/manifest';
+import { objectTarget, type ManifestResource } from '../core/manifest/manifest';
 import { qualifiedResource } from '../core/ssa/messages';
 import type { ReportSource } from './report';
 import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
@@ -53,12 +53,7 @@ export function liveFactsReader(connection: ClusterConnection): FactsReader {
   return {
     source: { kind: 'cluster', context: connection.context?.name ?? '', server: connection.context?.server ?? '' },
     async read(resource) {
-      const answer = await facts.read({
-        apiVersion: resource.apiVersion,
-        kind: resource.kind,
-        ...(resource.name !== undefined ? { name: resource.name } : {}),
-        ...(resource.namespace !== undefined ? { namespace: resource.namespace } : {}),
-      });
+      const answer = await facts.read(objectTarget(resource));
       if (!answer.ok) return answer;
       return { ok: true, facts: answer.facts, title: objectTitle(resource, answer.served, answer.namespace), notes: answer.notes };
     },

@@ -9,7 +9,7 @@ import {
   type ResourceFacts,
 } from '../core/findings/analysis';
 import { definedKinds, definedKindsKey, withDefinedKinds, type DefinedKind } from '../core/findings/kind-served';
-import { createManifestCache, parseManifestText, parseManifestTextInSlices, shiftRange, type ManifestCache, type ManifestResource, type ParsedManifest } from '../core/manifest/manifest';
+import { createManifestCache, namedObject, parseManifestText, parseManifestTextInSlices, shiftRange, type ManifestCache, type ManifestResource, type ParsedManifest } from '../core/manifest/manifest';
 import type { Settings } from '../protocol';
 import type { Session } from './session';
 
@@ -77,7 +77,7 @@ export class DocumentAnalyzer {
    * `analyze` afterwards finds the parse ready. `onFirstResource`: called once this version is
    * known to hold a Kubernetes object, while the rest of it is read.
    */
-  prepare(uri: string, version: number, text: string, onFirstResource?: () => void): Promise<void> {
+  prepare(uri: string, version: number, text: string, onFirstResource?: (first: ManifestResource) => void): Promise<void> {
     if (this.parsedByUri.get(uri)?.version === version) return Promise.resolve();
     const running = this.pending.get(uri);
     if (running?.version === version) return running.parsing;
@@ -135,7 +135,8 @@ export class DocumentAnalyzer {
     const findings: Finding[] = looksLikeManifests(parsed, text) ? problemFindings(problems, settings.severity) : [];
 
     for (const resource of parsed.resources) {
-      if (!session || !resource.name) {
+      const named = namedObject(resource);
+      if (!session || !named) {
         // Without a name there is nothing to look up, but the manifest alone can still be refused
         // (generateName with kubectl apply).
         const own = resource.name ? [] : analyzeResource(resource, { kind: { state: 'pending' }, live: { state: 'pending' }, schema: undefined }, settings);
@@ -143,12 +144,7 @@ export class DocumentAnalyzer {
         findings.push(...own);
         continue;
       }
-      const facts = session.facts.peek({
-        apiVersion: resource.apiVersion,
-        kind: resource.kind,
-        name: resource.name,
-        ...(resource.namespace !== undefined ? { namespace: resource.namespace } : {}),
-      });
+      const facts = session.facts.peek(named);
       const cacheKey = `${resource.itemIndex ?? -1}\u0000${resource.documentText}`;
       const cached = previous.get(cacheKey) ?? next.get(cacheKey);
       let resourceFindings: readonly Finding[];

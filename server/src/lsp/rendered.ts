@@ -28,7 +28,7 @@ import { jsonEqual } from '../core/json';
 import { replaceValueEdits, type EditResult, type TextEdit } from '../core/manifest/edits';
 import { plainYamlValueAt, replacePlainYamlValueEdits } from '../core/manifest/edits-yaml';
 import { countedOverlays, entriesToKeep, overlayEntryOf, parseOverlayEntries, unmatchedEntries } from '../core/sources/overlay-choice';
-import { forEachNode, parseManifestText, type ManifestResource } from '../core/manifest/manifest';
+import { forEachNode, namedObject, parseManifestText, type ManifestResource } from '../core/manifest/manifest';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget, SourceLocation, SourceMap } from '../core/sources/source-map';
 import { describeManager } from '../core/ssa/messages';
@@ -363,8 +363,9 @@ export class RenderedSources implements DocumentSource {
     for (const rendering of context.renderings) {
       if (!rendering.result) continue;
       for (const resource of rendering.result.resources) {
-        const facts = resource.name
-          ? context.session.facts.peek({ apiVersion: resource.apiVersion, kind: resource.kind, name: resource.name, ...(resource.namespace !== undefined ? { namespace: resource.namespace } : {}) })
+        const named = namedObject(resource);
+        const facts = named
+          ? context.session.facts.peek(named)
           : { kind: { state: 'pending' as const }, live: { state: 'pending' as const }, schema: undefined };
         yield { rendering, resource, facts };
       }

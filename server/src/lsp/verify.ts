@@ -5,6 +5,7 @@
 import { verifyResource } from '../cluster';
 import { analyzeResource, type Finding } from '../core/findings/analysis';
 import { differenceFindings } from '../core/findings/verification';
+import { objectTarget } from '../core/manifest/manifest';
 import type { Settings, VerifyResult } from '../protocol';
 import type { DocumentAnalysis } from './document-analysis';
 import type { Session } from './session';
@@ -27,12 +28,7 @@ export async function verifyDocument(session: Session, settings: Settings, analy
   await Promise.all(
     analysis.resources.map(async ({ resource }) => {
       const label = `${resource.kind} ${JSON.stringify(resource.name ?? resource.generateName ?? '')}`;
-      const loaded = await session.facts.read({
-        apiVersion: resource.apiVersion,
-        kind: resource.kind,
-        ...(resource.name !== undefined ? { name: resource.name } : {}),
-        ...(resource.namespace !== undefined ? { namespace: resource.namespace } : {}),
-      });
+      const loaded = await session.facts.read(objectTarget(resource));
       if (!loaded.ok) {
         out.failed.push(`${label}: ${loaded.problem.message}`);
         return;

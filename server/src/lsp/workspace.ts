@@ -4,7 +4,7 @@
 // analysis and delegate; nothing is kept beyond the connection.
 import { TextDocuments } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { rangeContains, type Position } from '../core/manifest/manifest';
+import { namedObject, rangeContains, type ManifestResource, type Position } from '../core/manifest/manifest';
 import type { InitializationOptions, Settings, SyntaxServices } from '../protocol';
 import { DocumentAnalyzer, reportsSyntax, type AnalyzedResource, type DocumentAnalysis } from './document-analysis';
 import { Sessions, type Session, type SessionEvents } from './session';
@@ -115,8 +115,16 @@ export class Workspace {
     // A Kubernetes manifest is a document with apiVersion and kind at its top level (core/manifest/manifest
     // finds them); any other YAML or JSON gets no session, so opening it contacts no cluster. The
     // session of a file of manifests is asked for as soon as its first object is read: the kubeconfig
-    // is read and the cluster asked while the rest of the file is.
-    await this.analyzer.prepare(uri, document.version, document.getText(), () => void this.sessionFor(settings).catch(() => undefined));
+    // is read and the cluster asked for that object (its kind, its list, its schema) while the rest
+    // of the file is.
+    const early = (first: ManifestResource) =>
+      void this.sessionFor(settings)
+        .then((session) => {
+          const named = namedObject(first);
+          if (session && named) session.facts.peek(named);
+        })
+        .catch(() => undefined);
+    await this.analyzer.prepare(uri, document.version, document.getText(), early);
     const isManifest = this.analyzer.parse(uri, document.version, document.getText()).resources.length > 0;
     const session = isManifest ? await this.sessionFor(settings) : undefined;
     const reportSyntax = reportsSyntax(settings, document.languageId, this.syntaxServices);

@@ -107,6 +107,28 @@ export interface ManifestResource {
   readonly documentText: string;
 }
 
+/** The object a resource is about, as plain data to look it up by (no name: a new object, generateName). */
+export interface ObjectTarget {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name?: string;
+  readonly namespace?: string;
+}
+
+export function objectTarget(resource: ManifestResource): ObjectTarget {
+  return {
+    apiVersion: resource.apiVersion,
+    kind: resource.kind,
+    ...(resource.name !== undefined ? { name: resource.name } : {}),
+    ...(resource.namespace !== undefined ? { namespace: resource.namespace } : {}),
+  };
+}
+
+/** objectTarget for a resource with a name, the only kind whose live object can be looked up. */
+export function namedObject(resource: ManifestResource): (ObjectTarget & { readonly name: string }) | undefined {
+  return resource.name === undefined ? undefined : { ...objectTarget(resource), name: resource.name };
+}
+
 export interface ParsedManifest {
   readonly resources: readonly ManifestResource[];
   readonly problems: readonly ManifestProblem[];
@@ -185,15 +207,23 @@ export function parseManifestText(text: string, cache?: ManifestCache, options: 
 }
 
 export interface SliceOptions {
-  /** Longest stretch of parsing between two yields, in milliseconds. */
+  /**
+   * Longest stretch of parsing between two yields, in milliseconds. Short: the cluster is asked
+   * while the file is read, and each step of that (reading the kubeconfig, connecting, each answer)
+   * waits for the next yield.
+   */
   readonly sliceMs?: number;
-  /** Lets the event loop run (the default waits for a macrotask with setTimeout(0)). */
+  /**
+   * Lets the event loop run. The default, setImmediate, lets it take in whatever has arrived
+   * (the editor's messages, the cluster's answers, a file read) and go on at once: a setTimeout
+   * would wait for the timer too.
+   */
   readonly yieldToEventLoop?: () => Promise<void>;
   /**
-   * Called once, as soon as a Kubernetes object is found: work that only a file of manifests needs
-   * (contacting the cluster) can start while the rest is read.
+   * Called once, with the first Kubernetes object as soon as it is found: work that only a file of
+   * manifests needs (contacting the cluster, asking for that object) can start while the rest is read.
    */
-  readonly onFirstResource?: () => void;
+  readonly onFirstResource?: (first: ManifestResource) => void;
 }
 
 /**
@@ -205,19 +235,19 @@ export async function parseManifestTextInSlices(
   cache?: ManifestCache,
   options: SliceOptions = {},
 ): Promise<ParsedManifest> {
-  const sliceMs = options.sliceMs ?? 8;
-  const yieldToEventLoop = options.yieldToEventLoop ?? (() => new Promise<void>((resolve) => setTimeout(resolve, 0)));
+  const sliceMs = options.sliceMs ?? 3;
+  const yieldToEventLoop = options.yieldToEventLoop ?? (() => new Promise<void>((resolve) => setImmediate(resolve)));
   const run = parseSteps(text, cache);
   let sliceStart = performance.now();
   let found = false;
   for (let step = run.next(); ; step = run.next()) {
     if (step.done) {
-      if (!found && step.value.resources.length > 0) options.onFirstResource?.();
+      if (!found && step.value.resources.length > 0) options.onFirstResource?.(step.value.resources[0]!);
       return step.value;
     }
-    if (!found && step.value > 0) {
+    if (!found && step.value.length > 0) {
       found = true;
-      options.onFirstResource?.();
+      options.onFirstResource?.(step.value[0]!);
     }
     if (performance.now() - sliceStart >= sliceMs) {
       await yieldToEventLoop();
@@ -226,8 +256,8 @@ export async function parseManifestTextInSlices(
   }
 }
 
-/** The parse, one document per step (each step says how many objects are found so far), so that callers can decide when to pause. */
-function* parseSteps(text: string, cache: ManifestCache | undefined, valuesFirst = true): Generator<number, ParsedManifest> {
+/** The parse, one document per step (each step gives the objects found so far), so that callers can decide when to pause. */
+function* parseSteps(text: string, cache: ManifestCache | undefined, valuesFirst = true): Generator<readonly ManifestResource[], ParsedManifest> {
   if (text.length > manifestLimits.textLength) {
     if (cache) cache.documents = new Map();
     const problem = tooLarge(
@@ -253,7 +283,7 @@ function* parseSteps(text: string, cache: ManifestCache | undefined, valuesFirst
     for (const r of parsed.resources) resources.push(placeResource(r, documentIndex, chunk));
     for (const p of parsed.problems) problems.push({ ...p, range: shiftRange(p.range, chunk.startLine) });
     if (chunk.problem) problems.push(chunk.problem);
-    if (fresh) yield resources.length;
+    if (fresh) yield resources;
   }
   if (cache) cache.documents = reused;
   return { resources, problems, parsedDocuments, totalDocuments: chunks.length };
