@@ -86,6 +86,30 @@ describe('connection', () => {
     assert.equal(health.problem?.httpStatus, 401);
   });
 
+  test('busy while answers are on their way, quiet once the last one is taken in: a watch left open does not count', async (t) => {
+    // The editor asks the editor's client to pull diagnostics again when the cluster is quiet: the
+    // first quiet after looking an object up must come with the object known, not between the
+    // discovery it needs and the list that answers it.
+    const cluster = requireCluster(t);
+    if (!cluster) return;
+    const c = await connection(cluster, 'admin');
+    assert.equal(c.busy(), false);
+    const ref = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: `quiet-${process.pid}` };
+    const seen: string[] = [];
+    const quiet = new Promise<void>((resolve) =>
+      c.onQuiet(() => {
+        seen.push(c.peekObject(ref).state);
+        resolve();
+      }),
+    );
+    assert.equal(c.peekObject(ref).state, 'pending');
+    assert.equal(c.busy(), true);
+    await quiet;
+    assert.deepEqual(seen, ['absent']);
+    // The list's watch stays open: nothing is waiting for an answer.
+    assert.equal(c.busy(), false);
+  });
+
   test('a closed loopback port is unreachable, and every answer says so without throwing', async (t) => {
     const cluster = requireCluster(t);
     if (!cluster) return;

@@ -99,6 +99,10 @@ export interface ClusterConnection {
   refresh(): void;
   /** Requests sent so far (watch connections included); the benchmark checks edits add none. */
   requestsSent(): number;
+  /** Whether a request (not a watch) is waiting for its answer: more facts are on their way. */
+  busy(): boolean;
+  /** Called when the last request waiting for an answer has it and its answer has been taken in. */
+  onQuiet(listener: () => void): Disposable;
   /** Stop every watch and timer. */
   dispose(): void;
 }
@@ -222,6 +226,8 @@ function connectedConnection(settings: ClusterSettings, selected: SelectedContex
       secretFields.refresh();
     },
     requestsSent: () => transport.requestsSent,
+    busy: () => transport.busy(),
+    onQuiet: (listener) => transport.onQuiet(listener),
     dispose: () => {
       disposed = true;
       if (probeTimer) clearTimeout(probeTimer);
@@ -263,6 +269,8 @@ function unconfiguredConnection(settings: ClusterSettings, kubeconfig: Kubeconfi
     dryRunPatch: rejected,
     refresh: () => {},
     requestsSent: () => 0,
+    busy: () => false,
+    onQuiet: () => ({ dispose: () => {} }),
     dispose: () => {},
   };
 }

@@ -60,6 +60,9 @@ export type OutcomeObserver = (request: ClusterRequest, outcome: HttpOutcome | '
 export class ClusterTransport {
   /** Every request sent, including watch connections: tests and the benchmark count them. */
   requestsSent = 0;
+  /** Requests sent and not yet answered (watches are not counted: they stay open). */
+  private inFlight = 0;
+  private readonly quietListeners = new Set<() => void>();
   private readonly observers: OutcomeObserver[] = [];
   private readonly agents = new Map<string, http.Agent>();
   private disposed = false;
@@ -76,15 +79,34 @@ export class ClusterTransport {
     this.observers.push(observer);
   }
 
+  /** Whether a request (not a watch) is waiting for its answer. */
+  busy(): boolean {
+    return this.inFlight > 0;
+  }
+
+  /** Called each time the last request waiting for an answer has it (after the answer's own handlers). */
+  onQuiet(listener: () => void): { dispose(): void } {
+    this.quietListeners.add(listener);
+    return { dispose: () => this.quietListeners.delete(listener) };
+  }
+
   async send(request: ClusterRequest): Promise<HttpOutcome> {
-    let outcome = await this.sendOnce(request);
-    if (outcome.kind === 'response' && outcome.status === 401 && outcome.credential) {
-      // The kept exec credential was refused (revoked, rotated, expired early): run the plugin again.
-      this.forgetCredential(outcome.credential);
-      outcome = await this.sendOnce(request);
+    this.inFlight++;
+    try {
+      let outcome = await this.sendOnce(request);
+      if (outcome.kind === 'response' && outcome.status === 401 && outcome.credential) {
+        // The kept exec credential was refused (revoked, rotated, expired early): run the plugin again.
+        this.forgetCredential(outcome.credential);
+        outcome = await this.sendOnce(request);
+      }
+      const { credential: _credential, ...plain } = outcome as HttpOutcome & { credential?: string };
+      return this.report(request, plain);
+    } finally {
+      this.inFlight--;
+      // The caller's code runs first (it resolves with the answer now, in this tick's microtasks):
+      // whatever it learns, or sends next, is done by the time the listeners ask.
+      if (this.inFlight === 0 && this.quietListeners.size > 0) setImmediate(() => this.inFlight === 0 && this.quietListeners.forEach((l) => l()));
     }
-    const { credential: _credential, ...plain } = outcome as HttpOutcome & { credential?: string };
-    return this.report(request, plain);
   }
 
   private async sendOnce(request: ClusterRequest): Promise<HttpOutcome & { credential?: string }> {

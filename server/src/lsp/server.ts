@@ -59,6 +59,7 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     },
     env,
   );
+  refresh.waitFor(workspace.sessions);
   // A CustomResourceDefinition opened, edited or closed changes what the other documents are told.
   workspace.analyzer.onDefinedKindsChange(() => refresh.schedule());
   const dryRuns = new DryRunAnswers(connection, workspace, refresh);

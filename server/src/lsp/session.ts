@@ -30,6 +30,7 @@ export class Sessions {
   /** Sessions being created (the kubeconfig is read asynchronously): callers share one. */
   private readonly sessions = new Map<string, Promise<Session>>();
   private readonly ready = new Map<string, Session>();
+  private readonly quietListeners = new Set<() => void>();
   private disposed = false;
 
   constructor(
@@ -65,8 +66,22 @@ export class Sessions {
     }
     facts.onChange(() => this.events.onFactsChange());
     connection.onHealthChange((health) => this.events.onHealthChange(created, health));
+    connection.onQuiet(() => {
+      if (!this.busy()) this.quietListeners.forEach((l) => l());
+    });
     this.ready.set(key, created);
     return created;
+  }
+
+  /** Whether some cluster is yet to answer a request (a watch does not count). */
+  busy(): boolean {
+    for (const s of this.ready.values()) if (s.connection.busy()) return true;
+    return false;
+  }
+
+  /** Called when the last cluster request waiting for an answer has it. */
+  onQuiet(listener: () => void): void {
+    this.quietListeners.add(listener);
   }
 
   all(): Session[] {
