@@ -49,6 +49,14 @@ for (const { args, says } of usageErrors) {
   });
 }
 
+test('a reader that stops early (| head) ends the output quietly: no internal error, the exit code stays', async () => {
+  for (const args of [['--help'], ['check', '--snapshot', path.join(dir, 'no-snapshot'), manifest]]) {
+    const run = await runCli(args, { stdoutClosed: true });
+    assert.doesNotMatch(run.stderr, /EPIPE|internal error|Unhandled/, args.join(' '));
+    assert.equal(run.status, args[0] === '--help' ? 0 : 2, args.join(' '));
+  }
+});
+
 test('--help prints the usage with every option and the exit codes, exit 0', async () => {
   const run = await runCli(['--help']);
   assert.equal(run.status, 0);

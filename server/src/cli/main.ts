@@ -161,12 +161,29 @@ function fail(message: string): number {
   return 2;
 }
 
+/** Resolves once the text is written, or once the reader has gone (the stream was closed: see below). */
 function write(stream: NodeJS.WriteStream, text: string): Promise<void> {
   return new Promise((resolve) => {
+    if (stream.destroyed) return resolve();
+    const done = () => {
+      stream.off('drain', done);
+      stream.off('close', done);
+      resolve();
+    };
     if (stream.write(text)) resolve();
-    else stream.once('drain', () => resolve());
+    else {
+      stream.once('drain', done);
+      stream.once('close', done);
+    }
   });
 }
+
+// A reader that stops early (`check ... | head`) closes the pipe: the rest of the output is not
+// wanted, which is no internal error. The command ends as it would have, with its own exit code.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  process.stdout.destroy();
+});
 
 let cachedVersion: string | undefined;
 /** The version in package.json, found from dist/cli.js or from the sources run by tsx. */
