@@ -94,7 +94,7 @@ export function splitApiVersion(apiVersion: string): [group: string, version: st
  * CRD that is not installed by it).
  */
 export function findResource(index: DiscoveryIndex, apiVersion: string, kind: string): ClusterResult<ApiResourceInfo> {
-  const found = index.resources.find((r) => r.apiVersion === apiVersion && r.kind === kind);
+  const found = byKind(index).get(`${apiVersion}\u0000${kind}`);
   if (found) return { ok: true, value: found };
   const [group] = splitApiVersion(apiVersion);
   const elsewhere = [...new Set(index.resources.filter((r) => r.kind === kind && r.group === group).map((r) => r.apiVersion))];
@@ -110,6 +110,24 @@ export function findResource(index: DiscoveryIndex, apiVersion: string, kind: st
       notServed: { groupVersions: [...groupVersions], kindServedIn: elsewhere, kindServedElsewhere: otherGroups },
     },
   };
+}
+
+/**
+ * The index's resources by apiVersion and kind (the first of each, as a search in order finds):
+ * every object of every open file looks its kind up, several times per judgement.
+ */
+const kindIndexes = new WeakMap<DiscoveryIndex, Map<string, ApiResourceInfo>>();
+function byKind(index: DiscoveryIndex): Map<string, ApiResourceInfo> {
+  let map = kindIndexes.get(index);
+  if (!map) {
+    map = new Map();
+    for (const r of index.resources) {
+      const key = `${r.apiVersion}\u0000${r.kind}`;
+      if (!map.has(key)) map.set(key, r);
+    }
+    kindIndexes.set(index, map);
+  }
+  return map;
 }
 
 /** The facts of a kind the cluster does not serve, from discovery's problem: one shape for the editor, the check and snapshots. */

@@ -121,17 +121,30 @@ export function resolveType(schema: SchemaModel, ref: TypeRef): Atom | undefined
   if (!atom) return undefined;
   const rel = ref.elementRelationship;
   if (!rel) return atom;
-  if (atom.map) return { ...atom, map: { ...atom.map, elementRelationship: rel === 'atomic' ? 'atomic' : 'separable' } };
-  if (atom.list) return { ...atom, list: { ...atom.list, elementRelationship: rel === 'atomic' ? 'atomic' : 'associative' } };
-  return undefined;
+  // The same type with another relationship: made once per type and relationship, as the walks
+  // resolve it once per value they visit.
+  let byRelationship = relabelled.get(atom);
+  if (!byRelationship) relabelled.set(atom, (byRelationship = new Map()));
+  const known = byRelationship.get(rel);
+  if (known !== undefined) return known ?? undefined;
+  let made: Atom | null = null;
+  if (atom.map) made = { ...atom, map: { ...atom.map, elementRelationship: rel === 'atomic' ? 'atomic' : 'separable' } };
+  else if (atom.list) made = { ...atom, list: { ...atom.list, elementRelationship: rel === 'atomic' ? 'atomic' : 'associative' } };
+  byRelationship.set(rel, made);
+  return made ?? undefined;
 }
 
-/** Picks the shape that matches the value, as helpers.go deduceAtom does. */
+const relabelled = new WeakMap<Atom, Map<string, Atom | null>>();
+
+/**
+ * Picks the shape that matches the value, as helpers.go deduceAtom does. A type of one shape is
+ * its own answer (no copy): most are.
+ */
 export function deduceAtom(atom: Atom, value: JsonValue | undefined): Atom {
   if (value === undefined || value === null) return atom;
-  if (Array.isArray(value)) return atom.list ? { list: atom.list } : atom;
-  if (typeof value === 'object') return atom.map ? { map: atom.map } : atom;
-  return atom.scalar ? { scalar: atom.scalar } : atom;
+  if (Array.isArray(value)) return atom.list ? (atom.map || atom.scalar ? { list: atom.list } : atom) : atom;
+  if (typeof value === 'object') return atom.map ? (atom.list || atom.scalar ? { map: atom.map } : atom) : atom;
+  return atom.scalar ? (atom.map || atom.list ? { scalar: atom.scalar } : atom) : atom;
 }
 
 /** The type of a map entry: the named field's type, else the element type. */
