@@ -15,7 +15,7 @@
 import { isJsonObject, type JsonObject } from '../core/json';
 import type { Discovery } from './discovery';
 import type { ClusterTransport } from './http';
-import { collectionPath, objectPath, type NamespaceOrigin } from './names';
+import { checkObjectName, collectionPath, objectPath, type NamespaceOrigin } from './names';
 import { classifyFailure, parseJson } from './problems';
 import { qualifiedResource } from '../core/ssa/messages';
 import { isSecretResource, redactSecret } from './redact';
@@ -182,11 +182,23 @@ export class LiveObjects {
    */
   private locate(ref: ObjectRef, resource: ApiResourceInfo): ClusterResult<Located> {
     const placed = this.place(ref, resource);
-    const path = objectPath(resource, placed.ref.namespace, placed.ref.name, placed.origin);
-    if (!path.ok) return path;
-    const collection = collectionPath(resource, placed.ref.namespace, placed.origin);
+    // objectPath's checks, in its order: the collection (the served segments, the namespace), then the name.
+    const collection = this.collectionOf(resource, placed.ref.namespace, placed.origin);
     if (!collection.ok) return collection;
+    const problem = checkObjectName(resource, placed.ref.name);
+    if (problem) return { ok: false, problem };
     return { ok: true, value: { ref: placed.ref, collectionPath: collection.value } };
+  }
+
+  /** collectionPath, worked out once per kind, namespace and where the namespace came from: every peek of every object asks. */
+  private readonly collectionPaths = new WeakMap<ApiResourceInfo, Map<string, ClusterResult<string>>>();
+  private collectionOf(resource: ApiResourceInfo, namespace: string, origin: NamespaceOrigin): ClusterResult<string> {
+    let byNamespace = this.collectionPaths.get(resource);
+    if (!byNamespace) this.collectionPaths.set(resource, (byNamespace = new Map()));
+    const key = `${origin}\u0000${namespace}`;
+    let path = byNamespace.get(key);
+    if (!path) byNamespace.set(key, (path = collectionPath(resource, namespace, origin)));
+    return path;
   }
 
   private clearRetries(): void {

@@ -145,7 +145,8 @@ export class DocumentAnalyzer {
         continue;
       }
       const facts = session.facts.peek(named);
-      const cacheKey = `${resource.itemIndex ?? -1}\u0000${resource.documentText}`;
+      // The document's text is the key (an item of a List adds its index): no copy of the text per resource and keystroke.
+      const cacheKey = resource.itemIndex === undefined ? resource.documentText : `${resource.itemIndex}\u0000${resource.documentText}`;
       const cached = previous.get(cacheKey) ?? next.get(cacheKey);
       let resourceFindings: readonly Finding[];
       if (cached && cached.settingsKey === settingsKey && sameFacts(cached.facts, facts)) {
@@ -212,7 +213,14 @@ function sameFacts(a: ResourceFacts, b: ResourceFacts): boolean {
   if (a.schema !== b.schema || a.versions !== b.versions || a.kind.state !== b.kind.state || a.live.state !== b.live.state) return false;
   if (a.namespace?.state !== b.namespace?.state || a.namespace?.name !== b.namespace?.name) return false;
   if (a.live.state === 'exists' && b.live.state === 'exists') return a.live.object === b.live.object;
-  return JSON.stringify(a.kind) === JSON.stringify(b.kind);
+  return sameKind(a.kind, b.kind);
+}
+
+function sameKind(a: ResourceFacts['kind'], b: ResourceFacts['kind']): boolean {
+  if (a === b) return true;
+  // Served (nearly every object, on every keystroke): the fields it has. Anything else is rare.
+  if (a.state === 'served' && b.state === 'served') return a.group === b.group && a.resource === b.resource && a.namespaced === b.namespaced && Object.keys(a).length === Object.keys(b).length;
+  return JSON.stringify(a) === JSON.stringify(b);
 }
 
 function shiftFinding(f: Finding, lines: number): Finding {

@@ -413,6 +413,18 @@ const tooDeepMessage = `This document nests deeper than ${manifestLimits.depth} 
  * `range` lazy: reading either builds the node tree (once per document text).
  */
 function placeResource(r: DocumentResource, documentIndex: number, chunk: DocumentChunk): ManifestResource {
+  // A document that did not move since the last parse (most of a file, after a keystroke) keeps its placed resource.
+  const known = placements.get(r);
+  if (known && known.documentIndex === documentIndex && known.lineOffset === chunk.startLine) return known;
+  const made = placeAnew(r, documentIndex, chunk);
+  placements.set(r, made);
+  return made;
+}
+
+/** The last place each document resource was put at. */
+const placements = new WeakMap<DocumentResource, ManifestResource>();
+
+function placeAnew(r: DocumentResource, documentIndex: number, chunk: DocumentChunk): ManifestResource {
   const placement = { documentIndex, lineOffset: chunk.startLine, documentText: chunk.text };
   if (!(LAZY in r)) return { ...r, range: shiftRange(r.range, chunk.startLine), ...placement };
   const { apiVersion, kind, name, generateName, namespace, object, itemIndex } = r;
