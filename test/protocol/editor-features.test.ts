@@ -93,6 +93,35 @@ describe('editor features against the real API server', { skip: !testCluster() &
     assert.match(byCode(ds, 'exists')[0]!.message, /"kubectl-edit"/);
   });
 
+  test('a keystroke that changes no finding is answered "unchanged"; one that moves a finding gets the new report', async () => {
+    await contestedDeployment(admin, namespace, 'typed');
+    const uri = 'file:///w/typed.yaml';
+    const text = deploymentYaml(namespace, 'typed');
+    await server.open(uri, text);
+    await server.diagnosticsUntil(uri, (d) => byCode(d, 'field-conflict').length === 2);
+    type Report = { kind: string; resultId?: string; items?: Diagnostic[] };
+    const pull = (previousResultId?: string) => server.request('textDocument/diagnostic', { textDocument: { uri }, ...(previousResultId ? { previousResultId } : {}) }) as Promise<Report>;
+    const first = await pull();
+    assert.equal(first.kind, 'full');
+    assert.ok(first.resultId, 'a full report names itself');
+    // A character typed into a label value: the same findings, in the same places.
+    await server.insert(uri, text.lastIndexOf('app: typed') + 'app: typed'.length, 'x');
+    const same = await pull(first.resultId);
+    assert.deepEqual(same, { kind: 'unchanged', resultId: first.resultId });
+    // A client that holds another report (or none) gets the full one.
+    assert.equal((await pull('no-such-report')).kind, 'full');
+    // A line added at the top moves every finding: a new full report.
+    await server.insert(uri, 0, '# a comment\n');
+    const moved = await pull(first.resultId);
+    assert.equal(moved.kind, 'full');
+    assert.notEqual(moved.resultId, first.resultId);
+    assert.deepEqual(
+      byCode(moved.items!, 'field-conflict').map((d) => d.range.start.line).sort(),
+      byCode(first.items!, 'field-conflict').map((d) => d.range.start.line + 1).sort(),
+    );
+    await server.close(uri);
+  });
+
   test('hovering replicas shows its owner and what that manager is', async () => {
     const uri = 'file:///w/web.yaml';
     const hover = await server.hover(uri, { line: 6, character: 4 });

@@ -96,6 +96,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const notifications: { method: string; params: unknown }[] = [];
   const notificationWaiters: { method: string; predicate: (p: unknown) => boolean; resolve: (p: unknown) => void }[] = [];
   let refreshes = 0;
+  /** The last full diagnostics report per document, as an editor keeps it. */
+  const reports = new Map<string, { resultId?: string; items: Diagnostic[] }>();
   const refreshWaiters: (() => void)[] = [];
 
   connection.onRequest('workspace/configuration', (params: { items: { section?: string }[] }) =>
@@ -174,6 +176,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     },
     async close(uri) {
       documents.delete(uri);
+      reports.delete(uri);
       await connection.sendNotification('textDocument/didClose', { textDocument: { uri } });
     },
     async save(uri) {
@@ -185,8 +188,15 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       return doc.getText();
     },
     async diagnostics(uri) {
-      const report: DocumentDiagnosticReport = await connection.sendRequest('textDocument/diagnostic', { textDocument: { uri } });
-      return report.kind === 'full' ? report.items : [];
+      // As VS Code pulls: naming the report it holds, and keeping it when the server says "unchanged".
+      const held = reports.get(uri);
+      const report: DocumentDiagnosticReport = await connection.sendRequest('textDocument/diagnostic', { textDocument: { uri }, ...(held?.resultId ? { previousResultId: held.resultId } : {}) });
+      if (report.kind === 'unchanged') {
+        if (!held || report.resultId !== held.resultId) throw new Error(`the server answered "unchanged" for ${uri} about a report the client does not hold`);
+        return held.items;
+      }
+      reports.set(uri, { ...(report.resultId ? { resultId: report.resultId } : {}), items: report.items });
+      return report.items;
     },
     async diagnosticsUntil(uri, done, timeoutMs = 20000) {
       const deadline = Date.now() + timeoutMs;

@@ -12,14 +12,15 @@ const severities: Record<Severity, DiagnosticSeverity> = {
   information: DiagnosticSeverity.Information,
 };
 
+// Nothing that changes on every keystroke (a document version) goes into a diagnostic: the same
+// findings give the same diagnostics, which the pull handler answers as unchanged. A fix is built
+// from the document's current analysis, never from a version remembered here.
 export interface DiagnosticData {
   readonly finding: Finding;
-  /** The document version the finding was computed on. */
-  readonly version: number;
 }
 
-export function toDiagnostic(finding: Finding, version: number): Diagnostic {
-  const data: DiagnosticData = { finding, version };
+export function toDiagnostic(finding: Finding): Diagnostic {
+  const data: DiagnosticData = { finding };
   return {
     range: finding.range,
     severity: severities[finding.severity],

@@ -28,15 +28,29 @@ export function manifestFindings(workspace: Workspace, progress: LoadProgress): 
 }
 
 export class DiagnosticsHandler {
+  /** Per open document: the last full report's id and its diagnostics as sent. */
+  private readonly reported = new Map<string, { resultId: string; sent: string }>();
+  private nextResultId = 1;
+
   constructor(
     connection: Connection,
     private readonly workspace: Workspace,
     private readonly sources: readonly DocumentSource[],
   ) {
     connection.languages.diagnostics.on(async (params): Promise<DocumentDiagnosticReport> => {
-      const computed = await this.of(params.textDocument.uri);
-      return { kind: DocumentDiagnosticReportKind.Full, items: computed?.diagnostics ?? [] };
+      const uri = params.textDocument.uri;
+      const items = (await this.of(uri))?.diagnostics ?? [];
+      // A keystroke that changes no finding (most of them) is answered "unchanged", as LSP 3.17
+      // allows a client that says which report it holds: the editor keeps what it shows, and
+      // nothing is sent or read again.
+      const sent = JSON.stringify(items);
+      const last = this.reported.get(uri);
+      if (last && params.previousResultId === last.resultId && last.sent === sent) return { kind: DocumentDiagnosticReportKind.Unchanged, resultId: last.resultId };
+      const resultId = String(this.nextResultId++);
+      if (this.workspace.documents.get(uri)) this.reported.set(uri, { resultId, sent });
+      return { kind: DocumentDiagnosticReportKind.Full, resultId, items };
     });
+    workspace.documents.onDidClose((e) => this.reported.delete(e.document.uri));
   }
 
   /** The one path to a document's diagnostics, pulled by the client or pushed to it. Undefined when it is not open. */
@@ -45,7 +59,6 @@ export class DiagnosticsHandler {
     if (!document) return undefined;
     const findings: Finding[] = [];
     for (const source of this.sources) findings.push(...(await source.findings(document)));
-    const version = document.version;
-    return { version, diagnostics: findings.map((f) => toDiagnostic(f, version)) };
+    return { version: document.version, diagnostics: findings.map((f) => toDiagnostic(f)) };
   }
 }
