@@ -37,13 +37,34 @@ export function jsonEqual(a: JsonValue | undefined, b: JsonValue | undefined): b
  * than the recursive walks of the analysis can go.
  */
 export function jsonDepthExceeds(value: JsonValue | undefined, limit: number): boolean {
-  const stack: [JsonValue, number][] = [];
-  if (value !== undefined) stack.push([value, 1]);
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
-    if (depth > limit) return true;
-    if (Array.isArray(v)) for (const item of v) stack.push([item, depth + 1]);
-    else if (isJsonObject(v)) for (const key in v) stack.push([v[key]!, depth + 1]);
+  if (value === undefined) return false;
+  if (limit < 1) return true;
+  // Only collections are stacked (a value's children sit one level below it, scalars included),
+  // in two plain arrays: this runs over every document read, some of them megabytes of schema.
+  if (value === null || typeof value !== 'object') return false;
+  const values: (JsonValue[] | JsonObject)[] = [value];
+  const depths: number[] = [1];
+  while (values.length > 0) {
+    const v = values.pop()!;
+    const below = depths.pop()! + 1;
+    if (Array.isArray(v)) {
+      if (v.length > 0 && below > limit) return true;
+      for (const item of v) {
+        if (item !== null && typeof item === 'object') {
+          values.push(item);
+          depths.push(below);
+        }
+      }
+    } else {
+      for (const key in v) {
+        if (below > limit) return true;
+        const item = v[key]!;
+        if (item !== null && typeof item === 'object') {
+          values.push(item);
+          depths.push(below);
+        }
+      }
+    }
   }
   return false;
 }
