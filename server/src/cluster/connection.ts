@@ -140,10 +140,15 @@ function connectedConnection(settings: ClusterSettings, selected: SelectedContex
   const namespaces = new Namespaces(transport, { ...DEFAULT_LIVE_OBJECT_OPTIONS, ...options.liveObjects });
   // A Secret's type and immutable, which its metadata-only read lacks (secret-fields.ts), join the live object.
   const secretFields = new SecretFields(transport);
-  const withSecretFields = (ref: ObjectRef, live: LiveObjectState): LiveObjectState => {
-    if (live.state !== 'exists') return live;
+  // The kind of an existing object that is read as metadata only (a Secret): its fields come from secretFields.
+  const metadataOnlyKind = (ref: ObjectRef, live: LiveObjectState): ApiResourceInfo | undefined => {
+    if (live.state !== 'exists') return undefined;
     const resource = discovery.resolveCached(ref.apiVersion, ref.kind);
-    return resource && readsMetadataOnly(resource) ? { ...live, object: secretFields.peek(resource, live.object) } : live;
+    return resource && readsMetadataOnly(resource) ? resource : undefined;
+  };
+  const withSecretFields = (ref: ObjectRef, live: LiveObjectState): LiveObjectState => {
+    const resource = metadataOnlyKind(ref, live);
+    return resource && live.state === 'exists' ? { ...live, object: secretFields.peek(resource, live.object) } : live;
   };
   const secretsResource = () => discovery.resolveCached('v1', 'Secret');
   // A watched Namespace (an open Namespace manifest) says at once that a namespace appeared.
@@ -199,8 +204,8 @@ function connectedConnection(settings: ClusterSettings, selected: SelectedContex
     peekObject: (ref) => withSecretFields(ref, liveObjects.peek(ref)),
     getObject: async (ref) => {
       const live = await liveObjects.get(ref);
-      const resource = live.state === 'exists' ? discovery.resolveCached(ref.apiVersion, ref.kind) : undefined;
-      return live.state === 'exists' && resource && readsMetadataOnly(resource) ? { ...live, object: await secretFields.get(resource, live.object) } : live;
+      const resource = metadataOnlyKind(ref, live);
+      return resource && live.state === 'exists' ? { ...live, object: await secretFields.get(resource, live.object) } : live;
     },
     resolveRef: (ref) => liveObjects.resolveCached(ref),
     onObjectChange: (listener) => {

@@ -110,11 +110,18 @@ export class SecretFields implements SecretFieldsLookup {
     return answer.state === 'unknown' && !answer.forbidden && Date.now() - answer.at >= RETRY_AFTER_MS;
   }
 
+  /**
+   * Whether to ask if the Secret is immutable: never once it is (it cannot be unset); at once when
+   * the answer held is about an older resourceVersion (the object changed since), unless the user
+   * may not read the answer at all; otherwise as any answer is asked again (shouldAsk).
+   */
   private shouldAskImmutable(entry: Entry, resourceVersion: string): boolean {
-    const known = entry.immutable;
-    if (known?.state === 'known' && known.value) return false;
-    if (known && known.resourceVersion !== resourceVersion && !(known.state === 'unknown' && known.forbidden)) return !this.disposed;
-    return this.shouldAsk(known);
+    const held = entry.immutable;
+    if (held?.state === 'known' && held.value) return false;
+    const refused = held?.state === 'unknown' && held.forbidden;
+    const aboutAnOlderVersion = held !== undefined && held.resourceVersion !== resourceVersion;
+    if (aboutAnOlderVersion && !refused) return !this.disposed;
+    return this.shouldAsk(held);
   }
 
   private enriched(live: JsonObject, entry: Entry, resourceVersion: string): JsonObject {

@@ -158,6 +158,21 @@ const POD_SPEC =
   '`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)';
 
 /** Every rule, by kind. */
+/** A ConfigMap or Secret marked immutable stays so: `immutable` may not be unset or set to false. */
+function staysImmutable(kind: 'ConfigMap' | 'Secret', source: string, docsUrl: string): ImmutableRule {
+  return {
+    group: '',
+    kinds: [kind],
+    path: ['immutable'],
+    compare: 'whole',
+    applies: configMapImmutable,
+    changed: ({ after }) => after !== true,
+    cause: () => forbidden('immutable', CONFIGMAP_IMMUTABLE),
+    source,
+    docs: docsUrl,
+  };
+}
+
 export const immutableRules: readonly ImmutableRule[] = [
   selectorRule('apps', ['Deployment'], 'pkg/apis/apps/validation/validation.go ValidateDeploymentUpdate'),
   selectorRule('apps', ['ReplicaSet'], 'pkg/apis/apps/validation/validation.go ValidateReplicaSetUpdate'),
@@ -306,17 +321,7 @@ export const immutableRules: readonly ImmutableRule[] = [
     source: 'pkg/apis/core/validation/validation.go ValidatePodUpdate',
     docs: docs.pod,
   },
-  {
-    group: '',
-    kinds: ['ConfigMap'],
-    path: ['immutable'],
-    compare: 'whole',
-    applies: configMapImmutable,
-    changed: ({ after }) => after !== true,
-    cause: () => forbidden('immutable', CONFIGMAP_IMMUTABLE),
-    source: 'pkg/apis/core/validation/validation.go ValidateConfigMapUpdate',
-    docs: docs.configMap,
-  },
+  staysImmutable('ConfigMap', 'pkg/apis/core/validation/validation.go ValidateConfigMapUpdate', docs.configMap),
   ...['data', 'binaryData'].map((field): ImmutableRule => ({
     group: '',
     kinds: ['ConfigMap'],
@@ -340,17 +345,7 @@ export const immutableRules: readonly ImmutableRule[] = [
     source: 'pkg/apis/core/validation/validation.go ValidateSecretUpdate',
     docs: docs.secretTypes,
   },
-  {
-    group: '',
-    kinds: ['Secret'],
-    path: ['immutable'],
-    compare: 'whole',
-    applies: configMapImmutable,
-    changed: ({ after }) => after !== true,
-    cause: () => forbidden('immutable', CONFIGMAP_IMMUTABLE),
-    source: 'pkg/apis/core/validation/validation.go ValidateSecretUpdate',
-    docs: docs.secret,
-  },
+  staysImmutable('Secret', 'pkg/apis/core/validation/validation.go ValidateSecretUpdate', docs.secret),
   {
     group: 'rbac.authorization.k8s.io',
     kinds: ['RoleBinding', 'ClusterRoleBinding'],
