@@ -67,6 +67,8 @@ export class LiveObjects {
   /** Refs asked for before discovery could place them; answered by a change event later. */
   private readonly unresolved = new Map<string, Unresolved>();
   private readonly retryTimers = new Set<NodeJS.Timeout>();
+  /** Collection paths by kind, then by namespace and where it came from (collectionOf). */
+  private readonly collectionPaths = new WeakMap<ApiResourceInfo, Map<string, ClusterResult<string>>>();
   private disposed = false;
 
   constructor(
@@ -191,7 +193,6 @@ export class LiveObjects {
   }
 
   /** collectionPath, worked out once per kind, namespace and where the namespace came from: every peek of every object asks. */
-  private readonly collectionPaths = new WeakMap<ApiResourceInfo, Map<string, ClusterResult<string>>>();
   private collectionOf(resource: ApiResourceInfo, namespace: string, origin: NamespaceOrigin): ClusterResult<string> {
     let byNamespace = this.collectionPaths.get(resource);
     if (!byNamespace) this.collectionPaths.set(resource, (byNamespace = new Map()));

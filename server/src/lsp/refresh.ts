@@ -59,7 +59,7 @@ export class RefreshScheduler {
 
   /** A due refresh goes now if nothing is pending (after this turn's other changes have arrived). */
   private goWhenQuiet(): void {
-    if (!this.timer || this.soon || !(Date.now() - this.last >= refreshIntervalMs)) return;
+    if (!this.timer || this.soon || Date.now() - this.last < refreshIntervalMs) return;
     this.soon = setImmediate(() => {
       this.soon = undefined;
       if (this.timer && !this.pending.busy()) this.fire();

@@ -157,7 +157,6 @@ const POD_SPEC =
   'pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,' +
   '`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)';
 
-/** Every rule, by kind. */
 /** A ConfigMap or Secret marked immutable stays so: `immutable` may not be unset or set to false. */
 function staysImmutable(kind: 'ConfigMap' | 'Secret', source: string, docsUrl: string): ImmutableRule {
   return {
@@ -173,6 +172,7 @@ function staysImmutable(kind: 'ConfigMap' | 'Secret', source: string, docsUrl: s
   };
 }
 
+/** Every rule, by kind. */
 export const immutableRules: readonly ImmutableRule[] = [
   selectorRule('apps', ['Deployment'], 'pkg/apis/apps/validation/validation.go ValidateDeploymentUpdate'),
   selectorRule('apps', ['ReplicaSet'], 'pkg/apis/apps/validation/validation.go ValidateReplicaSetUpdate'),

@@ -77,7 +77,7 @@ export function toFieldSet(schema: SchemaModel, root: TypeRef, value: JsonValue)
         const named = Object.prototype.hasOwnProperty.call(map.fields, key);
         walk.push({ kind: 'field', name: key });
         visit(fieldType(map, key) ?? deducedTypeRef, child);
-        if (child === null || !named || (isJsonObject(child) && isEmptyObject(child))) owned.own();
+        if (child === null || !named || (isJsonObject(child) && Object.keys(child).length === 0)) owned.own();
         walk.pop();
       }
       return;
@@ -124,11 +124,6 @@ export function toFieldSet(schema: SchemaModel, root: TypeRef, value: JsonValue)
   };
   visit(root, value);
   return { set: owned.set, problems };
-}
-
-function isEmptyObject(o: object): boolean {
-  for (const key in o) if (Object.prototype.hasOwnProperty.call(o, key)) return false;
-  return true;
 }
 
 /**
