@@ -74,7 +74,7 @@ export class Workspace {
     return session;
   }
 
-  /** A file was saved, or the workspace folders changed: what the files are is judged again. */
+  /** A file was saved, created, deleted or opened, or the workspace folders changed: what the files are is judged again. */
   filesChanged(uri?: string): void {
     if (uri) this.sourceFiles.changed(uri);
     else this.sourceFiles.invalidate();
