@@ -17,6 +17,8 @@ export const editorUserAgent = `kube-conflict-hints (editor; pid ${process.pid})
 
 export interface Session {
   readonly key: string;
+  /** The kubeconfig and context: sessions of several namespaces share one cluster. */
+  readonly cluster: string;
   readonly connection: ClusterConnection;
   readonly facts: FactsSource;
 }
@@ -46,7 +48,7 @@ export class Sessions {
   /** The session these settings select; undefined without trust (no cluster is contacted). */
   for(settings: Settings): Promise<Session | undefined> {
     if (!this.trusted() || this.disposed) return Promise.resolve(undefined);
-    const key = JSON.stringify([settings.kubeconfig, settings.context, settings.namespace]);
+    const key = sessionKey(settings);
     let session = this.sessions.get(key);
     if (!session) {
       session = this.create(key, settings);
@@ -64,7 +66,7 @@ export class Sessions {
       { env: this.env, userAgent: editorUserAgent },
     );
     const facts = createFactsSource(connection);
-    const created: Session = { key, connection, facts };
+    const created: Session = { key, cluster: clusterKey(settings), connection, facts };
     if (this.disposed) {
       facts.dispose();
       connection.dispose();
@@ -114,6 +116,18 @@ export class Sessions {
     this.quietListeners.add(listener);
   }
 
+  /**
+   * A session made for the cluster these settings select (any namespace: rendered sources use the
+   * release's or the overlay's), if one has been made; never makes one.
+   */
+  existing(settings: Settings): Session | undefined {
+    const own = this.ready.get(sessionKey(settings));
+    if (own) return own;
+    const cluster = clusterKey(settings);
+    for (const session of this.ready.values()) if (session.cluster === cluster) return session;
+    return undefined;
+  }
+
   all(): Session[] {
     return [...this.ready.values()];
   }
@@ -135,4 +149,12 @@ export class Sessions {
     this.ready.clear();
     this.sessions.clear();
   }
+}
+
+function sessionKey(settings: Settings): string {
+  return JSON.stringify([settings.kubeconfig, settings.context, settings.namespace]);
+}
+
+function clusterKey(settings: Settings): string {
+  return JSON.stringify([settings.kubeconfig, settings.context]);
 }

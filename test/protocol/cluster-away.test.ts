@@ -1,7 +1,9 @@
-// The cluster comes back on a new address and the kubeconfig is rewritten to say so (a local
-// cluster restarted, a tunnel re-opened): the editor follows the file, with no reload, no Refresh
-// and no context picked again. The first address is a pass-through that is closed; the second is
-// another, whose request log shows the editor reaching it.
+// The cluster goes away, then comes back on a new address and the kubeconfig is rewritten to say so
+// (a local cluster restarted, a tunnel re-opened). While it is away, findings and hovers say that
+// they rest on old facts and since when; once the file is rewritten the editor follows it, with no
+// reload, no Refresh and no context picked again, and the findings are live again. The first
+// address is a pass-through that is closed; the second is another, whose request log shows the
+// editor reaching it.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -18,7 +20,7 @@ import { editedAndAutoscaled } from '../support/seed-scenarios';
 
 const conflicts = (ds: Diagnostic[]) => ds.filter((d) => d.code === 'field-conflict');
 
-test('a kubeconfig rewritten with the cluster\'s new address: the editor reconnects by itself and the conflicts come from the new address', async (t) => {
+test('the cluster away: findings and hovers marked old; the kubeconfig rewritten with its new address: the editor reconnects by itself and they are live again', async (t) => {
   const cluster = requireCluster(t);
   if (!cluster) return;
   const conn = connect('admin', cluster.kubeconfig);
@@ -40,11 +42,17 @@ test('a kubeconfig rewritten with the cluster\'s new address: the editor reconne
   await before.close();
   await server.request('kubeConflictHints/refresh', { uri });
   await server.waitForNotification('kubeConflictHints/status', (p) => (p as StatusParams).health === 'unreachable', 30_000);
+  const old = /\(as of \d\d:\d\d:\d\d — cluster unreachable since \d\d:\d\d:\d\d\)$/;
+  const marked = await server.diagnosticsUntil(uri, (ds) => conflicts(ds).length === 2 && conflicts(ds).every((d) => old.test(d.message)), 30_000);
+  const replicas = conflicts(marked).find((d) => d.message.includes('.spec.replicas'))!;
+  const hover = (await server.hover(uri, replicas.range.start)) as { contents: { value: string } };
+  assert.match(hover.contents.value, /^\*\*Not live: as of \d\d:\d\d:\d\d — cluster unreachable since \d\d:\d\d:\d\d\.\*\*/);
 
   // A tool writes the new address as tools do: a new file renamed over the old one.
   fs.renameSync(after.kubeconfig(cluster.kubeconfig, path.join(scratch, 'config.new')), kubeconfig);
   const port = new URL(after.server).port;
   const found = await server.diagnosticsUntil(uri, (ds) => conflicts(ds).length === 2 && after.requests.some((r) => r.path.includes('/deployments')), 30_000);
   assert.equal(conflicts(found).length, 2);
+  assert.deepEqual(found.filter((d) => / \(as of |cluster unreachable/.test(d.message)), [], 'live again: nothing marked old');
   await server.waitForNotification('kubeConflictHints/status', (p) => (p as StatusParams).health === 'connected' && (p as StatusParams).server?.includes(`:${port}`) === true, 10_000);
 });
