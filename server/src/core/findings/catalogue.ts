@@ -34,6 +34,12 @@ export interface FindingRule {
    * answers, so never marked as resting on old facts.
    */
   readonly withoutCluster?: true;
+  /**
+   * News rather than a problem (an object exists, a namespace comes with the files): an editor shows
+   * it as a hint, off its list of problems, so that 300 existing objects add nothing there, unless
+   * the user's severity setting names the code. The command line prints it with --verbose.
+   */
+  readonly quiet?: true;
 }
 
 /**
@@ -64,6 +70,7 @@ export const findingCatalogue = {
     title: 'The object exists',
     description: 'The object is already in the cluster; the finding names its field managers.',
     docs: docsLinks.fieldManagement,
+    quiet: true,
   },
   'stale-resource-version': {
     severity: 'error',
@@ -124,6 +131,7 @@ export const findingCatalogue = {
     description:
       'The object\'s namespace does not exist in the cluster yet, but a Namespace object among the files checked with it creates it: the Namespace has to be sent before the object, as kubectl sends objects in the order given and an object sent before its Namespace fails.',
     docs: docsLinks.namespaces,
+    quiet: true,
   },
   'validation-rule-fails': {
     severity: 'error',
@@ -228,6 +236,11 @@ export const dryRunDiffersCode = 'dry-run-differs' satisfies FindingCode;
 
 export function ruleFor(code: FindingCode): FindingRule {
   return findingCatalogue[code];
+}
+
+/** Whether an editor shows this code as a hint (see FindingRule.quiet) when the user has not chosen its severity. */
+export function shownAsHint(code: FindingCode, chosen: Readonly<Record<string, unknown>> | undefined): boolean {
+  return (findingCatalogue[code] as FindingRule).quiet === true && !Object.prototype.hasOwnProperty.call(chosen ?? {}, code);
 }
 
 /** Whether a finding of this code rests on what the cluster said (and so may rest on old facts). */

@@ -63,6 +63,7 @@ export class DiagnosticsHandler {
     // While the cluster does not answer, what rests on its facts says since when they are old.
     const stale = await this.workspace.stalenessOf(uri);
     const shown = stale ? findings.map((f) => (restsOnCluster(f.code) ? { ...f, message: `${f.message} (${stale})` } : f)) : findings;
-    return { version: document.version, diagnostics: shown.map((f) => toDiagnostic(f)) };
+    const { severity } = await this.workspace.settingsFor(uri);
+    return { version: document.version, diagnostics: shown.map((f) => toDiagnostic(f, severity)) };
   }
 }
