@@ -26,6 +26,8 @@ interface Case {
   text: string;
   /** kubectl stops with an error: check must say so (exit 1, a yaml-syntax error on the input). */
   kubectlFails?: boolean;
+  /** The file's name, where it matters; default input.json. */
+  fileName?: string;
 }
 
 const cases: Case[] = [
@@ -45,6 +47,15 @@ const cases: Case[] = [
   { name: 'JSON objects, then garbage', text: `${cmJson('junk-a')}\n${cmJson('junk-b')} junk\n${cmJson('junk-c')}`, kubectlFails: true },
   { name: 'JSON objects, the last cut short', text: `${cmJson('cut-a')}\n{"apiVersion": "v1", "kind": "Conf`, kubectlFails: true },
   { name: 'a JSON object, then a JSON list', text: `${cmJson('array-a')}\n[${cmJson('array-b')}]`, kubectlFails: true },
+  // Flow-style YAML is YAML, but a text that starts with `{` is read as JSON: kubectl reads nothing
+  // from it. A YAML file it is in must not be passed over as "not Kubernetes".
+  {
+    name: 'flow-style YAML objects starting with {, separated by ---',
+    text: '{apiVersion: v1, kind: ConfigMap, metadata: {name: flow-a}}\n---\n{apiVersion: v1, kind: ConfigMap, metadata: {name: flow-b}}\n',
+    kubectlFails: true,
+    fileName: 'input.yaml',
+  },
+  { name: 'YAML, then a flow-style object', text: `${cmYaml('flow-c')}---\n{apiVersion: v1, kind: ConfigMap, metadata: {name: flow-d}}\n`, fileName: 'input.yaml' },
 ];
 
 interface Read {
@@ -105,18 +116,19 @@ for (const [i, c] of cases.entries()) {
     const dir = path.join(scratch, String(i));
     fs.mkdirSync(dir);
     const theirs = kubectlReads(cluster, c.text, dir);
-    // The case says what it is about: kubectl reads objects from it, and fails only where it should.
-    assert.ok(theirs.names.length > 0, `kubectl read no object: ${theirs.output}`);
+    // The case says what it is about: kubectl reads objects from it (or stops at once), and fails
+    // only where it should.
+    assert.ok(theirs.names.length > 0 || c.kubectlFails, `kubectl read no object: ${theirs.output}`);
     assert.equal(theirs.status !== 0, c.kubectlFails === true, `kubectl ${theirs.status === 0 ? 'accepted' : 'refused'} it: ${theirs.output}`);
 
-    const file = path.join(dir, 'input.json');
+    const file = path.join(dir, c.fileName ?? 'input.json');
     fs.writeFileSync(file, c.text);
     for (const target of ['stdin', file] as const) {
       const ours = await checkReads(cluster, c.text, target, dir);
       const from = target === 'stdin' ? 'the standard input' : 'a file';
       assert.ok(ours.report, `check of ${from} failed: ${ours.output}`);
       assert.deepEqual(ours.names, theirs.names, `objects read from ${from}`);
-      const shown = target === 'stdin' ? '<stdin>' : 'input.json';
+      const shown = target === 'stdin' ? '<stdin>' : (c.fileName ?? 'input.json');
       assert.ok(ours.report.objects.every((o) => o.file === shown), `findings name ${shown}: ${JSON.stringify(ours.report.objects.map((o) => o.file))}`);
       const errors = ours.report.findings.filter((f) => f.code === 'yaml-syntax');
       if (!c.kubectlFails) {

@@ -24,8 +24,10 @@ test('the diagnostics follow the live object while the file is open', { timeout:
   // Generous: on a loaded CI machine the first requests may time out, and the status recovers at the
   // next probe (up to 30 s apart); if it does not, the error quotes the tooltip's reason.
   await editor.waitForStatus((item) => item.icons.includes('check'), 'the status bar to show the cluster connected', 120_000);
-  // The exists note shows the object was read; no warning yet, as the server agrees.
-  await editor.waitForProblems((problems) => problems.some((p) => p.severity === 'info') && !mismatch(problems, []), 'the object read, and no conflict');
+  // The CodeLens shows the object was read (it names its managers); no problem yet, as the server
+  // agrees, and "the object exists" is a hint, off the Problems panel.
+  await editor.waitFor(() => editor.codeLenses(), (lenses) => lenses.some((lens) => lens.startsWith('no conflicts · managed by')), 'the CodeLens to show the object read, with no conflict');
+  await editor.waitFor(() => editor.problemsPanelMessage(), (message) => /^No problems/.test(message), 'the Problems panel empty');
   await editor.screenshot('before');
 
   await scenario.takeOver();

@@ -88,9 +88,31 @@ describe('editor features against the real API server', { skip: !testCluster() &
       assert.equal(d.source, 'kube-conflict-hints');
       assert.match(d.codeDescription!.href, /^https:\/\/kubernetes\.io\/docs\//);
     }
-    assert.equal(byCode(ds, 'exists').length, 1, 'the object exists: an information names its managers');
+    assert.equal(byCode(ds, 'exists').length, 1, 'the object exists: a hint names its managers');
+    assert.equal(byCode(ds, 'exists')[0]!.severity, 4, 'news, not a problem: a hint, which editors keep off the Problems panel');
     for (const d of ds) assert.match(d.codeDescription?.href ?? '', /^https:\/\/kubernetes\.io\/docs\//, `${d.code} has a documentation link`);
     assert.match(byCode(ds, 'exists')[0]!.message, /"kubectl-edit"/);
+  });
+
+  test('the severity setting raises a quiet finding: "exists" named there is shown as the user chose, off it a hint again', async () => {
+    await contestedDeployment(admin, namespace, 'raised');
+    const uri = 'file:///w/raised.yaml';
+    await server.open(uri, deploymentYaml(namespace, 'raised'));
+    const exists = async (severity: number) => byCode(await server.diagnosticsUntil(uri, (d) => byCode(d, 'exists')[0]?.severity === severity), 'exists')[0]!;
+    assert.equal((await exists(4)).severity, 4);
+    const settings = { kubeconfig: testCluster()!.kubeconfig, context: 'admin' };
+    try {
+      server.setSettings({ ...settings, severity: { exists: 'information' } });
+      await server.change(uri, `${deploymentYaml(namespace, 'raised')}\n`);
+      assert.equal((await exists(3)).severity, 3, 'information, as chosen');
+      server.setSettings({ ...settings, severity: { exists: 'warning' } });
+      await server.change(uri, deploymentYaml(namespace, 'raised'));
+      assert.equal((await exists(2)).severity, 2, 'a warning, as chosen');
+    } finally {
+      server.setSettings(settings);
+    }
+    await server.change(uri, `${deploymentYaml(namespace, 'raised')}\n`);
+    assert.equal((await exists(4)).severity, 4);
   });
 
   test('a keystroke that changes no finding is answered "unchanged"; one that moves a finding gets the new report', async () => {

@@ -51,7 +51,7 @@ test('a namespace that does not exist: the server\'s 404 on the namespace, a Nam
     await server.diagnostics(nsUri);
     const together = await server.diagnosticsUntil(cm, (d) => ofCode(d, 'namespace-from-files').length === 1);
     assert.deepEqual(ofCode(together, 'namespace-not-found'), []);
-    assert.equal(ofCode(together, 'namespace-from-files')[0]!.severity, 3, 'information');
+    assert.equal(ofCode(together, 'namespace-from-files')[0]!.severity, 4, 'news, not a problem: a hint');
     assert.match(ofCode(together, 'namespace-from-files')[0]!.message, /the Namespace in namespace\.yaml creates it/);
 
     // Closed again: the error is back.

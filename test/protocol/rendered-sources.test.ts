@@ -169,6 +169,38 @@ test('an overlay in the editor: the autoscaler conflict on the patch replicas li
   assert.doesNotMatch(server.text(uriOf(patch)), /replicas/);
 });
 
+// A chart that appears while the editor runs (`helm create`, a `git checkout`): the editor reports
+// the new folder as one event, never the Chart.yaml inside it, and an editor without file watching
+// reports nothing — opening Chart.yaml must then be enough.
+for (const told of ['one event for the new folder', 'opening Chart.yaml, with no file event'] as const) {
+  test(`a chart created while the editor runs (${told}): its template gets no syntax error and its conflict appears without a restart`, async (t) => {
+    const cluster = requireCluster(t);
+    const helm = requireTool(t, 'helm4');
+    if (!cluster || !helm) return;
+    const { repo, chart, namespace } = await scaledRelease(cluster, helm, 'editor-newchart');
+    // Before the chart is there: the server has read the folder once, for a manifest beside it.
+    const aside = `${repo}-chart-aside`;
+    fs.renameSync(chart, aside);
+    t.after(() => fs.rmSync(aside, { recursive: true, force: true }));
+    const server = await chartServer(t, cluster, helm, repo, namespace);
+    const manifest = path.join(repo, 'configmap.yaml');
+    fs.writeFileSync(manifest, `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: beside-the-chart\n  namespace: ${namespace}\ndata:\n  a: "1"\n`);
+    await server.open(uriOf(manifest), fs.readFileSync(manifest, 'utf8'));
+    await server.diagnosticsUntil(uriOf(manifest), (ds) => ds.length === 0, 30_000);
+
+    fs.renameSync(aside, chart);
+    if (told === 'one event for the new folder') await server.notify('workspace/didChangeWatchedFiles', { changes: [{ uri: uriOf(chart), type: 1 }] });
+    else await server.open(uriOf(path.join(chart, 'Chart.yaml')), fs.readFileSync(path.join(chart, 'Chart.yaml'), 'utf8'));
+    const template = path.join(chart, 'templates', 'deployment.yaml');
+    await server.open(uriOf(template), fs.readFileSync(template, 'utf8'));
+    const templateLine = lineOf(fs.readFileSync(template, 'utf8'), /^\s*replicas:/) - 1;
+    const seen: Diagnostic[][] = [];
+    const found = await server.diagnosticsUntil(uriOf(template), (ds) => (seen.push(ds), conflicts(ds).length > 0), 60_000);
+    assert.deepEqual(conflicts(found).map((d) => d.range.start.line), [templateLine], JSON.stringify(found));
+    assert.deepEqual(seen.flat().filter((d) => d.code === 'yaml-syntax' || d.code === 'yaml-decode'), [], 'the template was never read as YAML');
+  });
+}
+
 test('a chart without helm: one information message, no squiggle on a template', async (t) => {
   const cluster = requireCluster(t);
   const helm = requireTool(t, 'helm4');

@@ -18,6 +18,7 @@ export class HealthTracker {
   private transportProblem: ClusterProblem | undefined;
   private readonly forbidden = new Map<string, ClusterProblem>();
   private observed = false;
+  private answeredAt: number | undefined;
   private health: ClusterHealthReport;
   private readonly listeners = new Set<Listener>();
   private readonly recoveryListeners = new Set<() => void>();
@@ -52,6 +53,7 @@ export class HealthTracker {
     this.observed = true;
     const key = scopeKey(request);
     const hadTransportProblem = this.transportProblem !== undefined;
+    if (outcome === 'stream-open' || outcome.kind === 'response') this.answeredAt = Date.now();
     if (outcome === 'stream-open' || (outcome.kind === 'response' && outcome.status < 400 && outcome.status >= 200)) {
       this.transportProblem = undefined;
       if (request.method === 'GET') this.forbidden.delete(key);
@@ -97,7 +99,12 @@ export class HealthTracker {
   }
 
   private compute(): ClusterHealthReport {
-    const base = { ...(this.context ? { context: this.context } : {}), ...(this.server ? { server: this.server } : {}), since: Date.now() };
+    const base = {
+      ...(this.context ? { context: this.context } : {}),
+      ...(this.server ? { server: this.server } : {}),
+      since: Date.now(),
+      ...(this.answeredAt !== undefined ? { answeredAt: this.answeredAt } : {}),
+    };
     if (this.transportProblem) return { state: transportState(this.transportProblem), problem: this.transportProblem, ...base };
     const forbidden = [...this.forbidden.values()].at(-1);
     if (forbidden) return { state: 'forbidden', problem: forbidden, ...base };

@@ -11,4 +11,5 @@ export type { FactsSource, FactsTarget, LoadedFacts } from './facts';
 export { dryRunManifestOf, sendDryRun, sentManifest, verifyResource } from './dry-run';
 export type { VerifyAnswer } from './dry-run';
 export { redactText } from './redact';
+export { kubeconfigPaths } from './kubeconfig';
 export { autoscalersFor, readAutoscalers } from './autoscalers';

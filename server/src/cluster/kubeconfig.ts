@@ -40,19 +40,24 @@ const MAX_CREDENTIAL_FILE_BYTES = 1024 * 1024;
 
 /** The files kubectl would read, in order: an explicit path, else KUBECONFIG's list, else ~/.kube/config. */
 export async function kubeconfigFiles(explicitPath: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<string[]> {
+  const named = kubeconfigPaths(explicitPath, env);
+  // client-go skips files of KUBECONFIG's list that do not exist (clientcmd/loader.go, Load); an
+  // explicit path that does not exist is an error, said when it is read.
+  if (explicitPath) return named;
+  const present = await Promise.all(named.map(exists));
+  return named.filter((_, i) => present[i]);
+}
+
+/**
+ * Every file the kubeconfig may come from, whether it exists now or not: an explicit path, else
+ * KUBECONFIG's entries (empty ones skipped, as client-go does), else ~/.kube/config. A file that
+ * appears, changes or goes changes the kubeconfig.
+ */
+export function kubeconfigPaths(explicitPath: string | undefined, env: NodeJS.ProcessEnv = process.env): string[] {
   if (explicitPath) return [expandHome(explicitPath)];
   const fromEnv = env.KUBECONFIG;
-  if (fromEnv) {
-    // client-go skips empty entries and files that do not exist (clientcmd/loader.go, Load).
-    const listed = fromEnv
-      .split(path.delimiter)
-      .filter((file) => file.length > 0)
-      .map(expandHome);
-    const present = await Promise.all(listed.map(exists));
-    return listed.filter((_, i) => present[i]);
-  }
-  const home = path.join(os.homedir(), '.kube', 'config');
-  return (await exists(home)) ? [home] : [];
+  if (fromEnv) return fromEnv.split(path.delimiter).filter((file) => file.length > 0).map(expandHome);
+  return [path.join(os.homedir(), '.kube', 'config')];
 }
 
 /**

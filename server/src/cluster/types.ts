@@ -94,6 +94,8 @@ export interface ClusterHealthReport {
   problem?: ClusterProblem;
   /** Date.now() of the observation. */
   since: number;
+  /** Date.now() when the cluster last answered a request: what is known is as of then. */
+  answeredAt?: number;
 }
 
 /** One resource the cluster serves, from discovery. */

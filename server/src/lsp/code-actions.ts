@@ -77,7 +77,7 @@ export function codeActions(params: CodeActionParams, document: TextDocument, an
       actions.push({
         title: `Remove all ${fileWide.count} contested fields in this file`,
         kind: CodeActionKind.SourceFixAll,
-        diagnostics: fileWide.findings.map((f) => toDiagnostic(f)),
+        diagnostics: fileWide.findings.map((f) => toDiagnostic(f, undefined)),
         edit: edit(fileWide.edits),
       });
     }

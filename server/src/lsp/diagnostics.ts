@@ -2,7 +2,8 @@
 // found instead of re-deriving it (or, worse, parsing the message).
 import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver/node';
 import type { Finding, Severity } from '../core/findings/analysis';
-import { ruleFor } from '../core/findings/catalogue';
+import { ruleFor, shownAsHint } from '../core/findings/catalogue';
+import type { Settings } from '../protocol';
 
 export const diagnosticSource = 'kube-conflict-hints';
 
@@ -19,11 +20,15 @@ export interface DiagnosticData {
   readonly finding: Finding;
 }
 
-export function toDiagnostic(finding: Finding): Diagnostic {
+/**
+ * `chosen`: the user's severity setting. A quiet code (news, such as "the object exists") that it
+ * does not name is a hint, which editors keep off their list of problems.
+ */
+export function toDiagnostic(finding: Finding, chosen: Settings['severity'] | undefined): Diagnostic {
   const data: DiagnosticData = { finding };
   return {
     range: finding.range,
-    severity: severities[finding.severity],
+    severity: shownAsHint(finding.code, chosen) ? DiagnosticSeverity.Hint : severities[finding.severity],
     code: finding.code,
     codeDescription: { href: finding.docs ?? ruleFor(finding.code).docs },
     source: diagnosticSource,

@@ -174,7 +174,7 @@ export class DocumentAnalyzer {
 
 // Within one line: `\s*` after `^` also crosses line breaks, which made the search quadratic in
 // the number of blank lines (40,000 of them blocked the server for seconds).
-const MANIFEST_KEY = /^[ \t]*(-[ \t]+)?["']?(apiVersion|kind)["']?[ \t]*:/m;
+const MANIFEST_KEY = /(?:^[ \t]*(-[ \t]+)?|[{,][ \t]*)["']?(apiVersion|kind)["']?[ \t]*:/m;
 
 /**
  * What another YAML language service (Red Hat's yaml-language-server, VS Code's JSON service)

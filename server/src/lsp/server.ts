@@ -2,7 +2,7 @@
 // trust, sessions; status.ts; refresh.ts; verified.ts) and the handlers that answer the client
 // (handlers/: each looks up a document and delegates to core/ and cluster/). Nothing here knows
 // Kubernetes, and nothing is kept at module level: every piece of state belongs to a connection.
-import { createConnection, DidChangeWatchedFilesNotification, ProposedFeatures, TextDocumentSyncKind, type Connection } from 'vscode-languageserver/node';
+import { createConnection, DidChangeWatchedFilesNotification, FileChangeType, ProposedFeatures, TextDocumentSyncKind, type Connection } from 'vscode-languageserver/node';
 import type { InitializationOptions } from '../protocol';
 import { codeActionKinds } from './code-actions';
 import { serveCodeActions } from './handlers/code-actions';
@@ -127,10 +127,21 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
   });
   connection.onDidChangeWatchedFiles((params) => {
     // A Chart.yaml or kustomization that came, went or changed may change what the open files are.
+    // So may anything created or deleted: an editor reports a new folder (`helm create`, a
+    // `git checkout`, a move) as one event for the folder, never for the Chart.yaml inside it.
+    const cameOrWent = params.changes.some((c) => c.type !== FileChangeType.Changed);
     const contexts = params.changes.filter((c) => workspace.sourceFiles.isContext(c.uri));
-    for (const change of contexts) workspace.filesChanged(change.uri);
-    if (contexts.length > 0) refresh.schedule();
+    if (cameOrWent) workspace.filesChanged();
+    else for (const change of contexts) workspace.filesChanged(change.uri);
+    if (cameOrWent || contexts.length > 0) refresh.schedule();
     rendered.changedOnDisk(params.changes.map((c) => c.uri));
+  });
+  documents.onDidOpen((e) => {
+    // A Chart.yaml or kustomization opened says what its neighbours are, even when no file event
+    // told the server it exists.
+    if (!workspace.sourceFiles.isContext(e.document.uri)) return;
+    workspace.filesChanged(e.document.uri);
+    refresh.schedule();
   });
   documents.onDidChangeContent((e) => pusher.schedule(e.document.uri));
   documents.onDidClose((e) => {

@@ -36,7 +36,7 @@ export class SourceFiles {
     this.invalidate();
   }
 
-  /** A file was saved or changed on disk: the context is read again when next asked for. */
+  /** A file was saved, opened or changed on disk: the context is read again when next asked for. */
   changed(uri: string): void {
     if (this.isContext(uri)) this.invalidate();
   }
@@ -72,8 +72,9 @@ export class SourceFiles {
     const known = new Map<string, KnownFile>();
     if (folder) for (const f of await this.scan(folder)) known.set(f.path, f);
     for (const [u, t] of open) {
+      // An open context file counts with its text, also before the scan has seen it on disk.
       const q = filePath(u);
-      if (q && known.has(q)) known.set(q, { path: q, text: t });
+      if (q && (known.has(q) || (folder !== undefined && this.folderOf(q) === folder && CONTEXT_NAMES.has(path.posix.basename(q))))) known.set(q, { path: q, text: t });
     }
     known.set(p, { path: p, text });
     const files = [...known.values()];

@@ -7,6 +7,7 @@ import { TextDocument } from 'vscode-languageserver-textdocument';
 import { namedObject, rangeContains, type ManifestResource, type Position } from '../core/manifest/manifest';
 import type { InitializationOptions, Settings, SyntaxServices } from '../protocol';
 import { DocumentAnalyzer, reportsSyntax, type AnalyzedResource, type DocumentAnalysis } from './document-analysis';
+import { stalenessOf } from './stale';
 import { Sessions, type Session, type SessionEvents } from './session';
 import { SourceFiles, type ClassifiedFile } from './source-files';
 import type { SettingsSources } from './settings-sources';
@@ -74,7 +75,17 @@ export class Workspace {
     return session;
   }
 
-  /** A file was saved, or the workspace folders changed: what the files are is judged again. */
+  /**
+   * Since when the facts of this document's cluster are old ("as of 12:03:10 — cluster unreachable
+   * since 12:05:02"), or undefined while its cluster answers (or none was asked).
+   */
+  async stalenessOf(uri: string): Promise<string | undefined> {
+    if (!this.clusterAccess) return undefined;
+    const session = this.sessions.existing(await this.settingsFor(uri));
+    return session && stalenessOf(session.connection.health());
+  }
+
+  /** A file was saved, created, deleted or opened, or the workspace folders changed: what the files are is judged again. */
   filesChanged(uri?: string): void {
     if (uri) this.sourceFiles.changed(uri);
     else this.sourceFiles.invalidate();

@@ -29,6 +29,17 @@ export interface FindingRule {
   readonly title: string;
   readonly description: string;
   readonly docs: string;
+  /**
+   * Judged without the cluster (the text, a render): as true while the cluster is away as when it
+   * answers, so never marked as resting on old facts.
+   */
+  readonly withoutCluster?: true;
+  /**
+   * News rather than a problem (an object exists, a namespace comes with the files): an editor shows
+   * it as a hint, off its list of problems, so that 300 existing objects add nothing there, unless
+   * the user's severity setting names the code. The command line prints it with --verbose.
+   */
+  readonly quiet?: true;
 }
 
 /**
@@ -59,6 +70,7 @@ export const findingCatalogue = {
     title: 'The object exists',
     description: 'The object is already in the cluster; the finding names its field managers.',
     docs: docsLinks.fieldManagement,
+    quiet: true,
   },
   'stale-resource-version': {
     severity: 'error',
@@ -119,6 +131,7 @@ export const findingCatalogue = {
     description:
       'The object\'s namespace does not exist in the cluster yet, but a Namespace object among the files checked with it creates it: the Namespace has to be sent before the object, as kubectl sends objects in the order given and an object sent before its Namespace fails.',
     docs: docsLinks.namespaces,
+    quiet: true,
   },
   'validation-rule-fails': {
     severity: 'error',
@@ -139,6 +152,7 @@ export const findingCatalogue = {
     title: 'The source does not render',
     description: 'kustomize build (or helm template) refused the kustomization or chart: what it would send cannot be checked, and applying it would fail the same way.',
     docs: 'https://kubectl.docs.kubernetes.io/references/kustomize/',
+    withoutCluster: true,
   },
   'invalid-manifest': {
     severity: 'error',
@@ -151,30 +165,35 @@ export const findingCatalogue = {
     title: 'YAML syntax error',
     description: 'The file does not parse as YAML.',
     docs: docsLinks.syntax,
+    withoutCluster: true,
   },
   'yaml-decode': {
     severity: 'error',
     title: 'YAML that kubectl refuses',
     description: 'The YAML parses, but kubectl would refuse to decode it.',
     docs: docsLinks.syntax,
+    withoutCluster: true,
   },
   'duplicate-key': {
     severity: 'warning',
     title: 'Duplicate key',
     description: 'A key is written twice in one map; kubectl silently keeps the last one.',
     docs: docsLinks.syntax,
+    withoutCluster: true,
   },
   'too-large': {
     severity: 'warning',
     title: 'Too large to analyse',
     description: 'The document is larger, nests deeper or expands through aliases further than the analysis takes on; nothing is said about it.',
     docs: docsLinks.syntax,
+    withoutCluster: true,
   },
   'generate-name-apply': {
     severity: 'error',
     title: 'generateName with kubectl apply',
     description: 'kubectl apply (client- or server-side) refuses an object with generateName and no name before sending it: "cannot use generate name with apply".',
     docs: docsLinks.generateName,
+    withoutCluster: true,
   },
   'secret-data-unverified': {
     severity: 'warning',
@@ -217,6 +236,16 @@ export const dryRunDiffersCode = 'dry-run-differs' satisfies FindingCode;
 
 export function ruleFor(code: FindingCode): FindingRule {
   return findingCatalogue[code];
+}
+
+/** Whether an editor shows this code as a hint (see FindingRule.quiet) when the user has not chosen its severity. */
+export function shownAsHint(code: FindingCode, chosen: Readonly<Record<string, unknown>> | undefined): boolean {
+  return (findingCatalogue[code] as FindingRule).quiet === true && !Object.prototype.hasOwnProperty.call(chosen ?? {}, code);
+}
+
+/** Whether a finding of this code rests on what the cluster said (and so may rest on old facts). */
+export function restsOnCluster(code: FindingCode): boolean {
+  return (findingCatalogue[code] as FindingRule).withoutCluster !== true;
 }
 
 /** The severity a code has unless the user chose another (kubeConflictHints.severity, ...). */

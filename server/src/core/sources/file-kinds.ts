@@ -94,12 +94,18 @@ function helmRole(inChart: string): HelmRole {
   return 'other';
 }
 
-/** A document with both an apiVersion and a kind (JSON or YAML, an item of a List counts too). */
+/**
+ * A document with both an apiVersion and a kind (JSON or YAML, block or flow style, an item of a
+ * List counts too). A flow mapping's key follows `{` or `,`: `{apiVersion: v1, kind: ConfigMap}`.
+ */
 function looksLikeKubernetes(text: string): boolean {
   // [ \t\uFEFF]*, not \s*: in multiline mode \s* runs over line ends, and a search from every line
   // of a file of blank lines would take time quadratic in its length. A byte order mark before the
   // first key is allowed, as kubectl allows it.
-  return (/^[ \t\uFEFF]*["']?apiVersion["']?[ \t]*:/m.test(text) && /^[ \t\uFEFF]*["']?kind["']?[ \t]*:/m.test(text)) || (/"apiVersion"\s*:/.test(text) && /"kind"\s*:/.test(text));
+  return (
+    (/(?:^|[{,])[ \t\uFEFF]*["']?apiVersion["']?[ \t]*:/m.test(text) && /(?:^|[{,])[ \t\uFEFF]*["']?kind["']?[ \t]*:/m.test(text)) ||
+    (/"apiVersion"\s*:/.test(text) && /"kind"\s*:/.test(text))
+  );
 }
 
 export interface KustomizationRefs extends Array<{ path: string; role: KustomizeRole }> {}

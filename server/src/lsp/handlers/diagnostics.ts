@@ -5,6 +5,7 @@
 import { DocumentDiagnosticReportKind, type Connection, type DocumentDiagnosticReport } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Finding } from '../../core/findings/analysis';
+import { restsOnCluster } from '../../core/findings/catalogue';
 import { toDiagnostic } from '../diagnostics';
 import type { LoadProgress } from '../progress';
 import type { ComputedDiagnostics } from '../push-diagnostics';
@@ -59,6 +60,10 @@ export class DiagnosticsHandler {
     if (!document) return undefined;
     const findings: Finding[] = [];
     for (const source of this.sources) findings.push(...(await source.findings(document)));
-    return { version: document.version, diagnostics: findings.map((f) => toDiagnostic(f)) };
+    // While the cluster does not answer, what rests on its facts says since when they are old.
+    const stale = await this.workspace.stalenessOf(uri);
+    const shown = stale ? findings.map((f) => (restsOnCluster(f.code) ? { ...f, message: `${f.message} (${stale})` } : f)) : findings;
+    const { severity } = await this.workspace.settingsFor(uri);
+    return { version: document.version, diagnostics: shown.map((f) => toDiagnostic(f, severity)) };
   }
 }
