@@ -50,7 +50,8 @@ let clusterStarted = false;
 const clusterCli = 'test/support/cluster-cli.ts';
 if (fs.existsSync(clusterCli)) {
   run('node', ['--import', 'tsx', clusterCli, 'up']);
-  const info = JSON.parse(fs.readFileSync('.cache/cluster/env.json', 'utf8'));
+  // Where `up` left it: the state directory may be shared with another checkout (KCH_CLUSTER_STATE_DIR).
+  const info = JSON.parse(fs.readFileSync(path.join(process.env.KCH_CLUSTER_STATE_DIR ?? '.cache/cluster', 'env.json'), 'utf8'));
   env.KCH_KUBECONFIG = info.kubeconfig;
   env.KCH_AUDIT_LOG = info.auditLog;
   env.KCH_SERVER = info.server;
