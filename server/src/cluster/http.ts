@@ -17,7 +17,7 @@ import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import type { User } from '@kubernetes/client-node/dist/config_types.js';
 import { errorMessage } from './kubeconfig';
 import { firstLine, parseRetryAfter, type HttpOutcome, type RequestPurpose } from './problems';
-import { redactText, rememberSecrets } from './redact';
+import { redactText, rememberSecrets, withoutUserinfo } from './redact';
 
 export interface ReadRequest {
   method: 'GET';
@@ -68,12 +68,16 @@ export class ClusterTransport {
   private disposed = false;
   private readonly pauses = new Set<() => void>();
   private staticConfig: KubeConfig | undefined;
+  /** The server as messages name it: without the userinfo its URL may carry. */
+  private readonly shownServer: string;
 
   constructor(
     private readonly config: KubeConfig,
     private readonly server: string,
     private readonly options: TransportOptions,
-  ) {}
+  ) {
+    this.shownServer = withoutUserinfo(server);
+  }
 
   observe(observer: OutcomeObserver): void {
     this.observers.push(observer);
@@ -116,7 +120,7 @@ export class ClusterTransport {
       const req = prepared.module.request(prepared.url, prepared.options, (res) => {
         // Answered: from now on only a body that stops flowing is abandoned.
         req.setTimeout(this.options.requestTimeoutMs, () => {
-          req.destroy(Object.assign(new Error(`${this.server} stopped sending its answer for ${Math.round(this.options.requestTimeoutMs / 1000)} s`), { code: 'ETIMEDOUT' }));
+          req.destroy(Object.assign(new Error(`${this.shownServer} stopped sending its answer for ${Math.round(this.options.requestTimeoutMs / 1000)} s`), { code: 'ETIMEDOUT' }));
         });
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -146,7 +150,7 @@ export class ClusterTransport {
    */
   private answerWithin(req: http.ClientRequest): void {
     const timer = setTimeout(() => {
-      req.destroy(Object.assign(new Error(`no answer from ${this.server} within ${Math.round(this.options.requestTimeoutMs / 1000)} s`), { code: 'ETIMEDOUT' }));
+      req.destroy(Object.assign(new Error(`no answer from ${this.shownServer} within ${Math.round(this.options.requestTimeoutMs / 1000)} s`), { code: 'ETIMEDOUT' }));
     }, this.options.requestTimeoutMs);
     timer.unref?.();
     req.once('response', () => clearTimeout(timer));

@@ -10,5 +10,5 @@ export { createFactsSource, liveFacts } from './facts';
 export type { FactsSource, FactsTarget, LoadedFacts } from './facts';
 export { dryRunManifestOf, sendDryRun, sentManifest, verifyResource } from './dry-run';
 export type { VerifyAnswer } from './dry-run';
-export { redactText } from './redact';
+export { redactText, withoutUserinfo } from './redact';
 export { autoscalersFor, readAutoscalers } from './autoscalers';

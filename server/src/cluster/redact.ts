@@ -71,10 +71,28 @@ export function rememberSecrets(...values: (string | Buffer | null | undefined)[
   }
 }
 
+/**
+ * `scheme://user:password@` in a URL: the authority up to its last `@` (a password may hold an
+ * unescaped one; WHATWG's URL parser splits at the last), never past the first `/`, `?` or `#`.
+ */
+const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#\\"'<>@]*(?:@[^\s/?#\\"'<>@]*)*@/gi;
+
+/**
+ * A URL as the product shows or saves it: without its userinfo. A kubeconfig's server (or proxy)
+ * may carry a password (`https://alice:secret@host`) or a token as the user name; requests still
+ * send it, as kubectl does, but no message, status, report or snapshot repeats it. Every server URL
+ * that leaves the cluster layer passes here, and redactText strips userinfo from any text.
+ */
+export function withoutUserinfo(url: string): string {
+  return url.replace(USERINFO, '$1');
+}
+
 // Names whose value is a credential, in `name=value`, `name: value`, `"name": "value"` forms.
 const SENSITIVE_NAME = String.raw`(?:[A-Za-z0-9_-]*(?:token|secret|password|passwd|pwd|credential|api[_-]?key|private[_-]?key|client[_-]?key(?:[_-]data)?|access[_-]?key|cookie|session)[A-Za-z0-9_-]*|authorization|auth)`;
 const SCHEME = String.raw`(?:(?:Bearer|Basic|Negotiate|Token)\s+)?`;
 const PATTERNS: [RegExp, string | ((...groups: string[]) => string)][] = [
+  // A URL's userinfo (a password, or a token as the user name): the URL stays, the userinfo goes.
+  [USERINFO, '$1'],
   // PEM blocks of private keys, whole.
   [/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g, REDACTED],
   // JSON: "token": "value"
