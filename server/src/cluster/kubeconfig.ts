@@ -120,6 +120,9 @@ export async function selectLoadedContext(loaded: LoadedKubeconfig, contextName:
   // The summary shows the server without its userinfo; requests go to the URL as written.
   const server = config.getCluster(context.cluster)?.server;
   if (!context.server || !server) return configurationProblem(`Context "${name}" refers to cluster "${context.cluster}", which has no server.`);
+  if (!URL.canParse(server) || !/^https?:$/.test(new URL(server).protocol)) {
+    return configurationProblem(`Cluster "${context.cluster}" of context "${name}" has a server that is not an http(s) URL.`);
+  }
   const inlined = await inlineCredentialFiles(config, context);
   if (!inlined.ok) return inlined;
   config.setCurrentContext(name);
