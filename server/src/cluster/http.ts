@@ -13,7 +13,9 @@
 // - every failure is an outcome, never an exception: a client certificate, key or certificate
 //   authority Node cannot load is found before the request (Node would throw it from inside
 //   `http.request`, or from a proxy agent's event handler), and whatever else `http.request` throws
-//   is caught where it is called.
+//   is caught where it is called;
+// - an answer about Secrets loses the values that kubectl's last-applied annotation copies before
+//   anyone parses it (redact.ts), whatever asked for it.
 import * as http from 'node:http';
 import * as https from 'node:https';
 import * as path from 'node:path';
@@ -22,7 +24,7 @@ import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import type { User } from '@kubernetes/client-node/dist/config_types.js';
 import { errorMessage } from './kubeconfig';
 import { CLIENT_CREDENTIAL, CLIENT_SETUP, firstLine, parseRetryAfter, type HttpOutcome, type RequestPurpose } from './problems';
-import { redactText, rememberSecrets, withoutUserinfo } from './redact';
+import { isSecretPath, redactText, rememberSecrets, withoutLastAppliedValues, withoutUserinfo } from './redact';
 
 export interface ReadRequest {
   method: 'GET';
@@ -132,7 +134,7 @@ export class ClusterTransport {
         });
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ ...this.response(res, Buffer.concat(chunks).toString('utf8')), ...(prepared.credential ? { credential: prepared.credential } : {}) }));
+        res.on('end', () => resolve({ ...this.response(res, received(request, Buffer.concat(chunks).toString('utf8'))), ...(prepared.credential ? { credential: prepared.credential } : {}) }));
         res.on('error', (error) => resolve(networkOutcome(error)));
       });
       if (!req) return;
@@ -205,7 +207,7 @@ export class ClusterTransport {
             if (status === 401 && prepared.credential) this.forgetCredential(prepared.credential);
             const chunks: Buffer[] = [];
             res.on('data', (chunk: Buffer) => chunks.push(chunk));
-            res.on('end', () => resolve(this.report(request, this.response(res, Buffer.concat(chunks).toString('utf8')))));
+            res.on('end', () => resolve(this.report(request, this.response(res, received(request, Buffer.concat(chunks).toString('utf8'))))));
             res.on('error', (error) => resolve(this.report(request, networkOutcome(error))));
             return;
           }
@@ -219,7 +221,7 @@ export class ClusterTransport {
             while (newline >= 0) {
               const line = pending.slice(0, newline).trim();
               pending = pending.slice(newline + 1);
-              if (line && !aborted) onLine(line);
+              if (line && !aborted) onLine(received(request, line));
               newline = pending.indexOf('\n');
             }
           });
@@ -453,6 +455,14 @@ export class ClusterTransport {
     for (const observer of this.observers) observer(request, outcome);
     return outcome === 'stream-open' ? undefined : outcome;
   }
+}
+
+/**
+ * An answer's text as callers get it: about Secrets, without the values that the last-applied
+ * annotation copies (no request can leave the annotation out of a metadata-only read).
+ */
+function received(request: ClusterRequest, text: string): string {
+  return isSecretPath(request.path) ? withoutLastAppliedValues(text) : text;
 }
 
 interface PreparedRequest {

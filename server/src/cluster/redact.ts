@@ -11,6 +11,37 @@ export function isSecretResource(group: string, resource: string): boolean {
   return group === '' && resource === 'secrets';
 }
 
+/** Whether a request path is about Secrets: their collection, in a namespace or all, or one of them. */
+export function isSecretPath(path: string): boolean {
+  return /^\/api\/v1\/(?:namespaces\/[^/]+\/)?secrets(?:[/?]|$)/.test(path);
+}
+
+/**
+ * The last-applied annotation as a member of an object in JSON text: the key (as the API server
+ * writes it), then its value, a string literal. Nothing inside a string can match: a quote there is
+ * escaped, and after a string's closing quote JSON allows no letter.
+ */
+const LAST_APPLIED_MEMBER = /([{,]\s*"kubectl\.kubernetes\.io\/last-applied-configuration"\s*:\s*)"((?:[^"\\]|\\.)*)"/g;
+
+/**
+ * An answer about Secrets, as JSON text, with the values in each last-applied annotation removed
+ * before anything parses it. A metadata-only read still carries the annotations, and a client-side
+ * `kubectl apply` keeps a whole copy of the Secret in this one; no read of the API can leave it
+ * out. Only the annotation's own text is decoded, to keep what it says of the fields' names.
+ */
+export function withoutLastAppliedValues(json: string): string {
+  if (!json.includes(LAST_APPLIED)) return json;
+  return json.replace(LAST_APPLIED_MEMBER, (_member, head: string, literal: string) => {
+    let text: unknown;
+    try {
+      text = JSON.parse(`"${literal}"`);
+    } catch {
+      // Not a string literal after all: nothing of it is kept.
+    }
+    return `${head}${JSON.stringify(typeof text === 'string' ? redactLastApplied(text) : '{}')}`;
+  });
+}
+
 /**
  * A copy of a Secret without its values: `data`/`stringData` are dropped, and so are they inside
  * the last-applied annotation, where `kubectl apply` keeps a second copy of them.
