@@ -246,10 +246,17 @@ function connectedConnection(settings: ClusterSettings, selected: SelectedContex
   };
 }
 
-/** The user name and password a URL carries (a token may stand as the user name). */
+/** The user name and password a URL carries (a token may stand as the user name), as written and decoded. */
 function userinfoOf(url: string): string[] {
   const { username, password } = new URL(url);
-  return [username, password].filter((part) => part !== '').map((part) => decodeURIComponent(part));
+  const decoded = (part: string) => {
+    try {
+      return decodeURIComponent(part);
+    } catch {
+      return part; // a stray `%`: the part as written is what a message could repeat
+    }
+  };
+  return [username, password].filter((part) => part !== '').flatMap((part) => [part, decoded(part)]);
 }
 
 function unconfiguredConnection(settings: ClusterSettings, kubeconfig: KubeconfigSummary | undefined, problem: ClusterProblem): ClusterConnection {
