@@ -118,10 +118,15 @@ export async function selectLoadedContext(loaded: LoadedKubeconfig, contextName:
     return configurationProblem(`Context "${name}" is not in the kubeconfig (contexts: ${known}).`);
   }
   // The summary shows the server without its userinfo; requests go to the URL as written.
-  const server = config.getCluster(context.cluster)?.server;
+  const cluster = config.getCluster(context.cluster);
+  const server = cluster?.server;
   if (!context.server || !server) return configurationProblem(`Context "${name}" refers to cluster "${context.cluster}", which has no server.`);
+  // Neither URL is quoted: one that does not parse has no userinfo to leave out.
   if (!URL.canParse(server) || !/^https?:$/.test(new URL(server).protocol)) {
     return configurationProblem(`Cluster "${context.cluster}" of context "${name}" has a server that is not an http(s) URL.`);
+  }
+  if (cluster.proxyUrl !== undefined && !URL.canParse(cluster.proxyUrl)) {
+    return configurationProblem(`Cluster "${context.cluster}" of context "${name}" has a proxy-url that is not a URL.`);
   }
   const inlined = await inlineCredentialFiles(config, context);
   if (!inlined.ok) return inlined;
