@@ -136,6 +136,20 @@ export interface InitializationOptions {
 }
 
 /**
+ * What a client's initializationOptions say of trust. Trust is a boolean or nothing: `true` and
+ * `false` are the editor's word; no `clusterAccess` at all (or no options) is no word, which only
+ * the standalone server, whose user chose to run it, reads as access; anything else (`"false"`,
+ * `null`, `0`: an editor configuration that meant false) is `garbled`, no access and no word.
+ */
+export type StatedTrust = 'trusted' | 'untrusted' | 'unstated' | 'garbled';
+
+export function statedTrust(initializationOptions: unknown): StatedTrust {
+  if (typeof initializationOptions !== 'object' || initializationOptions === null || !('clusterAccess' in initializationOptions)) return 'unstated';
+  const { clusterAccess } = initializationOptions;
+  return clusterAccess === true ? 'trusted' : clusterAccess === false ? 'untrusted' : 'garbled';
+}
+
+/**
  * Language id → the extension that already reports syntax errors for documents of that language
  * (e.g. `{ yaml: 'redhat.vscode-yaml', json: 'vscode.json-language-features' }`). Sent at start
  * and again (`notifications.syntaxServices`) when extensions come or go.

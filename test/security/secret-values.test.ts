@@ -2,8 +2,9 @@
 // manager owns, one the editor's own manager applied), watches them change and confirms them with
 // dry runs sends no request whose answer can carry a value. Two witnesses:
 // - the API server's audit log, which records every answer about Secrets (see the audit policy in
-//   test/support/cluster.ts): each is metadata only (PartialObjectMetadata[List]), a Status, or the
-//   Table that tells a Secret's type (cells: name, type, number of keys, age; rows of metadata only);
+//   test/support/cluster.ts): each is metadata only (PartialObjectMetadata[List]), a Status, or a
+//   Table without the object (cells: name, type, number of keys, age), which tells a Secret's type
+//   and answers the immutable probe and the dry runs;
 // - a recording proxy between the editor and the server, for what the audit log does not record:
 //   the Accept header of every request and the watch stream's events.
 import assert from 'node:assert/strict';
@@ -22,12 +23,12 @@ import { apply, connect, create, freshNamespace, objectOf, patch } from '../supp
 const metadataOnlyAccept = /^application\/json;as=PartialObjectMetadata(List)?;g=meta\.k8s\.io;v=v1$/;
 const tableAccept = 'application/json;as=Table;g=meta.k8s.io;v=v1';
 
-/** A Table answer that holds no value: the Secret printer's four columns, and rows whose objects are metadata only. */
-function tableWithoutValues(table: { columnDefinitions?: { name?: string }[]; rows?: { cells?: unknown[]; object?: { kind?: string } }[] } | undefined): boolean {
+/** A Table answer that holds no value: the Secret printer's four columns, and rows without their object. */
+function tableWithoutValues(table: { columnDefinitions?: { name?: string }[]; rows?: { cells?: unknown[]; object?: unknown }[] } | undefined): boolean {
   const columns = (table?.columnDefinitions ?? []).map((c) => c.name);
   return (
     JSON.stringify(columns) === JSON.stringify(['Name', 'Type', 'Data', 'Age']) &&
-    (table?.rows ?? []).every((r) => r.object?.kind === 'PartialObjectMetadata' && typeof r.cells?.[2] === 'number')
+    (table?.rows ?? []).every((r) => (r.object ?? null) === null && typeof r.cells?.[2] === 'number')
   );
 }
 
@@ -114,7 +115,8 @@ test('a session with Secret manifests: no answer it asks for can carry a Secret 
     fs.rmSync(scratch, { recursive: true, force: true });
   }
 
-  // The audit log: every answer about Secrets the product got was metadata only, or a Status.
+  // The audit log: every answer about Secrets the product got was metadata only, a Table without
+  // the object, or a Status.
   const events = readAuditEvents(cluster.auditLog).filter((e) => fromProduct(e, since, namespace) && e.stage === 'ResponseComplete');
   const verbs = new Set(events.map((e) => e.verb));
   assert.ok(verbs.has('list') && verbs.has('patch') && verbs.has('get'), `the product lists, gets (as a Table) and dry-runs the Secrets: ${[...verbs].join(', ')}`);
@@ -123,19 +125,20 @@ test('a session with Secret manifests: no answer it asks for can carry a Secret 
   for (const event of events.filter((e) => e.verb !== 'watch')) {
     const refused = (event.responseStatus?.code ?? 0) >= 400;
     const kind = refused ? 'Status' : event.responseObject?.kind;
-    const table = kind === 'Table' && event.verb === 'get' && event.requestURI.includes('includeObject=Metadata') && tableWithoutValues(event.responseObject as Parameters<typeof tableWithoutValues>[0]);
+    const table = kind === 'Table' && event.requestURI.includes('includeObject=None') && tableWithoutValues(event.responseObject as Parameters<typeof tableWithoutValues>[0]);
     assert.ok(
       kind === 'PartialObjectMetadata' || kind === 'PartialObjectMetadataList' || kind === 'Status' || table,
       `${event.verb} ${event.requestURI} was answered with a ${kind}: it can carry Secret values`,
     );
     assert.deepEqual(leaks(JSON.stringify([event.responseObject ?? {}, event.responseStatus ?? {}])), [], `${event.verb} ${event.requestURI}`);
   }
-  // The proxy: every request for Secrets asked for metadata only, watches included, and no answer
-  // of any request held a value (the test's own writes do not go through it).
+  // The proxy: every request for Secrets asked for metadata only (watches included) or a Table
+  // without the object, and no answer of any request held a value (the test's own writes do not go
+  // through it). The copy kubectl's last-applied annotation keeps: test/security/hostile-repo/.
   const exchanges = proxy.exchanges();
   const secretRequests = exchanges.filter((e) => /\/secrets([/?]|$)/.test(e.url));
   assert.ok(secretRequests.some((e) => e.url.includes('watch=true')), 'the Secrets were watched');
-  const asTable = (e: { method: string; url: string; accept: string }) => e.method === 'GET' && e.accept === tableAccept && /[?&]includeObject=Metadata(&|$)/.test(e.url) && !e.url.includes('watch=true');
+  const asTable = (e: { method: string; url: string; accept: string }) => e.accept === tableAccept && /[?&]includeObject=None(&|$)/.test(e.url) && !e.url.includes('watch=true');
   assert.deepEqual(secretRequests.filter((e) => !metadataOnlyAccept.test(e.accept) && !asTable(e)).map((e) => `${e.method} ${e.url} Accept: ${e.accept}`), []);
   // The immutable Secret was asked about with a JSON Patch of tests alone, as a dry run.
   const probes = secretRequests.filter((e) => e.method === 'PATCH' && e.url.includes('/secrets/frozen?') && e.contentType === 'application/json-patch+json');

@@ -37,7 +37,7 @@ describe('without the editor saying the workspace is trusted, no exec plugin run
   const clients: { name: string; initializationOptions: Record<string, unknown> | null; detail: RegExp }[] = [
     { name: 'a client that sends no initializationOptions', initializationOptions: null, detail: /did not say that this workspace is trusted/ },
     { name: 'initializationOptions without clusterAccess', initializationOptions: {}, detail: /did not say that this workspace is trusted/ },
-    { name: 'clusterAccess that is not the boolean true', initializationOptions: { clusterAccess: 'true' }, detail: /did not say that this workspace is trusted/ },
+    { name: 'clusterAccess that is not the boolean true', initializationOptions: { clusterAccess: 'true' }, detail: /^The editor's clusterAccess is neither true nor false: no cluster is contacted\.$/ },
     { name: 'an untrusted workspace', initializationOptions: { clusterAccess: false }, detail: /^Untrusted workspace: no cluster is contacted\.$/ },
   ];
   for (const client of clients) {

@@ -92,6 +92,24 @@ describe('context and namespace', () => {
     });
   }
 
+  test('a server or proxy that is not a URL is the kubeconfig\'s problem, said without quoting it', async () => {
+    const file = kubeconfigFile('not-urls.yaml', {
+      clusters: [['spaced', '"https://alice:pw@exa mple:6443"'], ['schemeless', '127.0.0.1:6443'], ['proxied', 'https://prod.example:6443']],
+      contexts: [['spaced', 'spaced'], ['schemeless', 'schemeless'], ['proxied', 'proxied']],
+    });
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('    server: https://prod.example:6443', '    server: https://prod.example:6443\n    proxy-url: "http://u:pw@pro xy:3128"'));
+    for (const [context, says] of [
+      ['spaced', 'Cluster "spaced" of context "spaced" has a server that is not an http(s) URL.'],
+      ['schemeless', 'Cluster "schemeless" of context "schemeless" has a server that is not an http(s) URL.'],
+      ['proxied', 'Cluster "proxied" of context "proxied" has a proxy-url that is not a URL.'],
+    ] as const) {
+      const connection = await createClusterConnection({ kubeconfig: file, context });
+      assert.equal(connection.context, undefined);
+      assert.deepEqual(connection.health().problem, { kind: 'configuration', message: says });
+      connection.dispose();
+    }
+  });
+
   test('an unknown context names the ones that exist', async () => {
     const connection = await createClusterConnection({ context: 'staging' }, { env });
     assert.equal(connection.context, undefined);

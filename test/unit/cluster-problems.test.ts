@@ -19,6 +19,8 @@ const cases: { name: string; outcome: HttpOutcome; expected: Partial<ClusterProb
   { name: 'timeout', outcome: { kind: 'network', code: 'ETIMEDOUT', message: 'no answer' }, expected: { kind: 'unreachable' } },
   { name: 'untrusted certificate', outcome: { kind: 'network', code: 'SELF_SIGNED_CERT_IN_CHAIN', message: 'self-signed certificate in certificate chain' }, expected: { kind: 'unreachable' } },
   { name: 'exec plugin failed', outcome: { kind: 'network', code: 'EXEC_CREDENTIAL', message: 'Cannot get credentials: spawn gke-gcloud-auth-plugin ENOENT' }, expected: { kind: 'unauthenticated' } },
+  { name: 'a client key that cannot be used', outcome: { kind: 'network', code: 'CLIENT_CREDENTIAL', message: 'The client certificate and key cannot be used: x509 certificate routines::key values mismatch.' }, expected: { kind: 'unauthenticated' } },
+  { name: 'a request that cannot be made', outcome: { kind: 'network', code: 'CLIENT_SETUP', message: 'The certificate authority cannot be used: asn1 encoding routines::too long.' }, expected: { kind: 'unreachable' } },
   { name: '401 says the credentials were refused', outcome: status(401, 'Unauthorized', 'Unauthorized'), expected: { kind: 'unauthenticated', httpStatus: 401, message: 'The cluster refused the credentials (401 Unauthorized).' } },
   {
     name: '429 says the cluster throttles, and for how long',

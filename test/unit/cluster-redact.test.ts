@@ -2,7 +2,7 @@
 // last-applied copy; which manager owns which key stays visible.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { redactSecret, redactText, rememberSecrets } from '../../server/src/cluster/redact';
+import { redactSecret, redactText, rememberSecrets, withoutLastAppliedValues, withoutUserinfo } from '../../server/src/cluster/redact';
 
 const lastApplied = JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db' }, data: { password: 'aHVudGVyMg==' }, stringData: { user: 'root' } });
 const secret = {
@@ -56,7 +56,29 @@ const messages: { name: string; text: string; shown: string }[] = [
   { name: 'a file whose name holds a credential word, before a colon', text: 'Cannot read kubeconfig /home/dev/.kube/token-config: its token-file /run/my-token-pipe: it is a named pipe (FIFO), not a regular file', shown: 'Cannot read kubeconfig /home/dev/.kube/token-config: its token-file /run/my-token-pipe: it is a named pipe (FIFO), not a regular file' },
   { name: 'a header after other text on its line', text: 'request failed; X-Auth-Token: abc123def', shown: 'request failed; X-Auth-Token: [redacted]' },
   { name: 'a timeout', text: 'no answer from https://10.0.0.1:6443 within 15 s', shown: 'no answer from https://10.0.0.1:6443 within 15 s' },
+  { name: 'a password in a URL', text: 'cannot reach https://alice:hunter2@10.0.0.1:6443/api: refused', shown: 'cannot reach https://10.0.0.1:6443/api: refused' },
+  { name: 'a token as a URL\'s user name, and a proxy\'s', text: 'via http://u:p@proxy:3128 to https://abc.def@k8s.example.com', shown: 'via http://proxy:3128 to https://k8s.example.com' },
+  { name: 'an address after a URL', text: 'see https://k8s.example.com/docs or write to ops@example.com', shown: 'see https://k8s.example.com/docs or write to ops@example.com' },
 ];
+
+test('an answer about Secrets loses the values in each last-applied annotation before it is parsed', () => {
+  const { data: _data, stringData: _stringData, ...metadataOnly } = secret;
+  const list = JSON.stringify({ kind: 'PartialObjectMetadataList', items: [metadataOnly, { ...metadataOnly, metadata: { ...secret.metadata, name: 'other', annotations: { team: 'x' } } }] }, null, 1);
+  const answer = withoutLastAppliedValues(list);
+  assert.ok(!answer.includes('aHVudGVyMg==') && !answer.includes('root') && answer.length < list.length, answer);
+  const items = (JSON.parse(answer) as { items: (typeof metadataOnly)[] }).items;
+  assert.deepEqual(JSON.parse(items[0]!.metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']), { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db' } });
+  assert.deepEqual(items[1]!.metadata.annotations, { team: 'x' });
+  // A value that only looks like the annotation, inside another string, is no member: left alone.
+  const quoted = JSON.stringify({ metadata: { annotations: { note: '{"kubectl.kubernetes.io/last-applied-configuration":"x"}' } } });
+  assert.equal(withoutLastAppliedValues(quoted), quoted);
+});
+
+test('a URL without its userinfo', () => {
+  assert.equal(withoutUserinfo('https://alice:s3cr3t@10.0.0.1:6443'), 'https://10.0.0.1:6443');
+  assert.equal(withoutUserinfo('https://a@b:c@host/x?y@z'), 'https://host/x?y@z', 'up to the authority\'s last @, never into the path or query');
+  assert.equal(withoutUserinfo('https://10.0.0.1:6443'), 'https://10.0.0.1:6443');
+});
 
 describe('redactText', () => {
   for (const m of messages) test(m.name, () => assert.equal(redactText(m.text), m.shown));

@@ -12,7 +12,8 @@ Runs the language server on stdin/stdout (the only transport offered; --stdio ma
 out, as the editor prefers). Settings arrive from the editor (initializationOptions,
 workspace/didChangeConfiguration or workspace/configuration, section "kubeConflictHints"); without
 any, the kubeconfig is KUBECONFIG's (then ~/.kube/config) and its current context. An editor that
-sends initializationOptions { "clusterAccess": false } gets no cluster access. See docs/editors.md.
+sends initializationOptions { "clusterAccess": false } (or any clusterAccess but true) gets no
+cluster access. See docs/editors.md.
 `;
 
 export type LspStart = { ok: true; start: () => Promise<never> } | { ok: false; message: string } | { ok: true; help: string };

@@ -140,7 +140,8 @@ export function describeProblem(problem: ClusterProblem, connection: ClusterConn
     case 'unreachable':
       return `cannot reach ${where}: ${detail}`;
     case 'unauthenticated':
-      return `${where} does not accept the credentials: ${detail}`;
+      // No credential to send (a plugin that failed, a key that cannot be loaded) is not a refusal.
+      return problem.httpStatus === undefined ? `cannot authenticate to ${where}: ${detail}` : `${where} does not accept the credentials: ${detail}`;
     case 'forbidden': {
       const needs = verifying ? 'get and list on the manifests\' kinds, and patch (or create) for the --verify dry runs' : 'get and list on the manifests\' kinds';
       return `${where} refuses: ${detail} (the check needs ${needs})`;

@@ -25,7 +25,7 @@ import type { ApiResourceInfo, ClusterConnection, ClusterProblem, DiscoveryIndex
 import { findResource, notServedKindFacts, splitApiVersion } from '../cluster/discovery';
 import { openApiPathKey } from '../cluster/openapi';
 import { crdRef, otherManagerVersions, surelyBuiltIn, versionsFrom } from '../cluster/versions';
-import type { LiveObjectState } from '../cluster';
+import { withoutUserinfo, type LiveObjectState } from '../cluster';
 import { objectTitle, placeNamespace, schemaOf, type FactsReader } from './facts';
 import { collectManifestFiles, describeFsError, findManifestFiles, readTextFile } from './files';
 
@@ -526,7 +526,8 @@ export function loadSnapshot(dir: string, namespace: string | undefined): Snapsh
   return {
     ok: true,
     reader: {
-      source: { kind: 'snapshot', directory: dir, ...(index ? { context: index.context, server: index.server } : {}) },
+      // A snapshot written before servers were saved without their userinfo may still hold a password.
+      source: { kind: 'snapshot', directory: dir, ...(index ? { context: index.context, server: withoutUserinfo(index.server) } : {}) },
       async read(resource) {
         const found = servedResource(resource);
         if (!found.ok) {

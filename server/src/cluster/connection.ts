@@ -126,11 +126,12 @@ export async function createClusterConnection(settings: ClusterSettings, options
 function connectedConnection(settings: ClusterSettings, selected: SelectedContext, options: ClusterConnectionOptions): ClusterConnection {
   // What the kubeconfig holds as credentials never appears in a message, whoever quotes it.
   for (const user of selected.config.getUsers()) rememberSecrets(user.token, user.password, user.keyData);
+  rememberSecrets(...userinfoOf(selected.server));
   const transport = new ClusterTransport(selected.config, selected.server, {
     requestTimeoutMs: options.requestTimeoutMs ?? 15_000,
     userAgent: options.userAgent ?? 'kube-conflict-hints',
   });
-  const health = new HealthTracker(selected.context.name, selected.server);
+  const health = new HealthTracker(selected.context.name, selected.context.server);
   transport.observe((request, outcome) => health.record(request, outcome));
   const discovery = new Discovery(transport);
   const openApi = new OpenApi(transport, undefined, { ...DEFAULT_OPENAPI_RETRY, ...options.openApiRetry });
@@ -243,6 +244,19 @@ function connectedConnection(settings: ClusterSettings, selected: SelectedContex
       transport.dispose();
     },
   };
+}
+
+/** The user name and password a URL carries (a token may stand as the user name), as written and decoded. */
+function userinfoOf(url: string): string[] {
+  const { username, password } = new URL(url);
+  const decoded = (part: string) => {
+    try {
+      return decodeURIComponent(part);
+    } catch {
+      return part; // a stray `%`: the part as written is what a message could repeat
+    }
+  };
+  return [username, password].filter((part) => part !== '').flatMap((part) => [part, decoded(part)]);
 }
 
 function unconfiguredConnection(settings: ClusterSettings, kubeconfig: KubeconfigSummary | undefined, problem: ClusterProblem): ClusterConnection {

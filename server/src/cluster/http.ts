@@ -5,19 +5,26 @@
 // write *cannot* be expressed without `dryRun: 'All'` (the type demands it, and send() writes the
 // query parameter itself, whatever the caller's query says).
 //
-// Two more jobs live here because every request passes through:
+// More jobs live here because every request passes through:
 // - Retry-After: after a 429 or 503 that names a delay, nothing is sent to that server before it;
 // - exec credential plugins run once per kubeconfig user, not once per request: their output is kept
 //   until its expirationTimestamp or until the server answers 401 (client-go does the same; client-node
-//   runs the plugin again for every request when the credential names no expiry).
+//   runs the plugin again for every request when the credential names no expiry);
+// - every failure is an outcome, never an exception: a client certificate, key or certificate
+//   authority Node cannot load is found before the request (Node would throw it from inside
+//   `http.request`, or from a proxy agent's event handler), and whatever else `http.request` throws
+//   is caught where it is called;
+// - an answer about Secrets loses the values that kubectl's last-applied annotation copies before
+//   anyone parses it (redact.ts), whatever asked for it.
 import * as http from 'node:http';
 import * as https from 'node:https';
 import * as path from 'node:path';
+import * as tls from 'node:tls';
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import type { User } from '@kubernetes/client-node/dist/config_types.js';
 import { errorMessage } from './kubeconfig';
-import { firstLine, parseRetryAfter, type HttpOutcome, type RequestPurpose } from './problems';
-import { redactText, rememberSecrets } from './redact';
+import { CLIENT_CREDENTIAL, CLIENT_SETUP, firstLine, parseRetryAfter, type HttpOutcome, type RequestPurpose } from './problems';
+import { isSecretPath, redactText, rememberSecrets, withoutLastAppliedValues, withoutUserinfo } from './redact';
 
 export interface ReadRequest {
   method: 'GET';
@@ -68,12 +75,19 @@ export class ClusterTransport {
   private disposed = false;
   private readonly pauses = new Set<() => void>();
   private staticConfig: KubeConfig | undefined;
+  /** TLS material already checked (unusableMaterial), by materialKey. */
+  private readonly checkedMaterial = new Map<string, HttpOutcome | undefined>();
+
+  /** The server as messages name it: without the userinfo its URL may carry. */
+  private readonly shownServer: string;
 
   constructor(
     private readonly config: KubeConfig,
     private readonly server: string,
     private readonly options: TransportOptions,
-  ) {}
+  ) {
+    this.shownServer = withoutUserinfo(server);
+  }
 
   observe(observer: OutcomeObserver): void {
     this.observers.push(observer);
@@ -113,20 +127,40 @@ export class ClusterTransport {
     const prepared = await this.prepare(request);
     if ('failure' in prepared) return prepared.failure;
     return new Promise((resolve) => {
-      const req = prepared.module.request(prepared.url, prepared.options, (res) => {
+      const req = this.request(prepared, resolve, (res, sent) => {
         // Answered: from now on only a body that stops flowing is abandoned.
-        req.setTimeout(this.options.requestTimeoutMs, () => {
-          req.destroy(Object.assign(new Error(`${this.server} stopped sending its answer for ${Math.round(this.options.requestTimeoutMs / 1000)} s`), { code: 'ETIMEDOUT' }));
+        sent.setTimeout(this.options.requestTimeoutMs, () => {
+          sent.destroy(Object.assign(new Error(`${this.shownServer} stopped sending its answer for ${Math.round(this.options.requestTimeoutMs / 1000)} s`), { code: 'ETIMEDOUT' }));
         });
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ ...this.response(res, Buffer.concat(chunks).toString('utf8')), ...(prepared.credential ? { credential: prepared.credential } : {}) }));
+        res.on('end', () => resolve({ ...this.response(res, received(request, Buffer.concat(chunks).toString('utf8'))), ...(prepared.credential ? { credential: prepared.credential } : {}) }));
         res.on('error', (error) => resolve(networkOutcome(error)));
       });
+      if (!req) return;
       this.answerWithin(req);
       req.on('error', (error) => resolve(networkOutcome(error)));
       req.end(request.method === 'GET' ? undefined : request.body);
     });
+  }
+
+  /**
+   * The request made, or undefined when Node refuses to make it (it throws from inside
+   * `http.request`: TLS material it cannot load, an option it rejects); then `failed` has the
+   * outcome. Nothing thrown while a request is made escapes the transport.
+   */
+  private request(
+    prepared: PreparedRequest,
+    failed: (outcome: HttpOutcome) => void,
+    onResponse: (res: http.IncomingMessage, req: http.ClientRequest) => void,
+  ): http.ClientRequest | undefined {
+    try {
+      const req: http.ClientRequest = prepared.module.request(prepared.url, prepared.options, (res) => onResponse(res, req));
+      return req;
+    } catch (error) {
+      failed({ kind: 'network', code: CLIENT_SETUP, message: redactText(`Cannot send a request to ${this.shownServer}: ${errorMessage(error)}`) });
+      return undefined;
+    }
   }
 
   /** A response as an outcome; a Retry-After in it holds back every later request to this server. */
@@ -146,7 +180,7 @@ export class ClusterTransport {
    */
   private answerWithin(req: http.ClientRequest): void {
     const timer = setTimeout(() => {
-      req.destroy(Object.assign(new Error(`no answer from ${this.server} within ${Math.round(this.options.requestTimeoutMs / 1000)} s`), { code: 'ETIMEDOUT' }));
+      req.destroy(Object.assign(new Error(`no answer from ${this.shownServer} within ${Math.round(this.options.requestTimeoutMs / 1000)} s`), { code: 'ETIMEDOUT' }));
     }, this.options.requestTimeoutMs);
     timer.unref?.();
     req.once('response', () => clearTimeout(timer));
@@ -166,14 +200,14 @@ export class ClusterTransport {
       if ('failure' in prepared) return aborted ? 'ended' : this.report(request, prepared.failure);
       if (aborted) return 'ended';
       return new Promise<HttpOutcome | 'ended'>((resolve) => {
-        const req = prepared.module.request(prepared.url, prepared.options, (res) => {
-          req.setTimeout(0); // a keep-alive socket may carry an idle timeout from an earlier request
+        const req = this.request(prepared, (failure) => resolve(this.report(request, failure)), (res, sent) => {
+          sent.setTimeout(0); // a keep-alive socket may carry an idle timeout from an earlier request
           const status = res.statusCode ?? 0;
           if (status < 200 || status >= 300) {
             if (status === 401 && prepared.credential) this.forgetCredential(prepared.credential);
             const chunks: Buffer[] = [];
             res.on('data', (chunk: Buffer) => chunks.push(chunk));
-            res.on('end', () => resolve(this.report(request, this.response(res, Buffer.concat(chunks).toString('utf8')))));
+            res.on('end', () => resolve(this.report(request, this.response(res, received(request, Buffer.concat(chunks).toString('utf8'))))));
             res.on('error', (error) => resolve(this.report(request, networkOutcome(error))));
             return;
           }
@@ -187,7 +221,7 @@ export class ClusterTransport {
             while (newline >= 0) {
               const line = pending.slice(0, newline).trim();
               pending = pending.slice(newline + 1);
-              if (line && !aborted) onLine(line);
+              if (line && !aborted) onLine(received(request, line));
               newline = pending.indexOf('\n');
             }
           });
@@ -197,6 +231,7 @@ export class ClusterTransport {
           res.on('error', (error) => resolve(aborted ? 'ended' : networkOutcome(error)));
           res.on('close', () => resolve(aborted || res.complete ? 'ended' : { kind: 'network', code: 'ECONNRESET', message: 'watch connection closed' }));
         });
+        if (!req) return;
         // Until the server answers, the usual request timeout applies (a black-holed address); once
         // it has answered, silence is normal.
         this.answerWithin(req);
@@ -217,20 +252,24 @@ export class ClusterTransport {
     };
   }
 
-  private async prepare(
-    request: ClusterRequest,
-    cancelled: () => boolean = () => false,
-  ): Promise<{ module: typeof https | typeof http; url: URL; options: https.RequestOptions; credential?: string } | { failure: HttpOutcome }> {
+  private async prepare(request: ClusterRequest, cancelled: () => boolean = () => false): Promise<PreparedRequest | { failure: HttpOutcome }> {
     // Retry-After: wait it out rather than send (client-go's behaviour); several requests may wait.
     while (Date.now() < this.holdUntil() && !this.disposed && !cancelled()) await this.pause(this.holdUntil() - Date.now());
     if (this.disposed) return { failure: { kind: 'network', code: 'ECANCELED', message: 'the connection was closed' } };
     this.requestsSent++;
-    const url = new URL(this.server.replace(/\/+$/, '') + request.path);
+    const target = this.server.replace(/\/+$/, '') + request.path;
+    // The kubeconfig's server was checked when the context was selected; this is the last guard.
+    if (!URL.canParse(target)) return { failure: { kind: 'network', code: CLIENT_SETUP, message: `The server ${this.shownServer} is not a URL.` } };
+    const url = new URL(target);
     for (const [key, value] of Object.entries(request.query ?? {})) url.searchParams.set(key, value);
     if (request.method !== 'GET') url.searchParams.set('dryRun', 'All');
     const authenticated = await this.authenticate();
     if ('failure' in authenticated) return authenticated;
     const { options, credential } = authenticated;
+    if (url.protocol === 'https:') {
+      const unusable = this.unusableMaterial(options);
+      if (unusable) return { failure: unusable };
+    }
     const headers: Record<string, string> = {};
     for (const [key, value] of Object.entries(options.headers ?? {})) {
       if (value !== undefined) headers[key] = Array.isArray(value) ? value.join(', ') : String(value);
@@ -250,6 +289,19 @@ export class ClusterTransport {
       options: { ...options, method: request.method, headers },
       ...(credential ? { credential } : {}),
     };
+  }
+
+  /**
+   * Why the TLS material of a request (the kubeconfig's or an exec plugin's certificate authority,
+   * client certificate and key) cannot be used, asked once per material. Node would throw it from
+   * inside the request, or, behind an HTTPS proxy, from the proxy's event handler, where no caller
+   * can catch it.
+   */
+  private unusableMaterial(options: https.RequestOptions): HttpOutcome | undefined {
+    const material = pick(options);
+    const key = materialKey(material, true);
+    if (!this.checkedMaterial.has(key)) this.checkedMaterial.set(key, tlsMaterialProblem(material));
+    return this.checkedMaterial.get(key);
   }
 
   /** The request options of the kubeconfig: TLS material, proxy agent, credentials. */
@@ -378,10 +430,7 @@ export class ClusterTransport {
     // The TLS material of the request (an exec plugin's client certificate is only here, not in the
     // agent client-node built without it).
     const tls = { ...(fresh as https.Agent & { options: https.AgentOptions }).options, ...pick(options) };
-    const key = JSON.stringify([fresh.constructor === https.Agent, ...TLS_FIELDS.map((k) => {
-      const value: unknown = tls[k];
-      return Buffer.isBuffer(value) ? value.toString('base64') : value;
-    })]);
+    const key = materialKey(tls, fresh.constructor === https.Agent);
     let agent = this.agents.get(key);
     if (!agent) {
       const AgentType = fresh.constructor === https.Agent ? https.Agent : http.Agent;
@@ -408,12 +457,68 @@ export class ClusterTransport {
   }
 }
 
+/**
+ * An answer's text as callers get it: about Secrets, without the values that the last-applied
+ * annotation copies (no request can leave the annotation out of a metadata-only read).
+ */
+function received(request: ClusterRequest, text: string): string {
+  return isSecretPath(request.path) ? withoutLastAppliedValues(text) : text;
+}
+
+interface PreparedRequest {
+  module: typeof https | typeof http;
+  url: URL;
+  options: https.RequestOptions;
+  credential?: string;
+}
+
 function networkOutcome(error: unknown): HttpOutcome {
   const code = typeof (error as { code?: unknown })?.code === 'string' ? (error as { code: string }).code : 'ENETWORK';
   return { kind: 'network', code, message: errorMessage(error) || code };
 }
 
 const TLS_FIELDS = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername'] as const;
+
+function materialKey(tls: https.AgentOptions, secure: boolean): string {
+  return JSON.stringify([secure, ...TLS_FIELDS.map((k) => {
+    const value: unknown = tls[k];
+    return Buffer.isBuffer(value) ? value.toString('base64') : value;
+  })]);
+}
+
+/**
+ * Why Node cannot make a TLS context of this material, naming the part at fault (each part is
+ * tried alone only once the whole has failed), else undefined. A client certificate or key that
+ * cannot be used is an authentication problem; anything else (a certificate authority) keeps the
+ * server from being reached.
+ */
+function tlsMaterialProblem(material: https.AgentOptions): HttpOutcome | undefined {
+  const failure = (options: tls.SecureContextOptions): unknown => {
+    try {
+      tls.createSecureContext(options);
+      return undefined;
+    } catch (error) {
+      return error ?? new Error('unknown error');
+    }
+  };
+  const whole = failure(material);
+  if (whole === undefined) return undefined;
+  const { ca, cert, key, pfx, passphrase } = material;
+  const parts: [string, string, tls.SecureContextOptions | undefined][] = [
+    ['certificate authority', CLIENT_SETUP, ca !== undefined ? { ca } : undefined],
+    ['client certificate', CLIENT_CREDENTIAL, cert !== undefined ? { cert } : undefined],
+    ['client key', CLIENT_CREDENTIAL, key !== undefined ? { key, ...(passphrase !== undefined ? { passphrase } : {}) } : undefined],
+    ['client certificate and key', CLIENT_CREDENTIAL, cert !== undefined && key !== undefined ? { cert, key, ...(passphrase !== undefined ? { passphrase } : {}) } : undefined],
+    ['client certificate bundle (pfx)', CLIENT_CREDENTIAL, pfx !== undefined ? { pfx, ...(passphrase !== undefined ? { passphrase } : {}) } : undefined],
+  ];
+  // OpenSSL's words without their number: `x509 certificate routines::key values mismatch`.
+  const reason = (error: unknown) => errorMessage(error).replace(/^error:[0-9A-Fa-f]+:/, '');
+  for (const [what, code, options] of parts) {
+    const error = options && failure(options);
+    if (error !== undefined) return { kind: 'network', code, message: redactText(`The ${what} cannot be used: ${reason(error)}.`) };
+  }
+  return { kind: 'network', code: CLIENT_SETUP, message: redactText(`The TLS settings cannot be used: ${reason(whole)}.`) };
+}
 
 function sameMaterial(a: unknown, b: unknown): boolean {
   return Buffer.isBuffer(a) && Buffer.isBuffer(b) ? a.equals(b) : a === b;

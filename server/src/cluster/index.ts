@@ -10,6 +10,6 @@ export { createFactsSource, liveFacts } from './facts';
 export type { FactsSource, FactsTarget, LoadedFacts } from './facts';
 export { dryRunManifestOf, sendDryRun, sentManifest, verifyResource } from './dry-run';
 export type { VerifyAnswer } from './dry-run';
-export { redactText } from './redact';
+export { redactText, withoutUserinfo } from './redact';
 export { kubeconfigPaths } from './kubeconfig';
 export { autoscalersFor, readAutoscalers } from './autoscalers';

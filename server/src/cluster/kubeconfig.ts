@@ -13,6 +13,7 @@ import * as path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import type { Cluster, Context, User } from '@kubernetes/client-node/dist/config_types.js';
 import { parse as parseYaml } from 'yaml';
+import { withoutUserinfo } from './redact';
 import type { ClusterProblem, ClusterResult, ContextSummary, KubeconfigSummary } from './types';
 
 /** A kubeconfig ready to authenticate requests for one context. Internal to the cluster layer. */
@@ -20,6 +21,7 @@ export interface SelectedContext {
   config: KubeConfig;
   summary: KubeconfigSummary;
   context: ContextSummary;
+  /** The server URL as the kubeconfig writes it, userinfo included: for requests, never shown (context.server is). */
   server: string;
   /** The context's namespace, else "default". */
   contextNamespace: string;
@@ -120,13 +122,23 @@ export async function selectLoadedContext(loaded: LoadedKubeconfig, contextName:
     const known = summary.contexts.map((c) => c.name).join(', ') || 'none';
     return configurationProblem(`Context "${name}" is not in the kubeconfig (contexts: ${known}).`);
   }
-  if (!context.server) return configurationProblem(`Context "${name}" refers to cluster "${context.cluster}", which has no server.`);
+  // The summary shows the server without its userinfo; requests go to the URL as written.
+  const cluster = config.getCluster(context.cluster);
+  const server = cluster?.server;
+  if (!context.server || !server) return configurationProblem(`Context "${name}" refers to cluster "${context.cluster}", which has no server.`);
+  // Neither URL is quoted: one that does not parse has no userinfo to leave out.
+  if (!URL.canParse(server) || !/^https?:$/.test(new URL(server).protocol)) {
+    return configurationProblem(`Cluster "${context.cluster}" of context "${name}" has a server that is not an http(s) URL.`);
+  }
+  if (cluster.proxyUrl !== undefined && !URL.canParse(cluster.proxyUrl)) {
+    return configurationProblem(`Cluster "${context.cluster}" of context "${name}" has a proxy-url that is not a URL.`);
+  }
   const inlined = await inlineCredentialFiles(config, context);
   if (!inlined.ok) return inlined;
   config.setCurrentContext(name);
   return {
     ok: true,
-    value: { config, summary, context, server: context.server, contextNamespace: context.namespace || 'default' },
+    value: { config, summary, context, server, contextNamespace: context.namespace || 'default' },
   };
 }
 
@@ -277,7 +289,7 @@ function summarizeContext(context: Context, cluster: Cluster | undefined): Conte
     cluster: context.cluster,
     user: context.user,
     ...(context.namespace ? { namespace: context.namespace } : {}),
-    ...(cluster?.server ? { server: cluster.server } : {}),
+    ...(cluster?.server ? { server: withoutUserinfo(cluster.server) } : {}),
   };
 }
 

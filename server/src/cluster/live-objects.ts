@@ -11,7 +11,8 @@
 // collection falls back to one GET per object of interest, repeated every poll interval.
 //
 // Secrets are read as metadata only (PartialObjectMetadata): managedFields, labels and annotations
-// arrive, `data` and `stringData` never leave the server.
+// arrive, `data` and `stringData` never leave the server, and the copy of them that kubectl's
+// last-applied annotation holds is taken out by the transport before the answer is parsed.
 import { isJsonObject, type JsonObject } from '../core/json';
 import type { Discovery } from './discovery';
 import type { ClusterTransport } from './http';
@@ -644,8 +645,9 @@ class Collection {
 
   /**
    * Every object passes here on arrival: list items get their kind back, and so do metadata-only
-   * answers (which say `PartialObjectMetadata`). A Secret's values never arrive; the copy that a
-   * client-side `kubectl apply` keeps in the last-applied annotation does, and is dropped here.
+   * answers (which say `PartialObjectMetadata`). A Secret's values never arrive, and the transport
+   * has taken them out of the last-applied annotation; redactSecret holds to both whatever the
+   * server answered.
    */
   private arrived(object: JsonObject): JsonObject {
     if (readsMetadataOnly(this.resource)) {

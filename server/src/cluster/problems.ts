@@ -108,6 +108,11 @@ export function uniqueCauses(raw: JsonValue | undefined): ConflictCause[] {
   return causes;
 }
 
+/** The request's client certificate or key cannot be used (the transport checks them before sending). */
+export const CLIENT_CREDENTIAL = 'CLIENT_CREDENTIAL';
+/** The request could not be made with the kubeconfig's settings (a certificate authority, the server URL). */
+export const CLIENT_SETUP = 'CLIENT_SETUP';
+
 // Network error codes that mean "the server could not be reached" rather than "it said no".
 const UNREACHABLE_CODES = new Set([
   'ECONNREFUSED',
@@ -120,6 +125,7 @@ const UNREACHABLE_CODES = new Set([
   'EPIPE',
   'ECONNABORTED',
   'EADDRNOTAVAIL',
+  CLIENT_SETUP,
 ]);
 
 /**
@@ -133,7 +139,7 @@ export function classifyFailure(outcome: HttpOutcome, purpose: RequestPurpose): 
 function describeFailure(outcome: HttpOutcome, purpose: RequestPurpose): ClusterProblem {
   const request = `${purpose.method} ${purpose.path}`;
   if (outcome.kind === 'network') {
-    if (outcome.code === 'EXEC_CREDENTIAL') {
+    if (outcome.code === 'EXEC_CREDENTIAL' || outcome.code === CLIENT_CREDENTIAL) {
       return { kind: 'unauthenticated', message: outcome.message, code: outcome.code, request };
     }
     const unreachable = UNREACHABLE_CODES.has(outcome.code) || outcome.code.startsWith('ERR_TLS') || /CERT|SSL/.test(outcome.code);

@@ -11,6 +11,37 @@ export function isSecretResource(group: string, resource: string): boolean {
   return group === '' && resource === 'secrets';
 }
 
+/** Whether a request path is about Secrets: their collection, in a namespace or all, or one of them. */
+export function isSecretPath(path: string): boolean {
+  return /^\/api\/v1\/(?:namespaces\/[^/]+\/)?secrets(?:[/?]|$)/.test(path);
+}
+
+/**
+ * The last-applied annotation as a member of an object in JSON text: the key (as the API server
+ * writes it), then its value, a string literal. Nothing inside a string can match: a quote there is
+ * escaped, and after a string's closing quote JSON allows no letter.
+ */
+const LAST_APPLIED_MEMBER = /([{,]\s*"kubectl\.kubernetes\.io\/last-applied-configuration"\s*:\s*)"((?:[^"\\]|\\.)*)"/g;
+
+/**
+ * An answer about Secrets, as JSON text, with the values in each last-applied annotation removed
+ * before anything parses it. A metadata-only read still carries the annotations, and a client-side
+ * `kubectl apply` keeps a whole copy of the Secret in this one; no read of the API can leave it
+ * out. Only the annotation's own text is decoded, to keep what it says of the fields' names.
+ */
+export function withoutLastAppliedValues(json: string): string {
+  if (!json.includes(LAST_APPLIED)) return json;
+  return json.replace(LAST_APPLIED_MEMBER, (_member, head: string, literal: string) => {
+    let text: unknown;
+    try {
+      text = JSON.parse(`"${literal}"`);
+    } catch {
+      // Not a string literal after all: nothing of it is kept.
+    }
+    return `${head}${JSON.stringify(typeof text === 'string' ? redactLastApplied(text) : '{}')}`;
+  });
+}
+
 /**
  * A copy of a Secret without its values: `data`/`stringData` are dropped, and so are they inside
  * the last-applied annotation, where `kubectl apply` keeps a second copy of them.
@@ -71,10 +102,28 @@ export function rememberSecrets(...values: (string | Buffer | null | undefined)[
   }
 }
 
+/**
+ * `scheme://user:password@` in a URL: the authority up to its last `@` (a password may hold an
+ * unescaped one; WHATWG's URL parser splits at the last), never past the first `/`, `?` or `#`.
+ */
+const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#\\"'<>@]*(?:@[^\s/?#\\"'<>@]*)*@/gi;
+
+/**
+ * A URL as the product shows or saves it: without its userinfo. A kubeconfig's server (or proxy)
+ * may carry a password (`https://alice:secret@host`) or a token as the user name; requests still
+ * send it, as kubectl does, but no message, status, report or snapshot repeats it. Every server URL
+ * that leaves the cluster layer passes here, and redactText strips userinfo from any text.
+ */
+export function withoutUserinfo(url: string): string {
+  return url.replace(USERINFO, '$1');
+}
+
 // Names whose value is a credential, in `name=value`, `name: value`, `"name": "value"` forms.
 const SENSITIVE_NAME = String.raw`(?:[A-Za-z0-9_-]*(?:token|secret|password|passwd|pwd|credential|api[_-]?key|private[_-]?key|client[_-]?key(?:[_-]data)?|access[_-]?key|cookie|session)[A-Za-z0-9_-]*|authorization|auth)`;
 const SCHEME = String.raw`(?:(?:Bearer|Basic|Negotiate|Token)\s+)?`;
 const PATTERNS: [RegExp, string | ((...groups: string[]) => string)][] = [
+  // A URL's userinfo (a password, or a token as the user name): the URL stays, the userinfo goes.
+  [USERINFO, '$1'],
   // PEM blocks of private keys, whole.
   [/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g, REDACTED],
   // JSON: "token": "value"

@@ -3,21 +3,24 @@
 // `immutable`, which, once true, freezes `data` and itself (the server's ValidateSecretUpdate,
 // k8s.io/kubernetes pkg/apis/core/validation). Each is learned with one request whose answer holds
 // no value either:
-// - `type`: a GET of the Secret as a Table (`as=Table`, `includeObject=Metadata`). The server's
-//   printer for Secrets gives Name, Type, Data (a count of keys) and Age; the row's object is
-//   metadata only, and its uid says which incarnation the row is of.
+// - `type`: a GET of the Secret as a Table without its object (`as=Table`, `includeObject=None`).
+//   The server's printer for Secrets gives Name, Type, Data (a count of keys) and Age; the Table's
+//   resourceVersion is the Secret's, so it says which version (and so which incarnation: a
+//   resourceVersion is never reused) the row is of. With the object, the row would carry the
+//   Secret's annotations, where a client-side `kubectl apply` keeps a copy of every value.
 // - `immutable`: a dry-run JSON Patch of two `test` operations, the Secret's uid and then
-//   `/immutable` equal to true, answered as metadata only. It succeeds (and changes nothing) only
-//   when that Secret is immutable; a 422 Invalid means a test failed. Asked only when some
-//   manager's fields record `immutable`, or no fields are recorded at all: otherwise nobody set it.
+//   `/immutable` equal to true, answered as a Table without the object, for the same reason. It
+//   succeeds (and changes nothing) only when that Secret is immutable; a 422 Invalid means a test
+//   failed. Asked only when some manager's fields record `immutable`, or no fields are recorded at
+//   all: otherwise nobody set it.
 //
 // A type is the object's for its life and an immutable Secret stays immutable, so both answers are
-// kept per uid; "not immutable" holds for the resourceVersion it was asked at. A failed read leaves
+// kept per uid; "not immutable" holds for the resourceVersion it was asked at, and so does a type
+// that could not be told because the Secret had changed since it was read. A failed read leaves
 // the field unknown (the prediction then says nothing of it, as before); it is asked again after a
 // pause, and at once after Refresh. A 403 is no health problem: many users may not patch Secrets.
-import { isJsonObject, type JsonObject } from '../core/json';
+import { isJsonObject, type JsonObject, type JsonValue } from '../core/json';
 import type { ClusterTransport } from './http';
-import { metadataOnly } from './live-objects';
 import { objectPath } from './names';
 import { parseJson, parseStatus } from './problems';
 import type { ApiResourceInfo, Disposable } from './types';
@@ -37,7 +40,8 @@ export interface SecretFieldsLookup {
 type Answer<T> = { readonly state: 'known'; readonly value: T } | { readonly state: 'unknown'; readonly at: number; readonly forbidden: boolean };
 
 interface Entry {
-  type?: Answer<string>;
+  /** Keyed by the resourceVersion it was asked at: a Table of a later version tells nothing of this one. */
+  type?: Answer<string> & { readonly resourceVersion: string };
   typeReading?: Promise<void>;
   /** Keyed by the resourceVersion it was asked at; `true` holds for every later one. */
   immutable?: Answer<boolean> & { readonly resourceVersion: string };
@@ -62,7 +66,7 @@ export class SecretFields implements SecretFieldsLookup {
     const id = identity(live);
     if (!id) return live;
     const entry = this.entryFor(id.uid);
-    if (this.shouldAsk(entry.type) && !entry.typeReading) void this.readType(resource, id, entry);
+    if (this.shouldAskType(entry, id.resourceVersion) && !entry.typeReading) void this.readType(resource, id, entry);
     if (mayBeImmutable(live) && this.shouldAskImmutable(entry, id.resourceVersion) && !entry.immutableReading) void this.readImmutable(resource, id, entry);
     return this.enriched(live, entry, id.resourceVersion);
   }
@@ -110,14 +114,22 @@ export class SecretFields implements SecretFieldsLookup {
     return answer.state === 'unknown' && !answer.forbidden && Date.now() - answer.at >= RETRY_AFTER_MS;
   }
 
-  /**
-   * Whether to ask if the Secret is immutable: never once it is (it cannot be unset); at once when
-   * the answer held is about an older resourceVersion (the object changed since), unless the user
-   * may not read the answer at all; otherwise as any answer is asked again (shouldAsk).
-   */
+  /** Whether to ask for the type: never once known (it cannot change), else as shouldAskAgain says. */
+  private shouldAskType(entry: Entry, resourceVersion: string): boolean {
+    return entry.type?.state !== 'known' && this.shouldAskAgain(entry.type, resourceVersion);
+  }
+
+  /** Whether to ask if the Secret is immutable: never once it is (it cannot be unset), else as shouldAskAgain says. */
   private shouldAskImmutable(entry: Entry, resourceVersion: string): boolean {
     const held = entry.immutable;
-    if (held?.state === 'known' && held.value) return false;
+    return !(held?.state === 'known' && held.value) && this.shouldAskAgain(held, resourceVersion);
+  }
+
+  /**
+   * At once when the answer held is about an older resourceVersion (the object changed since),
+   * unless the user may not read the answer at all; otherwise as any answer is asked again (shouldAsk).
+   */
+  private shouldAskAgain(held: (Answer<unknown> & { readonly resourceVersion: string }) | undefined, resourceVersion: string): boolean {
     const refused = held?.state === 'unknown' && held.forbidden;
     const aboutAnOlderVersion = held !== undefined && held.resourceVersion !== resourceVersion;
     if (aboutAnOlderVersion && !refused) return !this.disposed;
@@ -151,14 +163,14 @@ export class SecretFields implements SecretFieldsLookup {
     const reading = (async () => {
       const path = objectPath(resource, id.namespace, id.name);
       if (!path.ok) return unknown(false);
-      const outcome = await this.transport.send({ method: 'GET', path: path.value, query: { includeObject: 'Metadata' }, accept: secretTable, purpose: { verb: 'get', resource: 'secrets', namespace: id.namespace, optional: true } });
+      const outcome = await this.transport.send({ method: 'GET', path: path.value, query: { includeObject: 'None' }, accept: secretTable, purpose: { verb: 'get', resource: 'secrets', namespace: id.namespace, optional: true } });
       if (outcome.kind !== 'response' || outcome.status !== 200) return unknown(outcome.kind === 'response' && outcome.status === 403);
-      const type = tableType(parseJson(outcome.body), id.uid);
+      const type = tableType(parseJson(outcome.body), id.resourceVersion);
       return type === undefined ? unknown(false) : ({ state: 'known', value: type } as const);
     })().then((answer) => {
       entry.typeReading = undefined;
       if (this.disposed) return;
-      entry.type = answer;
+      entry.type = { ...answer, resourceVersion: id.resourceVersion };
       if (answer.state === 'known') this.settle(id);
     });
     entry.typeReading = reading;
@@ -179,15 +191,13 @@ export class SecretFields implements SecretFieldsLookup {
         path: path.value,
         contentType: 'application/json-patch+json',
         body,
-        accept: metadataOnly.object,
+        query: { includeObject: 'None' },
+        accept: secretTable,
         purpose: { verb: 'patch', resource: 'secrets', namespace: id.namespace, optional: true },
       });
       if (outcome.kind !== 'response') return unknown(false);
-      if (outcome.status === 200) {
-        const answer = parseJson(outcome.body);
-        const uid = isJsonObject(answer) && isJsonObject(answer.metadata) ? answer.metadata.uid : undefined;
-        return uid === id.uid ? { state: 'known', value: true } : unknown(false);
-      }
+      // Both tests held, the uid's among them: this incarnation is immutable.
+      if (outcome.status === 200) return isTable(parseJson(outcome.body)) ? { state: 'known', value: true } : unknown(false);
       // A failed test is a 422 Invalid that does not say which test failed: not immutable, or
       // another incarnation (which is asked about under its own uid), where nothing is judged anyway.
       if (outcome.status === 422 && parseStatus(outcome.body)?.reason === 'Invalid') return { state: 'known', value: false };
@@ -230,14 +240,18 @@ export function mayBeImmutable(live: JsonObject): boolean {
   return recorded.some((e) => isJsonObject(e) && isJsonObject(e.fieldsV1) && 'f:immutable' in e.fieldsV1);
 }
 
-/** The Type cell of the one row of a Secret's Table, when the row is of the incarnation `uid`. */
-export function tableType(table: unknown, uid: string): string | undefined {
-  if (!isJsonObject(table) || table.kind !== 'Table' || !Array.isArray(table.columnDefinitions) || !Array.isArray(table.rows) || table.rows.length !== 1) return undefined;
+function isTable(answer: unknown): answer is JsonObject & { columnDefinitions: JsonValue[]; rows: JsonValue[] } {
+  return isJsonObject(answer) && answer.kind === 'Table' && Array.isArray(answer.columnDefinitions) && Array.isArray(answer.rows);
+}
+
+/** The Type cell of the one row of a Secret's Table, when the Table is of the version `resourceVersion`. */
+export function tableType(table: unknown, resourceVersion: string): string | undefined {
+  if (!isTable(table) || table.rows.length !== 1) return undefined;
+  const version = isJsonObject(table.metadata) ? table.metadata.resourceVersion : undefined;
+  if (!resourceVersion || version !== resourceVersion) return undefined;
   const column = table.columnDefinitions.findIndex((c) => isJsonObject(c) && c.name === 'Type');
   const row = table.rows[0];
   if (column < 0 || !isJsonObject(row) || !Array.isArray(row.cells)) return undefined;
-  const object = isJsonObject(row.object) && isJsonObject(row.object.metadata) ? row.object.metadata : undefined;
-  if (object?.uid !== uid) return undefined;
   const type = row.cells[column];
   return typeof type === 'string' ? type : undefined;
 }

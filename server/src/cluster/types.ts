@@ -176,7 +176,8 @@ export type { ConflictCause };
 
 /**
  * The server's answer to a dry run.
- * - accepted: the would-be object (useful to see which fields an apply would remove);
+ * - accepted: the would-be object (useful to see which fields an apply would remove); for a Secret
+ *   only its name and would-be resourceVersion (its values are never asked for, nor their copies);
  * - conflict: a 409, with `conflict` telling which of the three 409s it is, and the de-duplicated causes;
  * - rejected: anything else (403, 422 Invalid, 400, kind not served, unreachable, ...).
  */

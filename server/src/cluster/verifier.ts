@@ -7,16 +7,18 @@
 // (apiserver/pkg/endpoints/handlers/patch.go), so its 409 causes are exactly a real apply's.
 //
 // The server answers an accepted dry run with the would-be object. For a Secret that object holds
-// the values (the manifest's, merged with the live ones it does not set), so a Secret's dry run asks
-// for the metadata-only form of the answer (PartialObjectMetadata): its values never come back.
+// the values (the manifest's, merged with the live ones it does not set), and its metadata holds
+// them again when a client-side `kubectl apply` wrote the last-applied annotation, so a Secret's dry
+// run asks for a Table without the object (secret-fields.ts's form): its values never come back,
+// and an accepted answer is only the Secret's name and the would-be resourceVersion.
 import { isJsonObject, type JsonObject } from '../core/json';
 import type { Discovery } from './discovery';
 import type { ClusterTransport, DryRunWrite } from './http';
-import { metadataOnly, readsMetadataOnly } from './live-objects';
+import { readsMetadataOnly } from './live-objects';
 import { checkObjectName, collectionPath, objectPath } from './names';
 import { classifyFailure, parseJson, parseStatus } from './problems';
 import { qualifiedResource } from '../core/ssa/messages';
-import { redactSecret } from './redact';
+import { secretTable } from './secret-fields';
 import type { ApiResourceInfo, ClusterResult, DryRunOutcome } from './types';
 
 export interface DryRunApplyOptions {
@@ -145,14 +147,14 @@ export class Verifier {
   }
 
   private async send(request: DryRunWrite, resource: ApiResourceInfo, namespace: string, verb: string): Promise<DryRunOutcome> {
-    const metadataOnlyAnswer = readsMetadataOnly(resource);
-    const outcome = await this.transport.send(metadataOnlyAnswer ? { ...request, accept: metadataOnly.object } : request);
+    const tableAnswer = readsMetadataOnly(resource);
+    const outcome = await this.transport.send(tableAnswer ? { ...request, query: { ...request.query, includeObject: 'None' }, accept: secretTable } : request);
     if (outcome.kind === 'response' && outcome.status >= 200 && outcome.status < 300) {
       const body = parseJson(outcome.body);
-      if (isJsonObject(body)) {
-        // The metadata-only answer names itself PartialObjectMetadata: give it its kind back.
-        return { outcome: 'accepted', object: metadataOnlyAnswer ? redactSecret({ ...body, apiVersion: resource.apiVersion, kind: resource.kind }) : body };
-      }
+      if (tableAnswer && isJsonObject(body) && body.kind === 'Table') return { outcome: 'accepted', object: tableIdentity(resource, namespace, body) };
+      if (!tableAnswer && isJsonObject(body)) return { outcome: 'accepted', object: body };
+      // Another answer than the one asked for is not quoted: for a Secret, it may hold the values.
+      if (tableAnswer) return { outcome: 'rejected', problem: { kind: 'other', message: `The server did not answer the dry run of ${qualifiedResource(resource)} as a Table.`, httpStatus: outcome.status }, causes: [] };
     }
     if (outcome.kind === 'response' && outcome.status === 409) {
       const status = parseStatus(outcome.body);
@@ -190,6 +192,18 @@ export function conflictKind(reason: string, message: string, causeCount: number
   if (/UID in precondition|uid mismatch/i.test(message)) return 'uid';
   if (/the object has been modified/.test(message)) return 'resourceVersion';
   return 'other';
+}
+
+/** What a Table without the object says of the one object it is about: its name and resourceVersion. */
+function tableIdentity(resource: ApiResourceInfo, namespace: string, table: JsonObject): JsonObject {
+  const row = Array.isArray(table.rows) && isJsonObject(table.rows[0]) ? table.rows[0] : undefined;
+  const name = row && Array.isArray(row.cells) && typeof row.cells[0] === 'string' ? row.cells[0] : undefined;
+  const resourceVersion = isJsonObject(table.metadata) && typeof table.metadata.resourceVersion === 'string' ? table.metadata.resourceVersion : undefined;
+  return {
+    apiVersion: resource.apiVersion,
+    kind: resource.kind,
+    metadata: { ...(name !== undefined ? { name } : {}), ...(namespace ? { namespace } : {}), ...(resourceVersion !== undefined ? { resourceVersion } : {}) },
+  };
 }
 
 function looksLikeJson(text: string): boolean {

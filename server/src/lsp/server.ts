@@ -3,7 +3,6 @@
 // (handlers/: each looks up a document and delegates to core/ and cluster/). Nothing here knows
 // Kubernetes, and nothing is kept at module level: every piece of state belongs to a connection.
 import { createConnection, DidChangeWatchedFilesNotification, FileChangeType, ProposedFeatures, TextDocumentSyncKind, type Connection } from 'vscode-languageserver/node';
-import type { InitializationOptions } from '../protocol';
 import { codeActionKinds } from './code-actions';
 import { serveCodeActions } from './handlers/code-actions';
 import { serveCodeLenses } from './handlers/code-lens';
@@ -25,7 +24,8 @@ export interface ServerOptions {
   /**
    * Started by an editor's own configuration (`kube-conflict-hints lsp`), not by the VS Code
    * extension: the user who wrote that configuration chose to run it, so a client that says nothing
-   * about workspace trust gets cluster access. A client that says `clusterAccess: false` still gets none.
+   * about workspace trust gets cluster access. A client that says anything but `clusterAccess: true`
+   * (`false`, `"false"`, `null`) still gets none.
    */
   standalone?: boolean;
 }
@@ -77,7 +77,7 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
   serveRequests({ connection, commands: new Commands(connection), workspace, refresh, dryRuns, rendered, env });
 
   connection.onInitialize((params) => {
-    workspace.initialize((params.initializationOptions ?? {}) as Partial<InitializationOptions>, serverOptions.standalone === true);
+    workspace.initialize(params.initializationOptions, serverOptions.standalone === true);
     // Rendering reads and runs only inside the folders the editor opened.
     workspace.sourceFiles.setFolders(params.workspaceFolders ? params.workspaceFolders.map((f) => f.uri) : params.rootUri ? [params.rootUri] : []);
     watchFolders = params.capabilities.workspace?.workspaceFolders === true;

@@ -20,7 +20,7 @@
 // `initializationOptions`, which are written where the server's own command is: whoever can set
 // them could already choose the command. From the other two sources they are ignored, once said.
 import { MessageType, ShowMessageNotification, type Connection, type InitializeParams } from 'vscode-languageserver/node';
-import { sanitizeSettings, settingsSection, type Settings } from '../protocol';
+import { sanitizeSettings, settingsSection, statedTrust, type Settings } from '../protocol';
 
 type RawSettings = Record<string, unknown>;
 
@@ -48,8 +48,8 @@ export class SettingsSources {
   initialize(params: InitializeParams): void {
     this.canAsk = params.capabilities.workspace?.configuration === true;
     this.initial = sectionOf(params.initializationOptions) ?? {};
-    const options = params.initializationOptions as Record<string, unknown> | null | undefined;
-    this.trustStated = typeof options?.clusterAccess === 'boolean';
+    const trust = statedTrust(params.initializationOptions);
+    this.trustStated = trust === 'trusted' || trust === 'untrusted';
   }
 
   /** Called after the settings may have changed (a didChangeConfiguration notification). */

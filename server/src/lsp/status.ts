@@ -3,7 +3,7 @@
 // commands: the last one a manifest or a command asked for.
 import type { Connection } from 'vscode-languageserver/node';
 import { redactText, type ClusterHealthReport } from '../cluster';
-import { notifications, sendNotification, type StatusParams } from '../protocol';
+import { notifications, sendNotification, type StatedTrust, type StatusParams } from '../protocol';
 import type { Session } from './session';
 
 export class StatusReporter {
@@ -16,11 +16,14 @@ export class StatusReporter {
   constructor(private readonly connection: Connection) {}
 
   /** Before any session: what the trust the editor stated allows. */
-  started(access: { clusterAccess: boolean; trustStated: boolean }): void {
+  started(access: { clusterAccess: boolean; trust: StatedTrust }): void {
     if (!access.clusterAccess) {
-      const detail = access.trustStated
-        ? 'Untrusted workspace: no cluster is contacted.'
-        : 'The editor did not say that this workspace is trusted: no cluster is contacted.';
+      const detail =
+        access.trust === 'untrusted'
+          ? 'Untrusted workspace: no cluster is contacted.'
+          : access.trust === 'garbled'
+            ? 'The editor\'s clusterAccess is neither true nor false: no cluster is contacted.'
+            : 'The editor did not say that this workspace is trusted: no cluster is contacted.';
       this.send({ health: 'disabled', context: '', detail });
       return;
     }

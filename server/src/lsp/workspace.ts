@@ -5,7 +5,7 @@
 import { TextDocuments } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { namedObject, rangeContains, type ManifestResource, type Position } from '../core/manifest/manifest';
-import type { InitializationOptions, Settings, SyntaxServices } from '../protocol';
+import { statedTrust, type InitializationOptions, type Settings, type StatedTrust, type SyntaxServices } from '../protocol';
 import { DocumentAnalyzer, reportsSyntax, type AnalyzedResource, type DocumentAnalysis } from './document-analysis';
 import { stalenessOf } from './stale';
 import { Sessions, type Session, type SessionEvents } from './session';
@@ -22,7 +22,7 @@ export class Workspace {
   private readonly kinds = new Map<string, { version: number; generation: number; file: Promise<ClassifiedFile> }>();
   private kindGeneration = 0;
   // Fails closed: only an editor that says the workspace is trusted gets cluster access.
-  private access = { clusterAccess: false, trustStated: false };
+  private access: { clusterAccess: boolean; trust: StatedTrust } = { clusterAccess: false, trust: 'unstated' };
   /** Other language services that already report syntax errors, by language id. */
   private syntaxServices: SyntaxServices = {};
 
@@ -36,21 +36,23 @@ export class Workspace {
   }
 
   /**
-   * What the client said at start-up. `standalone`: started by an editor's own configuration, whose
-   * user chose to run it, so a client that says nothing about trust gets cluster access.
+   * What the client said at start-up (its initializationOptions, as sent). `standalone`: started by
+   * an editor's own configuration, whose user chose to run it, so a client that says nothing about
+   * trust gets cluster access; one that says anything but `true` gets none (statedTrust).
    */
-  initialize(options: Partial<InitializationOptions>, standalone: boolean): void {
-    const trustStated = typeof options.clusterAccess === 'boolean';
-    this.syntaxServices = sanitizeSyntaxServices(options.syntaxServices);
-    this.access = { trustStated, clusterAccess: trustStated ? options.clusterAccess === true : standalone };
+  initialize(options: unknown, standalone: boolean): void {
+    const trust = statedTrust(options);
+    this.syntaxServices = sanitizeSyntaxServices((options as Partial<InitializationOptions> | null | undefined)?.syntaxServices);
+    this.access = { trust, clusterAccess: trust === 'trusted' || (trust === 'unstated' && standalone) };
   }
 
   get clusterAccess(): boolean {
     return this.access.clusterAccess;
   }
 
-  get trustStated(): boolean {
-    return this.access.trustStated;
+  /** What the client said of trust (the status says why there is no access). */
+  get trust(): StatedTrust {
+    return this.access.trust;
   }
 
   /** The syntax-reporting language services changed (whatever the client sent). */
