@@ -493,8 +493,9 @@ export class RenderedSources implements DocumentSource {
   }
 
   private targetsOf(file: ClassifiedFile, settings: Settings, session: Session, overlays: readonly string[]): TargetSpec[] {
-    const tools: RenderSettings = { ...(settings.helmPath ? { helm: settings.helmPath } : {}), ...(settings.kustomizePath ? { kustomize: settings.kustomizePath } : {}) };
     const folder = file.folder!;
+    // The workspace folder is the checked one: no tool is taken from it by name.
+    const tools: RenderSettings = { ...(settings.helmPath ? { helm: settings.helmPath } : {}), ...(settings.kustomizePath ? { kustomize: settings.kustomizePath } : {}), workspace: folder };
     if (file.kind.kind === 'helm-chart') {
       const chart = this.topChart(file.kind.chart);
       const namespace = session.connection.defaultNamespace || 'default';

@@ -14,7 +14,7 @@ import { parseManifestText, type ManifestResource } from '../core/manifest/manif
 import { helmSourceMap } from '../core/sources/helm-map';
 import type { RenderTarget } from '../core/sources/source-map';
 import type { RenderProblem, RenderResult, RenderSettings } from './renderer';
-import { runTool } from './run-tool';
+import { runTool, toolOptions } from './run-tool';
 
 export interface HelmRenderRequest {
   /** The chart folder (the one holding Chart.yaml). */
@@ -54,7 +54,7 @@ const MAX_FILE_BYTES = 4 * 1024 * 1024;
 /** Which Helm the binary is, and so how it sends objects. */
 export async function helmApplyMode(settings: RenderSettings): Promise<{ ok: true; helm: HelmApplyMode } | { ok: false; problem: RenderProblem }> {
   const command = settings.helm || 'helm';
-  const ran = await runTool({ command, args: ['version', '--template', '{{.Version}}'], cwd: process.cwd(), timeoutMs: settings.timeoutMs ?? 20_000, ...(settings.env ? { env: settings.env } : {}) });
+  const ran = await runTool({ command, args: ['version', '--template', '{{.Version}}'], cwd: process.cwd(), ...toolOptions(settings), timeoutMs: settings.timeoutMs ?? 20_000 });
   if (!ran.ok) return { ok: false, problem: ran.problem };
   const version = ran.stdout.trim();
   const major = /^v?(\d+)\./.exec(version)?.[1];
@@ -81,7 +81,7 @@ export async function renderHelm(request: HelmRenderRequest, settings: RenderSet
   const args = ['template', release, root, '--namespace', request.namespace, ...valuesFiles.flatMap((f) => ['--values', f])];
   // Chart tests run only on `helm test`: they are never part of what an install or upgrade sends.
   args.push('--skip-tests');
-  const ran = await runTool({ command, args, cwd: root, ...(settings.timeoutMs ? { timeoutMs: settings.timeoutMs } : {}), ...(settings.env ? { env: settings.env } : {}) });
+  const ran = await runTool({ command, args, cwd: root, ...toolOptions(settings) });
   if (!ran.ok) return { ok: false, problem: ran.problem };
 
   const files = readChartFiles(root);
@@ -96,7 +96,7 @@ export async function renderHelm(request: HelmRenderRequest, settings: RenderSet
     const annotations = (r.object.metadata as { annotations?: Record<string, unknown> } | undefined)?.annotations;
     if (annotations && typeof annotations === 'object' && 'helm.sh/hook' in annotations) hooks.add(r.documentIndex);
   }
-  const notes = hooks.size > 0 ? [`${hooks.size} hook object${hooks.size === 1 ? '' : 's'} (helm.sh/hook) not checked: Helm creates them at hook time, not with the release`] : [];
+  const notes = [...ran.notes, ...(hooks.size > 0 ? [`${hooks.size} hook object${hooks.size === 1 ? '' : 's'} (helm.sh/hook) not checked: Helm creates them at hook time, not with the release`] : [])];
   const shown = ['helm', ...args.slice(0, 3).map((a, i) => (i === 2 ? path.relative(process.cwd(), root) || '.' : a)), ...args.slice(3)].join(' ');
   return { ok: true, text: ran.stdout, sourceMap, notes, command: shown, release, namespace: request.namespace, helm: mode.helm, resources, hooks };
 }

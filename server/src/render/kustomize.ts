@@ -12,7 +12,7 @@ import { identityOf, kustomizationFileIn, kustomizeSourceMap, parseKustomizeOrig
 import type { RenderTarget } from '../core/sources/source-map';
 import { parseManifestText } from '../core/manifest/manifest';
 import type { Renderer, RenderResult, RenderSettings } from './renderer';
-import { runTool, type ToolResult } from './run-tool';
+import { runTool, toolOptions, type ToolResult } from './run-tool';
 import { isDirectory, toSlashes } from './paths';
 
 /** A source file larger than this is not read for the map (the command line's own file limit). */
@@ -46,7 +46,7 @@ export async function renderKustomization(target: RenderTarget, settings: Render
   let tool: Tool | undefined;
   const missing: string[] = [];
   for (const t of toolsFor(settings)) {
-    plain = await runTool({ command: t.command, args: t.args(root), cwd: root, ...(settings.timeoutMs ? { timeoutMs: settings.timeoutMs } : {}), ...(settings.env ? { env: settings.env } : {}) });
+    plain = await runTool({ command: t.command, args: t.args(root), cwd: root, ...toolOptions(settings) });
     if (plain.ok || plain.problem.kind !== 'not-installed') {
       tool = t;
       break;
@@ -61,7 +61,7 @@ export async function renderKustomization(target: RenderTarget, settings: Render
 
   const origins = await buildOrigins(tool, root, settings);
   const rendered = parseManifestText(plain.stdout).resources;
-  const notes: string[] = [];
+  const notes: string[] = [...plain.notes];
   // Pair the two builds by position, as long as the identities agree (they are the same build, with
   // annotations added); else by identity.
   const byIdentity = new Map(origins.map((o) => [o.identity, o.origin]));
@@ -78,7 +78,7 @@ async function buildOrigins(tool: Tool, root: string, settings: RenderSettings):
     // kustomize refuses an absolute path as a resource; a relative one may lead anywhere.
     const relative = toSlashes(path.relative(wrapper, root));
     fs.writeFileSync(path.join(wrapper, 'kustomization.yaml'), `resources:\n- ${JSON.stringify(relative)}\nbuildMetadata:\n- originAnnotations\n`, { mode: 0o600 });
-    const annotated = await runTool({ command: tool.command, args: tool.args(wrapper), cwd: root, ...(settings.timeoutMs ? { timeoutMs: settings.timeoutMs } : {}), ...(settings.env ? { env: settings.env } : {}) });
+    const annotated = await runTool({ command: tool.command, args: tool.args(wrapper), cwd: root, ...toolOptions(settings) });
     return annotated.ok ? parseKustomizeOrigins(annotated.stdout, toSlashes(wrapper)) : [];
   } catch {
     return [];

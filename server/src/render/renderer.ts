@@ -20,6 +20,11 @@ export interface RenderSettings {
   readonly timeoutMs?: number;
   /** The environment the tool runs in (default: this process's). */
   readonly env?: NodeJS.ProcessEnv;
+  /**
+   * The folder being checked (the editor's workspace folder, the command line's search root): a
+   * tool is never taken from it by its name.
+   */
+  readonly workspace?: string;
 }
 
 export type RenderProblem =
