@@ -50,6 +50,8 @@ export type HelmRenderResult =
 /** A chart folder and its subcharts hold a few hundred files at most; more is not a chart. */
 const MAX_CHART_FILES = 2000;
 const MAX_FILE_BYTES = 4 * 1024 * 1024;
+/** Entries looked at for links out of a chart: far more than a chart holds, a bound on a hostile one. */
+const MAX_LINK_SCAN = 20_000;
 
 /** Which Helm the binary is, and so how it sends objects. */
 export async function helmApplyMode(settings: RenderSettings): Promise<{ ok: true; helm: HelmApplyMode } | { ok: false; problem: RenderProblem }> {
@@ -76,6 +78,13 @@ export async function renderHelm(request: HelmRenderRequest, settings: RenderSet
   }
   const mode = await helmApplyMode(settings);
   if (!mode.ok) return mode;
+  // Helm reads every file of the chart folder, following links (its sympath.Walk), and a template
+  // may print any of them (`.Files.Get`): a link that leads out of the chart would put whatever it
+  // names into the output, and so into the findings. Such a chart is not rendered.
+  const out = linksOutOf(root);
+  if (out.length > 0) {
+    return { ok: false, problem: { kind: 'refused', command, message: `${out[0]}${out.length > 1 ? ` (and ${out.length - 1} more)` : ''}` } };
+  }
 
   const valuesFiles = (request.valuesFiles ?? []).map((f) => path.resolve(f));
   const args = ['template', release, root, '--namespace', request.namespace, ...valuesFiles.flatMap((f) => ['--values', f])];
@@ -133,6 +142,58 @@ export function readChartFiles(root: string): Map<string, string> {
   };
   visit(root, 0);
   return files;
+}
+
+/**
+ * The links in the chart folder (its subcharts and hidden folders included: helm loads them all)
+ * that lead out of it, as `name → where`; a chart too large to look through is one entry.
+ */
+export function linksOutOf(root: string): string[] {
+  let real: string;
+  try {
+    real = fs.realpathSync(root);
+  } catch {
+    return [];
+  }
+  const inside = (p: string) => p === real || p.startsWith(`${real}${path.sep}`);
+  const out: string[] = [];
+  let seen = 0;
+  const visit = (dir: string, depth: number): void => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      if (++seen > MAX_LINK_SCAN) return;
+      const p = path.join(dir, e.name);
+      if (e.isSymbolicLink()) {
+        let target: string | undefined;
+        try {
+          target = fs.realpathSync(p);
+        } catch {
+          // A dangling link: helm says so itself.
+        }
+        // Said with the link's own text: where it really leads is not the repository's to learn.
+        if (target !== undefined && !inside(target)) out.push(`${toSlash(path.relative(root, p))} is a link out of the chart (${JSON.stringify(linkText(p))})`);
+      } else if (e.isDirectory() && depth < 64) {
+        // A linked folder that stays inside is walked as itself.
+        visit(p, depth + 1);
+      }
+    }
+  };
+  visit(root, 0);
+  if (seen > MAX_LINK_SCAN) out.push(`the chart folder holds more than ${MAX_LINK_SCAN} entries`);
+  return out;
+}
+
+function linkText(p: string): string {
+  try {
+    return fs.readlinkSync(p);
+  } catch {
+    return '?';
+  }
 }
 
 function readSmall(file: string): string | undefined {

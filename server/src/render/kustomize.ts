@@ -38,10 +38,13 @@ function toolsFor(settings: RenderSettings): Tool[] {
 
 export async function renderKustomization(target: RenderTarget, settings: RenderSettings): Promise<RenderResult> {
   const root = target.root;
-  const read = readKustomizationFiles(root);
-  if (kustomizationFileIn(toSlashes(root), read) === undefined) {
+  const { files: read, refused } = readKustomization(root, settings.workspace);
+  if (kustomizationFileIn(toSlashes(root), read) === undefined && refused.length === 0) {
     return { ok: false, problem: { kind: 'invalid-target', command: 'kustomize', message: `no kustomization.yaml in ${root}` } };
   }
+  // Not built at all: kustomize refuses most of these itself, but a folder outside the checked one
+  // it would build, and what it printed would then be shown.
+  if (refused.length > 0) return { ok: false, problem: { kind: 'refused', command: 'kustomize', message: `${refused[0]}${refused.length > 1 ? ` (and ${refused.length - 1} more)` : ''}` } };
   let plain: ToolResult | undefined;
   let tool: Tool | undefined;
   const missing: string[] = [];
@@ -92,30 +95,77 @@ async function buildOrigins(tool: Tool, root: string, settings: RenderSettings):
  * components, patches, resources): absolute `/` paths → texts. Unreadable, special or huge files
  * are left out; the map then knows less, and kustomize itself says what it could not read.
  */
-export function readKustomizationFiles(root: string): Map<string, string> {
+export function readKustomizationFiles(root: string, workspace?: string): Map<string, string> {
+  return readKustomization(root, workspace).files;
+}
+
+/**
+ * What `readKustomizationFiles` reads, and the references it would not follow. It reads as
+ * kustomize loads (its default LoadRestrictionsRootOnly, api/internal/loader): a file must be in or
+ * below the folder of the kustomization that names it, after links are followed; a folder named is
+ * a kustomization of its own, a root again. And it never opens anything outside the checked folder
+ * (`workspace`; the overlay's own folder when the overlay is not inside it): a repository's
+ * `resources: [../../../../etc/passwd]`, an absolute path or a link out is a reference refused, not
+ * a file read.
+ */
+export function readKustomization(root: string, workspace?: string): { files: Map<string, string>; refused: string[] } {
   const files = new Map<string, string>();
+  const refused: string[] = [];
   const visited = new Set<string>();
-  const visitDir = (dir: string, depth: number) => {
-    if (depth > 64 || visited.has(dir) || files.size > MAX_FILES) return;
-    visited.add(dir);
+  const top = realOf(path.resolve(root));
+  const checked = workspace !== undefined ? realOf(path.resolve(workspace)) : undefined;
+  const boundary = top !== undefined && checked !== undefined && within(top, checked) ? checked : top;
+  if (top === undefined || boundary === undefined) return { files, refused };
+  const start = toSlashes(path.resolve(root));
+  const shown = (file: string) => path.posix.relative(start, file) || file;
+  // `dir` as the references spell it (the source map speaks those paths), `real` with links followed.
+  const visitDir = (dir: string, real: string, depth: number) => {
+    if (depth > 64 || visited.has(real) || files.size > MAX_FILES) return;
+    visited.add(real);
     for (const name of ['kustomization.yaml', 'kustomization.yml', 'Kustomization']) {
       const file = `${dir}/${name}`;
-      const text = readSmallFile(file);
+      const realFile = realOf(file);
+      if (realFile === undefined) continue;
+      if (!within(realFile, real)) {
+        refused.push(`${shown(file)} leads out of its folder`);
+        break;
+      }
+      const text = readSmallFile(realFile);
       if (text === undefined) continue;
       files.set(file, text);
       for (const ref of kustomizationRefs(text)) {
-        const target = toSlashes(path.resolve(dir, ref.path));
-        if (isDirectory(target)) visitDir(target, depth + 1);
-        else if (!files.has(target)) {
+        const named = toSlashes(path.resolve(dir, ref.path));
+        const target = realOf(named);
+        // What is not there is kustomize's to report.
+        if (target === undefined) continue;
+        if (isDirectory(target)) {
+          if (within(target, boundary)) visitDir(named, target, depth + 1);
+          else refused.push(`${JSON.stringify(ref.path)} in ${shown(file)} is a folder outside the checked folder`);
+        } else if (!within(target, real)) {
+          refused.push(`${JSON.stringify(ref.path)} in ${shown(file)} is not in or below the folder of that kustomization`);
+        } else if (!files.has(named)) {
           const t = readSmallFile(target);
-          if (t !== undefined) files.set(target, t);
+          if (t !== undefined) files.set(named, t);
         }
       }
       break;
     }
   };
-  visitDir(toSlashes(path.resolve(root)), 0);
-  return files;
+  visitDir(start, top, 0);
+  return { files, refused };
+}
+
+/** The real path (links followed), or undefined when there is nothing there. */
+function realOf(p: string): string | undefined {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+function within(p: string, dir: string): boolean {
+  return p === dir || p.startsWith(dir.endsWith(path.sep) ? dir : `${dir}${path.sep}`);
 }
 
 function readSmallFile(file: string): string | undefined {
