@@ -103,19 +103,20 @@ export function readKustomizationFiles(root: string, workspace?: string): Map<st
  * What `readKustomizationFiles` reads, and the references it would not follow. It reads as
  * kustomize loads (its default LoadRestrictionsRootOnly, api/internal/loader): a file must be in or
  * below the folder of the kustomization that names it, after links are followed; a folder named is
- * a kustomization of its own, a root again. And it never opens anything outside the checked folder
- * (`workspace`; the overlay's own folder when the overlay is not inside it): a repository's
- * `resources: [../../../../etc/passwd]`, an absolute path or a link out is a reference refused, not
- * a file read.
+ * a kustomization of its own, a root again, which must be inside the checked folder (`workspace`;
+ * the overlay's own folder when the overlay is not inside it; anywhere when none is given). So a
+ * repository's `resources: [../../../../etc/passwd]`, an absolute path or a link out is a reference
+ * refused, not a file read.
  */
 export function readKustomization(root: string, workspace?: string): { files: Map<string, string>; refused: string[] } {
   const files = new Map<string, string>();
   const refused: string[] = [];
   const visited = new Set<string>();
   const top = realOf(path.resolve(root));
+  if (top === undefined) return { files, refused };
   const checked = workspace !== undefined ? realOf(path.resolve(workspace)) : undefined;
-  const boundary = top !== undefined && checked !== undefined && within(top, checked) ? checked : top;
-  if (top === undefined || boundary === undefined) return { files, refused };
+  // Folders may be anywhere only when no checked folder is known (kustomize's own rule).
+  const boundary = workspace === undefined ? undefined : checked !== undefined && within(top, checked) ? checked : top;
   const start = toSlashes(path.resolve(root));
   const shown = (file: string) => path.posix.relative(start, file) || file;
   // `dir` as the references spell it (the source map speaks those paths), `real` with links followed.
@@ -139,7 +140,7 @@ export function readKustomization(root: string, workspace?: string): { files: Ma
         // What is not there is kustomize's to report.
         if (target === undefined) continue;
         if (isDirectory(target)) {
-          if (within(target, boundary)) visitDir(named, target, depth + 1);
+          if (boundary === undefined || within(target, boundary)) visitDir(named, target, depth + 1);
           else refused.push(`${JSON.stringify(ref.path)} in ${shown(file)} is a folder outside the checked folder`);
         } else if (!within(target, real)) {
           refused.push(`${JSON.stringify(ref.path)} in ${shown(file)} is not in or below the folder of that kustomization`);
