@@ -79,9 +79,10 @@ export async function renderHelm(request: HelmRenderRequest, settings: RenderSet
   const mode = await helmApplyMode(settings);
   if (!mode.ok) return mode;
   // Helm reads every file of the chart folder, following links (its sympath.Walk), and a template
-  // may print any of them (`.Files.Get`): a link that leads out of the chart would put whatever it
-  // names into the output, and so into the findings. Such a chart is not rendered.
-  const out = linksOutOf(root);
+  // may print any of them (`.Files.Get`): a link that leads out of the chart, or a checkout's `.git`
+  // (whose config holds the credential CI checked out with), would put what it holds into the
+  // output, and so into the findings. Such a chart is not rendered.
+  const out = unsafeChartFiles(root);
   if (out.length > 0) {
     return { ok: false, problem: { kind: 'refused', command, message: `${out[0]}${out.length > 1 ? ` (and ${out.length - 1} more)` : ''}` } };
   }
@@ -145,10 +146,11 @@ export function readChartFiles(root: string): Map<string, string> {
 }
 
 /**
- * The links in the chart folder (its subcharts and hidden folders included: helm loads them all)
- * that lead out of it, as `name → where`; a chart too large to look through is one entry.
+ * Why helm must not load the chart folder, one line each: the links in it (its subcharts and
+ * hidden folders included: helm loads them all) that lead out of it, a `.git` that `.helmignore`
+ * does not leave out, a chart too large to look through.
  */
-export function linksOutOf(root: string): string[] {
+export function unsafeChartFiles(root: string): string[] {
   let real: string;
   try {
     real = fs.realpathSync(root);
@@ -157,6 +159,7 @@ export function linksOutOf(root: string): string[] {
   }
   const inside = (p: string) => p === real || p.startsWith(`${real}${path.sep}`);
   const out: string[] = [];
+  const gits: string[] = [];
   let seen = 0;
   const visit = (dir: string, depth: number): void => {
     let entries: fs.Dirent[];
@@ -168,6 +171,7 @@ export function linksOutOf(root: string): string[] {
     for (const e of entries) {
       if (++seen > MAX_LINK_SCAN) return;
       const p = path.join(dir, e.name);
+      if (e.name === '.git') gits.push(toSlash(path.relative(root, p)));
       if (e.isSymbolicLink()) {
         let target: string | undefined;
         try {
@@ -177,7 +181,7 @@ export function linksOutOf(root: string): string[] {
         }
         // Said with the link's own text: where it really leads is not the repository's to learn.
         if (target !== undefined && !inside(target)) out.push(`${toSlash(path.relative(root, p))} is a link out of the chart (${JSON.stringify(linkText(p))})`);
-      } else if (e.isDirectory() && depth < 64) {
+      } else if (e.isDirectory() && e.name !== '.git' && depth < 64) {
         // A linked folder that stays inside is walked as itself.
         visit(p, depth + 1);
       }
@@ -185,7 +189,20 @@ export function linksOutOf(root: string): string[] {
   };
   visit(root, 0);
   if (seen > MAX_LINK_SCAN) out.push(`the chart folder holds more than ${MAX_LINK_SCAN} entries`);
+  if (gits.length > 0 && !ignoresGit(readSmall(path.join(root, '.helmignore')) ?? '')) {
+    out.push(`the chart folder holds ${gits[0]}, which helm would load and a template could print (add .git/ to .helmignore, as helm create does)`);
+  }
   return out;
+}
+
+/**
+ * Whether `.helmignore` leaves every `.git` out: a line `.git`, `.git/` or `.*` (helm matches a
+ * pattern without a slash against the base name at any depth), and no `!` line that could take
+ * one back.
+ */
+function ignoresGit(helmignore: string): boolean {
+  const lines = helmignore.split('\n').map((l) => l.trim());
+  return lines.some((l) => l === '.git' || l === '.git/' || l === '.*') && !lines.some((l) => l.startsWith('!'));
 }
 
 function linkText(p: string): string {

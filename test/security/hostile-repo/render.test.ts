@@ -105,6 +105,33 @@ test('item 1: a link out of a chart is refused: the file it names reaches neithe
   assert.doesNotMatch(JSON.stringify([diagnostics, server.notifications]), new RegExp(secret.marker));
 });
 
+test('item 1: a chart at the root of a checkout cannot print .git/config (the credential CI checked out with) unless .helmignore leaves .git out', async (t) => {
+  const cluster = requireCluster(t);
+  const helm = requireTool(t, 'helm4');
+  if (!cluster || !helm) return;
+  const namespace = await liveProbe(cluster, 'hostile-git');
+  const marker = `kch-git-${crypto.randomBytes(8).toString('hex')}`;
+  const repo = scratchDir('hostile-git');
+  // What actions/checkout leaves behind: the token in .git/config.
+  writeFiles(repo, {
+    '.git/config': `[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic ${marker}\n`,
+    'Chart.yaml': 'apiVersion: v2\nname: shop\nversion: 0.1.0\n',
+    'templates/configmap.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: probe\ndata:\n  leaked: {{ .Files.Get ".git/config" | quote }}\n',
+  });
+  for (const format of ['text', 'sarif']) {
+    const run = await runCli(['check', '--helm', '.', '--helm-binary', helm, ...clusterArgs(cluster, namespace), '--format', format], { cwd: repo });
+    assert.doesNotMatch(run.stdout + run.stderr, new RegExp(marker), format);
+    assert.equal(run.status, 1, run.stderr);
+    assert.match(run.stdout, /holds \.git/, format);
+  }
+  // A chart that leaves .git out, as `helm create` writes .helmignore, renders: the conflict, and an empty value.
+  fs.writeFileSync(path.join(repo, '.helmignore'), '.git/\n');
+  const run = await runCli(['check', '--helm', '.', '--helm-binary', helm, ...clusterArgs(cluster, namespace)], { cwd: repo });
+  assert.equal(run.status, 1, run.stderr);
+  assert.match(run.stdout, /field-conflict \.data\.leaked is managed by "other-team": live "live", manifest ""/);
+  assert.doesNotMatch(run.stdout + run.stderr, new RegExp(marker));
+});
+
 test('item 6: an empty, relative or in-repository PATH entry never runs a kustomize the repository planted', async (t) => {
   const cluster = requireCluster(t);
   const kustomize = requireTool(t, 'kustomize');
