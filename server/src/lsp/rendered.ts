@@ -42,7 +42,7 @@ import type { RefreshScheduler } from './refresh';
 import type { Session } from './session';
 import { filePath, type ClassifiedFile } from './source-files';
 import { isRenderedSource, type Workspace } from './workspace';
-import { isRegularFile } from '../render/paths';
+import { isInsideReally, isRegularFile } from '../render/paths';
 
 /** Saves that come together (save all, a formatter) make one render. */
 const RENDER_DEBOUNCE_MS = 300;
@@ -499,10 +499,12 @@ export class RenderedSources implements DocumentSource {
     if (file.kind.kind === 'helm-chart') {
       const chart = this.topChart(file.kind.chart);
       const namespace = session.connection.defaultNamespace || 'default';
-      // Values files named in the settings, inside the chart's workspace folder and regular files only.
+      // Values files named in the settings (which the workspace may write), inside the chart's
+      // workspace folder, links followed, and regular files only: a link to a file outside would
+      // put its values into what the chart renders, and so into the findings.
       const valuesFiles = settings.helmValuesFiles
         .map((f) => path.resolve(chart, f).split(path.sep).join('/'))
-        .filter((f) => this.workspace.sourceFiles.folderOf(f) === folder && isRegularFile(f));
+        .filter((f) => this.workspace.sourceFiles.folderOf(f) === folder && isRegularFile(f) && isInsideReally(f, folder));
       const release = settings.helmRelease || undefined;
       const target = helmTarget(chart, release);
       const coversChart = (p: string) => p.startsWith(`${chart}/`) || valuesFiles.includes(p);

@@ -132,6 +132,32 @@ test('item 1: a chart at the root of a checkout cannot print .git/config (the cr
   assert.doesNotMatch(run.stdout + run.stderr, new RegExp(marker));
 });
 
+test('item 1: in the editor, a values file the workspace settings name is not read through a link out of the workspace folder', async (t) => {
+  const cluster = requireCluster(t);
+  const helm = requireTool(t, 'helm4');
+  if (!cluster || !helm) return;
+  const namespace = await liveProbe(cluster, 'hostile-values');
+  const secret = outsideSecret();
+  fs.writeFileSync(secret.file, `leaked: ${secret.marker}\n`);
+  const repo = scratchDir('hostile-values');
+  writeFiles(repo, {
+    'shop/Chart.yaml': 'apiVersion: v2\nname: shop\nversion: 0.1.0\n',
+    'shop/values.yaml': 'leaked: chart\n',
+    'shop/templates/configmap.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: probe\ndata:\n  leaked: {{ .Values.leaked | quote }}\n',
+  });
+  // Beside the chart, inside the workspace folder: a link to a YAML file outside it (a kubeconfig, say).
+  fs.symlinkSync(secret.file, path.join(repo, 'extra.yaml'));
+  // helmValuesFiles is a setting the workspace's own .vscode/settings.json may write.
+  const server = await startTestServer({ settings: { kubeconfig: cluster.kubeconfig, context: 'admin', namespace, helmPath: helm, helmValuesFiles: ['../extra.yaml'] }, workspaceFolders: [uriOf(repo)] });
+  t.after(() => server.shutdown());
+  const template = path.join(repo, 'shop', 'templates', 'configmap.yaml');
+  await server.open(uriOf(template), fs.readFileSync(template, 'utf8'));
+  const found = await server.diagnosticsUntil(uriOf(template), (ds) => ds.some((d) => d.code === 'field-conflict'), 60_000);
+  // The chart rendered with its own values.yaml alone.
+  assert.match(found.find((d) => d.code === 'field-conflict')!.message, /manifest "chart"/);
+  assert.doesNotMatch(JSON.stringify([found, server.notifications]), new RegExp(secret.marker));
+});
+
 test('item 6: an empty, relative or in-repository PATH entry never runs a kustomize the repository planted', async (t) => {
   const cluster = requireCluster(t);
   const kustomize = requireTool(t, 'kustomize');
