@@ -135,7 +135,6 @@ export function runTool(run: ToolRun): Promise<ToolResult> {
     // output is still read to the end, and the pipes it held close.
     child.on('exit', end);
     child.on('close', (code) => {
-      end();
       const err = Buffer.concat(stderr).toString('utf8');
       if (code === 0) {
         finish({ ok: true, stdout: Buffer.concat(stdout).toString('utf8'), stderr: err, notes });
@@ -207,9 +206,12 @@ function watchGroup(group: number): void {
   });
 }
 
-/** SIGKILL to every process of the group; a group that is gone already is no problem. */
+/**
+ * SIGKILL to every process of the group, once: after that its number may be another's. A group
+ * that is gone already is no problem.
+ */
 function endGroup(group: number): void {
-  running.delete(group);
+  if (!running.delete(group)) return;
   try {
     process.kill(-group, 'SIGKILL');
   } catch {
