@@ -139,6 +139,12 @@ export function readKustomization(root: string, workspace?: string): { files: Ma
         const target = realOf(named);
         // What is not there is kustomize's to report.
         if (target === undefined) continue;
+        // A checkout's .git is in or below an overlay at the root of its repository, and its config
+        // holds the token CI checked out with: a generator would print it.
+        if (toSlashes(path.relative(top, target)).split('/').includes('.git') || toSlashes(named).split('/').includes('.git')) {
+          refused.push(`${JSON.stringify(ref.path)} in ${shown(file)} is inside a .git folder`);
+          continue;
+        }
         if (isDirectory(target)) {
           if (boundary === undefined || within(target, boundary)) visitDir(named, target, depth + 1);
           else refused.push(`${JSON.stringify(ref.path)} in ${shown(file)} is a folder outside the checked folder`);

@@ -312,6 +312,26 @@ test('item 7: an overlay that reaches out of the checked folder is not built, an
   }
 });
 
+test('item 7: an overlay at the root of a checkout cannot generate from .git/config (the credential CI checked out with)', async (t) => {
+  const cluster = requireCluster(t);
+  const kustomize = requireTool(t, 'kustomize');
+  if (!cluster || !kustomize) return;
+  const namespace = await liveProbe(cluster, 'hostile-git-overlay');
+  const marker = `kch-git-${crypto.randomBytes(8).toString('hex')}`;
+  const repo = scratchDir('hostile-git-overlay');
+  writeFiles(repo, {
+    '.git/config': `[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic ${marker}\n`,
+    // kustomize allows it: the file is in or below the kustomization's folder.
+    'kustomization.yaml': 'configMapGenerator:\n- name: probe\n  files:\n  - leaked=.git/config\ngeneratorOptions:\n  disableNameSuffixHash: true\n',
+  });
+  for (const format of ['text', 'sarif']) {
+    const run = await runCli(['check', '-k', '.', '--kustomize-binary', kustomize, ...clusterArgs(cluster, namespace), '--format', format], { cwd: repo });
+    assert.doesNotMatch(run.stdout + run.stderr, new RegExp(marker), format);
+    assert.equal(run.status, 1, run.stderr);
+    assert.match(run.stdout, /inside a \.git folder/, format);
+  }
+});
+
 test('held: lookup in a chart does not reach the cluster (helm template has no cluster access)', async (t) => {
   const cluster = requireCluster(t);
   const helm = requireTool(t, 'helm4');
