@@ -67,12 +67,14 @@ async function check(command: CheckCommand): Promise<number> {
   }
   const progress = terminalProgress(process.stderr);
   try {
+    const searchRoot = command.searchRoot ?? process.cwd();
     const rendering = {
       kustomizations: command.kustomizations,
-      settings: { ...(command.kustomizeBinary !== undefined ? { kustomize: command.kustomizeBinary } : {}), ...(command.helmBinary !== undefined ? { helm: command.helmBinary } : {}) },
+      // The search root is the checked folder: no tool is taken from it by name, no overlay reads out of it.
+      settings: { ...(command.kustomizeBinary !== undefined ? { kustomize: command.kustomizeBinary } : {}), ...(command.helmBinary !== undefined ? { helm: command.helmBinary } : {}), workspace: path.resolve(searchRoot) },
       // A release lands in -n, else the context's namespace, as `helm install` without -n does.
       helm: { charts: command.charts, valuesFiles: command.valuesFiles, namespace: command.namespace ?? connection?.defaultNamespace ?? 'default', ...(command.release !== undefined ? { release: command.release } : {}) },
-      searchRoot: command.searchRoot ?? process.cwd(),
+      searchRoot,
     };
     const kubectl = {
       ...(command.kubeconfig !== undefined ? { kubeconfig: command.kubeconfig } : {}),

@@ -42,7 +42,7 @@ import type { RefreshScheduler } from './refresh';
 import type { Session } from './session';
 import { filePath, type ClassifiedFile } from './source-files';
 import { isRenderedSource, type Workspace } from './workspace';
-import { isRegularFile } from '../render/paths';
+import { isInsideReally, isRegularFile } from '../render/paths';
 
 /** Saves that come together (save all, a formatter) make one render. */
 const RENDER_DEBOUNCE_MS = 300;
@@ -493,15 +493,18 @@ export class RenderedSources implements DocumentSource {
   }
 
   private targetsOf(file: ClassifiedFile, settings: Settings, session: Session, overlays: readonly string[]): TargetSpec[] {
-    const tools: RenderSettings = { ...(settings.helmPath ? { helm: settings.helmPath } : {}), ...(settings.kustomizePath ? { kustomize: settings.kustomizePath } : {}) };
     const folder = file.folder!;
+    // The workspace folder is the checked one: no tool is taken from it by name, no overlay reads out of it.
+    const tools: RenderSettings = { ...(settings.helmPath ? { helm: settings.helmPath } : {}), ...(settings.kustomizePath ? { kustomize: settings.kustomizePath } : {}), workspace: folder };
     if (file.kind.kind === 'helm-chart') {
       const chart = this.topChart(file.kind.chart);
       const namespace = session.connection.defaultNamespace || 'default';
-      // Values files named in the settings, inside the chart's workspace folder and regular files only.
+      // Values files named in the settings (which the workspace may write), inside the chart's
+      // workspace folder, links followed, and regular files only: a link to a file outside would
+      // put its values into what the chart renders, and so into the findings.
       const valuesFiles = settings.helmValuesFiles
         .map((f) => path.resolve(chart, f).split(path.sep).join('/'))
-        .filter((f) => this.workspace.sourceFiles.folderOf(f) === folder && isRegularFile(f));
+        .filter((f) => this.workspace.sourceFiles.folderOf(f) === folder && isRegularFile(f) && isInsideReally(f, folder));
       const release = settings.helmRelease || undefined;
       const target = helmTarget(chart, release);
       const coversChart = (p: string) => p.startsWith(`${chart}/`) || valuesFiles.includes(p);
@@ -512,9 +515,9 @@ export class RenderedSources implements DocumentSource {
           covers: coversChart,
           run: async (): Promise<Outcome> => {
             // Everything under the chart folder (templates, `_helpers.tpl`, Chart.yaml, values, the
-            // subcharts under charts/), and the folders that charts/ links to: helm reads them all.
-            const linked = this.linkedSubcharts(chart);
-            const covers = (p: string) => coversChart(p) || linked.some((dir) => p.startsWith(`${dir}/`));
+            // subcharts under charts/): helm reads them all. A link out of it is not followed: the
+            // chart is not rendered (render/helm.ts), and the link itself is under the folder.
+            const covers = coversChart;
             const out = await renderHelm({ chart, namespace, valuesFiles, ...(release !== undefined ? { release } : {}) }, tools);
             if (!out.ok) return { ok: false, covers, message: describeRenderProblem(target, out.problem), ...(out.problem.kind === 'not-installed' ? { notInstalled: out.problem.command } : {}) };
             const helm = { release: out.release, namespace: out.namespace, major: out.helm.major };
@@ -540,7 +543,7 @@ export class RenderedSources implements DocumentSource {
           // The files the overlay reads (read before the build, so that a change during it renders
           // again): a save of any of them renders it again, also after a failed build, whose fix
           // may be in a base outside the overlay's folder.
-          const files = new Set(readKustomizationFiles(root).keys());
+          const files = new Set(readKustomizationFiles(root, folder).keys());
           // Also any file beside one of its kustomizations: a generator's input or a patch that
           // does not exist yet (the build fails until it does) is named there, not read.
           const folders = new Set([...files].filter((f) => /^(kustomization\.ya?ml|Kustomization)$/.test(path.posix.basename(f))).map((f) => path.posix.dirname(f)));
@@ -553,27 +556,6 @@ export class RenderedSources implements DocumentSource {
         },
       };
     });
-  }
-
-  /** The real folders of the subcharts that `chart/charts/` holds as links, inside the workspace folders. */
-  private linkedSubcharts(chart: string): string[] {
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(`${chart}/charts`, { withFileTypes: true });
-    } catch {
-      return [];
-    }
-    const out: string[] = [];
-    for (const e of entries.slice(0, 256)) {
-      if (!e.isSymbolicLink()) continue;
-      try {
-        const real = fs.realpathSync(`${chart}/charts/${e.name}`).split(path.sep).join('/');
-        if (this.workspace.sourceFiles.inside(real) && !real.startsWith(`${chart}/`)) out.push(real);
-      } catch {
-        // A dangling link: helm says so when it renders.
-      }
-    }
-    return out;
   }
 
   /** A subchart's files are rendered with the chart that holds it (`parent/charts/NAME/`), inside the workspace. */

@@ -14,7 +14,7 @@ import { parseManifestText, type ManifestResource } from '../core/manifest/manif
 import { helmSourceMap } from '../core/sources/helm-map';
 import type { RenderTarget } from '../core/sources/source-map';
 import type { RenderProblem, RenderResult, RenderSettings } from './renderer';
-import { runTool } from './run-tool';
+import { runTool, toolOptions } from './run-tool';
 
 export interface HelmRenderRequest {
   /** The chart folder (the one holding Chart.yaml). */
@@ -50,11 +50,13 @@ export type HelmRenderResult =
 /** A chart folder and its subcharts hold a few hundred files at most; more is not a chart. */
 const MAX_CHART_FILES = 2000;
 const MAX_FILE_BYTES = 4 * 1024 * 1024;
+/** Entries looked at for links out of a chart: far more than a chart holds, a bound on a hostile one. */
+const MAX_LINK_SCAN = 20_000;
 
 /** Which Helm the binary is, and so how it sends objects. */
 export async function helmApplyMode(settings: RenderSettings): Promise<{ ok: true; helm: HelmApplyMode } | { ok: false; problem: RenderProblem }> {
   const command = settings.helm || 'helm';
-  const ran = await runTool({ command, args: ['version', '--template', '{{.Version}}'], cwd: process.cwd(), timeoutMs: settings.timeoutMs ?? 20_000, ...(settings.env ? { env: settings.env } : {}) });
+  const ran = await runTool({ command, args: ['version', '--template', '{{.Version}}'], cwd: process.cwd(), ...toolOptions(settings), timeoutMs: settings.timeoutMs ?? 20_000 });
   if (!ran.ok) return { ok: false, problem: ran.problem };
   const version = ran.stdout.trim();
   const major = /^v?(\d+)\./.exec(version)?.[1];
@@ -76,12 +78,20 @@ export async function renderHelm(request: HelmRenderRequest, settings: RenderSet
   }
   const mode = await helmApplyMode(settings);
   if (!mode.ok) return mode;
+  // Helm reads every file of the chart folder, following links (its sympath.Walk), and a template
+  // may print any of them (`.Files.Get`): a link that leads out of the chart, or a checkout's `.git`
+  // (whose config holds the credential CI checked out with), would put what it holds into the
+  // output, and so into the findings. Such a chart is not rendered.
+  const out = unsafeChartFiles(root);
+  if (out.length > 0) {
+    return { ok: false, problem: { kind: 'refused', command, message: `${out[0]}${out.length > 1 ? ` (and ${out.length - 1} more)` : ''}` } };
+  }
 
   const valuesFiles = (request.valuesFiles ?? []).map((f) => path.resolve(f));
   const args = ['template', release, root, '--namespace', request.namespace, ...valuesFiles.flatMap((f) => ['--values', f])];
   // Chart tests run only on `helm test`: they are never part of what an install or upgrade sends.
   args.push('--skip-tests');
-  const ran = await runTool({ command, args, cwd: root, ...(settings.timeoutMs ? { timeoutMs: settings.timeoutMs } : {}), ...(settings.env ? { env: settings.env } : {}) });
+  const ran = await runTool({ command, args, cwd: root, ...toolOptions(settings) });
   if (!ran.ok) return { ok: false, problem: ran.problem };
 
   const files = readChartFiles(root);
@@ -96,7 +106,7 @@ export async function renderHelm(request: HelmRenderRequest, settings: RenderSet
     const annotations = (r.object.metadata as { annotations?: Record<string, unknown> } | undefined)?.annotations;
     if (annotations && typeof annotations === 'object' && 'helm.sh/hook' in annotations) hooks.add(r.documentIndex);
   }
-  const notes = hooks.size > 0 ? [`${hooks.size} hook object${hooks.size === 1 ? '' : 's'} (helm.sh/hook) not checked: Helm creates them at hook time, not with the release`] : [];
+  const notes = [...ran.notes, ...(hooks.size > 0 ? [`${hooks.size} hook object${hooks.size === 1 ? '' : 's'} (helm.sh/hook) not checked: Helm creates them at hook time, not with the release`] : [])];
   const shown = ['helm', ...args.slice(0, 3).map((a, i) => (i === 2 ? path.relative(process.cwd(), root) || '.' : a)), ...args.slice(3)].join(' ');
   return { ok: true, text: ran.stdout, sourceMap, notes, command: shown, release, namespace: request.namespace, helm: mode.helm, resources, hooks };
 }
@@ -133,6 +143,74 @@ export function readChartFiles(root: string): Map<string, string> {
   };
   visit(root, 0);
   return files;
+}
+
+/**
+ * Why helm must not load the chart folder, one line each: the links in it (its subcharts and
+ * hidden folders included: helm loads them all) that lead out of it, a `.git` that `.helmignore`
+ * does not leave out, a chart too large to look through.
+ */
+export function unsafeChartFiles(root: string): string[] {
+  let real: string;
+  try {
+    real = fs.realpathSync(root);
+  } catch {
+    return [];
+  }
+  const inside = (p: string) => p === real || p.startsWith(`${real}${path.sep}`);
+  const out: string[] = [];
+  const gits: string[] = [];
+  let seen = 0;
+  const visit = (dir: string, depth: number): void => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      if (++seen > MAX_LINK_SCAN) return;
+      const p = path.join(dir, e.name);
+      if (e.name === '.git') gits.push(toSlash(path.relative(root, p)));
+      if (e.isSymbolicLink()) {
+        let target: string | undefined;
+        try {
+          target = fs.realpathSync(p);
+        } catch {
+          // A dangling link: helm says so itself.
+        }
+        // Said with the link's own text: where it really leads is not the repository's to learn.
+        if (target !== undefined && !inside(target)) out.push(`${toSlash(path.relative(root, p))} is a link out of the chart (${JSON.stringify(linkText(p))})`);
+      } else if (e.isDirectory() && e.name !== '.git' && depth < 64) {
+        // A linked folder that stays inside is walked as itself.
+        visit(p, depth + 1);
+      }
+    }
+  };
+  visit(root, 0);
+  if (seen > MAX_LINK_SCAN) out.push(`the chart folder holds more than ${MAX_LINK_SCAN} entries`);
+  if (gits.length > 0 && !ignoresGit(readSmall(path.join(root, '.helmignore')) ?? '')) {
+    out.push(`the chart folder holds ${gits[0]}, which helm would load and a template could print (add .git/ to .helmignore, as helm create does)`);
+  }
+  return out;
+}
+
+/**
+ * Whether `.helmignore` leaves every `.git` out: a line `.git`, `.git/` or `.*` (helm matches a
+ * pattern without a slash against the base name at any depth), and no `!` line that could take
+ * one back.
+ */
+function ignoresGit(helmignore: string): boolean {
+  const lines = helmignore.split('\n').map((l) => l.trim());
+  return lines.some((l) => l === '.git' || l === '.git/' || l === '.*') && !lines.some((l) => l.startsWith('!'));
+}
+
+function linkText(p: string): string {
+  try {
+    return fs.readlinkSync(p);
+  } catch {
+    return '?';
+  }
 }
 
 function readSmall(file: string): string | undefined {

@@ -12,7 +12,7 @@ import { identityOf, kustomizationFileIn, kustomizeSourceMap, parseKustomizeOrig
 import type { RenderTarget } from '../core/sources/source-map';
 import { parseManifestText } from '../core/manifest/manifest';
 import type { Renderer, RenderResult, RenderSettings } from './renderer';
-import { runTool, type ToolResult } from './run-tool';
+import { runTool, toolOptions, type ToolResult } from './run-tool';
 import { isDirectory, toSlashes } from './paths';
 
 /** A source file larger than this is not read for the map (the command line's own file limit). */
@@ -38,15 +38,18 @@ function toolsFor(settings: RenderSettings): Tool[] {
 
 export async function renderKustomization(target: RenderTarget, settings: RenderSettings): Promise<RenderResult> {
   const root = target.root;
-  const read = readKustomizationFiles(root);
-  if (kustomizationFileIn(toSlashes(root), read) === undefined) {
+  const { files: read, refused } = readKustomization(root, settings.workspace);
+  if (kustomizationFileIn(toSlashes(root), read) === undefined && refused.length === 0) {
     return { ok: false, problem: { kind: 'invalid-target', command: 'kustomize', message: `no kustomization.yaml in ${root}` } };
   }
+  // Not built at all: kustomize refuses most of these itself, but a folder outside the checked one
+  // it would build, and what it printed would then be shown.
+  if (refused.length > 0) return { ok: false, problem: { kind: 'refused', command: 'kustomize', message: `${refused[0]}${refused.length > 1 ? ` (and ${refused.length - 1} more)` : ''}` } };
   let plain: ToolResult | undefined;
   let tool: Tool | undefined;
   const missing: string[] = [];
   for (const t of toolsFor(settings)) {
-    plain = await runTool({ command: t.command, args: t.args(root), cwd: root, ...(settings.timeoutMs ? { timeoutMs: settings.timeoutMs } : {}), ...(settings.env ? { env: settings.env } : {}) });
+    plain = await runTool({ command: t.command, args: t.args(root), cwd: root, ...toolOptions(settings) });
     if (plain.ok || plain.problem.kind !== 'not-installed') {
       tool = t;
       break;
@@ -61,7 +64,7 @@ export async function renderKustomization(target: RenderTarget, settings: Render
 
   const origins = await buildOrigins(tool, root, settings);
   const rendered = parseManifestText(plain.stdout).resources;
-  const notes: string[] = [];
+  const notes: string[] = [...plain.notes];
   // Pair the two builds by position, as long as the identities agree (they are the same build, with
   // annotations added); else by identity.
   const byIdentity = new Map(origins.map((o) => [o.identity, o.origin]));
@@ -78,7 +81,7 @@ async function buildOrigins(tool: Tool, root: string, settings: RenderSettings):
     // kustomize refuses an absolute path as a resource; a relative one may lead anywhere.
     const relative = toSlashes(path.relative(wrapper, root));
     fs.writeFileSync(path.join(wrapper, 'kustomization.yaml'), `resources:\n- ${JSON.stringify(relative)}\nbuildMetadata:\n- originAnnotations\n`, { mode: 0o600 });
-    const annotated = await runTool({ command: tool.command, args: tool.args(wrapper), cwd: root, ...(settings.timeoutMs ? { timeoutMs: settings.timeoutMs } : {}), ...(settings.env ? { env: settings.env } : {}) });
+    const annotated = await runTool({ command: tool.command, args: tool.args(wrapper), cwd: root, ...toolOptions(settings) });
     return annotated.ok ? parseKustomizeOrigins(annotated.stdout, toSlashes(wrapper)) : [];
   } catch {
     return [];
@@ -92,30 +95,84 @@ async function buildOrigins(tool: Tool, root: string, settings: RenderSettings):
  * components, patches, resources): absolute `/` paths → texts. Unreadable, special or huge files
  * are left out; the map then knows less, and kustomize itself says what it could not read.
  */
-export function readKustomizationFiles(root: string): Map<string, string> {
+export function readKustomizationFiles(root: string, workspace?: string): Map<string, string> {
+  return readKustomization(root, workspace).files;
+}
+
+/**
+ * What `readKustomizationFiles` reads, and the references it would not follow. It reads as
+ * kustomize loads (its default LoadRestrictionsRootOnly, api/internal/loader): a file must be in or
+ * below the folder of the kustomization that names it, after links are followed; a folder named is
+ * a kustomization of its own, a root again, which must be inside the checked folder (`workspace`;
+ * the overlay's own folder when the overlay is not inside it; anywhere when none is given). So a
+ * repository's `resources: [../../../../etc/passwd]`, an absolute path or a link out is a reference
+ * refused, not a file read.
+ */
+export function readKustomization(root: string, workspace?: string): { files: Map<string, string>; refused: string[] } {
   const files = new Map<string, string>();
+  const refused: string[] = [];
   const visited = new Set<string>();
-  const visitDir = (dir: string, depth: number) => {
-    if (depth > 64 || visited.has(dir) || files.size > MAX_FILES) return;
-    visited.add(dir);
+  const top = realOf(path.resolve(root));
+  if (top === undefined) return { files, refused };
+  const checked = workspace !== undefined ? realOf(path.resolve(workspace)) : undefined;
+  // Folders may be anywhere only when no checked folder is known (kustomize's own rule).
+  const boundary = workspace === undefined ? undefined : checked !== undefined && within(top, checked) ? checked : top;
+  const start = toSlashes(path.resolve(root));
+  const shown = (file: string) => path.posix.relative(start, file) || file;
+  // `dir` as the references spell it (the source map speaks those paths), `real` with links followed.
+  const visitDir = (dir: string, real: string, depth: number) => {
+    if (depth > 64 || visited.has(real) || files.size > MAX_FILES) return;
+    visited.add(real);
     for (const name of ['kustomization.yaml', 'kustomization.yml', 'Kustomization']) {
       const file = `${dir}/${name}`;
-      const text = readSmallFile(file);
+      const realFile = realOf(file);
+      if (realFile === undefined) continue;
+      if (!within(realFile, real)) {
+        refused.push(`${shown(file)} leads out of its folder`);
+        break;
+      }
+      const text = readSmallFile(realFile);
       if (text === undefined) continue;
       files.set(file, text);
       for (const ref of kustomizationRefs(text)) {
-        const target = toSlashes(path.resolve(dir, ref.path));
-        if (isDirectory(target)) visitDir(target, depth + 1);
-        else if (!files.has(target)) {
+        const named = toSlashes(path.resolve(dir, ref.path));
+        const target = realOf(named);
+        // What is not there is kustomize's to report.
+        if (target === undefined) continue;
+        // A checkout's .git is in or below an overlay at the root of its repository, and its config
+        // holds the token CI checked out with: a generator would print it.
+        if (toSlashes(path.relative(top, target)).split('/').includes('.git') || toSlashes(named).split('/').includes('.git')) {
+          refused.push(`${JSON.stringify(ref.path)} in ${shown(file)} is inside a .git folder`);
+          continue;
+        }
+        if (isDirectory(target)) {
+          if (boundary === undefined || within(target, boundary)) visitDir(named, target, depth + 1);
+          else refused.push(`${JSON.stringify(ref.path)} in ${shown(file)} is a folder outside the checked folder`);
+        } else if (!within(target, real)) {
+          refused.push(`${JSON.stringify(ref.path)} in ${shown(file)} is not in or below the folder of that kustomization`);
+        } else if (!files.has(named)) {
           const t = readSmallFile(target);
-          if (t !== undefined) files.set(target, t);
+          if (t !== undefined) files.set(named, t);
         }
       }
       break;
     }
   };
-  visitDir(toSlashes(path.resolve(root)), 0);
-  return files;
+  visitDir(start, top, 0);
+  return { files, refused };
+}
+
+/** The real path (links followed), or undefined when there is nothing there. */
+function realOf(p: string): string | undefined {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+function within(p: string, dir: string): boolean {
+  return p === dir || p.startsWith(dir.endsWith(path.sep) ? dir : `${dir}${path.sep}`);
 }
 
 function readSmallFile(file: string): string | undefined {

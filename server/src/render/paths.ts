@@ -19,6 +19,17 @@ export function isRegularFile(p: string): boolean {
   }
 }
 
+/** Whether `p`, with every link followed, is `dir` or below it; false when either is not there. */
+export function isInsideReally(p: string, dir: string): boolean {
+  try {
+    const real = fs.realpathSync(p);
+    const top = fs.realpathSync(dir);
+    return real === top || real.startsWith(`${top}${path.sep}`);
+  } catch {
+    return false;
+  }
+}
+
 /** The platform's separators as `/`: source maps and file kinds speak `/`-separated paths. */
 export function toSlashes(p: string): string {
   return p.split(path.sep).join('/');

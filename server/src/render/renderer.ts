@@ -20,12 +20,19 @@ export interface RenderSettings {
   readonly timeoutMs?: number;
   /** The environment the tool runs in (default: this process's). */
   readonly env?: NodeJS.ProcessEnv;
+  /**
+   * The folder being checked (the editor's workspace folder, the command line's search root): a
+   * tool is never taken from it by its name, and an overlay reads nothing outside it.
+   */
+  readonly workspace?: string;
 }
 
 export type RenderProblem =
   | ToolProblem
   /** The target is not something this renderer can render (no kustomization in the folder, no Chart.yaml). */
-  | { readonly kind: 'invalid-target'; readonly command: string; readonly message: string };
+  | { readonly kind: 'invalid-target'; readonly command: string; readonly message: string }
+  /** The target would make the tool read outside it (a link out of the chart, a file outside the overlay): not rendered. */
+  | { readonly kind: 'refused'; readonly command: string; readonly message: string };
 
 export type RenderResult =
   | {
