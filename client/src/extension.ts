@@ -15,6 +15,7 @@ import {
   type OwnershipResult,
   type RefreshParams,
   type Settings,
+  type DocumentStateParams,
   type StatusParams,
   type SyntaxServices,
 } from '../../server/src/protocol';
@@ -53,6 +54,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   status.tooltip = 'Kube Conflict Hints: starting';
   status.command = 'kubeConflictHints.pickContext';
   status.show();
+  const statusBar = new StatusBar(status);
+  context.subscriptions.push(vscode.window.onDidChangeActiveTextEditor(() => statusBar.show()));
   const ownershipDocs = new OwnershipDocuments();
   context.subscriptions.push(output, status, vscode.workspace.registerTextDocumentContentProvider(ownershipScheme, ownershipDocs));
 
@@ -60,7 +63,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const start = async () => {
     syntaxServices = detectSyntaxServices();
     client = createClient(context, output, syntaxServices);
-    onNotification(client, notifications.status, (params) => showStatus(status, params));
+    onNotification(client, notifications.status, (params) => statusBar.cluster(params));
+    onNotification(client, notifications.documentState, (params) => statusBar.document(params));
     await client.start();
   };
   const restart = async () => {
@@ -299,11 +303,44 @@ const healthIcons: Record<StatusParams['health'], string> = {
 /** States that are no trouble: no warning background, no state word after the context. */
 const calmStates: ReadonlySet<StatusParams['health']> = new Set(['connected', 'disabled', 'idle']);
 
-function showStatus(item: vscode.StatusBarItem, params: StatusParams): void {
-  const calm = calmStates.has(params.health);
-  item.text = `${healthIcons[params.health]} ${params.context || 'k8s'}${calm ? '' : ` ${params.health}`}`;
-  item.tooltip = `Kube Conflict Hints: ${params.health === 'idle' ? 'waiting for a Kubernetes manifest' : params.health}${params.server ? ` (${params.server})` : ''}\n${params.detail}\nClick to pick a context.`;
-  item.backgroundColor = calm ? undefined : new vscode.ThemeColor('statusBarItem.warningBackground');
+/**
+ * The status bar: the cluster's health, and the active file's state over it — never a calm ✓ over
+ * a file that was not judged (a render failed, a tool is missing, a document does not parse).
+ */
+class StatusBar {
+  private health: StatusParams | undefined;
+  private readonly documents = new Map<string, DocumentStateParams>();
+
+  constructor(private readonly item: vscode.StatusBarItem) {}
+
+  cluster(params: StatusParams): void {
+    this.health = params;
+    this.show();
+  }
+
+  document(params: DocumentStateParams): void {
+    if (params.state === 'judged') this.documents.delete(params.uri);
+    else this.documents.set(params.uri, params);
+    this.show();
+  }
+
+  show(): void {
+    const params = this.health;
+    if (!params) return;
+    const active = vscode.window.activeTextEditor?.document.uri.toString();
+    const file = active ? this.documents.get(active) : undefined;
+    const notJudged = file?.state === 'not-judged';
+    const calm = calmStates.has(params.health) && !notJudged;
+    const word = notJudged ? ' not judged' : calmStates.has(params.health) ? '' : ` ${params.health}`;
+    this.item.text = `${notJudged ? '$(warning)' : healthIcons[params.health]} ${params.context || 'k8s'}${word}`;
+    this.item.tooltip = [
+      ...(file?.reason ? [`This file: ${file.reason}`] : []),
+      `Kube Conflict Hints: ${params.health === 'idle' ? 'waiting for a Kubernetes manifest' : params.health}${params.server ? ` (${params.server})` : ''}`,
+      params.detail,
+      'Click to pick a context.',
+    ].join('\n');
+    this.item.backgroundColor = calm ? undefined : new vscode.ThemeColor('statusBarItem.warningBackground');
+  }
 }
 
 /**

@@ -170,6 +170,18 @@ export interface StatusParams {
   detail: string;
 }
 
+/**
+ * Whether a document was judged: `judged`; `not-judged` (a part of it was not: a render failed, a
+ * tool is missing, a document does not parse or is too large), with the reason; or `old` (judged on
+ * facts of a cluster that no longer answers), with since when. Sent when it changes.
+ */
+export interface DocumentStateParams {
+  uri: string;
+  state: 'judged' | 'not-judged' | 'old';
+  /** One sentence: the first reason. */
+  reason?: string;
+}
+
 export interface RefreshParams {
   /** The active document, if any: its settings choose the cluster. */
   uri?: string;
@@ -333,6 +345,8 @@ export const requests = {
 export const notifications = {
   /** Server → client: what the status bar shows. */
   status: notification<StatusParams>('kubeConflictHints/status'),
+  /** Server → client: a document's state, shown in the status bar while it is the active one. */
+  documentState: notification<DocumentStateParams>('kubeConflictHints/documentState'),
   /** Client → server: the syntax-reporting language services changed. */
   syntaxServices: notification<SyntaxServices>('kubeConflictHints/syntaxServices'),
 } as const;

@@ -19,7 +19,7 @@ import { requireTool } from '../tools/tools';
 import { runCli, scratchDir } from './cli-process';
 
 interface JsonReport {
-  findings: { file: string; code: string; message: string; severity: string }[];
+  findings: { file: string; code: string; message: string; severity: string; range: { start: { line: number; character: number } } }[];
   objects: { file: string; object?: { kind: string; name: string }; verification?: { agrees: boolean; serverAnswer: string; differences: unknown[] } }[];
 }
 
@@ -31,7 +31,7 @@ function helm(tool: string, args: string[], cwd: string, kubeconfig?: string): v
 }
 
 for (const version of ['helm4', 'helm3'] as const) {
-  test(`check --helm (${version}): a chart with a template error is one render-failed on its Chart.yaml, the other chart is still checked`, async (t) => {
+  test(`check --helm (${version}): a chart with a template error is a render-failed on its Chart.yaml and on the template line, the other chart is still checked`, async (t) => {
     const cluster = requireCluster(t);
     const tool = requireTool(t, version);
     if (!cluster || !tool) return;
@@ -45,11 +45,13 @@ for (const version of ['helm4', 'helm3'] as const) {
     assert.equal(run.status, 1, `${run.status}: ${run.stderr}`);
     const report = JSON.parse(run.stdout) as JsonReport;
     const failed = report.findings.filter((f) => f.code === 'render-failed');
-    assert.equal(failed.length, 1, JSON.stringify(report.findings, null, 1));
-    assert.equal(failed[0]!.file, 'broken/Chart.yaml');
-    assert.equal(failed[0]!.severity, 'error');
-    assert.match(failed[0]!.message, /release broken/);
-    assert.match(failed[0]!.message, /no-such-template/);
+    // On Chart.yaml, and on the template line helm names (line 6, column 8 of extra.yaml).
+    assert.deepEqual(failed.map((f) => `${f.file}:${f.range.start.line + 1}:${f.range.start.character + 1}`), ['broken/Chart.yaml:1:1', 'broken/templates/extra.yaml:6:8'], JSON.stringify(report.findings, null, 1));
+    for (const f of failed) {
+      assert.equal(f.severity, 'error');
+      assert.match(f.message, /release broken/);
+      assert.match(f.message, /no-such-template/);
+    }
     // The good chart is checked as ever: its objects, on its templates; nothing from the broken one.
     const checked = report.objects.filter((o) => o.object).map((o) => `${o.file} ${o.object!.kind}/${o.object!.name}`);
     assert.ok(checked.includes('good/templates/deployment.yaml Deployment/good'), checked.join('\n'));

@@ -22,7 +22,7 @@ import { apply, connect, freshNamespace, objectOf, scale, type KubeObject } from
 import { requireTool } from '../tools/tools';
 import { parseAllDocuments } from 'yaml';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { requests, sendRequest } from '../../server/src/protocol';
+import { requests, sendRequest, type DocumentStateParams } from '../../server/src/protocol';
 
 const uriOf = (file: string) => pathToFileURL(file).href;
 const conflicts = (ds: Diagnostic[]) => ds.filter((d) => d.code === 'field-conflict');
@@ -201,24 +201,72 @@ for (const told of ['one event for the new folder', 'opening Chart.yaml, with no
   });
 }
 
-test('a chart without helm: one information message, no squiggle on a template', async (t) => {
+test('a chart without helm: each open file of the chart says so (the setting to name it), and is not judged until helm is there', async (t) => {
   const cluster = requireCluster(t);
   const helm = requireTool(t, 'helm4');
   if (!cluster || !helm) return;
   const { repo, chart, namespace } = await scaledRelease(cluster, helm, 'editor-nohelm');
-  const server = await startTestServer({
-    settings: { kubeconfig: cluster.kubeconfig, context: 'admin', namespace, helmPath: path.join(repo, 'no-such-helm'), helmRelease: 'web' },
-    workspaceFolders: [uriOf(repo)],
-  });
+  const settings = { kubeconfig: cluster.kubeconfig, context: 'admin', namespace, helmPath: path.join(repo, 'no-such-helm'), helmRelease: 'web' };
+  const server = await startTestServer({ settings, workspaceFolders: [uriOf(repo)] });
   t.after(() => server.shutdown());
   const files = chartDocuments(chart);
   await openFiles(server, files);
-  for (const f of files) await server.diagnostics(uriOf(f));
-  const message = (await server.waitForNotification('window/showMessage', undefined, 30_000)) as { type: number; message: string };
-  assert.equal(message.type, 3, 'an information message');
-  assert.match(message.message, /helm/);
-  for (const f of files) assert.deepEqual(await server.diagnostics(uriOf(f)), [], f);
+  for (const f of files) {
+    const ds = await server.diagnosticsUntil(uriOf(f), (d) => d.some((x) => x.code === 'tool-missing'), 30_000);
+    assert.deepEqual(ds.map((d) => [d.code, d.severity, d.range.start.line]), [['tool-missing', 2, 0]], `${f}: ${JSON.stringify(ds)}`);
+    assert.match(ds[0]!.message, /^cannot render release web: .*no-such-helm.*name the binary with kubeConflictHints\.helmPath\)$/);
+    const state = (await server.waitForNotification('kubeConflictHints/documentState', (p) => (p as DocumentStateParams).uri === uriOf(f) && (p as DocumentStateParams).state !== 'judged')) as DocumentStateParams;
+    assert.equal(state.state, 'not-judged', f);
+    assert.match(state.reason ?? '', /^The tool that renders the source is missing: /);
+  }
+  // Said as a message too, once however many files.
   assert.equal(server.notifications.filter((n) => n.method === 'window/showMessage').length, 1);
+
+  // Named in the settings: the chart renders, and the warnings give way to the judgement.
+  server.setSettings({ ...settings, helmPath: helm });
+  const template = path.join(chart, 'templates', 'deployment.yaml');
+  await server.change(uriOf(template), `${fs.readFileSync(template, 'utf8')}\n`);
+  const judged = await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length === 1, 60_000);
+  assert.deepEqual(judged.filter((d) => d.code === 'tool-missing'), []);
+  await server.waitForNotification('kubeConflictHints/documentState', (p) => (p as DocumentStateParams).uri === uriOf(template) && (p as DocumentStateParams).state === 'judged');
+});
+
+test('a template that stops rendering: the error in helm\'s words on its line and on Chart.yaml, nothing judged from the old render; fixed, the conflict is back', async (t) => {
+  const cluster = requireCluster(t);
+  const helm = requireTool(t, 'helm4');
+  if (!cluster || !helm) return;
+  const { repo, chart, namespace } = await scaledRelease(cluster, helm, 'editor-template-error');
+  const server = await chartServer(t, cluster, helm, repo, namespace);
+  const template = path.join(chart, 'templates', 'deployment.yaml');
+  const chartYaml = path.join(chart, 'Chart.yaml');
+  await openFiles(server, [template, chartYaml]);
+  await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length === 1, 60_000);
+
+  // The last `{{- end }}` deleted and saved: helm stops at the end of the file.
+  const good = fs.readFileSync(template, 'utf8');
+  const lines = good.split('\n');
+  const last = lines.map((l) => l.trim()).lastIndexOf('{{- end }}');
+  const broken = lines.filter((_, i) => i !== last).join('\n');
+  await server.change(uriOf(template), broken);
+  fs.writeFileSync(template, broken);
+  await server.save(uriOf(template));
+  const failed = await server.diagnosticsUntil(uriOf(template), (ds) => ds.some((d) => d.code === 'render-failed'), 60_000);
+  assert.deepEqual(conflicts(failed), [], 'nothing from the old render, whose lines have moved');
+  const [error] = failed.filter((d) => d.code === 'render-failed');
+  assert.match(error!.message, /parse error at \(shop\/templates\/deployment\.yaml:(\d+)\): unexpected EOF/);
+  const named = Number(/deployment\.yaml:(\d+)/.exec(error!.message)![1]);
+  assert.equal(error!.range.start.line, named - 1, 'on the line helm names');
+  const onChart = await server.diagnosticsUntil(uriOf(chartYaml), (ds) => ds.some((d) => d.code === 'render-failed'));
+  assert.equal(onChart.filter((d) => d.code === 'render-failed')[0]!.range.start.line, 0);
+  await server.waitForNotification('kubeConflictHints/documentState', (p) => (p as DocumentStateParams).uri === uriOf(template) && (p as DocumentStateParams).state === 'not-judged');
+
+  // Fixed: the failure goes, the conflict is back.
+  await server.change(uriOf(template), good);
+  fs.writeFileSync(template, good);
+  await server.save(uriOf(template));
+  const back = await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length === 1 && !ds.some((d) => d.code === 'render-failed'), 60_000);
+  assert.equal(conflicts(back).length, 1);
+  assert.deepEqual((await server.diagnostics(uriOf(chartYaml))).filter((d) => d.code === 'render-failed'), []);
 });
 
 test('an untrusted workspace runs no rendering tool (the same setup, trusted, runs it)', async (t) => {
@@ -429,9 +477,10 @@ test('an overlay that does not build because of its base builds again when the b
   t.after(() => server.shutdown());
   await openFiles(server, [base]);
   await server.diagnostics(uriOf(base));
-  // kustomize refused the overlays (said once each); the last good answer is none.
-  await server.waitForNotification('window/showMessage', (p) => /cannot render overlay (staging|production)/.test((p as { message: string }).message), 60_000);
-  assert.deepEqual(conflicts(await server.diagnostics(uriOf(base))), []);
+  // kustomize refused the overlays: the base says so, for each, and says nothing else.
+  const refused = await server.diagnosticsUntil(uriOf(base), (ds) => ds.filter((d) => d.code === 'render-failed').length === 2, 60_000);
+  assert.deepEqual(refused.filter((d) => d.code === 'render-failed').map((d) => /cannot render overlay (\w+)/.exec(d.message)?.[1]).sort(), ['production', 'staging']);
+  assert.deepEqual(conflicts(refused), []);
 
   // Fixed in the editor and saved: the base is outside both overlays' folders, and they build again.
   await server.change(uriOf(base), good);
@@ -477,8 +526,8 @@ test('a base saved while the first render of its overlay runs, after that render
   fs.writeFileSync(base, good);
   await server.save(uriOf(base));
   fs.writeFileSync(path.join(gate, 'open'), '');
-  await server.waitForNotification('window/showMessage', (p) => /cannot render overlay staging/.test((p as { message: string }).message), 60_000);
   const staging = await server.diagnosticsUntil(uriOf(base), (ds) => conflicts(ds).length === 1, 60_000);
+  assert.deepEqual(staging.filter((d) => d.code === 'render-failed'), [], 'rendered again: the failure is gone');
   assert.match(conflicts(staging)[0]!.message, /in overlay staging/);
 });
 

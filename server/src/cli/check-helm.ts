@@ -14,7 +14,8 @@ import { helmTarget, renderHelm } from '../render/helm';
 import { describeRenderProblem, type RenderSettings } from '../render/renderer';
 import type { FactsReader } from './facts';
 import { displayPath } from './files';
-import { renderedObjectEntries } from './rendered-objects';
+import { renderedObjectEntries, renderFailureEntries } from './rendered-objects';
+import { toSlashes } from '../render/paths';
 
 export interface HelmCheckRequest {
   readonly charts: readonly string[];
@@ -66,7 +67,9 @@ export async function checkHelmCharts(
         charts.push(...request.charts.map((c) => path.resolve(c)));
         break;
       }
-      objects.push(renderFailure(chart, target.label, describeRenderProblem(target, result.problem)));
+      const root = toSlashes(path.resolve(chart));
+      // On Chart.yaml, and on the template or values line helm names.
+      objects.push(...renderFailureEntries({ tool: 'helm', chart: root, valuesFiles: request.valuesFiles.map((f) => toSlashes(path.resolve(f))) }, `${target.label} (${displayPath(root)})`, describeRenderProblem(target, result.problem), result.problem.message));
       continue;
     }
     const applied = helmApply({ release: result.release, namespace: result.namespace, major: result.helm.major }, severity);
@@ -106,18 +109,6 @@ export async function checkHelmCharts(
   return { ok: true, objects, charts, ...(apply ? { apply } : {}) };
 }
 
-/** A chart helm could not render: one error on its Chart.yaml (the chart folder when it has none). */
-function renderFailure(chart: string, label: string, message: string): CheckedObject {
-  const root = path.resolve(chart);
-  const file = path.join(root, 'Chart.yaml');
-  const start = { line: 0, character: 0 };
-  return {
-    file: displayPath(file),
-    title: `${label} (${displayPath(root)})`,
-    findings: [{ code: 'render-failed', severity: 'error', message, range: { start, end: start } }],
-    notes: [],
-  };
-}
 
 function chartNote(chart: string, label: string, note: string): CheckedObject {
   const root = path.resolve(chart);

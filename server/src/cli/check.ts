@@ -7,6 +7,7 @@ import { forcePreview, type AutoscalerFacts, type ForcePreview, type KubectlInvo
 import { definedKinds, withDefinedKinds, type DefinedKind } from '../core/findings/kind-served';
 import { overlayLabels, renderedObjectFindings } from '../core/findings/rendered';
 import { parseManifestText, type ManifestResource } from '../core/manifest/manifest';
+import { kustomizationFileNames } from '../core/sources/file-kinds';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget } from '../core/sources/source-map';
 import { renderKustomization } from '../render/kustomize';
@@ -18,8 +19,8 @@ import { classifyInputs, findKustomizations, kustomizeTargets, notCheckedNote } 
 import { displayPath, readTextFile, stdinTarget, type FileText } from './files';
 import type { CheckProgress } from './progress';
 import { checkHelmCharts, releaseChart, type HelmCheckRequest } from './check-helm';
-import { renderedObjectEntries } from './rendered-objects';
-import { isDirectory, toSlashes } from '../render/paths';
+import { renderedObjectEntries, renderFailureEntries } from './rendered-objects';
+import { isDirectory, isRegularFile, toSlashes } from '../render/paths';
 
 export type CheckOutcome = { ok: true; report: CheckReport } | { ok: false; problem: ClusterProblem } | { ok: false; usage: string };
 
@@ -92,12 +93,13 @@ export async function runCheck(
       // Without the tool nothing renders: one line, exit 2. One overlay the tool refuses is that
       // overlay's error; the other overlays are still checked.
       if (result.problem.kind === 'not-installed') return { ok: false, usage: describeRenderProblem(target, result.problem) };
-      objects.push(renderFailure(root, target, describeRenderProblem(target, result.problem)));
+      objects.push(...renderFailure(root, target, describeRenderProblem(target, result.problem), result.problem.message));
       continue;
     }
     const parsed = parseManifestText(result.text);
     if (parsed.problems.length > 0) {
-      objects.push(renderFailure(root, target, `cannot check ${target.label}: ${result.command} printed text that is not YAML: ${parsed.problems[0]!.message}`));
+      const message = `cannot check ${target.label}: ${result.command} printed text that is not YAML: ${parsed.problems[0]!.message}`;
+      objects.push(...renderFailure(root, target, message, message));
       continue;
     }
     renders.push({ root, wanted, target, result, parsed });
@@ -207,15 +209,15 @@ async function forcePreviewOf(
 }
 
 /** An overlay that could not be rendered: one error on its kustomization file. */
-function renderFailure(root: string, target: RenderTarget, message: string): CheckedObject {
-  const file = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'].map((n) => path.join(root, n)).find((f) => fs.existsSync(f)) ?? root;
-  const start = { line: 0, character: 0 };
-  return {
-    file: displayPath(file),
-    title: `${target.label} (${displayPath(root)})`,
-    findings: [{ code: 'render-failed', severity: 'error', message, range: { start, end: start } }],
-    notes: [],
-  };
+function renderFailure(root: string, target: RenderTarget, message: string, toolMessage: string): CheckedObject[] {
+  const kustomization = kustomizationFileNames.map((n) => toSlashes(path.join(root, n))).find(isRegularFile) ?? toSlashes(root);
+  let text: string | undefined;
+  try {
+    text = fs.readFileSync(kustomization, 'utf8');
+  } catch {
+    text = undefined;
+  }
+  return renderFailureEntries({ tool: 'kustomize', kustomization, ...(text !== undefined ? { kustomizationText: text } : {}) }, `${target.label} (${displayPath(root)})`, message, toolMessage);
 }
 
 /** `overlay production`; the folder as shown when two targets share a name. */

@@ -3,6 +3,7 @@
 // the command line's overlays and charts, so both report a rendered object alike.
 import { objectIdentity, type Finding } from '../core/findings/analysis';
 import { relocateFindings, type RelocatedFinding } from '../core/findings/relocate';
+import { renderFailureFindings, renderFailurePlaces, type RenderFailureSource } from '../core/findings/render-failure';
 import { differenceFindings } from '../core/findings/verification';
 import type { LocateOptions, ManifestResource } from '../core/manifest/manifest';
 import type { SourceMap } from '../core/sources/source-map';
@@ -57,4 +58,18 @@ export function renderedObjectEntries(r: RenderedObjectReport): CheckedObject[] 
     });
   }
   return entries;
+}
+
+/**
+ * A chart or an overlay the tool refused: one `render-failed` error on its Chart.yaml or
+ * kustomization, and one where the tool's words (`toolMessage`) name a place — a template's line, a
+ * values file's — as the editor shows it (core/findings/render-failure.ts).
+ */
+export function renderFailureEntries(source: RenderFailureSource, title: string, message: string, toolMessage: string): CheckedObject[] {
+  return renderFailureFindings('render-failed', renderFailurePlaces(source, toolMessage), message).map(({ file, ...finding }) => ({
+    file: displayPath(file),
+    title,
+    findings: [finding],
+    notes: [],
+  }));
 }

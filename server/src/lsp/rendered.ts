@@ -22,6 +22,7 @@ import { fieldHover } from '../core/findings/hover-text';
 import { renderedOwnershipHints, type OwnershipHint } from '../core/findings/ownership-hints';
 import { serverPath } from '../core/findings/ownership';
 import { definedKinds, withDefinedKinds } from '../core/findings/kind-served';
+import { renderFailureFindings, renderFailurePlaces, type FailurePlace, type RenderFailureSource } from '../core/findings/render-failure';
 import { helmApply, overlayLabels, removalFromSources, renderedObjectFindings, sentResource, type RenderedApply, type SourceRemoval } from '../core/findings/rendered';
 import { findingPath, type RelocatedFinding } from '../core/findings/relocate';
 import { jsonEqual } from '../core/json';
@@ -29,13 +30,14 @@ import { replaceValueEdits, type EditResult, type TextEdit } from '../core/manif
 import { plainYamlValueAt, replacePlainYamlValueEdits } from '../core/manifest/edits-yaml';
 import { countedOverlays, entriesToKeep, overlayEntryOf, parseOverlayEntries, unmatchedEntries } from '../core/sources/overlay-choice';
 import { forEachNode, namedObject, parseManifestText, type ManifestResource } from '../core/manifest/manifest';
+import { kustomizationFileNames } from '../core/sources/file-kinds';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget, SourceLocation, SourceMap } from '../core/sources/source-map';
 import { describeManager } from '../core/ssa/messages';
 import type { OverlaysResult, Settings } from '../protocol';
 import { helmTarget, renderHelm } from '../render/helm';
 import { readKustomizationFiles, renderKustomization } from '../render/kustomize';
-import { describeRenderProblem, type RenderSettings } from '../render/renderer';
+import { describeRenderProblem, type RenderProblem, type RenderSettings } from '../render/renderer';
 import { findingOf } from './diagnostics';
 import type { DocumentSource } from './handlers/diagnostics';
 import type { RefreshScheduler } from './refresh';
@@ -59,11 +61,20 @@ interface Rendered {
   readonly covers: (file: string) => boolean;
 }
 
-type Outcome = { ok: true; rendered: Rendered } | { ok: false; message: string; notInstalled?: string; covers?: (file: string) => boolean };
+type Outcome = { ok: true; rendered: Rendered } | ({ ok: false; notInstalled?: string; covers?: (file: string) => boolean } & RenderFailure);
+
+/** Why the last render failed, in the tool's words, and the places that say so (core/findings/render-failure.ts). */
+interface RenderFailure {
+  readonly code: 'render-failed' | 'tool-missing';
+  readonly message: string;
+  readonly places: readonly FailurePlace[];
+}
 
 interface TargetSpec {
   readonly key: string;
   readonly target: RenderTarget;
+  /** Where a failure of this target is shown (read when it fails: a kustomization's text then). */
+  readonly failureSource: () => RenderFailureSource;
   readonly run: () => Promise<Outcome>;
   /** Before the first render: which saved files concern it. */
   readonly covers: (file: string) => boolean;
@@ -76,8 +87,11 @@ interface Rendering {
   /** A save arrived while rendering: render again when done. */
   again: boolean;
   timer?: NodeJS.Timeout;
-  /** The failure already told to the user (told once, until a render succeeds). */
-  told?: string;
+  /**
+   * Why the last render failed: shown on the source's files until a render succeeds. Meanwhile the
+   * last good render's findings are not shown: its lines may no longer be the ones that set a field.
+   */
+  failure?: RenderFailure;
   /** The files the last render read, failed or not: a save of one of them renders again (a base fixed for a failing overlay). */
   covers?: (file: string) => boolean;
   /** When the last render started: a change on disk older than that was read by it. */
@@ -118,6 +132,15 @@ export class RenderedSources implements DocumentSource {
     const context = await this.contextOf(document.uri);
     if (!context) return [];
     const out: Finding[] = [];
+    for (const rendering of context.renderings) {
+      const failure = rendering.failure;
+      if (!failure) continue;
+      // Where the tool's words point, and on any other file of the source at its first line: the
+      // file open is not judged either.
+      const here = failure.places.filter((p) => p.file === context.path);
+      const places = here.length > 0 ? here : [{ file: context.path, range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } } }];
+      for (const f of renderFailureFindings(failure.code, places, failure.message)) out.push({ code: f.code, severity: f.severity, message: f.message, range: f.range });
+    }
     for (const { rendering, resource, facts } of this.objects(context)) {
       for (const f of renderedObjectFindings(resource, facts, this.applyOf(rendering.result!, context.settings), rendering.result!.sourceMap)) {
         if (f.source.file === context.path) out.push(f);
@@ -361,7 +384,7 @@ export class RenderedSources implements DocumentSource {
   /** Every rendered object of the file's targets that has been rendered, with its facts as the caches have them. */
   private *objects(context: FileContext) {
     for (const rendering of context.renderings) {
-      if (!rendering.result) continue;
+      if (!rendering.result || rendering.failure) continue;
       for (const resource of rendering.result.resources) {
         const named = namedObject(resource);
         const facts = named
@@ -446,7 +469,10 @@ export class RenderedSources implements DocumentSource {
     rendering.startedAt = Date.now();
     rendering.running = rendering.spec.run().then(
       (outcome) => this.finished(rendering, outcome),
-      (error: unknown) => this.finished(rendering, { ok: false, message: `cannot render ${rendering.spec.target.label}: ${error instanceof Error ? error.message : String(error)}` }),
+      (error: unknown) => {
+        const message = `cannot render ${rendering.spec.target.label}: ${error instanceof Error ? error.message : String(error)}`;
+        this.finished(rendering, { ok: false, code: 'render-failed', message, places: renderFailurePlaces(rendering.spec.failureSource(), message) });
+      },
     );
   }
 
@@ -460,19 +486,14 @@ export class RenderedSources implements DocumentSource {
     if (changed && [...changed].some((file) => this.coversFile(rendering, file))) rendering.again = true;
     if (outcome.ok) {
       rendering.result = outcome.rendered;
-      rendering.told = undefined;
-    } else if (outcome.notInstalled !== undefined) {
-      // Said once, however many files and targets need the tool.
-      if (!this.missingTold.has(outcome.notInstalled)) {
-        this.missingTold.add(outcome.notInstalled);
-        this.tell(outcome.message);
-      }
+      rendering.failure = undefined;
     } else {
-      // A template that does not render (while being written, say): said once until it renders
-      // again; the last good answer stays meanwhile.
+      // Shown on the source's files (Chart.yaml or the kustomization, and the line the tool names)
+      // for as long as it lasts; a missing tool is also said once as a message.
+      rendering.failure = { code: outcome.code, message: outcome.message, places: outcome.places };
       this.connection.console.warn(outcome.message);
-      if (rendering.told === undefined) {
-        rendering.told = outcome.message;
+      if (outcome.notInstalled !== undefined && !this.missingTold.has(outcome.notInstalled)) {
+        this.missingTold.add(outcome.notInstalled);
         this.tell(outcome.message);
       }
     }
@@ -512,6 +533,7 @@ export class RenderedSources implements DocumentSource {
         {
           key: JSON.stringify(['helm', chart, release, namespace, valuesFiles, tools.helm ?? '']),
           target,
+          failureSource: () => ({ tool: 'helm', chart, valuesFiles }),
           covers: coversChart,
           run: async (): Promise<Outcome> => {
             // Everything under the chart folder (templates, `_helpers.tpl`, Chart.yaml, values, the
@@ -519,7 +541,7 @@ export class RenderedSources implements DocumentSource {
             // chart is not rendered (render/helm.ts), and the link itself is under the folder.
             const covers = coversChart;
             const out = await renderHelm({ chart, namespace, valuesFiles, ...(release !== undefined ? { release } : {}) }, tools);
-            if (!out.ok) return { ok: false, covers, message: describeRenderProblem(target, out.problem), ...(out.problem.kind === 'not-installed' ? { notInstalled: out.problem.command } : {}) };
+            if (!out.ok) return { covers, ...failedOutcome(target, out.problem, { tool: 'helm', chart, valuesFiles }) };
             const helm = { release: out.release, namespace: out.namespace, major: out.helm.major };
             const apply = helmApply(helm);
             // Hooks are created by Helm at hook time, not with the release: not predicted (as on the command line).
@@ -535,9 +557,14 @@ export class RenderedSources implements DocumentSource {
     return overlays.map((root) => {
       const target: RenderTarget = { kind: 'kustomize', root, label: labels.get(root)! };
       const initial = (p: string) => p.startsWith(`${root}/`);
+      const kustomizationSource = (): RenderFailureSource => {
+        const kustomization = kustomizationFileIn(root);
+        return { tool: 'kustomize', kustomization, ...optional('kustomizationText', readSmallText(kustomization)) };
+      };
       return {
         key: JSON.stringify(['kustomize', root, target.label, tools.kustomize ?? '']),
         target,
+        failureSource: kustomizationSource,
         covers: initial,
         run: async (): Promise<Outcome> => {
           // The files the overlay reads (read before the build, so that a change during it renders
@@ -549,9 +576,12 @@ export class RenderedSources implements DocumentSource {
           const folders = new Set([...files].filter((f) => /^(kustomization\.ya?ml|Kustomization)$/.test(path.posix.basename(f))).map((f) => path.posix.dirname(f)));
           const covers = (p: string) => files.has(p) || initial(p) || folders.has(path.posix.dirname(p));
           const out = await renderKustomization(target, tools);
-          if (!out.ok) return { ok: false, covers, message: describeRenderProblem(target, out.problem), ...(out.problem.kind === 'not-installed' ? { notInstalled: out.problem.command } : {}) };
+          if (!out.ok) return { covers, ...failedOutcome(target, out.problem, kustomizationSource()) };
           const parsed = parseManifestText(out.text);
-          if (parsed.problems.length > 0) return { ok: false, covers, message: `${out.command} printed text that is not YAML: ${parsed.problems[0]!.message}` };
+          if (parsed.problems.length > 0) {
+            const message = `${out.command} printed text that is not YAML: ${parsed.problems[0]!.message}`;
+            return { ok: false, covers, code: 'render-failed', message, places: renderFailurePlaces(kustomizationSource(), message) };
+          }
           return { ok: true, rendered: { resources: parsed.resources, sourceMap: out.sourceMap, covers } };
         },
       };
@@ -593,4 +623,38 @@ function modifiedAt(file: string): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A failed render as an outcome: the tool's words, and the places that show them. */
+function failedOutcome(target: RenderTarget, problem: RenderProblem, source: RenderFailureSource): Extract<Outcome, { ok: false }> {
+  const missing = problem.kind === 'not-installed';
+  // The editor's words for a missing tool name the setting that names it.
+  const setting = target.kind === 'helm' ? 'kubeConflictHints.helmPath' : 'kubeConflictHints.kustomizePath';
+  const message = missing ? `cannot render ${target.label}: ${problem.message.split('\n')[0]!.trim()} (install it, or name the binary with ${setting})` : describeRenderProblem(target, problem);
+  return {
+    ok: false,
+    code: missing ? 'tool-missing' : 'render-failed',
+    message,
+    // The tool's own words name the place (a template's line); ours name the source.
+    places: renderFailurePlaces(source, problem.message),
+    ...(missing ? { notInstalled: problem.command } : {}),
+  };
+}
+
+/** The kustomization file of an overlay's folder (kustomize's names, in its order); the first name when none is there. */
+function kustomizationFileIn(root: string): string {
+  return kustomizationFileNames.map((n) => `${root}/${n}`).find(isRegularFile) ?? `${root}/${kustomizationFileNames[0]}`;
+}
+
+function readSmallText(file: string): string | undefined {
+  try {
+    const text = fs.readFileSync(file, 'utf8');
+    return text.length <= 1024 * 1024 ? text : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }

@@ -40,6 +40,8 @@ export interface FindingRule {
    * the user's severity setting names the code. The command line prints it with --verbose.
    */
   readonly quiet?: true;
+  /** A finding of this code means that (a part of) the file was not judged: the editor says so beside the cluster's health. */
+  readonly notJudged?: true;
 }
 
 /**
@@ -153,6 +155,16 @@ export const findingCatalogue = {
     description: 'kustomize build (or helm template) refused the kustomization or chart: what it would send cannot be checked, and applying it would fail the same way.',
     docs: 'https://kubectl.docs.kubernetes.io/references/kustomize/',
     withoutCluster: true,
+    notJudged: true,
+  },
+  'tool-missing': {
+    severity: 'warning',
+    title: 'The tool that renders the source is missing',
+    description:
+      'helm (for a chart) or kustomize (for an overlay) was not found where the product looked (the setting naming it, else the PATH): the source is not rendered, so nothing it would send is judged. Install the tool, or name it with kubeConflictHints.helmPath / kustomizePath (the command line: --helm-binary, --kustomize-binary).',
+    docs: 'https://helm.sh/docs/intro/install/',
+    withoutCluster: true,
+    notJudged: true,
   },
   'invalid-manifest': {
     severity: 'error',
@@ -166,6 +178,7 @@ export const findingCatalogue = {
     description: 'The file does not parse as YAML.',
     docs: docsLinks.syntax,
     withoutCluster: true,
+    notJudged: true,
   },
   'yaml-decode': {
     severity: 'error',
@@ -173,6 +186,7 @@ export const findingCatalogue = {
     description: 'The YAML parses, but kubectl would refuse to decode it.',
     docs: docsLinks.syntax,
     withoutCluster: true,
+    notJudged: true,
   },
   'duplicate-key': {
     severity: 'warning',
@@ -187,6 +201,7 @@ export const findingCatalogue = {
     description: 'The document is larger, nests deeper or expands through aliases further than the analysis takes on; nothing is said about it.',
     docs: docsLinks.syntax,
     withoutCluster: true,
+    notJudged: true,
   },
   'generate-name-apply': {
     severity: 'error',
@@ -241,6 +256,11 @@ export function ruleFor(code: FindingCode): FindingRule {
 /** Whether an editor shows this code as a hint (see FindingRule.quiet) when the user has not chosen its severity. */
 export function shownAsHint(code: FindingCode, chosen: Readonly<Record<string, unknown>> | undefined): boolean {
   return (findingCatalogue[code] as FindingRule).quiet === true && !Object.prototype.hasOwnProperty.call(chosen ?? {}, code);
+}
+
+/** Whether a finding of this code means that (a part of) its file was not judged. */
+export function meansNotJudged(code: FindingCode): boolean {
+  return (findingCatalogue[code] as FindingRule).notJudged === true;
 }
 
 /** Whether a finding of this code rests on what the cluster said (and so may rest on old facts). */

@@ -28,7 +28,9 @@ export interface KnownFile {
   readonly text: string;
 }
 
-const KUSTOMIZATION_NAMES = new Set(['kustomization.yaml', 'kustomization.yml', 'Kustomization']);
+/** The names kustomize looks for in a folder, in its order (api/konfig/general.go, RecognizedKustomizationFileNames). */
+export const kustomizationFileNames = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'] as const;
+const KUSTOMIZATION_NAMES = new Set<string>(kustomizationFileNames);
 const KUSTOMIZE_API = /^kustomize\.config\.k8s\.io\//;
 
 /** What each file is. Every path of `files` gets an answer. */

@@ -5,7 +5,8 @@
 import { DocumentDiagnosticReportKind, type Connection, type DocumentDiagnosticReport } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Finding } from '../../core/findings/analysis';
-import { restsOnCluster } from '../../core/findings/catalogue';
+import { meansNotJudged, restsOnCluster, ruleFor } from '../../core/findings/catalogue';
+import { notifications, sendNotification, type DocumentStateParams } from '../../protocol';
 import { toDiagnostic } from '../diagnostics';
 import type { LoadProgress } from '../progress';
 import type { ComputedDiagnostics } from '../push-diagnostics';
@@ -33,11 +34,14 @@ export class DiagnosticsHandler {
   private readonly reported = new Map<string, { resultId: string; sent: string }>();
   private nextResultId = 1;
 
+  private readonly states: DocumentStates;
+
   constructor(
     connection: Connection,
     private readonly workspace: Workspace,
     private readonly sources: readonly DocumentSource[],
   ) {
+    this.states = new DocumentStates(connection);
     connection.languages.diagnostics.on(async (params): Promise<DocumentDiagnosticReport> => {
       const uri = params.textDocument.uri;
       const items = (await this.of(uri))?.diagnostics ?? [];
@@ -51,7 +55,10 @@ export class DiagnosticsHandler {
       if (this.workspace.documents.get(uri)) this.reported.set(uri, { resultId, sent });
       return { kind: DocumentDiagnosticReportKind.Full, resultId, items };
     });
-    workspace.documents.onDidClose((e) => this.reported.delete(e.document.uri));
+    workspace.documents.onDidClose((e) => {
+      this.reported.delete(e.document.uri);
+      this.states.forget(e.document.uri);
+    });
   }
 
   /** The one path to a document's diagnostics, pulled by the client or pushed to it. Undefined when it is not open. */
@@ -64,6 +71,33 @@ export class DiagnosticsHandler {
     const stale = await this.workspace.stalenessOf(uri);
     const shown = stale ? findings.map((f) => (restsOnCluster(f.code) ? { ...f, message: `${f.message} (${stale})` } : f)) : findings;
     const { severity } = await this.workspace.settingsFor(uri);
+    this.states.report(uri, documentState(uri, findings, stale));
     return { version: document.version, diagnostics: shown.map((f) => toDiagnostic(f, severity)) };
+  }
+}
+
+/** A document's state from what its diagnostics are made of: not judged beats old, old beats judged. */
+function documentState(uri: string, findings: readonly Finding[], stale: string | undefined): DocumentStateParams {
+  const notJudged = findings.find((f) => meansNotJudged(f.code));
+  if (notJudged) return { uri, state: 'not-judged', reason: `${ruleFor(notJudged.code).title}: ${notJudged.message}` };
+  if (stale) return { uri, state: 'old', reason: `Judged on old facts: ${stale}.` };
+  return { uri, state: 'judged' };
+}
+
+/** Each open document's state, sent to the client when it changes. */
+class DocumentStates {
+  private readonly sent = new Map<string, string>();
+
+  constructor(private readonly connection: Connection) {}
+
+  report(uri: string, state: DocumentStateParams): void {
+    const key = JSON.stringify(state);
+    if (this.sent.get(uri) === key) return;
+    this.sent.set(uri, key);
+    void sendNotification(this.connection, notifications.documentState, state);
+  }
+
+  forget(uri: string): void {
+    this.sent.delete(uri);
   }
 }
