@@ -1,6 +1,6 @@
 // Names reach a URL only through cluster/names.ts, and only names the API server itself accepts.
 // The rules are apimachinery's (IsValidPathSegmentName, IsDNS1123Label, IsDNS1123Subdomain); the
-// protocol test in test/security/hostile-names.test.ts shows the same against a real server.
+// protocol test in test/security/hostile-repo/names.test.ts shows the same against a real server.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { checkServerRelativePath, collectionPath, nameProblems, objectPath, type NameRule } from '../../server/src/cluster/names';
