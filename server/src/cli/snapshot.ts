@@ -17,8 +17,8 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { KindFacts, LiveFacts, ResourceFacts } from '../core/findings/analysis';
-import { isJsonObject, type JsonObject } from '../core/json';
-import { parseManifestText, type ManifestResource } from '../core/manifest/manifest';
+import { isJsonObject, jsonDepthExceeds, type JsonObject, type JsonValue } from '../core/json';
+import { manifestLimits, parseManifestText, type ManifestResource } from '../core/manifest/manifest';
 import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
 import { celSchemaFor } from '../core/cel/schema';
 import type { ApiResourceInfo, ClusterConnection, ClusterProblem, DiscoveryIndex } from '../cluster';
@@ -344,10 +344,16 @@ function readIndex(dir: string): IndexRead {
   return { state: 'ok', index: parsed.value as unknown as SnapshotIndex };
 }
 
-/** JSON text, or where it stops being JSON (a line and column, never the text itself). */
+/**
+ * JSON text, or where it stops being JSON (a line and column, never the text itself). A value
+ * nested deeper than a manifest may be is refused as a manifest is (manifestLimits.depth): every
+ * walk of a schema or an object below is recursive.
+ */
 function parseJson(file: string, text: string): { ok: true; value: unknown } | { ok: false; message: string } {
   try {
-    return { ok: true, value: JSON.parse(text) as unknown };
+    const value = JSON.parse(text) as JsonValue;
+    if (jsonDepthExceeds(value, manifestLimits.depth)) return { ok: false, message: `${file} nests deeper than ${manifestLimits.depth} levels: not read` };
+    return { ok: true, value };
   } catch (e) {
     const position = /at position (\d+)/.exec((e as Error).message);
     if (!position) return { ok: false, message: `${file} is not JSON` };
@@ -463,7 +469,10 @@ export function loadSnapshot(dir: string, namespace: string | undefined): Snapsh
     const text = readSnapshotFile(root, file);
     if (!text.ok) return { ok: false, message: text.message };
     const parsed = parseManifestText(text.text);
-    if (parsed.problems.some((p) => p.severity === 'error')) return { ok: false, message: `${file}: ${parsed.problems[0]!.message}` };
+    // A document not read (a syntax error, or one too large or too deep to read) would make its
+    // objects look absent: the snapshot is refused instead, with the first such problem.
+    const problem = parsed.problems.find((p) => p.severity === 'error' || p.code === 'too-large');
+    if (problem) return { ok: false, message: `${file}:${problem.range.start.line + 1}: ${problem.message}` };
     for (const r of parsed.resources) {
       if (r.name === undefined) continue;
       objects.set(objectKey(r.apiVersion, r.kind, r.namespace ?? '', r.name), r.object);

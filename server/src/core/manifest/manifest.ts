@@ -518,9 +518,11 @@ function fullParse(source: string): ParsedDocument {
   });
   const ctx: DocumentContext = { source, lines, doc, problems: [], converted: new Map(), converting: new Set(), aliasTargets: new Map() };
   for (const e of doc.errors) {
-    // The parser recurses per level of nesting and reports running out of stack as an error.
-    if (e.code === 'RESOURCE_EXHAUSTION') ctx.problems.push(tooLarge(tooDeepMessage, rangeOf(ctx, e.pos[0], e.pos[1])));
-    else ctx.problems.push({ code: 'yaml-syntax', severity: 'error', message: e.message, range: rangeOf(ctx, e.pos[0], e.pos[1]) });
+    // The parser recurses per level of nesting and reports running out of stack as an error, once
+    // per level it gives up on: the document is one `too-large`, as a document deep within the stack is.
+    if (e.code === 'RESOURCE_EXHAUSTION') {
+      if (!ctx.problems.some((p) => p.code === 'too-large')) ctx.problems.push(tooLarge(tooDeepMessage, rangeOf(ctx, e.pos[0], e.pos[1])));
+    } else ctx.problems.push({ code: 'yaml-syntax', severity: 'error', message: e.message, range: rangeOf(ctx, e.pos[0], e.pos[1]) });
   }
   if (doc.errors.length > 0 || !doc.contents) return { resources: [], problems: ctx.problems };
   let root: Converted;
