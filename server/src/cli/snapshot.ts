@@ -115,6 +115,15 @@ export async function takeSnapshot(connection: ClusterConnection, request: Snaps
 
   const objects = new Map<string, JsonObject>();
   const absent: AbsentObject[] = [];
+  // Each absent object once, found by key: a search of the list for each object made a snapshot of
+  // many new objects quadratic in them.
+  const absentKeys = new Set<string>();
+  const addAbsent = (a: AbsentObject) => {
+    const key = absentKey(a);
+    if (absentKeys.has(key)) return;
+    absentKeys.add(key);
+    absent.push(a);
+  };
   const apiVersions = new Set<string>();
   for (const ref of wanted) {
     const served = findResource(index, ref.apiVersion, ref.kind);
@@ -129,7 +138,7 @@ export async function takeSnapshot(connection: ClusterConnection, request: Snaps
     apiVersions.add(ref.apiVersion);
     const file = `objects/${objectFileName(served.value, namespace, ref.name)}`;
     if (live.state === 'exists') objects.set(file, live.object);
-    else if (!absent.some((a) => absentKey(a) === absentKey({ ...ref, namespace }))) absent.push({ apiVersion: ref.apiVersion, kind: ref.kind, namespace, name: ref.name });
+    else addAbsent({ apiVersion: ref.apiVersion, kind: ref.kind, namespace, name: ref.name });
     if (live.state !== 'exists') continue;
     // Managers recorded at other versions are compared there (cluster/versions.ts), as the live
     // check does: those versions' documents, and a custom kind's CRD (its versions and conversion).
@@ -142,7 +151,7 @@ export async function takeSnapshot(connection: ClusterConnection, request: Snaps
       const read = crdKind.ok ? await connection.getObject(crd) : undefined;
       // A CRD that cannot be read (forbidden) leaves the versions unknown, offline as live.
       if (crdKind.ok && read?.state === 'exists') objects.set(`objects/${objectFileName(crdKind.value, '', crd.name)}`, read.object);
-      else if (crdKind.ok && read?.state === 'absent' && !absent.some((a) => absentKey(a) === absentKey(crd))) absent.push({ apiVersion: crd.apiVersion, kind: crd.kind, namespace: '', name: crd.name });
+      else if (crdKind.ok && read?.state === 'absent') addAbsent({ apiVersion: crd.apiVersion, kind: crd.kind, namespace: '', name: crd.name });
     }
   }
 
