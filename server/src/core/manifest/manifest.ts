@@ -10,8 +10,8 @@
 // Most documents never need a position: a document is first read for its values alone
 // (fast-values.ts), and its node tree and range are built by the full parse the first time
 // something asks for them (`root`, `range`), once per document text.
-import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, Scalar } from 'yaml';
-import type { Document, Node as YamlNode, YAMLMap, YAMLSeq } from 'yaml';
+import { Composer, isAlias, isMap, isPair, isScalar, isSeq, LineCounter, Parser, Scalar, YAMLParseError } from 'yaml';
+import type { CST, Document, Node as YamlNode, YAMLMap, YAMLSeq } from 'yaml';
 import { jsonEqual, type JsonObject, type JsonValue } from '../json';
 import { isJsonStream, splitJsonStream } from './json-stream';
 import { field, formatPath, index, parsePath, type FieldPath, type PathElement } from '../ssa/path';
@@ -522,16 +522,35 @@ function fullParse(source: string): ParsedDocument {
     };
   }
   const lines = new LineCounter();
-  const doc = parseDocument(source, {
+  // The syntax tree first (the parser keeps a stack of its own), then its depth, before the
+  // composer builds nodes: the composer recurses per level, and running a recursion into the
+  // stack's end is no way to meet a limit (V8 may even stop the process compiling a regular
+  // expression there).
+  const tokens = [...new Parser(lines.addNewLine).parse(source)];
+  const tooDeepAt = cstDeeperThan(tokens, manifestLimits.depth);
+  if (tooDeepAt !== undefined) {
+    const at = lines.linePos(tooDeepAt);
+    const start = { line: at.line - 1, character: at.col - 1 };
+    return { resources: [], problems: [tooLarge(tooDeepMessage, { start, end: start })] };
+  }
+  const composer = new Composer({
     // Every scalar stays text: resolveScalar applies kubectl's rules (see yaml-scalars.ts).
     schema: 'failsafe',
     resolveKnownTags: false,
     keepSourceTokens: true,
-    lineCounter: lines,
     uniqueKeys: false,
-    prettyErrors: false,
     strict: false,
   });
+  // As the yaml package's parseDocument: the first document, and an error for a second.
+  let doc: Document.Parsed | undefined;
+  for (const next of composer.compose(tokens, true, source.length)) {
+    if (!doc) doc = next;
+    else {
+      doc.errors.push(new YAMLParseError(next.range.slice(0, 2) as [number, number], 'MULTIPLE_DOCS', 'Source contains multiple documents; please use YAML.parseAllDocuments()'));
+      break;
+    }
+  }
+  if (!doc) return { resources: [], problems: [] };
   const ctx: DocumentContext = { source, lines, doc, problems: [], converted: new Map(), converting: new Set(), aliasTargets: new Map() };
   for (const e of doc.errors) {
     // The parser recurses per level of nesting and reports running out of stack as an error, once
@@ -563,6 +582,27 @@ function fullParse(source: string): ParsedDocument {
     return { resources: [], problems: ctx.problems };
   }
   return { resources: resourcesOf(root), problems: ctx.problems };
+}
+
+/**
+ * Where the syntax tree first nests a value deeper than `limit` levels (the root is level 1, as in
+ * jsonDepthExceeds), or undefined. Aliases are not followed: convert() bounds what they expand to.
+ */
+function cstDeeperThan(tokens: readonly CST.Token[], limit: number): number | undefined {
+  const stack: { token: CST.Token; level: number }[] = tokens.map((token) => ({ token, level: 1 }));
+  while (stack.length > 0) {
+    const { token, level } = stack.pop()!;
+    if (level > limit) return token.offset;
+    if (token.type === 'document') {
+      if (token.value) stack.push({ token: token.value, level });
+    } else if (token.type === 'block-map' || token.type === 'block-seq' || token.type === 'flow-collection') {
+      for (const item of token.items) {
+        if ('key' in item && item.key) stack.push({ token: item.key, level: level + 1 });
+        if (item.value) stack.push({ token: item.value, level: level + 1 });
+      }
+    }
+  }
+  return undefined;
 }
 
 /**
