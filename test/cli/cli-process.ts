@@ -30,9 +30,10 @@ export interface CliRun {
 /** `user`: run as another user (see unprivilegedUser), to meet permissions as users meet them. */
 /** `stdin`: what the command reads on its standard input (text, or a stream piped in as a shell pipes it). */
 /** `stdoutClosed`: the reader of its output has gone before it writes (as `| head` does once it has its lines). */
+/** `timeoutMs`: how long before the run is killed (default 2 minutes), for a test that checks a very large input. */
 export async function runCli(
   args: readonly string[],
-  options: { cwd?: string; env?: NodeJS.ProcessEnv; user?: { uid: number; gid: number }; stdin?: string | Buffer | NodeJS.ReadableStream; stdoutClosed?: boolean } = {},
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; user?: { uid: number; gid: number }; stdin?: string | Buffer | NodeJS.ReadableStream; stdoutClosed?: boolean; timeoutMs?: number } = {},
 ): Promise<CliRun> {
   // Take a piped stream at once: node drops what a finished process wrote if nobody reads it yet.
   let input = options.stdin;
@@ -57,7 +58,7 @@ export async function runCli(
     if (options.stdoutClosed) child.stdout!.destroy();
     else child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000);
     child.on('error', reject);
     child.on('close', (status) => {
       clearTimeout(timer);

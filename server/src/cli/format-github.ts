@@ -9,12 +9,13 @@
 import type { Severity } from '../core/findings/analysis';
 import type { Range } from '../core/manifest/manifest';
 import { dryRunDiffersCode, ruleFor } from '../core/findings/catalogue';
+import { printableKeepingBreaks, printableLine } from './printable';
 import { againstWhat, summarize, type CheckReport } from './report';
 
 const commands: Record<Severity, 'error' | 'warning' | 'notice'> = { error: 'error', warning: 'warning', information: 'notice' };
 
 export function escapeData(value: string): string {
-  return value.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+  return printableKeepingBreaks(value).replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
 }
 
 export function escapeProperty(value: string): string {
@@ -44,6 +45,6 @@ export function formatGithub(report: CheckReport): string {
     for (const n of o.notes) lines.push(command('notice', { file: o.file, title: 'Not fully checked' }, `${o.title}: ${n}`));
   }
   const s = summarize(report);
-  lines.push(`kube-conflict-hints: ${s.errors} error(s), ${s.warnings} warning(s), ${s.information} information — ${s.objects} object(s) in ${s.files} file(s), ${report.mode} as ${JSON.stringify(report.fieldManager)}, against ${againstWhat(report.source)}`);
+  lines.push(printableLine(`kube-conflict-hints: ${s.errors} error(s), ${s.warnings} warning(s), ${s.information} information — ${s.objects} object(s) in ${s.files} file(s), ${report.mode} as ${JSON.stringify(report.fieldManager)}, against ${againstWhat(report.source)}`));
   return `${lines.join('\n')}\n`;
 }

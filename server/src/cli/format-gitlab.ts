@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { Severity } from '../core/findings/analysis';
 import type { Range } from '../core/manifest/manifest';
 import { dryRunDiffersCode } from '../core/findings/catalogue';
+import { jsonText } from './printable';
 import type { CheckReport } from './report';
 
 export interface CodeQualityIssue {
@@ -45,5 +46,5 @@ export function toCodeQuality(report: CheckReport): CodeQualityIssue[] {
 }
 
 export function formatGitlab(report: CheckReport): string {
-  return `${JSON.stringify(toCodeQuality(report), null, 2)}\n`;
+  return `${jsonText(toCodeQuality(report), 2)}\n`;
 }

@@ -13,6 +13,7 @@ import type { JsonValue } from '../core/json';
 import type { Range } from '../core/manifest/manifest';
 import type { ManagerIdentity } from '../core/ssa/messages';
 import type { ApplyMode } from '../core/ssa/predict';
+import { jsonText } from './printable';
 import { summarize, type CheckedObject, type CheckReport, type RenderedFrom, type ReportSource, type ReportSummary, type Verification } from './report';
 
 /** schemas/findings.schema.json `version`. */
@@ -218,5 +219,5 @@ export function toJsonReport(report: CheckReport): JsonReport {
 }
 
 export function formatJson(report: CheckReport): string {
-  return `${JSON.stringify(toJsonReport(report), null, 2)}\n`;
+  return `${jsonText(toJsonReport(report), 2)}\n`;
 }

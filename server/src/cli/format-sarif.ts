@@ -4,6 +4,7 @@ import type { Severity } from '../core/findings/analysis';
 import { dryRunDiffersCode, findingCatalogue, findingCodes, type FindingCode } from '../core/findings/catalogue';
 import { forceLine, lossOf } from '../core/findings/force-preview';
 import type { Range } from '../core/manifest/manifest';
+import { jsonText } from './printable';
 import type { CheckReport } from './report';
 
 export interface SarifOptions {
@@ -145,5 +146,5 @@ export function toSarif(report: CheckReport, options: SarifOptions): JsonSarifLo
 }
 
 export function formatSarif(report: CheckReport, options: SarifOptions): string {
-  return `${JSON.stringify(toSarif(report, options), null, 2)}\n`;
+  return `${jsonText(toSarif(report, options), 2)}\n`;
 }

@@ -3,6 +3,7 @@ import type { Severity } from '../core/findings/analysis';
 import { dryRunDiffersCode } from '../core/findings/catalogue';
 import { forceLine } from '../core/findings/force-preview';
 import type { Range } from '../core/manifest/manifest';
+import { printableLine } from './printable';
 import { againstWhat, summarize, type CheckReport } from './report';
 
 export interface TextOptions {
@@ -43,7 +44,8 @@ export function formatText(report: CheckReport, options: TextOptions = {}): stri
     if (lines.length === 0) continue;
     let title = o.title;
     if (o.verification) title += o.verification.agrees ? ' — the dry run agrees' : ` — the dry run answers: ${o.verification.serverAnswer}`;
-    blocks.push([title, ...lines].join('\n'));
+    // File and object names are the repository's: each line is printed as one line of plain text.
+    blocks.push([title, ...lines].map(printableLine).join('\n'));
   }
   const s = summarize(report);
   const hidden = (severity: Severity, count: number) =>
@@ -54,7 +56,7 @@ export function formatText(report: CheckReport, options: TextOptions = {}): stri
     `${s.information} information${hidden('information', s.information)}`,
   ];
   const checked = `${plural(s.objects, 'object')} in ${plural(s.files, 'file')}`;
-  blocks.push(`${counts.join(', ')} — ${checked}, ${report.mode} as ${JSON.stringify(report.fieldManager)}, against ${againstWhat(report.source)}`);
+  blocks.push(printableLine(`${counts.join(', ')} — ${checked}, ${report.mode} as ${JSON.stringify(report.fieldManager)}, against ${againstWhat(report.source)}`));
   return `${blocks.join('\n\n')}\n`;
 }
 

@@ -16,6 +16,7 @@ import { collectManifestFiles, readStandardInput, stdinTarget, type FileText } f
 import { formatGithub } from './format-github';
 import { formatGitlab } from './format-gitlab';
 import { languageServerCommand } from './lsp-command';
+import { printableLine } from './printable';
 import { terminalProgress } from './progress';
 import { loadSnapshot, takeSnapshot } from './snapshot';
 
@@ -97,10 +98,10 @@ async function snapshot(command: SnapshotCommand): Promise<number> {
   try {
     const result = await takeSnapshot(connection, { outDir: command.outDir, selectors: command.selectors });
     if (!result.ok) return 'usage' in result ? fail(result.usage) : fail(describeProblem(result.problem, connection, false));
-    for (const note of result.notes) process.stderr.write(redactText(`${programName}: note: ${note}\n`));
+    for (const note of result.notes) process.stderr.write(`${printableLine(redactText(`${programName}: note: ${note}`))}\n`);
     await write(
       process.stdout,
-      `saved ${result.saved} live object${result.saved === 1 ? '' : 's'}, ${result.absent} absent, ${result.documents} OpenAPI document${result.documents === 1 ? '' : 's'} to ${command.outDir}\n`,
+      `${printableLine(`saved ${result.saved} live object${result.saved === 1 ? '' : 's'}, ${result.absent} absent, ${result.documents} OpenAPI document${result.documents === 1 ? '' : 's'} to ${command.outDir}`)}\n`,
     );
     return 0;
   } finally {
@@ -158,9 +159,13 @@ export function describeProblem(problem: ClusterProblem, connection: ClusterConn
   }
 }
 
-/** stderr ends up in CI logs: nothing a cluster or a credential plugin said goes there unredacted. */
+/**
+ * stderr ends up in CI logs: nothing a cluster or a credential plugin said goes there unredacted,
+ * and a file or object name it quotes stays on the one line (a CI runner reads a line of its own
+ * that starts with `::` as a workflow command).
+ */
 function fail(message: string): number {
-  process.stderr.write(redactText(`${programName}: ${message}\n`));
+  process.stderr.write(`${printableLine(redactText(`${programName}: ${message}`))}\n`);
   return 2;
 }
 
@@ -206,7 +211,10 @@ main(process.argv.slice(2)).then(
   // Exit explicitly: watches opened by the cluster layer must not keep the process alive.
   (code) => process.exit(code),
   (error: unknown) => {
-    process.stderr.write(redactText(`${programName}: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`));
+    // The message may quote a file name: one line of its own, then the stack's frames.
+    const head = `${programName}: internal error: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`;
+    const frames = error instanceof Error ? (error.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line)) : [];
+    process.stderr.write(`${[head, ...frames].map((line) => printableLine(redactText(line))).join('\n')}\n`);
     process.exit(2);
   },
 );

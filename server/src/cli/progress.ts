@@ -1,6 +1,8 @@
 // Progress of a long check on the terminal: one line on stderr, rewritten in place and cleared
 // before the results are printed. Only when stderr is a terminal: in CI logs, pipes and files a
 // progress line would be noise (and carriage returns garble logs), so nothing extra is written.
+import { printableLine } from './printable';
+
 export interface CheckProgress {
   readonly file: number;
   readonly files: number;
@@ -27,7 +29,7 @@ export function terminalProgress(stream: NodeJS.WriteStream, intervalMs = 100): 
       last = now;
       shown = true;
       const text = `kube-conflict-hints: checked ${objects} object${objects === 1 ? '' : 's'} (file ${file} of ${files})`;
-      stream.write(`\r\x1b[2K${text.slice(0, Math.max(20, (stream.columns || 80) - 1))}`);
+      stream.write(`\r\x1b[2K${printableLine(text).slice(0, Math.max(20, (stream.columns || 80) - 1))}`);
     },
     finish() {
       if (shown) stream.write('\r\x1b[2K');

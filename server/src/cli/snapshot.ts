@@ -17,8 +17,8 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { KindFacts, LiveFacts, ResourceFacts } from '../core/findings/analysis';
-import { isJsonObject, type JsonObject } from '../core/json';
-import { parseManifestText, type ManifestResource } from '../core/manifest/manifest';
+import { isJsonObject, jsonDepthExceeds, type JsonObject, type JsonValue } from '../core/json';
+import { manifestLimits, parseManifestText, type ManifestResource } from '../core/manifest/manifest';
 import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
 import { celSchemaFor } from '../core/cel/schema';
 import type { ApiResourceInfo, ClusterConnection, ClusterProblem, DiscoveryIndex } from '../cluster';
@@ -115,6 +115,15 @@ export async function takeSnapshot(connection: ClusterConnection, request: Snaps
 
   const objects = new Map<string, JsonObject>();
   const absent: AbsentObject[] = [];
+  // Each absent object once, found by key: a search of the list for each object made a snapshot of
+  // many new objects quadratic in them.
+  const absentKeys = new Set<string>();
+  const addAbsent = (a: AbsentObject) => {
+    const key = absentKey(a);
+    if (absentKeys.has(key)) return;
+    absentKeys.add(key);
+    absent.push(a);
+  };
   const apiVersions = new Set<string>();
   for (const ref of wanted) {
     const served = findResource(index, ref.apiVersion, ref.kind);
@@ -129,7 +138,7 @@ export async function takeSnapshot(connection: ClusterConnection, request: Snaps
     apiVersions.add(ref.apiVersion);
     const file = `objects/${objectFileName(served.value, namespace, ref.name)}`;
     if (live.state === 'exists') objects.set(file, live.object);
-    else if (!absent.some((a) => absentKey(a) === absentKey({ ...ref, namespace }))) absent.push({ apiVersion: ref.apiVersion, kind: ref.kind, namespace, name: ref.name });
+    else addAbsent({ apiVersion: ref.apiVersion, kind: ref.kind, namespace, name: ref.name });
     if (live.state !== 'exists') continue;
     // Managers recorded at other versions are compared there (cluster/versions.ts), as the live
     // check does: those versions' documents, and a custom kind's CRD (its versions and conversion).
@@ -142,7 +151,7 @@ export async function takeSnapshot(connection: ClusterConnection, request: Snaps
       const read = crdKind.ok ? await connection.getObject(crd) : undefined;
       // A CRD that cannot be read (forbidden) leaves the versions unknown, offline as live.
       if (crdKind.ok && read?.state === 'exists') objects.set(`objects/${objectFileName(crdKind.value, '', crd.name)}`, read.object);
-      else if (crdKind.ok && read?.state === 'absent' && !absent.some((a) => absentKey(a) === absentKey(crd))) absent.push({ apiVersion: crd.apiVersion, kind: crd.kind, namespace: '', name: crd.name });
+      else if (crdKind.ok && read?.state === 'absent') addAbsent({ apiVersion: crd.apiVersion, kind: crd.kind, namespace: '', name: crd.name });
     }
   }
 
@@ -344,10 +353,16 @@ function readIndex(dir: string): IndexRead {
   return { state: 'ok', index: parsed.value as unknown as SnapshotIndex };
 }
 
-/** JSON text, or where it stops being JSON (a line and column, never the text itself). */
+/**
+ * JSON text, or where it stops being JSON (a line and column, never the text itself). A value
+ * nested deeper than a manifest may be is refused as a manifest is (manifestLimits.depth): every
+ * walk of a schema or an object below is recursive.
+ */
 function parseJson(file: string, text: string): { ok: true; value: unknown } | { ok: false; message: string } {
   try {
-    return { ok: true, value: JSON.parse(text) as unknown };
+    const value = JSON.parse(text) as JsonValue;
+    if (jsonDepthExceeds(value, manifestLimits.depth)) return { ok: false, message: `${file} nests deeper than ${manifestLimits.depth} levels: not read` };
+    return { ok: true, value };
   } catch (e) {
     const position = /at position (\d+)/.exec((e as Error).message);
     if (!position) return { ok: false, message: `${file} is not JSON` };
@@ -463,7 +478,10 @@ export function loadSnapshot(dir: string, namespace: string | undefined): Snapsh
     const text = readSnapshotFile(root, file);
     if (!text.ok) return { ok: false, message: text.message };
     const parsed = parseManifestText(text.text);
-    if (parsed.problems.some((p) => p.severity === 'error')) return { ok: false, message: `${file}: ${parsed.problems[0]!.message}` };
+    // A document not read (a syntax error, or one too large or too deep to read) would make its
+    // objects look absent: the snapshot is refused instead, with the first such problem.
+    const problem = parsed.problems.find((p) => p.severity === 'error' || p.code === 'too-large');
+    if (problem) return { ok: false, message: `${file}:${problem.range.start.line + 1}: ${problem.message}` };
     for (const r of parsed.resources) {
       if (r.name === undefined) continue;
       objects.set(objectKey(r.apiVersion, r.kind, r.namespace ?? '', r.name), r.object);

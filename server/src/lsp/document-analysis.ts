@@ -146,7 +146,9 @@ export class DocumentAnalyzer {
       }
       const facts = session.facts.peek(named);
       // The document's text is the key (an item of a List adds its index): no copy of the text per resource and keystroke.
-      const cacheKey = resource.itemIndex === undefined ? resource.documentText : `${resource.itemIndex}\u0000${resource.documentText}`;
+      // A JSON value after another on its line is placed by its column too: the column joins the key.
+      const placed = resource.columnOffset === undefined ? resource.documentText : `${resource.columnOffset}\u0001${resource.documentText}`;
+      const cacheKey = resource.itemIndex === undefined ? placed : `${resource.itemIndex}\u0000${placed}`;
       const cached = previous.get(cacheKey) ?? next.get(cacheKey);
       let resourceFindings: readonly Finding[];
       if (cached && cached.settingsKey === settingsKey && sameFacts(cached.facts, facts)) {

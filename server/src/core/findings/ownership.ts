@@ -74,7 +74,7 @@ export interface NodeAtPosition {
  * List items are named by their key fields (from the schema), or by index without one.
  */
 export function nodeAt(resource: ManifestResource, position: Position, schema: SchemaModel | undefined): NodeAtPosition | undefined {
-  const rel = { line: position.line - resource.lineOffset, character: position.character };
+  const rel = { line: position.line - resource.lineOffset, character: position.character - (position.line === resource.lineOffset ? (resource.columnOffset ?? 0) : 0) };
   let best: { path: FieldPath; node: ManifestNode; keyRange: Range } | undefined;
   forEachNode(resource, (visit) => {
     const inKey = rangeContains(visit.keyRange, rel);

@@ -248,6 +248,8 @@ const STALE = 'the text changed since it was read; ask again';
 
 /** Whether `resource` was read from this very text (an editor may hand a newer text). */
 function parsedFrom(lines: TextLines, resource: ManifestResource): boolean {
+  // A JSON value after another on its line is not edited (the edits rewrite whole documents from a line start).
+  if (resource.columnOffset !== undefined) return false;
   const start = lineStart(lines, resource.lineOffset);
   return lines.text.startsWith(resource.documentText, start) && (resource.lineOffset === 0 || start > 0);
 }

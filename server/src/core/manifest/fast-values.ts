@@ -49,7 +49,7 @@ const unsure = (source: string): boolean => UNSURE_ANYWHERE.test(source) || UNSU
  * parse then reads it). `maxDepth` is the nesting the analysis takes on; deeper is declined too.
  */
 export function fastDocumentValue(source: string, maxDepth: number): { value: JsonValue } | undefined {
-  if (unsure(source) || spansLines(source)) return undefined;
+  if (unsure(source) || spansLines(source) || nestingBound(source) > maxDepth) return undefined;
   let value: unknown;
   try {
     value = load(source, { schema, json: false });
@@ -59,6 +59,39 @@ export function fastDocumentValue(source: string, maxDepth: number): { value: Js
   if (value === undefined) value = null;
   if (jsonDepthExceeds(value as JsonValue, maxDepth)) return undefined;
   return { value: value as JsonValue };
+}
+
+/**
+ * A bound on how deep the document nests, read before js-yaml, which recurses per level: a
+ * recursion run into the stack's end is no way to meet a limit (V8 may even stop the process when
+ * it compiles a regular expression there). Per line: two levels per column of indentation (a
+ * block sequence may sit at its key's column), one per `- ` entry, one per bracket opened (flow
+ * collections close on their line here: spansLines declines the others), and the map an entry
+ * may hold. Anything in quotes only raises it; a document over the limit goes to the full parse.
+ */
+function nestingBound(source: string): number {
+  let bound = 0;
+  let indent = 0;
+  let atStart = true;
+  let more = 0;
+  for (let i = 0; i < source.length; i++) {
+    const c = source.charCodeAt(i);
+    if (c === NEWLINE) {
+      bound = Math.max(bound, 2 * indent + more + 2);
+      indent = 0;
+      more = 0;
+      atStart = true;
+    } else if (atStart && c === SPACE) indent++;
+    else {
+      atStart = false;
+      if (c === OPEN_BRACKET || c === OPEN_BRACE) more++;
+      else if (c === DASH) {
+        const next = source.charCodeAt(i + 1);
+        if (next === SPACE || next === NEWLINE || Number.isNaN(next)) more++;
+      }
+    }
+  }
+  return Math.max(bound, 2 * indent + more + 2);
 }
 
 /**
@@ -130,7 +163,7 @@ function quotedEnd(source: string, start: number, quote: number): number {
   return -1;
 }
 
-const [NEWLINE, SPACE, HASH, DOUBLE_QUOTE, SINGLE_QUOTE, BACKSLASH, OPEN_BRACKET, OPEN_BRACE] = ['\n', ' ', '#', '"', "'", '\\', '[', '{'].map((c) => c.charCodeAt(0)) as [number, number, number, number, number, number, number, number];
+const [NEWLINE, SPACE, HASH, DOUBLE_QUOTE, SINGLE_QUOTE, BACKSLASH, OPEN_BRACKET, OPEN_BRACE, DASH] = ['\n', ' ', '#', '"', "'", '\\', '[', '{', '-'].map((c) => c.charCodeAt(0)) as [number, number, number, number, number, number, number, number, number];
 const codes = (chars: string): Uint8Array => {
   const table = new Uint8Array(128);
   for (const c of chars) table[c.charCodeAt(0)] = 1;

@@ -129,64 +129,58 @@ class Scanner {
     throw new SyntaxFailure(`invalid character ${quoteChar(this.text.codePointAt(this.pos)!)} ${context}`, this.pos);
   }
 
+  /**
+   * Moves past one value. Iterative, with a stack of the collections still open: a hostile text may
+   * nest thousands of levels (kubectl's decoder takes 10,000), deeper than a recursive scan can go.
+   */
   value(): void {
-    const c = this.text[this.pos];
-    if (c === '{') this.object();
-    else if (c === '[') this.array();
-    else if (c === '"') this.string();
-    else if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) this.number();
-    else if (c === 't') this.literal('true');
-    else if (c === 'f') this.literal('false');
-    else if (c === 'n') this.literal('null');
-    else this.fail('looking for beginning of value');
+    const open: ('object' | 'array')[] = [];
+    for (;;) {
+      // At the start of a value.
+      const c = this.text[this.pos];
+      if (c === '{' || c === '[') {
+        this.pos++;
+        this.skipWhitespace();
+        if (this.text[this.pos] !== (c === '{' ? '}' : ']')) {
+          open.push(c === '{' ? 'object' : 'array');
+          if (c === '{') this.key();
+          continue;
+        }
+        this.pos++;
+      } else if (c === '"') this.string();
+      else if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) this.number();
+      else if (c === 't') this.literal('true');
+      else if (c === 'f') this.literal('false');
+      else if (c === 'n') this.literal('null');
+      else this.fail('looking for beginning of value');
+      // After a whole value: close what it ends, or go on to the next element.
+      for (;;) {
+        const inside = open.at(-1);
+        if (inside === undefined) return;
+        this.skipWhitespace();
+        const next = this.text[this.pos];
+        if (next === (inside === 'object' ? '}' : ']')) {
+          this.pos++;
+          open.pop();
+          continue;
+        }
+        if (next !== ',') this.fail(inside === 'object' ? 'after object key:value pair' : 'after array element');
+        this.pos++;
+        this.skipWhitespace();
+        if (inside === 'object') this.key();
+        break;
+      }
+    }
   }
 
-  private object(): void {
-    this.pos++; // {
+  /** An object's key and its colon, up to where its value starts. */
+  private key(): void {
+    if (this.text[this.pos] !== '"') this.fail('looking for beginning of object key string');
+    this.string();
     this.skipWhitespace();
-    if (this.text[this.pos] === '}') {
-      this.pos++;
-      return;
-    }
-    for (;;) {
-      if (this.text[this.pos] !== '"') this.fail('looking for beginning of object key string');
-      this.string();
-      this.skipWhitespace();
-      if (this.text[this.pos] !== ':') this.fail('after object key');
-      this.pos++;
-      this.skipWhitespace();
-      this.value();
-      this.skipWhitespace();
-      const c = this.text[this.pos];
-      if (c === '}') {
-        this.pos++;
-        return;
-      }
-      if (c !== ',') this.fail('after object key:value pair');
-      this.pos++;
-      this.skipWhitespace();
-    }
-  }
-
-  private array(): void {
-    this.pos++; // [
+    if (this.text[this.pos] !== ':') this.fail('after object key');
+    this.pos++;
     this.skipWhitespace();
-    if (this.text[this.pos] === ']') {
-      this.pos++;
-      return;
-    }
-    for (;;) {
-      this.value();
-      this.skipWhitespace();
-      const c = this.text[this.pos];
-      if (c === ']') {
-        this.pos++;
-        return;
-      }
-      if (c !== ',') this.fail('after array element');
-      this.pos++;
-      this.skipWhitespace();
-    }
   }
 
   private string(): void {

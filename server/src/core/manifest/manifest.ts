@@ -10,8 +10,8 @@
 // Most documents never need a position: a document is first read for its values alone
 // (fast-values.ts), and its node tree and range are built by the full parse the first time
 // something asks for them (`root`, `range`), once per document text.
-import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, Scalar } from 'yaml';
-import type { Document, Node as YamlNode, YAMLMap, YAMLSeq } from 'yaml';
+import { Composer, isAlias, isMap, isPair, isScalar, isSeq, LineCounter, Parser, Scalar, YAMLParseError } from 'yaml';
+import type { CST, Document, Node as YamlNode, YAMLMap, YAMLSeq } from 'yaml';
 import { jsonEqual, type JsonObject, type JsonValue } from '../json';
 import { isJsonStream, splitJsonStream } from './json-stream';
 import { field, formatPath, index, parsePath, type FieldPath, type PathElement } from '../ssa/path';
@@ -103,6 +103,11 @@ export interface ManifestResource {
   readonly itemIndex?: number;
   /** Line of the text where the document starts: add it to node-tree ranges (absoluteRange). */
   readonly lineOffset: number;
+  /**
+   * Column where the document starts on that line, when not the first: a JSON value after another
+   * on the same line (`{…} {…}`). Added to the columns of node-tree ranges on their first line.
+   */
+  readonly columnOffset?: number;
   /** The document's text: later stages can cache their work by it, as this module does. */
   readonly documentText: string;
 }
@@ -177,7 +182,7 @@ interface ParsedDocument {
   readonly problems: readonly ManifestProblem[];
 }
 
-type DocumentResource = Omit<ManifestResource, 'documentIndex' | 'lineOffset' | 'documentText'>;
+type DocumentResource = Omit<ManifestResource, 'documentIndex' | 'lineOffset' | 'columnOffset' | 'documentText'>;
 
 /**
  * Parsed documents by text, for one editor document (one cache per URI): each parse keeps only
@@ -281,7 +286,7 @@ function* parseSteps(text: string, cache: ManifestCache | undefined, valuesFirst
     }
     reused.set(chunk.text, parsed);
     for (const r of parsed.resources) resources.push(placeResource(r, documentIndex, chunk));
-    for (const p of parsed.problems) problems.push({ ...p, range: shiftRange(p.range, chunk.startLine) });
+    for (const p of parsed.problems) problems.push({ ...p, range: shiftRange(p.range, chunk.startLine, chunk.startCharacter) });
     if (chunk.problem) problems.push(chunk.problem);
     if (fresh) yield resources;
   }
@@ -292,6 +297,8 @@ function* parseSteps(text: string, cache: ManifestCache | undefined, valuesFirst
 interface DocumentChunk {
   readonly text: string;
   readonly startLine: number;
+  /** The column of the document's first character on its first line (a JSON value after another on the same line). */
+  readonly startCharacter?: number;
   /** Where a JSON stream goes wrong (absolute): kubectl reads nothing after it. */
   readonly problem?: ManifestProblem;
 }
@@ -321,12 +328,20 @@ function splitDocuments(text: string): DocumentChunk[] {
 
 /**
  * A text kubectl reads as a stream of JSON values (see json-stream.ts): one document per value.
- * Each value is padded with spaces to its column, so that the document's positions are the text's
- * once shifted by its line, as for YAML documents.
+ * A value indented on its line is padded with spaces to its column, so that the document's
+ * positions are the text's once shifted by its line, as for YAML documents. A value after another
+ * on the same line keeps its column apart instead, added to the positions of its first line when
+ * it is placed: padding each of a line of many values (`jq -j`, or a hostile file) to its column
+ * was quadratic in them.
  */
 function jsonStreamChunks(text: string): DocumentChunk[] {
   const stream = splitJsonStream(text);
-  const chunks: DocumentChunk[] = stream.values.map((v) => ({ text: ' '.repeat(v.start.character) + v.text, startLine: v.start.line }));
+  const chunks: DocumentChunk[] = stream.values.map((v) => {
+    let i = v.start.offset;
+    while (i > v.start.offset - v.start.character && (text[i - 1] === ' ' || text[i - 1] === '\t' || text[i - 1] === '\r')) i--;
+    const indented = i === v.start.offset - v.start.character;
+    return indented ? { text: ' '.repeat(v.start.character) + v.text, startLine: v.start.line } : { text: v.text, startLine: v.start.line, startCharacter: v.start.character };
+  });
   if (stream.error) {
     const at = { line: stream.error.at.line, character: stream.error.at.character };
     chunks.push({ text: '', startLine: at.line, problem: { code: 'yaml-syntax', severity: 'error', message: stream.error.message, range: { start: at, end: at } } });
@@ -334,13 +349,14 @@ function jsonStreamChunks(text: string): DocumentChunk[] {
   return chunks.length > 0 ? chunks : [{ text, startLine: 0 }];
 }
 
-/** The range moved down by `lines` lines (a document's range in the whole text). */
-export function shiftRange(r: Range, lines: number): Range {
-  if (lines === 0) return r;
-  return {
-    start: { line: r.start.line + lines, character: r.start.character },
-    end: { line: r.end.line + lines, character: r.end.character },
-  };
+/**
+ * The range moved down by `lines` lines (a document's range in the whole text), and on its first
+ * line right by `column` characters (a document that starts mid-line).
+ */
+export function shiftRange(r: Range, lines: number, column = 0): Range {
+  if (lines === 0 && column === 0) return r;
+  const shift = (p: Position): Position => ({ line: p.line + lines, character: p.line === 0 ? p.character + column : p.character });
+  return { start: shift(r.start), end: shift(r.end) };
 }
 
 // The fields that say which object a manifest is: a fix never removes them (that would address
@@ -366,7 +382,7 @@ export function firstCharacter(range: Range): Range {
 
 /** A node-tree range of `resource` as a range in the whole text. */
 export function absoluteRange(resource: ManifestResource, range: Range): Range {
-  return shiftRange(range, resource.lineOffset);
+  return shiftRange(range, resource.lineOffset, resource.columnOffset);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -415,7 +431,7 @@ const tooDeepMessage = `This document nests deeper than ${manifestLimits.depth} 
 function placeResource(r: DocumentResource, documentIndex: number, chunk: DocumentChunk): ManifestResource {
   // A document that did not move since the last parse (most of a file, after a keystroke) keeps its placed resource.
   const known = placements.get(r);
-  if (known && known.documentIndex === documentIndex && known.lineOffset === chunk.startLine) return known;
+  if (known && known.documentIndex === documentIndex && known.lineOffset === chunk.startLine && known.columnOffset === chunk.startCharacter) return known;
   const made = placeAnew(r, documentIndex, chunk);
   placements.set(r, made);
   return made;
@@ -425,8 +441,8 @@ function placeResource(r: DocumentResource, documentIndex: number, chunk: Docume
 const placements = new WeakMap<DocumentResource, ManifestResource>();
 
 function placeAnew(r: DocumentResource, documentIndex: number, chunk: DocumentChunk): ManifestResource {
-  const placement = { documentIndex, lineOffset: chunk.startLine, documentText: chunk.text };
-  if (!(LAZY in r)) return { ...r, range: shiftRange(r.range, chunk.startLine), ...placement };
+  const placement = { documentIndex, lineOffset: chunk.startLine, ...(chunk.startCharacter !== undefined ? { columnOffset: chunk.startCharacter } : {}), documentText: chunk.text };
+  if (!(LAZY in r)) return { ...r, range: shiftRange(r.range, chunk.startLine, chunk.startCharacter), ...placement };
   const { apiVersion, kind, name, generateName, namespace, object, itemIndex } = r;
   const placed = {
     apiVersion,
@@ -440,7 +456,7 @@ function placeAnew(r: DocumentResource, documentIndex: number, chunk: DocumentCh
   } as ManifestResource;
   let range: Range | undefined;
   Object.defineProperty(placed, 'root', { enumerable: true, get: () => r.root });
-  Object.defineProperty(placed, 'range', { enumerable: true, get: () => (range ??= shiftRange(r.range, chunk.startLine)) });
+  Object.defineProperty(placed, 'range', { enumerable: true, get: () => (range ??= shiftRange(r.range, chunk.startLine, chunk.startCharacter)) });
   Object.defineProperty(placed, LAZY, { value: r });
   return placed;
 }
@@ -506,21 +522,42 @@ function fullParse(source: string): ParsedDocument {
     };
   }
   const lines = new LineCounter();
-  const doc = parseDocument(source, {
+  // The syntax tree first (the parser keeps a stack of its own), then its depth, before the
+  // composer builds nodes: the composer recurses per level, and running a recursion into the
+  // stack's end is no way to meet a limit (V8 may even stop the process compiling a regular
+  // expression there).
+  const tokens = [...new Parser(lines.addNewLine).parse(source)];
+  const tooDeepAt = cstDeeperThan(tokens, manifestLimits.depth);
+  if (tooDeepAt !== undefined) {
+    const at = lines.linePos(tooDeepAt);
+    const start = { line: at.line - 1, character: at.col - 1 };
+    return { resources: [], problems: [tooLarge(tooDeepMessage, { start, end: start })] };
+  }
+  const composer = new Composer({
     // Every scalar stays text: resolveScalar applies kubectl's rules (see yaml-scalars.ts).
     schema: 'failsafe',
     resolveKnownTags: false,
     keepSourceTokens: true,
-    lineCounter: lines,
     uniqueKeys: false,
-    prettyErrors: false,
     strict: false,
   });
+  // As the yaml package's parseDocument: the first document, and an error for a second.
+  let doc: Document.Parsed | undefined;
+  for (const next of composer.compose(tokens, true, source.length)) {
+    if (!doc) doc = next;
+    else {
+      doc.errors.push(new YAMLParseError(next.range.slice(0, 2) as [number, number], 'MULTIPLE_DOCS', 'Source contains multiple documents; please use YAML.parseAllDocuments()'));
+      break;
+    }
+  }
+  if (!doc) return { resources: [], problems: [] };
   const ctx: DocumentContext = { source, lines, doc, problems: [], converted: new Map(), converting: new Set(), aliasTargets: new Map() };
   for (const e of doc.errors) {
-    // The parser recurses per level of nesting and reports running out of stack as an error.
-    if (e.code === 'RESOURCE_EXHAUSTION') ctx.problems.push(tooLarge(tooDeepMessage, rangeOf(ctx, e.pos[0], e.pos[1])));
-    else ctx.problems.push({ code: 'yaml-syntax', severity: 'error', message: e.message, range: rangeOf(ctx, e.pos[0], e.pos[1]) });
+    // The parser recurses per level of nesting and reports running out of stack as an error, once
+    // per level it gives up on: the document is one `too-large`, as a document deep within the stack is.
+    if (e.code === 'RESOURCE_EXHAUSTION') {
+      if (!ctx.problems.some((p) => p.code === 'too-large')) ctx.problems.push(tooLarge(tooDeepMessage, rangeOf(ctx, e.pos[0], e.pos[1])));
+    } else ctx.problems.push({ code: 'yaml-syntax', severity: 'error', message: e.message, range: rangeOf(ctx, e.pos[0], e.pos[1]) });
   }
   if (doc.errors.length > 0 || !doc.contents) return { resources: [], problems: ctx.problems };
   let root: Converted;
@@ -545,6 +582,27 @@ function fullParse(source: string): ParsedDocument {
     return { resources: [], problems: ctx.problems };
   }
   return { resources: resourcesOf(root), problems: ctx.problems };
+}
+
+/**
+ * Where the syntax tree first nests a value deeper than `limit` levels (the root is level 1, as in
+ * jsonDepthExceeds), or undefined. Aliases are not followed: convert() bounds what they expand to.
+ */
+function cstDeeperThan(tokens: readonly CST.Token[], limit: number): number | undefined {
+  const stack: { token: CST.Token; level: number }[] = tokens.map((token) => ({ token, level: 1 }));
+  while (stack.length > 0) {
+    const { token, level } = stack.pop()!;
+    if (level > limit) return token.offset;
+    if (token.type === 'document') {
+      if (token.value) stack.push({ token: token.value, level });
+    } else if (token.type === 'block-map' || token.type === 'block-seq' || token.type === 'flow-collection') {
+      for (const item of token.items) {
+        if ('key' in item && item.key) stack.push({ token: item.key, level: level + 1 });
+        if (item.value) stack.push({ token: item.value, level: level + 1 });
+      }
+    }
+  }
+  return undefined;
 }
 
 /**
