@@ -13,7 +13,7 @@ import { createClusterConnection, readKubeconfig, type ClusterConnection } from 
 import { runCli } from '../cli/cli-process';
 import { testCluster, type TestClusterInfo } from '../support/env';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy';
-import { startTestServer, type TestServer } from '../support/lsp-client';
+import { holdingTheLoop, startTestServer, type TestServer } from '../support/lsp-client';
 import { connect } from '../support/seed';
 
 const skip = !testCluster() && process.env.CI !== 'true' ? 'no local kube-apiserver' : false;
@@ -53,18 +53,6 @@ const runs = (counter: string) => (fs.existsSync(counter) ? fs.readFileSync(coun
 
 const configMapYaml = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: leak-probe\n  namespace: default\ndata:\n  key: value\n';
 
-/**
- * The in-process server keeps no timer or socket referenced while it merely waits (so that it never
- * keeps a command line alive); a test waiting on it holds the event loop itself.
- */
-async function holdingTheLoop<T>(work: () => Promise<T>): Promise<T> {
-  const hold = setInterval(() => {}, 60_000);
-  try {
-    return await work();
-  } finally {
-    clearInterval(hold);
-  }
-}
 
 /** Everything the user could see from the language server: every notification (status, logs) and a hover. */
 function editorSurfaces(kubeconfig: string, context: string, until: (health: string) => boolean): Promise<{ text: string; server: TestServer }> {

@@ -280,3 +280,16 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
     }),
   ]);
 }
+
+/**
+ * The in-process server keeps no timer or socket referenced while it merely waits (so that it never
+ * keeps a command line alive); a test waiting on it holds the event loop itself.
+ */
+export async function holdingTheLoop<T>(work: () => Promise<T>): Promise<T> {
+  const hold = setInterval(() => {}, 60_000);
+  try {
+    return await work();
+  } finally {
+    clearInterval(hold);
+  }
+}

@@ -30,7 +30,7 @@ import { startStdioClient } from '../../editors/stdio-client';
 import { requireCluster, type TestClusterInfo } from '../../support/env';
 import { execKubeconfig } from '../../support/exec-kubeconfig';
 import { startFaultProxy } from '../../support/fault-proxy';
-import { startTestServer } from '../../support/lsp-client';
+import { holdingTheLoop, startTestServer } from '../../support/lsp-client';
 import { clusterCredentials, kubeconfigThroughRecorder, startRecordingProxy, type Exchange } from '../../support/recording-proxy';
 import { clientSideApply, connect, freshNamespace, objectOf } from '../../support/seed';
 
@@ -69,18 +69,6 @@ function manifestFile(name: string, text: string): string {
   return file;
 }
 
-/**
- * The in-process server keeps no timer or socket referenced while it merely waits (so that it never
- * keeps a command line alive); a test waiting on it holds the event loop itself.
- */
-async function holdingTheLoop<T>(work: () => Promise<T>): Promise<T> {
-  const hold = setInterval(() => {}, 60_000);
-  try {
-    return await work();
-  } finally {
-    clearInterval(hold);
-  }
-}
 
 test('item 2: a password or token in the server URL is never printed or stored', { timeout: 300_000 }, async (t) => {
   const cluster = requireCluster(t);

@@ -7,34 +7,12 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { runCli, scratchDir, writeFiles, type CliRun } from '../../cli/cli-process';
-import { requireCluster } from '../../support/env';
-import { configMap, connect, create, freshNamespace, objectOf } from '../../support/seed';
+import { runCli, type CliRun } from '../../cli/cli-process';
+import { knownSnapshot, type KnownSnapshot } from './known-snapshot';
 
-interface Setup {
-  namespace: string;
-  snapshot: string;
-  dir: string;
-}
-
-let setup: Promise<Setup> | undefined;
-
-/** A snapshot saved from the real API server, to check the hostile files against. */
-async function prepare(t: TestContext): Promise<Setup | undefined> {
-  const cluster = requireCluster(t);
-  if (!cluster) return undefined;
-  setup ??= (async () => {
-    const admin = connect('admin', cluster.kubeconfig);
-    const namespace = await freshNamespace(admin, 'kch-hostile-output');
-    objectOf(await create(admin, 'kubectl-create', configMap(namespace, 'known', { a: '1' })), 'known');
-    const dir = scratchDir('hostile-output');
-    writeFiles(dir, { 'known.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: known\n  namespace: ${namespace}\n` });
-    const snapshot = path.join(dir, 'snapshot');
-    const saved = await runCli(['snapshot', '--kubeconfig', cluster.kubeconfig, '--context', 'admin', '--out', snapshot, path.join(dir, 'known.yaml')]);
-    assert.equal(saved.status, 0, saved.stderr);
-    return { namespace, snapshot, dir };
-  })();
-  return setup;
+/** The snapshot the hostile files are checked against. */
+async function prepare(t: TestContext): Promise<KnownSnapshot | undefined> {
+  return knownSnapshot(t, 'hostile-output');
 }
 
 /** What an attacker would like a runner to read: an annotation on a file of its choice. */

@@ -11,41 +11,24 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type { Diagnostic } from 'vscode-languageserver-protocol';
-import { runCli, scratchDir, writeFiles, type CliRun } from '../../cli/cli-process';
-import { requireCluster, type TestClusterInfo } from '../../support/env';
+import { runCli, writeFiles, type CliRun } from '../../cli/cli-process';
 import { startTestServer } from '../../support/lsp-client';
 import { processCpuMs } from '../../fuzz/budget';
-import { configMap, connect, create, freshNamespace, objectOf } from '../../support/seed';
+import { knownSnapshot, type KnownSnapshot } from './known-snapshot';
 
-interface Setup {
-  cluster: TestClusterInfo;
-  namespace: string;
-  /** A snapshot the real API server's answers were saved in (one ConfigMap, discovery, v1's OpenAPI document). */
-  snapshot: string;
-  dir: string;
+interface Setup extends KnownSnapshot {
   /** A script node preloads in the command-line process: it writes the process's CPU time when it exits. */
   cpuProbe: string;
 }
 
-let setup: Promise<Setup> | undefined;
-
 async function prepare(t: TestContext): Promise<Setup | undefined> {
-  const cluster = requireCluster(t);
-  if (!cluster) return undefined;
-  setup ??= (async () => {
-    const admin = connect('admin', cluster.kubeconfig);
-    const namespace = await freshNamespace(admin, 'kch-hostile-scale');
-    objectOf(await create(admin, 'kubectl-create', configMap(namespace, 'known', { a: '1' })), 'known');
-    const dir = scratchDir('hostile-scale');
-    writeFiles(dir, { 'known.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: known\n  namespace: ${namespace}\n` });
-    const snapshot = path.join(dir, 'snapshot');
-    const saved = await runCli(['snapshot', '--kubeconfig', cluster.kubeconfig, '--context', 'admin', '--out', snapshot, path.join(dir, 'known.yaml')]);
-    assert.equal(saved.status, 0, saved.stderr);
-    const cpuProbe = path.join(dir, 'cpu-at-exit.cjs');
+  const known = await knownSnapshot(t, 'hostile-scale');
+  if (!known) return undefined;
+  const cpuProbe = path.join(known.dir, 'cpu-at-exit.cjs');
+  if (!fs.existsSync(cpuProbe)) {
     fs.writeFileSync(cpuProbe, "process.on('exit', () => { const u = process.cpuUsage(); require('node:fs').writeFileSync(process.env.KCH_CPU_OUT, String((u.user + u.system) / 1000)); });\n");
-    return { cluster, namespace, snapshot, dir, cpuProbe };
-  })();
-  return setup;
+  }
+  return { ...known, cpuProbe };
 }
 
 /** Runs the command line and returns its result with the CPU milliseconds it used. */
