@@ -116,16 +116,24 @@ const inFile = (file: string) => (p: FileProblem) => p.file === file;
  * The language server's last full answer to a diagnostics pull for the document whose URI ends with
  * `file`, as the client's verbose trace logged it; undefined before there is one.
  */
-function lastDiagnosticsAnswer(editor: Editor, file: string): { message: string }[] | undefined {
+interface AnsweredDiagnostic {
+  message: string;
+  code?: string;
+  /** LSP's: 1 error … 4 hint. */
+  severity?: number;
+  range: { start: { line: number } };
+}
+
+function lastDiagnosticsAnswer(editor: Editor, file: string): AnsweredDiagnostic[] | undefined {
   const log = editor.outputChannelLogs().map((f) => fs.readFileSync(f, 'utf8')).join('\n');
   const ids = [...log.matchAll(/Sending request 'textDocument\/diagnostic - \((\d+)\)'\.\s*Params: (\{[\s\S]*?\n\})/g)]
     .filter(([, , params]) => params!.includes(`/${file}"`))
     .map(([, id]) => id!);
-  let last: { message: string }[] | undefined;
+  let last: AnsweredDiagnostic[] | undefined;
   for (const id of ids) {
     const answer = new RegExp(`Received response 'textDocument/diagnostic - \\(${id}\\)' in \\d+ms\\.\\s*Result: (\\{[\\s\\S]*?\\n\\})`).exec(log);
     if (!answer) continue;
-    const result = JSON.parse(answer[1]!) as { kind: string; items?: { message: string }[] };
+    const result = JSON.parse(answer[1]!) as { kind: string; items?: AnsweredDiagnostic[] };
     if (result.kind === 'full') last = result.items ?? [];
   }
   return last;
@@ -180,20 +188,21 @@ test('an overlay: the autoscaler conflict on the patch line, nothing false on th
   // Back at the start, where opening the tab again expects the caret.
   await editor.goTo({ line: 1, column: 1 });
 
-  // The base, judged once per overlay: each overlay's object is read (the exists notes on its name,
-  // the positive sign), and nothing false is said — the conflict is the patch's, not the base's.
+  // The base, judged once per overlay: each overlay's object is read (the exists hints on its name,
+  // in the server's answer: the positive sign), and nothing false is said — the conflict is the
+  // patch's, not the base's. The hints are news, off the Problems panel.
   await editor.openFile(baseFile);
   const nameLine = positionOfKey(files[baseFile]!, 'name').line;
-  const onBase = (
-    await waitForFileProblems(
-      editor,
-      (ps) => ['overlay staging', 'overlay production'].every((o) => ps.some((p) => p.file === baseFile && ours(p) && p.severity === 'info' && p.line === nameLine && p.message.includes(o))),
-      `the exists notes of both overlays on ${baseFile} line ${nameLine}`,
-      120_000,
-    )
-  ).filter(inFile(baseFile));
-  assert.ok(onBase.every((p) => p.code !== undefined), `each problem shows its code: ${JSON.stringify(onBase)}`);
-  assert.deepEqual(onBase.filter((p) => p.severity !== 'info' || noise.has(p.code!)), [], 'no conflict, no syntax error, no deletion, no kind-not-served on the base');
+  const bothRead = (items: AnsweredDiagnostic[] | undefined, overlays: readonly string[]) =>
+    items !== undefined && overlays.every((o) => items.some((d) => d.code === 'exists' && d.severity === 4 && d.range.start.line === nameLine - 1 && d.message.includes(o)));
+  const onBase = (await editor.waitFor(
+    async () => lastDiagnosticsAnswer(editor, baseFile),
+    (items) => bothRead(items, ['overlay staging', 'overlay production']),
+    `the exists hints of both overlays on ${baseFile} line ${nameLine}, in the server's answer`,
+    120_000,
+  ))!;
+  assert.deepEqual(onBase.filter((d) => d.severity !== 4 || noise.has(d.code ?? '')), [], 'no conflict, no syntax error, no deletion, no kind-not-served on the base');
+  assert.deepEqual((await problemsByFile(editor)).filter(inFile(baseFile)), [], `the Problems panel lists nothing for ${baseFile}`);
   await editor.screenshot('base-clean');
 
   // The kustomization: the server's answer for it (from the same renders) holds nothing.
@@ -212,8 +221,9 @@ test('an overlay: the autoscaler conflict on the patch line, nothing false on th
   assert.match(saved, /^ {2}replicas: 5$/m, 'the fix writes the live value into the patch');
   assert.equal(saved.replace(/^ {2}replicas: 5$/m, '  replicas: 3'), patch, 'the fix changes nothing else of the patch');
   await waitForFileProblems(editor, (ps) => !ps.some(isConflict), 'the conflict gone once the overlay renders again', 120_000);
-  // The overlay was rendered and judged again, not just dropped: the base still has its notes.
-  const after = await waitForFileProblems(editor, (ps) => ps.some((p) => p.file === baseFile && ours(p) && p.message.includes('overlay production')), `the notes of overlay production on ${baseFile}`);
-  assert.deepEqual(after.filter((p) => ours(p) && p.severity !== 'info'), [], 'no error or warning left in the overlay');
+  // The overlay was rendered and judged again, not just dropped: the base still has its hints.
+  await editor.openFile(baseFile);
+  await editor.waitFor(async () => lastDiagnosticsAnswer(editor, baseFile), (items) => bothRead(items, ['overlay production']), `the hint of overlay production on ${baseFile}, in the server's answer`);
+  assert.deepEqual((await problemsByFile(editor)).filter((p) => ours(p) && p.severity !== 'info'), [], 'no error or warning left in the overlay');
   await editor.screenshot('after-quick-fix');
 });

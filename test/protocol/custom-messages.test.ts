@@ -93,6 +93,7 @@ describe('custom messages', () => {
     });
     assert.deepEqual(Object.fromEntries(Object.entries(notifications).map(([key, n]) => [key, n.method])), {
       status: 'kubeConflictHints/status',
+      documentState: 'kubeConflictHints/documentState',
       syntaxServices: 'kubeConflictHints/syntaxServices',
     });
   });
