@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { before, describe, test } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import type { Diagnostic } from 'vscode-languageserver-protocol';
+import { findingCatalogue } from '../../server/src/core/findings/catalogue';
 import { parseManifestText } from '../../server/src/core/manifest/manifest';
 import { testCluster } from '../support/env';
 import { startTestServer } from '../support/lsp-client';
@@ -32,8 +33,19 @@ const clientSideRefusal = 'A dry run confirms the serverSide and create modes; a
 
 const severities = ['', 'error', 'warning', 'information', 'hint'];
 const sorted = (list: Said[]) => [...list].sort((a, b) => a.line - b.line || a.code.localeCompare(b.code) || a.message.localeCompare(b.message));
+/**
+ * The severity judged is the finding's, which the diagnostic carries; the editor shows news (the
+ * catalogue's quiet codes) as a hint, and nothing else.
+ */
 const fromDiagnostics = (ds: Diagnostic[]): Said[] =>
-  sorted(ds.map((d) => ({ code: String(d.code), severity: severities[d.severity ?? 1]!, line: d.range.start.line, message: d.message })));
+  sorted(
+    ds.map((d) => {
+      const judged = (d.data as { finding?: { severity?: string } } | undefined)?.finding?.severity ?? severities[d.severity ?? 1]!;
+      const quiet = (findingCatalogue as Record<string, { quiet?: true }>)[String(d.code)]?.quiet === true;
+      assert.equal(severities[d.severity ?? 1], quiet ? 'hint' : judged, `${d.code}: shown as ${quiet ? 'a hint' : 'judged'}`);
+      return { code: String(d.code), severity: judged, line: d.range.start.line, message: d.message };
+    }),
+  );
 
 interface JsonReport {
   findings: { file: string; code: string; severity: string; message: string; range: { start: { line: number } } }[];
