@@ -557,30 +557,34 @@ export class RenderedSources implements DocumentSource {
     return overlays.map((root) => {
       const target: RenderTarget = { kind: 'kustomize', root, label: labels.get(root)! };
       const initial = (p: string) => p.startsWith(`${root}/`);
-      const kustomizationSource = (): RenderFailureSource => {
+      // The overlay's kustomization, with its text as the render's own reading found it (the place
+      // of an entry kustomize could not read is looked up in it).
+      const kustomizationSource = (read?: ReadonlyMap<string, string>): RenderFailureSource => {
         const kustomization = kustomizationFileIn(root);
-        return { tool: 'kustomize', kustomization, ...optional('kustomizationText', readSmallText(kustomization)) };
+        const text = read?.get(kustomization);
+        return { tool: 'kustomize', kustomization, ...(text !== undefined ? { kustomizationText: text } : {}) };
       };
       return {
         key: JSON.stringify(['kustomize', root, target.label, tools.kustomize ?? '']),
         target,
-        failureSource: kustomizationSource,
+        failureSource: () => kustomizationSource(),
         covers: initial,
         run: async (): Promise<Outcome> => {
           // The files the overlay reads (read before the build, so that a change during it renders
           // again): a save of any of them renders it again, also after a failed build, whose fix
           // may be in a base outside the overlay's folder.
-          const files = new Set(readKustomizationFiles(root, folder).keys());
+          const read = readKustomizationFiles(root, folder);
+          const files = new Set(read.keys());
           // Also any file beside one of its kustomizations: a generator's input or a patch that
           // does not exist yet (the build fails until it does) is named there, not read.
           const folders = new Set([...files].filter((f) => /^(kustomization\.ya?ml|Kustomization)$/.test(path.posix.basename(f))).map((f) => path.posix.dirname(f)));
           const covers = (p: string) => files.has(p) || initial(p) || folders.has(path.posix.dirname(p));
           const out = await renderKustomization(target, tools);
-          if (!out.ok) return { covers, ...failedOutcome(target, out.problem, kustomizationSource()) };
+          if (!out.ok) return { covers, ...failedOutcome(target, out.problem, kustomizationSource(read)) };
           const parsed = parseManifestText(out.text);
           if (parsed.problems.length > 0) {
             const message = `${out.command} printed text that is not YAML: ${parsed.problems[0]!.message}`;
-            return { ok: false, covers, code: 'render-failed', message, places: renderFailurePlaces(kustomizationSource(), message) };
+            return { ok: false, covers, code: 'render-failed', message, places: renderFailurePlaces(kustomizationSource(read), message) };
           }
           return { ok: true, rendered: { resources: parsed.resources, sourceMap: out.sourceMap, covers } };
         },
@@ -644,17 +648,4 @@ function failedOutcome(target: RenderTarget, problem: RenderProblem, source: Ren
 /** The kustomization file of an overlay's folder (kustomize's names, in its order); the first name when none is there. */
 function kustomizationFileIn(root: string): string {
   return kustomizationFileNames.map((n) => `${root}/${n}`).find(isRegularFile) ?? `${root}/${kustomizationFileNames[0]}`;
-}
-
-function readSmallText(file: string): string | undefined {
-  try {
-    const text = fs.readFileSync(file, 'utf8');
-    return text.length <= 1024 * 1024 ? text : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
-  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
