@@ -65,6 +65,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     client = createClient(context, output, syntaxServices);
     onNotification(client, notifications.status, (params) => statusBar.cluster(params));
     onNotification(client, notifications.documentState, (params) => statusBar.document(params));
+    // A chart installed as several releases: asked once, when the server first finds them.
+    onNotification(client, notifications.chooseRelease, (params) => void vscode.commands.executeCommand('kubeConflictHints.chooseRelease', params.uri));
     await client.start();
   };
   const restart = async () => {
@@ -75,12 +77,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   // The user asked: connect even when no manifest is open (the server waits for one otherwise).
   const refreshParams = (): RefreshParams => ({ ...(activeUri() ? { uri: activeUri() } : {}), connect: true });
   // Commands work while the server is down: they say so instead of failing.
-  const withClient = <T>(run: (c: LanguageClient) => Promise<T>) => async (): Promise<T | undefined> => {
+  const withClient = <T>(run: (c: LanguageClient, ...args: unknown[]) => Promise<T>) => async (...args: unknown[]): Promise<T | undefined> => {
     if (!client?.isRunning()) {
       void vscode.window.showWarningMessage('Kube Conflict Hints: the language server is not running.');
       return undefined;
     }
-    return run(client);
+    return run(client, ...args);
   };
 
   context.subscriptions.push(
@@ -204,6 +206,23 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         if (result.everyOverlay && picked.length === items.length) return;
         const chosen = [...new Set([...result.keep, ...picked.map((p) => p.entry)])];
         await settingsOf(folder.uri).update(settingKey('kustomizeOverlays'), chosen, vscode.ConfigurationTarget.WorkspaceFolder);
+      }),
+    ),
+    vscode.commands.registerCommand(
+      'kubeConflictHints.chooseRelease',
+      withClient(async (c, asked) => {
+        const uri = typeof asked === 'string' ? asked : vscode.window.activeTextEditor?.document.uri.toString();
+        if (!uri) return void vscode.window.showInformationMessage('Kube Conflict Hints: open a file of a Helm chart first.');
+        // The server knows the releases the cluster holds the chart as; the choice is the workspace folder's setting.
+        const result = await sendRequest(c, requests.releases, { uri });
+        const folder = result.folder ? vscode.workspace.getWorkspaceFolder(vscode.Uri.parse(result.folder)) : undefined;
+        if (result.problem || !folder || result.chart === undefined) return void vscode.window.showInformationMessage(`Kube Conflict Hints: ${result.problem ?? 'the file is in no workspace folder.'}`);
+        const items = result.releases.map((r) => ({ label: r.label, description: r.description, picked: r.judged, value: r.value }));
+        const picked = await vscode.window.showQuickPick(items, { placeHolder: `The chart ${result.chart} is installed as several releases: which one do its files describe?`, ignoreFocusOut: true });
+        if (!picked) return;
+        const settings = settingsOf(folder.uri);
+        const now = settings.inspect<Record<string, string>>(settingKey('helmReleases'))?.workspaceFolderValue ?? {};
+        await settings.update(settingKey('helmReleases'), { ...now, [result.chart]: picked.value }, vscode.ConfigurationTarget.WorkspaceFolder);
       }),
     ),
     // Trust is decided at start-up (initializationOptions); granting it later needs a fresh server.

@@ -47,6 +47,12 @@ export interface Settings {
   /** Values files (relative to the chart folder) given to `helm template` in order; none: the chart's values.yaml alone. */
   helmValuesFiles: readonly string[];
   /**
+   * The release chosen for a chart installed as several (*Choose the Helm release…*): chart folder
+   * relative to the workspace folder (`.` for the folder itself) → `NAMESPACE/RELEASE`. Used only
+   * while that release is one the cluster says holds the chart.
+   */
+  helmReleases: Readonly<Record<string, string>>;
+  /**
    * The overlays that count, as folders relative to the workspace folder (`*`, `**`, `?` allowed);
    * empty: every overlay of the folder that uses the file. Each entry is checked (inside the
    * folder, no `..` out of it) before it means anything.
@@ -72,6 +78,7 @@ export const defaultSettings: Settings = {
   kustomizePath: '',
   helmRelease: '',
   helmValuesFiles: [],
+  helmReleases: {},
   kustomizeOverlays: [],
 };
 
@@ -95,8 +102,21 @@ export function sanitizeSettings(raw: unknown): Settings {
     kustomizePath: str(r.kustomizePath, ''),
     helmRelease: str(r.helmRelease, ''),
     helmValuesFiles: Array.isArray(r.helmValuesFiles) ? r.helmValuesFiles.filter((f): f is string => typeof f === 'string' && f.trim() !== '').map((f) => f.trim()).slice(0, 32) : [],
+    helmReleases: sanitizeReleases(r.helmReleases),
     kustomizeOverlays: stringList(r.kustomizeOverlays),
   };
+}
+
+/** `chart folder: NAMESPACE/RELEASE` pairs whose names the API server and Helm would accept; anything else is dropped. */
+function sanitizeReleases(raw: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return out;
+  for (const [chart, place] of Object.entries(raw as Record<string, unknown>).slice(0, 32)) {
+    const folder = chart.trim().replace(/\/+$/, '') || '.';
+    if (folder.length > 512 || folder.startsWith('/') || folder.split('/').includes('..')) continue;
+    if (typeof place === 'string' && /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\/[a-z0-9]([-a-z0-9.]{0,51}[a-z0-9])?$/.test(place.trim())) out[folder] = place.trim();
+  }
+  return out;
 }
 
 /** A list of non-empty strings, trimmed, at most 32 (what the settings hold are a few paths). */
@@ -217,6 +237,17 @@ export interface OwnershipResult {
   managers: { manager: string; operation: 'Apply' | 'Update'; subresource?: string; apiVersion: string; time?: string; fields: number }[];
   /** The manager whose lines alone are marked, when filtered. */
   manager?: string;
+}
+
+export interface ReleasesResult {
+  /** The workspace folder whose setting remembers the choice (a file URI). */
+  folder?: string;
+  /** The chart folder as the setting names it (relative to the workspace folder). */
+  chart?: string;
+  /** The releases the cluster holds the chart as; `value` is what the setting stores (`NAMESPACE/RELEASE`). */
+  releases: { value: string; label: string; description: string; judged: boolean }[];
+  /** Why there is nothing to choose from (not a chart's file, not rendered yet, one release only...). */
+  problem?: string;
 }
 
 export interface OverlaysResult {
@@ -340,6 +371,8 @@ export const requests = {
   forcePreview: clientRequest<DocumentParams, ForcePreviewResult | null>('kubeConflictHints/forcePreview', 'kube-conflict-hints.forcePreview', true),
   /** The Kustomize overlays that use the document, and which of them count (kustomizeOverlays). */
   overlays: clientRequest<DocumentParams, OverlaysResult>('kubeConflictHints/overlays', 'kube-conflict-hints.overlays', true),
+  /** The Helm releases the cluster holds the document's chart as, and which is judged (helmReleases). */
+  releases: clientRequest<DocumentParams, ReleasesResult>('kubeConflictHints/releases', 'kube-conflict-hints.releases', true),
 } as const;
 
 export const notifications = {
@@ -347,6 +380,11 @@ export const notifications = {
   status: notification<StatusParams>('kubeConflictHints/status'),
   /** Server → client: a document's state, shown in the status bar while it is the active one. */
   documentState: notification<DocumentStateParams>('kubeConflictHints/documentState'),
+  /**
+   * Server → client: the chart of this Chart.yaml is installed as several releases and none is chosen:
+   * ask the user once which (the client's *Choose the Helm release…*).
+   */
+  chooseRelease: notification<DocumentParams>('kubeConflictHints/chooseRelease'),
   /** Client → server: the syntax-reporting language services changed. */
   syntaxServices: notification<SyntaxServices>('kubeConflictHints/syntaxServices'),
 } as const;

@@ -10,6 +10,7 @@ import { test } from 'node:test';
 import { requireCluster } from '../support/env';
 import { connect, freshNamespace, objectOf, scale } from '../support/seed';
 import { requireTool } from '../tools/tools';
+import { helmEnv } from '../support/charts';
 import { lineOf, runCli, scratchDir } from './cli-process';
 
 interface JsonFinding {
@@ -20,9 +21,6 @@ interface JsonFinding {
   manager?: { manager: string };
 }
 
-function helmEnv(home: string, kubeconfig?: string): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH ?? '', HOME: home, HELM_CACHE_HOME: `${home}/cache`, HELM_CONFIG_HOME: `${home}/config`, HELM_DATA_HOME: `${home}/data`, ...(kubeconfig ? { KUBECONFIG: kubeconfig } : {}) };
-}
 
 test('check --helm: an autoscaler conflict lands on the template replicas line and on replicaCount in values.yaml', async (t) => {
   const cluster = requireCluster(t);

@@ -20,6 +20,7 @@ import { requireCluster, type TestClusterInfo } from '../support/env';
 import { startTestServer, type TestServer } from '../support/lsp-client';
 import { apply, connect, freshNamespace, objectOf, scale, type KubeObject } from '../support/seed';
 import { requireTool } from '../tools/tools';
+import { helmEnv } from '../support/charts';
 import { parseAllDocuments } from 'yaml';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { requests, sendRequest, type DocumentStateParams } from '../../server/src/protocol';
@@ -28,9 +29,6 @@ const uriOf = (file: string) => pathToFileURL(file).href;
 const conflicts = (ds: Diagnostic[]) => ds.filter((d) => d.code === 'field-conflict');
 const hoverText = (h: Hover | null) => (h && typeof h.contents === 'object' && 'value' in h.contents ? h.contents.value : '');
 
-function helmEnv(home: string, kubeconfig: string): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH ?? '', HOME: home, HELM_CACHE_HOME: `${home}/cache`, HELM_CONFIG_HOME: `${home}/config`, HELM_DATA_HOME: `${home}/data`, KUBECONFIG: kubeconfig };
-}
 
 /** `helm create shop`, installed as release web by Helm 4, then scaled to 5 by an autoscaler. */
 async function scaledRelease(cluster: TestClusterInfo, helm: string, prefix: string): Promise<{ repo: string; chart: string; namespace: string }> {

@@ -19,6 +19,9 @@ import { requireCluster } from '../support/env';
 import { startTestServer } from '../support/lsp-client';
 import { clusterCredentials, kubeconfigThroughRecorder, startRecordingProxy } from '../support/recording-proxy';
 import { apply, connect, create, freshNamespace, objectOf, patch } from '../support/seed';
+import { chartInstalledElsewhere } from '../support/charts';
+import { requireTool } from '../tools/tools';
+import { pathToFileURL } from 'node:url';
 
 const metadataOnlyAccept = /^application\/json;as=PartialObjectMetadata(List)?;g=meta\.k8s\.io;v=v1$/;
 const tableAccept = 'application/json;as=Table;g=meta.k8s.io;v=v1';
@@ -162,3 +165,34 @@ async function until(check: () => boolean, what: string, timeoutMs = 20_000): Pr
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+test('finding where a chart is installed reads Helm\'s release records as metadata only: the values they hold never arrive', { timeout: 180_000 }, async (t) => {
+  const cluster = requireCluster(t);
+  const helm = requireTool(t, 'helm4');
+  if (!cluster || !helm) return;
+  // A release whose values hold a secret: Helm keeps them in its release record (a Secret's data).
+  const planted = `release-value-${crypto.randomBytes(6).toString('hex')}`;
+  const { repo, chart, namespace } = await chartInstalledElsewhere(cluster, helm, 'kch-release-records', [`dbPassword=${planted}`]);
+  const { ca, token } = clusterCredentials(cluster.kubeconfig, 'admin');
+  const proxy = await startRecordingProxy(cluster.server, ca);
+  t.after(() => proxy.stop());
+  const kubeconfig = kubeconfigThroughRecorder(proxy, token, path.join(repo, 'kubeconfig'));
+  // No release or namespace named: the editor asks the cluster where the chart is installed.
+  const server = await startTestServer({ settings: { kubeconfig, helmPath: helm }, workspaceFolders: [pathToFileURL(repo).href] });
+  t.after(() => server.shutdown());
+  const template = path.join(chart, 'templates', 'deployment.yaml');
+  await server.open(pathToFileURL(template).href, fs.readFileSync(template, 'utf8'));
+  const found = await server.diagnosticsUntil(pathToFileURL(template).href, (ds) => ds.some((d) => d.code === 'field-conflict'), 90_000);
+  assert.match(found.find((d) => d.code === 'field-conflict')!.message, new RegExp(`release web in namespace ${namespace}`), 'the release was found (from its objects and records)');
+
+  const secretRequests = proxy.exchanges().filter((e) => /\/secrets([/?]|$)/.test(e.url));
+  assert.ok(secretRequests.some((e) => e.url.startsWith('/api/v1/secrets?') && e.url.includes('labelSelector=owner%3Dhelm')), 'the release records were listed');
+  for (const e of secretRequests) {
+    assert.match(e.accept, metadataOnlyAccept, `${e.method} ${e.url}`);
+    const body = JSON.parse(e.body || '{}') as { kind?: string; items?: { data?: unknown }[] };
+    assert.ok(body.kind === 'PartialObjectMetadataList' || body.kind === 'PartialObjectMetadata' || body.kind === 'Status', `${e.url} answered a ${body.kind}`);
+    assert.ok((body.items ?? []).every((i) => i.data === undefined), `${e.url}: no item carries data`);
+  }
+  const b64 = Buffer.from(planted).toString('base64');
+  assert.deepEqual(proxy.exchanges().filter((e) => e.body.includes(planted) || e.body.includes(b64)).map((e) => e.url), []);
+});

@@ -138,12 +138,12 @@ function render(helm: string, chart: string, valuesFiles: string[]): { resources
   };
   read(chart);
   const { resources } = parseManifestText(rendered);
-  return { resources, map: helmSourceMap(resources, { root: chart, files, valuesFiles: valuesFiles.map((f) => path.join(chart, f)), release: 'web' }) };
+  return { resources, map: helmSourceMap(resources, { root: chart, files, valuesFiles: valuesFiles.map((f) => path.join(chart, f)), release: 'web', namespace: 'default' }) };
 }
 
 function checkRows(t: TestContext, helm: string, chart: string, valuesFiles: string[], rows: Row[]): void {
   const { resources, map } = render(helm, chart, valuesFiles);
-  assert.equal(map.target.label, 'release web');
+  assert.equal(map.target.label, 'release web in namespace default');
   for (const row of rows) {
     const index = resources.findIndex((r) => `${r.kind}/${r.name}` === row.object);
     assert.ok(index >= 0, `${row.object} is not rendered (${resources.map((r) => `${r.kind}/${r.name}`).join(', ')})`);

@@ -156,7 +156,7 @@ for (const row of helmRows) {
       [`${root}/templates/deployment.yaml`, template(row.replicas)],
     ]);
     const resources = parseManifestText(helmRendered(row.replicas.startsWith('{{') ? '1' : row.replicas)).resources;
-    const map = helmSourceMap(resources, { root, files, valuesFiles: [], release: 'web' });
+    const map = helmSourceMap(resources, { root, files, valuesFiles: [], release: 'web', namespace: 'default' });
     const at = parsePath(row.field)!;
     const got = removalFromSources(map, resources[0]!, at, {}, (f) => files.get(f));
     if ('refused' in row.want) {

@@ -10,7 +10,9 @@ import { definedKinds, withDefinedKinds, type DefinedKind } from '../core/findin
 import { relocateFindings } from '../core/findings/relocate';
 import type { CheckedObject } from './report';
 import { verifyResource, type ClusterConnection, type ClusterProblem } from '../cluster';
-import { helmTarget, renderHelm } from '../render/helm';
+import { chartName, helmTarget, renderHelm } from '../render/helm';
+import { findRelease, placeKey, type ReleasePlace } from '../core/sources/helm-release';
+import { releaseOriginFinding } from '../core/findings/helm-release';
 import { describeRenderProblem, type RenderSettings } from '../render/renderer';
 import type { FactsReader } from './facts';
 import { displayPath } from './files';
@@ -23,6 +25,8 @@ export interface HelmCheckRequest {
   readonly release?: string;
   /** The release namespace: `-n`, else the context's namespace, else `default`. */
   readonly namespace: string;
+  /** What the user named (--release, -n): both named, the cluster is not asked where the chart is installed. */
+  readonly named?: Partial<ReleasePlace>;
   readonly settings: RenderSettings;
   /**
    * Charts the user did not name with --helm (their files are among the files checked): without
@@ -50,7 +54,21 @@ export async function checkHelmCharts(
   let apply: Pick<AnalysisSettings, 'fieldManager' | 'applyMode'> | undefined;
   for (const chart of request.charts) {
     const target = helmTarget(chart, request.release);
-    const result = await renderHelm({ chart, namespace: request.namespace, valuesFiles: request.valuesFiles, ...(request.release !== undefined ? { release: request.release } : {}) }, request.settings);
+    // The release and namespace: those named (--release, -n), else the cluster's, as the editor finds them (core/sources/helm-release.ts).
+    const renders = new Map<string, Awaited<ReturnType<typeof renderHelm>>>();
+    const name = chartName(chart) ?? path.basename(path.resolve(chart));
+    const found = await findRelease({
+      chartName: name,
+      named: request.named ?? {},
+      guess: { release: request.release ?? name, namespace: request.namespace },
+      render: async (place) => {
+        const out = await renderHelm({ chart, namespace: place.namespace, valuesFiles: request.valuesFiles, release: place.release }, request.settings);
+        renders.set(placeKey(place), out);
+        return out.ok ? out : undefined;
+      },
+      sightings: (kinds) => (reader.helmSightings ? reader.helmSightings(kinds) : Promise.resolve({ ok: false as const, why: 'a snapshot holds no release records' })),
+    });
+    const result = renders.get(placeKey(found.place))!;
     charts.push(path.resolve(chart));
     if (!result.ok) {
       // Without helm (or naming a folder that is no chart) nothing can be checked: one line, exit 2.
@@ -105,6 +123,9 @@ export async function checkHelmCharts(
       );
     }
     for (const note of result.notes) objects.push({ file: displayPath(path.resolve(chart)), title: `${target.label} (${displayPath(path.resolve(chart))})`, findings: [], notes: [note] });
+    // How the release was settled, on Chart.yaml: one of several, or none found.
+    const said = releaseOriginFinding(found.origin, found.place, { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } });
+    if (said) objects.push({ file: displayPath(path.join(path.resolve(chart), 'Chart.yaml')), title: `${result.sourceMap.target.label} (${displayPath(path.resolve(chart))})`, findings: [said], notes: [] });
   }
   return { ok: true, objects, charts, ...(apply ? { apply } : {}) };
 }

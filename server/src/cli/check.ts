@@ -147,7 +147,7 @@ export async function runCheck(
   }
   const unnamed = [...new Set([...kinds.values()].flatMap((k) => (k.kind === 'helm-chart' ? [toSlashes(releaseChart(k.chart))] : [])))].filter((c) => !charts.includes(c));
   if (rendering.helm && unnamed.length > 0) {
-    const helm = await checkHelmCharts({ charts: unnamed, valuesFiles: [], namespace: rendering.helm.namespace, settings: rendering.settings, withoutHelm: 'note' }, reader, settings.severity, verifier, defined);
+    const helm = await checkHelmCharts({ charts: unnamed, valuesFiles: [], namespace: rendering.helm.namespace, ...(rendering.helm.named?.namespace !== undefined ? { named: { namespace: rendering.helm.named.namespace } } : {}), settings: rendering.settings, withoutHelm: 'note' }, reader, settings.severity, verifier, defined);
     if (!helm.ok) return helm;
     objects.push(...helm.objects);
     charts.push(...helm.charts.map(toSlashes));

@@ -3,6 +3,7 @@
 // or a snapshot directory. Both answer the same records, so an offline check gives the same
 // findings as a live one. A problem that makes the answer unknowable (unreachable, forbidden) is
 // returned, not thrown: the command stops with it.
+import type { HelmReleaseSightings } from '../core/sources/helm-release';
 import type { ResourceFacts } from '../core/findings/analysis';
 import type { JsonObject } from '../core/json';
 import { objectTarget, type ManifestResource } from '../core/manifest/manifest';
@@ -24,6 +25,11 @@ export interface FactsReader {
    * when asked. A reader without it (a snapshot, which saves no autoscalers) knows of none.
    */
   autoscalers?(resource: ManifestResource): Promise<AutoscalerFacts>;
+  /**
+   * Where a chart is installed (Helm's release records and the objects Helm sent, as metadata only);
+   * a reader without it (a snapshot) knows of no release.
+   */
+  helmSightings?(kinds: readonly { apiVersion: string; kind: string }[]): Promise<{ ok: true; value: HelmReleaseSightings } | { ok: false; why: string }>;
   close(): void;
 }
 
@@ -56,6 +62,10 @@ export function liveFactsReader(connection: ClusterConnection): FactsReader {
       const answer = await facts.read(objectTarget(resource));
       if (!answer.ok) return answer;
       return { ok: true, facts: answer.facts, title: objectTitle(resource, answer.served, answer.namespace), notes: answer.notes };
+    },
+    helmSightings: async (kinds) => {
+      const seen = await connection.helmSightings(kinds);
+      return seen.ok ? seen : { ok: false, why: seen.problem.message };
     },
     autoscalers: (resource) => autoscalersFor(connection, { apiVersion: resource.apiVersion, kind: resource.kind, ...(resource.namespace ? { namespace: resource.namespace } : {}) }),
     close: () => {

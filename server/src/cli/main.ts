@@ -74,7 +74,7 @@ async function check(command: CheckCommand): Promise<number> {
       // The search root is the checked folder: no tool is taken from it by name, no overlay reads out of it.
       settings: { ...(command.kustomizeBinary !== undefined ? { kustomize: command.kustomizeBinary } : {}), ...(command.helmBinary !== undefined ? { helm: command.helmBinary } : {}), workspace: path.resolve(searchRoot) },
       // A release lands in -n, else the context's namespace, as `helm install` without -n does.
-      helm: { charts: command.charts, valuesFiles: command.valuesFiles, namespace: command.namespace ?? connection?.defaultNamespace ?? 'default', ...(command.release !== undefined ? { release: command.release } : {}) },
+      helm: { charts: command.charts, valuesFiles: command.valuesFiles, namespace: command.namespace ?? connection?.defaultNamespace ?? 'default', ...(command.release !== undefined ? { release: command.release } : {}), named: { ...(command.release !== undefined ? { release: command.release } : {}), ...(command.namespace !== undefined ? { namespace: command.namespace } : {}) } },
       searchRoot,
     };
     const kubectl = {

@@ -6,6 +6,8 @@
 // every answer is that configuration problem. Creating a connection reads the kubeconfig, so it is
 // asynchronous: the file is read without blocking and never beyond a size limit (kubeconfig.ts).
 import type { JsonObject } from '../core/json';
+import type { HelmReleaseSightings } from '../core/sources/helm-release';
+import { readHelmSightings } from './helm-releases';
 import { Discovery } from './discovery';
 import { HealthTracker, needsProbe } from './health';
 import { ClusterTransport } from './http';
@@ -85,6 +87,11 @@ export interface ClusterConnection {
   onObjectChange(listener: (change: LiveObjectChange) => void): Disposable;
   /** Every object of a kind in a namespace ('' for the default one), from the same watched cache. */
   listObjects(apiVersion: string, kind: string, namespace: string): Promise<ClusterResult<JsonObject[]>>;
+  /**
+   * Helm's release records and the objects Helm sent of these kinds, in every namespace, as metadata
+   * only (helm-releases.ts): where a chart is installed. Read when asked, never watched.
+   */
+  helmSightings(kinds: readonly { apiVersion: string; kind: string }[]): Promise<ClusterResult<HelmReleaseSightings>>;
   /** Whether namespaces exist (namespaces.ts), cached and re-read like the live objects. */
   readonly namespaces: NamespaceLookup;
 
@@ -220,6 +227,7 @@ function connectedConnection(settings: ClusterSettings, selected: SelectedContex
       return { dispose: () => (objects.dispose(), secrets.dispose()) };
     },
     listObjects: (apiVersion, kind, namespace) => liveObjects.list(apiVersion, kind, namespace),
+    helmSightings: (kinds) => readHelmSightings(transport, discovery, kinds),
     namespaces,
     dryRunApply: (manifest, opts) => verifier.dryRunApply(manifest, { ...opts, defaultNamespace }),
     dryRunCreate: (manifest, opts) => verifier.dryRunCreate(manifest, { ...opts, defaultNamespace }),
@@ -282,6 +290,7 @@ function unconfiguredConnection(settings: ClusterSettings, kubeconfig: Kubeconfi
     resolveRef: () => undefined,
     onObjectChange: () => ({ dispose: () => {} }),
     listObjects: failed,
+    helmSightings: failed,
     namespaces: unknownNamespaces(problem),
     dryRunApply: rejected,
     dryRunCreate: rejected,

@@ -110,6 +110,12 @@ export function collectionPath(resource: ApiResourceInfo, namespace: string, ori
   return { ok: true, value: `${served.value}/namespaces/${encodeURIComponent(namespace)}/${resource.resource}` };
 }
 
+/** The collection of a kind in every namespace (`/apis/apps/v1/deployments`): a list across namespaces. */
+export function allNamespacesPath(resource: ApiResourceInfo): ClusterResult<string> {
+  const served = servedSegments(resource);
+  return served.ok ? { ok: true, value: `${served.value}/${resource.resource}` } : served;
+}
+
 /** The path of one object, or why the API server would refuse its name or namespace. */
 export function objectPath(resource: ApiResourceInfo, namespace: string, name: string, origin: NamespaceOrigin = 'manifest'): ClusterResult<string> {
   const collection = collectionPath(resource, namespace, origin);

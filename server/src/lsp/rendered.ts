@@ -34,8 +34,10 @@ import { kustomizationFileNames } from '../core/sources/file-kinds';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget, SourceLocation, SourceMap } from '../core/sources/source-map';
 import { describeManager } from '../core/ssa/messages';
-import type { OverlaysResult, Settings } from '../protocol';
-import { helmTarget, renderHelm } from '../render/helm';
+import { notifications, sendNotification, type OverlaysResult, type ReleasesResult, type Settings } from '../protocol';
+import { chartName, helmTarget, renderHelm } from '../render/helm';
+import { releaseOriginFinding } from '../core/findings/helm-release';
+import { describeCandidate, findRelease, placeKey, type ReleaseOrigin, type ReleasePlace } from '../core/sources/helm-release';
 import { readKustomizationFiles, renderKustomization } from '../render/kustomize';
 import { describeRenderProblem, type RenderProblem, type RenderSettings } from '../render/renderer';
 import { findingOf } from './diagnostics';
@@ -57,6 +59,8 @@ interface Rendered {
   readonly sourceMap: SourceMap;
   /** For a chart: which Helm sends it, as which release. */
   readonly helm?: { readonly release: string; readonly namespace: string; readonly major: 3 | 4 };
+  /** For a chart: how its release was settled, said on its Chart.yaml when it was guessed or is one of several. */
+  readonly release?: { readonly origin: ReleaseOrigin; readonly chartFile: string; readonly chartEntry: string };
   /** Whether a save of this file asks for a new render. */
   readonly covers: (file: string) => boolean;
 }
@@ -140,6 +144,14 @@ export class RenderedSources implements DocumentSource {
       const here = failure.places.filter((p) => p.file === context.path);
       const places = here.length > 0 ? here : [{ file: context.path, range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } } }];
       for (const f of renderFailureFindings(failure.code, places, failure.message)) out.push({ code: f.code, severity: f.severity, message: f.message, range: f.range });
+    }
+    // On Chart.yaml: the release was one of several, or none was found (core/findings/helm-release.ts).
+    for (const rendering of context.renderings) {
+      const release = rendering.failure ? undefined : rendering.result?.release;
+      const helm = rendering.result?.helm;
+      if (!release || !helm || release.chartFile !== context.path) continue;
+      const f = releaseOriginFinding(release.origin, helm, { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } });
+      if (f) out.push(f);
     }
     for (const { rendering, resource, facts } of this.objects(context)) {
       for (const f of renderedObjectFindings(resource, facts, this.applyOf(rendering.result!, context.settings), rendering.result!.sourceMap)) {
@@ -448,6 +460,29 @@ export class RenderedSources implements DocumentSource {
     };
   }
 
+  /** The releases the document's chart is installed as, for the user to choose which is judged (the folder's helmReleases). */
+  async releaseChoices(uri: string): Promise<ReleasesResult> {
+    const none = (problem: string): ReleasesResult => ({ releases: [], problem });
+    const file = await this.workspace.classify(uri);
+    if (!file || !file.path || file.kind.kind !== 'helm-chart') return none('Open a file of a Helm chart first.');
+    if (!file.folder) return none('The file is in no workspace folder: releases are chosen per workspace folder.');
+    const context = await this.contextOf(uri);
+    if (!context) return none('Charts are rendered only in a trusted workspace with a cluster.');
+    for (const rendering of context.renderings) {
+      const release = rendering.result?.release;
+      const helm = rendering.result?.helm;
+      if (!release || !helm) continue;
+      const origin = release.origin;
+      if (origin.kind !== 'ambiguous' && origin.kind !== 'chosen') return none(origin.kind === 'guessed' ? `No release of the chart found: ${origin.why}.` : `The chart is installed as one release: ${helm.release} in ${helm.namespace}.`);
+      return {
+        folder: pathToFileURL(file.folder).href,
+        chart: release.chartEntry,
+        releases: origin.among.map((c) => ({ value: placeKey(c), label: c.release, description: describeCandidate(c), judged: placeKey(c) === placeKey(helm) })),
+      };
+    }
+    return none('The chart has not been rendered yet (or did not render).');
+  }
+
   private ensure(spec: TargetSpec): Rendering {
     let rendering = this.renderings.get(spec.key);
     if (!rendering) {
@@ -487,6 +522,12 @@ export class RenderedSources implements DocumentSource {
     if (outcome.ok) {
       rendering.result = outcome.rendered;
       rendering.failure = undefined;
+      // Several releases and none chosen: the user is asked once per chart and connection.
+      const release = outcome.rendered.release;
+      if (release?.origin.kind === 'ambiguous' && !this.toldOnce.has(`releases ${release.chartFile}`)) {
+        this.toldOnce.add(`releases ${release.chartFile}`);
+        void sendNotification(this.connection, notifications.chooseRelease, { uri: pathToFileURL(release.chartFile).href });
+      }
     } else {
       // Shown on the source's files (Chart.yaml or the kustomization, and the line the tool names)
       // for as long as it lasts; a missing tool is also said once as a message.
@@ -519,19 +560,21 @@ export class RenderedSources implements DocumentSource {
     const tools: RenderSettings = { ...(settings.helmPath ? { helm: settings.helmPath } : {}), ...(settings.kustomizePath ? { kustomize: settings.kustomizePath } : {}), workspace: folder };
     if (file.kind.kind === 'helm-chart') {
       const chart = this.topChart(file.kind.chart);
-      const namespace = session.connection.defaultNamespace || 'default';
       // Values files named in the settings (which the workspace may write), inside the chart's
       // workspace folder, links followed, and regular files only: a link to a file outside would
       // put its values into what the chart renders, and so into the findings.
       const valuesFiles = settings.helmValuesFiles
         .map((f) => path.resolve(chart, f).split(path.sep).join('/'))
         .filter((f) => this.workspace.sourceFiles.folderOf(f) === folder && isRegularFile(f) && isInsideReally(f, folder));
-      const release = settings.helmRelease || undefined;
-      const target = helmTarget(chart, release);
+      // The release and namespace: the user's when both are named, else the cluster's (core/sources/helm-release.ts).
+      const named = { ...(settings.helmRelease ? { release: settings.helmRelease } : {}), ...(settings.namespace ? { namespace: settings.namespace } : {}) };
+      const guess = { release: settings.helmRelease || (chartName(chart) ?? path.posix.basename(chart)), namespace: session.connection.defaultNamespace || 'default' };
+      const remembered = rememberedRelease(settings, path.posix.relative(folder, chart) || '.');
+      const target = helmTarget(chart, guess.release);
       const coversChart = (p: string) => p.startsWith(`${chart}/`) || valuesFiles.includes(p);
       return [
         {
-          key: JSON.stringify(['helm', chart, release, namespace, valuesFiles, tools.helm ?? '']),
+          key: JSON.stringify(['helm', chart, guess, named, remembered ?? null, session.connection.context?.name ?? '', valuesFiles, tools.helm ?? '']),
           target,
           failureSource: () => ({ tool: 'helm', chart, valuesFiles }),
           covers: coversChart,
@@ -540,13 +583,29 @@ export class RenderedSources implements DocumentSource {
             // subcharts under charts/): helm reads them all. A link out of it is not followed: the
             // chart is not rendered (render/helm.ts), and the link itself is under the folder.
             const covers = coversChart;
-            const out = await renderHelm({ chart, namespace, valuesFiles, ...(release !== undefined ? { release } : {}) }, tools);
+            const renders = new Map<string, Awaited<ReturnType<typeof renderHelm>>>();
+            const found = await findRelease({
+              chartName: chartName(chart) ?? guess.release,
+              named,
+              guess,
+              ...(remembered ? { remembered } : {}),
+              render: async (place) => {
+                const out = await renderHelm({ chart, namespace: place.namespace, valuesFiles, release: place.release }, tools);
+                renders.set(placeKey(place), out);
+                return out.ok ? out : undefined;
+              },
+              sightings: async (kinds) => {
+                const seen = await session.connection.helmSightings(kinds);
+                return seen.ok ? seen : { ok: false, why: seen.problem.message };
+              },
+            });
+            const out = renders.get(placeKey(found.place))!;
             if (!out.ok) return { covers, ...failedOutcome(target, out.problem, { tool: 'helm', chart, valuesFiles }) };
             const helm = { release: out.release, namespace: out.namespace, major: out.helm.major };
             const apply = helmApply(helm);
             // Hooks are created by Helm at hook time, not with the release: not predicted (as on the command line).
             const resources = out.resources.filter((r) => !out.hooks.has(r.documentIndex)).map((r) => sentResource(r, apply));
-            return { ok: true, rendered: { resources, sourceMap: out.sourceMap, helm, covers } };
+            return { ok: true, rendered: { resources, sourceMap: out.sourceMap, helm, covers, release: { origin: found.origin, chartFile: `${chart}/Chart.yaml`, chartEntry: path.posix.relative(folder, chart) || '.' } } };
           },
         },
       ];
@@ -648,4 +707,12 @@ function failedOutcome(target: RenderTarget, problem: RenderProblem, source: Ren
 /** The kustomization file of an overlay's folder (kustomize's names, in its order); the first name when none is there. */
 function kustomizationFileIn(root: string): string {
   return kustomizationFileNames.map((n) => `${root}/${n}`).find(isRegularFile) ?? `${root}/${kustomizationFileNames[0]}`;
+}
+
+/** The release chosen for this chart (kubeConflictHints.helmReleases), if any. */
+function rememberedRelease(settings: Settings, chartEntry: string): ReleasePlace | undefined {
+  const chosen = settings.helmReleases[chartEntry];
+  if (!chosen) return undefined;
+  const [namespace, release] = chosen.split('/');
+  return namespace && release ? { namespace, release } : undefined;
 }

@@ -12,6 +12,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseManifestText, type ManifestResource } from '../core/manifest/manifest';
 import { helmSourceMap } from '../core/sources/helm-map';
+import { releaseLabel } from '../core/sources/helm-release';
 import type { RenderTarget } from '../core/sources/source-map';
 import type { RenderProblem, RenderResult, RenderSettings } from './renderer';
 import { runTool, toolOptions } from './run-tool';
@@ -69,11 +70,9 @@ export async function helmApplyMode(settings: RenderSettings): Promise<{ ok: tru
 export async function renderHelm(request: HelmRenderRequest, settings: RenderSettings): Promise<HelmRenderResult> {
   const command = settings.helm || 'helm';
   const root = path.resolve(request.chart);
-  const chartFile = path.join(root, 'Chart.yaml');
-  const chartText = readSmall(chartFile);
-  const chartName = chartText === undefined ? undefined : /^name:[ \t]*["']?([^"'\s#]+)/m.exec(chartText)?.[1];
-  const release = request.release ?? chartName ?? path.basename(root);
-  if (chartText === undefined || chartName === undefined) {
+  const name = chartName(root);
+  const release = request.release ?? name ?? path.basename(root);
+  if (name === undefined) {
     return { ok: false, problem: { kind: 'invalid-target', command, message: `${request.chart} is not a Helm chart (no Chart.yaml with a name)` } };
   }
   const mode = await helmApplyMode(settings);
@@ -100,7 +99,7 @@ export async function renderHelm(request: HelmRenderRequest, settings: RenderSet
     if (text !== undefined) files.set(toSlash(f), text);
   }
   const { resources } = parseManifestText(ran.stdout);
-  const sourceMap = helmSourceMap(resources, { root: toSlash(root), files, valuesFiles: valuesFiles.map(toSlash), release });
+  const sourceMap = helmSourceMap(resources, { root: toSlash(root), files, valuesFiles: valuesFiles.map(toSlash), release, namespace: request.namespace });
   const hooks = new Set<number>();
   for (const r of resources) {
     const annotations = (r.object.metadata as { annotations?: Record<string, unknown> } | undefined)?.annotations;
@@ -111,11 +110,20 @@ export async function renderHelm(request: HelmRenderRequest, settings: RenderSet
   return { ok: true, text: ran.stdout, sourceMap, notes, command: shown, release, namespace: request.namespace, helm: mode.helm, resources, hooks };
 }
 
-/** The release as messages name it (`release web`), for a chart folder and an optional release name. */
-export function helmTarget(chart: string, release?: string): RenderTarget {
+/**
+ * The release as messages name it (`release web in namespace shop`, or `release web` before its
+ * namespace is settled), for a chart folder and an optional release name.
+ */
+export function helmTarget(chart: string, release?: string, namespace?: string): RenderTarget {
   const root = path.resolve(chart);
-  const name = release ?? /^name:[ \t]*["']?([^"'\s#]+)/m.exec(readSmall(path.join(root, 'Chart.yaml')) ?? '')?.[1] ?? path.basename(root);
-  return { kind: 'helm', root: toSlash(root), label: `release ${name}` };
+  const name = release ?? chartName(root) ?? path.basename(root);
+  return { kind: 'helm', root: toSlash(root), label: namespace === undefined ? `release ${name}` : releaseLabel({ release: name, namespace }) };
+}
+
+/** The chart's name (Chart.yaml `name`): the release's name unless one is given. Undefined when the folder holds no chart. */
+export function chartName(chart: string): string | undefined {
+  const text = readSmall(path.join(path.resolve(chart), 'Chart.yaml'));
+  return text === undefined ? undefined : /^name:[ \t]*["']?([^"'\s#]+)/m.exec(text)?.[1];
 }
 
 /** Chart.yaml, values files and templates of the chart and its unpacked subcharts, by `/` path. */

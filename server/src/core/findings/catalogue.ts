@@ -157,6 +157,21 @@ export const findingCatalogue = {
     withoutCluster: true,
     notJudged: true,
   },
+  'release-ambiguous': {
+    severity: 'warning',
+    title: 'The chart is installed as several releases',
+    description:
+      'The cluster holds the chart\'s objects under more than one release (their meta.helm.sh/release-name and release-namespace annotations, and Helm\'s release records): the findings are for the one named in the message. In the editor, choose the release with Choose the Helm release… (remembered per chart); on the command line, name it with --release and -n.',
+    docs: 'https://helm.sh/docs/helm/helm_list/',
+  },
+  'release-guessed': {
+    severity: 'information',
+    title: 'No release of the chart found in the cluster',
+    description:
+      'Nothing in the cluster names a release of this chart (no object Helm sent of the kinds it renders, no release record), so it is judged as a new release under the settings\' name and namespace: every object "does not exist yet". If the chart is installed, name its release and namespace (kubeConflictHints.helmRelease and namespace; --release and -n).',
+    docs: 'https://helm.sh/docs/helm/helm_list/',
+    quiet: true,
+  },
   'tool-missing': {
     severity: 'warning',
     title: 'The tool that renders the source is missing',

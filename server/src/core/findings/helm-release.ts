@@ -7,6 +7,8 @@
 import { isJsonObject, type JsonObject } from '../json';
 import type { Range } from '../manifest/manifest';
 import type { Finding, ObjectIdentity } from './analysis';
+import { findingCatalogue } from './catalogue';
+import { describeCandidate, placeKey, releaseLabel, type ReleaseOrigin, type ReleasePlace } from '../sources/helm-release';
 
 export const helmManagedByLabel = 'app.kubernetes.io/managed-by';
 export const helmReleaseNameAnnotation = 'meta.helm.sh/release-name';
@@ -69,4 +71,30 @@ export function releaseOwnershipFinding(
     serverMessage: `invalid ownership metadata; ${errors.join('; ')}`,
     docs: 'https://helm.sh/docs/faq/changes_since_helm2/#improved-upgrade-strategy-3-way-strategic-merge-patches',
   };
+}
+
+/**
+ * What the chart's Chart.yaml says of how its release was settled (core/sources/helm-release.ts):
+ * one of several releases (a warning naming the others), or none found (a hint: every object is
+ * judged as new). Nothing when the settings named it or the cluster holds exactly one.
+ */
+export function releaseOriginFinding(origin: ReleaseOrigin, place: ReleasePlace, range: Range): Finding | undefined {
+  if (origin.kind === 'ambiguous') {
+    const others = origin.among.filter((c) => placeKey(c) !== placeKey(place));
+    return {
+      code: 'release-ambiguous',
+      severity: findingCatalogue['release-ambiguous'].severity,
+      message: `The chart is installed as ${origin.among.length} releases: ${origin.among.map(describeCandidate).join(', ')}. Judged as ${releaseLabel(place)}; the others (${others.map((c) => `${c.release} in ${c.namespace}`).join(', ')}) are not judged until chosen.`,
+      range,
+    };
+  }
+  if (origin.kind === 'guessed') {
+    return {
+      code: 'release-guessed',
+      severity: findingCatalogue['release-guessed'].severity,
+      message: `Judged as a new ${releaseLabel(place)}: ${origin.why}.`,
+      range,
+    };
+  }
+  return undefined;
 }

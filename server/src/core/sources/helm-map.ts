@@ -20,6 +20,7 @@ import type { EditResult } from '../manifest/edits';
 import type { ManifestResource, Range } from '../manifest/manifest';
 import type { FieldPath } from '../ssa/path';
 import type { RenderedObject, SourceLocation, SourceMap } from './source-map';
+import { releaseLabel } from './helm-release';
 
 export interface HelmChartSources {
   /** Absolute, `/`-separated path of the chart folder (the one holding Chart.yaml). */
@@ -31,8 +32,9 @@ export interface HelmChartSources {
   readonly files: ReadonlyMap<string, string>;
   /** The user's `--values` files, absolute, in the order given (the last wins). */
   readonly valuesFiles: readonly string[];
-  /** Named in messages: `release NAME`. */
+  /** Named in messages: `release NAME in namespace NS`. */
   readonly release: string;
+  readonly namespace: string;
 }
 
 /**
@@ -69,7 +71,7 @@ export function helmSourceMap(resources: readonly ManifestResource[], chart: Hel
   }
 
   return {
-    target: { kind: 'helm', root, label: `release ${chart.release}` },
+    target: { kind: 'helm', root, label: releaseLabel(chart) },
     objects,
     locate(index: number, path: FieldPath): SourceLocation[] {
       const at = located[index];

@@ -91,4 +91,6 @@ export function serveRequests({ connection, commands, workspace, refresh, dryRun
   // The overlays that use a file, for the user to choose which count; the client writes the choice
   // to the kustomizeOverlays setting, whose change renders again (settings changes refresh).
   commands.serve(connection, requests.overlays, (params) => rendered.overlayChoices(params.uri));
+  // The releases a chart is installed as, for the user to choose the one judged (the folder's helmReleases).
+  commands.serve(connection, requests.releases, (params) => rendered.releaseChoices(params.uri));
 }
