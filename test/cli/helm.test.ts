@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { requireCluster } from '../support/env';
 import { connect, freshNamespace, objectOf, scale } from '../support/seed';
 import { requireTool } from '../tools/tools';
-import { helmEnv } from '../support/charts';
+import { chartInstalledElsewhere, helmEnv } from '../support/charts';
 import { lineOf, runCli, scratchDir } from './cli-process';
 
 interface JsonFinding {
@@ -88,4 +88,36 @@ test('check --helm without helm: one line, exit 2', async (t) => {
   assert.equal(run.status, 2, run.stdout);
   assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
   assert.match(run.stderr, /helm/);
+});
+
+test('check --helm with no --release and no -n: the release is found where the cluster holds it; several are said on Chart.yaml; naming one judges that one', { timeout: 180_000 }, async (t) => {
+  const cluster = requireCluster(t);
+  const helm = requireTool(t, 'helm4');
+  if (!cluster || !helm) return;
+  const { repo, name, namespace, install } = await chartInstalledElsewhere(cluster, helm, 'cli-release-found');
+  const check = async (...more: string[]) => {
+    const run = await runCli(['check', '--helm', name, '--helm-binary', helm, '--kubeconfig', cluster.kubeconfig, '--context', 'admin', '--format', 'json', ...more], { cwd: repo });
+    assert.equal(run.status, 1, run.stderr);
+    return (JSON.parse(run.stdout) as { findings: JsonFinding[] }).findings;
+  };
+  // The context's namespace is `default`: the release is found in its own.
+  const found = await check();
+  const conflict = found.find((f) => f.code === 'field-conflict' && f.file === `${name}/templates/deployment.yaml`);
+  assert.ok(conflict, JSON.stringify(found, null, 1));
+  assert.match(conflict.message, new RegExp(`replicas.*in release web in namespace ${namespace}`));
+  assert.deepEqual(found.filter((f) => f.code.startsWith('release-')), []);
+
+  // Installed again elsewhere: the most likely is judged, and Chart.yaml names both.
+  const second = await install('api', 7);
+  const both = await check();
+  const said = both.filter((f) => f.code === 'release-ambiguous');
+  assert.equal(said.length, 1, JSON.stringify(both, null, 1));
+  assert.equal(said[0]!.file, `${name}/Chart.yaml`);
+  assert.match(said[0]!.message, new RegExp(`installed as 2 releases: .*web in ${namespace}.*`));
+  assert.match(said[0]!.message, new RegExp(`api in ${second}`));
+
+  // Named, it is judged as named, without a word on Chart.yaml.
+  const named = await check('--release', 'api', '-n', second);
+  assert.match(named.find((f) => f.code === 'field-conflict')!.message, new RegExp(`in release api in namespace ${second}`));
+  assert.deepEqual(named.filter((f) => f.code.startsWith('release-')), []);
 });
