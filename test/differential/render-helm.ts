@@ -144,7 +144,7 @@ async function runScenario(s: HelmScenario, helm: string, { prefix }: ScenarioCo
   }
 
   // 2. The product, as `check --helm` runs it.
-  const checked = await checkHelmCharts({ charts: [chart], valuesFiles, release, namespace, settings: { helm } }, reader, undefined);
+  const checked = await checkHelmCharts({ charts: [chart], valuesFiles, release, namespace, named: { release, namespace }, settings: { helm } }, reader, undefined);
   assert.ok(checked.ok, `check --helm: ${JSON.stringify(checked)}`);
   if (!checked.ok) return;
   const byObject = new Map<string, CheckedObject[]>();

@@ -149,7 +149,7 @@ test('a client that says clusterAccess: false gets no cluster access, even from 
 test('the ownership view and the other requests are workspace/executeCommand commands', async () => {
   await withClient({}, async (client) => {
     const commands = client.initializeResult.capabilities.executeCommandProvider?.commands ?? [];
-    assert.deepEqual([...commands].sort(), ['kube-conflict-hints.contexts', 'kube-conflict-hints.forcePreview', 'kube-conflict-hints.managers', 'kube-conflict-hints.overlays', 'kube-conflict-hints.refresh', 'kube-conflict-hints.showOwnership', 'kube-conflict-hints.verify']);
+    assert.deepEqual([...commands].sort(), ['kube-conflict-hints.contexts', 'kube-conflict-hints.forcePreview', 'kube-conflict-hints.managers', 'kube-conflict-hints.overlays', 'kube-conflict-hints.refresh', 'kube-conflict-hints.releases', 'kube-conflict-hints.showOwnership', 'kube-conflict-hints.verify']);
     await client.open(uri, text);
     const replicas = (await client.publishedUntil(uri, conflictOnReplicas)).find((d) => d.code === 'field-conflict')!;
     const view = await client.request<{ title: string; text: string } | null>('workspace/executeCommand', { command: 'kube-conflict-hints.showOwnership', arguments: [uri, replicas.range.start] });

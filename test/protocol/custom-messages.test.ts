@@ -90,10 +90,12 @@ describe('custom messages', () => {
       verify: ['kubeConflictHints/verify', 'kube-conflict-hints.verify', true],
       forcePreview: ['kubeConflictHints/forcePreview', 'kube-conflict-hints.forcePreview', true],
       overlays: ['kubeConflictHints/overlays', 'kube-conflict-hints.overlays', true],
+      releases: ['kubeConflictHints/releases', 'kube-conflict-hints.releases', true],
     });
     assert.deepEqual(Object.fromEntries(Object.entries(notifications).map(([key, n]) => [key, n.method])), {
       status: 'kubeConflictHints/status',
       documentState: 'kubeConflictHints/documentState',
+      chooseRelease: 'kubeConflictHints/chooseRelease',
       syntaxServices: 'kubeConflictHints/syntaxServices',
     });
   });
