@@ -381,8 +381,8 @@ export const notifications = {
   /** Server → client: a document's state, shown in the status bar while it is the active one. */
   documentState: notification<DocumentStateParams>('kubeConflictHints/documentState'),
   /**
-   * Server → client: the chart of this Chart.yaml is installed as several releases and none is chosen:
-   * ask the user once which (the client's *Choose the Helm release…*).
+   * Server → client: the chart of this open document is installed as several releases and none is
+   * chosen: ask the user once which (the client's *Choose the Helm release…*).
    */
   chooseRelease: notification<DocumentParams>('kubeConflictHints/chooseRelease'),
   /** Client → server: the syntax-reporting language services changed. */

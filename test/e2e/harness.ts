@@ -418,6 +418,12 @@ export class Editor {
     await this.page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
   }
 
+  /** Answers a Quick Pick the extension opened by itself (not by a command of the test): chooses the item labelled `label`. */
+  async answerQuickPick(label: string, what: string): Promise<void> {
+    await this.page.locator('.quick-input-widget').waitFor({ state: 'visible', timeout: defaultTimeoutMs });
+    await this.acceptQuickInputItem(label, what);
+  }
+
   /** Closes hovers, menus and the Quick Input, so that keys reach the editor or the workbench. */
   private async closeWidgets(): Promise<void> {
     await this.page.keyboard.press('Escape');

@@ -16,7 +16,7 @@ test('a release in another namespace than the context\'s: its conflict appears w
   const helm = requireTool(t, 'helm4');
   const prepared = cluster && helm && requireEditor(t);
   if (!cluster || !helm || !prepared) return;
-  const { chart, name, namespace } = await chartInstalledElsewhere(cluster, helm, 'e2e-release-found');
+  const { chart, name, namespace, install } = await chartInstalledElsewhere(cluster, helm, 'e2e-release-found');
   const isConflict = (p: Problem) => p.source === 'kube-conflict-hints' && p.severity === 'error' && new RegExp(`release web in namespace ${namespace}`).test(p.message);
 
   // The chart's files as the user's repository holds them; only helm's path is set (a user setting).
@@ -34,4 +34,13 @@ test('a release in another namespace than the context\'s: its conflict appears w
   const hover = await editor.hover({ line: at.line, column: at.column + 2 }, { expect: new RegExp(`release web in namespace ${namespace}`) });
   assert.match(hover, /kube-controller-manager/);
   await editor.screenshot('release-found-hover');
+
+  // Installed again elsewhere, as `api` scaled to 7: after *Refresh from the cluster* the editor
+  // asks which release the chart's files describe; the answer is followed.
+  const second = await install('api', 7);
+  await editor.runCommand('Kube Conflict Hints: Refresh from the cluster');
+  await editor.answerQuickPick('api', `the quick pick of the releases, with api in ${second}`);
+  const isApi = (p: Problem) => p.source === 'kube-conflict-hints' && p.severity === 'error' && new RegExp(`release api in namespace ${second}`).test(p.message);
+  await editor.waitForProblems((ps) => ps.some((p) => isApi(p) && p.line === at.line) && !ps.some(isConflict), `the conflict of release api in ${second}`, 180_000);
+  await editor.screenshot('release-chosen');
 });

@@ -329,6 +329,12 @@ export class RenderedSources implements DocumentSource {
     }
   }
 
+  /** *Refresh from the cluster*: every chart renders again, so that where it is installed is read again. */
+  renderAgain(): void {
+    if (!this.workspace.clusterAccess) return;
+    for (const rendering of this.renderings.values()) if (rendering.spec.target.kind === 'helm') this.schedule(rendering);
+  }
+
   /** A file was saved in the editor: the targets that read it render again, after a short pause. */
   saved(uri: string): void {
     const p = filePath(uri);
@@ -524,9 +530,12 @@ export class RenderedSources implements DocumentSource {
       rendering.failure = undefined;
       // Several releases and none chosen: the user is asked once per chart and connection.
       const release = outcome.rendered.release;
-      if (release?.origin.kind === 'ambiguous' && !this.toldOnce.has(`releases ${release.chartFile}`)) {
+      // The question names an open document of the chart: the one the editor can ask the server about.
+      const chart = release && `${path.posix.dirname(release.chartFile)}/`;
+      const open = chart && this.workspace.documents.all().find((d) => filePath(d.uri)?.startsWith(chart));
+      if (release?.origin.kind === 'ambiguous' && open && !this.toldOnce.has(`releases ${release.chartFile}`)) {
         this.toldOnce.add(`releases ${release.chartFile}`);
-        void sendNotification(this.connection, notifications.chooseRelease, { uri: pathToFileURL(release.chartFile).href });
+        void sendNotification(this.connection, notifications.chooseRelease, { uri: open.uri });
       }
     } else {
       // Shown on the source's files (Chart.yaml or the kustomization, and the line the tool names)

@@ -30,6 +30,8 @@ export function serveRequests({ connection, commands, workspace, refresh, dryRun
     // switch (sent without `connect`) only refreshes what is already connected.
     if (params?.connect && workspace.clusterAccess) await workspace.sessionFor(await workspace.settingsFor(params.uri));
     workspace.sessions.refresh();
+    // Charts are rendered again: where a chart is installed is read again with them.
+    rendered.renderAgain();
     refresh.schedule();
     return null;
   });
