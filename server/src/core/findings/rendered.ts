@@ -148,9 +148,10 @@ export type LocalChange =
  * patch file beside `kustomization` and its `patches:` entry. Every other overlay renders as before.
  * `lastWriter` is the file the finding sits on, the last to write the field.
  *
- * Sound only when the field's last writer (where the finding sits) lies outside the overlay's own
- * kustomization: the overlay's patches then apply after everything that wrote it, and nothing of the
- * overlay writes it after them. Offered only for a path of map keys and a scalar or null, what a
+ * Sound because the change goes after the field's last writer (where the finding sits): a writer
+ * outside the overlay's own kustomization comes before all of its patches, and a strategic-merge
+ * patch of the overlay's own that writes it is changed itself; any other writer the overlay names
+ * (a JSON 6902 patch, a patch with a target) is refused. Offered only for a path of map keys and a scalar or null, what a
  * strategic-merge patch sets exactly (kustomize merges a map or a list into what is there, and a
  * list item is matched by merge keys only kustomize's own schema knows). `textOf` gives a file's
  * text (undefined: not there or not readable), `exists` whether a path is taken.
@@ -177,18 +178,22 @@ export function overlayLocalChange(
   const root = map.target.root;
   const kustomizationText = textOf(kustomization);
   if (kustomizationText === undefined) return { reason: `${kustomization.slice(kustomization.lastIndexOf('/') + 1)} cannot be read` };
-  // A patch the overlay lists itself may come after the one added here and win: not known to be sound.
-  if (kustomizationRefs(kustomizationText).some((r) => joinPath(root, r.path) === lastWriter)) return { reason: `${shown} is set by a file the overlay's kustomization names itself: edit it there` };
+  const own = ownStrategicPatches(kustomizationText).map((ref) => joinPath(root, ref)).filter((f) => f.startsWith(`${root}/`));
+  // The overlay names the field's last writer itself: a patch added here might come before it and
+  // lose. Only when that writer is a strategic-merge patch of the overlay's own is the change made,
+  // in it: nothing of the overlay writes the field after it.
+  const namedByOverlay = kustomizationRefs(kustomizationText).some((r) => joinPath(root, r.path) === lastWriter);
+  if (namedByOverlay && !own.includes(lastWriter)) return { reason: `${shown} is set by a file the overlay's kustomization names itself (a JSON 6902 patch, a patch with a target): edit it there` };
   // The overlay's own patch of the object, if it has one.
-  for (const ref of ownStrategicPatches(kustomizationText)) {
-    const file = joinPath(root, ref);
-    if (!file.startsWith(`${root}/`)) continue;
+  for (const file of namedByOverlay ? [lastWriter] : own) {
     const text = textOf(file);
     const patch = text === undefined ? undefined : parseManifestText(text).resources.find((d) => d.kind === doc.kind && d.name === doc.name && d.apiVersion === doc.apiVersion && (d.namespace ?? doc.namespace) === (doc.namespace ?? d.namespace));
     if (text === undefined || !patch) continue;
     const edit = setFieldEdits(text, patch, path, value);
     if (edit.edits) return { files: [{ file, edits: edit.edits }] };
+    if (namedByOverlay) return { reason: edit.reason };
   }
+  if (namedByOverlay) return { reason: `${lastWriter.slice(lastWriter.lastIndexOf('/') + 1)} sets ${shown} in a way no edit here can change: edit it there` };
   const text = strategicPatchText({ apiVersion: doc.apiVersion, kind: doc.kind, name: doc.name, ...(doc.namespace !== undefined ? { namespace: doc.namespace } : {}) }, keys as string[], value);
   if (text === undefined) return { reason: `${shown} cannot be written as a patch` };
   const stem = `${doc.kind}-${doc.name}-patch`.toLowerCase().replace(/[^a-z0-9.-]+/g, '-');
