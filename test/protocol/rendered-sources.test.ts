@@ -439,6 +439,27 @@ test('quick fixes on a template line: the value from .Values is taken live in va
   assert.deepEqual(conflicts(await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length === 0, 60_000)), []);
 });
 
+test('a values file two charts are given (helmValuesFiles: ../values-prod.yaml): the fix that takes the live value there names the other chart', async (t) => {
+  const cluster = requireCluster(t);
+  const helm = requireTool(t, 'helm4');
+  if (!cluster || !helm) return;
+  const { repo, chart, namespace } = await scaledRelease(cluster, helm, 'editor-shared-values');
+  // A second chart beside it, given the same values file; the chart's own values.yaml is its alone.
+  fs.cpSync(chart, path.join(repo, 'admin'), { recursive: true });
+  writeFiles(repo, { 'values-prod.yaml': 'replicaCount: 1\n' });
+  const server = await startTestServer({
+    settings: { kubeconfig: cluster.kubeconfig, context: 'admin', namespace, helmPath: helm, helmRelease: 'web', helmValuesFiles: ['../values-prod.yaml'] },
+    workspaceFolders: [uriOf(repo)],
+  });
+  t.after(() => server.shutdown());
+  const template = path.join(chart, 'templates', 'deployment.yaml');
+  await openFiles(server, [template]);
+  const onTemplate = await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length > 0, 60_000);
+  const titles = (await server.codeActions(uriOf(template), conflicts(onTemplate)[0]!.range, conflicts(onTemplate))).map((a) => a.title);
+  assert.ok(titles.some((title) => title.startsWith('Use the live value 5 in values-prod.yaml for replicaCount, also used by chart admin (share ownership with')), JSON.stringify(titles));
+  assert.deepEqual(titles.filter((title) => title.includes('values.yaml') && title.includes('also used by')), [], 'the chart\'s own values.yaml is used by no other chart');
+});
+
 test('quick fixes on a template line: a literal value is offered for removal, and the conflict clears after the render', async (t) => {
   const cluster = requireCluster(t);
   const helm = requireTool(t, 'helm4');

@@ -259,7 +259,7 @@ export class RenderedSources implements DocumentSource {
       };
       switch (finding.source.role) {
         case 'values': {
-          const fix = valuesFix(finding, text, line, 'for', who);
+          const fix = valuesFix(finding, text, line, 'for', who, await this.chartsAlsoUsing(document.uri, finding));
           if (fix) offer(fix.title, fix.result, !(leaveIt && removes));
           if (removes) offerRemoval(removalTitle(), leaveIt);
           break;
@@ -271,7 +271,8 @@ export class RenderedSources implements DocumentSource {
           if (places === undefined) break;
           for (const place of places) {
             const valuesText = this.textOf(place.file);
-            const fix = valuesText === undefined ? undefined : valuesFix(finding, valuesText, place.range.start.line, `in ${path.posix.basename(place.file)} for`, who);
+            const also = await this.chartsAlsoUsing(pathToFileURL(place.file).href, finding);
+            const fix = valuesText === undefined ? undefined : valuesFix(finding, valuesText, place.range.start.line, `in ${path.posix.basename(place.file)} for`, who, also);
             if (fix) offer(fix.title, fix.result, !(leaveIt && removes), pathToFileURL(place.file).href);
           }
           // Said only where it is true: a line with a control action or a block is not offered at all.
@@ -326,6 +327,26 @@ export class RenderedSources implements DocumentSource {
     const labels = this.labelsOf(folder, [...users, root].sort());
     const names = [...users].sort().map((r) => labels.get(r)!.replace(/^overlay /, ''));
     return `${names.length === 1 ? 'overlay' : 'overlays'} ${listed(names)}`;
+  }
+
+  /**
+   * The other charts of the workspace folder that a values file is given to (helmValuesFiles, which
+   * each chart resolves from its own folder: `../values-prod.yaml` is one file for every chart
+   * beside it), as a title names them (`chart api`, `charts api and worker`); undefined when none is.
+   */
+  private async chartsAlsoUsing(uri: string, finding: RelocatedFinding): Promise<string | undefined> {
+    const file = filePath(uri);
+    const chart = finding.rendered.target.root;
+    const folder = file && this.workspace.sourceFiles.folderOf(file);
+    if (!file || !folder || finding.rendered.target.kind !== 'helm') return undefined;
+    const given = (await this.workspace.settingsFor(uri)).helmValuesFiles;
+    const others = (await this.workspace.sourceFiles.chartsIn(folder))
+      .filter((c) => c !== chart && this.topChart(c) === c)
+      .filter((c) => given.some((f) => path.resolve(c, f).split(path.sep).join('/') === file));
+    if (others.length === 0) return undefined;
+    // A chart by its folder's name; by its path in the workspace folder where two share a name.
+    const names = others.sort().map((c) => (others.filter((o) => path.posix.basename(o) === path.posix.basename(c)).length > 1 ? path.posix.relative(folder, c) || '.' : path.posix.basename(c)));
+    return `${names.length === 1 ? 'chart' : 'charts'} ${listed(names)}`;
   }
 
   /**
@@ -729,12 +750,12 @@ export class RenderedSources implements DocumentSource {
  * A value the template changes on its way (`{{ .Values.image.repository }}:{{ .Values.image.tag }}`,
  * `{{ add .Values.x 1 }}`) is not one the live value can be written back into, so nothing is offered.
  */
-function valuesFix(finding: Finding, text: string, line: number, where: string, who: string): { title: string; result: EditResult } | undefined {
+function valuesFix(finding: Finding, text: string, line: number, where: string, who: string, also?: string): { title: string; result: EditResult } | undefined {
   if (finding.liveValue === undefined || finding.manifestValue === undefined) return undefined;
   const written = plainYamlValueAt(text, line);
   if (written === undefined || !jsonEqual(written, finding.manifestValue)) return undefined;
   const key = text.split('\n')[line]?.trim().split(':')[0] ?? 'this value';
-  return { title: `Use the live value ${showValue(finding.liveValue)} ${where} ${key} (share ownership with ${who})`, result: replacePlainYamlValueEdits(text, line, finding.liveValue) };
+  return { title: `Use the live value ${showValue(finding.liveValue)} ${where} ${key}${also ? `, also used by ${also}` : ''} (share ownership with ${who})`, result: replacePlainYamlValueEdits(text, line, finding.liveValue) };
 }
 
 /**
