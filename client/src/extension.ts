@@ -77,7 +77,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   // The user asked: connect even when no manifest is open (the server waits for one otherwise).
   const refreshParams = (): RefreshParams => ({ ...(activeUri() ? { uri: activeUri() } : {}), connect: true });
   // Commands work while the server is down: they say so instead of failing.
-  const withClient = <T>(run: (c: LanguageClient, ...args: unknown[]) => Promise<T>) => async (...args: unknown[]): Promise<T | undefined> => {
+  const withClient = <T, A extends unknown[]>(run: (c: LanguageClient, ...args: A) => Promise<T>) => async (...args: A): Promise<T | undefined> => {
     if (!client?.isRunning()) {
       void vscode.window.showWarningMessage('Kube Conflict Hints: the language server is not running.');
       return undefined;
@@ -192,11 +192,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     ),
     vscode.commands.registerCommand(
       'kubeConflictHints.chooseOverlays',
-      withClient(async (c) => {
-        const document = vscode.window.activeTextEditor?.document;
+      // `uri`: the file a quick fix names (the hint of a file whose overlays are all left out); else the active one.
+      withClient(async (c, uri?: unknown) => {
+        const document = (typeof uri === 'string' ? uri : undefined) ?? vscode.window.activeTextEditor?.document.uri.toString();
         if (!document) return void vscode.window.showInformationMessage('Kube Conflict Hints: open a file of a Kustomize overlay first.');
         // The server found the overlays and says which count; the choice is the workspace folder's setting.
-        const result = await sendRequest(c, requests.overlays, { uri: document.uri.toString() });
+        const result = await sendRequest(c, requests.overlays, { uri: document });
         const folder = result.folder ? vscode.workspace.getWorkspaceFolder(vscode.Uri.parse(result.folder)) : undefined;
         if (result.problem || !folder) return void vscode.window.showInformationMessage(`Kube Conflict Hints: ${result.problem ?? 'the file is in no workspace folder.'}`);
         const items = result.overlays.map((o) => ({ label: o.label, description: o.entry, picked: o.counted, entry: o.entry }));
@@ -267,6 +268,8 @@ function createClient(context: vscode.ExtensionContext, output: vscode.OutputCha
       // The "Preview forcing…" code action runs the server's command; its answer is shown here
       // (VS Code would otherwise drop what a command returns).
       executeCommand: async (command, args, next) => {
+        // The quick fix of a file no chosen overlay uses: the choice itself, not the server's list.
+        if (command === requests.overlays.command) return vscode.commands.executeCommand('kubeConflictHints.chooseOverlays', (args[0] as { uri?: string } | undefined)?.uri);
         const result = await next(command, args);
         if (command === requests.forcePreview.command && forcePreviewDocs) await showForcePreview(forcePreviewDocs, (result ?? null) as ForcePreviewResult | null);
         return result;

@@ -437,6 +437,27 @@ test('quick fixes on a template line: the value from .Values is taken live in va
   assert.deepEqual(conflicts(await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length === 0, 60_000)), []);
 });
 
+test('a values file two charts are given (helmValuesFiles: ../values-prod.yaml): the fix that takes the live value there names the other chart', async (t) => {
+  const cluster = requireCluster(t);
+  const helm = requireTool(t, 'helm4');
+  if (!cluster || !helm) return;
+  const { repo, chart, namespace } = await scaledRelease(cluster, helm, 'editor-shared-values');
+  // A second chart beside it, given the same values file; the chart's own values.yaml is its alone.
+  fs.cpSync(chart, path.join(repo, 'admin'), { recursive: true });
+  writeFiles(repo, { 'values-prod.yaml': 'replicaCount: 1\n' });
+  const server = await startTestServer({
+    settings: { kubeconfig: cluster.kubeconfig, context: 'admin', namespace, helmPath: helm, helmRelease: 'web', helmValuesFiles: ['../values-prod.yaml'] },
+    workspaceFolders: [uriOf(repo)],
+  });
+  t.after(() => server.shutdown());
+  const template = path.join(chart, 'templates', 'deployment.yaml');
+  await openFiles(server, [template]);
+  const onTemplate = await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length > 0, 60_000);
+  const titles = (await server.codeActions(uriOf(template), conflicts(onTemplate)[0]!.range, conflicts(onTemplate))).map((a) => a.title);
+  assert.ok(titles.some((title) => title.startsWith('Use the live value 5 in values-prod.yaml for replicaCount, also used by chart admin (share ownership with')), JSON.stringify(titles));
+  assert.deepEqual(titles.filter((title) => title.includes('values.yaml') && title.includes('also used by')), [], 'the chart\'s own values.yaml is used by no other chart');
+});
+
 test('quick fixes on a template line: a literal value is offered for removal, and the conflict clears after the render', async (t) => {
   const cluster = requireCluster(t);
   const helm = requireTool(t, 'helm4');
@@ -596,4 +617,174 @@ test('the preferred fix on a patch line leaves replicas to the autoscaler: it re
   const rendered = build().find((o) => o.kind === 'Deployment')!;
   assert.equal((rendered.spec as Record<string, unknown>).replicas, undefined, 'production sends no replicas');
   objectOf(await apply(conn, 'kubectl', rendered, { dryRun: true }), 'the dry-run apply after the fix');
+});
+
+/**
+ * A base used by staging and production, each applied as kubectl in its namespace; only production
+ * is scaled to 5 by an autoscaler. `productionFiles`: more files of production's (a patch of its own).
+ */
+async function baseOfTwoOverlays(cluster: TestClusterInfo, kustomize: string, prefix: string, productionFiles: Record<string, string> = {}, productionPatches: readonly string[] = []) {
+  const conn = connect('admin', cluster.kubeconfig);
+  const repo = scratchDir(prefix);
+  const namespaces = { staging: await freshNamespace(conn, `${prefix}-stg`), production: await freshNamespace(conn, `${prefix}-prd`) };
+  const patches = productionPatches.length > 0 ? `patches:\n${productionPatches.map((p) => `- path: ${p}\n`).join('')}` : '';
+  writeFiles(repo, {
+    'base/kustomization.yaml': 'resources:\n- deployment.yaml\n',
+    'base/deployment.yaml': [
+      'apiVersion: apps/v1', 'kind: Deployment', 'metadata:', '  name: web', 'spec:', '  replicas: 1', '  selector:', '    matchLabels:', '      app: web',
+      '  template:', '    metadata:', '      labels:', '        app: web', '    spec:', '      containers:', '      - name: app', '        image: nginx:1.25', '',
+    ].join('\n'),
+    'overlays/staging/kustomization.yaml': `namespace: ${namespaces.staging}\nresources:\n- ../../base\n`,
+    'overlays/production/kustomization.yaml': `namespace: ${namespaces.production}\nresources:\n- ../../base\n${patches}`,
+    ...Object.fromEntries(Object.entries(productionFiles).map(([f, text]) => [`overlays/production/${f}`, text])),
+  });
+  const build = (overlay: 'staging' | 'production') => {
+    const built = spawnSync(kustomize, ['build', path.join(repo, 'overlays', overlay)], { encoding: 'utf8' });
+    assert.equal(built.status, 0, built.stderr);
+    return built.stdout;
+  };
+  for (const overlay of ['staging', 'production'] as const) {
+    for (const doc of parseAllDocuments(build(overlay))) objectOf(await apply(conn, 'kubectl', doc.toJS() as KubeObject), 'apply');
+  }
+  objectOf(await scale(conn, 'kube-controller-manager', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: namespaces.production } }, 5), 'the autoscaler');
+  const deployment = (overlay: 'staging' | 'production') => parseAllDocuments(build(overlay)).map((d) => d.toJS() as KubeObject).find((o) => o.kind === 'Deployment')!;
+  return { conn, repo, base: path.join(repo, 'base/deployment.yaml'), production: path.join(repo, 'overlays/production'), build, deployment };
+}
+
+/** Applies a fix as the editor does, then writes every file it touched to disk and saves it (the render reads the disk). */
+async function applyAndSave(server: TestServer, action: { edit?: import('vscode-languageserver-protocol').WorkspaceEdit }): Promise<string[]> {
+  const edit = action.edit!;
+  const uris = [...Object.keys(edit.changes ?? {}), ...(edit.documentChanges ?? []).map((c) => ('textDocument' in c ? c.textDocument.uri : 'uri' in c ? c.uri : ''))].filter(Boolean);
+  const touched = [...new Set(uris)];
+  await server.applyEdit(edit);
+  for (const uri of touched) fs.writeFileSync(new URL(uri), server.text(uri));
+  for (const uri of touched) await server.save(uri);
+  return touched;
+}
+
+const annotate = 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  annotations:\n    team: shop\n';
+const who = '(leave it to "kube-controller-manager"';
+const overlayLocalCases: {
+  /** The file the conflict sits on, in the repository. */
+  on: string;
+  /** The fixes that edit the shared base, as their titles begin. */
+  shared: string[];
+  fix: string;
+  files: Record<string, string>;
+  patches: string[];
+  /** What the fix wrote, each file in production's folder. */
+  written: Record<string, string>;
+  kustomization?: RegExp;
+  sent: number | undefined;
+}[] = [
+  {
+    on: 'base/deployment.yaml',
+    shared: [`Remove .spec.replicas here, also used by overlay staging ${who}`, 'Use the live value 5 for .spec.replicas here, also used by overlay staging (share ownership with'],
+    fix: 'Use the live value 5 for .spec.replicas in overlay production only',
+    files: {},
+    patches: [],
+    // A new patch of production's own, listed in its kustomization.
+    written: { 'deployment-web-patch.yaml': 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 5\n' },
+    kustomization: /\npatches:\n- path: deployment-web-patch\.yaml\n$/,
+    sent: 5,
+  },
+  {
+    on: 'base/deployment.yaml',
+    shared: [`Remove .spec.replicas here, also used by overlay staging ${who}`],
+    fix: 'Remove .spec.replicas from overlay production only',
+    // Production already patches the Deployment (an annotation): the field goes there, as null.
+    files: { 'annotate.yaml': annotate },
+    patches: ['annotate.yaml'],
+    written: { 'annotate.yaml': `${annotate}spec:\n  replicas: null\n` },
+    sent: undefined,
+  },
+  {
+    // Production's own patch sets replicas, over the base's: removing them from what production
+    // sends took the base's line too, which staging renders; the local removal is the patch's null.
+    on: 'overlays/production/replicas.yaml',
+    shared: [`Remove .spec.replicas here and in ../../base/deployment.yaml, also used by overlay staging ${who}`],
+    fix: 'Remove .spec.replicas from overlay production only',
+    files: { 'replicas.yaml': 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 3\n' },
+    patches: ['replicas.yaml'],
+    written: { 'replicas.yaml': 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: null\n' },
+    sent: undefined,
+  },
+];
+
+for (const c of overlayLocalCases) {
+  test(`a fix on ${c.on} that edits the base, which staging renders too, names staging in its title, and "${c.fix}" changes production alone: after it, kustomize builds production without the conflict (the server's dry run agrees) and staging exactly as before`, async (t) => {
+    const cluster = requireCluster(t);
+    const kustomize = requireTool(t, 'kustomize');
+    if (!cluster || !kustomize) return;
+    const alive = setInterval(() => undefined, 1000);
+    t.after(() => clearInterval(alive));
+    const { conn, repo, base, production, build, deployment } = await baseOfTwoOverlays(cluster, kustomize, 'editor-local-fix', c.files, c.patches);
+    // The server's own word before the fix: production's apply is refused, staging's accepted.
+    assert.equal((await apply(conn, 'kubectl', deployment('production'), { dryRun: true })).status, 409);
+    objectOf(await apply(conn, 'kubectl', deployment('staging'), { dryRun: true }), 'staging\'s dry-run apply');
+    const stagingBefore = build('staging');
+    const baseBefore = fs.readFileSync(base, 'utf8');
+
+    const server = await startTestServer({ settings: { kubeconfig: cluster.kubeconfig, context: 'admin', kustomizePath: kustomize }, workspaceFolders: [uriOf(repo)] });
+    t.after(() => server.shutdown());
+    const on = path.join(repo, c.on);
+    await openFiles(server, [...new Set([on, base, path.join(production, 'kustomization.yaml'), ...c.patches.map((p) => path.join(production, p))])]);
+    const found = await server.diagnosticsUntil(uriOf(on), (ds) => conflicts(ds).length > 0, 60_000);
+    assert.deepEqual(conflicts(found).map((d) => [d.range.start.line, /in overlay (\w+)/.exec(d.message)?.[1]]), [[5, 'production']], JSON.stringify(found));
+
+    const actions = await server.codeActions(uriOf(on), conflicts(found)[0]!.range, conflicts(found));
+    const titles = actions.map((a) => a.title);
+    // The fixes that edit the base say that staging renders it too; the local removal is preferred to them.
+    for (const shared of c.shared) assert.ok(titles.some((title) => title.startsWith(shared)), `${shared} in ${JSON.stringify(titles)}`);
+    assert.deepEqual(actions.filter((a) => a.isPreferred).map((a) => a.title), titles.filter((title) => title.startsWith('Remove .spec.replicas from overlay production only')), JSON.stringify(titles));
+    const fix = actions.find((a) => a.title.startsWith(c.fix));
+    assert.ok(fix?.edit, JSON.stringify(actions.map((a) => [a.title, a.disabled])));
+
+    const touched = await applyAndSave(server, fix);
+    assert.deepEqual(touched.map((u) => path.relative(production, new URL(u).pathname)).sort(), [...Object.keys(c.written), ...(c.kustomization ? ['kustomization.yaml'] : [])].sort());
+    for (const [file, text] of Object.entries(c.written)) assert.equal(fs.readFileSync(path.join(production, file), 'utf8'), text);
+    if (c.kustomization) assert.match(fs.readFileSync(path.join(production, 'kustomization.yaml'), 'utf8'), c.kustomization);
+    // The render after the saves clears the conflict.
+    await server.diagnosticsUntil(uriOf(on), (ds) => conflicts(ds).length === 0, 60_000);
+    assert.deepEqual(conflicts(await server.diagnostics(uriOf(base))), [], 'nor did it move to the base');
+    // kustomize and the server agree: production sends the live value (or no replicas) and its apply is accepted; staging, and the base, as before.
+    const sent = deployment('production');
+    assert.equal((sent.spec as Record<string, unknown>).replicas, c.sent);
+    objectOf(await apply(conn, 'kubectl', sent, { dryRun: true }), 'the dry-run apply of production after the fix');
+    assert.equal(fs.readFileSync(base, 'utf8'), baseBefore);
+    assert.equal(build('staging'), stagingBefore);
+  });
+}
+
+test('the files of an overlay the user left out say why they are silent (a hint, "not judged", with Choose Kustomize overlays… as its fix); the hint goes when the overlay is chosen again', async (t) => {
+  const cluster = requireCluster(t);
+  const kustomize = requireTool(t, 'kustomize');
+  if (!cluster || !kustomize) return;
+  const { repo, base, production } = await baseOfTwoOverlays(cluster, kustomize, 'editor-left-out', { 'annotate.yaml': annotate }, ['annotate.yaml']);
+  const settings = { kubeconfig: cluster.kubeconfig, context: 'admin', kustomizePath: kustomize, kustomizeOverlays: ['overlays/staging'] };
+  const server = await startTestServer({ settings, workspaceFolders: [uriOf(repo)] });
+  t.after(() => server.shutdown());
+  const own = [path.join(production, 'kustomization.yaml'), path.join(production, 'annotate.yaml')];
+  await openFiles(server, [base, ...own]);
+  const notChosen = (ds: Diagnostic[]) => ds.filter((d) => d.code === 'overlay-not-chosen');
+
+  // The base is judged through staging, which is chosen (its exists hint, the sign it was read): nothing to say why it is silent.
+  const onBase = await server.diagnosticsUntil(uriOf(base), (ds) => ds.some((d) => d.code === 'exists' && /overlay staging/.test(d.message)), 60_000);
+  assert.deepEqual(notChosen(onBase), []);
+  for (const f of own) {
+    const ds = await server.diagnosticsUntil(uriOf(f), (d) => notChosen(d).length > 0, 30_000);
+    assert.deepEqual(ds.map((d) => [d.code, d.severity, d.range.start.line]), [['overlay-not-chosen', 4, 0]], `${f}: a hint on the first line, and nothing else`);
+    assert.match(ds[0]!.message, /^Not judged: no chosen Kustomize overlay uses this file \(overlay production uses it and is left out by kubeConflictHints\.kustomizeOverlays\)\. Choose Kustomize overlays… to judge it\.$/);
+    const state = (await server.waitForNotification('kubeConflictHints/documentState', (p) => (p as DocumentStateParams).uri === uriOf(f) && (p as DocumentStateParams).state === 'not-judged', 30_000)) as DocumentStateParams;
+    assert.match(state.reason ?? '', /No chosen overlay uses the file/);
+    // Its fix opens the choice: the command form of the overlays request, on this file.
+    const actions = await server.codeActions(uriOf(f), ds[0]!.range, ds);
+    assert.deepEqual(actions.map((a) => [a.title, a.command?.command, a.command?.arguments]), [['Choose Kustomize overlays…', requests.overlays.command, [{ uri: uriOf(f) }]]]);
+  }
+
+  // Production chosen again: judged, so the hint goes, and production's conflict is back on the base.
+  server.setSettings({ ...settings, kustomizeOverlays: [] });
+  for (const f of own) assert.deepEqual(notChosen(await server.diagnosticsUntil(uriOf(f), (d) => notChosen(d).length === 0, 60_000)), []);
+  const both = await server.diagnosticsUntil(uriOf(base), (ds) => conflicts(ds).length === 1, 60_000);
+  assert.match(conflicts(both)[0]!.message, /in overlay production/);
 });

@@ -126,7 +126,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     rootUri: null,
     ...(options.workspaceFolders ? { workspaceFolders: options.workspaceFolders.map((uri) => ({ uri, name: uri.slice(uri.lastIndexOf('/') + 1) })) } : {}),
     capabilities: {
-      workspace: { configuration: true, diagnostics: { refreshSupport: true }, workspaceEdit: { documentChanges: true } },
+      workspace: { configuration: true, diagnostics: { refreshSupport: true }, workspaceEdit: { documentChanges: true, resourceOperations: ['create'] } },
       textDocument: {
         diagnostic: { dynamicRegistration: false },
         hover: { contentFormat: ['markdown', 'plaintext'] },
@@ -233,6 +233,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       const byUri = new Map<string, TextEdit[]>();
       for (const [uri, edits] of Object.entries(edit.changes ?? {})) byUri.set(uri, [...edits]);
       for (const change of edit.documentChanges ?? []) {
+        // A file the edit creates is opened empty, as an editor opens it, before its text goes in.
+        if ('kind' in change && change.kind === 'create' && !documents.has(change.uri)) await server.open(change.uri, '');
         if ('textDocument' in change) byUri.set(change.textDocument.uri, [...(byUri.get(change.textDocument.uri) ?? []), ...(change.edits as TextEdit[])]);
       }
       for (const [uri, edits] of byUri) {

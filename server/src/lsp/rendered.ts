@@ -15,17 +15,31 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { CodeActionKind, MessageType, ShowMessageNotification, type CodeAction, type CodeActionParams, type Connection, type Hover, type Position } from 'vscode-languageserver/node';
+import {
+  CodeActionKind,
+  CreateFile,
+  MessageType,
+  ShowMessageNotification,
+  TextDocumentEdit,
+  type ClientCapabilities,
+  type CodeAction,
+  type CodeActionParams,
+  type Connection,
+  type Diagnostic,
+  type Hover,
+  type Position,
+} from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { locateOptions, showValue, type Finding } from '../core/findings/analysis';
 import { fieldHover } from '../core/findings/hover-text';
 import { renderedOwnershipHints, type OwnershipHint } from '../core/findings/ownership-hints';
 import { serverPath } from '../core/findings/ownership';
+import { findingCatalogue } from '../core/findings/catalogue';
 import { definedKinds, withDefinedKinds } from '../core/findings/kind-served';
 import { renderFailureFindings, renderFailurePlaces, type FailurePlace, type RenderFailureSource } from '../core/findings/render-failure';
-import { helmApply, overlayLabels, removalFromSources, renderedObjectFindings, sentResource, type RenderedApply, type SourceRemoval } from '../core/findings/rendered';
+import { helmApply, overlayLabels, overlayLocalChange, removalFromSources, renderedObjectFindings, sentResource, type LocalChange, type RenderedApply, type SourceRemoval } from '../core/findings/rendered';
 import { findingPath, type RelocatedFinding } from '../core/findings/relocate';
-import { jsonEqual } from '../core/json';
+import { jsonEqual, type JsonValue } from '../core/json';
 import { replaceValueEdits, type EditResult, type TextEdit } from '../core/manifest/edits';
 import { plainYamlValueAt, replacePlainYamlValueEdits } from '../core/manifest/edits-yaml';
 import { countedOverlays, entriesToKeep, overlayEntryOf, parseOverlayEntries, unmatchedEntries } from '../core/sources/overlay-choice';
@@ -34,7 +48,7 @@ import { kustomizationFileNames } from '../core/sources/file-kinds';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget, SourceLocation, SourceMap } from '../core/sources/source-map';
 import { describeManager } from '../core/ssa/messages';
-import { notifications, sendNotification, type OverlaysResult, type ReleasesResult, type Settings } from '../protocol';
+import { notifications, requests, sendNotification, type DocumentParams, type OverlaysResult, type ReleasesResult, type Settings } from '../protocol';
 import { chartName, helmTarget, renderHelm } from '../render/helm';
 import { releaseOriginFinding } from '../core/findings/helm-release';
 import { describeCandidate, findRelease, placeKey, type ReleaseOrigin, type ReleasePlace } from '../core/sources/helm-release';
@@ -116,6 +130,10 @@ interface FileContext {
   readonly session: Session;
   readonly settings: Settings;
   readonly renderings: readonly Rendering[];
+  /** The overlays that use the file and that the user's choice leaves out (kustomizeOverlays). */
+  readonly excluded: readonly string[];
+  /** How messages name each overlay that uses the file. */
+  readonly labels: ReadonlyMap<string, string>;
 }
 
 export class RenderedSources implements DocumentSource {
@@ -125,6 +143,8 @@ export class RenderedSources implements DocumentSource {
   /** Other messages already said (tellOnce). */
   private readonly toldOnce = new Set<string>();
   private disposed = false;
+  /** Whether a fix may create a file (a new patch of an overlay's own): the client's workspaceEdit capabilities. */
+  private canCreateFiles = false;
 
   constructor(
     private readonly connection: Connection,
@@ -153,6 +173,8 @@ export class RenderedSources implements DocumentSource {
       const f = releaseOriginFinding(release.origin, helm, { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } });
       if (f) out.push(f);
     }
+    // Silent by the user's choice, not because nothing is wrong: said, with the way back.
+    if (context.renderings.length === 0 && context.excluded.length > 0) out.push(notChosenFinding(context.excluded.map((r) => context.labels.get(r)!)));
     for (const { rendering, resource, facts } of this.objects(context)) {
       for (const f of renderedObjectFindings(resource, facts, this.applyOf(rendering.result!, context.settings), rendering.result!.sourceMap)) {
         if (f.source.file === context.path) out.push(f);
@@ -213,6 +235,12 @@ export class RenderedSources implements DocumentSource {
     const context = file.path;
     for (const diagnostic of params.context.diagnostics) {
       const finding = findingOf(diagnostic) as RelocatedFinding | undefined;
+      if (finding?.code === 'overlay-not-chosen') {
+        // The client shows the choice (VS Code: the quick pick of Choose Kustomize overlays…); other editors get the overlays as data.
+        const args: DocumentParams = { uri: document.uri };
+        actions.push({ title: 'Choose Kustomize overlays…', kind: CodeActionKind.QuickFix, diagnostics: [diagnostic], isPreferred: true, command: { title: 'Choose Kustomize overlays…', command: requests.overlays.command, arguments: [args] } });
+        continue;
+      }
       if (!finding || finding.code !== 'field-conflict' || !finding.path || !finding.source) continue;
       const who = finding.manager ? describeManager(finding.manager) : 'its owner';
       const offer = (title: string, result: EditResult, preferred = false, uri = document.uri) => {
@@ -232,16 +260,18 @@ export class RenderedSources implements DocumentSource {
         for (const f of removal.files) changes[pathToFileURL(f.file).href] = [...f.edits];
         actions.push({ title, kind: CodeActionKind.QuickFix, diagnostics: [diagnostic], isPreferred: preferred, edit: { changes } });
       };
+      // A fix that edits a file other overlays render too says so in its title.
+      const removalShared = removal?.files ? await this.alsoUsedBy(removal.files.map((f) => f.file), finding.rendered.target.root) : undefined;
       const removalTitle = () => {
         const files = removal?.files?.map((f) => f.file) ?? [];
         if (files.length === 1 && files[0] === context && finding.source.role === 'template') return `Remove this line from the template (leave ${finding.path} to ${who})`;
         const others = files.filter((f) => f !== context).map((f) => path.posix.relative(path.posix.dirname(context ?? f), f));
         const where = [...(files.includes(context ?? '') ? ['here'] : []), ...(others.length > 0 ? [`in ${others.join(' and ')}`] : [])].join(' and ');
-        return `Remove ${finding.path} ${where || 'here'} (leave it to ${who})`;
+        return `Remove ${finding.path} ${where || 'here'}${removalShared ? `, also used by ${removalShared}` : ''} (leave it to ${who})`;
       };
       switch (finding.source.role) {
         case 'values': {
-          const fix = valuesFix(finding, text, line, 'for', who);
+          const fix = valuesFix(finding, text, line, 'for', who, await this.chartsAlsoUsing(document.uri, finding));
           if (fix) offer(fix.title, fix.result, !(leaveIt && removes));
           if (removes) offerRemoval(removalTitle(), leaveIt);
           break;
@@ -253,7 +283,8 @@ export class RenderedSources implements DocumentSource {
           if (places === undefined) break;
           for (const place of places) {
             const valuesText = this.textOf(place.file);
-            const fix = valuesText === undefined ? undefined : valuesFix(finding, valuesText, place.range.start.line, `in ${path.posix.basename(place.file)} for`, who);
+            const also = await this.chartsAlsoUsing(pathToFileURL(place.file).href, finding);
+            const fix = valuesText === undefined ? undefined : valuesFix(finding, valuesText, place.range.start.line, `in ${path.posix.basename(place.file)} for`, who, also);
             if (fix) offer(fix.title, fix.result, !(leaveIt && removes), pathToFileURL(place.file).href);
           }
           // Said only where it is true: a line with a control action or a block is not offered at all.
@@ -265,9 +296,20 @@ export class RenderedSources implements DocumentSource {
           // A strategic-merge patch and a resource file write the object's own paths.
           const owner = parseManifestText(text).resources.find((r) => r.range.start.line <= line && line <= r.range.end.line);
           if (!owner) break;
-          if (removes) offerRemoval(removalTitle(), leaveIt);
+          // This file, or one the removal edits, is rendered by other overlays too: the same change
+          // made in this overlay alone (a patch of its own) is offered beside the shared one, and
+          // preferred to it.
+          const shared = await this.alsoUsedBy([context ?? finding.source.file], finding.rendered.target.root);
+          const local = shared || removalShared ? await this.localChanges(document.uri, finding) : undefined;
+          const label = finding.rendered.target.label;
+          if (removes) offerRemoval(removalTitle(), leaveIt && !local?.remove.files);
           else if (removal !== undefined) offer(`Remove ${finding.path} here (leave it to ${who})`, { edits: undefined, reason: 'reason' in removal ? removal.reason : `no source line writes ${finding.path}` });
-          if (finding.liveValue !== undefined) offer(`Use the live value ${showValue(finding.liveValue)} for ${finding.path} (share ownership with ${who})`, replaceValueEdits(text, owner, finding.path, finding.liveValue));
+          // (Taking the live value is already local where this file is the overlay's own.)
+          if (local) this.offerLocal(actions, diagnostic, `Remove ${finding.path} from ${label} only (a patch of its own drops it; leave it to ${who})`, local.remove, leaveIt);
+          if (finding.liveValue !== undefined) {
+            offer(`Use the live value ${showValue(finding.liveValue)} for ${finding.path}${shared ? ` here, also used by ${shared}` : ''} (share ownership with ${who})`, replaceValueEdits(text, owner, finding.path, finding.liveValue));
+            if (shared && local?.take) this.offerLocal(actions, diagnostic, `Use the live value ${showValue(finding.liveValue)} for ${finding.path} in ${label} only (a patch of its own; share ownership with ${who})`, local.take);
+          }
           break;
         }
         default:
@@ -276,6 +318,90 @@ export class RenderedSources implements DocumentSource {
       }
     }
     return actions;
+  }
+
+  /**
+   * The overlays other than `root` that render any of `files` (absolute paths), as a title names
+   * them (`overlay staging`, `overlays staging and qa`); undefined when none does.
+   */
+  private async alsoUsedBy(files: readonly string[], root: string): Promise<string | undefined> {
+    const users = new Set<string>();
+    for (const file of files) {
+      const uri = pathToFileURL(file).href;
+      const text = this.textOf(file);
+      if (text === undefined) continue;
+      const open = new Map(this.workspace.documents.all().filter((d) => d.uri !== uri).map((d) => [d.uri, d.getText()]));
+      const classified = await this.workspace.sourceFiles.classify(uri, text, open);
+      for (const r of this.overlaysOf(classified)) if (r !== root) users.add(r);
+    }
+    if (users.size === 0) return undefined;
+    const folder = this.workspace.sourceFiles.folderOf(root) ?? root;
+    const labels = this.labelsOf(folder, [...users, root].sort());
+    const names = [...users].sort().map((r) => labels.get(r)!.replace(/^overlay /, ''));
+    return `${names.length === 1 ? 'overlay' : 'overlays'} ${listed(names)}`;
+  }
+
+  /**
+   * The other charts of the workspace folder that a values file is given to (helmValuesFiles, which
+   * each chart resolves from its own folder: `../values-prod.yaml` is one file for every chart
+   * beside it), as a title names them (`chart api`, `charts api and worker`); undefined when none is.
+   */
+  private async chartsAlsoUsing(uri: string, finding: RelocatedFinding): Promise<string | undefined> {
+    const file = filePath(uri);
+    const chart = finding.rendered.target.root;
+    const folder = file && this.workspace.sourceFiles.folderOf(file);
+    if (!file || !folder || finding.rendered.target.kind !== 'helm') return undefined;
+    const given = (await this.workspace.settingsFor(uri)).helmValuesFiles;
+    const others = (await this.workspace.sourceFiles.chartsIn(folder))
+      .filter((c) => c !== chart && this.topChart(c) === c)
+      .filter((c) => given.some((f) => path.resolve(c, f).split(path.sep).join('/') === file));
+    if (others.length === 0) return undefined;
+    // A chart by its folder's name; by its path in the workspace folder where two share a name.
+    const names = others.sort().map((c) => (others.filter((o) => path.posix.basename(o) === path.posix.basename(c)).length > 1 ? path.posix.relative(folder, c) || '.' : path.posix.basename(c)));
+    return `${names.length === 1 ? 'chart' : 'charts'} ${listed(names)}`;
+  }
+
+  /**
+   * The finding's field set to the live value, and taken out, in the finding's overlay alone
+   * (core/findings/rendered.ts: a strategic-merge patch of the overlay's own); undefined when the
+   * rendering that gave the finding is gone.
+   */
+  private async localChanges(uri: string, finding: RelocatedFinding): Promise<{ take?: LocalChange; remove: LocalChange } | undefined> {
+    const found = await this.findingObject(uri, finding);
+    if (!found) return undefined;
+    if (!found.at) return { remove: { reason: `${finding.path ?? 'the field'} is not a field of the rendered object` } };
+    const root = found.map.target.root;
+    const change = (value: JsonValue) =>
+      overlayLocalChange(found.map, found.resource, found.at!, value, finding.source.file, kustomizationFileIn(root), (f) => this.textOf(f), (f) => fs.existsSync(f));
+    return { remove: change(null), ...(finding.liveValue !== undefined ? { take: change(finding.liveValue) } : {}) };
+  }
+
+  /** A change local to one overlay as a fix: plain edits, or with the patch file it creates (for a client that can create files). */
+  private offerLocal(actions: CodeAction[], diagnostic: Diagnostic, title: string, change: LocalChange, preferred = false): void {
+    const base = { title, kind: CodeActionKind.QuickFix, diagnostics: [diagnostic] };
+    if (!change.files) return void actions.push({ ...base, disabled: { reason: change.reason } });
+    if (change.created && !this.canCreateFiles) return void actions.push({ ...base, disabled: { reason: 'the editor cannot create the patch file through a fix' } });
+    const edits = change.files.map((f) => TextDocumentEdit.create({ uri: pathToFileURL(f.file).href, version: this.workspace.documents.get(pathToFileURL(f.file).href)?.version ?? null }, [...f.edits]));
+    if (!change.created) return void actions.push({ ...base, isPreferred: preferred, edit: { documentChanges: edits } });
+    const created = pathToFileURL(change.created.file).href;
+    const start = { line: 0, character: 0 };
+    actions.push({
+      ...base,
+      isPreferred: preferred,
+      edit: {
+        documentChanges: [
+          CreateFile.create(created, { overwrite: false, ignoreIfExists: false }),
+          TextDocumentEdit.create({ uri: created, version: null }, [{ range: { start, end: start }, newText: change.created.text }]),
+          ...edits,
+        ],
+      },
+    });
+  }
+
+  /** What the client can do with a fix's edit (LSP initialize). */
+  initialize(capabilities: ClientCapabilities): void {
+    const edit = capabilities.workspace?.workspaceEdit;
+    this.canCreateFiles = edit?.documentChanges === true && (edit.resourceOperations ?? []).includes('create');
   }
 
   /**
@@ -422,8 +548,11 @@ export class RenderedSources implements DocumentSource {
     const settings = await this.workspace.settingsFor(uri);
     const session = await this.workspace.sessionFor(settings);
     if (!session) return undefined;
-    const renderings = this.targetsOf(file, settings, session, await this.countedOverlaysOf(file, settings)).map((spec) => this.ensure(spec));
-    return { path: file.path, session, settings, renderings };
+    const counted = await this.countedOverlaysOf(file, settings);
+    const renderings = this.targetsOf(file, settings, session, counted).map((spec) => this.ensure(spec));
+    const found = this.overlaysOf(file);
+    const excluded = found.filter((r) => !counted.includes(r));
+    return { path: file.path, session, settings, renderings, excluded, labels: this.labelsOf(file.folder, found) };
   }
 
   /**
@@ -432,7 +561,7 @@ export class RenderedSources implements DocumentSource {
    */
   private async countedOverlaysOf(file: ClassifiedFile, settings: Settings): Promise<string[]> {
     const folder = file.folder!;
-    const found = file.overlays.filter((r) => this.workspace.sourceFiles.folderOf(r) === folder);
+    const found = this.overlaysOf(file);
     if (settings.kustomizeOverlays.length === 0) return found;
     const entries = parseOverlayEntries(folder, settings.kustomizeOverlays);
     for (const { entry, reason } of entries.invalid) this.tellOnce(`invalid ${folder} ${entry}`, `kubeConflictHints.kustomizeOverlays: ${JSON.stringify(entry)} ${reason}; it is ignored.`, MessageType.Warning);
@@ -620,8 +749,7 @@ export class RenderedSources implements DocumentSource {
       ];
     }
     // Labels from every overlay that uses the file, so that choosing some does not rename them.
-    const found = file.overlays.filter((r) => this.workspace.sourceFiles.folderOf(r) === folder);
-    const labels = overlayLabels(found, kustomizationLabel, (r) => path.posix.relative(folder, r) || '.');
+    const labels = this.labelsOf(folder, this.overlaysOf(file));
     return overlays.map((root) => {
       const target: RenderTarget = { kind: 'kustomize', root, label: labels.get(root)! };
       const initial = (p: string) => p.startsWith(`${root}/`);
@@ -660,6 +788,16 @@ export class RenderedSources implements DocumentSource {
     });
   }
 
+  /** The overlays of the file's workspace folder that use it. */
+  private overlaysOf(file: ClassifiedFile): string[] {
+    return file.overlays.filter((r) => this.workspace.sourceFiles.folderOf(r) === file.folder);
+  }
+
+  /** `overlay staging`, from every overlay that uses a file (the folder's path where two share a name). */
+  private labelsOf(folder: string, overlays: readonly string[]): Map<string, string> {
+    return overlayLabels(overlays, kustomizationLabel, (r) => path.posix.relative(folder, r) || '.');
+  }
+
   /** A subchart's files are rendered with the chart that holds it (`parent/charts/NAME/`), inside the workspace. */
   private topChart(chart: string): string {
     let top = chart;
@@ -680,12 +818,33 @@ export class RenderedSources implements DocumentSource {
  * A value the template changes on its way (`{{ .Values.image.repository }}:{{ .Values.image.tag }}`,
  * `{{ add .Values.x 1 }}`) is not one the live value can be written back into, so nothing is offered.
  */
-function valuesFix(finding: Finding, text: string, line: number, where: string, who: string): { title: string; result: EditResult } | undefined {
+function valuesFix(finding: Finding, text: string, line: number, where: string, who: string, also?: string): { title: string; result: EditResult } | undefined {
   if (finding.liveValue === undefined || finding.manifestValue === undefined) return undefined;
   const written = plainYamlValueAt(text, line);
   if (written === undefined || !jsonEqual(written, finding.manifestValue)) return undefined;
   const key = text.split('\n')[line]?.trim().split(':')[0] ?? 'this value';
-  return { title: `Use the live value ${showValue(finding.liveValue)} ${where} ${key} (share ownership with ${who})`, result: replacePlainYamlValueEdits(text, line, finding.liveValue) };
+  return { title: `Use the live value ${showValue(finding.liveValue)} ${where} ${key}${also ? `, also used by ${also}` : ''} (share ownership with ${who})`, result: replacePlainYamlValueEdits(text, line, finding.liveValue) };
+}
+
+/**
+ * Why a file of overlays the user left out says nothing: a hint on its first line (shown as news,
+ * off the Problems panel), which the status bar reads as "not judged", with *Choose Kustomize
+ * overlays…* as its fix.
+ */
+function notChosenFinding(labels: readonly string[]): Finding {
+  const start = { line: 0, character: 0 };
+  const which = labels.length === 1 ? `${labels[0]} uses it and is` : `${listed(labels)} use it and are`;
+  return {
+    code: 'overlay-not-chosen',
+    severity: findingCatalogue['overlay-not-chosen'].severity,
+    message: `Not judged: no chosen Kustomize overlay uses this file (${which} left out by kubeConflictHints.kustomizeOverlays). Choose Kustomize overlays… to judge it.`,
+    range: { start, end: start },
+  };
+}
+
+/** `a`, `a and b`, `a, b and c`. */
+function listed(items: readonly string[]): string {
+  return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
 }
 
 /** When a file last changed (ms since the epoch); undefined when it is gone or cannot be looked at. */

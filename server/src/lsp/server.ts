@@ -87,6 +87,7 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     pusher.initialize(caps);
     progress.initialize(caps);
     refresh.initialize(caps);
+    rendered.initialize(caps);
     return {
       capabilities: {
         textDocumentSync: TextDocumentSyncKind.Incremental,

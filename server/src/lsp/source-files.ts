@@ -88,6 +88,11 @@ export class SourceFiles {
     return overlayRoots(await this.scan(folder)).filter((r) => this.folderOf(r) === folder);
   }
 
+  /** Every chart of a workspace folder (the folders of its Chart.yaml files, subcharts too), from the bounded scan. */
+  async chartsIn(folder: string): Promise<string[]> {
+    return (await this.scan(folder)).filter((f) => path.posix.basename(f.path) === 'Chart.yaml').map((f) => path.posix.dirname(f.path)).filter((c) => this.folderOf(c) === folder);
+  }
+
   private scan(folder: string): Promise<KnownFile[]> {
     const known = this.scans.get(folder);
     if (known && known.generation === this.generation) return known.files;

@@ -181,6 +181,16 @@ export const findingCatalogue = {
     withoutCluster: true,
     notJudged: true,
   },
+  'overlay-not-chosen': {
+    severity: 'information',
+    title: 'No chosen overlay uses the file',
+    description:
+      'The file is used only by Kustomize overlays that kubeConflictHints.kustomizeOverlays leaves out, so nothing it renders to is judged. Choose Kustomize overlays… to judge it again.',
+    docs: 'https://kubectl.docs.kubernetes.io/references/kustomize/glossary/#overlay',
+    withoutCluster: true,
+    quiet: true,
+    notJudged: true,
+  },
   'invalid-manifest': {
     severity: 'error',
     title: 'The server refuses the manifest',

@@ -6,9 +6,12 @@
 import { analyzeResource, locateOptions, objectIdentity, type AnalysisSettings, type Finding, type ResourceFacts } from './analysis';
 import { helmAppliedObject, releaseOwnershipFinding } from './helm-release';
 import { relocateFindings, type RelocatedFinding } from './relocate';
-import { removeFieldEdits, type TextEdit } from '../manifest/edits';
+import type { JsonValue } from '../json';
+import { removeFieldEdits, setFieldEdits, type TextEdit } from '../manifest/edits';
 import { locate, parseManifestText, type LocateOptions, type ManifestResource } from '../manifest/manifest';
+import { joinPath, kustomizationRefs } from '../sources/file-kinds';
 import { removeTemplateLineEdits } from '../sources/helm-map';
+import { addPatchEntryEdits, ownStrategicPatches, strategicPatchText } from '../sources/overlay-patch';
 import type { SourceLocation, SourceMap } from '../sources/source-map';
 import { formatPath, type FieldPath } from '../ssa/path';
 
@@ -131,4 +134,72 @@ export function removalFromSources(map: SourceMap, resource: ManifestResource, p
     out.push({ file, edits: edits.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character) });
   }
   return { files: out };
+}
+
+/** A change local to one overlay: the files it edits, and the patch file it creates (then also listed in the overlay's kustomization). */
+export type LocalChange =
+  | { readonly files: readonly SourceFileEdits[]; readonly created?: { readonly file: string; readonly text: string } }
+  | { readonly files?: undefined; readonly reason: string };
+
+/**
+ * Setting the field at `path` of rendered object `resource` to `value` (null: taking it out of what
+ * is sent) in the overlay `map` renders alone, by a strategic-merge patch in the overlay's folder:
+ * the overlay's own patch of the object when it has one (its kustomization's `patches:`), else a new
+ * patch file beside `kustomization` and its `patches:` entry. Every other overlay renders as before.
+ * `lastWriter` is the file the finding sits on, the last to write the field.
+ *
+ * Sound because the change goes after the field's last writer (where the finding sits): a writer
+ * outside the overlay's own kustomization comes before all of its patches, and a strategic-merge
+ * patch of the overlay's own that writes it is changed itself; any other writer the overlay names
+ * (a JSON 6902 patch, a patch with a target) is refused. Offered only for a path of map keys and a scalar or null, what a
+ * strategic-merge patch sets exactly (kustomize merges a map or a list into what is there, and a
+ * list item is matched by merge keys only kustomize's own schema knows). `textOf` gives a file's
+ * text (undefined: not there or not readable), `exists` whether a path is taken.
+ */
+export function overlayLocalChange(
+  map: SourceMap,
+  resource: ManifestResource,
+  path: FieldPath,
+  value: JsonValue,
+  lastWriter: string,
+  kustomization: string,
+  textOf: (file: string) => string | undefined,
+  exists: (file: string) => boolean,
+): LocalChange {
+  const shown = formatPath(path);
+  if (map.target.kind !== 'kustomize') return { reason: 'only a Kustomize overlay takes a patch of its own' };
+  const keys = path.map((e) => (e.kind === 'field' ? e.name : undefined));
+  if (keys.length === 0 || keys.some((k) => k === undefined)) return { reason: `${shown} is an item of a list: a patch of the overlay would merge the list by keys only kustomize knows` };
+  if (value !== null && typeof value === 'object') return { reason: `the value of ${shown} is a map or a list, which a strategic-merge patch merges rather than sets` };
+  const origin = map.objects.find((o) => o.index === resource.documentIndex)?.origin;
+  const originText = origin?.role === 'resource' ? textOf(origin.file) : undefined;
+  const doc = origin && originText !== undefined ? parseManifestText(originText).resources.find((d) => d.kind === resource.kind && d.range.start.line <= origin.range.start.line && origin.range.start.line <= d.range.end.line) : undefined;
+  if (!doc?.name) return { reason: `the ${resource.kind} does not come from a resource file that names it, so a patch cannot name it` };
+  const root = map.target.root;
+  const kustomizationText = textOf(kustomization);
+  if (kustomizationText === undefined) return { reason: `${kustomization.slice(kustomization.lastIndexOf('/') + 1)} cannot be read` };
+  const own = ownStrategicPatches(kustomizationText).map((ref) => joinPath(root, ref)).filter((f) => f.startsWith(`${root}/`));
+  // The overlay names the field's last writer itself: a patch added here might come before it and
+  // lose. Only when that writer is a strategic-merge patch of the overlay's own is the change made,
+  // in it: nothing of the overlay writes the field after it.
+  const namedByOverlay = kustomizationRefs(kustomizationText).some((r) => joinPath(root, r.path) === lastWriter);
+  if (namedByOverlay && !own.includes(lastWriter)) return { reason: `${shown} is set by a file the overlay's kustomization names itself (a JSON 6902 patch, a patch with a target): edit it there` };
+  // The overlay's own patch of the object, if it has one.
+  for (const file of namedByOverlay ? [lastWriter] : own) {
+    const text = textOf(file);
+    const patch = text === undefined ? undefined : parseManifestText(text).resources.find((d) => d.kind === doc.kind && d.name === doc.name && d.apiVersion === doc.apiVersion && (d.namespace ?? doc.namespace) === (doc.namespace ?? d.namespace));
+    if (text === undefined || !patch) continue;
+    const edit = setFieldEdits(text, patch, path, value);
+    if (edit.edits) return { files: [{ file, edits: edit.edits }] };
+    if (namedByOverlay) return { reason: edit.reason };
+  }
+  if (namedByOverlay) return { reason: `${lastWriter.slice(lastWriter.lastIndexOf('/') + 1)} sets ${shown} in a way no edit here can change: edit it there` };
+  const text = strategicPatchText({ apiVersion: doc.apiVersion, kind: doc.kind, name: doc.name, ...(doc.namespace !== undefined ? { namespace: doc.namespace } : {}) }, keys as string[], value);
+  if (text === undefined) return { reason: `${shown} cannot be written as a patch` };
+  const stem = `${doc.kind}-${doc.name}-patch`.toLowerCase().replace(/[^a-z0-9.-]+/g, '-');
+  const name = [`${stem}.yaml`, ...Array.from({ length: 8 }, (_, i) => `${stem}-${i + 2}.yaml`)].find((n) => !exists(`${root}/${n}`));
+  if (!name) return { reason: `every name tried for the patch file is taken in ${root.slice(root.lastIndexOf('/') + 1)}` };
+  const entry = addPatchEntryEdits(kustomizationText, name);
+  if (!entry.edits) return { reason: entry.reason };
+  return { files: [{ file: kustomization, edits: entry.edits }], created: { file: `${root}/${name}`, text } };
 }

@@ -10,7 +10,7 @@
 // objects of the text unchanged. That check is computed on the JSON value independently of the
 // planner, so what the planner cannot see (an anchor used by an alias elsewhere, a duplicate key
 // that would come back, a `<<` merge) turns into a refusal rather than a wrong edit.
-import { addressOf, withoutFields, withValue, type JsonAddress } from './edits-json';
+import { addressOf, cloneJson, withoutFields, withValue, type JsonAddress } from './edits-json';
 import { isBlockValue, renderBlock, renderInline, renderJson, type BlockStyle } from './edits-render';
 import {
   commentOnlyColumn,
@@ -131,6 +131,42 @@ export function replaceValueEdits(
   const edit = replacement(lines, resource, last, value);
   if (typeof edit === 'string') return refuse(edit);
   return checked(lines, resource, [edit], withValue(resource.object, address, value), name);
+}
+
+/**
+ * Sets the field at `path` to `value` whether or not the manifest writes it: the value replaced
+ * where it is written (replaceValueEdits), else the missing keys added under the deepest map the
+ * manifest writes, after its last entry and at its entries' indentation. Only a path of map keys
+ * is added (a list item is not: where it would go depends on the list's merge); the check reads
+ * the edited text back as every edit here is.
+ */
+export function setFieldEdits(text: string, resource: ManifestResource, path: FieldPath, value: JsonValue): EditResult {
+  const name = formatPath(path);
+  if (path.length === 0 || path.some((e) => e.kind !== 'field')) return refuse(`${name} is not reached through map keys alone`);
+  if (locate(resource, path)) return replaceValueEdits(text, resource, path, value);
+  const lines = textLines(text);
+  if (!parsedFrom(lines, resource)) return refuse(STALE);
+  let depth = path.length - 1;
+  while (depth > 0 && !locate(resource, path.slice(0, depth))) depth--;
+  const at = depth === 0 ? undefined : locate(resource, path.slice(0, depth));
+  if (at?.through) return refuse(`${formatPath(path.slice(0, depth))} is written through an alias or a merge; edit it by hand`);
+  const parent = at ? at.node : resource.root;
+  if (parent.kind !== 'map') return refuse(`${formatPath(path.slice(0, depth))} is not a map here`);
+  const written = parent.entries.filter((e) => placementOf(lines, resource, parent, e).kind === 'here');
+  if (written.length === 0 || isFlow(lines, resource, parent)) return refuse(`${formatPath(path.slice(0, depth)) || 'the object'} is not written as a block map here; edit it by hand`);
+  const column = absoluteRange(resource, written[0]!.keyRange).start.character;
+  const end = Math.max(...written.map((e) => childEnd(lines, resource, parent, e)));
+  const rest = path.slice(depth).map((e) => (e.kind === 'field' ? e.name : ''));
+  const nested = rest.reduceRight<JsonValue>((inner, key) => ({ [key]: inner }), value);
+  const rendered = renderBlock(nested, column, blockStyle(lines, resource)).join(lines.eol);
+  const insertAt = lineContentEnd(lines, lineOf(lines, end));
+  const edit: TextEdit = { range: rangeAt(lines, insertAt, insertAt), newText: `${lines.eol}${rendered}` };
+  // What kubectl must read back: the object with the new keys under the parent, nothing else changed.
+  const expected = cloneJson(resource.object);
+  let container = expected;
+  for (const e of path.slice(0, depth)) container = container[e.kind === 'field' ? e.name : ''] as JsonObject;
+  Object.defineProperty(container, rest[0]!, { value: (nested as JsonObject)[rest[0]!], enumerable: true, writable: true, configurable: true });
+  return checked(lines, resource, [edit], expected, name);
 }
 
 /** The fields to remove from one resource of the file. */
