@@ -1,7 +1,7 @@
 // The text of a hover, as Markdown: who owns a field of the live object, the live value when it
 // differs, and what each manager usually is. Pure, so it is tested without an editor.
 import type { ResourceFacts } from './analysis';
-import { showValue } from './analysis';
+import { showValue, showValues } from './analysis';
 import { isJsonObject, jsonDepthExceeds, jsonEqual, type JsonObject, type JsonValue } from '../json';
 import type { ManifestNode, ManifestResource } from '../manifest/manifest';
 import { manifestLimits, nodeToJson } from '../manifest/manifest';
@@ -66,7 +66,10 @@ export function fieldHover(
     if (liveValue === undefined) lines.push('', 'Not set on the live object.');
     // (showValue writes JSON, recursively: a live value may nest far deeper than the manifest.)
     else if (jsonDepthExceeds(liveValue, manifestLimits.depth)) lines.push('', `Live value: nested deeper than ${manifestLimits.depth} levels (manifest: \`${showValue(mine)}\`).`);
-    else if (!jsonEqual(liveValue, mine)) lines.push('', `Live value: \`${showValue(liveValue)}\` (manifest: \`${showValue(mine)}\`).`);
+    else if (!jsonEqual(liveValue, mine)) {
+      const [shownLive, shownMine] = showValues(liveValue, mine);
+      lines.push('', `Live value: \`${shownLive}\` (manifest: \`${shownMine}\`).`);
+    }
     else lines.push('', 'Same value as the live object: applying it shares ownership.');
   }
   const explained = new Set<string>();
