@@ -83,6 +83,32 @@ export function fieldHover(
   return lines.join('\n');
 }
 
+/** A field a source line writes into an object, with its node there. */
+export interface WrittenField {
+  readonly path: FieldPath;
+  readonly node: ManifestNode;
+}
+
+/**
+ * The hover of a line that writes several fields (a template's `include` or `toYaml` line, in the
+ * order they are written): the fields the line's findings are about (`diagnosed`, indexes into
+ * `fields`) each in full, first; with no finding, the last field written, the deepest; then the
+ * others by name. The hover never speaks of one field while the line's finding is about another.
+ */
+export function lineHover(resource: ManifestResource, facts: ResourceFacts | undefined, fields: readonly WrittenField[], diagnosed: ReadonlySet<number>, now: number): string {
+  const first = diagnosed.size > 0 ? [...diagnosed].sort((a, b) => a - b) : fields.length > 0 ? [fields.length - 1] : [];
+  const parts = first.map((i) => fieldHover(resource, facts, fields[i]!.path, fields[i]!.node, now));
+  const others = fields.filter((_, i) => !first.includes(i)).map((f) => `\`${formatServerPath(f.path)}\``);
+  if (others.length > 0) {
+    const shown = others.length > maxOthersNamed ? [...others.slice(0, maxOthersNamed), `and ${others.length - maxOthersNamed} more`] : others;
+    parts.push(`Also written on this line${diagnosed.size > 0 ? ', without a finding' : ''}: ${shown.join(', ')}.`);
+  }
+  return parts.join('\n\n---\n\n');
+}
+
+/** A `toYaml` of a whole map can write hundreds of fields on one line: the hover names this many. */
+const maxOthersNamed = 8;
+
 /** Why a field's owners are not known: not asked yet, or the cluster's refusal in its own words. */
 function unknownOwnership(facts: ResourceFacts | undefined): string {
   // No facts at all: no cluster is contacted for this document (an untrusted workspace, no access).
