@@ -201,7 +201,7 @@ for (const told of ['one event for the new folder', 'opening Chart.yaml, with no
   });
 }
 
-test('a template line that writes several labels (include): the hover speaks first of the label in conflict, and no longer once the label is back', async (t) => {
+test('a template line that writes several labels (include): the hover speaks first of the label in conflict; once the label is back, of it as shared', async (t) => {
   const cluster = requireCluster(t);
   const helm = requireTool(t, 'helm4');
   if (!cluster || !helm) return;
@@ -231,12 +231,15 @@ test('a template line that writes several labels (include): the hover speaks fir
   assert.equal(sections.length, 2, hover);
   assert.match(sections[1]!, /^Also written on this line, without a finding: .*`\.metadata\.labels\.app\.kubernetes\.io\/managed-by`/, hover);
 
-  // The label back at the chart's value: no conflict, and the hover no longer leads with it.
+  // The label back at the chart's value: no conflict. kubectl-label still owns it beside Helm (the
+  // line's ownership hint names it), so the hover still leads with it, now a shared value.
   objectOf(await label(appVersion), 'kubectl label back');
   await server.diagnosticsUntil(uriOf(template), (d) => onLine(d).length === 0, 60_000);
-  const after = hoverText(await server.hover(uriOf(template), position));
-  assert.doesNotMatch(after.split('\n\n---\n\n')[0]!, /app\.kubernetes\.io\/version/, after);
-  assert.match(after, /Also written on this line: .*`\.metadata\.labels\.app\.kubernetes\.io\/version`/, after);
+  const after = hoverText(await server.hover(uriOf(template), position)).split('\n\n---\n\n');
+  assert.match(after[0]!, /^_Deployment web-shop in release web_\n\n\*\*`\.metadata\.labels\.app\.kubernetes\.io\/version`\*\*\n/, after.join('\n'));
+  assert.match(after[0]!, /Same value as the live object: applying it shares ownership\./, after.join('\n'));
+  assert.doesNotMatch(after[0]!, /Live value/, after.join('\n'));
+  assert.match(after[1]!, /^Also written on this line: .*`\.metadata\.labels\.app\.kubernetes\.io\/managed-by`/, after.join('\n'));
 });
 
 test('a chart without helm: each open file of the chart says so (the setting to name it), and is not judged until helm is there', async (t) => {

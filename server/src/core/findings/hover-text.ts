@@ -91,17 +91,24 @@ export interface WrittenField {
 
 /**
  * The hover of a line that writes several fields (a template's `include` or `toYaml` line, in the
- * order they are written): the fields the line's findings are about (`diagnosed`, indexes into
- * `fields`) each in full, first; with no finding, the last field written, the deepest; then the
- * others by name. The hover never speaks of one field while the line's finding is about another.
+ * order they are written): the fields it leads with (`lead.fields`, indexes into `fields`: those
+ * the line's findings are about, `lead.diagnosed`, else those another manager owns) each in full,
+ * else the last field written, the deepest; then the others by name. The hover never speaks of one
+ * field while the line's finding, or its ownership hint, is about another.
  */
-export function lineHover(resource: ManifestResource, facts: ResourceFacts | undefined, fields: readonly WrittenField[], diagnosed: ReadonlySet<number>, now: number): string {
-  const first = diagnosed.size > 0 ? [...diagnosed].sort((a, b) => a - b) : fields.length > 0 ? [fields.length - 1] : [];
+export function lineHover(
+  resource: ManifestResource,
+  facts: ResourceFacts | undefined,
+  fields: readonly WrittenField[],
+  lead: { readonly fields: ReadonlySet<number>; readonly diagnosed: boolean },
+  now: number,
+): string {
+  const first = lead.fields.size > 0 ? [...lead.fields].sort((a, b) => a - b) : fields.length > 0 ? [fields.length - 1] : [];
   const parts = first.map((i) => fieldHover(resource, facts, fields[i]!.path, fields[i]!.node, now));
   const others = fields.filter((_, i) => !first.includes(i)).map((f) => `\`${formatServerPath(f.path)}\``);
   if (others.length > 0) {
     const shown = others.length > maxOthersNamed ? [...others.slice(0, maxOthersNamed), `and ${others.length - maxOthersNamed} more`] : others;
-    parts.push(`Also written on this line${diagnosed.size > 0 ? ', without a finding' : ''}: ${shown.join(', ')}.`);
+    parts.push(`Also written on this line${lead.diagnosed ? ', without a finding' : ''}: ${shown.join(', ')}.`);
   }
   return parts.join('\n\n---\n\n');
 }

@@ -6,7 +6,8 @@
 import { analyzeResource, locateOptions, objectIdentity, type AnalysisSettings, type Finding, type ResourceFacts } from './analysis';
 import { helmAppliedObject, releaseOwnershipFinding } from './helm-release';
 import { lineHover, type WrittenField } from './hover-text';
-import { serverPath } from './ownership';
+import { isOwnManager } from './ownership-hints';
+import { decodeOwnership, ownersIn, serverPath } from './ownership';
 import { findingPath, relocateFindings, type RelocatedFinding } from './relocate';
 import { removeFieldEdits, type TextEdit } from '../manifest/edits';
 import { forEachNode, locate, parseManifestText, type LocateOptions, type ManifestResource } from '../manifest/manifest';
@@ -67,9 +68,10 @@ export function renderedObjectAnalysis(resource: ManifestResource, facts: Resour
 
 /**
  * The hover on line `line` of source file `file` for one sent object (lineHover): the object's
- * fields written there, those the line's findings are about first — the same findings the
- * diagnostics show, so a hover on an `include` of labels speaks first of the label in conflict.
- * Undefined when the object writes nothing on that line; `diagnosed` says whether a finding is there.
+ * fields written there, led by those the line's findings are about — the same findings the
+ * diagnostics show, so a hover on an `include` of labels speaks first of the label in conflict —
+ * else by those another manager owns, as the line's ownership hint names them. Undefined when the
+ * object writes nothing on that line; `diagnosed` says whether a finding is there.
  */
 export function renderedLineHover(
   resource: ManifestResource,
@@ -96,7 +98,13 @@ export function renderedLineHover(
     for (const [i, w] of fields.entries()) if (about && isPrefix(w.path, about) && (best === undefined || w.path.length > fields[best]!.path.length)) best = i;
     if (best !== undefined) diagnosed.add(best);
   }
-  return { text: lineHover(resource, facts, fields, diagnosed, now), diagnosed: diagnosed.size > 0 };
+  if (diagnosed.size > 0) return { text: lineHover(resource, facts, fields, { fields: diagnosed, diagnosed: true }, now), diagnosed: true };
+  const contested = new Set<number>();
+  if (facts.live.state === 'exists') {
+    const ownership = decodeOwnership(facts.live.object);
+    for (const [i, w] of fields.entries()) if (ownersIn(ownership, w.path).some((o) => o.exact && !isOwnManager(o, apply.settings))) contested.add(i);
+  }
+  return { text: lineHover(resource, facts, fields, { fields: contested, diagnosed: false }, now), diagnosed: false };
 }
 
 function isPrefix(prefix: FieldPath, path: FieldPath): boolean {
