@@ -211,7 +211,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     ),
     vscode.commands.registerCommand(
       'kubeConflictHints.chooseRelease',
-      withClient(async (c, asked) => {
+      withClient(async (c, asked?: unknown) => {
         const uri = typeof asked === 'string' ? asked : vscode.window.activeTextEditor?.document.uri.toString();
         if (!uri) return void vscode.window.showInformationMessage('Kube Conflict Hints: open a file of a Helm chart first.');
         // The server knows the releases the cluster holds the chart as; the choice is the workspace folder's setting.

@@ -297,3 +297,28 @@ test('--verify shows the server\'s answer where it differs from the prediction',
   assert.match(run.stdout, /— the dry run answers: ConfigMap "odd" is invalid: .*valid config key/);
   assert.match(run.stdout, /^odd\/bad-key\.yaml:1:1 error dry-run-differs the server refuses the manifest: ConfigMap "odd" is invalid: .*; the prediction did not foresee it$/m);
 });
+
+test('a list conflict: the line shows the item where the live and the manifest lists part, not the first items they share', async (t) => {
+  const cluster = requireCluster(t);
+  if (!cluster) return;
+  const conn = connect('admin', cluster.kubeconfig);
+  const namespace = await freshNamespace(conn, 'cli-lists');
+  const args = ['--listen-address=0.0.0.0:8080', '--log-level=info', '--metrics-bind-address=:9090', '--cache-dir=/var/cache/shop', '--catalog-url=http://catalog.shop.svc:8080', '--payment-url=http://payments.shop.svc:8080'];
+  const manifest = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'lists', namespace },
+    spec: { replicas: 1, selector: { matchLabels: { app: 'lists' } }, template: { metadata: { labels: { app: 'lists' } }, spec: { containers: [{ name: 'app', image: 'nginx:1.25', args }] } } },
+  };
+  objectOf(await apply(conn, 'kubectl', manifest), 'apply');
+  // kubectl edit of one item of the (atomic) list: the list is kubectl-edit's now.
+  objectOf(await kubectlEdit(conn, manifest, { spec: { template: { spec: { containers: [{ name: 'app', args: args.map((a, i) => (i === 4 ? '--catalog-url=http://catalog-v2.shop.svc:8080' : a)) }] } } } }), 'edit');
+  const dir = scratchDir('cli-lists');
+  writeFiles(dir, { 'lists.yaml': toYaml(manifest) });
+  const run = await runCli(['check', '--kubeconfig', cluster.kubeconfig, '--context', 'admin', 'lists.yaml'], { cwd: dir });
+  assert.equal(run.status, 1, run.stderr);
+  const line = run.stdout.split('\n').find((l) => l.includes(' error field-conflict .spec.template.spec.containers[name="app"].args '));
+  assert.ok(line, run.stdout);
+  assert.ok(line.includes('live ..."--catalog-url=http://catalog-v2.shop.svc:8080",'), line);
+  assert.ok(line.includes('manifest ..."--catalog-url=http://catalog.shop.svc:8080",'), line);
+});

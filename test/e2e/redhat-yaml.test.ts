@@ -4,7 +4,8 @@
 // built by test/e2e/fixtures/redhat-yaml/: the real yaml-language-server from the npm registry,
 // the language server inside Red Hat's extension, under Red Hat's extension id redhat.vscode-yaml.
 // With kubeConflictHints.syntaxErrors set to "always" the same errors show twice: the test can see
-// a duplicate when there is one.
+// a duplicate when there is one. Left to Red Hat's extension or not, a document that does not parse
+// leaves the file "not judged" in the status bar, until it is fixed.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { requireCluster } from '../support/env';
@@ -60,6 +61,11 @@ test('next to Red Hat\'s YAML language service, each syntax error appears once a
   assert.ok(syntax.length >= 2, `the syntax errors: ${JSON.stringify(syntax)}`);
   assert.deepEqual(syntax.filter(ours), [], 'our copy of a syntax error the YAML service reports');
   assert.equal(seen.filter((p) => p.line === duplicateLine).length, 1, `the duplicate key, once: ${JSON.stringify(seen)}`);
+  // Ours says nothing of the broken document, yet it was not judged: the status bar says so, and why.
+  const notJudged = await editor.waitForStatus((s) => s.text.endsWith(' not judged'), 'the status bar: this file not judged');
+  assert.ok(notJudged.warning, JSON.stringify(notJudged));
+  assert.match(await editor.statusBarTooltip(), /This file: YAML syntax error: .+ \(shown by redhat\.vscode-yaml\)/);
+  await editor.screenshot('not-judged-next-to-redhat-yaml');
 
   // The same file with syntaxErrors "always": now each error shows twice, which is what the user
   // would see without the detection.
@@ -70,4 +76,10 @@ test('next to Red Hat\'s YAML language service, each syntax error appears once a
   );
   await editor.screenshot('syntax-errors-always');
   assert.equal(doubled.filter((p) => p.line === duplicateLine).length, 2, `the duplicate key, twice: ${JSON.stringify(doubled)}`);
+
+  // The broken document fixed on disk (the editor follows the file): judged, the status calm again.
+  editor.writeFile('configs.yaml', text.replace('[unclosed', '[closed]'));
+  await editor.waitForProblems((problems) => !problems.some((p) => p.line === brokenLine && p.severity === 'error') && conflictsShown(problems), 'the syntax error gone');
+  const judged = await editor.waitForStatus((s) => !s.text.includes('not judged'), 'the status bar: the file judged');
+  assert.equal(judged.warning, false, JSON.stringify(judged));
 });

@@ -383,6 +383,25 @@ describe('editor features against the real API server', { skip: !testCluster() &
     assert.deepEqual(ds[0]!.range.start, { line: 1, character: 6 });
   });
 
+  test('a list conflict: the message shows the item where the live and the manifest lists part, not the first items they share', async () => {
+    const args = ['--listen-address=0.0.0.0:8080', '--log-level=info', '--metrics-bind-address=:9090', '--cache-dir=/var/cache/shop', '--catalog-url=http://catalog.shop.svc:8080', '--payment-url=http://payments.shop.svc:8080'];
+    const object = deployment(namespace, 'lists', 1, 'nginx:1.25');
+    (object.spec as any).template.spec.containers[0].args = args;
+    objectOf(await apply(admin, 'kubectl', object), 'apply');
+    // Someone edits one item of the (atomic) list: the list is theirs now.
+    const live = objectOf(await get(admin, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'lists', namespace } }));
+    (live.spec as any).template.spec.containers[0].args[4] = '--catalog-url=http://catalog-v2.shop.svc:8080';
+    objectOf(await update(admin, 'kubectl-edit', live), 'edit');
+    const uri = 'file:///w/lists.yaml';
+    await server.open(uri, deploymentYaml(namespace, 'lists').replace(/^  replicas: 3$/m, '  replicas: 1') + `          args:\n${args.map((a) => `            - ${a}\n`).join('')}`);
+    const ds = await server.diagnosticsUntil(uri, (d) => byCode(d, 'field-conflict').length === 1);
+    const message = byCode(ds, 'field-conflict')[0]!.message;
+    assert.match(message, /^\.spec\.template\.spec\.containers\[name="app"\]\.args is managed by "kubectl-edit"/);
+    // Both lists begin with the same four items: each is shown from the fifth, where they part.
+    assert.ok(message.includes('live ..."--catalog-url=http://catalog-v2.shop.svc:8080",'), message);
+    assert.ok(message.includes('manifest ..."--catalog-url=http://catalog.shop.svc:8080",'), message);
+  });
+
   test('a new object gets no finding; a broken document does not stop the others', async () => {
     const uri = 'file:///w/mixed.yaml';
     await server.open(uri, `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: brand-new\n  namespace: ${namespace}\n---\nkind: [unclosed\n---\n${deploymentYaml(namespace, 'web')}`);

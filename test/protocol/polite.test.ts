@@ -12,11 +12,11 @@ import * as path from 'node:path';
 import { after, test } from 'node:test';
 import type { Diagnostic } from 'vscode-languageserver-protocol';
 import { editorUserAgent } from '../../server/src/lsp/session';
-import type { InitializationOptions, Settings } from '../../server/src/protocol';
+import type { DocumentStateParams, InitializationOptions, Settings } from '../../server/src/protocol';
 import { readAuditEvents, waitForAuditEvent } from '../support/cluster';
 import { requireCluster } from '../support/env';
 import { execKubeconfig } from '../support/exec-kubeconfig';
-import { startTestServer, type TestServer } from '../support/lsp-client';
+import { holdingTheLoop, startTestServer, type TestServer } from '../support/lsp-client';
 import { configMap, connect, create, freshNamespace, objectOf } from '../support/seed';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-polite-'));
@@ -163,6 +163,25 @@ for (const row of syntaxRows) {
     }
   });
 }
+
+test('syntax errors left to Red Hat YAML: the document that does not parse is still "not judged", with the reason; fixed, it is judged', async () => {
+  const server = await startTestServer({ initializationOptions: { clusterAccess: false, syntaxServices: { yaml: 'redhat.vscode-yaml' } } });
+  try {
+    const uri = 'file:///w/broken.yaml';
+    const good = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-config\n  namespace: default\ndata:\n  mode: safe\n';
+    const stateOf = (state: DocumentStateParams['state']) => (p: unknown) => (p as DocumentStateParams).uri === uri && (p as DocumentStateParams).state === state;
+    await server.open(uri, good.replace('  mode: safe', '  mode: "unterminated'));
+    assert.deepEqual(syntaxCodes(await server.diagnostics(uri)), [], 'Red Hat YAML underlines it: not twice');
+    const state = (await holdingTheLoop(() => server.waitForNotification('kubeConflictHints/documentState', stateOf('not-judged')))) as DocumentStateParams;
+    assert.match(state.reason ?? '', /^YAML syntax error: .+ \(shown by redhat\.vscode-yaml\)$/);
+    // Never judged before: the first "judged" is the fixed text's.
+    await server.change(uri, good);
+    await server.diagnostics(uri);
+    await holdingTheLoop(() => server.waitForNotification('kubeConflictHints/documentState', stateOf('judged')));
+  } finally {
+    await server.shutdown();
+  }
+});
 
 test('syntax errors: Red Hat YAML installed while the editor runs: its errors are no longer repeated', async () => {
   const server = await startTestServer({ initializationOptions: { clusterAccess: false } });

@@ -18,7 +18,7 @@ import type { Diagnostic, Hover } from 'vscode-languageserver-protocol';
 import { lineOf, scratchDir, writeFiles } from '../cli/cli-process';
 import { requireCluster, type TestClusterInfo } from '../support/env';
 import { startTestServer, type TestServer } from '../support/lsp-client';
-import { apply, connect, freshNamespace, objectOf, scale, type KubeObject } from '../support/seed';
+import { apply, connect, freshNamespace, objectOf, patch, scale, type KubeObject } from '../support/seed';
 import { requireTool } from '../tools/tools';
 import { helmEnv } from '../support/charts';
 import { parseAllDocuments } from 'yaml';
@@ -198,6 +198,47 @@ for (const told of ['one event for the new folder', 'opening Chart.yaml, with no
     assert.deepEqual(seen.flat().filter((d) => d.code === 'yaml-syntax' || d.code === 'yaml-decode'), [], 'the template was never read as YAML');
   });
 }
+
+test('a template line that writes several labels (include): the hover speaks first of the label in conflict; once the label is back, of it as shared', async (t) => {
+  const cluster = requireCluster(t);
+  const helm = requireTool(t, 'helm4');
+  if (!cluster || !helm) return;
+  const { repo, chart, namespace } = await scaledRelease(cluster, helm, 'editor-include-hover');
+  const conn = connect('admin', cluster.kubeconfig);
+  const ref = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web-shop', namespace } };
+  const appVersion = /^appVersion: "?([^"\n]+)"?$/m.exec(fs.readFileSync(path.join(chart, 'Chart.yaml'), 'utf8'))![1]!;
+  // kubectl label deployment web-shop app.kubernetes.io/version=2.0.0 --overwrite
+  const label = (value: string) => patch(conn, 'kubectl-label', ref, { metadata: { labels: { 'app.kubernetes.io/version': value } } }, { type: 'merge' });
+  objectOf(await label('2.0.0'), 'kubectl label');
+  const server = await chartServer(t, cluster, helm, repo, namespace);
+  const template = path.join(chart, 'templates', 'deployment.yaml');
+  await openFiles(server, [template]);
+  const text = fs.readFileSync(template, 'utf8');
+  // `{{- include "shop.labels" . | nindent 4 }}`: helm.sh/chart, name, instance, version, managed-by.
+  const line = lineOf(text, /^ {4}\{\{- include "shop\.labels" \. \| nindent 4 \}\}$/) - 1;
+  const position = { line, character: text.split('\n')[line]!.indexOf('include') + 2 };
+  const onLine = (ds: Diagnostic[]) => conflicts(ds).filter((d) => d.range.start.line === line);
+  const ds = await server.diagnosticsUntil(uriOf(template), (d) => onLine(d).length > 0, 60_000);
+  assert.deepEqual(onLine(ds).map((d) => /^(\S+) is managed by "([^"]+)"/.exec(d.message)?.slice(1)), [['.metadata.labels.app.kubernetes.io/version', 'kubectl-label']]);
+
+  const hover = hoverText(await server.hover(uriOf(template), position));
+  const sections = hover.split('\n\n---\n\n');
+  assert.match(sections[0]!, /^_Deployment web-shop in release web_\n\n\*\*`\.metadata\.labels\.app\.kubernetes\.io\/version`\*\*\n/, hover);
+  assert.match(sections[0]!, /\| kubectl-label \| Update \|/, hover);
+  assert.match(sections[0]!, /Live value: `"2\.0\.0"` \(manifest: `"[^"]+"`\)/, hover);
+  assert.equal(sections.length, 2, hover);
+  assert.match(sections[1]!, /^Also written on this line, without a finding: .*`\.metadata\.labels\.app\.kubernetes\.io\/managed-by`/, hover);
+
+  // The label back at the chart's value: no conflict. kubectl-label still owns it beside Helm (the
+  // line's ownership hint names it), so the hover still leads with it, now a shared value.
+  objectOf(await label(appVersion), 'kubectl label back');
+  await server.diagnosticsUntil(uriOf(template), (d) => onLine(d).length === 0, 60_000);
+  const after = hoverText(await server.hover(uriOf(template), position)).split('\n\n---\n\n');
+  assert.match(after[0]!, /^_Deployment web-shop in release web_\n\n\*\*`\.metadata\.labels\.app\.kubernetes\.io\/version`\*\*\n/, after.join('\n'));
+  assert.match(after[0]!, /Same value as the live object: applying it shares ownership\./, after.join('\n'));
+  assert.doesNotMatch(after[0]!, /Live value/, after.join('\n'));
+  assert.match(after[1]!, /^Also written on this line: .*`\.metadata\.labels\.app\.kubernetes\.io\/managed-by`/, after.join('\n'));
+});
 
 test('a chart without helm: each open file of the chart says so (the setting to name it), and is not judged until helm is there', async (t) => {
   const cluster = requireCluster(t);

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
-import { analyzeResource, kubectlMetadataRefusal, problemFindings, type AnalysisSettings, type Finding, type ResourceFacts } from '../../server/src/core/findings/analysis';
+import { analyzeResource, kubectlMetadataRefusal, problemFindings, showValue, showValues, type AnalysisSettings, type Finding, type ResourceFacts } from '../../server/src/core/findings/analysis';
 import { defaultSeverity, ruleFor } from '../../server/src/core/findings/catalogue';
 import type { JsonObject, JsonValue } from '../../server/src/core/json';
 import { parseManifestText } from '../../server/src/core/manifest/manifest';
@@ -388,4 +388,34 @@ describe("kubectl's refusal of wrongly typed metadata", () => {
       assert.equal(kubectlMetadataRefusal({ apiVersion: 'v1', kind: 'ConfigMap', metadata: c.metadata }), c.refusal);
     });
   }
+});
+
+describe('two values side by side are shown where they differ', () => {
+  const hosts = (last: string) => ['10.0.0.1', '10.0.0.2', '10.0.0.3', '10.0.0.4', '10.0.0.5', '10.0.0.6', last, '10.0.0.8'];
+
+  test('short values are shown whole; values that part early are cut as one value is', () => {
+    assert.deepEqual(showValues([1, 2], [1, 3]), ['[1,2]', '[1,3]']);
+    const long = hosts('10.0.0.7');
+    const other = ['10.0.0.9', ...long.slice(1)];
+    assert.deepEqual(showValues(long, other), [showValue(long), showValue(other)]);
+  });
+
+  test('long lists that share their first items: each from the item where they part', () => {
+    const [live, manifest] = showValues(hosts('10.0.0.7'), hosts('10.0.0.77'));
+    assert.equal(showValue(hosts('10.0.0.7')), showValue(hosts('10.0.0.77')), 'cut as one value, the two read the same');
+    assert.equal(live, '..."10.0.0.7","10.0.0.8"]');
+    assert.equal(manifest, '..."10.0.0.77","10.0.0.8"]');
+  });
+
+  test('a list one item longer; a map entry; a long string: the place they part is in both', () => {
+    const [a, b] = showValues(hosts('10.0.0.7'), [...hosts('10.0.0.7'), '10.0.0.9']);
+    assert.equal(a, '..."10.0.0.8"]');
+    assert.equal(b, '..."10.0.0.8","10.0.0.9"]');
+    const map = (v: string) => ({ 'app.kubernetes.io/name': 'shop', 'app.kubernetes.io/instance': 'web', 'app.kubernetes.io/version': v });
+    assert.deepEqual(showValues(map('1.16.0'), map('2.0.0')), ['..."app.kubernetes.io/version":"1.16.0"}', '..."app.kubernetes.io/version":"2.0.0"}']);
+    const text = (end: string) => `${'x'.repeat(80)}${end}${'y'.repeat(80)}`;
+    const [s, t] = showValues(text('A'), text('B'));
+    assert.ok(s.includes('xA') && t.includes('xB'), `${s} / ${t}`);
+    for (const shown of [s, t]) assert.ok(shown.length <= 60, shown);
+  });
 });

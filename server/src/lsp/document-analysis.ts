@@ -22,8 +22,24 @@ export interface AnalyzedResource {
 export interface DocumentAnalysis {
   readonly parsed: ParsedManifest;
   readonly resources: readonly AnalyzedResource[];
-  /** Problems of the text plus every resource's findings, ranges absolute. */
+  /**
+   * Problems of the text plus every resource's findings, ranges absolute; a syntax problem left to
+   * another language service of the editor is among them, as HeldBack.
+   */
   readonly findings: readonly Finding[];
+}
+
+/**
+ * A finding the editor is not shown, and why (`heldBack`: `shown by redhat.vscode-yaml`): a syntax
+ * error another language service underlines, or one the user's syntaxErrors setting leaves out. What
+ * it says still holds: a document that does not parse is not judged, whoever says so.
+ */
+export interface HeldBack extends Finding {
+  readonly heldBack: string;
+}
+
+export function isHeldBack(f: Finding): f is HeldBack {
+  return typeof (f as Partial<HeldBack>).heldBack === 'string';
 }
 
 interface CachedFindings {
@@ -114,10 +130,10 @@ export class DocumentAnalyzer {
   }
 
   /**
-   * `reportSyntax`: whether syntax problems (and duplicate keys) are ours to report for this
-   * document, or another language service of the editor already does (see syntaxReporting).
+   * `syntaxHeldBack`: why this document's syntax problems (and duplicate keys) are not shown here
+   * (syntaxHeldBack below), or undefined when they are ours to show.
    */
-  analyze(uri: string, version: number, text: string, documentSettings: Settings, session: Session | undefined, reportSyntax = true): DocumentAnalysis {
+  analyze(uri: string, version: number, text: string, documentSettings: Settings, session: Session | undefined, syntaxHeldBack?: string): DocumentAnalysis {
     const parsed = this.parse(uri, version, text);
     const previous = this.findingsByUri.get(uri) ?? new Map<string, CachedFindings>();
     const next = new Map<string, CachedFindings>();
@@ -131,8 +147,9 @@ export class DocumentAnalyzer {
     // manifests is reported, since it was not checked.
     // Whatever is left out here, every document is analysed on its own: a broken document never
     // hides the findings of the others.
-    const problems = reportSyntax ? parsed.problems : parsed.problems.filter((p) => !syntaxProblemCodes.has(p.code));
-    const findings: Finding[] = looksLikeManifests(parsed, text) ? problemFindings(problems, settings.severity) : [];
+    const findings: Finding[] = looksLikeManifests(parsed, text)
+      ? problemFindings(parsed.problems, settings.severity).map((f): Finding | HeldBack => (syntaxHeldBack !== undefined && syntaxProblemCodes.has(f.code) ? { ...f, heldBack: syntaxHeldBack } : f))
+      : [];
 
     for (const resource of parsed.resources) {
       const named = namedObject(resource);
@@ -186,14 +203,15 @@ const MANIFEST_KEY = /(?:^[ \t]*(-[ \t]+)?|[{,][ \t]*)["']?(apiVersion|kind)["']
 const syntaxProblemCodes: ReadonlySet<string> = new Set(['yaml-syntax', 'duplicate-key']);
 
 /**
- * Whether this document's syntax problems are ours to report: `always`/`never` as the user says;
- * `auto` (the default) only where the editor has no other language service for the document's
- * language that reports them (`otherServices`: language id → extension id).
+ * Whether this document's syntax problems are ours to report, and if not why: `always`/`never` as
+ * the user says; `auto` (the default) only where the editor has no other language service for the
+ * document's language that reports them (`otherServices`: language id → extension id). Undefined:
+ * ours; else the words the document's state gives (`shown by redhat.vscode-yaml`).
  */
-export function reportsSyntax(settings: Pick<Settings, 'syntaxErrors'>, languageId: string, otherServices: Readonly<Record<string, string>>): boolean {
-  if (settings.syntaxErrors === 'always') return true;
-  if (settings.syntaxErrors === 'never') return false;
-  return !Object.hasOwn(otherServices, languageId);
+export function syntaxHeldBack(settings: Pick<Settings, 'syntaxErrors'>, languageId: string, otherServices: Readonly<Record<string, string>>): string | undefined {
+  if (settings.syntaxErrors === 'always') return undefined;
+  if (settings.syntaxErrors === 'never') return 'not shown: kubeConflictHints.syntaxErrors is "never"';
+  return Object.hasOwn(otherServices, languageId) ? `shown by ${otherServices[languageId]}` : undefined;
 }
 
 /** How a message names a document: its file name (the CRD's name says the rest). */

@@ -31,19 +31,17 @@ import {
 } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { locateOptions, showValue, type Finding } from '../core/findings/analysis';
-import { fieldHover } from '../core/findings/hover-text';
 import { renderedOwnershipHints, type OwnershipHint } from '../core/findings/ownership-hints';
-import { serverPath } from '../core/findings/ownership';
 import { findingCatalogue } from '../core/findings/catalogue';
 import { definedKinds, withDefinedKinds } from '../core/findings/kind-served';
 import { renderFailureFindings, renderFailurePlaces, type FailurePlace, type RenderFailureSource } from '../core/findings/render-failure';
-import { helmApply, overlayLabels, overlayLocalChange, removalFromSources, renderedObjectFindings, sentResource, type LocalChange, type RenderedApply, type SourceRemoval } from '../core/findings/rendered';
+import { helmApply, overlayLabels, overlayLocalChange, removalFromSources, renderedLineHover, renderedObjectFindings, sentResource, type LocalChange, type RenderedApply, type SourceRemoval } from '../core/findings/rendered';
 import { findingPath, type RelocatedFinding } from '../core/findings/relocate';
 import { jsonEqual, type JsonValue } from '../core/json';
 import { replaceValueEdits, type EditResult, type TextEdit } from '../core/manifest/edits';
 import { plainYamlValueAt, replacePlainYamlValueEdits } from '../core/manifest/edits-yaml';
 import { countedOverlays, entriesToKeep, overlayEntryOf, parseOverlayEntries, unmatchedEntries } from '../core/sources/overlay-choice';
-import { forEachNode, namedObject, parseManifestText, type ManifestResource } from '../core/manifest/manifest';
+import { namedObject, parseManifestText, type ManifestResource } from '../core/manifest/manifest';
 import { kustomizationFileNames } from '../core/sources/file-kinds';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget, SourceLocation, SourceMap } from '../core/sources/source-map';
@@ -189,17 +187,13 @@ export class RenderedSources implements DocumentSource {
     if (!file || !isRenderedSource(file)) return undefined;
     const context = await this.contextOf(uri);
     if (!context) return null;
-    let best: { text: string; label: string } | undefined;
+    // The first object that writes on this line, unless a later one has a finding there.
+    let best: { text: string; label: string; diagnosed: boolean } | undefined;
     for (const { rendering, resource, facts } of this.objects(context)) {
       const map = rendering.result!.sourceMap;
-      const options = locateOptions(resource, facts.schema);
-      forEachNode(resource, (visit) => {
-        const server = serverPath(resource, visit.path, facts.schema);
-        const here = map.locate(resource.documentIndex, server, options).some((l) => l.file === context.path && l.range.start.line === position.line);
-        // The deepest field written on this line: a template's `replicas:` line, a values key.
-        if (here) best = { text: fieldHover(resource, facts, server, visit.node, Date.now()), label: `${resource.kind} ${resource.name ?? ''} in ${map.target.label}` };
-      });
-      if (best) break;
+      const hover = renderedLineHover(resource, facts, this.applyOf(rendering.result!, context.settings), map, context.path, position.line, Date.now());
+      if (hover && (!best || (hover.diagnosed && !best.diagnosed))) best = { ...hover, label: `${resource.kind} ${resource.name ?? ''} in ${map.target.label}` };
+      if (best?.diagnosed) break;
     }
     if (!best) return null;
     return { contents: { kind: 'markdown', value: `_${best.label}_\n\n${best.text}` } };

@@ -6,7 +6,7 @@ import { TextDocuments } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { namedObject, rangeContains, type ManifestResource, type Position } from '../core/manifest/manifest';
 import { statedTrust, type InitializationOptions, type Settings, type StatedTrust, type SyntaxServices } from '../protocol';
-import { DocumentAnalyzer, reportsSyntax, type AnalyzedResource, type DocumentAnalysis } from './document-analysis';
+import { DocumentAnalyzer, syntaxHeldBack, type AnalyzedResource, type DocumentAnalysis } from './document-analysis';
 import { stalenessOf } from './stale';
 import { Sessions, type Session, type SessionEvents } from './session';
 import { SourceFiles, type ClassifiedFile } from './source-files';
@@ -140,8 +140,8 @@ export class Workspace {
     await this.analyzer.prepare(uri, document.version, document.getText(), early);
     const isManifest = this.analyzer.parse(uri, document.version, document.getText()).resources.length > 0;
     const session = isManifest ? await this.sessionFor(settings) : undefined;
-    const reportSyntax = reportsSyntax(settings, document.languageId, this.syntaxServices);
-    return { document, settings, session, analysis: this.analyzer.analyze(uri, document.version, document.getText(), settings, session, reportSyntax), file };
+    const heldBack = syntaxHeldBack(settings, document.languageId, this.syntaxServices);
+    return { document, settings, session, analysis: this.analyzer.analyze(uri, document.version, document.getText(), settings, session, heldBack), file };
   }
 }
 

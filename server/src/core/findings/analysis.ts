@@ -434,7 +434,7 @@ function conflictFinding(
   const role = managerRole(conflict.manager);
   const values =
     conflict.liveValue !== undefined
-      ? `live ${showValue(conflict.liveValue)}, manifest ${conflict.manifestValue !== undefined ? showValue(conflict.manifestValue) : 'unset'}`
+      ? `live ${liveAndManifest(conflict.liveValue, conflict.manifestValue)}`
       : `not set on the live object, manifest ${conflict.manifestValue !== undefined ? showValue(conflict.manifestValue) : 'sets it'}`;
   // A field of another apiVersion (the manager's) is marked where the manifest sets it.
   const where = rangeFor(resource, conflict.manifestPath ?? conflict.path, schema);
@@ -475,7 +475,7 @@ function immutableFindings(
     const path = formatServerPath(c.path);
     const said = `${c.cause.field}: ${c.cause.message}`;
     const serverMessage = invalidMessage(resource.kind, group, resource.name ?? '', said);
-    const values = c.detail ?? `live ${c.live !== undefined ? showValue(c.live) : 'unset'}, manifest ${c.after !== undefined ? showValue(c.after) : 'unset'}`;
+    const values = c.detail ?? (c.live !== undefined ? `live ${liveAndManifest(c.live, c.after)}` : `live unset, manifest ${c.after !== undefined ? showValue(c.after) : 'unset'}`);
     return {
       code: 'field-immutable',
       severity: defaultSeverity('field-immutable'),
@@ -689,9 +689,40 @@ const metadataPath = (name: string): FieldPath => [
 ];
 
 /** A value for a message: JSON, shortened. */
+/** A value as a message shows it: JSON, cut to 60 characters. */
 export function showValue(v: JsonValue): string {
   const s = JSON.stringify(v);
-  return s.length > 60 ? `${s.slice(0, 57)}...` : s;
+  return s.length > shownLength ? `${s.slice(0, shownLength - 3)}...` : s;
+}
+
+/**
+ * Two values a message sets side by side (live, manifest), each cut to 60 characters as showValue
+ * cuts one, but around the first place they differ: two long lists that share their first items
+ * would otherwise both be cut inside the shared part and read the same. Each then starts at the
+ * element (the list item, the map entry) where they part, after a `...`, at the same place in both.
+ */
+export function showValues(a: JsonValue, b: JsonValue): [string, string] {
+  const s = JSON.stringify(a);
+  const t = JSON.stringify(b);
+  let differ = 0;
+  while (differ < s.length && differ < t.length && s[differ] === t[differ]) differ++;
+  // The plain cut shows where they part, with a few characters after it.
+  if ((s.length <= shownLength && t.length <= shownLength) || s === t || differ + 10 <= shownLength - 3) return [showValue(a), showValue(b)];
+  // The element the difference is in: after the last separator of the shared part (a map entry's
+  // key included), unless that is far back (inside a long string): then a few characters before.
+  const boundary = Math.max(s.lastIndexOf(',', differ - 1), s.lastIndexOf('[', differ - 1), s.lastIndexOf('{', differ - 1)) + 1;
+  const start = differ - boundary <= 40 ? boundary : differ - 10;
+  const cut = (v: string) => (v.length - start <= shownLength - 3 ? `...${v.slice(start)}` : `...${v.slice(start, start + shownLength - 6)}...`);
+  return [cut(s), cut(t)];
+}
+
+const shownLength = 60;
+
+/** `5, manifest 3`: the live value and the manifest's (or `unset`), shown where they differ. */
+function liveAndManifest(live: JsonValue, manifest: JsonValue | undefined): string {
+  if (manifest === undefined) return `${showValue(live)}, manifest unset`;
+  const [l, m] = showValues(live, manifest);
+  return `${l}, manifest ${m}`;
 }
 
 /** Where a path is written, or the nearest written ancestor: key range, value range, node kind. */

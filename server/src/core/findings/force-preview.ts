@@ -20,7 +20,7 @@ import { decodeManagedFields } from '../ssa/managed-fields';
 import { compareGoStrings } from '../ssa/fieldsv1';
 import { formatServerPath, managerIdentifier, type ManagerIdentity } from '../ssa/messages';
 import type { ApplyPrediction, FieldConflict } from '../ssa/predict';
-import type { ObjectIdentity } from './analysis';
+import { showValue, showValues, type ObjectIdentity } from './analysis';
 import { managerRole } from './managers';
 
 /**
@@ -307,11 +307,6 @@ function takeBackClause(loss: ForceLoss, path?: string): string {
   return `; nothing is known to take ${it} back${loss.note ? ` (${loss.note})` : role ? ` (${role.short})` : ''}`;
 }
 
-function showValue(v: JsonValue): string {
-  const s = JSON.stringify(v);
-  return s.length > 60 ? `${s.slice(0, 57)}...` : s;
-}
-
 /** The preview as text: the editor's read-only view and the command's `text`. */
 export function renderForcePreview(preview: ForcePreview): string {
   const o = preview.object;
@@ -326,7 +321,8 @@ export function renderForcePreview(preview: ForcePreview): string {
     const details = [loss.operation, loss.subresource ? `subresource ${loss.subresource}` : undefined, loss.apiVersion, loss.time ? `last written ${loss.time}` : 'no time recorded'].filter(Boolean).join(', ');
     lines.push(`${loss.manager} (${details})`);
     for (const f of loss.fields) {
-      const values = f.liveValue !== undefined || f.manifestValue !== undefined ? `  live ${f.liveValue !== undefined ? showValue(f.liveValue) : 'unset'} → manifest ${f.manifestValue !== undefined ? showValue(f.manifestValue) : 'unset'}` : '';
+      const [live, manifest] = f.liveValue !== undefined && f.manifestValue !== undefined ? showValues(f.liveValue, f.manifestValue) : [f.liveValue !== undefined ? showValue(f.liveValue) : 'unset', f.manifestValue !== undefined ? showValue(f.manifestValue) : 'unset'];
+      const values = f.liveValue !== undefined || f.manifestValue !== undefined ? `  live ${live} → manifest ${manifest}` : '';
       lines.push(`  ${f.path}${values}${f.withoutForce ? '  (taken even without --force-conflicts: kubectl\'s last-applied configuration set it)' : ''}`);
     }
     const back = loss.takesBack;

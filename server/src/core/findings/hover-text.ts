@@ -1,7 +1,7 @@
 // The text of a hover, as Markdown: who owns a field of the live object, the live value when it
 // differs, and what each manager usually is. Pure, so it is tested without an editor.
 import type { ResourceFacts } from './analysis';
-import { showValue } from './analysis';
+import { showValue, showValues } from './analysis';
 import { isJsonObject, jsonDepthExceeds, jsonEqual, type JsonObject, type JsonValue } from '../json';
 import type { ManifestNode, ManifestResource } from '../manifest/manifest';
 import { manifestLimits, nodeToJson } from '../manifest/manifest';
@@ -66,7 +66,10 @@ export function fieldHover(
     if (liveValue === undefined) lines.push('', 'Not set on the live object.');
     // (showValue writes JSON, recursively: a live value may nest far deeper than the manifest.)
     else if (jsonDepthExceeds(liveValue, manifestLimits.depth)) lines.push('', `Live value: nested deeper than ${manifestLimits.depth} levels (manifest: \`${showValue(mine)}\`).`);
-    else if (!jsonEqual(liveValue, mine)) lines.push('', `Live value: \`${showValue(liveValue)}\` (manifest: \`${showValue(mine)}\`).`);
+    else if (!jsonEqual(liveValue, mine)) {
+      const [shownLive, shownMine] = showValues(liveValue, mine);
+      lines.push('', `Live value: \`${shownLive}\` (manifest: \`${shownMine}\`).`);
+    }
     else lines.push('', 'Same value as the live object: applying it shares ownership.');
   }
   const explained = new Set<string>();
@@ -79,6 +82,39 @@ export function fieldHover(
   }
   return lines.join('\n');
 }
+
+/** A field a source line writes into an object, with its node there. */
+export interface WrittenField {
+  readonly path: FieldPath;
+  readonly node: ManifestNode;
+}
+
+/**
+ * The hover of a line that writes several fields (a template's `include` or `toYaml` line, in the
+ * order they are written): the fields it leads with (`lead.fields`, indexes into `fields`: those
+ * the line's findings are about, `lead.diagnosed`, else those another manager owns) each in full,
+ * else the last field written, the deepest; then the others by name. The hover never speaks of one
+ * field while the line's finding, or its ownership hint, is about another.
+ */
+export function lineHover(
+  resource: ManifestResource,
+  facts: ResourceFacts | undefined,
+  fields: readonly WrittenField[],
+  lead: { readonly fields: ReadonlySet<number>; readonly diagnosed: boolean },
+  now: number,
+): string {
+  const first = lead.fields.size > 0 ? [...lead.fields].sort((a, b) => a - b) : fields.length > 0 ? [fields.length - 1] : [];
+  const parts = first.map((i) => fieldHover(resource, facts, fields[i]!.path, fields[i]!.node, now));
+  const others = fields.filter((_, i) => !first.includes(i)).map((f) => `\`${formatServerPath(f.path)}\``);
+  if (others.length > 0) {
+    const shown = others.length > maxOthersNamed ? [...others.slice(0, maxOthersNamed), `and ${others.length - maxOthersNamed} more`] : others;
+    parts.push(`Also written on this line${lead.diagnosed ? ', without a finding' : ''}: ${shown.join(', ')}.`);
+  }
+  return parts.join('\n\n---\n\n');
+}
+
+/** A `toYaml` of a whole map can write hundreds of fields on one line: the hover names this many. */
+const maxOthersNamed = 8;
 
 /** Why a field's owners are not known: not asked yet, or the cluster's refusal in its own words. */
 function unknownOwnership(facts: ResourceFacts | undefined): string {

@@ -5,15 +5,18 @@
 // and brings the facts (the command line waits for them, the editor peeks at its caches).
 import { analyzeResource, locateOptions, objectIdentity, type AnalysisSettings, type Finding, type ResourceFacts } from './analysis';
 import { helmAppliedObject, releaseOwnershipFinding } from './helm-release';
-import { relocateFindings, type RelocatedFinding } from './relocate';
+import { lineHover, type WrittenField } from './hover-text';
+import { isOwnManager } from './ownership-hints';
+import { decodeOwnership, ownersIn, serverPath } from './ownership';
+import { findingPath, relocateFindings, type RelocatedFinding } from './relocate';
 import type { JsonValue } from '../json';
 import { removeFieldEdits, setFieldEdits, type TextEdit } from '../manifest/edits';
-import { locate, parseManifestText, type LocateOptions, type ManifestResource } from '../manifest/manifest';
+import { forEachNode, locate, parseManifestText, type LocateOptions, type ManifestResource } from '../manifest/manifest';
 import { joinPath, kustomizationRefs } from '../sources/file-kinds';
 import { removeTemplateLineEdits } from '../sources/helm-map';
 import { addPatchEntryEdits, ownStrategicPatches, strategicPatchText } from '../sources/overlay-patch';
 import type { SourceLocation, SourceMap } from '../sources/source-map';
-import { formatPath, type FieldPath } from '../ssa/path';
+import { formatElement, formatPath, type FieldPath } from '../ssa/path';
 
 /** How a target's objects are sent. */
 export interface RenderedApply {
@@ -64,6 +67,51 @@ export function renderedObjectAnalysis(resource: ManifestResource, facts: Resour
     if (owned) found.push(owned);
   }
   return found;
+}
+
+/**
+ * The hover on line `line` of source file `file` for one sent object (lineHover): the object's
+ * fields written there, led by those the line's findings are about — the same findings the
+ * diagnostics show, so a hover on an `include` of labels speaks first of the label in conflict —
+ * else by those another manager owns, as the line's ownership hint names them. Undefined when the
+ * object writes nothing on that line; `diagnosed` says whether a finding is there.
+ */
+export function renderedLineHover(
+  resource: ManifestResource,
+  facts: ResourceFacts,
+  apply: RenderedApply,
+  map: SourceMap,
+  file: string,
+  line: number,
+  now: number,
+): { readonly text: string; readonly diagnosed: boolean } | undefined {
+  const options = locateOptions(resource, facts.schema);
+  const fields: WrittenField[] = [];
+  forEachNode(resource, (visit) => {
+    const path = serverPath(resource, visit.path, facts.schema);
+    if (map.locate(resource.documentIndex, path, options).some((l) => l.file === file && l.range.start.line === line)) fields.push({ path, node: visit.node });
+  });
+  if (fields.length === 0) return undefined;
+  const diagnosed = new Set<number>();
+  for (const f of renderedObjectFindings(resource, facts, apply, map)) {
+    if (f.source.file !== file || f.source.range.start.line !== line) continue;
+    const about = findingPath(f, resource.object);
+    // The deepest field written here that holds the finding's field (a finding moved up to a parent lands on the parent's line).
+    let best: number | undefined;
+    for (const [i, w] of fields.entries()) if (about && isPrefix(w.path, about) && (best === undefined || w.path.length > fields[best]!.path.length)) best = i;
+    if (best !== undefined) diagnosed.add(best);
+  }
+  if (diagnosed.size > 0) return { text: lineHover(resource, facts, fields, { fields: diagnosed, diagnosed: true }, now), diagnosed: true };
+  const contested = new Set<number>();
+  if (facts.live.state === 'exists') {
+    const ownership = decodeOwnership(facts.live.object);
+    for (const [i, w] of fields.entries()) if (ownersIn(ownership, w.path).some((o) => o.exact && !isOwnManager(o, apply.settings))) contested.add(i);
+  }
+  return { text: lineHover(resource, facts, fields, { fields: contested, diagnosed: false }, now), diagnosed: false };
+}
+
+function isPrefix(prefix: FieldPath, path: FieldPath): boolean {
+  return prefix.length <= path.length && prefix.every((e, i) => formatElement(e) === formatElement(path[i]!));
 }
 
 /** `overlay production`; the folder as `shown` says it when two overlays share a name. */

@@ -7,6 +7,7 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Finding } from '../../core/findings/analysis';
 import { meansNotJudged, restsOnCluster, ruleFor } from '../../core/findings/catalogue';
 import { notifications, sendNotification, type DocumentStateParams } from '../../protocol';
+import { isHeldBack } from '../document-analysis';
 import { toDiagnostic } from '../diagnostics';
 import type { LoadProgress } from '../progress';
 import type { ComputedDiagnostics } from '../push-diagnostics';
@@ -69,7 +70,9 @@ export class DiagnosticsHandler {
     for (const source of this.sources) findings.push(...(await source.findings(document)));
     // While the cluster does not answer, what rests on its facts says since when they are old.
     const stale = await this.workspace.stalenessOf(uri);
-    const shown = stale ? findings.map((f) => (restsOnCluster(f.code) ? { ...f, message: `${f.message} (${stale})` } : f)) : findings;
+    // A syntax error another language service underlines is not shown twice; the state counts it.
+    const ours = findings.filter((f) => !isHeldBack(f));
+    const shown = stale ? ours.map((f) => (restsOnCluster(f.code) ? { ...f, message: `${f.message} (${stale})` } : f)) : ours;
     const { severity } = await this.workspace.settingsFor(uri);
     this.states.report(uri, documentState(uri, findings, stale));
     return { version: document.version, diagnostics: shown.map((f) => toDiagnostic(f, severity)) };
@@ -79,7 +82,7 @@ export class DiagnosticsHandler {
 /** A document's state from what its diagnostics are made of: not judged beats old, old beats judged. */
 function documentState(uri: string, findings: readonly Finding[], stale: string | undefined): DocumentStateParams {
   const notJudged = findings.find((f) => meansNotJudged(f.code));
-  if (notJudged) return { uri, state: 'not-judged', reason: `${ruleFor(notJudged.code).title}: ${notJudged.message}` };
+  if (notJudged) return { uri, state: 'not-judged', reason: `${ruleFor(notJudged.code).title}: ${notJudged.message}${isHeldBack(notJudged) ? ` (${notJudged.heldBack})` : ''}` };
   if (stale) return { uri, state: 'old', reason: `Judged on old facts: ${stale}.` };
   return { uri, state: 'judged' };
 }

@@ -5,6 +5,7 @@ import { fieldHover, objectHover } from '../../core/findings/hover-text';
 import { nodeAt } from '../../core/findings/ownership';
 import { isIdentityPath } from '../../core/manifest/manifest';
 import type { RenderedSources } from '../rendered';
+import { notLive } from '../stale';
 import { resourceAt, type Workspace } from '../workspace';
 
 export function serveHovers(connection: Connection, workspace: Workspace, rendered: RenderedSources): void {
@@ -13,8 +14,7 @@ export function serveHovers(connection: Connection, workspace: Workspace, render
     // While the cluster does not answer, owners and live values are as it last said.
     const stale = hover && (await workspace.stalenessOf(params.textDocument.uri));
     if (!hover || !stale || typeof hover.contents !== 'object' || !('kind' in hover.contents)) return hover;
-    const head = hover.contents.kind === 'markdown' ? `**Not live: ${stale}.**` : `Not live: ${stale}.`;
-    return { ...hover, contents: { kind: hover.contents.kind, value: `${head}\n\n${hover.contents.value}` } };
+    return { ...hover, contents: { kind: hover.contents.kind, value: `${notLive(stale, hover.contents.kind)}\n\n${hover.contents.value}` } };
   });
 
   async function hoverOf(uri: string, position: Position): Promise<Hover | null> {

@@ -2,11 +2,12 @@
 // field manager owns on the live object, that manager and how long ago, like a blame view. The hints
 // come from core/findings/ownership-hints.ts; on a template, values file or patch, from the rendered
 // objects (lsp/rendered.ts). Only where a cluster session serves the document, and only the lines
-// the editor asks about.
+// the editor asks about; while its cluster does not answer, each says since when it is old.
 import type { Connection, InlayHint } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { ownershipHints, type OwnershipHint } from '../../core/findings/ownership-hints';
 import type { RenderedSources } from '../rendered';
+import { notLive } from '../stale';
 import type { Workspace } from '../workspace';
 
 export function serveInlayHints(connection: Connection, workspace: Workspace, rendered: RenderedSources): void {
@@ -28,10 +29,12 @@ export function serveInlayHints(connection: Connection, workspace: Workspace, re
           : [],
       );
     }
+    // While the cluster does not answer, the owners are as it last said: marked as findings and hovers are.
+    const stale = hints.length > 0 ? await workspace.stalenessOf(uri) : undefined;
     return hints.map((h) => ({
       position: { line: h.line, character: lineLength(document, h.line) },
-      label: h.label,
-      tooltip: { kind: 'markdown', value: h.tooltip },
+      label: stale ? `${h.label} (${stale})` : h.label,
+      tooltip: { kind: 'markdown', value: stale ? `${notLive(stale, 'markdown')}\n\n${h.tooltip}` : h.tooltip },
       paddingLeft: true,
     }));
   });
