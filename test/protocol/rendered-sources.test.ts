@@ -223,7 +223,7 @@ test('a template line that writes several labels (include): the hover speaks fir
 
   const hover = hoverText(await server.hover(uriOf(template), position));
   const sections = hover.split('\n\n---\n\n');
-  assert.match(sections[0]!, /^_Deployment web-shop in release web_\n\n\*\*`\.metadata\.labels\.app\.kubernetes\.io\/version`\*\*\n/, hover);
+  assert.match(sections[0]!, /^_Deployment web-shop in release web in namespace [a-z0-9-]+_\n\n\*\*`\.metadata\.labels\.app\.kubernetes\.io\/version`\*\*\n/, hover);
   assert.match(sections[0]!, /\| kubectl-label \| Update \|/, hover);
   assert.match(sections[0]!, /Live value: `"2\.0\.0"` \(manifest: `"[^"]+"`\)/, hover);
   assert.equal(sections.length, 2, hover);
@@ -234,7 +234,7 @@ test('a template line that writes several labels (include): the hover speaks fir
   objectOf(await label(appVersion), 'kubectl label back');
   await server.diagnosticsUntil(uriOf(template), (d) => onLine(d).length === 0, 60_000);
   const after = hoverText(await server.hover(uriOf(template), position)).split('\n\n---\n\n');
-  assert.match(after[0]!, /^_Deployment web-shop in release web_\n\n\*\*`\.metadata\.labels\.app\.kubernetes\.io\/version`\*\*\n/, after.join('\n'));
+  assert.match(after[0]!, /^_Deployment web-shop in release web in namespace [a-z0-9-]+_\n\n\*\*`\.metadata\.labels\.app\.kubernetes\.io\/version`\*\*\n/, after.join('\n'));
   assert.match(after[0]!, /Same value as the live object: applying it shares ownership\./, after.join('\n'));
   assert.doesNotMatch(after[0]!, /Live value/, after.join('\n'));
   assert.match(after[1]!, /^Also written on this line: .*`\.metadata\.labels\.app\.kubernetes\.io\/managed-by`/, after.join('\n'));
