@@ -4,11 +4,11 @@
 // moved to the template line that writes the field and the values line it reads.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { locateOptions, type AnalysisSettings } from '../core/findings/analysis';
+import { locateOptions, unjudgedOn, type AnalysisSettings } from '../core/findings/analysis';
 import { helmApply, renderedObjectAnalysis, sentResource } from '../core/findings/rendered';
 import { definedKinds, withDefinedKinds, type DefinedKind } from '../core/findings/kind-served';
 import { relocateFindings } from '../core/findings/relocate';
-import type { CheckedObject } from './report';
+import { withReason, type CheckedObject } from './report';
 import { verifyResource, type ClusterConnection, type ClusterProblem } from '../cluster';
 import { helmTarget, renderHelm } from '../render/helm';
 import { describeRenderProblem, type RenderSettings } from '../render/renderer';
@@ -58,12 +58,18 @@ export async function checkHelmCharts(
       if (result.problem.kind === 'not-installed' || result.problem.kind === 'invalid-target') {
         if (request.withoutHelm !== 'note') return { ok: false, usage: describeRenderProblem(target, result.problem) };
         if (result.problem.kind === 'invalid-target') {
-          objects.push(chartNote(chart, target.label, `not checked: ${describeRenderProblem(target, result.problem)}`));
+          const note = `not checked: ${describeRenderProblem(target, result.problem)}`;
+          objects.push({ ...chartNote(chart, target.label, note), notJudged: note });
           continue;
         }
-        // One notice for every chart: without helm none of them renders.
-        const all = request.charts.map((c) => `${displayPath(path.resolve(c))}/`).join(', ');
-        objects.push(chartNote(chart, target.label, `Helm chart${request.charts.length === 1 ? '' : 's'} ${all} not checked: ${result.problem.message.split('\n')[0]} (install helm, or check a chart with --helm CHART --helm-binary FILE)`));
+        // Without helm none of the charts renders: each is a tool-missing warning on its Chart.yaml,
+        // as the editor shows it, and none of them is judged.
+        for (const c of request.charts.slice(request.charts.indexOf(chart))) {
+          const other = helmTarget(c, request.release);
+          const root = toSlashes(path.resolve(c));
+          const message = `cannot render ${other.label}: ${result.problem.message.split('\n')[0]!.trim()} (install helm, or check the chart with --helm CHART --helm-binary FILE)`;
+          objects.push(...renderFailureEntries({ tool: 'helm', chart: root, valuesFiles: [] }, `${other.label} (${displayPath(root)})`, message, result.problem.message, 'tool-missing'));
+        }
         charts.push(...request.charts.map((c) => path.resolve(c)));
         break;
       }
@@ -100,6 +106,7 @@ export async function checkHelmCharts(
           options,
           title: `${answer.title} in ${label}`,
           notes: answer.notes,
+          ...withReason(unjudgedOn(resource, facts, settings)),
           rendered: { target: result.sourceMap.target.label, root: displayPath(path.resolve(chart)), index: resource.documentIndex },
         }),
       );

@@ -2,7 +2,7 @@
 // the same analysis the editor runs, and (with --verify) the server's dry-run answer beside it.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { analyzeResource, locateOptions, objectIdentity, predictionOf, problemFindings, type AnalysisSettings, type Finding, type ResourceFacts } from '../core/findings/analysis';
+import { analyzeResource, locateOptions, objectIdentity, predictionOf, problemFindings, unjudgedOn, type AnalysisSettings, type Finding, type ResourceFacts } from '../core/findings/analysis';
 import { forcePreview, type AutoscalerFacts, type ForcePreview, type KubectlInvocation } from '../core/findings/force-preview';
 import { definedKinds, withDefinedKinds, type DefinedKind } from '../core/findings/kind-served';
 import { overlayLabels, renderedObjectFindings } from '../core/findings/rendered';
@@ -12,7 +12,7 @@ import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget } from '../core/sources/source-map';
 import { renderKustomization } from '../render/kustomize';
 import { describeRenderProblem, type RenderResult, type RenderSettings } from '../render/renderer';
-import type { CheckedObject, CheckReport } from './report';
+import { withReason, type CheckedObject, type CheckReport } from './report';
 import { verifyResource, type ClusterConnection, type ClusterProblem, type VerifyAnswer } from '../cluster';
 import type { FactsReader } from './facts';
 import { classifyInputs, findKustomizations, kustomizeTargets, notCheckedNote } from './classify';
@@ -125,6 +125,7 @@ export async function runCheck(
           options,
           title: `${answer.title} in ${target.label}`,
           notes: answer.notes,
+          ...withReason(unjudgedOn(resource, answer.facts, together)),
           rendered: { target: target.label, root: displayPath(root), index: resource.documentIndex },
           ...(wanted !== 'all' ? { wanted } : {}),
         }),
@@ -163,7 +164,8 @@ export async function runCheck(
     if (kind.kind === 'helm-chart' && charts.includes(toSlashes(releaseChart(kind.chart)))) continue;
     if (kind.kind !== 'manifest') {
       const note = notCheckedNote(kind, (p) => displayPath(p));
-      if (note) objects.push({ file: shown, title: shown, findings: [], notes: [note] });
+      // A rendered source no overlay or chart here renders: nothing of it is judged.
+      if (note) objects.push({ file: shown, title: shown, findings: [], notes: [note], notJudged: note });
       continue;
     }
     const parsed = plain.get(file) ?? parseManifestText(text);
@@ -173,7 +175,7 @@ export async function runCheck(
       if (!answer.ok) return { ok: false, problem: answer.problem };
       const findings = analyzeResource(resource, answer.facts, together);
       const preview = await forcePreviewOf(resource, answer.facts, findings, together, reader, { file: file === stdinTarget ? '-' : shown, ...kubectl });
-      const checked: CheckedObject = { file: shown, object: objectIdentity(resource), title: answer.title, findings, notes: answer.notes, ...(preview ? { forcePreview: preview } : {}) };
+      const checked: CheckedObject = { file: shown, object: objectIdentity(resource), title: answer.title, findings, notes: answer.notes, ...withReason(unjudgedOn(resource, answer.facts, together)), ...(preview ? { forcePreview: preview } : {}) };
       const verified: VerifyAnswer = verifier ? await verifyResource(verifier, resource, findings, answer.facts, settings) : { ok: true };
       if (!verified.ok) return { ok: false, problem: verified.problem };
       objects.push(verified.verification ? { ...checked, verification: verified.verification } : checked);

@@ -215,7 +215,7 @@ test('item 4: a 200k-object file within the documented limits is checked to the 
   // One run, no limit on its time but the test's own: what matters is that it ends, with every object.
   const run = await measuredRun(s, ['check', '--snapshot', s.snapshot, '-n', s.namespace, '--format', 'text', file], 800_000);
   assert.equal(run.status, 0, run.stderr.slice(0, 400));
-  assert.match(run.stdout, /^0 errors, 0 warnings, 0 information — 200000 objects in 1 file, /m);
+  assert.match(run.stdout, /^0 errors, 0 warnings, 0 information — 200000 objects judged in 1 file, /m);
 });
 
 // ---------------------------------------------------------------------------------------------
