@@ -2,7 +2,8 @@
 // with its place and why, every object or input that was not judged, and the exit code is then
 // never 0. One case per reason the check meets for real — helm missing from PATH, a template helm
 // refuses, a values file helm refuses, an overlay kustomize refuses, a flow-style file kubectl reads
-// as JSON, a kind the cluster does not serve, an object a snapshot lacks — against the real API
+// as JSON, a kind the cluster does not serve, an object a snapshot lacks, a namespace the user may
+// not read (before: the whole check stopped, exit 2) — against the real API
 // server, helm and kustomize, in text and JSON; and each goes away when its cause does: a clean run
 // says "N objects judged" and exits 0.
 import assert from 'node:assert/strict';
@@ -10,7 +11,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { requireCluster, type TestClusterInfo } from '../support/env';
-import { connect, freshNamespace } from '../support/seed';
+import { apply, connect, freshNamespace, objectOf, request, type Connection } from '../support/seed';
 import { requireTool } from '../tools/tools';
 import { lineOf, runCli, scratchDir, writeFiles, type CliRun } from './cli-process';
 
@@ -206,4 +207,47 @@ test('an object a snapshot does not hold is not judged (it exited 0 before), the
   const judged = await runCli(['check', ...offline.flags, 'k8s/a.yaml'], { cwd: s.repo });
   assert.equal(judged.status, 0, judged.stdout);
   assert.match(judged.stdout, /— 1 object judged in 1 file, serverSide as "kubectl", against snapshot snap\n$/);
+});
+
+/** Lets `user` read ConfigMaps in `namespace`, and returns once the API server's authorizer says so. */
+async function allowConfigMaps(admin: Connection, user: Connection, namespace: string): Promise<void> {
+  const rbac = 'rbac.authorization.k8s.io/v1';
+  objectOf(await apply(admin, 'kch-test', { apiVersion: rbac, kind: 'Role', metadata: { name: 'read-configmaps', namespace }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }] }), 'role');
+  objectOf(
+    await apply(admin, 'kch-test', { apiVersion: rbac, kind: 'RoleBinding', metadata: { name: 'read-configmaps', namespace }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'read-configmaps' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user.user }] }),
+    'binding',
+  );
+  // The authorizer learns of a binding through its informers: wait for the read it allows to be answered.
+  while ((await request(user, 'GET', `/api/v1/namespaces/${namespace}/configmaps`)).status !== 200) await new Promise((r) => setTimeout(r, 100));
+}
+
+test('an object in a namespace the user may not read is not judged, the object the user may read is; a user who may read nothing is still exit 2', async (t) => {
+  const cluster = requireCluster(t);
+  if (!cluster) return;
+  const admin = connect('admin', cluster.kubeconfig);
+  const stranger = connect('stranger', cluster.kubeconfig);
+  const [readable, closed] = [await freshNamespace(admin, 'nj-readable'), await freshNamespace(admin, 'nj-closed')];
+  const withNamespace = (name: string, namespace: string) => configMap(name).replace(`name: ${name}\n`, `name: ${name}\n  namespace: ${namespace}\n`);
+  const repo = scratchDir('nj-forbidden');
+  writeFiles(repo, { 'k8s/open.yaml': withNamespace('open', readable), 'k8s/closed.yaml': withNamespace('closed', closed) });
+  const s: Setup = { cluster, namespace: readable, repo, flags: ['--kubeconfig', cluster.kubeconfig, '--context', 'stranger'] };
+
+  // Nothing readable yet: the credential is the problem, one line and exit 2, as before.
+  const nothing = await runCli(['check', ...s.flags, 'k8s'], { cwd: repo });
+  assert.equal(nothing.status, 2, nothing.stdout);
+  assert.match(nothing.stderr, /refuses: .*User "stranger" cannot/);
+
+  await allowConfigMaps(admin, stranger, readable);
+  const r = await check(s, ['k8s']);
+  const lines = r.text.stdout.trimEnd().split('\n');
+  assert.equal(r.text.status, 1, `${r.text.stderr}\n${r.text.stdout}`);
+  assert.match(lines.at(-2)!, /— 1 object judged in 2 files, serverSide as "kubectl", against context stranger; 1 not judged:$/);
+  assert.match(lines.at(-1)!, new RegExp(`^  k8s/closed\\.yaml ConfigMap/closed \\(v1, namespace ${closed}\\): the cluster refuses to let it be read: .*User "stranger" cannot (get|list) resource "configmaps" .*in the namespace "${closed}".*\\(the check needs get and list on its kind, in its namespace\\)$`));
+  assert.equal(r.json.status, 1);
+  assert.deepEqual({ judged: r.report.summary.judged, notJudged: r.report.notJudged.map((n) => n.file) }, { judged: 1, notJudged: ['k8s/closed.yaml'] });
+
+  await allowConfigMaps(admin, stranger, closed);
+  const both = await check(s, ['k8s']);
+  assert.equal(both.text.status, 0, both.text.stdout);
+  assert.match(both.text.stdout, /— 2 objects judged in 2 files, serverSide as "kubectl", against context stranger\n$/);
 });

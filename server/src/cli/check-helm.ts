@@ -12,7 +12,7 @@ import { withReason, type CheckedObject } from './report';
 import { verifyResource, type ClusterConnection, type ClusterProblem } from '../cluster';
 import { helmTarget, renderHelm } from '../render/helm';
 import { describeRenderProblem, type RenderSettings } from '../render/renderer';
-import type { FactsReader } from './facts';
+import { objectTitle, type ObjectReads } from './facts';
 import { displayPath } from './files';
 import { renderedObjectEntries, renderFailureEntries } from './rendered-objects';
 import { toSlashes } from '../render/paths';
@@ -38,7 +38,8 @@ export type HelmCheckOutcome =
 
 export async function checkHelmCharts(
   request: HelmCheckRequest,
-  reader: FactsReader,
+  /** The facts of each object; one the cluster refuses to let be read is listed as not judged. */
+  reads: ObjectReads,
   severity: AnalysisSettings['severity'],
   /** --verify: each object's dry run, sent as the user's Helm sends it. */
   verifier?: ClusterConnection,
@@ -87,8 +88,13 @@ export async function checkHelmCharts(
       if (result.hooks.has(rendered.documentIndex)) continue;
       // What Helm sends: the rendered object with the release's ownership metadata, in the release's namespace.
       const resource = sentResource(rendered, sent);
-      const answer = await reader.read(resource);
-      if (!answer.ok) return { ok: false, problem: answer.problem };
+      const answer = await reads.read(resource);
+      const renderedFrom = { target: result.sourceMap.target.label, root: displayPath(path.resolve(chart)), index: resource.documentIndex };
+      if (!answer.ok) {
+        if (!('refused' in answer)) return { ok: false, problem: answer.problem };
+        objects.push(...renderedObjectEntries({ resource, findings: [], verification: undefined, sourceMap: result.sourceMap, options: locateOptions(resource, undefined), title: `${objectTitle(resource, undefined, '')} in ${label}`, notes: [], notJudged: answer.refused, rendered: renderedFrom }));
+        continue;
+      }
       const facts = answer.facts;
       const found = renderedObjectAnalysis(resource, facts, sent);
       const options = locateOptions(resource, facts.schema);
@@ -107,7 +113,7 @@ export async function checkHelmCharts(
           title: `${answer.title} in ${label}`,
           notes: answer.notes,
           ...withReason(unjudgedOn(resource, facts, settings)),
-          rendered: { target: result.sourceMap.target.label, root: displayPath(path.resolve(chart)), index: resource.documentIndex },
+          rendered: renderedFrom,
         }),
       );
     }
