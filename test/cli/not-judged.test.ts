@@ -10,6 +10,8 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test, type TestContext } from 'node:test';
+import Ajv from 'ajv';
+import addFormats from 'ajv-formats';
 import { requireCluster, type TestClusterInfo } from '../support/env';
 import { apply, connect, freshNamespace, objectOf, request, type Connection } from '../support/seed';
 import { requireTool } from '../tools/tools';
@@ -250,4 +252,39 @@ test('an object in a namespace the user may not read is not judged, the object t
   const both = await check(s, ['k8s']);
   assert.equal(both.text.status, 0, both.text.stdout);
   assert.match(both.text.stdout, /— 2 objects judged in 2 files, serverSide as "kubectl", against context stranger\n$/);
+});
+
+test('the CI formats carry what was not judged: SARIF in the run\'s properties, GitHub and GitLab one entry for a reason no finding carries', async (t) => {
+  const widget = 'apiVersion: widgets.nothing.example.com/v1\nkind: Widget\nmetadata:\n  name: w\n';
+  const s = await setup(t, 'nj-formats', { 'k8s/a.yaml': configMap('a'), 'k8s/b.yaml': configMap('b'), 'k8s/widget.yaml': widget });
+  if (!s) return;
+  const saved = await runCli(['snapshot', ...s.flags, '--out', 'snap', 'k8s/a.yaml'], { cwd: s.repo });
+  assert.equal(saved.status, 0, saved.stderr);
+  const run = (format: string) => runCli(['check', '--snapshot', 'snap', '-n', s.namespace, '--format', format, 'k8s'], { cwd: s.repo });
+  const [sarif, github, gitlab] = [await run('sarif'), await run('github'), await run('gitlab')];
+  for (const r of [sarif, github, gitlab]) assert.equal(r.status, 1, r.stderr);
+  const missing = `configmaps/b (namespace ${s.namespace})`;
+
+  const log = JSON.parse(sarif.stdout) as { runs: { results: { ruleId: string }[]; properties: { judged: number; notJudged: number; notJudgedList: { file: string; title: string; code?: string; reason: string }[] } }[] };
+  const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false });
+  addFormats(ajv);
+  const validSarif = ajv.compile(JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '..', 'fixtures', 'sarif-2.1.0-subset.schema.json'), 'utf8')));
+  assert.ok(validSarif(log), ajv.errorsText(validSarif.errors));
+  const props = log.runs[0]!.properties;
+  assert.deepEqual({ judged: props.judged, notJudged: props.notJudged }, { judged: 1, notJudged: 2 });
+  assert.deepEqual(props.notJudgedList.map((n) => [n.file, n.code ?? n.title]).sort(), [['k8s/b.yaml', missing], ['k8s/widget.yaml', 'kind-not-served']]);
+  assert.ok(log.runs[0]!.results.some((r) => r.ruleId === 'kind-not-served'));
+
+  const lines = github.stdout.trimEnd().split('\n');
+  assert.ok(lines.includes(`::warning file=k8s/b.yaml,title=Not judged::${missing}: the live object is not known: not in the snapshot`), github.stdout);
+  assert.ok(lines.some((l) => l.startsWith('::error file=k8s/widget.yaml,') && l.includes('title=Kind not served (kind-not-served)')), github.stdout);
+  assert.match(lines.at(-1)!, /^kube-conflict-hints: 1 error\(s\), 0 warning\(s\), 0 information — 1 object\(s\) judged, 2 not judged in 3 file\(s\), /);
+
+  const issues = JSON.parse(gitlab.stdout) as { check_name: string; severity: string; location: { path: string } }[];
+  const validGitlab = new Ajv({ allErrors: true, strict: false }).compile(JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '..', 'ci', 'fixtures', 'gitlab-code-quality.schema.json'), 'utf8')));
+  assert.ok(validGitlab(issues), JSON.stringify(validGitlab.errors));
+  assert.deepEqual(issues.map((i) => [i.check_name, i.severity, i.location.path]).sort(), [
+    ['kube-conflict-hints/kind-not-served', 'critical', 'k8s/widget.yaml'],
+    ['kube-conflict-hints/not-judged', 'major', 'k8s/b.yaml'],
+  ]);
 });
