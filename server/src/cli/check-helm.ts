@@ -26,9 +26,10 @@ export interface HelmCheckRequest {
   readonly settings: RenderSettings;
   /**
    * Charts the user did not name with --helm (their files are among the files checked): without
-   * helm they get one note, not a stop, since the user's plain manifests are still checked.
+   * helm each is a tool-missing finding, listed as not judged, not a stop, since the user's plain
+   * manifests are still checked.
    */
-  readonly withoutHelm?: 'usage' | 'note';
+  readonly withoutHelm?: 'usage' | 'finding';
 }
 
 export type HelmCheckOutcome =
@@ -57,7 +58,7 @@ export async function checkHelmCharts(
       // Without helm (or naming a folder that is no chart) nothing can be checked: one line, exit 2.
       // A chart helm refuses (a template error) is that chart's error; the other charts go on.
       if (result.problem.kind === 'not-installed' || result.problem.kind === 'invalid-target') {
-        if (request.withoutHelm !== 'note') return { ok: false, usage: describeRenderProblem(target, result.problem) };
+        if (request.withoutHelm !== 'finding') return { ok: false, usage: describeRenderProblem(target, result.problem) };
         if (result.problem.kind === 'invalid-target') {
           const note = `not checked: ${describeRenderProblem(target, result.problem)}`;
           objects.push({ ...chartNote(chart, target.label, note), notJudged: note });

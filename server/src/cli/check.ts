@@ -143,7 +143,8 @@ export async function runCheck(
   // Charts named with --helm: rendered once each; their files among the named ones are covered by it.
   // A chart whose files are named without --helm is rendered as `helm install` would with no
   // options (release: the chart's name; the check's namespace; the chart's values.yaml); without
-  // helm that is one note, and the rest is still checked (docs/cli-input.md).
+  // helm each is a tool-missing warning on its Chart.yaml, not judged, and the rest is still checked
+  // (docs/cli-input.md).
   const charts: string[] = [];
   let helmApply: Pick<AnalysisSettings, 'fieldManager' | 'applyMode'> | undefined;
   if (rendering.helm && rendering.helm.charts.length > 0) {
@@ -155,7 +156,7 @@ export async function runCheck(
   }
   const unnamed = [...new Set([...kinds.values()].flatMap((k) => (k.kind === 'helm-chart' ? [toSlashes(releaseChart(k.chart))] : [])))].filter((c) => !charts.includes(c));
   if (rendering.helm && unnamed.length > 0) {
-    const helm = await checkHelmCharts({ charts: unnamed, valuesFiles: [], namespace: rendering.helm.namespace, settings: rendering.settings, withoutHelm: 'note' }, reads, settings.severity, verifier, defined);
+    const helm = await checkHelmCharts({ charts: unnamed, valuesFiles: [], namespace: rendering.helm.namespace, settings: rendering.settings, withoutHelm: 'finding' }, reads, settings.severity, verifier, defined);
     if (!helm.ok) return helm;
     objects.push(...helm.objects);
     charts.push(...helm.charts.map(toSlashes));
