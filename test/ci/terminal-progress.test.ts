@@ -33,7 +33,7 @@ test('not a terminal (CI logs, pipes): stderr stays empty, stdout is the results
   assert.equal(run.status, 0, run.stderr);
   assert.equal(run.stderr, '');
   assert.doesNotMatch(run.stdout, /checked \d+ object|\r|\x1b/);
-  assert.match(run.stdout, /0 errors, 0 warnings, 0 information — 3 objects in 3 files/);
+  assert.match(run.stdout, /0 errors, 0 warnings, 0 information — 3 objects judged in 3 files/);
 });
 
 test('a terminal: a progress line on stderr, cleared before the results', { timeout: 120_000 }, async (t) => {

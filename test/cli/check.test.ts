@@ -128,7 +128,7 @@ test('text: a compiler-style line on the exact key for each conflict, grouped un
   const flagsRv = lineOf(s.texts['apply/feature-flags.yaml']!, /resourceVersion:/);
   assert.match(run.stdout, new RegExp(`^apply/feature-flags\\.yaml:${flagsRv}:\\d+ error stale-resource-version `, 'm'));
   assert.doesNotMatch(run.stdout, /brand-new/, 'a new object without findings is not listed');
-  assert.match(lines.at(-2)!, /^5 errors, 0 warnings, 3 information — 4 objects in 4 files, serverSide as "kubectl", against context admin$/);
+  assert.match(lines.at(-2)!, /^5 errors, 0 warnings, 3 information — 4 objects judged in 4 files, serverSide as "kubectl", against context admin$/);
 });
 
 test('json: the Finding records with their file, valid against schemas/findings.schema.json', async (t) => {
@@ -201,7 +201,7 @@ test('by default the text says what needs a look and a summary; --verbose adds t
     lines.slice(header + 1, lines.indexOf('', header)).map((l) => l.split(' ').slice(0, 3).join(' ')),
     [`apply/web.yaml:${lineOf(web, /^ {2}replicas:/)}:13 error field-conflict`, '  forcing', `apply/web.yaml:${lineOf(web, /image: nginx/)}:18 error field-conflict`, '  forcing', '  to'],
   );
-  assert.match(lines.at(-2)!, /^5 errors, 0 warnings, 3 information \(not shown; --verbose shows them\) — 4 objects in 4 files, serverSide as "kubectl", against context admin$/);
+  assert.match(lines.at(-2)!, /^5 errors, 0 warnings, 3 information \(not shown; --verbose shows them\) — 4 objects judged in 4 files, serverSide as "kubectl", against context admin$/);
   // Everything else is the same: the verbose run is the quiet run plus the information lines.
   const withoutInformation = verbose.stdout.split('\n').filter((l) => !/^\S+:\d+:\d+ information /.test(l));
   assert.deepEqual(withoutInformation.slice(0, -2), lines.slice(0, -2));
@@ -218,14 +218,14 @@ test('a folder where every object exists and nothing conflicts: one summary line
   assert.equal(quiet.stderr, '');
   assert.equal(
     quiet.stdout,
-    '0 errors, 0 warnings, 3 information (not shown; --verbose shows them) — 3 objects in 2 files, serverSide as "kubectl", against context admin\n',
+    '0 errors, 0 warnings, 3 information (not shown; --verbose shows them) — 3 objects judged in 2 files, serverSide as "kubectl", against context admin\n',
   );
   assert.equal(errorsOnly.stdout, quiet.stdout);
   assert.equal(verbose.status, 0, verbose.stderr);
   assert.match(verbose.stdout, /^steady\/steady\.yaml:4:9 information exists configmaps "steady" exists; managed by "kubectl"$/m);
   assert.match(verbose.stdout, /^steady\/more\.yaml:4:9 information exists configmaps "steady-too" exists; managed by "kubectl"$/m);
   assert.match(verbose.stdout, /^steady\/more\.yaml:\d+:\d+ information exists configmaps "trimmed" exists; managed by "kubectl"$/m);
-  assert.match(verbose.stdout, /^0 errors, 0 warnings, 3 information — 3 objects in 2 files/m);
+  assert.match(verbose.stdout, /^0 errors, 0 warnings, 3 information — 3 objects judged in 2 files/m);
   // JSON and SARIF keep every finding whatever the text shows.
   const json = await check(s, ['--format', 'json', 'steady']);
   assert.equal(json.status, 0);

@@ -149,7 +149,7 @@ test('check - with nothing on the standard input checks nothing and says so', as
   if (!cluster) return;
   const run = await runCli(['check', '--kubeconfig', cluster.kubeconfig, '--context', 'admin', '-'], { stdin: '' });
   assert.equal(run.status, 0, run.stderr);
-  assert.match(run.stdout, /0 objects in 1 file/);
+  assert.match(run.stdout, /0 objects judged in 1 file/);
 });
 
 test('the standard input is named once, and read by check only', async () => {

@@ -101,7 +101,7 @@ test('-k: one object is counted once though its findings land in two files; --ve
   // replicas on the patch, the image on the base: one Deployment, in two files.
   assert.match(run.stdout, /^overlays\/production\/replicas\.yaml:6:\d+ error field-conflict \.spec\.replicas /m);
   assert.match(run.stdout, /^base\/deployment\.yaml:17:\d+ error field-conflict \.spec\.template\.spec\.containers\[name="app"\]\.image /m);
-  assert.match(run.stdout, / — 1 object in 1 file, serverSide as "kubectl"/);
+  assert.match(run.stdout, / — 1 object judged in 1 file, serverSide as "kubectl"/);
   // The server's dry run of what the overlay renders agrees with the prediction, and says so.
   assert.match(run.stdout, /deployments\.apps\/web .*in overlay production — the dry run agrees/);
   assert.doesNotMatch(run.stdout, /dry-run-differs/);

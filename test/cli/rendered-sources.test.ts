@@ -4,8 +4,9 @@
 // the noise a chart or overlay user used to get. The overlay is rendered and checked as it would be
 // applied. The chart, not named with --helm, is rendered as `helm install` would with no options
 // (release: the chart's name, the check's namespace, values.yaml) when helm is installed; without
-// helm it is one note (not a stop: the plain manifest beside it is still checked). A component no
-// overlay uses is named as "not checked yet: rendered source" rather than passed over in silence.
+// helm it is one tool-missing warning on its Chart.yaml (not a stop: the plain manifest beside it is
+// still checked). A component no overlay uses is named as "not checked yet: rendered source" rather
+// than passed over in silence; both are listed as not judged, and the check does not exit 0.
 //
 // The history makes the old noise real: the overlay's Deployment was applied server-side as
 // kubectl with every field, so reading the replicas patch as a whole object would predict the
@@ -102,27 +103,38 @@ test('check on a folder with a chart and overlays: no syntax, kind or deletion n
     const report = JSON.parse(run.stdout) as {
       findings: { file: string; code: string; message: string }[];
       objects: { file: string; object?: { kind: string; name: string }; notes: string[] }[];
+      notJudged: { file: string; code?: string; reason: string }[];
     };
     const noise = report.findings.filter((f) => ['yaml-syntax', 'kind-not-served', 'would-delete'].includes(f.code));
     assert.deepEqual(noise, [], `${way.how}: no finding from the text of a rendered source`);
     // Overlay and chart were applied as they render: nothing but information (which objects exist) on their sources.
-    assert.deepEqual(report.findings.filter((f) => renderedSources.includes(f.file) && f.code !== 'exists'), [], `${way.how}: no finding but existence on a rendered source`);
+    assert.deepEqual(report.findings.filter((f) => renderedSources.includes(f.file) && f.code !== 'exists' && !(way.how === 'without helm' && f.code === 'tool-missing')), [], `${way.how}: no finding but existence on a rendered source`);
 
     const named = report.objects.filter((o) => o.notes.some((n) => n.startsWith('not checked yet: rendered source')));
     assert.deepEqual(named.map((o) => o.file).sort(), ['deploy/components/audit/kustomization.yaml', 'deploy/components/audit/audit.yaml'].sort(), `${way.how}: only the unused component is named as not checked`);
     assert.equal(report.objects.find((o) => o.file === 'deploy/components/audit/kustomization.yaml')?.notes.join(' '), 'not checked yet: rendered source (a kustomization)');
+    // Not judged, and so listed with why; without helm, the chart too.
+    assert.deepEqual(
+      report.notJudged.map((n) => `${n.file} ${n.code ?? n.reason}`).sort(),
+      [
+        'deploy/components/audit/audit.yaml not checked yet: rendered source (a resource of deploy/components/audit/kustomization.yaml)',
+        'deploy/components/audit/kustomization.yaml not checked yet: rendered source (a kustomization)',
+        ...(way.how === 'without helm' ? ['charts/shop/Chart.yaml tool-missing'] : []),
+      ].sort(),
+      way.how,
+    );
+    assert.equal(run.status, 1, `${way.how}: what is not judged is not clean`);
 
     const objects = report.objects.filter((o) => o.object).map((o) => `${o.file} ${o.object!.kind}/${o.object!.name}`).sort();
     const fromChart = objects.filter((o) => o.startsWith('charts/'));
     // The overlay's objects are checked where they come from; the hand-written manifest as before.
     assert.deepEqual(objects.filter((o) => !o.startsWith('charts/')), ['deploy/base/deployment.yaml Deployment/web', generated, 'k8s/settings.yaml ConfigMap/plain-settings'].sort(), way.how);
     if (way.how === 'without helm') {
-      // One notice for the chart, on its folder, and the check goes on.
+      // One tool-missing warning for the chart, on its Chart.yaml as the editor shows it, and the check goes on.
       assert.deepEqual(fromChart, []);
-      const notes = report.objects.flatMap((o) => o.notes.filter((n) => /helm/i.test(n)).map((n) => `${o.file}: ${n}`));
-      assert.equal(notes.length, 1, notes.join('\n'));
-      assert.match(notes[0]!, /^charts\/shop: Helm chart charts\/shop\/ not checked: helm is not installed/);
-      assert.deepEqual(report.findings.filter((f) => chartSources.includes(f.file)), []);
+      const missing = report.findings.filter((f) => chartSources.includes(f.file));
+      assert.deepEqual(missing.map((f) => `${f.file} ${f.code}`), ['charts/shop/Chart.yaml tool-missing']);
+      assert.match(missing[0]!.message, /^cannot render release shop: helm is not installed/);
     } else {
       // Rendered as `helm install shop charts/shop` would: its objects on their templates.
       for (const o of helmChart) assert.ok(fromChart.some((c) => c.endsWith(` ${o}`) && c.startsWith('charts/shop/templates/')), `${way.how}: ${o} among ${fromChart.join(', ')}`);
@@ -130,8 +142,9 @@ test('check on a folder with a chart and overlays: no syntax, kind or deletion n
     }
   }
 
-  // In text, a template named on its own without helm: the chart's one notice, and exit 0.
+  // In text, a template named on its own without helm: the chart's one warning, listed as not judged, and exit 1.
   const alone = await runCli(['check', '--kubeconfig', cluster.kubeconfig, '--context', 'admin', '--namespace', namespace, 'charts/shop/templates/deployment.yaml'], { cwd: repo, env: { PATH: pathWithoutHelm } });
-  assert.equal(alone.status, 0, alone.stderr);
-  assert.match(alone.stdout.split('\n')[1] ?? '', /^note: Helm chart charts\/shop\/ not checked: helm is not installed/);
+  assert.equal(alone.status, 1, alone.stderr);
+  assert.match(alone.stdout.split('\n')[1] ?? '', /^charts\/shop\/Chart\.yaml:1:1 warning tool-missing cannot render release shop: helm is not installed/);
+  assert.match(alone.stdout, /— 0 objects judged in 1 file, .*; 1 not judged:\n {2}charts\/shop\/Chart\.yaml:1:1 release shop \(charts\/shop\): tool-missing cannot render release shop: helm is not installed/);
 });

@@ -24,7 +24,7 @@ import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { createClusterConnection, type ClusterConnection } from '../../server/src/cluster';
 import { checkHelmCharts } from '../../server/src/cli/check-helm';
-import { liveFactsReader, type FactsReader } from '../../server/src/cli/facts';
+import { liveFactsReader, ObjectReads, type FactsReader } from '../../server/src/cli/facts';
 import type { CheckedObject } from '../../server/src/cli/report';
 import { apply as applyObject, connect, freshNamespace, get, objectOf, objectPath, type Connection, type KubeObject } from '../support/seed';
 import { requireTool } from '../tools/tools';
@@ -144,7 +144,7 @@ async function runScenario(s: HelmScenario, helm: string, { prefix }: ScenarioCo
   }
 
   // 2. The product, as `check --helm` runs it.
-  const checked = await checkHelmCharts({ charts: [chart], valuesFiles, release, namespace, named: { release, namespace }, settings: { helm } }, reader, undefined);
+  const checked = await checkHelmCharts({ charts: [chart], valuesFiles, release, namespace, named: { release, namespace }, settings: { helm } }, new ObjectReads(reader), undefined);
   assert.ok(checked.ok, `check --helm: ${JSON.stringify(checked)}`);
   if (!checked.ok) return;
   const byObject = new Map<string, CheckedObject[]>();

@@ -10,8 +10,8 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
-import { analyzeResource, kubectlMetadataRefusal, problemFindings, showValue, showValues, type AnalysisSettings, type Finding, type ResourceFacts } from '../../server/src/core/findings/analysis';
-import { defaultSeverity, ruleFor } from '../../server/src/core/findings/catalogue';
+import { analyzeResource, kubectlMetadataRefusal, problemFindings, showValue, showValues, unjudgedOn, type AnalysisSettings, type Finding, type ResourceFacts } from '../../server/src/core/findings/analysis';
+import { defaultSeverity, meansNotJudged, ruleFor } from '../../server/src/core/findings/catalogue';
 import type { JsonObject, JsonValue } from '../../server/src/core/json';
 import { parseManifestText } from '../../server/src/core/manifest/manifest';
 import { schemaFromOpenApi } from '../../server/src/core/ssa/schema';
@@ -96,6 +96,36 @@ describe('generateName with kubectl apply', () => {
     const named = text.replace('  generateName: job-\n', '  generateName: job-\n  name: job-1\n');
     assert.deepEqual(byCode(analyze(named, undefined, '', 'configmaps'), 'generate-name-apply'), []);
   });
+});
+
+describe('what the analysis cannot judge (unjudgedOn): the command line lists it rather than count it clean', () => {
+  const text = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: ns\ndata:\n  a: "1"\n';
+  const live: JsonObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'ns', uid: 'u1', resourceVersion: '5', managedFields: [applied('other', { 'f:data': { 'f:a': {} } })] }, data: { a: '2' } };
+  const served = { state: 'served', group: '', resource: 'configmaps', namespaced: true } as const;
+  const cases: { name: string; facts: ResourceFacts; applyMode?: 'serverSide' | 'create'; reason?: RegExp; codes: string[] }[] = [
+    { name: 'a kind the cluster did not say it serves', facts: { kind: { state: 'unavailable', message: 'forbidden' }, live: { state: 'unavailable', message: 'forbidden' }, schema: undefined }, reason: /did not say whether it serves v1 ConfigMap: forbidden/, codes: [] },
+    { name: 'an object a snapshot does not hold', facts: { kind: served, live: { state: 'unavailable', message: 'not in the snapshot' }, schema }, reason: /the live object is not known: not in the snapshot/, codes: [] },
+    { name: 'an existing object without a schema, applied server-side', facts: { kind: served, live: { state: 'exists', object: live }, schema: undefined }, reason: /no schema of v1: the fields are not compared/, codes: ['exists'] },
+    { name: 'the same object with its schema', facts: { kind: served, live: { state: 'exists', object: live }, schema }, codes: ['field-conflict'] },
+    { name: 'a new object without a schema', facts: { kind: served, live: { state: 'absent' }, schema: undefined }, codes: [] },
+    { name: 'an existing object without a schema, created', facts: { kind: served, live: { state: 'exists', object: live }, schema: undefined }, applyMode: 'create', codes: ['already-exists'] },
+    // Judged, and its finding says it is not judged further (the catalogue's mark): listed through the finding.
+    { name: 'a kind not served', facts: { kind: { state: 'notServed', message: 'no matches for kind' }, live: { state: 'absent' }, schema: undefined }, codes: ['kind-not-served'] },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      const resource = parseManifestText(text).resources[0]!;
+      const settings = { fieldManager: 'kubectl', applyMode: c.applyMode ?? 'serverSide' } as const;
+      const reason = unjudgedOn(resource, c.facts, settings);
+      if (c.reason) assert.match(reason ?? '', c.reason);
+      else assert.equal(reason, undefined);
+      // The stops it names are the analysis's own: nothing, or only that the object exists.
+      const found = analyzeResource(resource, c.facts, settings).map((f) => f.code);
+      if (reason !== undefined) assert.ok(found.every((code) => code === 'exists'), found.join(', '));
+      for (const code of c.codes) assert.ok(found.includes(code as Finding['code']), `${code} among ${found.join(', ')}`);
+      if (c.codes.includes('kind-not-served')) assert.ok(meansNotJudged('kind-not-served'));
+    });
+  }
 });
 
 describe('would-delete: one finding per removed item or field subtree', () => {

@@ -66,6 +66,9 @@ skipped); a file that is not text, not a regular file, or over 32 MiB is refused
 \`-\` reads the standard input, as \`kubectl apply -f -\` does (findings name it <stdin>). As in
 kubectl, a text that starts with \`{\` is a stream of JSON objects (one or many, as \`jq '.items[]'\`
 prints them, a \`List\` among them); any other text is a YAML stream of \`---\`-separated documents.
+The summary counts the objects judged; under it, each object or input that was not judged is
+listed with its place and why (a chart or overlay that does not render, helm or kustomize
+missing, text kubectl cannot read, a kind the cluster does not serve, an object a snapshot lacks).
 
   --mode <serverSide|clientSide|create>  how the manifests will be sent (default serverSide:
                                          kubectl apply --server-side; clientSide: kubectl apply;
@@ -120,8 +123,9 @@ and the OpenAPI v3 documents and discovery they need, for check --snapshot. A di
 
 lsp: the language server, for editors (kube-conflict-hints lsp --help).
 
-Exit codes: 0 nothing found (information alone counts as nothing), 1 errors or warnings found,
-2 usage error or cluster problem (unreachable, unauthenticated, forbidden).
+Exit codes: 0 every object judged and nothing found (information alone is nothing), 1 errors or
+warnings found, or something not judged (listed under the summary),
+2 usage error or cluster problem (unreachable, unauthenticated, forbidden: nothing is judged).
 `;
 
 export function parseCommandLine(argv: readonly string[]): ParsedCommand {

@@ -4,17 +4,17 @@
 // moved to the template line that writes the field and the values line it reads.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { locateOptions, type AnalysisSettings } from '../core/findings/analysis';
+import { locateOptions, unjudgedOn, type AnalysisSettings } from '../core/findings/analysis';
 import { helmApply, renderedObjectAnalysis, sentResource } from '../core/findings/rendered';
 import { definedKinds, withDefinedKinds, type DefinedKind } from '../core/findings/kind-served';
 import { relocateFindings } from '../core/findings/relocate';
-import type { CheckedObject } from './report';
+import { withReason, type CheckedObject } from './report';
 import { verifyResource, type ClusterConnection, type ClusterProblem } from '../cluster';
 import { chartName, helmTarget, renderHelm } from '../render/helm';
 import { findRelease, placeKey, type ReleasePlace } from '../core/sources/helm-release';
 import { releaseOriginFinding } from '../core/findings/helm-release';
 import { describeRenderProblem, type RenderSettings } from '../render/renderer';
-import type { FactsReader } from './facts';
+import { objectTitle, type ObjectReads } from './facts';
 import { displayPath } from './files';
 import { renderedObjectEntries, renderFailureEntries } from './rendered-objects';
 import { toSlashes } from '../render/paths';
@@ -30,9 +30,10 @@ export interface HelmCheckRequest {
   readonly settings: RenderSettings;
   /**
    * Charts the user did not name with --helm (their files are among the files checked): without
-   * helm they get one note, not a stop, since the user's plain manifests are still checked.
+   * helm each is a tool-missing finding, listed as not judged, not a stop, since the user's plain
+   * manifests are still checked.
    */
-  readonly withoutHelm?: 'usage' | 'note';
+  readonly withoutHelm?: 'usage' | 'finding';
 }
 
 export type HelmCheckOutcome =
@@ -42,7 +43,8 @@ export type HelmCheckOutcome =
 
 export async function checkHelmCharts(
   request: HelmCheckRequest,
-  reader: FactsReader,
+  /** The facts of each object; one the cluster refuses to let be read is listed as not judged. */
+  reads: ObjectReads,
   severity: AnalysisSettings['severity'],
   /** --verify: each object's dry run, sent as the user's Helm sends it. */
   verifier?: ClusterConnection,
@@ -66,7 +68,7 @@ export async function checkHelmCharts(
         renders.set(placeKey(place), out);
         return out.ok ? out : undefined;
       },
-      sightings: (kinds) => (reader.helmSightings ? reader.helmSightings(kinds) : Promise.resolve({ ok: false as const, why: 'a snapshot holds no release records' })),
+      sightings: (kinds) => reads.helmSightings(kinds),
     });
     const result = renders.get(placeKey(found.place))!;
     charts.push(path.resolve(chart));
@@ -74,14 +76,20 @@ export async function checkHelmCharts(
       // Without helm (or naming a folder that is no chart) nothing can be checked: one line, exit 2.
       // A chart helm refuses (a template error) is that chart's error; the other charts go on.
       if (result.problem.kind === 'not-installed' || result.problem.kind === 'invalid-target') {
-        if (request.withoutHelm !== 'note') return { ok: false, usage: describeRenderProblem(target, result.problem) };
+        if (request.withoutHelm !== 'finding') return { ok: false, usage: describeRenderProblem(target, result.problem) };
         if (result.problem.kind === 'invalid-target') {
-          objects.push(chartNote(chart, target.label, `not checked: ${describeRenderProblem(target, result.problem)}`));
+          const note = `not checked: ${describeRenderProblem(target, result.problem)}`;
+          objects.push({ ...chartNote(chart, target.label, note), notJudged: note });
           continue;
         }
-        // One notice for every chart: without helm none of them renders.
-        const all = request.charts.map((c) => `${displayPath(path.resolve(c))}/`).join(', ');
-        objects.push(chartNote(chart, target.label, `Helm chart${request.charts.length === 1 ? '' : 's'} ${all} not checked: ${result.problem.message.split('\n')[0]} (install helm, or check a chart with --helm CHART --helm-binary FILE)`));
+        // Without helm none of the charts renders: each is a tool-missing warning on its Chart.yaml,
+        // as the editor shows it, and none of them is judged.
+        for (const c of request.charts.slice(request.charts.indexOf(chart))) {
+          const other = helmTarget(c, request.release);
+          const root = toSlashes(path.resolve(c));
+          const message = `cannot render ${other.label}: ${result.problem.message.split('\n')[0]!.trim()} (install helm, or check the chart with --helm CHART --helm-binary FILE)`;
+          objects.push(...renderFailureEntries({ tool: 'helm', chart: root, valuesFiles: [] }, `${other.label} (${displayPath(root)})`, message, result.problem.message, 'tool-missing'));
+        }
         charts.push(...request.charts.map((c) => path.resolve(c)));
         break;
       }
@@ -99,8 +107,13 @@ export async function checkHelmCharts(
       if (result.hooks.has(rendered.documentIndex)) continue;
       // What Helm sends: the rendered object with the release's ownership metadata, in the release's namespace.
       const resource = sentResource(rendered, sent);
-      const answer = await reader.read(resource);
-      if (!answer.ok) return { ok: false, problem: answer.problem };
+      const answer = await reads.read(resource);
+      const renderedFrom = { target: result.sourceMap.target.label, root: displayPath(path.resolve(chart)), index: resource.documentIndex };
+      if (!answer.ok) {
+        if (!('refused' in answer)) return { ok: false, problem: answer.problem };
+        objects.push(...renderedObjectEntries({ resource, findings: [], verification: undefined, sourceMap: result.sourceMap, options: locateOptions(resource, undefined), title: `${objectTitle(resource, undefined, '')} in ${label}`, notes: [], notJudged: answer.refused, rendered: renderedFrom }));
+        continue;
+      }
       const facts = answer.facts;
       const found = renderedObjectAnalysis(resource, facts, sent);
       const options = locateOptions(resource, facts.schema);
@@ -118,7 +131,8 @@ export async function checkHelmCharts(
           options,
           title: `${answer.title} in ${label}`,
           notes: answer.notes,
-          rendered: { target: result.sourceMap.target.label, root: displayPath(path.resolve(chart)), index: resource.documentIndex },
+          ...withReason(unjudgedOn(resource, facts, settings)),
+          rendered: renderedFrom,
         }),
       );
     }

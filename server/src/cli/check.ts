@@ -2,7 +2,7 @@
 // the same analysis the editor runs, and (with --verify) the server's dry-run answer beside it.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { analyzeResource, locateOptions, objectIdentity, predictionOf, problemFindings, type AnalysisSettings, type Finding, type ResourceFacts } from '../core/findings/analysis';
+import { analyzeResource, locateOptions, objectIdentity, predictionOf, problemFindings, unjudgedOn, type AnalysisSettings, type Finding, type ResourceFacts } from '../core/findings/analysis';
 import { forcePreview, type AutoscalerFacts, type ForcePreview, type KubectlInvocation } from '../core/findings/force-preview';
 import { definedKinds, withDefinedKinds, type DefinedKind } from '../core/findings/kind-served';
 import { overlayLabels, renderedObjectFindings } from '../core/findings/rendered';
@@ -12,9 +12,9 @@ import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget } from '../core/sources/source-map';
 import { renderKustomization } from '../render/kustomize';
 import { describeRenderProblem, type RenderResult, type RenderSettings } from '../render/renderer';
-import type { CheckedObject, CheckReport } from './report';
+import { withReason, type CheckedObject, type CheckReport } from './report';
 import { verifyResource, type ClusterConnection, type ClusterProblem, type VerifyAnswer } from '../cluster';
-import type { FactsReader } from './facts';
+import { ObjectReads, objectTitle, type FactsReader } from './facts';
 import { classifyInputs, findKustomizations, kustomizeTargets, notCheckedNote } from './classify';
 import { displayPath, readTextFile, stdinTarget, type FileText } from './files';
 import type { CheckProgress } from './progress';
@@ -106,10 +106,17 @@ export async function runCheck(
     defined.push(...definedKinds(parsed.resources, target.label));
   }
   const together = withDefinedKinds(settings, defined);
+  // One object the cluster refuses to let be read is that object's not judged; the others go on.
+  const reads = new ObjectReads(reader);
   for (const { root, wanted, target, result, parsed } of renders) {
     for (const resource of parsed.resources) {
-      const answer = await reader.read(resource);
-      if (!answer.ok) return { ok: false, problem: answer.problem };
+      const answer = await reads.read(resource);
+      const rendered = { target: target.label, root: displayPath(root), index: resource.documentIndex };
+      if (!answer.ok) {
+        if (!('refused' in answer)) return { ok: false, problem: answer.problem };
+        objects.push(...renderedObjectEntries({ resource, findings: [], verification: undefined, sourceMap: result.sourceMap, options: locateOptions(resource, undefined), title: `${objectTitle(resource, undefined, '')} in ${target.label}`, notes: [], notJudged: answer.refused, rendered, ...(wanted !== 'all' ? { wanted } : {}) }));
+        continue;
+      }
       const findings = renderedObjectFindings(resource, answer.facts, { settings: together }, result.sourceMap);
       const options = locateOptions(resource, answer.facts.schema);
       // --verify: the rendered object is what would be sent, so it is what the dry run sends; the dry
@@ -125,7 +132,8 @@ export async function runCheck(
           options,
           title: `${answer.title} in ${target.label}`,
           notes: answer.notes,
-          rendered: { target: target.label, root: displayPath(root), index: resource.documentIndex },
+          ...withReason(unjudgedOn(resource, answer.facts, together)),
+          rendered,
           ...(wanted !== 'all' ? { wanted } : {}),
         }),
       );
@@ -135,11 +143,12 @@ export async function runCheck(
   // Charts named with --helm: rendered once each; their files among the named ones are covered by it.
   // A chart whose files are named without --helm is rendered as `helm install` would with no
   // options (release: the chart's name; the check's namespace; the chart's values.yaml); without
-  // helm that is one note, and the rest is still checked (docs/cli-input.md).
+  // helm each is a tool-missing warning on its Chart.yaml, not judged, and the rest is still checked
+  // (docs/cli-input.md).
   const charts: string[] = [];
   let helmApply: Pick<AnalysisSettings, 'fieldManager' | 'applyMode'> | undefined;
   if (rendering.helm && rendering.helm.charts.length > 0) {
-    const helm = await checkHelmCharts({ ...rendering.helm, settings: rendering.settings }, reader, settings.severity, verifier, defined);
+    const helm = await checkHelmCharts({ ...rendering.helm, settings: rendering.settings }, reads, settings.severity, verifier, defined);
     if (!helm.ok) return helm;
     objects.push(...helm.objects);
     charts.push(...helm.charts.map(toSlashes));
@@ -147,7 +156,7 @@ export async function runCheck(
   }
   const unnamed = [...new Set([...kinds.values()].flatMap((k) => (k.kind === 'helm-chart' ? [toSlashes(releaseChart(k.chart))] : [])))].filter((c) => !charts.includes(c));
   if (rendering.helm && unnamed.length > 0) {
-    const helm = await checkHelmCharts({ charts: unnamed, valuesFiles: [], namespace: rendering.helm.namespace, ...(rendering.helm.named?.namespace !== undefined ? { named: { namespace: rendering.helm.named.namespace } } : {}), settings: rendering.settings, withoutHelm: 'note' }, reader, settings.severity, verifier, defined);
+    const helm = await checkHelmCharts({ charts: unnamed, valuesFiles: [], namespace: rendering.helm.namespace, ...(rendering.helm.named?.namespace !== undefined ? { named: { namespace: rendering.helm.named.namespace } } : {}), settings: rendering.settings, withoutHelm: 'finding' }, reads, settings.severity, verifier, defined);
     if (!helm.ok) return helm;
     objects.push(...helm.objects);
     charts.push(...helm.charts.map(toSlashes));
@@ -163,17 +172,22 @@ export async function runCheck(
     if (kind.kind === 'helm-chart' && charts.includes(toSlashes(releaseChart(kind.chart)))) continue;
     if (kind.kind !== 'manifest') {
       const note = notCheckedNote(kind, (p) => displayPath(p));
-      if (note) objects.push({ file: shown, title: shown, findings: [], notes: [note] });
+      // A rendered source no overlay or chart here renders: nothing of it is judged.
+      if (note) objects.push({ file: shown, title: shown, findings: [], notes: [note], notJudged: note });
       continue;
     }
     const parsed = plain.get(file) ?? parseManifestText(text);
     if (parsed.problems.length > 0) objects.push({ file: shown, title: shown, findings: problemFindings(parsed.problems), notes: [] });
     for (const resource of parsed.resources) {
-      const answer = await reader.read(resource);
-      if (!answer.ok) return { ok: false, problem: answer.problem };
+      const answer = await reads.read(resource);
+      if (!answer.ok) {
+        if (!('refused' in answer)) return { ok: false, problem: answer.problem };
+        objects.push({ file: shown, object: objectIdentity(resource), title: objectTitle(resource, undefined, ''), findings: [], notes: [], notJudged: answer.refused });
+        continue;
+      }
       const findings = analyzeResource(resource, answer.facts, together);
       const preview = await forcePreviewOf(resource, answer.facts, findings, together, reader, { file: file === stdinTarget ? '-' : shown, ...kubectl });
-      const checked: CheckedObject = { file: shown, object: objectIdentity(resource), title: answer.title, findings, notes: answer.notes, ...(preview ? { forcePreview: preview } : {}) };
+      const checked: CheckedObject = { file: shown, object: objectIdentity(resource), title: answer.title, findings, notes: answer.notes, ...withReason(unjudgedOn(resource, answer.facts, together)), ...(preview ? { forcePreview: preview } : {}) };
       const verified: VerifyAnswer = verifier ? await verifyResource(verifier, resource, findings, answer.facts, settings) : { ok: true };
       if (!verified.ok) return { ok: false, problem: verified.problem };
       objects.push(verified.verification ? { ...checked, verification: verified.verification } : checked);
@@ -181,6 +195,9 @@ export async function runCheck(
       onProgress?.({ file: fileNumber, files: texts.size, objects: checkedObjects });
     }
   }
+  // A credential that may read nothing is the check's problem, not each object's: one line, exit 2.
+  const refused = reads.allRefused;
+  if (refused) return { ok: false, problem: refused };
   return {
     ok: true,
     report: {

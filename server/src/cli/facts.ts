@@ -2,7 +2,8 @@
 // its managedFields), the schema of its group-version — from one of two places: the live cluster,
 // or a snapshot directory. Both answer the same records, so an offline check gives the same
 // findings as a live one. A problem that makes the answer unknowable (unreachable, forbidden) is
-// returned, not thrown: the command stops with it.
+// returned, not thrown: the command stops with it, or, for one object the cluster refuses to let be
+// read, lists that object as not judged (ObjectReads).
 import type { HelmReleaseSightings } from '../core/sources/helm-release';
 import type { ResourceFacts } from '../core/findings/analysis';
 import type { JsonObject } from '../core/json';
@@ -10,7 +11,7 @@ import { objectTarget, type ManifestResource } from '../core/manifest/manifest';
 import { qualifiedResource } from '../core/ssa/messages';
 import type { ReportSource } from './report';
 import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
-import { autoscalersFor, createFactsSource, type ApiResourceInfo, type ClusterConnection, type ClusterProblem } from '../cluster';
+import { autoscalersFor, createFactsSource, redactText, type ApiResourceInfo, type ClusterConnection, type ClusterProblem } from '../cluster';
 import type { AutoscalerFacts } from '../core/findings/force-preview';
 
 export type FactsAnswer =
@@ -31,6 +32,39 @@ export interface FactsReader {
    */
   helmSightings?(kinds: readonly { apiVersion: string; kind: string }[]): Promise<{ ok: true; value: HelmReleaseSightings } | { ok: false; why: string }>;
   close(): void;
+}
+
+/**
+ * The facts of each object of one check, where the cluster's refusal to let one object be read
+ * (RBAC on its namespace or its kind: 403) is that object's reason not to be judged, and the others
+ * are still read. Any other problem (unreachable, unauthenticated) leaves every answer unknowable
+ * and stops the check. So does a refusal of everything: a credential that may read nothing is one
+ * line and exit 2 (`allRefused`), not a list of every object.
+ */
+export class ObjectReads {
+  private answered = 0;
+  private refusal: ClusterProblem | undefined;
+
+  constructor(private readonly reader: FactsReader) {}
+
+  async read(resource: ManifestResource): Promise<FactsAnswer | { ok: false; problem: ClusterProblem; refused: string }> {
+    const answer = await this.reader.read(resource);
+    if (answer.ok) this.answered++;
+    if (answer.ok || answer.problem.kind !== 'forbidden') return answer;
+    this.refusal ??= answer.problem;
+    const words = redactText(answer.problem.message.replace(/\s+/g, ' ').trim());
+    return { ...answer, refused: `the cluster refuses to let it be read: ${words} (the check needs get and list on its kind, in its namespace)` };
+  }
+
+  /** Where a chart is installed, as the reader knows it (a snapshot knows of no release). */
+  helmSightings(kinds: readonly { apiVersion: string; kind: string }[]): Promise<{ ok: true; value: HelmReleaseSightings } | { ok: false; why: string }> {
+    return this.reader.helmSightings ? this.reader.helmSightings(kinds) : Promise.resolve({ ok: false, why: 'a snapshot holds no release records' });
+  }
+
+  /** The first refusal, when the cluster answered no read at all. */
+  get allRefused(): ClusterProblem | undefined {
+    return this.answered === 0 ? this.refusal : undefined;
+  }
 }
 
 /** `deployments.apps/web (namespace default)`, `namespaces/team-a`, as kubectl names objects. */

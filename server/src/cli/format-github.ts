@@ -42,9 +42,12 @@ export function formatGithub(report: CheckReport): string {
     for (const d of o.verification?.differences ?? []) {
       lines.push(command('error', { ...location(o.file, d.range), title: `${ruleFor(dryRunDiffersCode).title} (${dryRunDiffersCode})` }, `${o.title}: ${d.message}`));
     }
-    for (const n of o.notes) lines.push(command('notice', { file: o.file, title: 'Not fully checked' }, `${o.title}: ${n}`));
+    // Not judged, and no finding says so (a finding's annotation says it by itself): a warning on the file.
+    if (o.notJudged !== undefined) lines.push(command('warning', { file: o.file, title: 'Not judged' }, `${o.title}: ${o.notJudged}`));
+    for (const n of o.notes) if (n !== o.notJudged) lines.push(command('notice', { file: o.file, title: 'Not fully checked' }, `${o.title}: ${n}`));
   }
   const s = summarize(report);
-  lines.push(printableLine(`kube-conflict-hints: ${s.errors} error(s), ${s.warnings} warning(s), ${s.information} information — ${s.objects} object(s) in ${s.files} file(s), ${report.mode} as ${JSON.stringify(report.fieldManager)}, against ${againstWhat(report.source)}`));
+  const unjudged = s.notJudged > 0 ? `, ${s.notJudged} not judged` : '';
+  lines.push(printableLine(`kube-conflict-hints: ${s.errors} error(s), ${s.warnings} warning(s), ${s.information} information — ${s.judged} object(s) judged${unjudged} in ${s.files} file(s), ${report.mode} as ${JSON.stringify(report.fieldManager)}, against ${againstWhat(report.source)}`));
   return `${lines.join('\n')}\n`;
 }

@@ -14,7 +14,7 @@ import type { Range } from '../core/manifest/manifest';
 import type { ManagerIdentity } from '../core/ssa/messages';
 import type { ApplyMode } from '../core/ssa/predict';
 import { jsonText } from './printable';
-import { summarize, type CheckedObject, type CheckReport, type RenderedFrom, type ReportSource, type ReportSummary, type Verification } from './report';
+import { notJudged, summarize, type CheckedObject, type CheckReport, type RenderedFrom, type ReportSource, type ReportSummary, type Verification } from './report';
 
 /** schemas/findings.schema.json `version`. */
 export const jsonReportVersion = 1;
@@ -84,6 +84,18 @@ export interface PublicObject {
   readonly notes: readonly string[];
   readonly rendered?: PublicRenderedFrom;
   readonly forcePreview?: PublicForcePreview;
+  /** Why the object or input was not judged, when no finding says so. */
+  readonly notJudged?: string;
+}
+
+/** The schema's `notJudged` entry: an object or an input the check did not judge, and why. */
+export interface PublicNotJudged {
+  readonly file: string;
+  readonly title: string;
+  readonly reason: string;
+  /** The finding that says it, when one does. */
+  readonly code?: FindingCode;
+  readonly range?: PublicRange;
 }
 
 /** The schema's `forcePreview`: what --force-conflicts takes from whom, and who takes it back. */
@@ -117,6 +129,8 @@ export interface JsonReport {
   readonly findings: readonly PublicFinding[];
   /** Every object checked, with or without findings. */
   readonly objects: readonly PublicObject[];
+  /** Every object and input not judged, with why (as many as `summary.notJudged`). */
+  readonly notJudged: readonly PublicNotJudged[];
 }
 
 /** Only the properties that are set: the schema has no nulls, and an absent field is left out. */
@@ -196,6 +210,7 @@ function publicObject(o: CheckedObject): PublicObject {
     notes: [...o.notes],
     rendered: o.rendered && publicRendered(o.rendered),
     forcePreview: o.forcePreview && publicForcePreview(o.forcePreview),
+    notJudged: o.notJudged,
   });
 }
 
@@ -212,9 +227,10 @@ export function toJsonReport(report: CheckReport): JsonReport {
     mode: report.mode,
     fieldManager: report.fieldManager,
     source: publicSource(report.source),
-    summary: { errors: s.errors, warnings: s.warnings, information: s.information, disagreements: s.disagreements, objects: s.objects, files: s.files },
+    summary: { errors: s.errors, warnings: s.warnings, information: s.information, disagreements: s.disagreements, objects: s.objects, judged: s.judged, notJudged: s.notJudged, files: s.files },
     findings: report.objects.flatMap((o) => o.findings.map((f) => publicFinding(o.file, f, o.rendered))),
     objects: report.objects.map(publicObject),
+    notJudged: notJudged(report).map((n) => defined({ file: n.file, title: n.title, reason: n.reason, code: n.code, range: n.range && publicRange(n.range) })),
   };
 }
 

@@ -5,7 +5,7 @@ import { dryRunDiffersCode, findingCatalogue, findingCodes, type FindingCode } f
 import { forceLine, lossOf } from '../core/findings/force-preview';
 import type { Range } from '../core/manifest/manifest';
 import { jsonText } from './printable';
-import type { CheckReport } from './report';
+import { notJudged, summarize, type CheckReport } from './report';
 
 export interface SarifOptions {
   readonly toolVersion: string;
@@ -42,6 +42,8 @@ export interface JsonSarifLog {
     tool: { driver: { name: string; version: string; informationUri: string; rules: SarifRule[] } };
     originalUriBaseIds: Record<string, { uri: string }>;
     results: SarifResult[];
+    /** The run's counts, and every object or input not judged with why (SARIF's property bag, 3.8). */
+    properties: { judged: number; notJudged: number; notJudgedList: { file: string; title: string; reason: string; code?: FindingCode; startLine?: number }[] };
   }[];
 }
 
@@ -132,6 +134,7 @@ export function toSarif(report: CheckReport, options: SarifOptions): JsonSarifLo
       });
     }
   }
+  const summary = summarize(report);
   return {
     $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
     version: '2.1.0',
@@ -140,6 +143,13 @@ export function toSarif(report: CheckReport, options: SarifOptions): JsonSarifLo
         tool: { driver: { name: 'kube-conflict-hints', version: options.toolVersion, informationUri, rules } },
         originalUriBaseIds: { SRCROOT: { uri: options.baseUri } },
         results,
+        // A result needs a rule, and "not judged" is no rule of the catalogue: what a finding says
+        // is its result above; the run's properties list them all, the reasons without a finding too.
+        properties: {
+          judged: summary.judged,
+          notJudged: summary.notJudged,
+          notJudgedList: notJudged(report).map((n) => ({ file: n.file, title: n.title, reason: n.reason, ...(n.code ? { code: n.code } : {}), ...(n.range ? { startLine: n.range.start.line + 1 } : {}) })),
+        },
       },
     ],
   };

@@ -4,7 +4,7 @@ import { dryRunDiffersCode } from '../core/findings/catalogue';
 import { forceLine } from '../core/findings/force-preview';
 import type { Range } from '../core/manifest/manifest';
 import { printableLine } from './printable';
-import { againstWhat, summarize, type CheckReport } from './report';
+import { againstWhat, notJudged, summarize, type CheckReport } from './report';
 
 export interface TextOptions {
   /** The least severe finding printed (default: every finding). The summary counts them all. */
@@ -20,7 +20,8 @@ const position = (file: string, r: Range) => `${file}:${r.start.line + 1}:${r.st
 /**
  * Compiler-style text: a header line naming each object, then one `file:line:col severity code
  * message` line per finding (1-based line and column, so editors and CI log viewers link them),
- * then one summary line. Objects without findings or notes are left out, and so are findings less
+ * then one summary line (the objects judged), and under it one line per object or input not judged,
+ * with its place and why. Objects without findings or notes are left out, and so are findings less
  * severe than `minimumSeverity`: a clean run over a large repository is then its summary line.
  */
 export function formatText(report: CheckReport, options: TextOptions = {}): string {
@@ -55,8 +56,15 @@ export function formatText(report: CheckReport, options: TextOptions = {}): stri
     plural(s.warnings, 'warning') + hidden('warning', s.warnings),
     `${s.information} information${hidden('information', s.information)}`,
   ];
-  const checked = `${plural(s.objects, 'object')} in ${plural(s.files, 'file')}`;
-  blocks.push(printableLine(`${counts.join(', ')} — ${checked}, ${report.mode} as ${JSON.stringify(report.fieldManager)}, against ${againstWhat(report.source)}`));
+  const checked = `${plural(s.judged, 'object')} judged in ${plural(s.files, 'file')}`;
+  const summary = `${counts.join(', ')} — ${checked}, ${report.mode} as ${JSON.stringify(report.fieldManager)}, against ${againstWhat(report.source)}`;
+  // What was not judged is listed under the summary, each with its place and why, whatever --min-severity says.
+  const unjudged = notJudged(report);
+  if (unjudged.length === 0) blocks.push(printableLine(summary));
+  else {
+    const lines = unjudged.map((n) => `  ${n.range ? position(n.file, n.range) : n.file} ${n.title}: ${n.code ? `${n.code} ` : ''}${n.reason}`);
+    blocks.push([`${summary}; ${unjudged.length} not judged:`, ...lines].map(printableLine).join('\n'));
+  }
   return `${blocks.join('\n\n')}\n`;
 }
 

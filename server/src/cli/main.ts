@@ -1,6 +1,6 @@
 // Command-line entry (`kube-conflict-hints`, dist/cli.js): the check for CI and terminals, and
-// offline snapshots. Results go to stdout, one-line problems to stderr; exit 0 clean, 1 findings,
-// 2 usage or cluster problems.
+// offline snapshots. Results go to stdout, one-line problems to stderr; exit 0 clean, 1 findings or
+// something not judged, 2 usage or cluster problems.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';

@@ -21,6 +21,8 @@ export interface RenderedObjectReport {
   readonly title: string;
   /** Notes of the object (not in the snapshot, no schema), shown once, at its origin. */
   readonly notes: readonly string[];
+  /** Why the object was not judged, when the facts did not let it be (core/findings/analysis.ts `unjudgedOn`): on each of its entries. */
+  readonly notJudged?: string;
   readonly rendered: RenderedFrom;
   /** Only the entries on these source files (absolute, `/`-separated); all when absent. */
   readonly wanted?: ReadonlySet<string>;
@@ -55,18 +57,19 @@ export function renderedObjectEntries(r: RenderedObjectReport): CheckedObject[] 
       ...(verification ? { verification: { ...verification, differences: here } } : {}),
       notes: file === origin?.file ? r.notes : [],
       rendered: r.rendered,
+      ...(r.notJudged !== undefined ? { notJudged: r.notJudged } : {}),
     });
   }
   return entries;
 }
 
 /**
- * A chart or an overlay the tool refused: one `render-failed` error on its Chart.yaml or
- * kustomization, and one where the tool's words (`toolMessage`) name a place — a template's line, a
+ * A chart or an overlay the tool refused: one `render-failed` error (`tool-missing` when there is no
+ * tool to run) on its Chart.yaml or kustomization, and one where the tool's words (`toolMessage`) name a place — a template's line, a
  * values file's — as the editor shows it (core/findings/render-failure.ts).
  */
-export function renderFailureEntries(source: RenderFailureSource, title: string, message: string, toolMessage: string): CheckedObject[] {
-  return renderFailureFindings('render-failed', renderFailurePlaces(source, toolMessage), message).map(({ file, ...finding }) => ({
+export function renderFailureEntries(source: RenderFailureSource, title: string, message: string, toolMessage: string, code: 'render-failed' | 'tool-missing' = 'render-failed'): CheckedObject[] {
+  return renderFailureFindings(code, renderFailurePlaces(source, toolMessage), message).map(({ file, ...finding }) => ({
     file: displayPath(file),
     title,
     findings: [finding],

@@ -2,6 +2,8 @@
 // findings, notes and (with --verify) the server's dry-run answer. The printers (format-*.ts) turn
 // this one record into text, JSON, SARIF, GitHub annotations or a GitLab Code Quality report.
 import type { Finding, ObjectIdentity, Severity } from '../core/findings/analysis';
+import { meansNotJudged, type FindingCode } from '../core/findings/catalogue';
+import type { Range } from '../core/manifest/manifest';
 import type { ForcePreview } from '../core/findings/force-preview';
 import type { ApplyMode } from '../core/ssa/predict';
 
@@ -27,6 +29,29 @@ export interface CheckedObject {
   readonly forcePreview?: ForcePreview;
   /** Set when the object was rendered (an overlay, a chart): `file` is then the source file the findings are on. */
   readonly rendered?: RenderedFrom;
+  /**
+   * Why the object, or the input (then without `object`), was not judged when no finding says so:
+   * facts the cluster or the snapshot did not give (core/findings/analysis.ts `unjudgedOn`), a
+   * rendered source no overlay or chart renders. A finding whose code means not judged (the
+   * catalogue's mark) says it by itself.
+   */
+  readonly notJudged?: string;
+}
+
+/** `{ notJudged }` for an entry when there is a reason, else nothing. */
+export function withReason(reason: string | undefined): { notJudged?: string } {
+  return reason !== undefined ? { notJudged: reason } : {};
+}
+
+/** An object or an input the check did not judge, and why: one line of the summary's list. */
+export interface NotJudged {
+  readonly file: string;
+  /** Where, when a finding says it. */
+  readonly range?: Range;
+  readonly title: string;
+  /** The finding that says it, when one does. */
+  readonly code?: FindingCode;
+  readonly reason: string;
 }
 
 /** The rendered object a source file's findings were found on. */
@@ -57,7 +82,12 @@ export interface ReportSummary {
   readonly information: number;
   /** Objects whose dry run the server answered differently from the prediction. */
   readonly disagreements: number;
+  /** Objects read from the files and renders, judged or not. */
   readonly objects: number;
+  /** Objects judged: every object but those listed as not judged. */
+  readonly judged: number;
+  /** Objects and inputs not judged (the length of `notJudged(report)`). */
+  readonly notJudged: number;
   readonly files: number;
 }
 
@@ -75,12 +105,15 @@ export function summarize(report: CheckReport): ReportSummary {
       counts.error += o.verification.differences.length;
     }
   }
+  const { objects, judged } = countObjects(report.objects);
   return {
     errors: counts.error,
     warnings: counts.warning,
     information: counts.information,
     disagreements,
-    objects: countObjects(report.objects),
+    objects,
+    judged,
+    notJudged: notJudged(report).length,
     files: report.files.length,
   };
 }
@@ -89,24 +122,65 @@ function renderedKey(rendered: RenderedFrom): string {
   return JSON.stringify([rendered.root, rendered.target, rendered.index]);
 }
 
-/**
- * Objects checked: a rendered object whose findings land in several source files (a patch, the
- * base, the kustomization) is listed once per file but is one object of one overlay.
- */
-function countObjects(objects: readonly CheckedObject[]): number {
-  const rendered = new Set<string>();
-  let plain = 0;
-  for (const o of objects) {
-    if (!o.object) continue;
-    if (o.rendered) rendered.add(renderedKey(o.rendered));
-    else plain++;
-  }
-  return plain + rendered.size;
+/** Whether an entry says its object or input was not judged: a finding of a code that means it, or a reason. */
+function unjudged(o: CheckedObject): boolean {
+  return o.notJudged !== undefined || o.findings.some((f) => meansNotJudged(f.code));
 }
 
-/** 0 clean, 1 when something would fail or deserves a look (errors, warnings); information alone is clean. */
+/**
+ * Objects checked, and those of them judged: a rendered object whose findings land in several
+ * source files (a patch, the base, the kustomization) is listed once per file but is one object of
+ * one overlay, not judged when any of its entries says so.
+ */
+function countObjects(objects: readonly CheckedObject[]): { objects: number; judged: number } {
+  const rendered = new Map<string, boolean>();
+  let plain = 0;
+  let plainJudged = 0;
+  for (const o of objects) {
+    if (!o.object) continue;
+    if (o.rendered) {
+      const key = renderedKey(o.rendered);
+      rendered.set(key, (rendered.get(key) ?? true) && !unjudged(o));
+    } else {
+      plain++;
+      if (!unjudged(o)) plainJudged++;
+    }
+  }
+  return { objects: plain + rendered.size, judged: plainJudged + [...rendered.values()].filter(Boolean).length };
+}
+
+/**
+ * Every object and input not judged, with why, in the report's order: each finding whose code
+ * means it (the catalogue's `notJudged` mark, which the editor's document state reads too), and each
+ * entry's own reason. A failure shown in two places (a chart's Chart.yaml and the template line
+ * helm names) is one input, listed at the place the tool named.
+ */
+export function notJudged(report: CheckReport): NotJudged[] {
+  const listed = new Map<string, NotJudged>();
+  for (const [i, o] of report.objects.entries()) {
+    // A plain object is one entry; a rendered object's entries share its key; an input's entries its title.
+    const which = o.rendered ? renderedKey(o.rendered) : o.object ? i : '';
+    for (const f of o.findings) {
+      if (!meansNotJudged(f.code)) continue;
+      const key = JSON.stringify([o.title, f.code, f.message, which]);
+      // The later place is the one the tool's words name (render-failure.ts lists the source's own file first).
+      listed.delete(key);
+      listed.set(key, { file: o.file, range: f.range, title: o.title, code: f.code, reason: f.message });
+    }
+    if (o.notJudged !== undefined) {
+      const key = JSON.stringify([o.title, '', o.notJudged, which]);
+      if (!listed.has(key)) listed.set(key, { file: o.file, title: o.title, reason: o.notJudged });
+    }
+  }
+  return [...listed.values()];
+}
+
+/**
+ * 0 clean, 1 when something would fail or deserves a look (errors, warnings) or was not judged;
+ * information alone is clean. What was not judged is never counted as clean.
+ */
 export function exitCodeFor(summary: ReportSummary): 0 | 1 {
-  return summary.errors + summary.warnings > 0 ? 1 : 0;
+  return summary.errors + summary.warnings > 0 || summary.notJudged > 0 ? 1 : 0;
 }
 
 /** What the facts were read from, as the summary lines say it. */

@@ -80,10 +80,13 @@ function writeStream(s: Setup, count: number): string {
   return file;
 }
 
-function summaryOf(run: CliRun): { objects: number; files: number; errors: number; warnings: number } {
-  const report = JSON.parse(run.stdout) as { summary: { objects: number; files: number; errors: number; warnings: number } };
+function summaryOf(run: CliRun): { objects: number; notJudged: number; files: number; errors: number; warnings: number } {
+  const report = JSON.parse(run.stdout) as { summary: { objects: number; notJudged: number; files: number; errors: number; warnings: number } };
   return report.summary;
 }
+
+// The objects of these cases are not in the known snapshot, so none of them is judged: each is
+// listed as not judged, with exit 1, and that list has to grow in proportion too.
 
 test('item 4: check grows linearly in objects — one file of JSON lines, 10k, 20k and 40k one-line ConfigMaps', { timeout: 900_000 }, async (t) => {
   const s = await prepare(t);
@@ -95,8 +98,8 @@ test('item 4: check grows linearly in objects — one file of JSON lines, 10k, 2
       s,
       (size) => ['check', '--snapshot', s.snapshot, '--format', 'json', writeJsonLines(s, size)],
       (run, size) => {
-        assert.equal(run.status, 0, run.stderr);
-        assert.equal(summaryOf(run).objects, size);
+        assert.equal(run.status, 1, run.stderr);
+        assert.deepEqual([summaryOf(run).objects, summaryOf(run).notJudged], [size, size]);
       },
     ),
   );
@@ -117,8 +120,8 @@ test('item 4: check grows linearly in objects — JSON values one after another 
       s,
       (size) => ['check', '--snapshot', s.snapshot, '--format', 'json', line(size)],
       (run, size) => {
-        assert.equal(run.status, 0, run.stderr);
-        assert.equal(summaryOf(run).objects, size);
+        assert.equal(run.status, 1, run.stderr);
+        assert.deepEqual([summaryOf(run).objects, summaryOf(run).notJudged], [size, size]);
       },
     ),
   );
@@ -158,8 +161,8 @@ test('item 4: check grows linearly in files — a folder of 2k, 4k and 8k one-ob
       s,
       (size) => ['check', '--snapshot', s.snapshot, '--format', 'json', folder(size)],
       (run, size) => {
-        assert.equal(run.status, 0, run.stderr);
-        assert.deepEqual([summaryOf(run).objects, summaryOf(run).files], [size, size]);
+        assert.equal(run.status, 1, run.stderr);
+        assert.deepEqual([summaryOf(run).objects, summaryOf(run).files, summaryOf(run).notJudged], [size, size, size]);
       },
     ),
   );
@@ -214,8 +217,10 @@ test('item 4: a 200k-object file within the documented limits is checked to the 
   assert.ok(fs.statSync(file).size < 16 * 1024 * 1024, 'inside the documented limit of a file');
   // One run, no limit on its time but the test's own: what matters is that it ends, with every object.
   const run = await measuredRun(s, ['check', '--snapshot', s.snapshot, '-n', s.namespace, '--format', 'text', file], 800_000);
-  assert.equal(run.status, 0, run.stderr.slice(0, 400));
-  assert.match(run.stdout, /^0 errors, 0 warnings, 0 information — 200000 objects in 1 file, /m);
+  // None of them is in the snapshot: every one is listed as not judged.
+  assert.equal(run.status, 1, run.stderr.slice(0, 400));
+  assert.match(run.stdout, /^0 errors, 0 warnings, 0 information — 0 objects judged in 1 file, .*; 200000 not judged:$/m);
+  assert.equal(run.stdout.split('\n').filter((line) => line.endsWith(': the live object is not known: not in the snapshot')).length, 200_000);
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -144,6 +144,26 @@ export function analyzeResource(resource: ManifestResource, facts: ResourceFacts
   return withSeverity(findingsOf(resource, facts, settings), settings.severity);
 }
 
+/**
+ * Why the analysis says nothing of an object on these facts, or only that it exists: the cluster did
+ * not tell whether it serves the kind or what the object is (not in a snapshot, an answer that never
+ * came), or there is no schema to compare an existing object's fields by for a server-side apply.
+ * Undefined when the facts are enough to judge it (a kind not served, or a name the server refuses,
+ * is judged: its finding says what the server answers). The stops of `analyzeResource`, named, so
+ * that the command line can list the object as not judged rather than count it clean.
+ */
+export function unjudgedOn(resource: ManifestResource, facts: ResourceFacts, settings: Pick<AnalysisSettings, 'applyMode'>): string | undefined {
+  // kubectl apply refuses a generateName before anything of the cluster matters (findingsOf).
+  if (settings.applyMode !== 'create' && resource.name === undefined && resource.generateName !== undefined && resource.generateName !== '') return undefined;
+  if (facts.kind.state === 'notServed' || facts.live.state === 'invalidName') return undefined;
+  if (facts.kind.state === 'unavailable') return `the cluster did not say whether it serves ${resource.apiVersion} ${resource.kind}: ${facts.kind.message}`;
+  if (facts.kind.state === 'pending') return `the cluster has not said yet whether it serves ${resource.apiVersion} ${resource.kind}`;
+  if (facts.live.state === 'unavailable') return `the live object is not known: ${facts.live.message}`;
+  if (facts.live.state === 'pending') return 'the live object is not known yet';
+  if (facts.schema === undefined && settings.applyMode === 'serverSide' && facts.live.state === 'exists') return `no schema of ${resource.apiVersion}: the fields are not compared with the live object's`;
+  return undefined;
+}
+
 function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: AnalysisSettings): Finding[] {
   const object = objectIdentity(resource);
   const at = (path: FieldPath) => rangeFor(resource, path, facts.schema);
@@ -183,6 +203,7 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
     const where = resource[field] !== undefined ? at(metadataPath(field)).value : resource.name !== undefined ? at(metadataPath('name')).value : kindRange();
     return [{ code: 'invalid-manifest', severity: defaultSeverity('invalid-manifest'), message: facts.live.message, range: where, object, path: `.${facts.live.field}` }];
   }
+  // unjudgedOn names these stops (and the one without a schema below) for the command line's summary.
   if (facts.kind.state !== 'served' || facts.live.state === 'pending' || facts.live.state === 'unavailable') return [];
   const served = facts.kind;
   const live = facts.live.state === 'exists' ? facts.live.object : undefined;

@@ -40,7 +40,11 @@ export interface FindingRule {
    * the user's severity setting names the code. The command line prints it with --verbose.
    */
   readonly quiet?: true;
-  /** A finding of this code means that (a part of) the file was not judged: the editor says so beside the cluster's health. */
+  /**
+   * A finding of this code means that (a part of) the file was not judged: the editor says so beside
+   * the cluster's health, the command line lists it under its summary's "not judged" and does not
+   * exit 0.
+   */
   readonly notJudged?: true;
 }
 
@@ -112,6 +116,8 @@ export const findingCatalogue = {
     description:
       'The cluster does not serve this apiVersion and kind, so kubectl apply fails on the object ("no matches for kind"): a built-in kind at a version that was removed (the message names the versions served), or a custom resource whose CustomResourceDefinition is not installed.',
     docs: docsLinks.apiVersions,
+    // What the server answers is said (no matches for kind), but nothing of the object's fields is.
+    notJudged: true,
   },
   'kind-from-new-crd': {
     severity: 'information',
