@@ -15,26 +15,9 @@ import { requireCluster } from '../support/env';
 import { apply, connect, freshNamespace, objectOf, scale, type KubeObject } from '../support/seed';
 import { requireTool } from '../tools/tools';
 import { positionOfKey, problemPosition, requireEditor, startEditor, type Problem } from './harness';
-import { settingsFor } from './scenarios';
+import { overlayBase, settingsFor } from './scenarios';
 
-const baseDeployment = `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  replicas: 1
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      containers:
-      - name: app
-        image: nginx:1.25
-`;
+const baseDeployment = overlayBase['base/deployment.yaml'];
 
 const ours = (p: Problem) => p.source === 'kube-conflict-hints';
 const isConflict = (p: Problem) => ours(p) && p.severity === 'error' && /kube-controller-manager/.test(p.message) && /overlay production/.test(p.message);
@@ -47,8 +30,7 @@ test('a fix on a base two overlays use names the other, and the one local to pro
   const conn = connect('admin', cluster.kubeconfig);
   const namespaces = { staging: await freshNamespace(conn, 'e2e-local-stg'), production: await freshNamespace(conn, 'e2e-local-prd') };
   const files: Record<string, string> = {
-    'base/kustomization.yaml': 'resources:\n- deployment.yaml\n',
-    'base/deployment.yaml': baseDeployment,
+    ...overlayBase,
     'overlays/staging/kustomization.yaml': `namespace: ${namespaces.staging}\nresources:\n- ../../base\n`,
     'overlays/production/kustomization.yaml': `namespace: ${namespaces.production}\nresources:\n- ../../base\n`,
     // The folder's choice: staging only.

@@ -13,33 +13,7 @@ import { requireCluster } from '../support/env';
 import { apply, connect, freshNamespace, objectOf, scale, type KubeObject } from '../support/seed';
 import { requireTool } from '../tools/tools';
 import { positionOfKey, problemPosition, requireEditor, startEditor, type Editor, type Problem } from './harness';
-import { settingsFor } from './scenarios';
-
-const base = {
-  'base/kustomization.yaml': `resources:
-- deployment.yaml
-`,
-  'base/deployment.yaml': `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  labels:
-    app: web
-spec:
-  replicas: 1
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      containers:
-      - name: app
-        image: nginx:1.25
-`,
-};
+import { overlayBase as base, settingsFor } from './scenarios';
 
 const overlays = (namespace: string) => ({
   'overlays/staging/kustomization.yaml': `namePrefix: staging-

@@ -210,3 +210,30 @@ export async function liveChangeScenario(conn: Connection): Promise<LiveChangeSc
     },
   };
 }
+
+/** A base of two overlays: its kustomization and the Deployment `web` it holds. */
+export const overlayBase = {
+  'base/kustomization.yaml': `resources:
+- deployment.yaml
+`,
+  'base/deployment.yaml': `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels:
+    app: web
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: app
+        image: nginx:1.25
+`,
+};

@@ -353,25 +353,9 @@ test('an untrusted workspace runs no rendering tool (the same setup, trusted, ru
 
 /** A base used by two overlays, staging and production, each applied as kubectl in its namespace and scaled to 5 by an autoscaler. */
 async function twoScaledOverlays(cluster: TestClusterInfo, kustomize: string, prefix: string): Promise<{ repo: string; base: string }> {
-  const conn = connect('admin', cluster.kubeconfig);
-  const repo = scratchDir(prefix);
-  const namespaces = { staging: await freshNamespace(conn, `${prefix}-stg`), production: await freshNamespace(conn, `${prefix}-prd`) };
-  writeFiles(repo, {
-    'base/kustomization.yaml': 'resources:\n- deployment.yaml\n',
-    'base/deployment.yaml': [
-      'apiVersion: apps/v1', 'kind: Deployment', 'metadata:', '  name: web', 'spec:', '  replicas: 1', '  selector:', '    matchLabels:', '      app: web',
-      '  template:', '    metadata:', '      labels:', '        app: web', '    spec:', '      containers:', '      - name: app', '        image: nginx:1.25', '',
-    ].join('\n'),
-    'overlays/staging/kustomization.yaml': `namespace: ${namespaces.staging}\nresources:\n- ../../base\n`,
-    'overlays/production/kustomization.yaml': `namespace: ${namespaces.production}\nresources:\n- ../../base\n`,
-  });
-  for (const [overlay, namespace] of Object.entries(namespaces)) {
-    const built = spawnSync(kustomize, ['build', path.join(repo, 'overlays', overlay)], { encoding: 'utf8' });
-    assert.equal(built.status, 0, built.stderr);
-    for (const doc of parseAllDocuments(built.stdout)) objectOf(await apply(conn, 'kubectl', doc.toJS() as KubeObject), 'apply');
-    objectOf(await scale(conn, 'kube-controller-manager', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace } }, 5), 'the autoscaler');
-  }
-  return { repo, base: path.join(repo, 'base/deployment.yaml') };
+  const { conn, repo, base, namespaces } = await baseOfTwoOverlays(cluster, kustomize, prefix);
+  objectOf(await scale(conn, 'kube-controller-manager', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: namespaces.staging } }, 5), 'the autoscaler');
+  return { repo, base };
 }
 
 test('which overlays count: a base used by staging and production is judged per overlay; choosing only staging makes production\'s conflict go, and a bad entry gets one message', async (t) => {
@@ -689,7 +673,7 @@ async function baseOfTwoOverlays(cluster: TestClusterInfo, kustomize: string, pr
   }
   objectOf(await scale(conn, 'kube-controller-manager', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: namespaces.production } }, 5), 'the autoscaler');
   const deployment = (overlay: 'staging' | 'production') => parseAllDocuments(build(overlay)).map((d) => d.toJS() as KubeObject).find((o) => o.kind === 'Deployment')!;
-  return { conn, repo, base: path.join(repo, 'base/deployment.yaml'), production: path.join(repo, 'overlays/production'), build, deployment };
+  return { conn, repo, namespaces, base: path.join(repo, 'base/deployment.yaml'), production: path.join(repo, 'overlays/production'), build, deployment };
 }
 
 /** Applies a fix as the editor does, then writes every file it touched to disk and saves it (the render reads the disk). */
