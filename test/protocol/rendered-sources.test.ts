@@ -61,6 +61,15 @@ async function chartServer(t: TestContext, cluster: TestClusterInfo, helm: strin
   return server;
 }
 
+/** A base for overlays: its kustomization and the Deployment `web` (one replica) it holds. */
+const overlayBase = {
+  'base/kustomization.yaml': 'resources:\n- deployment.yaml\n',
+  'base/deployment.yaml': [
+    'apiVersion: apps/v1', 'kind: Deployment', 'metadata:', '  name: web', 'spec:', '  replicas: 1', '  selector:', '    matchLabels:', '      app: web',
+    '  template:', '    metadata:', '      labels:', '        app: web', '    spec:', '      containers:', '      - name: app', '        image: nginx:1.25', '',
+  ].join('\n'),
+};
+
 async function openFiles(server: TestServer, files: readonly string[]): Promise<void> {
   for (const f of files) await server.open(uriOf(f), fs.readFileSync(f, 'utf8'));
 }
@@ -126,11 +135,7 @@ test('an overlay in the editor: the autoscaler conflict on the patch replicas li
   const namespace = await freshNamespace(conn, 'editor-kustomize');
   const repo = scratchDir('editor-kustomize');
   writeFiles(repo, {
-    'base/kustomization.yaml': 'resources:\n- deployment.yaml\n',
-    'base/deployment.yaml': [
-      'apiVersion: apps/v1', 'kind: Deployment', 'metadata:', '  name: web', 'spec:', '  replicas: 1', '  selector:', '    matchLabels:', '      app: web',
-      '  template:', '    metadata:', '      labels:', '        app: web', '    spec:', '      containers:', '      - name: app', '        image: nginx:1.25', '',
-    ].join('\n'),
+    ...overlayBase,
     'overlays/staging/kustomization.yaml': `namespace: ${namespace}\nresources:\n- ../../base\npatches:\n- path: replicas.yaml\n`,
     'overlays/staging/replicas.yaml': 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 2\n',
   });
@@ -654,11 +659,7 @@ async function baseOfTwoOverlays(cluster: TestClusterInfo, kustomize: string, pr
   const namespaces = { staging: await freshNamespace(conn, `${prefix}-stg`), production: await freshNamespace(conn, `${prefix}-prd`) };
   const patches = productionPatches.length > 0 ? `patches:\n${productionPatches.map((p) => `- path: ${p}\n`).join('')}` : '';
   writeFiles(repo, {
-    'base/kustomization.yaml': 'resources:\n- deployment.yaml\n',
-    'base/deployment.yaml': [
-      'apiVersion: apps/v1', 'kind: Deployment', 'metadata:', '  name: web', 'spec:', '  replicas: 1', '  selector:', '    matchLabels:', '      app: web',
-      '  template:', '    metadata:', '      labels:', '        app: web', '    spec:', '      containers:', '      - name: app', '        image: nginx:1.25', '',
-    ].join('\n'),
+    ...overlayBase,
     'overlays/staging/kustomization.yaml': `namespace: ${namespaces.staging}\nresources:\n- ../../base\n`,
     'overlays/production/kustomization.yaml': `namespace: ${namespaces.production}\nresources:\n- ../../base\n${patches}`,
     ...Object.fromEntries(Object.entries(productionFiles).map(([f, text]) => [`overlays/production/${f}`, text])),
