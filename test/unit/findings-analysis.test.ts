@@ -257,6 +257,13 @@ describe('severity overrides (kubeConflictHints.severity)', () => {
     assert.deepEqual(problemFindings(problems, { 'duplicate-key': 'off' }).filter((f) => f.code === 'duplicate-key'), []);
   });
 
+  test('a code that says the text was not judged can be lowered, never hidden: silence over it would read as all clear', () => {
+    const problems = parseManifestText('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [a\n').problems;
+    const syntax = problemFindings(problems, { 'yaml-syntax': 'off' }).filter((f) => f.code === 'yaml-syntax');
+    assert.ok(meansNotJudged('yaml-syntax') && syntax.length > 0, 'still there with off');
+    assert.deepEqual(levels(problemFindings(problems, { 'yaml-syntax': 'information' })).filter((l) => l.startsWith('yaml-syntax')), syntax.map(() => 'yaml-syntax:information'));
+  });
+
   test('the setting keeps only code: level pairs it understands', () => {
     const s = sanitizeSettings({ severity: { 'would-delete': 'warning', exists: 'off', 'field-conflict': 'fatal', 'Bad Code': 'error', __proto__: { x: 'error' } } });
     assert.deepEqual(s.severity, { 'would-delete': 'warning', exists: 'off' });

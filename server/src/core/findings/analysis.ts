@@ -4,7 +4,7 @@
 // cluster or an offline snapshot) and the tests (from captured fixtures) all share this code.
 import { isJsonObject, jsonDepthExceeds, type JsonObject, type JsonValue } from '../json';
 import { firstCharacter, locate, manifestLimits, type LocateOptions, type ManifestProblem, type ManifestResource, type Range } from '../manifest/manifest';
-import { defaultSeverity, docsLinks, type FindingCode, type Severity } from './catalogue';
+import { defaultSeverity, docsLinks, meansNotJudged, type FindingCode, type Severity } from './catalogue';
 import { builtInGroups, isCustomKind, judgeNotServed, type DefinedKind, type NotServedDiscovery } from './kind-served';
 import { IMMUTABLE_DATA_CAUSE, immutableChanges, type ImmutableChange } from './immutable';
 import { judgeMissingNamespace, type DefinedNamespace } from './namespaces';
@@ -84,7 +84,12 @@ export function withSeverity(findings: readonly Finding[], overrides: SeverityOv
   const out: Finding[] = [];
   for (const f of findings) {
     const level = Object.hasOwn(overrides, f.code) ? overrides[f.code] : undefined;
-    if (level === 'off') continue;
+    // What says that (a part of) a file was not judged is never hidden: silence over it would read
+    // as "nothing to fear". It can be lowered, not turned off.
+    if (level === 'off') {
+      if (meansNotJudged(f.code)) out.push(f);
+      continue;
+    }
     out.push(level && level !== f.severity ? { ...f, severity: level } : f);
   }
   return out;
