@@ -104,7 +104,7 @@ test('a template line that writes several labels: the hover speaks first of the 
   await editor.openFile('shop/templates/deployment.yaml');
   await editor.waitForProblems((ps) => ps.some(onLine), `the label conflict on deployment.yaml line ${at.line}`, 120_000);
   // The problem and, below it, the hover of the same label; managed-by (same value) only named.
-  const hover = await editor.hover(at, { expect: /Deployment web-shop in release web\s*\.metadata\.labels\.app\.kubernetes\.io\/version[\s\S]*Also written on this line, without a finding/ });
+  const hover = await editor.hover(at, { expect: /Deployment web-shop in release web in namespace [a-z0-9-]+\s*\.metadata\.labels\.app\.kubernetes\.io\/version[\s\S]*Also written on this line, without a finding/ });
   assert.match(hover, /kubectl-label/);
   assert.match(hover, /Live value: "2\.0\.0"/);
   assert.doesNotMatch(hover.slice(0, hover.indexOf('Also written on this line')), /managed-by/);
@@ -115,7 +115,7 @@ test('a template line that writes several labels: the hover speaks first of the 
   await editor.page.keyboard.press('Escape');
   objectOf(await label(appVersion), 'kubectl label back');
   await editor.waitForProblems((ps) => !ps.some(onLine), 'the label conflict gone', 120_000);
-  const after = await editor.hover(at, { expect: /Deployment web-shop in release web\s*\.metadata\.labels\.app\.kubernetes\.io\/version[\s\S]*Same value as the live object[\s\S]*Also written on this line: / });
+  const after = await editor.hover(at, { expect: /Deployment web-shop in release web in namespace [a-z0-9-]+\s*\.metadata\.labels\.app\.kubernetes\.io\/version[\s\S]*Same value as the live object[\s\S]*Also written on this line: / });
   assert.doesNotMatch(after, /is managed by "kubectl-label"|Live value/);
   await editor.screenshot('include-hover-after');
 });
