@@ -93,6 +93,9 @@ await Promise.all(
       for (const file of result.outputFiles) {
         const temporary = `${file.path}.${process.pid}.tmp`;
         fs.writeFileSync(temporary, file.contents);
+        // The entry `bin` names is run as a program (`npx kube-conflict-hints` in a checkout runs
+        // dist/cli.js itself, with no install to set its mode), so it is written executable.
+        if (name === 'cli' && file.path.endsWith('.js')) fs.chmodSync(temporary, 0o755);
         fs.renameSync(temporary, file.path);
       }
       if (production) fs.rmSync(path.join(outdir, `${name}.js.map`), { force: true });

@@ -7,97 +7,14 @@
 //   node scripts/mutations.mjs                 every mutation
 //   node scripts/mutations.mjs --only=a,b      some of them (by id)
 //   node scripts/mutations.mjs --list          the list
+// The list itself is scripts/mutation-list.mjs.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { mutations } from './mutation-list.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
-const core = (f) => `server/src/core/${f}`;
-const cluster = (f) => `server/src/cluster/${f}`;
-
-// The unit tests that judge the engine: captured fixtures and pure tests, a few seconds.
-const ENGINE = ['test/unit/engine-predict.test.ts', 'test/unit/engine-fieldset.test.ts', 'test/unit/fieldsv1.test.ts', 'test/unit/schema.test.ts', 'test/unit/path.test.ts'];
-
-/**
- * Each mutation: a plausible fault, as one exact text replacement (the text must occur exactly
- * once), and the tests that must fail. `rule` says which behaviour of the server it breaks.
- */
-const mutations = [
-  // Rules the real server taught us (test/fixtures/engine/predict-rules.yaml pins each).
-  { id: 'forgiveness-any-apiversion', rule: 'forgiveness needs a last-applied configuration at the request\'s apiVersion', file: core('ssa/predict.ts'),
-    from: "if (!isJsonObject(lastApplied) || lastApplied.apiVersion !== apiVersion) return undefined;", to: 'if (!isJsonObject(lastApplied)) return undefined;', tests: ENGINE },
-  { id: 'forgiveness-any-manager', rule: 'only the manager called kubectl is forgiven', file: core('ssa/predict.ts'),
-    from: "if (conflicts.length > 0 && input.fieldManager === 'kubectl') {", to: 'if (conflicts.length > 0) {', tests: ENGINE },
-  { id: 'forgiveness-off', rule: 'conflicts the last client-side apply set are forgiven', file: core('ssa/predict.ts'),
-    from: '    if (allowed) {\n', to: '    if (allowed && false) {\n', tests: ENGINE },
-  { id: 'managedfields-null-refused', rule: 'managedFields: null in an apply is allowed', file: core('ssa/predict.ts'),
-    from: "meta.managedFields !== undefined && meta.managedFields !== null) {", to: 'meta.managedFields !== undefined) {', tests: ENGINE },
-  { id: 'managedfields-in-manifest-off', rule: 'an apply carrying managedFields is refused (400)', file: core('ssa/predict.ts'),
-    from: "if (mode === 'serverSide' && meta.managedFields !== undefined", to: "if (false && meta.managedFields !== undefined", tests: ENGINE },
-  { id: 'type-problems-off', rule: 'a value the schema cannot type is refused (500)', file: core('ssa/fieldset.ts'),
-    from: '  visit(root, value);\n  return problems;\n}', to: '  visit(root, value);\n  return [];\n}', tests: ENGINE },
-  { id: 'type-problem-words', rule: 'the refusal names the value as Go prints it', file: core('ssa/fieldset.ts'),
-    from: 'const got = { string: goValueSharpV(v),', to: 'const got = { string: goValueV(v),', tests: ENGINE },
-  { id: 'rv-on-create-off', rule: 'a create with a resourceVersion fails in the storage (500)', file: core('ssa/predict.ts'),
-    from: "if (creates && typeof meta.resourceVersion === 'string'", to: "if (false && typeof meta.resourceVersion === 'string'", tests: ENGINE },
-  { id: 'rv-on-create-existing-clientside', rule: 'a client-side apply of an existing object is an update, not a create', file: core('ssa/predict.ts'),
-    from: "const creates = mode === 'create' || (mode === 'clientSide' && !live);", to: "const creates = mode === 'create' || mode === 'clientSide';", tests: ENGINE },
-  { id: 'uid-incarnation-409', rule: 'a uid of another incarnation is 422 Invalid, not a 409', file: core('ssa/predict.ts'),
-    from: "      code: 422,\n      reason: 'Invalid',", to: "      code: 409,\n      reason: 'Conflict',", tests: ENGINE },
-  { id: 'uid-incarnation-off', rule: 'a uid of another incarnation is refused', file: core('ssa/predict.ts'),
-    from: "if (uid !== undefined && uid !== '' && uid !== liveUid) {", to: 'if (false) {', tests: ENGINE },
-  { id: 'uid-on-missing-off', rule: 'an apply naming a uid no object has is a 409 uid mismatch', file: core('ssa/predict.ts'),
-    from: "      if (uid) statuses.push(", to: '      if (false) statuses.push(', tests: ENGINE },
-  { id: 'rv-empty-is-stale', rule: 'resourceVersion "" is no precondition', file: core('ssa/predict.ts'),
-    from: "if (rv !== undefined && !/^0*$/.test(rv) && rv !== liveRv) {", to: 'if (rv !== undefined && rv !== liveRv) {', tests: ENGINE },
-  { id: 'rv-zero-is-stale', rule: 'resourceVersion "0" is no precondition (an unconditional update)', file: core('ssa/predict.ts'),
-    from: "if (rv !== undefined && !/^0*$/.test(rv) && rv !== liveRv) {", to: "if (rv !== undefined && rv !== '' && rv !== liveRv) {", tests: ENGINE },
-  { id: 'create-rv-zero-refused', rule: 'a create with resourceVersion "0" is accepted', file: core('ssa/predict.ts'),
-    from: "&& /[1-9]/.test(meta.resourceVersion)) {", to: ') {', tests: ENGINE },
-  { id: 'generate-name-collides', rule: 'a create with generateName never collides', file: core('ssa/predict.ts'),
-    from: "const generated = typeof meta.generateName === 'string' && meta.generateName !== '' && name === '';", to: 'const generated = false;', tests: ENGINE },
-  // The apply itself (structured-merge-diff).
-  { id: 'conflict-rule-modified-only', rule: 'conflicts are owned ∩ (modified ∪ added)', file: core('ssa/predict.ts'),
-    from: 'const changed = unionSets(comparison.modified, comparison.added);', to: 'const changed = comparison.modified;', tests: ENGINE },
-  { id: 'prune-off', rule: 'what the applier dropped is removed', file: core('ssa/predict.ts'),
-    from: 'if (lastSet && !isEmptySet(lastSet)) merged = prune(', to: 'if (false) merged = prune(', tests: ENGINE },
-  { id: 'before-first-apply-off', rule: 'an object without managedFields is owned by before-first-apply', file: core('ssa/predict.ts'),
-    from: '  if (managers.size === 0) {', to: '  if (false) {', tests: ENGINE },
-  { id: 'status-not-reset', rule: 'status is reset by the main resource and never conflicts there', file: core('ssa/predict.ts'),
-    from: "return atom?.map && 'status' in atom.map.fields ? [[{ kind: 'field', name: 'status' }]] : [];", to: 'return [];', tests: ENGINE },
-  { id: 'compare-loose-equality', rule: 'a number never equals a string (maxSurge 1 vs "1%", quantities as written)', file: core('ssa/merge.ts'),
-    from: '      else if (!jsonEqual(r, l)) insertPath(result.modified, path);', to: '      else if (!jsonEqual(r, l) && String(r) !== String(l) && parseFloat(String(r)) !== parseFloat(String(l))) insertPath(result.modified, path);', tests: ENGINE },
-  { id: 'list-key-defaults-off', rule: 'a missing list key takes its schema default (protocol TCP)', file: core('ssa/fieldset.ts'),
-    from: '        if (def !== undefined && def !== null) fields[name] = def;', to: '', tests: ENGINE },
-  { id: 'list-keys-first-only', rule: 'list items are keyed by all their key fields', file: core('ssa/fieldset.ts'),
-    from: '    for (const name of list.keys) {', to: '    for (const name of list.keys.slice(0, 1)) {', tests: ENGINE },
-  { id: 'atomic-map-granular', rule: 'an atomic map (a selector) conflicts as a whole', file: core('ssa/merge.ts'),
-    from: "        if (a.map.elementRelationship === 'atomic' || emptyPromoteToLeaf) return leafFn();", to: '        if (emptyPromoteToLeaf) return leafFn();', tests: ENGINE },
-  { id: 'atomic-list-granular', rule: 'an atomic list (args) conflicts as a whole', file: core('ssa/merge.ts'),
-    from: "        if (a.list.elementRelationship === 'atomic' || emptyPromoteToLeaf) return leafFn();", to: '        if (emptyPromoteToLeaf) return leafFn();', tests: ENGINE },
-  { id: 'message-without-subresource', rule: 'the cause names the subresource a manager wrote through', file: core('ssa/messages.ts'),
-    from: '  if (m.subresource) s += ` with subresource ${goQuote(m.subresource)}`;', to: '', tests: ENGINE },
-  { id: 'message-managers-unsorted', rule: 'the conflict message lists managers sorted as the server does', file: core('ssa/messages.ts'),
-    from: '  for (const id of [...groups.keys()].sort(compareGoStrings)) {', to: '  for (const id of [...groups.keys()]) {', tests: ENGINE },
-  { id: 'update-identity-without-version', rule: 'an Update manager is told apart by the apiVersion it wrote at', file: core('ssa/managed-fields.ts'),
-    from: "      ...(operation === 'Update' ? { apiVersion: raw.apiVersion } : {}),\n", to: '', tests: ENGINE },
-  // The cluster layer, against the real server.
-  { id: 'writes-without-dry-run', rule: 'every write the product sends carries dryRun=All', file: cluster('http.ts'),
-    from: "    if (request.method !== 'GET') url.searchParams.set('dryRun', 'All');\n", to: '', tests: ['test/cluster-layer/verifier.test.ts'] },
-  { id: 'verifier-force', rule: 'the dry-run apply is sent with force=false', file: cluster('verifier.ts'),
-    from: "query: { fieldManager: options.fieldManager, force: 'false',", to: "query: { fieldManager: options.fieldManager, force: 'true',", tests: ['test/cluster-layer/verifier.test.ts'] },
-  { id: 'verifier-already-exists', rule: 'AlreadyExists is told apart by its reason', file: cluster('verifier.ts'),
-    from: "  if (reason === 'AlreadyExists') return 'alreadyExists';", to: '', tests: ['test/cluster-layer/verifier.test.ts'] },
-  // A disposed connection is silenced twice (its watches stop, its transport refuses); the fault
-  // is a dispose that does neither.
-  { id: 'dispose-keeps-watching', rule: 'a disposed connection sends nothing more', file: cluster('connection.ts'),
-    from: '      liveObjects.dispose();\n      openApi.dispose();\n      transport.dispose();', to: '      openApi.dispose();', tests: ['test/unit/cluster-watch.test.ts'] },
-  { id: 'secret-read-in-full', rule: 'Secrets are read as metadata only', file: cluster('live-objects.ts'),
-    from: "return readsMetadataOnly(this.resource) ? { accept: metadataOnly[form] } : {};", to: 'return {};', tests: ['test/security/secret-values.test.ts'] },
-  { id: 'secret-last-applied-kept', rule: 'the values a client-side apply left in last-applied never enter the cache', file: cluster('live-objects.ts'),
-    from: "return redactSecret({ ...object, apiVersion: this.resource.apiVersion, kind: this.resource.kind });", to: 'return { ...object, apiVersion: this.resource.apiVersion, kind: this.resource.kind };', tests: ['test/cluster-layer/live-objects.test.ts'] },
-];
 
 const args = process.argv.slice(2);
 if (args.includes('--list')) {

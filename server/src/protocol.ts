@@ -1,8 +1,12 @@
 // Plain-data contract between the VS Code client and the language server: settings, the custom
 // messages (each declared once with its params and result) and the typed helpers that send and
-// answer them. No imports, so both sides (and the CLI) can depend on it.
+// answer them. It imports types alone (erased when compiled), so both sides (and the CLI) can
+// depend on it without loading anything of the server.
 
-export type ApplyMode = 'serverSide' | 'clientSide' | 'create';
+import type { ApplyMode } from './core/ssa/predict';
+
+// The engine's own list of modes, declared once there: a mode it does not predict cannot be a setting.
+export type { ApplyMode };
 export const applyModes: readonly ApplyMode[] = ['serverSide', 'clientSide', 'create'];
 
 /**
@@ -269,7 +273,7 @@ export interface OverlaysResult {
 /**
  * What `kubectl apply --server-side --force-conflicts` would take from each other manager, and who
  * takes it back (core/findings/force-preview.ts computes it; the shape is repeated here because
- * this file imports nothing, and the server's handler is checked against it when it compiles).
+ * this file imports no code of the server, and the server's handler is checked against it when it compiles).
  */
 export interface ForcePreviewResult {
   /** `Force preview: Deployment shop/web` */

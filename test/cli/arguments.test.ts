@@ -14,7 +14,8 @@ writeFiles(dir, {
 const manifest = path.join(dir, 'cm.yaml');
 
 const usageErrors: { args: string[]; says: RegExp }[] = [
-  { args: ['lint', manifest], says: /unknown command "lint": use check or snapshot/ },
+  { args: [], says: /no command: use check, snapshot or lsp \(see --help\)/ },
+  { args: ['lint', manifest], says: /unknown command "lint": use check, snapshot or lsp \(see --help\)/ },
   { args: ['check'], says: /check needs manifests/ },
   { args: ['check', '--bogus', manifest], says: /Unknown option '--bogus'/ },
   { args: ['check', '--mode', 'replace', manifest], says: /--mode must be one of serverSide, clientSide, create \(got "replace"\)/ },
@@ -38,7 +39,7 @@ const usageErrors: { args: string[]; says: RegExp }[] = [
 ];
 
 for (const { args, says } of usageErrors) {
-  test(`usage error: ${args.map((a) => a.replace(dir, 'DIR')).join(' ')}`, async () => {
+  test(`usage error: ${args.map((a) => a.replace(dir, 'DIR')).join(' ') || '(no arguments)'}`, async () => {
     const run = await runCli(args);
     assert.equal(run.status, 2, run.stderr);
     assert.equal(run.stdout, '');

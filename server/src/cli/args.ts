@@ -130,10 +130,12 @@ warnings found, or something not judged (listed under the summary),
 
 export function parseCommandLine(argv: readonly string[]): ParsedCommand {
   const [verb, ...rest] = argv;
-  if (verb === undefined || verb === '--help' || verb === '-h' || verb === 'help') return { ok: true, command: { command: 'help' } };
+  // No command at all is a usage problem (exit 2, as the exit codes say), not a request for help.
+  if (verb === undefined) return { ok: false, message: 'no command: use check, snapshot or lsp (see --help)' };
+  if (verb === '--help' || verb === '-h' || verb === 'help') return { ok: true, command: { command: 'help' } };
   if (verb === '--version' || verb === '-v') return { ok: true, command: { command: 'version' } };
   if (verb !== 'check' && verb !== 'snapshot') {
-    return { ok: false, message: `unknown command ${JSON.stringify(verb)}: use check or snapshot (see --help)` };
+    return { ok: false, message: `unknown command ${JSON.stringify(verb)}: use check, snapshot or lsp (see --help)` };
   }
   let parsed;
   try {
