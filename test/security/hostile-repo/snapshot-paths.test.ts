@@ -145,10 +145,12 @@ test('held: check --snapshot: a folder that is a link to a folder outside is not
   writeFiles(base, { 'outside/app.yaml': outsideObject, 'app.yaml': appManifest, 'snap/snapshot.json': index() });
   fs.symlinkSync(path.join(base, 'outside'), path.join(base, 'snap', 'objects'));
   const run = await runCli(['check', '--snapshot', 'snap', '--format', 'json', 'app.yaml'], { cwd: base });
-  assert.equal(run.status, 0, run.stderr);
-  const report = JSON.parse(run.stdout) as { objects: { notes: string[] }[] };
-  // Had the link been followed, the object would exist; the snapshot holds nothing of it.
+  // Had the link been followed, the object would exist; the snapshot holds nothing of it, so it is
+  // listed as not judged (exit 1), never counted clean.
+  assert.equal(run.status, 1, run.stderr);
+  const report = JSON.parse(run.stdout) as { objects: { notes: string[] }[]; notJudged: { reason: string }[] };
   assert.match(report.objects[0]!.notes.join('\n'), /not in the snapshot snap/);
+  assert.equal(report.notJudged.length, 1, JSON.stringify(report.notJudged));
 });
 
 // ---------------------------------------------------------------------------------------------
