@@ -2,10 +2,8 @@
 // neither release nor namespace, and the conflict still shows, found from the cluster's own word;
 // the hover names the release and its namespace.
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { test } from 'node:test';
-import { chartInstalledElsewhere } from '../support/charts';
+import { chartFiles, chartInstalledElsewhere } from '../support/charts';
 import { requireCluster } from '../support/env';
 import { requireTool } from '../tools/tools';
 import { positionOfKey, requireEditor, startEditor, type Problem } from './harness';
@@ -20,11 +18,7 @@ test('a release in another namespace than the context\'s: its conflict appears w
   const isConflict = (p: Problem) => p.source === 'kube-conflict-hints' && p.severity === 'error' && new RegExp(`release web in namespace ${namespace}`).test(p.message);
 
   // The chart's files as the user's repository holds them; only helm's path is set (a user setting).
-  const files: Record<string, string> = {};
-  for (const f of fs.readdirSync(chart, { recursive: true, encoding: 'utf8' })) {
-    const full = path.join(chart, f);
-    if (fs.statSync(full).isFile()) files[`${name}/${f.split(path.sep).join('/')}`] = fs.readFileSync(full, 'utf8');
-  }
+  const files = chartFiles(chart, name);
   const editor = await startEditor(t, { name: 'release-found', ...prepared, files, settings: settingsFor(cluster.kubeconfig, 'admin', { 'kubeConflictHints.helmPath': helm }) });
   const template = files[`${name}/templates/deployment.yaml`]!;
   const at = positionOfKey(template, 'replicas');

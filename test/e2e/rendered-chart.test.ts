@@ -10,6 +10,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { test, type TestContext } from 'node:test';
+import { chartFiles } from '../support/charts';
 import { requireCluster } from '../support/env';
 import { connect, freshNamespace, objectOf, patch, scale } from '../support/seed';
 import { requireTool } from '../tools/tools';
@@ -40,11 +41,7 @@ async function installedChart(t: TestContext, name: string) {
   objectOf(await scale(conn, 'kube-controller-manager', deployment, 5), 'the autoscaler');
 
   // The chart's files, as the user's repository holds them.
-  const files: Record<string, string> = {};
-  for (const f of fs.readdirSync(path.join(scratch, 'shop'), { recursive: true, encoding: 'utf8' })) {
-    const full = path.join(scratch, 'shop', f);
-    if (fs.statSync(full).isFile()) files[`shop/${f.split(path.sep).join('/')}`] = fs.readFileSync(full, 'utf8');
-  }
+  const files = chartFiles(path.join(scratch, 'shop'), 'shop');
   const editor = await startEditor(t, {
     name,
     ...prepared,

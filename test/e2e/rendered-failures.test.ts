@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { test, type TestContext } from 'node:test';
+import { chartFiles } from '../support/charts';
 import { requireCluster } from '../support/env';
 import { connect, freshNamespace } from '../support/seed';
 import { requireTool } from '../tools/tools';
@@ -23,11 +24,7 @@ function scaffold(t: TestContext, helm: string): Record<string, string> {
   const home = path.join(scratch, '.home');
   const env = { PATH: process.env.PATH ?? '', HOME: home, HELM_CACHE_HOME: `${home}/cache`, HELM_CONFIG_HOME: `${home}/config`, HELM_DATA_HOME: `${home}/data` };
   assert.equal(spawnSync(helm, ['create', 'shop'], { cwd: scratch, env }).status, 0);
-  const files: Record<string, string> = {};
-  for (const f of fs.readdirSync(path.join(scratch, 'shop'), { recursive: true, encoding: 'utf8' })) {
-    const full = path.join(scratch, 'shop', f);
-    if (fs.statSync(full).isFile()) files[`shop/${f.split(path.sep).join('/')}`] = fs.readFileSync(full, 'utf8');
-  }
+  const files = chartFiles(path.join(scratch, 'shop'), 'shop');
   return files;
 }
 

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { helmEnv } from '../support/charts';
+import { chartFiles, helmEnv } from '../support/charts';
 import { requireCluster } from '../support/env';
 import { connect, freshNamespace, objectOf, scale } from '../support/seed';
 import { requireTool } from '../tools/tools';
@@ -56,11 +56,7 @@ test('a template that stops rendering: the error on the line helm names and a st
   const scratch = fs.mkdtempSync(path.join(editorScratch(), 'kch-e2e-template-'));
   t.after(() => fs.rmSync(scratch, { recursive: true, force: true }));
   assert.equal(spawnSync(helm, ['create', 'shop'], { cwd: scratch, env: helmEnv(path.join(scratch, '.home')) }).status, 0);
-  const files: Record<string, string> = {};
-  for (const f of fs.readdirSync(path.join(scratch, 'shop'), { recursive: true, encoding: 'utf8' })) {
-    const full = path.join(scratch, 'shop', f);
-    if (fs.statSync(full).isFile()) files[`shop/${f.split(path.sep).join('/')}`] = fs.readFileSync(full, 'utf8');
-  }
+  const files = chartFiles(path.join(scratch, 'shop'), 'shop');
   // The `{{- end }}` that closes `{{- if not .Values.autoscaling.enabled }}` is deleted.
   const whole = files['shop/templates/deployment.yaml']!;
   const replicas = positionOfKey(whole, 'replicas');

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { scratchDir } from '../cli/cli-process';
 import type { TestClusterInfo } from './env';
@@ -35,4 +36,14 @@ export async function chartInstalledElsewhere(cluster: TestClusterInfo, helm: st
   };
   const namespace = await install('web', 5);
   return { repo, chart, name, namespace, install };
+}
+
+/** Every file of a chart folder as a repository holds it: `as/relative/path` → text (for an editor's workspace). */
+export function chartFiles(chart: string, as: string): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const f of fs.readdirSync(chart, { recursive: true, encoding: 'utf8' })) {
+    const full = path.join(chart, f);
+    if (fs.statSync(full).isFile()) files[`${as}/${f.split(path.sep).join('/')}`] = fs.readFileSync(full, 'utf8');
+  }
+  return files;
 }
