@@ -10,8 +10,8 @@ import { definedKinds, withDefinedKinds, type DefinedKind } from '../core/findin
 import { relocateFindings } from '../core/findings/relocate';
 import { withReason, type CheckedObject } from './report';
 import { verifyResource, type ClusterConnection, type ClusterProblem } from '../cluster';
-import { chartName, helmTarget, renderHelm } from '../render/helm';
-import { findRelease, placeKey, type ReleasePlace } from '../core/sources/helm-release';
+import { chartName, helmTarget, renderInstalledChart } from '../render/helm';
+import type { ReleasePlace } from '../core/sources/helm-release';
 import { releaseOriginFinding } from '../core/findings/helm-release';
 import { describeRenderProblem, type RenderSettings } from '../render/renderer';
 import { objectTitle, type ObjectReads } from './facts';
@@ -57,20 +57,9 @@ export async function checkHelmCharts(
   for (const chart of request.charts) {
     const target = helmTarget(chart, request.release);
     // The release and namespace: those named (--release, -n), else the cluster's, as the editor finds them (core/sources/helm-release.ts).
-    const renders = new Map<string, Awaited<ReturnType<typeof renderHelm>>>();
     const name = chartName(chart) ?? path.basename(path.resolve(chart));
-    const found = await findRelease({
-      chartName: name,
-      named: request.named ?? {},
-      guess: { release: request.release ?? name, namespace: request.namespace },
-      render: async (place) => {
-        const out = await renderHelm({ chart, namespace: place.namespace, valuesFiles: request.valuesFiles, release: place.release }, request.settings);
-        renders.set(placeKey(place), out);
-        return out.ok ? out : undefined;
-      },
-      sightings: (kinds) => reads.helmSightings(kinds),
-    });
-    const result = renders.get(placeKey(found.place))!;
+    const guess = { release: request.release ?? name, namespace: request.namespace };
+    const { found, out: result } = await renderInstalledChart({ chart, valuesFiles: request.valuesFiles, named: request.named ?? {}, guess }, request.settings, (kinds) => reads.helmSightings(kinds));
     charts.push(path.resolve(chart));
     if (!result.ok) {
       // Without helm (or naming a folder that is no chart) nothing can be checked: one line, exit 2.

@@ -11,7 +11,7 @@ import { objectTarget, type ManifestResource } from '../core/manifest/manifest';
 import { qualifiedResource } from '../core/ssa/messages';
 import type { ReportSource } from './report';
 import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
-import { autoscalersFor, createFactsSource, redactText, type ApiResourceInfo, type ClusterConnection, type ClusterProblem } from '../cluster';
+import { autoscalersFor, createFactsSource, redactText, type ApiResourceInfo, type ClusterConnection, type ClusterProblem, type ClusterResult } from '../cluster';
 import type { AutoscalerFacts } from '../core/findings/force-preview';
 
 export type FactsAnswer =
@@ -30,7 +30,7 @@ export interface FactsReader {
    * Where a chart is installed (Helm's release records and the objects Helm sent, as metadata only);
    * a reader without it (a snapshot) knows of no release.
    */
-  helmSightings?(kinds: readonly { apiVersion: string; kind: string }[]): Promise<{ ok: true; value: HelmReleaseSightings } | { ok: false; why: string }>;
+  helmSightings?(kinds: readonly { apiVersion: string; kind: string }[]): Promise<ClusterResult<HelmReleaseSightings>>;
   close(): void;
 }
 
@@ -57,8 +57,8 @@ export class ObjectReads {
   }
 
   /** Where a chart is installed, as the reader knows it (a snapshot knows of no release). */
-  helmSightings(kinds: readonly { apiVersion: string; kind: string }[]): Promise<{ ok: true; value: HelmReleaseSightings } | { ok: false; why: string }> {
-    return this.reader.helmSightings ? this.reader.helmSightings(kinds) : Promise.resolve({ ok: false, why: 'a snapshot holds no release records' });
+  helmSightings(kinds: readonly { apiVersion: string; kind: string }[]): Promise<ClusterResult<HelmReleaseSightings>> {
+    return this.reader.helmSightings ? this.reader.helmSightings(kinds) : Promise.resolve({ ok: false, problem: { kind: 'other', message: 'a snapshot holds no release records' } });
   }
 
   /** The first refusal, when the cluster answered no read at all. */
@@ -97,10 +97,7 @@ export function liveFactsReader(connection: ClusterConnection): FactsReader {
       if (!answer.ok) return answer;
       return { ok: true, facts: answer.facts, title: objectTitle(resource, answer.served, answer.namespace), notes: answer.notes };
     },
-    helmSightings: async (kinds) => {
-      const seen = await connection.helmSightings(kinds);
-      return seen.ok ? seen : { ok: false, why: seen.problem.message };
-    },
+    helmSightings: (kinds) => connection.helmSightings(kinds),
     autoscalers: (resource) => autoscalersFor(connection, { apiVersion: resource.apiVersion, kind: resource.kind, ...(resource.namespace ? { namespace: resource.namespace } : {}) }),
     close: () => {
       facts.dispose();

@@ -1,7 +1,7 @@
 // Rendered sources in the editor: for an open file that overlays use (a base, a patch, a
 // kustomization) the overlays are built with the user's kustomize, each judged on its own; for a
 // chart's file (a template, a values file) the chart is rendered with the user's helm, as the
-// release the settings name. The rendered objects are predicted on by the command line's own code
+// release the cluster holds it as (render/helm.ts renderInstalledChart). The rendered objects are predicted on by the command line's own code
 // (core/findings/rendered.ts) and each finding shown where it lands on this file; hovers and quick
 // fixes on those lines work from the rendered object too.
 //
@@ -10,8 +10,8 @@
 // the workspace folders. It never runs on a keystroke: once when a file of a target is first asked
 // about, then after a save of one of its files (debounced). It never blocks: the previous answer
 // stays until the new one arrives, and the facts are peeked from the session's caches on each pull,
-// so a change on the cluster shows without rendering again. Without the tool: one information
-// message, never a diagnostic.
+// so a change on the cluster shows without rendering again. Without the tool, or when the tool
+// refuses: a finding on the source's files (tool-missing, render-failed) for as long as it lasts.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -47,9 +47,9 @@ import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget, SourceLocation, SourceMap } from '../core/sources/source-map';
 import { describeManager } from '../core/ssa/messages';
 import { notifications, requests, sendNotification, type DocumentParams, type OverlaysResult, type ReleasesResult, type Settings } from '../protocol';
-import { chartName, helmTarget, renderHelm } from '../render/helm';
+import { chartName, helmTarget, renderInstalledChart } from '../render/helm';
 import { releaseOriginFinding } from '../core/findings/helm-release';
-import { describeCandidate, findRelease, placeKey, type ReleaseOrigin, type ReleasePlace } from '../core/sources/helm-release';
+import { describeCandidate, placeKey, type ReleaseOrigin, type ReleasePlace } from '../core/sources/helm-release';
 import { readKustomizationFiles, renderKustomization } from '../render/kustomize';
 import { describeRenderProblem, type RenderProblem, type RenderSettings } from '../render/renderer';
 import { findingOf } from './diagnostics';
@@ -715,23 +715,7 @@ export class RenderedSources implements DocumentSource {
             // subcharts under charts/): helm reads them all. A link out of it is not followed: the
             // chart is not rendered (render/helm.ts), and the link itself is under the folder.
             const covers = coversChart;
-            const renders = new Map<string, Awaited<ReturnType<typeof renderHelm>>>();
-            const found = await findRelease({
-              chartName: chartName(chart) ?? guess.release,
-              named,
-              guess,
-              ...(remembered ? { remembered } : {}),
-              render: async (place) => {
-                const out = await renderHelm({ chart, namespace: place.namespace, valuesFiles, release: place.release }, tools);
-                renders.set(placeKey(place), out);
-                return out.ok ? out : undefined;
-              },
-              sightings: async (kinds) => {
-                const seen = await session.connection.helmSightings(kinds);
-                return seen.ok ? seen : { ok: false, why: seen.problem.message };
-              },
-            });
-            const out = renders.get(placeKey(found.place))!;
+            const { found, out } = await renderInstalledChart({ chart, valuesFiles, named, guess, ...(remembered ? { remembered } : {}) }, tools, (kinds) => session.connection.helmSightings(kinds));
             if (!out.ok) return { covers, ...failedOutcome(target, out.problem, { tool: 'helm', chart, valuesFiles }) };
             const helm = { release: out.release, namespace: out.namespace, major: out.helm.major };
             const apply = helmApply(helm);

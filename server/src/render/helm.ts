@@ -12,7 +12,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseManifestText, type ManifestResource } from '../core/manifest/manifest';
 import { helmSourceMap } from '../core/sources/helm-map';
-import { releaseLabel } from '../core/sources/helm-release';
+import { findRelease, placeKey, releaseLabel, type ReleaseFound, type ReleasePlace, type ReleaseSearch } from '../core/sources/helm-release';
 import type { RenderTarget } from '../core/sources/source-map';
 import type { RenderProblem, RenderResult, RenderSettings } from './renderer';
 import { runTool, toolOptions } from './run-tool';
@@ -108,6 +108,32 @@ export async function renderHelm(request: HelmRenderRequest, settings: RenderSet
   const notes = [...ran.notes, ...(hooks.size > 0 ? [`${hooks.size} hook object${hooks.size === 1 ? '' : 's'} (helm.sh/hook) not checked: Helm creates them at hook time, not with the release`] : [])];
   const shown = ['helm', ...args.slice(0, 3).map((a, i) => (i === 2 ? path.relative(process.cwd(), root) || '.' : a)), ...args.slice(3)].join(' ');
   return { ok: true, text: ran.stdout, sourceMap, notes, command: shown, release, namespace: request.namespace, helm: mode.helm, resources, hooks };
+}
+
+/**
+ * The chart rendered as the release the cluster holds it as (core/sources/helm-release.ts
+ * `findRelease`): the editor's and the command line's one way to render a chart. `out` is the render
+ * of the release found, failed or not (its failure is the chart's to show).
+ */
+export async function renderInstalledChart(
+  request: { chart: string; valuesFiles: readonly string[]; named: Partial<ReleasePlace>; guess: ReleasePlace; remembered?: ReleasePlace },
+  settings: RenderSettings,
+  sightings: ReleaseSearch<Extract<HelmRenderResult, { ok: true }>>['sightings'],
+): Promise<{ found: ReleaseFound<Extract<HelmRenderResult, { ok: true }>>; out: HelmRenderResult }> {
+  const renders = new Map<string, HelmRenderResult>();
+  const found = await findRelease({
+    chartName: chartName(request.chart) ?? request.guess.release,
+    named: request.named,
+    guess: request.guess,
+    ...(request.remembered ? { remembered: request.remembered } : {}),
+    render: async (place) => {
+      const out = await renderHelm({ chart: request.chart, namespace: place.namespace, valuesFiles: request.valuesFiles, release: place.release }, settings);
+      renders.set(placeKey(place), out);
+      return out.ok ? out : undefined;
+    },
+    sightings,
+  });
+  return { found, out: renders.get(placeKey(found.place))! };
 }
 
 /**

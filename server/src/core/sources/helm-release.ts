@@ -167,8 +167,8 @@ export interface ReleaseSearch<R extends { readonly resources: readonly Rendered
   readonly remembered?: ReleasePlace;
   /** The chart rendered as a release in a namespace; undefined when it did not render. */
   render(place: ReleasePlace): Promise<R | undefined>;
-  /** The cluster's sightings for these kinds, or why there are none. */
-  sightings(kinds: { apiVersion: string; kind: string }[]): Promise<{ ok: true; value: HelmReleaseSightings } | { ok: false; why: string }>;
+  /** The cluster's sightings for these kinds, or why there are none (the cluster layer's answer as it is). */
+  sightings(kinds: { apiVersion: string; kind: string }[]): Promise<{ ok: true; value: HelmReleaseSightings } | { ok: false; problem: { message: string } }>;
 }
 
 export interface ReleaseFound<R> {
@@ -187,7 +187,7 @@ export async function findRelease<R extends { readonly resources: readonly Rende
   if (search.named.release !== undefined && search.named.namespace !== undefined) return { place: search.guess, origin: { kind: 'settings' }, rendered: first };
   if (!first) return { place: search.guess, origin: { kind: 'guessed', why: 'the chart did not render' }, rendered: first };
   const seen = await search.sightings(sightingKinds(first.resources));
-  if (!seen.ok) return { place: search.guess, origin: { kind: 'guessed', why: seen.why }, rendered: first };
+  if (!seen.ok) return { place: search.guess, origin: { kind: 'guessed', why: seen.problem.message }, rendered: first };
   const candidates = releaseCandidates(search.chartName, first.resources, seen.value, search.named);
   const confirmed: { candidate: ReleaseCandidate; rendered: R }[] = [];
   for (const candidate of candidates.slice(0, MAX_CONFIRMED)) {
