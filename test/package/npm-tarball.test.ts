@@ -70,7 +70,7 @@ test('npm pack → npm install in an empty folder without a registry → kube-co
   objectOf(await scale(conn, 'kube-controller-manager', manifest, 5), 'scale as an autoscaler');
   fs.writeFileSync(path.join(project, 'web.yaml'), JSON.stringify(manifest, null, 2));
 
-  // As the README says to run it in CI: npx finds the installed command, and must not download it.
+  // As docs/ci.md says to run it in CI: npx finds the installed command, and must not download it.
   const check = spawnSync('npx', ['--no-install', 'kube-conflict-hints', 'check', 'web.yaml'], {
     cwd: project,
     env: { ...npmEnv, KUBECONFIG: cluster.kubeconfig },
@@ -80,6 +80,15 @@ test('npm pack → npm install in an empty folder without a registry → kube-co
   assert.match(check.stdout, /^web\.yaml:\d+:\d+ error field-conflict \.spec\.replicas is managed by "kube-controller-manager"/m);
   const version = spawnSync('npx', ['--no-install', 'kube-conflict-hints', '--version'], { cwd: project, env: npmEnv, encoding: 'utf8' });
   assert.equal(version.stdout.trim(), JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).version);
+
+  // As the README installs it for everyone: `npm install -g --offline` of the tarball (into a prefix
+  // of the test's own), the command then found on that prefix's bin folder.
+  const global = path.join(scratch, 'global');
+  const installGlobal = spawnSync('npm', ['install', '-g', '--offline', '--prefix', global, tarball], { cwd: scratch, env: npmEnv, encoding: 'utf8' });
+  assert.equal(installGlobal.status, 0, `npm install -g failed:\n${installGlobal.stdout}\n${installGlobal.stderr}`);
+  const globalVersion = spawnSync(path.join(global, 'bin', 'kube-conflict-hints'), ['--version'], { cwd: scratch, env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8' });
+  assert.equal(globalVersion.status, 0, globalVersion.stderr);
+  assert.equal(globalVersion.stdout.trim(), JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).version);
 
   // The installed `lsp` command answers an editor's initialize.
   const bin = path.join(project, 'node_modules', '.bin', 'kube-conflict-hints');
