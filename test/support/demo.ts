@@ -1,4 +1,4 @@
-// `npm run demo`: the product on a real API server in a few minutes, from a clean clone.
+// `npm run demo`: the product on a real API server from a clean clone: about 15 minutes the first time (building kube-apiserver and etcd), seconds after.
 // Starts the local kube-apiserver (building it the first time), writes a realistic history into the
 // namespace kch-demo through the seeding helpers — an autoscaler, a `kubectl edit`, a Helm release,
 // a ConfigMap made with `kubectl create`, an export that went stale — then runs the command-line
@@ -80,7 +80,7 @@ function check(kubeconfig: string, args: string[]): { output: string; status: nu
 }
 
 async function main(): Promise<number> {
-  say('Starting the local API server (the first run builds kube-apiserver and etcd: several minutes)...');
+  say('Starting the local API server (the first run builds kube-apiserver and etcd: about 15 minutes on two cores)...');
   const env = await withClusterLock(up);
   process.env.KCH_KUBECONFIG = env.kubeconfig;
   say(`kube-apiserver at ${env.server}\n\nWriting a history into namespace ${namespace}:`);
