@@ -1,9 +1,10 @@
 // The documentation against what it describes, as a tidy check: the README stays a first page (at
-// most 150 lines), its reference lives in docs/ and every relative link of either leads somewhere;
-// the findings table of docs/findings.md names each code of the rule catalogue once and no other;
-// ARCHITECTURE.md names every folder of server/src, and no folder there that does not exist. A code
-// added without a word to the user, a folder made or renamed without a line in the map, a page moved
-// without its links: each fails here. Each check is a function of text, also run on planted faults.
+// most 150 lines), its reference lives in docs/, each page of which the README links to, and every
+// relative link of either leads somewhere; the findings table of docs/findings.md names each code of
+// the rule catalogue once and no other; ARCHITECTURE.md names every folder of server/src, and no
+// folder there that does not exist. A code added without a word to the user, a folder made or
+// renamed without a line in the map, a page moved without its links: each fails here. Each check is
+// a function of text, also run on planted faults.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -153,6 +154,11 @@ test('docs/findings.md has a row for every finding code of the catalogue, once, 
 test('every relative link and image of the README and docs/ leads to a file (and heading) that exists', () => {
   assert.ok(pages.length > 2, 'README.md and docs/*.md are read');
   assert.deepEqual(pages.flatMap((page) => brokenLinks(page, read(page), readIfExists)), []);
+});
+
+test('every page of docs/ is reachable from the README by a link', () => {
+  const linked = new Set([...withoutCodeBlocks(read('README.md')).join('\n').matchAll(/\]\((docs\/[\w.-]+\.md)(?:#[^)]*)?\)/g)].map((m) => m[1]!));
+  assert.deepEqual(pages.filter((page) => page.startsWith('docs/') && !linked.has(page)), []);
 });
 
 test('ARCHITECTURE.md names every folder of server/src, and no folder there that does not exist', () => {
