@@ -16,7 +16,7 @@ import type { LoadProgress } from './progress';
 import type { DryRunAnswers } from './verified';
 import { resourceAt, type Workspace } from './workspace';
 
-export class ManifestDocuments implements DocumentSource {
+export class ManifestSource implements DocumentSource {
   constructor(
     private readonly workspace: Workspace,
     private readonly progress: LoadProgress,

@@ -13,7 +13,7 @@ import { DiagnosticsHandler } from './handlers/diagnostics';
 import { serveHovers } from './handlers/hover';
 import { serveInlayHints } from './handlers/inlay-hints';
 import { serveRequests } from './handlers/requests';
-import { ManifestDocuments } from './manifest-source';
+import { ManifestSource } from './manifest-source';
 import { LoadProgress } from './progress';
 import { DiagnosticsPusher } from './push-diagnostics';
 import { RefreshScheduler } from './refresh';
@@ -70,7 +70,7 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
 
   // One source per kind of input, the first that claims a document answers for it; a file of
   // Kubernetes objects claims whatever is left. A new kind of input adds its source here.
-  const service = new DocumentService(workspace, [rendered, new ManifestDocuments(workspace, progress, dryRuns)]);
+  const service = new DocumentService(workspace, [rendered, new ManifestSource(workspace, progress, dryRuns)]);
   const diagnostics = new DiagnosticsHandler(connection, workspace, service);
   const pusher = new DiagnosticsPusher(connection, () => workspace.documents.keys(), (uri) => diagnostics.of(uri));
   refresh.onRefresh(() => pusher.scheduleAll());
