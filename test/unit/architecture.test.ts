@@ -146,3 +146,24 @@ test('lsp/ keeps its state per connection: nothing mutable at module level', () 
   );
   assert.deepEqual(broken, []);
 });
+
+test('the lsp handlers ask the document service, never a document source: a new kind of input is one new source', () => {
+  // A source is a class of lsp/ that implements DocumentSource (lsp/document-service.ts).
+  const lspDir = path.join(serverSrc, 'lsp');
+  const sources = sourceFiles(lspDir).filter((f) => /\bimplements\s+DocumentSource\b/.test(fs.readFileSync(f, 'utf8')));
+  assert.ok(sources.length >= 2, 'the rule sees the document sources');
+  const handlers = sourceFiles(path.join(lspDir, 'handlers'));
+  assert.ok(handlers.length > 5, 'the rule sees the handlers');
+  const imported = handlers.flatMap((f) =>
+    importsOf(f)
+      .filter((spec) => spec.startsWith('.') && sources.includes(`${path.resolve(path.dirname(f), spec)}.ts`))
+      .map((spec) => `${path.relative(serverSrc, f)} imports ${spec}`),
+  );
+  assert.deepEqual(imported, []);
+  // Nor do the document features ask what the file is, or for a manifest's analysis: that is the sources' choice.
+  const features = ['diagnostics.ts', 'hover.ts', 'code-actions.ts', 'code-lens.ts', 'inlay-hints.ts'].map((f) => path.join(lspDir, 'handlers', f));
+  const asked = features.flatMap((f) =>
+    [...fs.readFileSync(f, 'utf8').matchAll(/\b(classify|isRenderedSource|analysisOf|sourceFiles)\b/g)].map((m) => `${path.relative(serverSrc, f)}: ${m[1]}`),
+  );
+  assert.deepEqual(asked, []);
+});

@@ -24,6 +24,7 @@ import {
   type ClientCapabilities,
   type CodeAction,
   type CodeActionParams,
+  type CodeLens,
   type Connection,
   type Diagnostic,
   type Hover,
@@ -31,7 +32,7 @@ import {
 } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { locateOptions, showValue, type Finding } from '../core/findings/analysis';
-import { renderedOwnershipHints, type OwnershipHint } from '../core/findings/ownership-hints';
+import { renderedOwnershipHints, type LineSpan, type OwnershipHint } from '../core/findings/ownership-hints';
 import { findingCatalogue } from '../core/findings/catalogue';
 import { definedKinds, withDefinedKinds } from '../core/findings/kind-served';
 import { renderFailureFindings, renderFailurePlaces, type FailurePlace, type RenderFailureSource } from '../core/findings/render-failure';
@@ -53,7 +54,7 @@ import { describeCandidate, placeKey, type ReleaseOrigin, type ReleasePlace } fr
 import { readKustomizationFiles, renderKustomization } from '../render/kustomize';
 import { describeRenderProblem, type RenderProblem, type RenderSettings } from '../render/renderer';
 import { findingOf } from './diagnostics';
-import type { DocumentSource } from './handlers/diagnostics';
+import type { DocumentSource } from './document-service';
 import type { RefreshScheduler } from './refresh';
 import type { Session } from './session';
 import { filePath, type ClassifiedFile } from './source-files';
@@ -150,6 +151,11 @@ export class RenderedSources implements DocumentSource {
     private readonly refresh: RefreshScheduler,
   ) {}
 
+  /** Kustomizations, the files they use and a chart's files. */
+  claims(file: ClassifiedFile): boolean {
+    return isRenderedSource(file);
+  }
+
   async findings(document: TextDocument): Promise<readonly Finding[]> {
     const context = await this.contextOf(document.uri);
     if (!context) return [];
@@ -181,11 +187,9 @@ export class RenderedSources implements DocumentSource {
     return out;
   }
 
-  /** The hover on a line of a rendered source; undefined when the document is none (the plain hover answers). */
-  async hover(uri: string, position: Position): Promise<Hover | null | undefined> {
-    const file = await this.workspace.classify(uri);
-    if (!file || !isRenderedSource(file)) return undefined;
-    const context = await this.contextOf(uri);
+  /** The hover on a line of a rendered source: the rendered field's. */
+  async hover(document: TextDocument, position: Position): Promise<Hover | null> {
+    const context = await this.contextOf(document.uri);
     if (!context) return null;
     // The first object that writes on this line, unless a later one has a finding there.
     let best: { text: string; label: string; diagnosed: boolean } | undefined;
@@ -199,14 +203,14 @@ export class RenderedSources implements DocumentSource {
     return { contents: { kind: 'markdown', value: `_${best.label}_\n\n${best.text}` } };
   }
 
-  /**
-   * The ownership hints on the lines of a rendered source (core/findings/ownership-hints.ts), one per
-   * line and owner label; undefined when the document is none (the plain manifest's hints answer).
-   */
-  async ownershipHints(uri: string, now: number): Promise<OwnershipHint[] | undefined> {
-    const file = await this.workspace.classify(uri);
-    if (!file || !isRenderedSource(file)) return undefined;
-    const context = await this.contextOf(uri);
+  /** A lens sums up an object of the file's own text; a rendered source has none. */
+  async codeLenses(): Promise<CodeLens[]> {
+    return [];
+  }
+
+  /** The ownership hints on the lines of a rendered source (core/findings/ownership-hints.ts), one per line and owner label. */
+  async ownershipHints(document: TextDocument, lines: LineSpan, now: number): Promise<OwnershipHint[]> {
+    const context = await this.contextOf(document.uri);
     if (!context) return [];
     const out: OwnershipHint[] = [];
     for (const { rendering, resource, facts } of this.objects(context)) {
@@ -217,13 +221,13 @@ export class RenderedSources implements DocumentSource {
         if (!out.some((h) => h.line === hint.line && h.label === hint.label)) out.push(hint);
       }
     }
-    return out;
+    return out.filter((h) => h.line >= lines.start && h.line <= lines.end);
   }
 
-  /** Quick fixes that edit the source line a finding landed on; undefined when the document is not a rendered source. */
-  async codeActions(params: CodeActionParams, document: TextDocument): Promise<CodeAction[] | undefined> {
+  /** Quick fixes that edit the source line a finding landed on. */
+  async codeActions(document: TextDocument, params: CodeActionParams): Promise<CodeAction[]> {
     const file = await this.workspace.classify(document.uri);
-    if (!file || !isRenderedSource(file)) return undefined;
+    if (!file) return [];
     const actions: CodeAction[] = [];
     const text = document.getText();
     const context = file.path;

@@ -1,16 +1,19 @@
 // The language server's wiring: one connection, the state it keeps (workspace.ts: documents,
-// trust, sessions; status.ts; refresh.ts; verified.ts) and the handlers that answer the client
-// (handlers/: each looks up a document and delegates to core/ and cluster/). Nothing here knows
-// Kubernetes, and nothing is kept at module level: every piece of state belongs to a connection.
+// trust, sessions; status.ts; refresh.ts; verified.ts), the document service and its sources (one
+// per kind of input) and the handlers that answer the client (handlers/: each looks up a document
+// and asks the service). Nothing here knows Kubernetes, and nothing is kept at module level: every
+// piece of state belongs to a connection.
 import { createConnection, DidChangeWatchedFilesNotification, FileChangeType, ProposedFeatures, TextDocumentSyncKind, type Connection } from 'vscode-languageserver/node';
 import { codeActionKinds } from './code-actions';
+import { DocumentService } from './document-service';
 import { serveCodeActions } from './handlers/code-actions';
 import { serveCodeLenses } from './handlers/code-lens';
 import { Commands, serverCommandIds } from './handlers/commands';
-import { DiagnosticsHandler, manifestFindings } from './handlers/diagnostics';
+import { DiagnosticsHandler } from './handlers/diagnostics';
 import { serveHovers } from './handlers/hover';
 import { serveInlayHints } from './handlers/inlay-hints';
 import { serveRequests } from './handlers/requests';
+import { ManifestSource } from './manifest-source';
 import { LoadProgress } from './progress';
 import { DiagnosticsPusher } from './push-diagnostics';
 import { RefreshScheduler } from './refresh';
@@ -65,14 +68,16 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
   const dryRuns = new DryRunAnswers(connection, workspace, refresh);
   const rendered = new RenderedSources(connection, workspace, refresh);
 
-  // What a document's diagnostics are made of, in order. A new kind of input adds its source here.
-  const diagnostics = new DiagnosticsHandler(connection, workspace, [manifestFindings(workspace, progress), rendered, dryRuns]);
+  // One source per kind of input, the first that claims a document answers for it; a file of
+  // Kubernetes objects claims whatever is left. A new kind of input adds its source here.
+  const service = new DocumentService(workspace, [rendered, new ManifestSource(workspace, progress, dryRuns)]);
+  const diagnostics = new DiagnosticsHandler(connection, workspace, service);
   const pusher = new DiagnosticsPusher(connection, () => workspace.documents.keys(), (uri) => diagnostics.of(uri));
   refresh.onRefresh(() => pusher.scheduleAll());
-  serveHovers(connection, workspace, rendered);
-  serveCodeActions(connection, workspace, rendered);
-  serveCodeLenses(connection, workspace);
-  serveInlayHints(connection, workspace, rendered);
+  serveHovers(connection, workspace, service);
+  serveCodeActions(connection, workspace, service);
+  serveCodeLenses(connection, workspace, service);
+  serveInlayHints(connection, workspace, service);
   // Each product request is also a workspace/executeCommand command (see handlers/commands.ts).
   serveRequests({ connection, commands: new Commands(connection), workspace, refresh, dryRuns, rendered, env });
 

@@ -6,12 +6,11 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { redactText } from '../cluster';
 import type { Finding } from '../core/findings/analysis';
 import type { VerifyResult } from '../protocol';
-import type { DocumentSource } from './handlers/diagnostics';
 import type { RefreshScheduler } from './refresh';
 import { verifyDocument } from './verify';
 import type { Workspace } from './workspace';
 
-export class DryRunAnswers implements DocumentSource {
+export class DryRunAnswers {
   /** The server's own dry-run answers where they differed from the prediction, per document version. */
   private readonly verified = new Map<string, { version: number; findings: Finding[] }>();
 
@@ -41,7 +40,7 @@ export class DryRunAnswers implements DocumentSource {
     if ((await this.workspace.settingsFor(uri)).verifyOnSave) await this.verify(uri);
   }
 
-  /** The answers for this very version of the document; an edit makes them stale. */
+  /** The answers for this very version of the document (shown with a manifest's findings: manifest-source.ts); an edit makes them stale. */
   findings(document: TextDocument): readonly Finding[] {
     const confirmed = this.verified.get(document.uri);
     return confirmed?.version === document.version ? confirmed.findings : [];

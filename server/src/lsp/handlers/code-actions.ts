@@ -1,18 +1,14 @@
-// Code actions: the quick fixes and fix-all that ../code-actions.ts builds from the findings each
-// diagnostic carries and the document's current analysis.
+// Code actions: the fixes the document's source builds from the findings each diagnostic carries
+// (a manifest's own fields, or on a rendered source the line that sets the field: a values key, a
+// patch's field).
 import type { Connection } from 'vscode-languageserver/node';
-import { codeActions } from '../code-actions';
-import type { RenderedSources } from '../rendered';
+import type { DocumentService } from '../document-service';
 import type { Workspace } from '../workspace';
 
-export function serveCodeActions(connection: Connection, workspace: Workspace, rendered: RenderedSources): void {
+export function serveCodeActions(connection: Connection, workspace: Workspace, service: DocumentService): void {
   connection.onCodeAction(async (params) => {
     const document = workspace.documents.get(params.textDocument.uri);
-    // On a rendered source the fixes edit the line that sets the field (a values key, a patch's field).
-    const onRendered = document && (await rendered.codeActions(params, document));
-    if (onRendered) return onRendered;
-    const state = await workspace.analysisOf(params.textDocument.uri);
-    if (!state) return [];
-    return codeActions(params, state.document, state.analysis);
+    if (!document) return [];
+    return service.codeActions(document, params);
   });
 }

@@ -1,34 +1,16 @@
 // Diagnostics, pulled by the client (`textDocument/diagnostic`) or pushed to clients that cannot
-// pull. A document's diagnostics are the findings of every document source, in order: the manifest
-// analysis, then the dry-run answers. A new kind of input (a rendered chart or kustomization, say)
-// adds its source to the list in server.ts; this handler does not change.
+// pull: the findings the document's source gives (document-service.ts), whatever kind of file it
+// is, shown with the user's severities, marked while the facts are old, and the document's state
+// (judged, old, not judged) sent when it changes.
 import { DocumentDiagnosticReportKind, type Connection, type DocumentDiagnosticReport } from 'vscode-languageserver/node';
-import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Finding } from '../../core/findings/analysis';
 import { meansNotJudged, restsOnCluster, ruleFor } from '../../core/findings/catalogue';
 import { notifications, sendNotification, type DocumentStateParams } from '../../protocol';
 import { isHeldBack } from '../document-analysis';
+import type { DocumentService } from '../document-service';
 import { toDiagnostic } from '../diagnostics';
-import type { LoadProgress } from '../progress';
 import type { ComputedDiagnostics } from '../push-diagnostics';
 import type { Workspace } from '../workspace';
-
-/** Something with findings to show on an open document. */
-export interface DocumentSource {
-  findings(document: TextDocument): readonly Finding[] | Promise<readonly Finding[]>;
-}
-
-/** The manifest analysis of the document's text (and, meanwhile, the load progress it shows). */
-export function manifestFindings(workspace: Workspace, progress: LoadProgress): DocumentSource {
-  return {
-    async findings(document) {
-      const state = await workspace.analysisOf(document.uri);
-      if (!state) return [];
-      progress.observe(document.uri, state.analysis.resources);
-      return state.analysis.findings;
-    },
-  };
-}
 
 export class DiagnosticsHandler {
   /** Per open document: the last full report's id and its diagnostics as sent. */
@@ -40,7 +22,7 @@ export class DiagnosticsHandler {
   constructor(
     connection: Connection,
     private readonly workspace: Workspace,
-    private readonly sources: readonly DocumentSource[],
+    private readonly service: DocumentService,
   ) {
     this.states = new DocumentStates(connection);
     connection.languages.diagnostics.on(async (params): Promise<DocumentDiagnosticReport> => {
@@ -66,8 +48,7 @@ export class DiagnosticsHandler {
   async of(uri: string): Promise<ComputedDiagnostics | undefined> {
     const document = this.workspace.documents.get(uri);
     if (!document) return undefined;
-    const findings: Finding[] = [];
-    for (const source of this.sources) findings.push(...(await source.findings(document)));
+    const findings = await this.service.findings(document);
     // While the cluster does not answer, what rests on its facts says since when they are old.
     const stale = await this.workspace.stalenessOf(uri);
     // A syntax error another language service underlines is not shown twice; the state counts it.

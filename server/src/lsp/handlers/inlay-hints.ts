@@ -1,34 +1,20 @@
 // Ownership hints (`kubeConflictHints.ownershipHints`): at the end of each line whose field another
 // field manager owns on the live object, that manager and how long ago, like a blame view. The hints
-// come from core/findings/ownership-hints.ts; on a template, values file or patch, from the rendered
-// objects (lsp/rendered.ts). Only where a cluster session serves the document, and only the lines
-// the editor asks about; while its cluster does not answer, each says since when it is old.
+// come from the document's source (on a template, values file or patch: from the rendered objects),
+// only for the lines the editor asks about; while its cluster does not answer, each says since when
+// it is old.
 import type { Connection, InlayHint } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { ownershipHints, type OwnershipHint } from '../../core/findings/ownership-hints';
-import type { RenderedSources } from '../rendered';
+import type { DocumentService } from '../document-service';
 import { notLive } from '../stale';
 import type { Workspace } from '../workspace';
 
-export function serveInlayHints(connection: Connection, workspace: Workspace, rendered: RenderedSources): void {
+export function serveInlayHints(connection: Connection, workspace: Workspace, service: DocumentService): void {
   connection.languages.inlayHint.on(async (params): Promise<InlayHint[]> => {
     const uri = params.textDocument.uri;
     const document = workspace.documents.get(uri);
     if (!document || !(await workspace.settingsFor(uri)).ownershipHints) return [];
-    const now = Date.now();
-    const span = { start: params.range.start.line, end: params.range.end.line };
-    let hints: readonly OwnershipHint[];
-    const onRendered = await rendered.ownershipHints(uri, now);
-    if (onRendered !== undefined) hints = onRendered.filter((h) => h.line >= span.start && h.line <= span.end);
-    else {
-      const state = await workspace.analysisOf(uri);
-      if (!state?.session) return [];
-      hints = state.analysis.resources.flatMap(({ resource, facts }) =>
-        facts?.live.state === 'exists' && resource.range.start.line <= span.end && resource.range.end.line >= span.start
-          ? ownershipHints(resource, facts.live.object, facts.schema, state.settings, now, span)
-          : [],
-      );
-    }
+    const hints = await service.ownershipHints(document, { start: params.range.start.line, end: params.range.end.line }, Date.now());
     // While the cluster does not answer, the owners are as it last said: marked as findings and hovers are.
     const stale = hints.length > 0 ? await workspace.stalenessOf(uri) : undefined;
     return hints.map((h) => ({

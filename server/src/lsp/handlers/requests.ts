@@ -6,10 +6,9 @@ import type { Connection } from 'vscode-languageserver/node';
 import { readKubeconfig } from '../../cluster';
 import { managerNames } from '../../core/findings/analysis';
 import { ownershipLegend, ownershipView } from '../../core/findings/ownership-view';
-import { notifications, onNotification, requests, type ContextsResult, type OwnershipResult } from '../../protocol';
+import { notifications, onNotification, requests, type ContextsResult, type OverlaysResult, type OwnershipResult, type ReleasesResult } from '../../protocol';
 import { forcePreviewAt } from '../force-preview';
 import type { RefreshScheduler } from '../refresh';
-import type { RenderedSources } from '../rendered';
 import type { DryRunAnswers } from '../verified';
 import { resourceAt, type Workspace } from '../workspace';
 import type { Commands } from './commands';
@@ -20,8 +19,15 @@ export interface RequestContext {
   readonly workspace: Workspace;
   readonly refresh: RefreshScheduler;
   readonly dryRuns: DryRunAnswers;
-  readonly rendered: RenderedSources;
+  readonly rendered: RenderChoices;
   readonly env: NodeJS.ProcessEnv;
+}
+
+/** The requests about rendered sources, which they answer (lsp/rendered.ts): render charts again, which overlays count, which release is judged. */
+export interface RenderChoices {
+  renderAgain(): void;
+  overlayChoices(uri: string): Promise<OverlaysResult>;
+  releaseChoices(uri: string): Promise<ReleasesResult>;
 }
 
 export function serveRequests({ connection, commands, workspace, refresh, dryRuns, rendered, env }: RequestContext): void {
