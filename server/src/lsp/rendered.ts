@@ -1,7 +1,8 @@
 // Rendered sources in the editor: for an open file that overlays use (a base, a patch, a
 // kustomization) the overlays are built with the user's kustomize, each judged on its own; for a
 // chart's file (a template, a values file) the chart is rendered with the user's helm, as the
-// release the cluster holds it as (render/helm.ts renderInstalledChart). The rendered objects are predicted on by the command line's own code
+// release the cluster holds it as (render/helm.ts renderInstalledChart). Which chart, release and overlay, and what each target
+// sends, are the command line's own (render/targets.ts). The rendered objects are predicted on by the command line's own code
 // (core/findings/rendered.ts) and each finding shown where it lands on this file; hovers and quick
 // fixes on those lines work from the rendered object too.
 //
@@ -758,7 +759,6 @@ export class RenderedSources implements DocumentSource {
   private labelsOf(folder: string, overlays: readonly string[]): Map<string, string> {
     return overlayLabels(overlays, kustomizationLabel, (r) => path.posix.relative(folder, r) || '.');
   }
-
 }
 
 
