@@ -21,7 +21,7 @@ export const renderedDir = path.join(import.meta.dirname, 'rendered');
 export interface ScenarioBase {
   name: string;
   about?: string;
-  /** The family that renders it: a key of the runner's `renderers` table. */
+  /** The family that renders it: a key of the `renderers` table (renderers.ts). */
   renderer: string;
   /** The kind of answer the history is built to get (accepted: no object conflicts). */
   server: Extract<ServerAnswer, 'accepted' | 'fieldConflict' | 'alreadyExists' | 'rejected'>;
@@ -58,7 +58,7 @@ export interface CheckedSources {
 /**
  * A renderer family: its scenario file, and the module that reads a scenario, renders it with the
  * real tool, asks the server and checks the product. A new family adds a file and a line in the
- * runner's table.
+ * `renderers` table (renderers.ts).
  */
 export interface RendererFamily<S extends ScenarioBase = ScenarioBase> {
   /** How the agreement line names the family's scenarios: `Helm charts`. */
