@@ -31,7 +31,7 @@ import { requireTool } from '../tools/tools';
 import { scratchDir } from '../cli/cli-process';
 import { removedRoots, sendRaw, serverStatus } from './oracle';
 import { replayHistory } from './replay';
-import type { RendererFamily, ScenarioBase, ScenarioContext } from './rendered-scenario';
+import type { CheckedSources, RendererFamily, ScenarioBase, ScenarioContext } from './rendered-scenario';
 import type { HistoryStep } from './scenario';
 
 export interface HelmScenario extends ScenarioBase {
@@ -104,6 +104,7 @@ export const helmFamily: RendererFamily<HelmScenario> = {
     return helm4 && s.helm === 3 ? requireTool(t, 'helm3') : helm4;
   },
   run: async (s, helm, context) => runScenario(s, helm, context, await setUp(context.kubeconfig, process.env.KCH_HELM4!)),
+  prepare: async (s, helm, context) => prepareScenario(s, helm, context, await setUp(context.kubeconfig, process.env.KCH_HELM4!)),
   close() {
     void shared?.then((s) => {
       s.reader.close();
@@ -119,7 +120,8 @@ function runHelm(work: string, helm: string, args: string[], cwd: string, kubeco
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-async function runScenario(s: HelmScenario, helm: string, { prefix }: ScenarioContext, { kubeconfig, admin, reader, work, scaffold }: Shared): Promise<void> {
+/** The chart copied and its values files written, and the history replayed, in a namespace of its own. */
+async function setUpScenario(s: HelmScenario, helm: string, { prefix }: ScenarioContext, { kubeconfig, admin, work, scaffold }: Shared) {
   const namespace = await freshNamespace(admin, prefix);
   const release = s.release ?? 'web';
   const chart = path.join(work, prefix, s.chart === 'scaffold' ? 'mychart' : 'shop');
@@ -142,6 +144,25 @@ async function runScenario(s: HelmScenario, helm: string, { prefix }: ScenarioCo
       await replayHistory(admin, [concrete], { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }, namespace);
     }
   }
+  return { namespace, release, chart, valuesFiles, valuesArgs, helmHere };
+}
+
+/** The chart checked as the release the scenario installs, in the editor and with `check --helm`. */
+async function prepareScenario(s: HelmScenario, helm: string, context: ScenarioContext, shared: Shared): Promise<CheckedSources> {
+  const { namespace, release, chart, valuesFiles } = await setUpScenario(s, helm, context, shared);
+  // Every file of the chart and its subcharts that a finding can land on.
+  const files = fs.readdirSync(chart, { recursive: true, encoding: 'utf8' }).filter((f) => /\.(ya?ml|tpl)$/.test(f)).map((f) => path.join(chart, f));
+  return {
+    folder: path.dirname(chart),
+    files,
+    cliArgs: ['--helm', chart, '--helm-binary', helm, '--release', release, '--namespace', namespace, ...valuesFiles.flatMap((f) => ['--values', f])],
+    settings: { helmPath: helm, helmRelease: release, namespace, helmValuesFiles: valuesFiles.map((f) => path.relative(chart, f)) },
+  };
+}
+
+async function runScenario(s: HelmScenario, helm: string, context: ScenarioContext, shared: Shared): Promise<void> {
+  const { reader, admin } = shared;
+  const { namespace, release, chart, valuesFiles, valuesArgs, helmHere } = await setUpScenario(s, helm, context, shared);
 
   // 2. The product, as `check --helm` runs it.
   const checked = await checkHelmCharts({ charts: [chart], valuesFiles, release, namespace, named: { release, namespace }, settings: { helm } }, new ObjectReads(reader), undefined);

@@ -21,7 +21,7 @@ import { requireTool } from '../tools/tools';
 import { runCli, scratchDir, writeFiles } from '../cli/cli-process';
 import { sendRaw, serverStatus } from './oracle';
 import { replayHistory } from './replay';
-import { inNamespace, type RendererFamily, type ScenarioBase } from './rendered-scenario';
+import { inNamespace, type CheckedSources, type RendererFamily, type ScenarioBase, type ScenarioContext } from './rendered-scenario';
 import type { HistoryStep } from './scenario';
 
 /** A history step of a Kustomize scenario: the ordinary steps, plus the rendered output applied. */
@@ -122,6 +122,7 @@ export const kustomizeFamily: RendererFamily<KustomizeScenario> = {
   },
   tool: (t) => requireTool(t, 'kustomize'),
   run: runScenario,
+  prepare: prepareScenario,
 };
 
 function render(tool: string, dir: string, target: string): string {
@@ -130,7 +131,8 @@ function render(tool: string, dir: string, target: string): string {
   return out.stdout;
 }
 
-async function runScenario(scenario: KustomizeScenario, tool: string, { kubeconfig, prefix }: { kubeconfig: string; prefix: string }): Promise<void> {
+/** The scenario's tree written and its history replayed, in a namespace of its own. */
+async function setUpScenario(scenario: KustomizeScenario, tool: string, { kubeconfig, prefix }: ScenarioContext) {
   const admin = connect('admin', kubeconfig);
   const namespace = await freshNamespace(admin, prefix);
   scratch ??= scratchDir('rendered');
@@ -150,6 +152,25 @@ async function runScenario(scenario: KustomizeScenario, tool: string, { kubeconf
   for (const [n, raw] of inNamespace(scenario.history, namespace).entries()) {
     await replayStep(admin, raw, rendered, renders, namespace, `history step ${n + 1}`);
   }
+  return { admin, namespace, dir, rendered };
+}
+
+/** The overlay checked as the scenario says, in the editor (it alone chosen) and with `check -k`. */
+async function prepareScenario(scenario: KustomizeScenario, tool: string, context: ScenarioContext): Promise<CheckedSources> {
+  const { dir } = await setUpScenario(scenario, tool, context);
+  const fieldManager = scenario.check.fieldManager ?? 'kubectl';
+  const mode = scenario.check.mode ?? 'serverSide';
+  return {
+    folder: dir,
+    files: Object.keys(scenario.files).map((f) => path.join(dir, f)),
+    cliArgs: ['--field-manager', fieldManager, '--mode', mode, '--kustomize-binary', tool, '-k', scenario.check.target],
+    settings: { kustomizePath: tool, fieldManager, applyMode: mode, kustomizeOverlays: [scenario.check.target] },
+  };
+}
+
+async function runScenario(scenario: KustomizeScenario, tool: string, context: ScenarioContext): Promise<void> {
+  const { admin, namespace, dir, rendered } = await setUpScenario(scenario, tool, context);
+  const { kubeconfig } = context;
 
   // 2. The truth: a dry run of every rendered object, as the user would send it. Each answer is
   // written as the product's finding for it: `field-conflict PATH by MANAGER`, `already-exists`,

@@ -12,6 +12,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { TestContext } from 'node:test';
 import { parse as parseYaml } from 'yaml';
+import type { Settings } from '../../server/src/protocol';
 import type { ServerAnswer } from './scenario';
 
 export const renderedDir = path.join(import.meta.dirname, 'rendered');
@@ -20,7 +21,7 @@ export const renderedDir = path.join(import.meta.dirname, 'rendered');
 export interface ScenarioBase {
   name: string;
   about?: string;
-  /** The family that renders it: a key of the runner's `renderers` table. */
+  /** The family that renders it: a key of the `renderers` table (renderers.ts). */
   renderer: string;
   /** The kind of answer the history is built to get (accepted: no object conflicts). */
   server: Extract<ServerAnswer, 'accepted' | 'fieldConflict' | 'alreadyExists' | 'rejected'>;
@@ -42,10 +43,22 @@ export interface ScenarioContext {
   prefix: string;
 }
 
+/** A scenario's sources on disk, after its history, as the editor and the command line are given them. */
+export interface CheckedSources {
+  /** The editor's workspace folder, and where `check` runs. */
+  folder: string;
+  /** Every source file of the target (absolute): each opened in the editor, each compared. */
+  files: string[];
+  /** `check`'s arguments besides the cluster's and the format: the target and how it is sent. */
+  cliArgs: string[];
+  /** The editor's settings besides the cluster's: the same target, sent the same way. */
+  settings: Partial<Settings>;
+}
+
 /**
  * A renderer family: its scenario file, and the module that reads a scenario, renders it with the
  * real tool, asks the server and checks the product. A new family adds a file and a line in the
- * runner's table.
+ * `renderers` table (renderers.ts).
  */
 export interface RendererFamily<S extends ScenarioBase = ScenarioBase> {
   /** How the agreement line names the family's scenarios: `Helm charts`. */
@@ -58,6 +71,11 @@ export interface RendererFamily<S extends ScenarioBase = ScenarioBase> {
   tool(t: TestContext, scenario: S): string | undefined;
   /** Runs the scenario; throws (an assertion) where the product and the server part. */
   run(scenario: S, tool: string, context: ScenarioContext): Promise<void>;
+  /**
+   * Writes the scenario's sources and replays its history, and says how a user checks them in the
+   * editor and with `check` (test/protocol/editor-and-cli-agree-rendered.test.ts).
+   */
+  prepare(scenario: S, tool: string, context: ScenarioContext): Promise<CheckedSources>;
   /** After every scenario ran. */
   close?(): void;
 }

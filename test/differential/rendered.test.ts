@@ -10,15 +10,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { requireCluster } from '../support/env';
-import { helmFamily } from './render-helm';
-import { kustomizeFamily } from './render-kustomize';
-import { loadRenderedScenarios, type RendererFamily } from './rendered-scenario';
-
-/** Each renderer family's way to read, render and check a scenario; a new family adds its line. */
-const renderers: Record<string, RendererFamily> = {
-  kustomize: kustomizeFamily,
-  helm: helmFamily,
-};
+import { loadRenderedScenarios } from './rendered-scenario';
+import { renderers } from './renderers';
 
 /** The acceptance: at least this many rendered scenarios, overlays and charts together. */
 const minimumTotal = 30;

@@ -2,15 +2,15 @@
 // sends it (Helm 4: a server-side apply as `helm`; Helm 3: an update as `helm`; docs/helm.md), with
 // the release's ownership metadata Helm adds, and Helm's own ownership check; each finding then
 // moved to the template line that writes the field and the values line it reads.
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { locateOptions, unjudgedOn, type AnalysisSettings } from '../core/findings/analysis';
-import { helmApply, renderedObjectAnalysis, sentResource } from '../core/findings/rendered';
+import { renderedObjectAnalysis } from '../core/findings/rendered';
 import { definedKinds, withDefinedKinds, type DefinedKind } from '../core/findings/kind-served';
 import { relocateFindings } from '../core/findings/relocate';
 import { withReason, type CheckedObject } from './report';
 import { verifyResource, type ClusterConnection, type ClusterProblem } from '../cluster';
-import { chartName, helmTarget, renderInstalledChart } from '../render/helm';
+import { helmTarget, renderInstalledChart } from '../render/helm';
+import { chartRelease, sentByHelm } from '../render/targets';
 import type { ReleasePlace } from '../core/sources/helm-release';
 import { releaseOriginFinding } from '../core/findings/helm-release';
 import { describeRenderProblem, type RenderSettings } from '../render/renderer';
@@ -57,9 +57,8 @@ export async function checkHelmCharts(
   for (const chart of request.charts) {
     const target = helmTarget(chart, request.release);
     // The release and namespace: those named (--release, -n), else the cluster's, as the editor finds them (core/sources/helm-release.ts).
-    const name = chartName(chart) ?? path.basename(path.resolve(chart));
-    const guess = { release: request.release ?? name, namespace: request.namespace };
-    const { found, out: result } = await renderInstalledChart({ chart, valuesFiles: request.valuesFiles, named: request.named ?? {}, guess }, request.settings, (kinds) => reads.helmSightings(kinds));
+    const { named, guess } = chartRelease(chart, { release: request.release, namespace: request.named?.namespace }, request.namespace);
+    const { found, out: result } = await renderInstalledChart({ chart, valuesFiles: request.valuesFiles, named, guess }, request.settings, (kinds) => reads.helmSightings(kinds));
     charts.push(path.resolve(chart));
     if (!result.ok) {
       // Without helm (or naming a folder that is no chart) nothing can be checked: one line, exit 2.
@@ -87,15 +86,13 @@ export async function checkHelmCharts(
       objects.push(...renderFailureEntries({ tool: 'helm', chart: root, valuesFiles: request.valuesFiles.map((f) => toSlashes(path.resolve(f))) }, `${target.label} (${displayPath(root)})`, describeRenderProblem(target, result.problem), result.problem.message));
       continue;
     }
-    const applied = helmApply({ release: result.release, namespace: result.namespace, major: result.helm.major }, severity);
+    const { apply: applied, resources } = sentByHelm(result, severity);
     const sent = { ...applied, settings: withDefinedKinds(applied.settings, [...defined, ...definedKinds(result.resources, result.sourceMap.target.label)]) };
     const settings = sent.settings;
     apply = { fieldManager: settings.fieldManager, applyMode: settings.applyMode };
     const label = `${result.sourceMap.target.label} (Helm ${result.helm.major}: ${result.helm.mode === 'serverSide' ? 'server-side apply' : 'client-side update'} as ${result.helm.fieldManager})`;
-    for (const rendered of result.resources) {
-      if (result.hooks.has(rendered.documentIndex)) continue;
-      // What Helm sends: the rendered object with the release's ownership metadata, in the release's namespace.
-      const resource = sentResource(rendered, sent);
+    // What Helm sends: the rendered objects but its hooks, with the release's ownership metadata, in the release's namespace.
+    for (const resource of resources) {
       const answer = await reads.read(resource);
       const renderedFrom = { target: result.sourceMap.target.label, root: displayPath(path.resolve(chart)), index: resource.documentIndex };
       if (!answer.ok) {
@@ -137,19 +134,4 @@ export async function checkHelmCharts(
 function chartNote(chart: string, label: string, note: string): CheckedObject {
   const root = path.resolve(chart);
   return { file: displayPath(root), title: `${label} (${displayPath(root)})`, findings: [], notes: [note] };
-}
-
-/**
- * The chart that is installed for a chart folder: a subchart (CHART/charts/NAME/) is rendered by
- * its parent, with the parent's values, never alone.
- */
-export function releaseChart(chart: string): string {
-  let root = path.resolve(chart);
-  for (let i = 0; i < 16; i++) {
-    const charts = path.dirname(root);
-    const parent = path.dirname(charts);
-    if (path.basename(charts) !== 'charts' || parent === charts || !fs.existsSync(path.join(parent, 'Chart.yaml'))) break;
-    root = parent;
-  }
-  return root;
 }

@@ -1,16 +1,14 @@
 // The check itself: every file, every object in it, the facts from the cluster or a snapshot,
 // the same analysis the editor runs, and (with --verify) the server's dry-run answer beside it.
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { analyzeResource, locateOptions, objectIdentity, predictionOf, problemFindings, unjudgedOn, type AnalysisSettings, type Finding, type ResourceFacts } from '../core/findings/analysis';
 import { forcePreview, type AutoscalerFacts, type ForcePreview, type KubectlInvocation } from '../core/findings/force-preview';
 import { definedKinds, withDefinedKinds, type DefinedKind } from '../core/findings/kind-served';
 import { overlayLabels, renderedObjectFindings } from '../core/findings/rendered';
 import { parseManifestText, type ManifestResource } from '../core/manifest/manifest';
-import { kustomizationFileNames } from '../core/sources/file-kinds';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget } from '../core/sources/source-map';
-import { renderKustomization } from '../render/kustomize';
+import { renderOverlay, topChart } from '../render/targets';
 import { describeRenderProblem, type RenderResult, type RenderSettings } from '../render/renderer';
 import { withReason, type CheckedObject, type CheckReport } from './report';
 import { verifyResource, type ClusterConnection, type ClusterProblem, type VerifyAnswer } from '../cluster';
@@ -18,9 +16,9 @@ import { ObjectReads, objectTitle, type FactsReader } from './facts';
 import { classifyInputs, findKustomizations, kustomizeTargets, notCheckedNote } from './classify';
 import { displayPath, readTextFile, stdinTarget, type FileText } from './files';
 import type { CheckProgress } from './progress';
-import { checkHelmCharts, releaseChart, type HelmCheckRequest } from './check-helm';
+import { checkHelmCharts, type HelmCheckRequest } from './check-helm';
 import { renderedObjectEntries, renderFailureEntries } from './rendered-objects';
-import { isDirectory, isRegularFile, toSlashes } from '../render/paths';
+import { isDirectory, toSlashes } from '../render/paths';
 
 export type CheckOutcome = { ok: true; report: CheckReport } | { ok: false; problem: ClusterProblem } | { ok: false; usage: string };
 
@@ -85,31 +83,27 @@ export async function runCheck(
   }
   const defined: DefinedKind[] = [...plain].flatMap(([file, parsed]) => definedKinds(parsed.resources, displayPath(file)));
   const labels = labelsFor([...targets.keys()]);
-  const renders: { root: string; wanted: Set<string> | 'all'; target: RenderTarget; result: Extract<RenderResult, { ok: true }>; parsed: ReturnType<typeof parseManifestText> }[] = [];
+  const renders: { root: string; wanted: Set<string> | 'all'; target: RenderTarget; result: Extract<RenderResult, { ok: true }>; resources: readonly ManifestResource[] }[] = [];
   for (const [root, { wanted }] of targets) {
     const target: RenderTarget = { kind: 'kustomize', root, label: labels.get(root)! };
-    const result = await renderKustomization(target, rendering.settings);
-    if (!result.ok) {
+    const out = await renderOverlay(target, rendering.settings);
+    if (!out.ok) {
       // Without the tool nothing renders: one line, exit 2. One overlay the tool refuses is that
       // overlay's error; the other overlays are still checked.
-      if (result.problem.kind === 'not-installed') return { ok: false, usage: describeRenderProblem(target, result.problem) };
-      objects.push(...renderFailure(root, target, describeRenderProblem(target, result.problem), result.problem.message));
+      if (out.problem?.kind === 'not-installed') return { ok: false, usage: describeRenderProblem(target, out.problem) };
+      const title = `${target.label} (${displayPath(root)})`;
+      if (out.problem) objects.push(...renderFailureEntries(out.source, title, describeRenderProblem(target, out.problem), out.problem.message));
+      else objects.push(...renderFailureEntries(out.source, title, `cannot check ${target.label}: ${out.unreadable}`, `cannot check ${target.label}: ${out.unreadable}`));
       continue;
     }
-    const parsed = parseManifestText(result.text);
-    if (parsed.problems.length > 0) {
-      const message = `cannot check ${target.label}: ${result.command} printed text that is not YAML: ${parsed.problems[0]!.message}`;
-      objects.push(...renderFailure(root, target, message, message));
-      continue;
-    }
-    renders.push({ root, wanted, target, result, parsed });
-    defined.push(...definedKinds(parsed.resources, target.label));
+    renders.push({ root, wanted, target, result: out.result, resources: out.resources });
+    defined.push(...definedKinds(out.resources, target.label));
   }
   const together = withDefinedKinds(settings, defined);
   // One object the cluster refuses to let be read is that object's not judged; the others go on.
   const reads = new ObjectReads(reader);
-  for (const { root, wanted, target, result, parsed } of renders) {
-    for (const resource of parsed.resources) {
+  for (const { root, wanted, target, result, resources } of renders) {
+    for (const resource of resources) {
       const answer = await reads.read(resource);
       const rendered = { target: target.label, root: displayPath(root), index: resource.documentIndex };
       if (!answer.ok) {
@@ -154,7 +148,7 @@ export async function runCheck(
     charts.push(...helm.charts.map(toSlashes));
     helmApply = helm.apply;
   }
-  const unnamed = [...new Set([...kinds.values()].flatMap((k) => (k.kind === 'helm-chart' ? [toSlashes(releaseChart(k.chart))] : [])))].filter((c) => !charts.includes(c));
+  const unnamed = [...new Set([...kinds.values()].flatMap((k) => (k.kind === 'helm-chart' ? [toSlashes(topChart(k.chart))] : [])))].filter((c) => !charts.includes(c));
   if (rendering.helm && unnamed.length > 0) {
     const helm = await checkHelmCharts({ charts: unnamed, valuesFiles: [], namespace: rendering.helm.namespace, ...(rendering.helm.named?.namespace !== undefined ? { named: { namespace: rendering.helm.named.namespace } } : {}), settings: rendering.settings, withoutHelm: 'finding' }, reads, settings.severity, verifier, defined);
     if (!helm.ok) return helm;
@@ -169,7 +163,7 @@ export async function runCheck(
     const shown = displayPath(file);
     const kind = kinds.get(file)!;
     if (throughOverlays.has(file)) continue;
-    if (kind.kind === 'helm-chart' && charts.includes(toSlashes(releaseChart(kind.chart)))) continue;
+    if (kind.kind === 'helm-chart' && charts.includes(toSlashes(topChart(kind.chart)))) continue;
     if (kind.kind !== 'manifest') {
       const note = notCheckedNote(kind, (p) => displayPath(p));
       // A rendered source no overlay or chart here renders: nothing of it is judged.
@@ -226,18 +220,6 @@ async function forcePreviewOf(
   if (!findings.some((f) => f.code === 'field-conflict') || facts.live.state !== 'exists') return undefined;
   const autoscalers: AutoscalerFacts = reader.autoscalers ? await reader.autoscalers(resource) : { state: 'unknown', reason: 'a snapshot holds no HorizontalPodAutoscalers' };
   return forcePreview({ object: objectIdentity(resource), prediction: predictionOf(resource, facts, settings), live: facts.live.object, fieldManager: settings.fieldManager, autoscalers, invocation });
-}
-
-/** An overlay that could not be rendered: one error on its kustomization file. */
-function renderFailure(root: string, target: RenderTarget, message: string, toolMessage: string): CheckedObject[] {
-  const kustomization = kustomizationFileNames.map((n) => toSlashes(path.join(root, n))).find(isRegularFile) ?? toSlashes(root);
-  let text: string | undefined;
-  try {
-    text = fs.readFileSync(kustomization, 'utf8');
-  } catch {
-    text = undefined;
-  }
-  return renderFailureEntries({ tool: 'kustomize', kustomization, ...(text !== undefined ? { kustomizationText: text } : {}) }, `${target.label} (${displayPath(root)})`, message, toolMessage);
 }
 
 /** `overlay production`; the folder as shown when two targets share a name. */

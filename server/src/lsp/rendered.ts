@@ -1,7 +1,8 @@
 // Rendered sources in the editor: for an open file that overlays use (a base, a patch, a
 // kustomization) the overlays are built with the user's kustomize, each judged on its own; for a
 // chart's file (a template, a values file) the chart is rendered with the user's helm, as the
-// release the cluster holds it as (render/helm.ts renderInstalledChart). The rendered objects are predicted on by the command line's own code
+// release the cluster holds it as (render/helm.ts renderInstalledChart). Which chart, release and overlay, and what each target
+// sends, are the command line's own (render/targets.ts). The rendered objects are predicted on by the command line's own code
 // (core/findings/rendered.ts) and each finding shown where it lands on this file; hovers and quick
 // fixes on those lines work from the rendered object too.
 //
@@ -36,22 +37,21 @@ import { renderedOwnershipHints, type LineSpan, type OwnershipHint } from '../co
 import { findingCatalogue } from '../core/findings/catalogue';
 import { definedKinds, withDefinedKinds } from '../core/findings/kind-served';
 import { renderFailureFindings, renderFailurePlaces, type FailurePlace, type RenderFailureSource } from '../core/findings/render-failure';
-import { helmApply, overlayLabels, overlayLocalChange, removalFromSources, renderedLineHover, renderedObjectFindings, sentResource, type LocalChange, type RenderedApply, type SourceRemoval } from '../core/findings/rendered';
+import { helmApply, overlayLabels, overlayLocalChange, removalFromSources, renderedLineHover, renderedObjectFindings, type LocalChange, type RenderedApply, type SourceRemoval } from '../core/findings/rendered';
 import { findingPath, type RelocatedFinding } from '../core/findings/relocate';
 import { jsonEqual, type JsonValue } from '../core/json';
 import { replaceValueEdits, type EditResult, type TextEdit } from '../core/manifest/edits';
 import { plainYamlValueAt, replacePlainYamlValueEdits } from '../core/manifest/edits-yaml';
 import { countedOverlays, entriesToKeep, overlayEntryOf, parseOverlayEntries, unmatchedEntries } from '../core/sources/overlay-choice';
 import { namedObject, parseManifestText, type ManifestResource } from '../core/manifest/manifest';
-import { kustomizationFileNames } from '../core/sources/file-kinds';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget, SourceLocation, SourceMap } from '../core/sources/source-map';
 import { describeManager } from '../core/ssa/messages';
 import { notifications, requests, sendNotification, type DocumentParams, type OverlaysResult, type ReleasesResult, type Settings } from '../protocol';
-import { chartName, helmTarget, renderInstalledChart } from '../render/helm';
+import { helmTarget, renderInstalledChart } from '../render/helm';
+import { chartRelease, overlayFailureSource, overlayKustomization, renderOverlay, sentByHelm, topChart } from '../render/targets';
 import { releaseOriginFinding } from '../core/findings/helm-release';
 import { describeCandidate, placeKey, type ReleaseOrigin, type ReleasePlace } from '../core/sources/helm-release';
-import { readKustomizationFiles, renderKustomization } from '../render/kustomize';
 import { describeRenderProblem, type RenderProblem, type RenderSettings } from '../render/renderer';
 import { findingOf } from './diagnostics';
 import type { DocumentSource } from './document-service';
@@ -351,7 +351,7 @@ export class RenderedSources implements DocumentSource {
     if (!file || !folder || finding.rendered.target.kind !== 'helm') return undefined;
     const given = (await this.workspace.settingsFor(uri)).helmValuesFiles;
     const others = (await this.workspace.sourceFiles.chartsIn(folder))
-      .filter((c) => c !== chart && this.topChart(c) === c)
+      .filter((c) => c !== chart && topChart(c, (p) => this.workspace.sourceFiles.inside(p)) === c)
       .filter((c) => given.some((f) => path.resolve(c, f).split(path.sep).join('/') === file));
     if (others.length === 0) return undefined;
     // A chart by its folder's name; by its path in the workspace folder where two share a name.
@@ -370,7 +370,7 @@ export class RenderedSources implements DocumentSource {
     if (!found.at) return { remove: { reason: `${finding.path ?? 'the field'} is not a field of the rendered object` } };
     const root = found.map.target.root;
     const change = (value: JsonValue) =>
-      overlayLocalChange(found.map, found.resource, found.at!, value, finding.source.file, kustomizationFileIn(root), (f) => this.textOf(f), (f) => fs.existsSync(f));
+      overlayLocalChange(found.map, found.resource, found.at!, value, finding.source.file, overlayKustomization(root), (f) => this.textOf(f), (f) => fs.existsSync(f));
     return { remove: change(null), ...(finding.liveValue !== undefined ? { take: change(finding.liveValue) } : {}) };
   }
 
@@ -695,7 +695,7 @@ export class RenderedSources implements DocumentSource {
     // The workspace folder is the checked one: no tool is taken from it by name, no overlay reads out of it.
     const tools: RenderSettings = { ...(settings.helmPath ? { helm: settings.helmPath } : {}), ...(settings.kustomizePath ? { kustomize: settings.kustomizePath } : {}), workspace: folder };
     if (file.kind.kind === 'helm-chart') {
-      const chart = this.topChart(file.kind.chart);
+      const chart = topChart(file.kind.chart, (p) => this.workspace.sourceFiles.inside(p));
       // Values files named in the settings (which the workspace may write), inside the chart's
       // workspace folder, links followed, and regular files only: a link to a file outside would
       // put its values into what the chart renders, and so into the findings.
@@ -703,8 +703,7 @@ export class RenderedSources implements DocumentSource {
         .map((f) => path.resolve(chart, f).split(path.sep).join('/'))
         .filter((f) => this.workspace.sourceFiles.folderOf(f) === folder && isRegularFile(f) && isInsideReally(f, folder));
       // The release and namespace: the user's when both are named, else the cluster's (core/sources/helm-release.ts).
-      const named = { ...(settings.helmRelease ? { release: settings.helmRelease } : {}), ...(settings.namespace ? { namespace: settings.namespace } : {}) };
-      const guess = { release: settings.helmRelease || (chartName(chart) ?? path.posix.basename(chart)), namespace: session.connection.defaultNamespace || 'default' };
+      const { named, guess } = chartRelease(chart, { release: settings.helmRelease, namespace: settings.namespace }, session.connection.defaultNamespace || 'default');
       const remembered = rememberedRelease(settings, path.posix.relative(folder, chart) || '.');
       const target = helmTarget(chart, guess.release);
       const coversChart = (p: string) => p.startsWith(`${chart}/`) || valuesFiles.includes(p);
@@ -721,10 +720,8 @@ export class RenderedSources implements DocumentSource {
             const covers = coversChart;
             const { found, out } = await renderInstalledChart({ chart, valuesFiles, named, guess, ...(remembered ? { remembered } : {}) }, tools, (kinds) => session.connection.helmSightings(kinds));
             if (!out.ok) return { covers, ...failedOutcome(target, out.problem, { tool: 'helm', chart, valuesFiles }) };
-            const helm = { release: out.release, namespace: out.namespace, major: out.helm.major };
-            const apply = helmApply(helm);
-            // Hooks are created by Helm at hook time, not with the release: not predicted (as on the command line).
-            const resources = out.resources.filter((r) => !out.hooks.has(r.documentIndex)).map((r) => sentResource(r, apply));
+            const { apply, resources } = sentByHelm(out);
+            const helm = apply.helm!;
             return { ok: true, rendered: { resources, sourceMap: out.sourceMap, helm, covers, release: { origin: found.origin, chartFile: `${chart}/Chart.yaml`, chartEntry: path.posix.relative(folder, chart) || '.' } } };
           },
         },
@@ -735,36 +732,23 @@ export class RenderedSources implements DocumentSource {
     return overlays.map((root) => {
       const target: RenderTarget = { kind: 'kustomize', root, label: labels.get(root)! };
       const initial = (p: string) => p.startsWith(`${root}/`);
-      // The overlay's kustomization, with its text as the render's own reading found it (the place
-      // of an entry kustomize could not read is looked up in it).
-      const kustomizationSource = (read?: ReadonlyMap<string, string>): RenderFailureSource => {
-        const kustomization = kustomizationFileIn(root);
-        const text = read?.get(kustomization);
-        return { tool: 'kustomize', kustomization, ...(text !== undefined ? { kustomizationText: text } : {}) };
-      };
       return {
         key: JSON.stringify(['kustomize', root, target.label, tools.kustomize ?? '']),
         target,
-        failureSource: () => kustomizationSource(),
+        failureSource: () => overlayFailureSource(root),
         covers: initial,
         run: async (): Promise<Outcome> => {
-          // The files the overlay reads (read before the build, so that a change during it renders
-          // again): a save of any of them renders it again, also after a failed build, whose fix
-          // may be in a base outside the overlay's folder.
-          const read = readKustomizationFiles(root, folder);
-          const files = new Set(read.keys());
+          // A save of any file the overlay reads renders it again, also after a failed build, whose
+          // fix may be in a base outside the overlay's folder.
+          const out = await renderOverlay(target, tools);
+          const files = new Set(out.read.keys());
           // Also any file beside one of its kustomizations: a generator's input or a patch that
           // does not exist yet (the build fails until it does) is named there, not read.
           const folders = new Set([...files].filter((f) => /^(kustomization\.ya?ml|Kustomization)$/.test(path.posix.basename(f))).map((f) => path.posix.dirname(f)));
           const covers = (p: string) => files.has(p) || initial(p) || folders.has(path.posix.dirname(p));
-          const out = await renderKustomization(target, tools);
-          if (!out.ok) return { covers, ...failedOutcome(target, out.problem, kustomizationSource(read)) };
-          const parsed = parseManifestText(out.text);
-          if (parsed.problems.length > 0) {
-            const message = `${out.command} printed text that is not YAML: ${parsed.problems[0]!.message}`;
-            return { ok: false, covers, code: 'render-failed', message, places: renderFailurePlaces(kustomizationSource(read), message) };
-          }
-          return { ok: true, rendered: { resources: parsed.resources, sourceMap: out.sourceMap, covers } };
+          if (out.ok) return { ok: true, rendered: { resources: out.resources, sourceMap: out.result.sourceMap, covers } };
+          if (out.problem) return { covers, ...failedOutcome(target, out.problem, out.source) };
+          return { ok: false, covers, code: 'render-failed', message: out.unreadable, places: renderFailurePlaces(out.source, out.unreadable) };
         },
       };
     });
@@ -778,18 +762,6 @@ export class RenderedSources implements DocumentSource {
   /** `overlay staging`, from every overlay that uses a file (the folder's path where two share a name). */
   private labelsOf(folder: string, overlays: readonly string[]): Map<string, string> {
     return overlayLabels(overlays, kustomizationLabel, (r) => path.posix.relative(folder, r) || '.');
-  }
-
-  /** A subchart's files are rendered with the chart that holds it (`parent/charts/NAME/`), inside the workspace. */
-  private topChart(chart: string): string {
-    let top = chart;
-    for (let i = 0; i < 8; i++) {
-      const charts = path.posix.dirname(top);
-      const parent = path.posix.dirname(charts);
-      if (path.posix.basename(charts) !== 'charts' || !this.workspace.sourceFiles.inside(parent) || !isRegularFile(`${parent}/Chart.yaml`)) break;
-      top = parent;
-    }
-    return top;
   }
 }
 
@@ -852,11 +824,6 @@ function failedOutcome(target: RenderTarget, problem: RenderProblem, source: Ren
     places: renderFailurePlaces(source, problem.message),
     ...(missing ? { notInstalled: problem.command } : {}),
   };
-}
-
-/** The kustomization file of an overlay's folder (kustomize's names, in its order); the first name when none is there. */
-function kustomizationFileIn(root: string): string {
-  return kustomizationFileNames.map((n) => `${root}/${n}`).find(isRegularFile) ?? `${root}/${kustomizationFileNames[0]}`;
 }
 
 /** The release chosen for this chart (kubeConflictHints.helmReleases), if any. */

@@ -10,6 +10,7 @@
 // runs on the objects as sent (helmAppliedObject).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { helmSends } from '../core/findings/rendered';
 import { parseManifestText, type ManifestResource } from '../core/manifest/manifest';
 import { helmSourceMap } from '../core/sources/helm-map';
 import { findRelease, placeKey, releaseLabel, type ReleaseFound, type ReleasePlace, type ReleaseSearch } from '../core/sources/helm-release';
@@ -64,7 +65,8 @@ export async function helmApplyMode(settings: RenderSettings): Promise<{ ok: tru
   if (major !== '3' && major !== '4') {
     return { ok: false, problem: { kind: 'invalid-target', command, message: `${command} says it is Helm ${JSON.stringify(version.slice(0, 40))}: only Helm 3 and Helm 4 are known` } };
   }
-  return { ok: true, helm: { major: major === '4' ? 4 : 3, version, fieldManager: 'helm', mode: major === '4' ? 'serverSide' : 'clientSide' } };
+  const sends = helmSends(major === '4' ? 4 : 3);
+  return { ok: true, helm: { major: major === '4' ? 4 : 3, version, fieldManager: sends.fieldManager, mode: sends.applyMode } };
 }
 
 export async function renderHelm(request: HelmRenderRequest, settings: RenderSettings): Promise<HelmRenderResult> {

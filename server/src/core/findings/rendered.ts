@@ -26,9 +26,17 @@ export interface RenderedApply {
   readonly helm?: { readonly release: string; readonly namespace: string; readonly major: 3 | 4 };
 }
 
-/** The analysis settings for a chart rendered by Helm `major` (docs/helm.md): the field manager `helm`, in Helm's mode. */
+/**
+ * How Helm `major` sends a release's objects (docs/helm.md): as the field manager `helm`; Helm 4 a
+ * server-side apply, Helm 3 a create, then client-side updates. The one place that says it.
+ */
+export function helmSends(major: 3 | 4): { readonly fieldManager: 'helm'; readonly applyMode: 'serverSide' | 'clientSide' } {
+  return { fieldManager: 'helm', applyMode: major === 4 ? 'serverSide' : 'clientSide' };
+}
+
+/** The analysis settings for a chart rendered by Helm `major`: the field manager `helm`, in Helm's mode. */
 export function helmApply(helm: { release: string; namespace: string; major: 3 | 4 }, severity?: AnalysisSettings['severity']): RenderedApply {
-  return { settings: { fieldManager: 'helm', applyMode: helm.major === 4 ? 'serverSide' : 'clientSide', ...(severity ? { severity } : {}) }, helm };
+  return { settings: { ...helmSends(helm.major), ...(severity ? { severity } : {}) }, helm };
 }
 
 /** What would be sent for a rendered object: for a chart, in the release's namespace with Helm's ownership metadata. */
