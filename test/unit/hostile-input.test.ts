@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { stringify } from 'yaml';
-import { analyzeResource, type ResourceFacts } from '../../server/src/core/findings/analysis';
+import { analyzeResource, type ResourceFacts } from '../../server/src/core/findings';
 import { fieldHover } from '../../server/src/core/findings/hover-text';
 import type { JsonObject, JsonValue } from '../../server/src/core/json';
 import { createManifestCache, manifestLimits, parseManifestText } from '../../server/src/core/manifest/manifest';

@@ -4,15 +4,11 @@
 // moved to the template line that writes the field and the values line it reads.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { locateOptions, unjudgedOn, type AnalysisSettings } from '../core/findings/analysis';
-import { helmApply, renderedObjectAnalysis, sentResource } from '../core/findings/rendered';
-import { definedKinds, withDefinedKinds, type DefinedKind } from '../core/findings/kind-served';
-import { relocateFindings } from '../core/findings/relocate';
+import { definedKinds, helmApply, locateOptions, releaseOriginFinding, relocateFindings, renderedObjectAnalysis, sentResource, unjudgedOn, withDefinedKinds, type AnalysisSettings, type DefinedKind } from '../core/findings';
 import { withReason, type CheckedObject } from './report';
 import { verifyResource, type ClusterConnection, type ClusterProblem } from '../cluster';
 import { chartName, helmTarget, renderInstalledChart } from '../render/helm';
 import type { ReleasePlace } from '../core/sources/helm-release';
-import { releaseOriginFinding } from '../core/findings/helm-release';
 import { describeRenderProblem, type RenderSettings } from '../render/renderer';
 import { objectTitle, type ObjectReads } from './facts';
 import { displayPath } from './files';

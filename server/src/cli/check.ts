@@ -2,10 +2,7 @@
 // the same analysis the editor runs, and (with --verify) the server's dry-run answer beside it.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { analyzeResource, locateOptions, objectIdentity, predictionOf, problemFindings, unjudgedOn, type AnalysisSettings, type Finding, type ResourceFacts } from '../core/findings/analysis';
-import { forcePreview, type AutoscalerFacts, type ForcePreview, type KubectlInvocation } from '../core/findings/force-preview';
-import { definedKinds, withDefinedKinds, type DefinedKind } from '../core/findings/kind-served';
-import { overlayLabels, renderedObjectFindings } from '../core/findings/rendered';
+import { analyzeResource, definedKinds, forcePreview, locateOptions, objectIdentity, overlayLabels, predictionOf, problemFindings, renderedObjectFindings, unjudgedOn, withDefinedKinds, type AnalysisSettings, type AutoscalerFacts, type DefinedKind, type Finding, type ForcePreview, type KubectlInvocation, type ResourceFacts } from '../core/findings';
 import { parseManifestText, type ManifestResource } from '../core/manifest/manifest';
 import { kustomizationFileNames } from '../core/sources/file-kinds';
 import { kustomizationLabel } from '../core/sources/kustomize-map';

@@ -16,7 +16,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { KindFacts, LiveFacts, ResourceFacts } from '../core/findings/analysis';
+import type { KindFacts, LiveFacts, ResourceFacts } from '../core/findings';
 import { isJsonObject, jsonDepthExceeds, type JsonObject, type JsonValue } from '../core/json';
 import { manifestLimits, parseManifestText, type ManifestResource } from '../core/manifest/manifest';
 import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';

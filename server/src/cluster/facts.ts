@@ -1,9 +1,9 @@
-// What the cluster says about the objects a manifest names, shaped as core/findings/analysis.ts wants it:
+// What the cluster says about the objects a manifest names, shaped as core/findings/facts.ts states it:
 // is the kind served, does the object exist (with its managedFields), what is the schema of its
 // group-version. `peek` answers from the caches without waiting (the editor, on every keystroke);
 // `read` waits for the answers: the command line's facts and the dry-run confirmation of both the
 // editor and the command line, so both judge an object on the same facts.
-import type { KindFacts, LiveFacts, NamespaceFacts, ResourceFacts } from '../core/findings/analysis';
+import type { KindFacts, LiveFacts, NamespaceFacts, ResourceFacts } from '../core/findings';
 import type { JsonObject } from '../core/json';
 import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
 import { celSchemaFor, type CelNode } from '../core/cel/schema';

@@ -8,7 +8,7 @@
 // watch of Namespaces (an open Namespace manifest) says it appeared; every namespace is read again
 // on refresh. A 403 means unknown: nothing is said, and it is no health problem of the connection
 // (many users may not read namespaces and work well in theirs).
-import type { NamespaceFacts } from '../core/findings/analysis';
+import type { NamespaceFacts } from '../core/findings';
 import type { ClusterConnection } from './connection';
 import type { ClusterTransport } from './http';
 import { objectPath } from './names';

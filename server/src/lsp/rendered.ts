@@ -30,13 +30,7 @@ import {
   type Position,
 } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { locateOptions, showValue, type Finding } from '../core/findings/analysis';
-import { renderedOwnershipHints, type OwnershipHint } from '../core/findings/ownership-hints';
-import { findingCatalogue } from '../core/findings/catalogue';
-import { definedKinds, withDefinedKinds } from '../core/findings/kind-served';
-import { renderFailureFindings, renderFailurePlaces, type FailurePlace, type RenderFailureSource } from '../core/findings/render-failure';
-import { helmApply, overlayLabels, overlayLocalChange, removalFromSources, renderedLineHover, renderedObjectFindings, sentResource, type LocalChange, type RenderedApply, type SourceRemoval } from '../core/findings/rendered';
-import { findingPath, type RelocatedFinding } from '../core/findings/relocate';
+import { definedKinds, findingCatalogue, findingPath, helmApply, locateOptions, overlayLabels, overlayLocalChange, releaseOriginFinding, removalFromSources, renderedLineHover, renderedObjectFindings, renderedOwnershipHints, renderFailureFindings, renderFailurePlaces, sentResource, showValue, withDefinedKinds, type FailurePlace, type Finding, type LocalChange, type OwnershipHint, type RelocatedFinding, type RenderedApply, type RenderFailureSource, type SourceRemoval } from '../core/findings';
 import { jsonEqual, type JsonValue } from '../core/json';
 import { replaceValueEdits, type EditResult, type TextEdit } from '../core/manifest/edits';
 import { plainYamlValueAt, replacePlainYamlValueEdits } from '../core/manifest/edits-yaml';
@@ -48,7 +42,6 @@ import type { RenderTarget, SourceLocation, SourceMap } from '../core/sources/so
 import { describeManager } from '../core/ssa/messages';
 import { notifications, requests, sendNotification, type DocumentParams, type OverlaysResult, type ReleasesResult, type Settings } from '../protocol';
 import { chartName, helmTarget, renderInstalledChart } from '../render/helm';
-import { releaseOriginFinding } from '../core/findings/helm-release';
 import { describeCandidate, placeKey, type ReleaseOrigin, type ReleasePlace } from '../core/sources/helm-release';
 import { readKustomizationFiles, renderKustomization } from '../render/kustomize';
 import { describeRenderProblem, type RenderProblem, type RenderSettings } from '../render/renderer';

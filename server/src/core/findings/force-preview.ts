@@ -20,7 +20,8 @@ import { decodeManagedFields } from '../ssa/managed-fields';
 import { compareGoStrings } from '../ssa/fieldsv1';
 import { formatServerPath, managerIdentifier, type ManagerIdentity } from '../ssa/messages';
 import type { ApplyPrediction, FieldConflict } from '../ssa/predict';
-import { showValue, showValues, type ObjectIdentity } from './analysis';
+import type { ObjectIdentity } from './finding';
+import { showValue, showValues } from './show-value';
 import { managerRole } from './managers';
 
 /**

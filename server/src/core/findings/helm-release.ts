@@ -6,7 +6,7 @@
 // (setMetadataVisitor), so the prediction runs on the object with it.
 import { isJsonObject, type JsonObject } from '../json';
 import type { Range } from '../manifest/manifest';
-import type { Finding, ObjectIdentity } from './analysis';
+import type { Finding, ObjectIdentity } from './finding';
 import { findingCatalogue } from './catalogue';
 import { describeCandidate, placeKey, releaseLabel, type ReleaseOrigin, type ReleasePlace } from '../sources/helm-release';
 

@@ -7,7 +7,8 @@ import { firstCharacter } from '../manifest/manifest';
 import { parsePath } from '../ssa/path';
 import { describeManager, type ConflictCause } from '../ssa/messages';
 import type { SchemaModel } from '../ssa/schema';
-import { rangeFor, type Finding } from './analysis';
+import type { Finding } from './finding';
+import { rangeFor } from './locate';
 import { dryRunDiffersCode } from './catalogue';
 
 /** The server's answer, as the verifier returns it (plain data; `P` is the cluster's problem record). */

@@ -1,7 +1,7 @@
 // Code lenses (`kubeConflictHints.codeLens`): above each resource, a summary of its conflicts and
 // of who manages the live object. Only where a cluster session serves the document.
 import type { CodeLens, Connection } from 'vscode-languageserver/node';
-import { managerNames } from '../../core/findings/analysis';
+import { managerNames } from '../../core/findings';
 import { absoluteRange, type ManifestResource } from '../../core/manifest/manifest';
 import type { AnalyzedResource } from '../document-analysis';
 import type { Workspace } from '../workspace';

@@ -4,8 +4,7 @@
 // adds its source to the list in server.ts; this handler does not change.
 import { DocumentDiagnosticReportKind, type Connection, type DocumentDiagnosticReport } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import type { Finding } from '../../core/findings/analysis';
-import { meansNotJudged, restsOnCluster, ruleFor } from '../../core/findings/catalogue';
+import { meansNotJudged, restsOnCluster, ruleFor, type Finding } from '../../core/findings';
 import { notifications, sendNotification, type DocumentStateParams } from '../../protocol';
 import { isHeldBack } from '../document-analysis';
 import { toDiagnostic } from '../diagnostics';

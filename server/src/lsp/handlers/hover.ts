@@ -1,8 +1,7 @@
 // Hovers: on a field, who owns it and what the live object holds; on the object's identity (kind,
 // apiVersion, metadata, its name), the object itself. The text comes from core/findings/hover-text.ts.
 import type { Connection, Hover, Position } from 'vscode-languageserver/node';
-import { fieldHover, objectHover } from '../../core/findings/hover-text';
-import { nodeAt } from '../../core/findings/ownership';
+import { fieldHover, nodeAt, objectHover } from '../../core/findings';
 import { isIdentityPath } from '../../core/manifest/manifest';
 import type { RenderedSources } from '../rendered';
 import { notLive } from '../stale';

@@ -5,7 +5,7 @@
 // the editor asks about; while its cluster does not answer, each says since when it is old.
 import type { Connection, InlayHint } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { ownershipHints, type OwnershipHint } from '../../core/findings/ownership-hints';
+import { ownershipHints, type OwnershipHint } from '../../core/findings';
 import type { RenderedSources } from '../rendered';
 import { notLive } from '../stale';
 import type { Workspace } from '../workspace';
