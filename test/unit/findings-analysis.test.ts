@@ -330,7 +330,7 @@ describe('captured histories: what the user reads', () => {
 });
 
 describe('the rule catalogue gives the severities', () => {
-  test('problems of the text get the catalogue severity their code has, as the parser rates them', () => {
+  test('problems of the text get the catalogue severity their code has', () => {
     const texts = [
       'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  name: b\n', // duplicate-key
       'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a\n', // yaml-syntax
@@ -342,7 +342,6 @@ describe('the rule catalogue gives the severities', () => {
       for (const [p, f] of problems.map((p, i) => [p, problemFindings(problems)[i]!] as const)) {
         seen.add(p.code);
         assert.equal(f.severity, defaultSeverity(p.code), p.code);
-        assert.equal(f.severity, p.severity, `${p.code}: the parser and the catalogue agree`);
       }
     }
     assert.deepEqual([...seen].sort(), ['duplicate-key', 'yaml-decode', 'yaml-syntax']);

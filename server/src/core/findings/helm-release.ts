@@ -63,7 +63,7 @@ export function releaseOwnershipFinding(
       : 'exists and belongs to no Helm release';
   return {
     code: 'owned-by-release',
-    severity: 'error',
+    severity: findingCatalogue['owned-by-release'].severity,
     message: `${object.kind} ${object.name} ${who}: helm stops before sending anything unless the object is already part of release ${release}`,
     range,
     object,

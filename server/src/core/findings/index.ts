@@ -36,7 +36,7 @@ export { renderFailureFindings, renderFailurePlaces, type FailurePlace, type Ren
 export { helmManagedByLabel, helmReleaseNameAnnotation, helmReleaseNamespaceAnnotation, releaseOriginFinding } from './helm-release';
 
 // The server's own answer to a dry run, set beside the prediction.
-export { compareWithServer, differenceFindings, type Verification } from './verification';
+export { compareWithServer, differenceFindings, type Verification, type VerificationDifference } from './verification';
 
 // What the user reads besides findings: hovers, ownership, the force preview.
 export { fieldHover, objectHover } from './hover-text';
