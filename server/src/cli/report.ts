@@ -6,7 +6,7 @@ import type { Range } from '../core/manifest/manifest';
 import type { ApplyMode } from '../core/ssa/predict';
 
 // The dry-run comparison is the editor's too (core/findings/verification.ts): its records, as reported.
-export type { Verification, VerificationDifference } from '../core/findings/verification';
+export type { Verification, VerificationDifference } from '../core/findings';
 
 /** One object of a checked file, or the text problems of a file (then without `object`). */
 export interface CheckedObject {
