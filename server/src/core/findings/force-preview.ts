@@ -43,7 +43,7 @@ export interface KubectlInvocation {
 
 export interface ForcePreviewInput {
   readonly object: ObjectIdentity;
-  /** The prediction the findings were made of (analysis.ts `predictionOf`); undefined when there is none. */
+  /** The prediction the findings were made of (prediction.ts `predictionOf`); undefined when there is none. */
   readonly prediction: ApplyPrediction | undefined;
   /** The live object, with its managedFields and ownerReferences. */
   readonly live: JsonObject | undefined;
