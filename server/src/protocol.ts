@@ -3,6 +3,7 @@
 // answer them. It imports types alone (erased when compiled), so both sides (and the CLI) can
 // depend on it without loading anything of the server.
 
+import type { Severity } from './core/findings';
 import type { ApplyMode } from './core/ssa/predict';
 
 // The engine's own list of modes, declared once there: a mode it does not predict cannot be a setting.
@@ -64,8 +65,9 @@ export interface Settings {
   kustomizeOverlays: readonly string[];
 }
 
-export type SeverityOverride = 'error' | 'warning' | 'information' | 'off';
-const severityOverrides: readonly SeverityOverride[] = ['error', 'warning', 'information', 'off'];
+export type SeverityOverride = Severity | 'off';
+/** The words a severity setting takes: the catalogue's severities (one added there must be added here, or this does not compile), and `off`. */
+const severityOverrides: Readonly<Record<SeverityOverride, true>> = { error: true, warning: true, information: true, off: true };
 
 export const defaultSettings: Settings = {
   fieldManager: 'kubectl',
@@ -133,7 +135,7 @@ function sanitizeSeverity(raw: unknown): Record<string, SeverityOverride> {
   const out: Record<string, SeverityOverride> = {};
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return out;
   for (const [code, level] of Object.entries(raw as Record<string, unknown>)) {
-    if (/^[a-z][a-z-]{0,63}$/.test(code) && severityOverrides.includes(level as SeverityOverride)) out[code] = level as SeverityOverride;
+    if (/^[a-z][a-z-]{0,63}$/.test(code) && typeof level === 'string' && Object.hasOwn(severityOverrides, level)) out[code] = level as SeverityOverride;
   }
   return out;
 }

@@ -21,7 +21,7 @@ import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { createClusterConnection, createFactsSource, dryRunManifestOf, sendDryRun, sentManifest, type ClusterConnection, type DryRunOutcome, type FactsSource } from '../../server/src/cluster';
-import { analyzeResource, type AnalysisSettings, type Finding, type ResourceFacts } from '../../server/src/core/findings/analysis';
+import { analyzeResource, type AnalysisSettings, type Finding, type ResourceFacts } from '../../server/src/core/findings';
 import { docsLinks } from '../../server/src/core/findings/catalogue';
 import { definedKinds, withDefinedKinds } from '../../server/src/core/findings/kind-served';
 import type { JsonObject } from '../../server/src/core/json';

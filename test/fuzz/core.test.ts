@@ -12,7 +12,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { parse } from 'yaml';
-import { analyzeResource, locateOptions, type AnalysisSettings, type ResourceFacts } from '../../server/src/core/findings/analysis';
+import { analyzeResource, locateOptions, type AnalysisSettings, type ResourceFacts } from '../../server/src/core/findings';
 import { applyTextEdits, removeFieldEdits, removeFieldsInFileEdits, replaceValueEdits } from '../../server/src/core/manifest/edits';
 import { fieldHover, objectHover } from '../../server/src/core/findings/hover-text';
 import { isJsonObject, type JsonObject, type JsonValue } from '../../server/src/core/json';

@@ -167,3 +167,162 @@ test('the lsp handlers ask the document service, never a document source: a new 
   );
   assert.deepEqual(asked, []);
 });
+
+// Rules over the whole import graph and the texts of server/src, each a function over a set of
+// sources (path relative to server/src → text), so that each is also shown to fail on a small planted
+// example: a rule that cannot fail proves nothing.
+type Sources = ReadonlyMap<string, string>;
+
+function serverSources(): Sources {
+  return new Map(sourceFiles(serverSrc).map((f) => [path.relative(serverSrc, f).split(path.sep).join('/'), fs.readFileSync(f, 'utf8')]));
+}
+
+/** Every relative import of a source (type-only ones too: a type cycle is a cycle of contracts), resolved to a source of the set. */
+function resolvedImports(sources: Sources, file: string): { spec: string; target: string }[] {
+  const specs = [...sources.get(file)!.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+['"](\.[^'"]*)['"]/gm), ...sources.get(file)!.matchAll(/\bimport\(\s*['"](\.[^'"]*)['"]\s*\)/g)].map((m) => m[1]!);
+  return specs.flatMap((spec) => {
+    const base = path.posix.normalize(path.posix.join(path.posix.dirname(file), spec));
+    const target = [`${base}.ts`, `${base}/index.ts`].find((t) => sources.has(t));
+    return target ? [{ spec, target }] : [];
+  });
+}
+
+/** The import cycles, each once, as the files on it. */
+function importCycles(sources: Sources): string[][] {
+  const graph = new Map([...sources.keys()].map((f) => [f, [...new Set(resolvedImports(sources, f).map((i) => i.target))]]));
+  // Tarjan's strongly connected components: a component of more than one file, or a file that imports itself, is a cycle.
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v)!) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1 || graph.get(v)!.includes(v)) cycles.push(component.sort());
+  };
+  for (const f of [...graph.keys()].sort()) if (!index.has(f)) visit(f);
+  return cycles;
+}
+
+/**
+ * Where a finding's or a problem's severity is written as a literal outside the rule catalogue:
+ * a `severity` set or typed to a word, or the severities spelled again as a union or a list. What
+ * only reads one (`f.severity === 'error'`) or maps it to another vocabulary (the editor's
+ * DiagnosticSeverity, SARIF's `note`, GitHub's `notice`) is not a severity written.
+ */
+const catalogueFile = 'core/findings/catalogue.ts';
+function severityLiterals(sources: Sources): string[] {
+  const words = new Set(['error', 'warning', 'information', 'hint']);
+  const severitySpelled = (members: string[]) => members.filter((m) => words.has(m)).length >= 2 && members.every((m) => words.has(m) || m === 'off');
+  const found: string[] = [];
+  for (const [file, text] of sources) {
+    if (file === catalogueFile) continue;
+    const at = (i: number) => `${file}:${text.slice(0, i).split('\n').length}`;
+    for (const m of text.matchAll(/\bseverity\??\s*[:=]\s*(?:readonly\s+)?'(error|warning|information|hint)'/gi)) found.push(`${at(m.index)}: ${m[0]}`);
+    for (const m of text.matchAll(/'[a-z-]+'(?:\s*\|\s*'[a-z-]+')+/g)) {
+      if (severitySpelled(m[0].split('|').map((w) => w.trim().slice(1, -1)))) found.push(`${at(m.index)}: ${m[0]}`);
+    }
+    for (const m of text.matchAll(/\[\s*'[a-z-]+'(?:\s*,\s*'[a-z-]+')+\s*,?\s*\]/g)) {
+      if (severitySpelled([...m[0].matchAll(/'([a-z-]+)'/g)].map((w) => w[1]!))) found.push(`${at(m.index)}: ${m[0]}`);
+    }
+  }
+  return found;
+}
+
+/** Imports into core/findings from outside it that pass its published entry points (core/findings/index.ts). */
+const findingsDir = 'core/findings/';
+function deepFindingsImports(sources: Sources): string[] {
+  return [...sources.keys()]
+    .filter((f) => !f.startsWith(findingsDir))
+    .flatMap((f) => resolvedImports(sources, f).filter((i) => i.target.startsWith(findingsDir) && i.target !== `${findingsDir}index.ts`).map((i) => `${f} imports ${i.spec}`));
+}
+
+test('server/src has no import cycle', () => {
+  const sources = serverSources();
+  assert.ok(sources.size > 100, 'the rule sees the server sources');
+  assert.deepEqual(importCycles(sources), []);
+});
+
+test('the cycle rule finds a planted cycle, through an index and type-only imports alike', () => {
+  const planted = new Map([
+    ['a/one.ts', "import type { Two } from './two';\nexport type One = { two: Two };\n"],
+    ['a/two.ts', "import { three } from '../b';\nexport type Two = string;\n"],
+    ['b/index.ts', "export { three } from './three';\n"],
+    ['b/three.ts', "import type { One } from '../a/one';\nimport { seven } from './seven';\nexport const three = 3;\n"],
+    ['b/seven.ts', 'export const seven = 7;\n'],
+    ['c/self.ts', "export * from './self';\n"],
+  ]);
+  assert.deepEqual(importCycles(planted), [['a/one.ts', 'a/two.ts', 'b/index.ts', 'b/three.ts'], ['c/self.ts']]);
+  // And in the real tree: the floor of core/ made to lean on a room above it.
+  const sources = new Map(serverSources());
+  sources.set('core/json.ts', `import type { Finding } from './findings';\n${sources.get('core/json.ts')!}`);
+  assert.ok(importCycles(sources).some((c) => c.includes('core/json.ts') && c.includes('core/findings/index.ts')), 'a cycle planted in the tree is found');
+});
+
+test('a severity is written only in the rule catalogue', () => {
+  const sources = serverSources();
+  assert.ok([...sources.values()].some((t) => /severity/.test(t)) && sources.has(catalogueFile), 'the rule sees the severities and the catalogue');
+  assert.deepEqual(severityLiterals(sources), []);
+  assert.ok(severityLiterals(new Map([[catalogueFile, sources.get(catalogueFile)!]])).length === 0 && /severity: 'error'/.test(sources.get(catalogueFile)!), 'the catalogue writes them');
+});
+
+test('the severity rule finds a planted literal severity, a second Severity type and a list of severities', () => {
+  const planted = new Map([
+    ['core/manifest/problem.ts', "export const p = { code: 'yaml-syntax', severity: 'error', message: '' };\n"],
+    ['core/findings/other.ts', "export const f = { code: 'x', severity: 'warning' as const };\n"],
+    ['core/findings/types.ts', "export interface P { readonly severity: 'error' | 'warning' }\n"],
+    ['protocol.ts', "export type Level = 'error' | 'warning' | 'information' | 'off';\nconst levels = ['error', 'warning', 'information'];\n"],
+    // Reading a severity, or mapping it to another vocabulary, is not writing one.
+    ['lsp/reads.ts', "const errors = findings.filter((f) => f.severity === 'error').length;\n"],
+    ['cli/format.ts', "const levels: Record<Severity, 'error' | 'warning' | 'note'> = { error: 'error', warning: 'warning', information: 'note' };\n"],
+  ]);
+  assert.deepEqual(severityLiterals(planted), [
+    "core/manifest/problem.ts:1: severity: 'error'",
+    "core/findings/other.ts:1: severity: 'warning'",
+    "core/findings/types.ts:1: severity: 'error'",
+    "core/findings/types.ts:1: 'error' | 'warning'",
+    "protocol.ts:1: 'error' | 'warning' | 'information' | 'off'",
+    "protocol.ts:2: ['error', 'warning', 'information']",
+  ]);
+  const sources = new Map(serverSources());
+  sources.set('core/manifest/manifest.ts', `${sources.get('core/manifest/manifest.ts')!}\nexport const planted = { code: 'too-large', severity: 'warning' };\n`);
+  assert.deepEqual(severityLiterals(sources).map((f) => f.replace(/:\d+:/, ':')), ["core/manifest/manifest.ts: severity: 'warning'"], 'a literal planted in the tree is found');
+});
+
+test('outside core/findings only its published entry points are imported', () => {
+  const sources = serverSources();
+  assert.ok([...sources.keys()].some((f) => !f.startsWith(findingsDir) && resolvedImports(sources, f).some((i) => i.target === `${findingsDir}index.ts`)), 'the rule sees imports of core/findings');
+  assert.deepEqual(deepFindingsImports(sources), []);
+});
+
+test('the entry-point rule finds a planted deep import', () => {
+  const planted = new Map([
+    ['core/findings/index.ts', "export { analyzeResource } from './analysis';\n"],
+    ['core/findings/analysis.ts', "import { rangeFor } from './locate';\nexport const analyzeResource = rangeFor;\n"],
+    ['core/findings/locate.ts', 'export const rangeFor = 1;\n'],
+    ['lsp/fine.ts', "import { analyzeResource } from '../core/findings';\n"],
+    ['cli/deep.ts', "import { rangeFor } from '../core/findings/locate';\nconst later = import('../core/findings/analysis');\n"],
+  ]);
+  assert.deepEqual(deepFindingsImports(planted), ['cli/deep.ts imports ../core/findings/locate', 'cli/deep.ts imports ../core/findings/analysis']);
+  const sources = new Map(serverSources());
+  sources.set('lsp/planted.ts', "import { rangeFor } from '../core/findings/locate';\n");
+  assert.deepEqual(deepFindingsImports(sources), ['lsp/planted.ts imports ../core/findings/locate'], 'a deep import planted in the tree is found');
+});

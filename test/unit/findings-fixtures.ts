@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse } from 'yaml';
 import type { CheckedObject, CheckReport } from '../../server/src/cli/report';
-import { analyzeResource, objectIdentity, problemFindings, type ResourceFacts } from '../../server/src/core/findings/analysis';
+import { analyzeResource, objectIdentity, problemFindings, type ResourceFacts } from '../../server/src/core/findings';
 import type { JsonObject, JsonValue } from '../../server/src/core/json';
 import { parseManifestText, type ManifestResource, type Position } from '../../server/src/core/manifest/manifest';
 import { schemaFromOpenApi } from '../../server/src/core/ssa/schema';

@@ -4,7 +4,7 @@
 // place in its manifest, and the lines the hover must show.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { ResourceFacts } from '../../server/src/core/findings/analysis';
+import type { ResourceFacts } from '../../server/src/core/findings';
 import { fieldHover, objectHover, when } from '../../server/src/core/findings/hover-text';
 import { nodeAt } from '../../server/src/core/findings/ownership';
 import { capturedHistory, cases, factsOf, manifestResource, positionOf, type Place } from './findings-fixtures';

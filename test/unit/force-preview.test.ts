@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 import { parse } from 'yaml';
-import { predictionOf, type ResourceFacts } from '../../server/src/core/findings/analysis';
+import { predictionOf, type ResourceFacts } from '../../server/src/core/findings';
 import { forceLine, forcePreview, kubectlForceCommand, renderForcePreview, shellQuote, type AutoscalerFacts, type ForcePreview } from '../../server/src/core/findings/force-preview';
 import type { JsonObject } from '../../server/src/core/json';
 import { parseManifestText } from '../../server/src/core/manifest/manifest';

@@ -10,7 +10,7 @@ import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import { formatJson, jsonReportVersion, publicFinding, toJsonReport } from '../../server/src/cli/format-json';
 import type { CheckReport } from '../../server/src/cli/report';
-import type { Finding } from '../../server/src/core/findings/analysis';
+import type { Finding } from '../../server/src/core/findings';
 import { dryRunDiffersCode, findingCodes } from '../../server/src/core/findings/catalogue';
 import { checkOfHistories } from './findings-fixtures';
 

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { stringify } from 'yaml';
-import { analyzeResource, type ResourceFacts } from '../../server/src/core/findings/analysis';
+import { analyzeResource, ruleFor, type ResourceFacts } from '../../server/src/core/findings';
 import { fieldHover } from '../../server/src/core/findings/hover-text';
 import type { JsonObject, JsonValue } from '../../server/src/core/json';
 import { createManifestCache, manifestLimits, parseManifestText } from '../../server/src/core/manifest/manifest';
@@ -62,7 +62,7 @@ test('aliases that multiply a small document get a too-large warning, not an exp
   text += '  copies: [*l3, *l3, *l3]\n';
   const parsed = parseManifestText(text);
   assert.deepEqual(parsed.resources, []);
-  assert.deepEqual(parsed.problems.map((p) => [p.code, p.severity]), [['too-large', 'warning']], parsed.problems[0]?.message);
+  assert.deepEqual(parsed.problems.map((p) => [p.code, ruleFor(p.code).severity]), [['too-large', 'warning']], parsed.problems[0]?.message);
   assert.match(parsed.problems[0]!.message, /Aliases expand this document from \d+ to \d+ values/);
   // Aliasing on the scale people use it (a shared block repeated a few times) is read as always.
   const shared = `${configMapHead}x-common: &common {a: 1, b: [1, 2, 3]}\ndata:\n${Array.from({ length: 50 }, (_, i) => `  c${i}: *common`).join('\n')}\n`;
@@ -75,7 +75,7 @@ test('a document over the size limit gets a too-large warning instead of a parse
   const text = `${configMapHead}---\n${big}`;
   const parsed = parseManifestText(text);
   assert.deepEqual(parsed.resources.map((r) => r.name), ['cfg'], 'the small document is read');
-  assert.deepEqual(parsed.problems.map((p) => [p.code, p.severity, p.range.start.line]), [['too-large', 'warning', 6]]);
+  assert.deepEqual(parsed.problems.map((p) => [p.code, ruleFor(p.code).severity, p.range.start.line]), [['too-large', 'warning', 6]]);
   assert.match(parsed.problems[0]!.message, /^This document is \d+\.\d MiB: documents over 1\.5 MiB are not analysed/);
 });
 

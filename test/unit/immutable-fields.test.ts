@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
-import { analyzeResource, type Finding, type ResourceFacts } from '../../server/src/core/findings/analysis';
+import { analyzeResource, type Finding, type ResourceFacts } from '../../server/src/core/findings';
 import { immutableChanges, immutableRules } from '../../server/src/core/findings/immutable';
 import { compareWithServer } from '../../server/src/core/findings/verification';
 import type { JsonObject, JsonValue } from '../../server/src/core/json';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { findResource, notServedKindFacts, parseAggregatedDiscovery } from '../../server/src/cluster/discovery';
 import type { DiscoveryIndex } from '../../server/src/cluster/types';
-import { analyzeResource, type ResourceFacts } from '../../server/src/core/findings/analysis';
+import { analyzeResource, type ResourceFacts } from '../../server/src/core/findings';
 import { defaultSeverity, docsLinks } from '../../server/src/core/findings/catalogue';
 import { definedKinds, judgeNotServed, type DefinedKind } from '../../server/src/core/findings/kind-served';
 import type { JsonObject } from '../../server/src/core/json';

@@ -8,6 +8,7 @@ import { describe, test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import { parse as parseYaml12 } from 'yaml';
 import { parseManifestText } from '../../server/src/core/manifest/manifest';
+import { ruleFor } from '../../server/src/core/findings';
 
 interface ScalarCase {
   readonly place: 'value' | 'key';
@@ -54,7 +55,7 @@ for (const c of cases) {
     const parsed = parseManifestText(documentFor(c));
     if (c.kubectl === ERROR) {
       assert.equal(parsed.resources.length, 0, 'a document kubectl refuses gives no resource');
-      const problem = parsed.problems.find((p) => p.severity === 'error');
+      const problem = parsed.problems.find((p) => ruleFor(p.code).severity === 'error');
       assert.ok(problem, 'the refusal is reported as a problem');
       assert.equal(problem.range.start.line, 4, 'on the line of the scalar');
       return;

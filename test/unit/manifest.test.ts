@@ -12,6 +12,7 @@ import {
   type ManifestResource,
 } from '../../server/src/core/manifest/manifest';
 import { field, formatPath, key } from '../../server/src/core/ssa/path';
+import { ruleFor } from '../../server/src/core/findings';
 
 const configMap = (name: string, extra = '') => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  k: v${name}\n${extra}`;
 
@@ -25,7 +26,7 @@ test('a broken document is reported and the documents around it are still read',
   const text = [configMap('a'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [b\n', configMap('c')].join('---\n');
   const parsed = parseManifestText(text);
   assert.deepEqual(parsed.resources.map((r) => r.name), ['a', 'c']);
-  assert.ok(parsed.problems.length > 0 && parsed.problems.every((p) => p.code === 'yaml-syntax' && p.severity === 'error'));
+  assert.ok(parsed.problems.length > 0 && parsed.problems.every((p) => p.code === 'yaml-syntax' && ruleFor(p.code).severity === 'error'));
   assert.ok(parsed.problems.every((p) => p.range.start.line >= 7 && p.range.start.line <= 10), 'the problem is placed in the broken document');
 });
 
@@ -74,7 +75,7 @@ test('the cache keeps only the documents of the latest text', () => {
 test('a duplicate key is a warning on the second key, and the last value wins as in kubectl', () => {
   const parsed = parseManifestText('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  name: b\n');
   assert.equal(parsed.resources[0]!.name, 'b');
-  assert.deepEqual(parsed.problems.map((p) => [p.code, p.severity, p.range.start.line, p.range.start.character]), [['duplicate-key', 'warning', 4, 2]]);
+  assert.deepEqual(parsed.problems.map((p) => [p.code, ruleFor(p.code).severity, p.range.start.line, p.range.start.character]), [['duplicate-key', 'warning', 4, 2]]);
 });
 
 test('keys that kubectl reads as booleans collide with true/false keys', () => {

@@ -7,7 +7,7 @@
 // same name.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { analyzeResource, type AnalysisSettings, type NamespaceFacts, type ResourceFacts } from '../../server/src/core/findings/analysis';
+import { analyzeResource, type AnalysisSettings, type NamespaceFacts, type ResourceFacts } from '../../server/src/core/findings';
 import { defaultSeverity, docsLinks, type FindingCode } from '../../server/src/core/findings/catalogue';
 import { definedKinds } from '../../server/src/core/findings/kind-served';
 import type { JsonObject } from '../../server/src/core/json';

@@ -2,7 +2,7 @@
 // the nearest parent a source sets, or the object's origin; the message names the target.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Finding } from '../../server/src/core/findings/analysis';
+import type { Finding } from '../../server/src/core/findings';
 import { relocateFindings } from '../../server/src/core/findings/relocate';
 import { parseManifestText, type Range } from '../../server/src/core/manifest/manifest';
 import type { SourceLocation, SourceMap } from '../../server/src/core/sources/source-map';

@@ -1,12 +1,11 @@
 // The command line, read into plain records. Anything the user typed that cannot work is a usage
 // error with one sentence saying why (exit 2), before any file or cluster is touched.
 import { parseArgs } from 'node:util';
-import type { Severity } from '../core/findings/analysis';
+import { severities, type Severity } from '../core/findings';
 import { applyModes, type ApplyMode } from '../protocol';
 
 export type OutputFormat = 'text' | 'json' | 'sarif' | 'github' | 'gitlab';
 const formats: readonly OutputFormat[] = ['text', 'json', 'sarif', 'github', 'gitlab'];
-const severities: readonly Severity[] = ['error', 'warning', 'information'];
 
 export interface ClusterOptions {
   kubeconfig?: string;

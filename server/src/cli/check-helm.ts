@@ -3,16 +3,12 @@
 // the release's ownership metadata Helm adds, and Helm's own ownership check; each finding then
 // moved to the template line that writes the field and the values line it reads.
 import * as path from 'node:path';
-import { locateOptions, unjudgedOn, type AnalysisSettings } from '../core/findings/analysis';
-import { renderedObjectAnalysis } from '../core/findings/rendered';
-import { definedKinds, withDefinedKinds, type DefinedKind } from '../core/findings/kind-served';
-import { relocateFindings } from '../core/findings/relocate';
+import { definedKinds, locateOptions, releaseOriginFinding, relocateFindings, renderedObjectAnalysis, unjudgedOn, withDefinedKinds, type AnalysisSettings, type DefinedKind } from '../core/findings';
 import { withReason, type CheckedObject } from './report';
 import { verifyResource, type ClusterConnection, type ClusterProblem } from '../cluster';
 import { helmTarget, renderInstalledChart } from '../render/helm';
 import { chartRelease, sentByHelm } from '../render/targets';
 import type { ReleasePlace } from '../core/sources/helm-release';
-import { releaseOriginFinding } from '../core/findings/helm-release';
 import { describeRenderProblem, type RenderSettings } from '../render/renderer';
 import { objectTitle, type ObjectReads } from './facts';
 import { displayPath } from './files';

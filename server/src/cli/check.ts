@@ -1,10 +1,7 @@
 // The check itself: every file, every object in it, the facts from the cluster or a snapshot,
 // the same analysis the editor runs, and (with --verify) the server's dry-run answer beside it.
 import * as path from 'node:path';
-import { analyzeResource, locateOptions, objectIdentity, predictionOf, problemFindings, unjudgedOn, type AnalysisSettings, type Finding, type ResourceFacts } from '../core/findings/analysis';
-import { forcePreview, type AutoscalerFacts, type ForcePreview, type KubectlInvocation } from '../core/findings/force-preview';
-import { definedKinds, withDefinedKinds, type DefinedKind } from '../core/findings/kind-served';
-import { overlayLabels, renderedObjectFindings } from '../core/findings/rendered';
+import { analyzeResource, definedKinds, forcePreview, locateOptions, objectIdentity, overlayLabels, predictionOf, problemFindings, renderedObjectFindings, unjudgedOn, withDefinedKinds, type AnalysisSettings, type AutoscalerFacts, type DefinedKind, type Finding, type ForcePreview, type KubectlInvocation, type ResourceFacts } from '../core/findings';
 import { parseManifestText, type ManifestResource } from '../core/manifest/manifest';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget } from '../core/sources/source-map';

@@ -5,14 +5,13 @@
 // returned, not thrown: the command stops with it, or, for one object the cluster refuses to let be
 // read, lists that object as not judged (ObjectReads).
 import type { HelmReleaseSightings } from '../core/sources/helm-release';
-import type { ResourceFacts } from '../core/findings/analysis';
+import type { AutoscalerFacts, ResourceFacts } from '../core/findings';
 import type { JsonObject } from '../core/json';
 import { objectTarget, type ManifestResource } from '../core/manifest/manifest';
 import { qualifiedResource } from '../core/ssa/messages';
 import type { ReportSource } from './report';
 import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
 import { autoscalersFor, createFactsSource, redactText, type ApiResourceInfo, type ClusterConnection, type ClusterProblem, type ClusterResult } from '../cluster';
-import type { AutoscalerFacts } from '../core/findings/force-preview';
 
 export type FactsAnswer =
   | { ok: true; facts: ResourceFacts; title: string; notes: string[] }

@@ -6,9 +6,8 @@
 // message keeps its colons and commas); a property value also escapes `:` and `,` (%3A, %2C), which
 // would otherwise end the property. Lines and columns are 1-based, columns in UTF-16 code units as
 // the editor counts them.
-import type { Severity } from '../core/findings/analysis';
+import { dryRunDiffersCode, ruleFor, type Severity } from '../core/findings';
 import type { Range } from '../core/manifest/manifest';
-import { dryRunDiffersCode, ruleFor } from '../core/findings/catalogue';
 import { printableKeepingBreaks, printableLine } from './printable';
 import { againstWhat, summarize, type CheckReport } from './report';
 

@@ -4,9 +4,8 @@
 // information `info`. The fingerprint identifies an issue across pipelines: it leaves the line out,
 // so an edit above a finding does not make it a new one.
 import { createHash } from 'node:crypto';
-import type { Severity } from '../core/findings/analysis';
+import { dryRunDiffersCode, type Severity } from '../core/findings';
 import type { Range } from '../core/manifest/manifest';
-import { dryRunDiffersCode } from '../core/findings/catalogue';
 import { jsonText } from './printable';
 import type { CheckReport } from './report';
 

@@ -7,8 +7,7 @@
 // disappears; a new optional field does not change it. So a new field (say, the rendered source a
 // finding came from) is added as an optional property of the schema's `finding` and one line in
 // publicFinding below, with version 1 kept; renaming, retyping or removing a field means version 2.
-import type { Finding, FindingCode, ObjectIdentity, Severity } from '../core/findings/analysis';
-import type { ForcePreview } from '../core/findings/force-preview';
+import type { Finding, FindingCode, ForcePreview, ObjectIdentity, Severity } from '../core/findings';
 import type { JsonValue } from '../core/json';
 import type { Range } from '../core/manifest/manifest';
 import type { ManagerIdentity } from '../core/ssa/messages';

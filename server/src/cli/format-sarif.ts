@@ -1,8 +1,6 @@
 // `--format sarif`: SARIF 2.1.0 (OASIS), as code-scanning services read it. The rules are the rule
 // catalogue, each with its help link and default level; the results are the findings.
-import type { Severity } from '../core/findings/analysis';
-import { dryRunDiffersCode, findingCatalogue, findingCodes, type FindingCode } from '../core/findings/catalogue';
-import { forceLine, lossOf } from '../core/findings/force-preview';
+import { dryRunDiffersCode, findingCatalogue, findingCodes, forceLine, lossOf, type FindingCode, type Severity } from '../core/findings';
 import type { Range } from '../core/manifest/manifest';
 import { jsonText } from './printable';
 import { notJudged, summarize, type CheckReport } from './report';

@@ -1,7 +1,5 @@
 // `--format text` (the default): compiler-style lines for CI logs and terminals.
-import type { Severity } from '../core/findings/analysis';
-import { dryRunDiffersCode } from '../core/findings/catalogue';
-import { forceLine } from '../core/findings/force-preview';
+import { dryRunDiffersCode, forceLine, type Severity } from '../core/findings';
 import type { Range } from '../core/manifest/manifest';
 import { printableLine } from './printable';
 import { againstWhat, notJudged, summarize, type CheckReport } from './report';

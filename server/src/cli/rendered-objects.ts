@@ -1,10 +1,7 @@
 // The report entries of one rendered object (an overlay's, a chart's): one per source file that its
 // findings or its dry-run differences land on, and the object itself at its origin. One place for
 // the command line's overlays and charts, so both report a rendered object alike.
-import { objectIdentity, type Finding } from '../core/findings/analysis';
-import { relocateFindings, type RelocatedFinding } from '../core/findings/relocate';
-import { renderFailureFindings, renderFailurePlaces, type RenderFailureSource } from '../core/findings/render-failure';
-import { differenceFindings } from '../core/findings/verification';
+import { differenceFindings, objectIdentity, relocateFindings, renderFailureFindings, renderFailurePlaces, type Finding, type RelocatedFinding, type RenderFailureSource } from '../core/findings';
 import type { LocateOptions, ManifestResource } from '../core/manifest/manifest';
 import type { SourceMap } from '../core/sources/source-map';
 import { displayPath } from './files';

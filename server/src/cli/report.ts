@@ -1,15 +1,12 @@
 // What one run of `check` found, before it is printed: every file, every object in it with its
 // findings, notes and (with --verify) the server's dry-run answer. The printers (format-*.ts) turn
 // this one record into text, JSON, SARIF, GitHub annotations or a GitLab Code Quality report.
-import type { Finding, ObjectIdentity, Severity } from '../core/findings/analysis';
-import { meansNotJudged, type FindingCode } from '../core/findings/catalogue';
+import { meansNotJudged, type Finding, type FindingCode, type ForcePreview, type ObjectIdentity, type Severity, type Verification } from '../core/findings';
 import type { Range } from '../core/manifest/manifest';
-import type { ForcePreview } from '../core/findings/force-preview';
 import type { ApplyMode } from '../core/ssa/predict';
 
 // The dry-run comparison is the editor's too (core/findings/verification.ts): its records, as reported.
-import type { Verification } from '../core/findings/verification';
-export type { Verification, VerificationDifference } from '../core/findings/verification';
+export type { Verification, VerificationDifference } from '../core/findings';
 
 /** One object of a checked file, or the text problems of a file (then without `object`). */
 export interface CheckedObject {

@@ -16,7 +16,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { KindFacts, LiveFacts, ResourceFacts } from '../core/findings/analysis';
+import { ruleFor, type KindFacts, type LiveFacts, type ResourceFacts } from '../core/findings';
 import { isJsonObject, jsonDepthExceeds, type JsonObject, type JsonValue } from '../core/json';
 import { manifestLimits, parseManifestText, type ManifestResource } from '../core/manifest/manifest';
 import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
@@ -480,7 +480,7 @@ export function loadSnapshot(dir: string, namespace: string | undefined): Snapsh
     const parsed = parseManifestText(text.text);
     // A document not read (a syntax error, or one too large or too deep to read) would make its
     // objects look absent: the snapshot is refused instead, with the first such problem.
-    const problem = parsed.problems.find((p) => p.severity === 'error' || p.code === 'too-large');
+    const problem = parsed.problems.find((p) => ruleFor(p.code).severity === 'error' || p.code === 'too-large');
     if (problem) return { ok: false, message: `${file}:${problem.range.start.line + 1}: ${problem.message}` };
     for (const r of parsed.resources) {
       if (r.name === undefined) continue;

@@ -6,7 +6,7 @@
 // (live-objects.ts), so a second question costs no request and a new autoscaler is seen by its watch.
 // The namespace passes the same name check as every other path (names.ts). autoscaling/v2 is asked
 // first; a cluster that serves only autoscaling/v1 is asked for that (scaleTargetRef is the same).
-import type { AutoscalerFacts } from '../core/findings/force-preview';
+import type { AutoscalerFacts } from '../core/findings';
 import type { ClusterConnection } from './connection';
 import { redactText } from './redact';
 

@@ -2,7 +2,7 @@
 // Aggregated discovery (one request each for /api and /apis, apidiscovery.k8s.io/v2, GA in 1.30)
 // with a fallback to the classic per-group-version lists for older servers and proxies.
 import { SharedLoad } from './shared-load';
-import type { KindFacts } from '../core/findings/analysis';
+import type { KindFacts } from '../core/findings';
 import { isJsonObject, type JsonValue } from '../core/json';
 import type { ClusterTransport } from './http';
 import { nameProblems } from './names';

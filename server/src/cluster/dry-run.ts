@@ -2,8 +2,7 @@
 // the prediction (core/findings/verification.ts). The editor's "Confirm with a dry-run apply" and
 // the command line's --verify both come here, so they send the same request and judge its answer
 // alike; they differ only in how they show the result.
-import type { AnalysisSettings, Finding, ResourceFacts } from '../core/findings/analysis';
-import { compareWithServer, type Verification } from '../core/findings/verification';
+import { compareWithServer, type AnalysisSettings, type Finding, type ResourceFacts, type Verification } from '../core/findings';
 import type { ManifestResource } from '../core/manifest/manifest';
 import type { ClusterConnection } from './connection';
 import type { DryRunManifest } from './verifier';

@@ -1,15 +1,15 @@
-// What the cluster says about the objects a manifest names, shaped as core/findings/analysis.ts wants it:
+// What the cluster says about the objects a manifest names, shaped as core/findings/facts.ts states it:
 // is the kind served, does the object exist (with its managedFields), what is the schema of its
 // group-version. `peek` answers from the caches without waiting (the editor, on every keystroke);
 // `read` waits for the answers: the command line's facts and the dry-run confirmation of both the
 // editor and the command line, so both judge an object on the same facts.
-import type { KindFacts, LiveFacts, NamespaceFacts, ResourceFacts } from '../core/findings/analysis';
+import type { KindFacts, LiveFacts, NamespaceFacts, ResourceFacts } from '../core/findings';
 import type { JsonObject } from '../core/json';
 import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
 import { celSchemaFor, type CelNode } from '../core/cel/schema';
 import type { ClusterConnection } from './connection';
 import { notServedKindFacts } from './discovery';
-import { loadNamespaceFacts, peekNamespaceFacts } from './namespaces';
+import type { NamespaceState } from './namespaces';
 import type { ApiResourceInfo, ClusterProblem, Disposable, LiveObjectState, ObjectRef } from './types';
 import { loadManagerVersions, peekManagerVersions, type ManagerVersions } from './versions';
 
@@ -236,4 +236,30 @@ export function liveFacts(live: LiveObjectState): LiveFacts {
       if (live.problem.kind === 'invalidName' && live.problem.field) return { state: 'invalidName', field: live.problem.field, message: live.problem.message };
       return { state: 'unavailable', message: live.problem.message };
   }
+}
+
+/**
+ * The namespace to ask about for a ref: only for a namespaced object that does not exist (an
+ * object that exists proves its namespace), once discovery placed it.
+ */
+function namespaceToAsk(connection: ClusterConnection, ref: ObjectRef, live: LiveObjectState): string | undefined {
+  if (live.state !== 'absent') return undefined;
+  const resolved = connection.resolveRef(ref);
+  return resolved?.resource.namespaced && resolved.namespace ? resolved.namespace : undefined;
+}
+
+function factsOf(name: string, state: NamespaceState): NamespaceFacts {
+  return { state: state.state === 'exists' ? 'exists' : state.state === 'absent' ? 'missing' : 'unknown', name };
+}
+
+/** What the analysis needs to know of the ref's namespace, from the cache (never waits); undefined when there is nothing to ask. */
+function peekNamespaceFacts(connection: ClusterConnection, ref: ObjectRef, live: LiveObjectState): NamespaceFacts | undefined {
+  const name = namespaceToAsk(connection, ref, live);
+  return name === undefined ? undefined : factsOf(name, connection.namespaces.peek(name));
+}
+
+/** The same, once the namespace's first read has an answer (the command line). */
+async function loadNamespaceFacts(connection: ClusterConnection, ref: ObjectRef, live: LiveObjectState): Promise<NamespaceFacts | undefined> {
+  const name = namespaceToAsk(connection, ref, live);
+  return name === undefined ? undefined : factsOf(name, await connection.namespaces.get(name));
 }

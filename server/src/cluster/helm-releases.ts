@@ -9,7 +9,7 @@
 //   it sends). Listed as metadata only too, across namespaces, for the kinds the chart renders.
 // Which release is the chart's is decided in core (core/sources/helm-release.ts): here, only reading.
 import { isJsonObject, type JsonObject } from '../core/json';
-import { helmManagedByLabel, helmReleaseNameAnnotation, helmReleaseNamespaceAnnotation } from '../core/findings/helm-release';
+import { helmManagedByLabel, helmReleaseNameAnnotation, helmReleaseNamespaceAnnotation } from '../core/findings';
 import { helmChartLabel, type HelmReleaseSightings, type HelmSighting, type HelmReleaseRecord } from '../core/sources/helm-release';
 import { qualifiedResource } from '../core/ssa/messages';
 import type { Discovery } from './discovery';

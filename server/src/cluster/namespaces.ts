@@ -8,12 +8,10 @@
 // watch of Namespaces (an open Namespace manifest) says it appeared; every namespace is read again
 // on refresh. A 403 means unknown: nothing is said, and it is no health problem of the connection
 // (many users may not read namespaces and work well in theirs).
-import type { NamespaceFacts } from '../core/findings/analysis';
-import type { ClusterConnection } from './connection';
 import type { ClusterTransport } from './http';
 import { objectPath } from './names';
 import { classifyFailure } from './problems';
-import type { ApiResourceInfo, ClusterProblem, Disposable, LiveObjectState, ObjectRef } from './types';
+import type { ApiResourceInfo, ClusterProblem, Disposable, LiveObjectState } from './types';
 
 export type NamespaceState =
   | { readonly state: 'pending' }
@@ -191,30 +189,4 @@ function signature(state: NamespaceState): string {
 /** A lookup for a connection that cannot read anything (no kubeconfig, no context). */
 export function unknownNamespaces(problem: ClusterProblem): NamespaceLookup {
   return { peek: () => ({ state: 'unknown', problem }), get: () => Promise.resolve({ state: 'unknown', problem }), onChange: () => ({ dispose: () => {} }) };
-}
-
-/**
- * The namespace to ask about for a ref: only for a namespaced object that does not exist (an
- * object that exists proves its namespace), once discovery placed it.
- */
-function namespaceToAsk(connection: ClusterConnection, ref: ObjectRef, live: LiveObjectState): string | undefined {
-  if (live.state !== 'absent') return undefined;
-  const resolved = connection.resolveRef(ref);
-  return resolved?.resource.namespaced && resolved.namespace ? resolved.namespace : undefined;
-}
-
-function factsOf(name: string, state: NamespaceState): NamespaceFacts {
-  return { state: state.state === 'exists' ? 'exists' : state.state === 'absent' ? 'missing' : 'unknown', name };
-}
-
-/** What the analysis needs to know of the ref's namespace, from the cache (never waits); undefined when there is nothing to ask. */
-export function peekNamespaceFacts(connection: ClusterConnection, ref: ObjectRef, live: LiveObjectState): NamespaceFacts | undefined {
-  const name = namespaceToAsk(connection, ref, live);
-  return name === undefined ? undefined : factsOf(name, connection.namespaces.peek(name));
-}
-
-/** The same, once the namespace's first read has an answer (the command line). */
-export async function loadNamespaceFacts(connection: ClusterConnection, ref: ObjectRef, live: LiveObjectState): Promise<NamespaceFacts | undefined> {
-  const name = namespaceToAsk(connection, ref, live);
-  return name === undefined ? undefined : factsOf(name, await connection.namespaces.get(name));
 }

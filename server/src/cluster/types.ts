@@ -1,7 +1,7 @@
 // The plain data that crosses the boundary of the cluster layer. Nothing here is a client-node type:
 // callers (lsp/, cli/, tests) see JSON objects and records only.
 import type { JsonObject } from '../core/json';
-import type { NotServedDiscovery } from '../core/findings/kind-served';
+import type { NotServedDiscovery } from '../core/findings';
 import type { ConflictCause } from '../core/ssa/messages';
 
 /** What the user configured; both empty means KUBECONFIG (or ~/.kube/config) and its current context. */

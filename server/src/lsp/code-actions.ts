@@ -6,7 +6,7 @@
 // the file-wide removal is its removeFieldsInFileEdits, the one that checks List items together.
 import { CodeActionKind, type CodeAction, type CodeActionParams, type TextEdit } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { locateOptions, showValue, type Finding } from '../core/findings/analysis';
+import { locateOptions, showValue, type Finding } from '../core/findings';
 import { removeFieldEdits, removeFieldsEdits, removeFieldsInFileEdits, replaceValueEdits, type EditResult } from '../core/manifest/edits';
 import { describeManager } from '../core/ssa/messages';
 import { requests } from '../protocol';

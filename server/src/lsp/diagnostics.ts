@@ -1,8 +1,7 @@
 // Findings become diagnostics. Each carries its finding in `data`, so code actions read what was
 // found instead of re-deriving it (or, worse, parsing the message).
 import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver/node';
-import type { Finding, Severity } from '../core/findings/analysis';
-import { ruleFor, shownAsHint } from '../core/findings/catalogue';
+import { ruleFor, shownAsHint, type Finding, type Severity } from '../core/findings';
 import type { Settings } from '../protocol';
 
 export const diagnosticSource = 'kube-conflict-hints';

@@ -2,13 +2,7 @@
 // content), each resource analysed once per (its text, the facts, the settings). A keystroke in one
 // document of a 500-document file re-parses and re-analyses that document only, and sends no
 // request: facts are peeked from the session's caches.
-import {
-  analyzeResource,
-  problemFindings,
-  type Finding,
-  type ResourceFacts,
-} from '../core/findings/analysis';
-import { definedKinds, definedKindsKey, withDefinedKinds, type DefinedKind } from '../core/findings/kind-served';
+import { analyzeResource, definedKinds, definedKindsKey, problemFindings, withDefinedKinds, type DefinedKind, type Finding, type ResourceFacts } from '../core/findings';
 import { createManifestCache, namedObject, parseManifestText, parseManifestTextInSlices, shiftRange, type ManifestCache, type ManifestResource, type ParsedManifest } from '../core/manifest/manifest';
 import type { Settings } from '../protocol';
 import type { Session } from './session';

@@ -6,8 +6,7 @@
 // server.ts, and no handler changes.
 import type { CodeAction, CodeActionParams, CodeLens, Hover, Position } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import type { Finding } from '../core/findings/analysis';
-import type { LineSpan, OwnershipHint } from '../core/findings/ownership-hints';
+import { type Finding, type LineSpan, type OwnershipHint } from '../core/findings';
 import type { ClassifiedFile } from './source-files';
 import type { Workspace } from './workspace';
 

@@ -3,8 +3,7 @@
 // reads only), and core/findings/force-preview.ts's judgement and text. Nothing is sent but reads.
 import { fileURLToPath } from 'node:url';
 import { autoscalersFor } from '../cluster';
-import { objectIdentity, predictionOf } from '../core/findings/analysis';
-import { forcePreview, renderForcePreview, type AutoscalerFacts } from '../core/findings/force-preview';
+import { forcePreview, objectIdentity, predictionOf, renderForcePreview, type AutoscalerFacts } from '../core/findings';
 import type { Position } from '../core/manifest/manifest';
 import type { ForcePreviewResult } from '../protocol';
 import { resourceAt, type DocumentState } from './workspace';

@@ -4,10 +4,7 @@
 // objects. Any file no other source claims is read as one: a file without objects says nothing.
 import type { CodeAction, CodeActionParams, CodeLens, Hover, Position } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { managerNames, type Finding } from '../core/findings/analysis';
-import { fieldHover, objectHover } from '../core/findings/hover-text';
-import { nodeAt } from '../core/findings/ownership';
-import { ownershipHints, type LineSpan, type OwnershipHint } from '../core/findings/ownership-hints';
+import { fieldHover, managerNames, nodeAt, objectHover, ownershipHints, type Finding, type LineSpan, type OwnershipHint } from '../core/findings';
 import { absoluteRange, isIdentityPath, type ManifestResource } from '../core/manifest/manifest';
 import { codeActions } from './code-actions';
 import type { AnalyzedResource } from './document-analysis';

@@ -32,13 +32,7 @@ import {
   type Position,
 } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { locateOptions, showValue, type Finding } from '../core/findings/analysis';
-import { renderedOwnershipHints, type LineSpan, type OwnershipHint } from '../core/findings/ownership-hints';
-import { findingCatalogue } from '../core/findings/catalogue';
-import { definedKinds, withDefinedKinds } from '../core/findings/kind-served';
-import { renderFailureFindings, renderFailurePlaces, type FailurePlace, type RenderFailureSource } from '../core/findings/render-failure';
-import { helmApply, overlayLabels, overlayLocalChange, removalFromSources, renderedLineHover, renderedObjectFindings, type LocalChange, type RenderedApply, type SourceRemoval } from '../core/findings/rendered';
-import { findingPath, type RelocatedFinding } from '../core/findings/relocate';
+import { definedKinds, findingCatalogue, findingPath, helmApply, locateOptions, overlayLabels, overlayLocalChange, releaseOriginFinding, removalFromSources, renderedLineHover, renderedObjectFindings, renderedOwnershipHints, renderFailureFindings, renderFailurePlaces, showValue, withDefinedKinds, type FailurePlace, type Finding, type LineSpan, type LocalChange, type OwnershipHint, type RelocatedFinding, type RenderedApply, type RenderFailureSource, type SourceRemoval } from '../core/findings';
 import { jsonEqual, type JsonValue } from '../core/json';
 import { replaceValueEdits, type EditResult, type TextEdit } from '../core/manifest/edits';
 import { plainYamlValueAt, replacePlainYamlValueEdits } from '../core/manifest/edits-yaml';
@@ -50,7 +44,6 @@ import { describeManager } from '../core/ssa/messages';
 import { notifications, requests, sendNotification, type DocumentParams, type OverlaysResult, type ReleasesResult, type Settings } from '../protocol';
 import { helmTarget, renderInstalledChart } from '../render/helm';
 import { chartRelease, overlayFailureSource, overlayKustomization, renderOverlay, sentByHelm, topChart } from '../render/targets';
-import { releaseOriginFinding } from '../core/findings/helm-release';
 import { describeCandidate, placeKey, type ReleaseOrigin, type ReleasePlace } from '../core/sources/helm-release';
 import { describeRenderProblem, type RenderProblem, type RenderSettings } from '../render/renderer';
 import { findingOf } from './diagnostics';

@@ -4,7 +4,7 @@
 import type { Connection } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { redactText } from '../cluster';
-import type { Finding } from '../core/findings/analysis';
+import type { Finding } from '../core/findings';
 import type { VerifyResult } from '../protocol';
 import type { RefreshScheduler } from './refresh';
 import { verifyDocument } from './verify';

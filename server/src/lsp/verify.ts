@@ -3,8 +3,7 @@
 // editor and the command line cannot judge one answer apart. What is the editor's own is the
 // presentation: a line per resource for the log and the differences as findings on their lines.
 import { verifyResource } from '../cluster';
-import { analyzeResource, type Finding } from '../core/findings/analysis';
-import { differenceFindings } from '../core/findings/verification';
+import { analyzeResource, differenceFindings, type Finding } from '../core/findings';
 import { objectTarget } from '../core/manifest/manifest';
 import type { Settings, VerifyResult } from '../protocol';
 import type { DocumentAnalysis } from './document-analysis';

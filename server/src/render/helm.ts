@@ -10,7 +10,7 @@
 // runs on the objects as sent (helmAppliedObject).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { helmSends } from '../core/findings/rendered';
+import { helmSends } from '../core/findings';
 import { parseManifestText, type ManifestResource } from '../core/manifest/manifest';
 import { helmSourceMap } from '../core/sources/helm-map';
 import { findRelease, placeKey, releaseLabel, type ReleaseFound, type ReleasePlace, type ReleaseSearch } from '../core/sources/helm-release';

@@ -9,8 +9,7 @@
 //   - an overlay is built with the user's kustomize, and its output is read as a manifest stream;
 //     text that is not YAML is a failed render, shown on the overlay's kustomization.
 import * as path from 'node:path';
-import type { RenderFailureSource } from '../core/findings/render-failure';
-import { helmApply, sentResource, type RenderedApply } from '../core/findings/rendered';
+import { helmApply, sentResource, type RenderedApply, type RenderFailureSource } from '../core/findings';
 import { parseManifestText, type ManifestResource } from '../core/manifest/manifest';
 import { kustomizationFileNames } from '../core/sources/file-kinds';
 import type { ReleasePlace } from '../core/sources/helm-release';

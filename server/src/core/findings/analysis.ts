@@ -1,149 +1,29 @@
-// From one manifest resource and what the cluster is known to say about it, the findings a user
-// sees: in the editor as diagnostics, on the command line as compiler-style lines. Pure: the facts
-// are handed in as plain data, so the editor (from its live cache), the command line (from a
-// cluster or an offline snapshot) and the tests (from captured fixtures) all share this code.
-import { isJsonObject, jsonDepthExceeds, type JsonObject, type JsonValue } from '../json';
-import { firstCharacter, locate, manifestLimits, type LocateOptions, type ManifestProblem, type ManifestResource, type Range } from '../manifest/manifest';
-import { defaultSeverity, docsLinks, meansNotJudged, type FindingCode, type Severity } from './catalogue';
-import { builtInGroups, isCustomKind, judgeNotServed, type DefinedKind, type NotServedDiscovery } from './kind-served';
+// The rule engine: from one manifest resource and what the cluster is known to say about it (facts.ts),
+// the findings (finding.ts) a user sees: in the editor as diagnostics, on the command line as
+// compiler-style lines. Pure: the facts are handed in as plain data, so the editor (from its live
+// cache), the command line (from a cluster or an offline snapshot) and the tests (from captured
+// fixtures) all share this code. A judgement runs the stops in order (the first that speaks is all
+// that is said of the object), then predicts the apply and runs every rule on it, in the order the
+// findings are listed.
+import { isJsonObject, jsonDepthExceeds, type JsonObject } from '../json';
+import { manifestLimits, type ManifestResource, type Range } from '../manifest/manifest';
+import { defaultSeverity, docsLinks } from './catalogue';
+import type { AnalysisSettings, ResourceFacts } from './facts';
+import { objectIdentity, withSeverity, type Finding, type ObjectIdentity } from './finding';
 import { IMMUTABLE_DATA_CAUSE, immutableChanges, type ImmutableChange } from './immutable';
-import { judgeMissingNamespace, type DefinedNamespace } from './namespaces';
-import { managerRole } from './managers';
-import { describeManager, formatServerPath, invalidMessage, qualifiedResource, type ManagerIdentity } from '../ssa/messages';
+import { builtInGroups, isCustomKind, judgeNotServed } from './kind-served';
+import { generateNameRefusal, kubectlMetadataRefusal } from './kubectl-refusals';
+import { metadataPath, rangeFor, type FieldRange } from './locate';
+import { managerNames, managerRole } from './managers';
+import { judgeMissingNamespace, type DefinedNamespace, type MissingNamespaceJudgement } from './namespaces';
+import { predict } from './prediction';
+import { liveAndManifest, showValue } from './show-value';
+import { validationRuleFindings } from './validation-rules';
+import { describeManager, formatServerPath, invalidMessage, qualifiedResource } from '../ssa/messages';
 import { valueAtPath } from '../ssa/merge';
 import type { FieldPath } from '../ssa/path';
-import { predictApply, type ApplyMode, type ApplyPrediction, type FieldConflict, type PredictedStatus, type UnconvertedManager } from '../ssa/predict';
-import type { KindVersions } from '../ssa/versions';
-import { fieldType, resolveType, rootTypeFor, type SchemaModel, type TypeRef } from '../ssa/schema';
-import type { CelNode } from '../cel/schema';
-import { validationRuleFindings } from './validation-rules';
-
-/** What the cluster says of the manifest's apiVersion and kind. */
-export type KindFacts =
-  | { readonly state: 'pending' }
-  | { readonly state: 'served'; readonly group: string; readonly resource: string; readonly namespaced: boolean }
-  /**
-   * `message`: the cluster layer's sentence, e.g. the versions that are served; `discovery`: what
-   * the cluster serves around the kind, from which the analysis tells why (kind-served.ts).
-   */
-  | { readonly state: 'notServed'; readonly message: string; readonly discovery?: NotServedDiscovery }
-  | { readonly state: 'unavailable'; readonly message: string };
-
-/** What the cluster says of the object the manifest names. */
-export type LiveFacts =
-  | { readonly state: 'pending' }
-  | { readonly state: 'exists'; readonly object: JsonObject }
-  | { readonly state: 'absent' }
-  | { readonly state: 'unavailable'; readonly message: string }
-  /** The name or namespace is one the API server refuses, so the cluster was not asked. */
-  | { readonly state: 'invalidName'; readonly field: 'metadata.name' | 'metadata.namespace'; readonly message: string };
-
-/**
- * Whether the namespace a namespaced object goes to exists. Absent when nobody asked: a
- * cluster-scoped kind, an object that exists, a snapshot. `unknown`: not answered yet, or not
- * allowed to be read (a 403): nothing is said then.
- */
-export interface NamespaceFacts {
-  readonly state: 'exists' | 'missing' | 'unknown';
-  readonly name: string;
-}
-
-export interface ResourceFacts {
-  readonly kind: KindFacts;
-  readonly live: LiveFacts;
-  readonly namespace?: NamespaceFacts;
-  /**
-   * The schema of the manifest's group-version (with the group-versions the live object's
-   * managers were recorded at, when the cluster serves them); undefined while it is not known.
-   */
-  readonly schema: SchemaModel | undefined;
-  /** The kind's versions (a CRD's versions and conversion), when managers were recorded at another one. */
-  readonly versions?: KindVersions;
-  /** A custom kind's schema with its CRD validation rules (core/cel/schema.ts), when it has any. */
-  readonly rules?: CelNode;
-}
-
-export interface AnalysisSettings {
-  readonly fieldManager: string;
-  readonly applyMode: ApplyMode;
-  /** The user's own severity per finding code (`off` hides the finding), as ESLint rules allow. */
-  readonly severity?: SeverityOverrides;
-  /**
-   * The kinds that CustomResourceDefinitions among the files checked together define (a folder, a
-   * stream, a render; in the editor the open documents), and the namespaces their Namespace
-   * objects create: the cluster need not have them yet.
-   */
-  readonly definedKinds?: readonly DefinedKind[];
-}
-
-export type SeverityOverrides = Readonly<Record<string, Severity | 'off'>>;
-
-/** The user's severity overrides applied: another level, or the finding left out for `off`. */
-export function withSeverity(findings: readonly Finding[], overrides: SeverityOverrides | undefined): Finding[] {
-  if (!overrides || Object.keys(overrides).length === 0) return [...findings];
-  const out: Finding[] = [];
-  for (const f of findings) {
-    const level = Object.hasOwn(overrides, f.code) ? overrides[f.code] : undefined;
-    // What says that (a part of) a file was not judged is never hidden: silence over it would read
-    // as "nothing to fear". It can be lowered, not turned off.
-    if (level === 'off') {
-      if (meansNotJudged(f.code)) out.push(f);
-      continue;
-    }
-    out.push(level && level !== f.severity ? { ...f, severity: level } : f);
-  }
-  return out;
-}
-
-// The codes, their default severities and documentation links live in the rule catalogue.
-export type { FindingCode, Severity } from './catalogue';
-
-export interface ObjectIdentity {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly name: string;
-  readonly namespace?: string;
-}
-
-/** One thing to tell the user, on one range of the text. Plain data: it crosses every boundary. */
-export interface Finding {
-  readonly code: FindingCode;
-  readonly severity: Severity;
-  /** The sentence the user reads. */
-  readonly message: string;
-  readonly range: Range;
-  /** The object it is about (absent for problems of the text itself). */
-  readonly object?: ObjectIdentity;
-  /** The field, in the API server's notation: `.spec.template.spec.containers[name="app"].image`. */
-  readonly path?: string;
-  /** The other field manager involved. */
-  readonly manager?: ManagerIdentity;
-  readonly liveValue?: JsonValue;
-  readonly manifestValue?: JsonValue;
-  /** What the API server itself would say, word for word, when it would refuse the request. */
-  readonly serverMessage?: string;
-  /**
-   * The field the server's refusal names (`details.causes[].field`) when it is not `path`: a
-   * StatefulSet's `spec` for a change of `.spec.serviceName`.
-   */
-  readonly serverField?: string;
-  /** Where the Kubernetes documentation explains it. */
-  readonly docs?: string;
-}
-
-export function objectIdentity(resource: ManifestResource): ObjectIdentity {
-  return {
-    apiVersion: resource.apiVersion,
-    kind: resource.kind,
-    name: resource.name ?? resource.generateName ?? '',
-    ...(resource.namespace !== undefined ? { namespace: resource.namespace } : {}),
-  };
-}
-
-/** Problems of the text itself (syntax, decoding, duplicate keys), as findings. */
-export function problemFindings(problems: readonly ManifestProblem[], overrides?: SeverityOverrides): Finding[] {
-  return withSeverity(problems.map((p) => ({ code: p.code, severity: defaultSeverity(p.code), message: p.message, range: p.range })), overrides);
-}
+import type { ApplyPrediction, FieldConflict, PredictedStatus } from '../ssa/predict';
+import { rootTypeFor, type SchemaModel } from '../ssa/schema';
 
 export function analyzeResource(resource: ManifestResource, facts: ResourceFacts, settings: AnalysisSettings): Finding[] {
   return withSeverity(findingsOf(resource, facts, settings), settings.severity);
@@ -158,8 +38,8 @@ export function analyzeResource(resource: ManifestResource, facts: ResourceFacts
  * that the command line can list the object as not judged rather than count it clean.
  */
 export function unjudgedOn(resource: ManifestResource, facts: ResourceFacts, settings: Pick<AnalysisSettings, 'applyMode'>): string | undefined {
-  // kubectl apply refuses a generateName before anything of the cluster matters (findingsOf).
-  if (settings.applyMode !== 'create' && resource.name === undefined && resource.generateName !== undefined && resource.generateName !== '') return undefined;
+  // kubectl apply refuses a generateName before anything of the cluster matters (the first stop).
+  if (generateNameRefusal(resource, settings.applyMode) !== undefined) return undefined;
   if (facts.kind.state === 'notServed' || facts.live.state === 'invalidName') return undefined;
   if (facts.kind.state === 'unavailable') return `the cluster did not say whether it serves ${resource.apiVersion} ${resource.kind}: ${facts.kind.message}`;
   if (facts.kind.state === 'pending') return `the cluster has not said yet whether it serves ${resource.apiVersion} ${resource.kind}`;
@@ -169,104 +49,230 @@ export function unjudgedOn(resource: ManifestResource, facts: ResourceFacts, set
   return undefined;
 }
 
+type ServedKind = Extract<ResourceFacts['kind'], { state: 'served' }>;
+
+/** What every judgement of one object reads. Ranges are read from the node tree, which a document read for its values alone builds only when asked: only the findings that are made ask. */
+interface Judgement {
+  readonly resource: ManifestResource;
+  readonly facts: ResourceFacts;
+  readonly settings: AnalysisSettings;
+  readonly object: ObjectIdentity;
+  /** The kind, when the cluster serves it. */
+  readonly served: ServedKind | undefined;
+  /** The live object, when it exists. */
+  readonly live: JsonObject | undefined;
+  at(path: FieldPath): FieldRange;
+  /** The `kind:` value. */
+  kindRange(): Range;
+  /** The `metadata.name` value, or the `kind:` value without a name. */
+  nameRange(): Range;
+}
+
+/** What the rules of a predicted apply read besides. */
+interface ApplyJudgement extends Judgement {
+  readonly served: ServedKind;
+  readonly resourceName: { group: string; resource: string };
+  readonly prediction: ApplyPrediction;
+  /** A new object bound for a namespace that does not exist, judged; and whether the manifest writes that namespace. */
+  readonly namespace: { judged: MissingNamespaceJudgement; written: boolean } | undefined;
+  /**
+   * One request gets one answer: when the manifest would be refused for several reasons, each
+   * finding says which one the server answers first (the order FINDINGS.md records). What a finding
+   * of the answer `kind` says of that ('' for a refusal alone).
+   */
+  order(kind: PredictedStatus['kind'] | 'namespace'): string;
+  /** What a finding of the server's validation (422: immutable fields, CRD rules) says of a refusal answered before it. */
+  readonly afterRefusals: string;
+}
+
+/** A judgement before the apply is predicted: when it says something (even nothing, `[]`), that is all that is said of the object. */
+type Stop = (j: Judgement) => Finding[] | undefined;
+
+/** A judgement of the predicted apply. */
+type Rule = (a: ApplyJudgement) => Finding[];
+
+const stops: readonly Stop[] = [kubectlRefusesGenerateName, kindNotServed, nameRefused, factsUnknown, noSchemaToCompare, liveTooDeep];
+
+const rules: readonly Rule[] = [
+  missingNamespace,
+  refusedRequest,
+  fieldConflicts,
+  immutableFields,
+  unverifiedSecretData,
+  unverifiedConversions,
+  invalidManifest,
+  wouldDelete,
+  validationRules,
+  existence,
+];
+
 function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: AnalysisSettings): Finding[] {
-  const object = objectIdentity(resource);
+  const j = judgement(resource, facts, settings);
+  for (const stop of stops) {
+    const said = stop(j);
+    if (said) return said;
+  }
+  // factsUnknown stops every kind the cluster does not serve.
+  if (!j.served) return [];
+  const a = applyJudgement(j, j.served);
+  return rules.flatMap((rule) => rule(a));
+}
+
+function judgement(resource: ManifestResource, facts: ResourceFacts, settings: AnalysisSettings): Judgement {
   const at = (path: FieldPath) => rangeFor(resource, path, facts.schema);
-  const findings: Finding[] = [];
-  // Ranges are read from the node tree, which a document read for its values alone builds only
-  // when asked: only the findings that are made ask.
   let kindAt: Range | undefined;
   const kindRange = (): Range => (kindAt ??= at([{ kind: 'field', name: 'kind' }]).value);
-
-  // kubectl apply (client- or server-side) stops before any request when the object has no name
-  // but a generateName (apply.go: "from <generateName>: cannot use generate name with apply"):
-  // nothing about the cluster matters then. kubectl create is where generateName works.
-  if (settings.applyMode !== 'create' && resource.name === undefined && resource.generateName !== undefined && resource.generateName !== '') {
-    const kubectlMessage = `from ${resource.generateName}: cannot use generate name with apply`;
-    return [
-      {
-        code: 'generate-name-apply',
-        severity: defaultSeverity('generate-name-apply'),
-        message: `kubectl apply refuses a manifest with generateName and no name (${kubectlMessage}): set metadata.name, or send it with kubectl create`,
-        range: at(metadataPath('generateName')).key,
-        object,
-        path: '.metadata.generateName',
-        docs: docsLinks.generateName,
-      },
-    ];
-  }
-
-  if (facts.kind.state === 'notServed') {
-    // Why it is not served (a removed version, a CRD not installed, a CRD among the files) decides
-    // the sentence, the link and even the code: kind-served.ts judges.
-    const judged = judgeNotServed(resource.apiVersion, resource.kind, facts.kind.discovery, settings.definedKinds, facts.kind.message);
-    return [{ code: judged.code, severity: defaultSeverity(judged.code), message: judged.message, range: kindRange(), object, docs: judged.docs }];
-  }
-  if (facts.live.state === 'invalidName') {
-    const field = facts.live.field === 'metadata.name' ? 'name' : 'namespace';
-    // A default namespace (from the settings) has no place in the text: the name carries it.
-    const where = resource[field] !== undefined ? at(metadataPath(field)).value : resource.name !== undefined ? at(metadataPath('name')).value : kindRange();
-    return [{ code: 'invalid-manifest', severity: defaultSeverity('invalid-manifest'), message: facts.live.message, range: where, object, path: `.${facts.live.field}` }];
-  }
-  // unjudgedOn names these stops (and the one without a schema below) for the command line's summary.
-  if (facts.kind.state !== 'served' || facts.live.state === 'pending' || facts.live.state === 'unavailable') return [];
-  const served = facts.kind;
-  const live = facts.live.state === 'exists' ? facts.live.object : undefined;
-  const resourceName = { group: served.group, resource: served.resource };
   let nameAt: Range | undefined;
   const nameRange = (): Range => (nameAt ??= resource.name !== undefined ? at(metadataPath('name')).value : kindRange());
+  return {
+    resource,
+    facts,
+    settings,
+    object: objectIdentity(resource),
+    served: facts.kind.state === 'served' ? facts.kind : undefined,
+    live: facts.live.state === 'exists' ? facts.live.object : undefined,
+    at,
+    kindRange,
+    nameRange,
+  };
+}
 
+function applyJudgement(j: Judgement, served: ServedKind): ApplyJudgement {
+  const { resource, facts, settings, live } = j;
+  const resourceName = { group: served.group, resource: served.resource };
   // A new object in a namespace that does not exist: the server answers 404 for the namespace. The
   // rest of the judgement (a new object's) still holds once the namespace is there.
-  const namespaceWritten = resource.namespace !== undefined && resource.namespace !== '';
-  const namespaceJudged = served.namespaced && !live && facts.namespace?.state === 'missing'
-    ? judgeMissingNamespace(facts.namespace.name, namespaceWritten ? 'manifest' : 'default', (settings.definedKinds ?? []).filter((d): d is DefinedNamespace => !isCustomKind(d)))
+  const written = resource.namespace !== undefined && resource.namespace !== '';
+  const judged = served.namespaced && !live && facts.namespace?.state === 'missing'
+    ? judgeMissingNamespace(facts.namespace.name, written ? 'manifest' : 'default', (settings.definedKinds ?? []).filter((d): d is DefinedNamespace => !isCustomKind(d)))
     : undefined;
-
-  if (facts.schema === undefined && settings.applyMode === 'serverSide' && live) return existenceFindings();
-  // The engine walks objects recursively; a live object may nest deeper than it can go.
-  if (live && jsonDepthExceeds(live, manifestLimits.depth)) {
-    return [
-      ...existenceFindings(),
-      {
-        code: 'too-large',
-        severity: defaultSeverity('too-large'),
-        message: `The live object nests deeper than ${manifestLimits.depth} levels: its fields are not compared with the manifest`,
-        range: nameRange(),
-        object,
-      },
-    ];
-  }
-
   const prediction = predict(resource, live, facts, settings, resourceName);
-
-  // One request gets one answer: when the manifest would be refused for several reasons, each
-  // finding says which one the server answers first (the order FINDINGS.md records). A missing
-  // namespace is looked at last: whatever the prediction refuses a new object for (its body, a
-  // server-side apply's uid) is answered before it.
+  // A missing namespace is looked at last: whatever the prediction refuses a new object for (its
+  // body, a server-side apply's uid) is answered before it.
   const first = prediction.status;
-  const answers = prediction.statuses.length + (namespaceJudged?.code === 'namespace-not-found' ? 1 : 0);
-  const order = (kind: PredictedStatus['kind'] | 'namespace'): string => {
-    if (!first || answers < 2) return '';
-    return first.kind === kind ? ' The server answers this first.' : ` The server answers ${answerName(first)} first; this one comes only after that is fixed.`;
+  const answers = prediction.statuses.length + (judged?.code === 'namespace-not-found' ? 1 : 0);
+  return {
+    ...j,
+    served,
+    resourceName,
+    prediction,
+    namespace: judged ? { judged, written } : undefined,
+    order: (kind) => {
+      if (!first || answers < 2) return '';
+      return first.kind === kind ? ' The server answers this first.' : answeredBefore(first);
+    },
+    // Validation (422) comes after every refusal of ownership, the lock and existence.
+    afterRefusals: first && first.code !== 422 ? answeredBefore(first) : '',
   };
+}
 
-  if (namespaceJudged) {
-    const judged = namespaceJudged;
-    const written = namespaceWritten;
-    findings.push({
+/** Said after a finding whose answer the server gives only after `first`: the sentence, built once. */
+function answeredBefore(first: PredictedStatus): string {
+  return ` The server answers ${answerName(first)} first; this one comes only after that is fixed.`;
+}
+
+/** What the server answers, as a finding names it. */
+function answerName(status: PredictedStatus): string {
+  switch (status.kind) {
+    case 'fieldConflict':
+      return 'the field conflict (409)';
+    case 'staleResourceVersion':
+      return 'the stale resourceVersion (409)';
+    case 'uidMismatch':
+      return `the uid (${status.code})`;
+    case 'alreadyExists':
+      return 'AlreadyExists (409)';
+    default:
+      return `the refusal of the manifest (${status.code})`;
+  }
+}
+
+// The stops, in order.
+
+/** kubectl apply stops before any request when the object has no name but a generateName. */
+function kubectlRefusesGenerateName({ resource, settings, object, at }: Judgement): Finding[] | undefined {
+  const kubectlMessage = generateNameRefusal(resource, settings.applyMode);
+  if (kubectlMessage === undefined) return undefined;
+  return [
+    {
+      code: 'generate-name-apply',
+      severity: defaultSeverity('generate-name-apply'),
+      message: `kubectl apply refuses a manifest with generateName and no name (${kubectlMessage}): set metadata.name, or send it with kubectl create`,
+      range: at(metadataPath('generateName')).key,
+      object,
+      path: '.metadata.generateName',
+      docs: docsLinks.generateName,
+    },
+  ];
+}
+
+/**
+ * Why it is not served (a removed version, a CRD not installed, a CRD among the files) decides
+ * the sentence, the link and even the code: kind-served.ts judges.
+ */
+function kindNotServed({ resource, facts, settings, object, kindRange }: Judgement): Finding[] | undefined {
+  if (facts.kind.state !== 'notServed') return undefined;
+  const judged = judgeNotServed(resource.apiVersion, resource.kind, facts.kind.discovery, settings.definedKinds, facts.kind.message);
+  return [{ code: judged.code, severity: defaultSeverity(judged.code), message: judged.message, range: kindRange(), object, docs: judged.docs }];
+}
+
+/** A name or namespace the API server refuses: the cluster was not asked. */
+function nameRefused({ resource, facts, object, at, kindRange }: Judgement): Finding[] | undefined {
+  if (facts.live.state !== 'invalidName') return undefined;
+  const field = facts.live.field === 'metadata.name' ? 'name' : 'namespace';
+  // A default namespace (from the settings) has no place in the text: the name carries it.
+  const where = resource[field] !== undefined ? at(metadataPath(field)).value : resource.name !== undefined ? at(metadataPath('name')).value : kindRange();
+  return [{ code: 'invalid-manifest', severity: defaultSeverity('invalid-manifest'), message: facts.live.message, range: where, object, path: `.${facts.live.field}` }];
+}
+
+/** Nothing is said while the cluster has not told what it serves or what the object is (unjudgedOn names these stops, and the one without a schema below, for the command line's summary). */
+function factsUnknown({ facts }: Judgement): Finding[] | undefined {
+  return facts.kind.state !== 'served' || facts.live.state === 'pending' || facts.live.state === 'unavailable' ? [] : undefined;
+}
+
+/** Without a schema a server-side apply's fields are not compared: only that the object exists. */
+function noSchemaToCompare(j: Judgement): Finding[] | undefined {
+  return j.facts.schema === undefined && j.settings.applyMode === 'serverSide' && j.live ? existence(j) : undefined;
+}
+
+/** The engine walks objects recursively; a live object may nest deeper than it can go. */
+function liveTooDeep(j: Judgement): Finding[] | undefined {
+  if (!j.live || !jsonDepthExceeds(j.live, manifestLimits.depth)) return undefined;
+  return [
+    ...existence(j),
+    {
+      code: 'too-large',
+      severity: defaultSeverity('too-large'),
+      message: `The live object nests deeper than ${manifestLimits.depth} levels: its fields are not compared with the manifest`,
+      range: j.nameRange(),
+      object: j.object,
+    },
+  ];
+}
+
+// The rules of the predicted apply, in the order their findings are listed.
+
+function missingNamespace({ namespace, prediction, at, nameRange, object, order }: ApplyJudgement): Finding[] {
+  if (!namespace) return [];
+  const { judged, written } = namespace;
+  return [
+    {
       code: judged.code,
       severity: defaultSeverity(judged.code),
-      message: judged.message + (judged.code === 'namespace-not-found' && first ? order('namespace') : ''),
+      message: judged.message + (judged.code === 'namespace-not-found' && prediction.status ? order('namespace') : ''),
       // A default namespace has no place in the text: the name carries it.
       range: written ? at(metadataPath('namespace')).value : nameRange(),
       object,
       ...(written ? { path: '.metadata.namespace' } : {}),
       ...(judged.serverMessage !== undefined ? { serverMessage: judged.serverMessage } : {}),
       docs: judged.docs,
-    });
-  }
+    },
+  ];
+}
 
+/** The request refused before any field is compared: AlreadyExists, a stale resourceVersion, another uid. */
+function refusedRequest({ resource, live, prediction, at, nameRange, object, order }: ApplyJudgement): Finding[] {
+  const findings: Finding[] = [];
   for (const status of prediction.statuses) {
     if (status.kind === 'alreadyExists') {
       findings.push({
@@ -308,27 +314,30 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
       });
     }
   }
+  return findings;
+}
 
+function fieldConflicts({ resource, facts, prediction, object, order }: ApplyJudgement): Finding[] {
   const conflictStatus = prediction.statuses.find((s) => s.kind === 'fieldConflict');
-  for (const conflict of prediction.conflicts) {
-    findings.push(conflictFinding(resource, object, conflict, facts.schema, conflictStatus?.message, order('fieldConflict')));
-  }
-  // Fields the server will not let the update change: its validation (422) comes after every
-  // refusal above, so a finding says which answer comes first.
-  if (live && settings.applyMode !== 'create') {
-    const after = settings.applyMode === 'serverSide' ? prediction.merged : resource.object;
-    const before = first && first.code !== 422 ? ` The server answers ${answerName(first)} first; this one comes only after that is fixed.` : '';
-    if (isJsonObject(after)) {
-      const serverSide = settings.applyMode === 'serverSide';
-      const secretData = immutableSecretData(resource, live, serverSide ? (prediction.unreadRemovals ?? []) : []);
-      findings.push(...immutableFindings(resource, object, live, after, serverSide, served.group, at, before, secretData.change));
-      if (secretData.unverified) findings.push({ ...secretData.unverified, object, range: at([{ kind: 'field', name: secretData.unverified.field }]).key });
-    }
-  }
-  findings.push(...unverifiedSecretData(object, prediction.uncertain, nameRange));
-  findings.push(...unverifiedConversions(object, prediction.unconverted, nameRange));
+  return prediction.conflicts.map((conflict) => conflictFinding(resource, object, conflict, facts.schema, conflictStatus?.message, order('fieldConflict')));
+}
 
+/** Fields the server will not let the update change: its validation (422) comes after every refusal above. */
+function immutableFields({ resource, settings, live, prediction, served, at, object, afterRefusals }: ApplyJudgement): Finding[] {
+  if (!live || settings.applyMode === 'create') return [];
+  const after = settings.applyMode === 'serverSide' ? prediction.merged : resource.object;
+  if (!isJsonObject(after)) return [];
+  const serverSide = settings.applyMode === 'serverSide';
+  const secretData = immutableSecretData(resource, live, serverSide ? (prediction.unreadRemovals ?? []) : []);
+  const findings = immutableFindings(resource, object, live, after, serverSide, served.group, at, afterRefusals, secretData.change);
+  if (secretData.unverified) findings.push({ ...secretData.unverified, object, range: at([{ kind: 'field', name: secretData.unverified.field }]).key });
+  return findings;
+}
+
+/** kubectl's own refusal of the metadata, else the server's refusal of the body. */
+function invalidManifest({ resource, prediction, at, kindRange, object, order }: ApplyJudgement): Finding[] {
   const kubectlRefusal = kubectlMetadataRefusal(resource.object);
+  const findings: Finding[] = [];
   for (const problem of prediction.problems) {
     if (problem.code === 'kindNotInSchema' || problem.code === 'managedFields') continue;
     const inMetadata = problem.path?.[0]?.kind === 'field' && problem.path[0].name === 'metadata';
@@ -344,19 +353,26 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
       ...(problem.path ? { path: formatServerPath(problem.path) } : {}),
     });
   }
+  return findings;
+}
 
+/**
+ * What the apply removes that the user's own manager set last time: one finding per removed item
+ * or field subtree, each owned path the apply removes shown at the top of the removed subtree it is
+ * in (the item, the map), once.
+ */
+function wouldDelete({ resource, facts, settings, live, prediction, object }: ApplyJudgement): Finding[] {
   const schemaRoot = facts.schema && rootTypeFor(facts.schema, resource.apiVersion, resource.kind);
+  const findings: Finding[] = [];
   for (const { manager, paths } of prediction.deletionsByManager) {
     if (manager.manager !== settings.fieldManager || manager.operation !== 'Apply') continue;
-    // One finding per removed item or field subtree: each owned path the apply removes is shown at
-    // the top of the removed subtree it is in (the item, the map), once.
     for (const path of removedSubtreeRoots(paths, prediction.deletions)) {
       const liveValue = live ? valueAtPath(facts.schema, schemaRoot, live, path) : undefined;
       findings.push({
         code: 'would-delete',
         severity: defaultSeverity('would-delete'),
         message: `This apply would delete ${formatServerPath(path)}${liveValue !== undefined ? ` (live ${showValue(liveValue)})` : ''}: ${describeManager(manager)} set it last time, the manifest no longer does, and no other manager owns it`,
-        range: nearestRange(resource, path, facts.schema),
+        range: rangeFor(resource, path, facts.schema).key,
         object,
         path: formatServerPath(path),
         manager,
@@ -365,88 +381,46 @@ function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: 
       });
     }
   }
-
-  // CRD validation rules judge the object the request would store; the server checks them after
-  // ownership and the lock, so any refusal above comes first.
-  if (facts.rules && !builtInGroups.has(served.group)) {
-    const refusedFirst = prediction.status && prediction.status.code !== 422 ? ` The server answers ${answerName(prediction.status)} first; this one comes only after that is fixed.` : '';
-    findings.push(
-      ...validationRuleFindings({
-        resource,
-        object,
-        rules: facts.rules,
-        mode: settings.applyMode,
-        live,
-        merged: prediction.merged,
-        rangeFor: (path) => rangeFor(resource, path, facts.schema),
-        orderNote: refusedFirst,
-      }),
-    );
-  }
-
-  findings.push(...existenceFindings());
   return findings;
+}
 
-  function existenceFindings(): Finding[] {
-    if (!live) return [];
-    const out: Finding[] = [];
-    if (settings.applyMode !== 'create') {
-      out.push({
-        code: 'exists',
-        severity: defaultSeverity('exists'),
-        message: `${qualifiedResource(resourceName)} ${JSON.stringify(resource.name ?? '')} exists${managersSuffix(live)}`,
-        range: nameRange(),
-        object,
-      });
-    }
-    const controller = controllerOf(live);
-    if (controller) {
-      out.push({
-        code: 'controlled-by',
-        severity: defaultSeverity('controlled-by'),
-        message: `Controlled by ${controller.kind} ${JSON.stringify(controller.name)}: its controller will revert changes applied here`,
-        range: nameRange(),
-        object,
-        docs: docsLinks.ownerReferences,
-      });
-    }
-    return out;
+/**
+ * CRD validation rules judge the object the request would store; the server checks them after
+ * ownership and the lock, so any refusal above comes first.
+ */
+function validationRules({ resource, facts, settings, live, served, prediction, at, object, afterRefusals }: ApplyJudgement): Finding[] {
+  if (!facts.rules || builtInGroups.has(served.group)) return [];
+  return validationRuleFindings({ resource, object, rules: facts.rules, mode: settings.applyMode, live, merged: prediction.merged, rangeFor: at, orderNote: afterRefusals });
+}
+
+/** That the object exists (not for a create, which it refuses), and who controls it. */
+function existence({ resource, settings, live, served, nameRange, object }: Judgement): Finding[] {
+  if (!live || !served) return [];
+  const out: Finding[] = [];
+  if (settings.applyMode !== 'create') {
+    out.push({
+      code: 'exists',
+      severity: defaultSeverity('exists'),
+      message: `${qualifiedResource({ group: served.group, resource: served.resource })} ${JSON.stringify(resource.name ?? '')} exists${managersSuffix(live)}`,
+      range: nameRange(),
+      object,
+    });
   }
+  const controller = controllerOf(live);
+  if (controller) {
+    out.push({
+      code: 'controlled-by',
+      severity: defaultSeverity('controlled-by'),
+      message: `Controlled by ${controller.kind} ${JSON.stringify(controller.name)}: its controller will revert changes applied here`,
+      range: nameRange(),
+      object,
+      docs: docsLinks.ownerReferences,
+    });
+  }
+  return out;
 }
 
-/**
- * Predictions already made, per facts and resource (both plain data, never changed once made):
- * the findings and the force preview of one object judge the same apply, so they share one.
- */
-const predictions = new WeakMap<ResourceFacts, WeakMap<ManifestResource, { fieldManager: string; applyMode: AnalysisSettings['applyMode']; prediction: ApplyPrediction }>>();
-
-function predict(resource: ManifestResource, live: JsonObject | undefined, facts: ResourceFacts, settings: AnalysisSettings, resourceName: { group: string; resource: string }): ApplyPrediction {
-  const known = predictions.get(facts)?.get(resource);
-  if (known && known.fieldManager === settings.fieldManager && known.applyMode === settings.applyMode) return known.prediction;
-  const prediction = predictApply({
-    manifestObject: resource.object,
-    live,
-    schema: facts.schema ?? { types: {}, kinds: {} },
-    fieldManager: settings.fieldManager,
-    mode: settings.applyMode,
-    resource: resourceName,
-    ...(facts.versions ? { versions: facts.versions } : {}),
-  });
-  let byResource = predictions.get(facts);
-  if (!byResource) predictions.set(facts, (byResource = new WeakMap()));
-  byResource.set(resource, { fieldManager: settings.fieldManager, applyMode: settings.applyMode, prediction });
-  return prediction;
-}
-
-/**
- * The prediction the findings of an existing object are made of, for judgements on the same apply
- * (the force preview); undefined where the analysis predicts nothing (no schema, nothing live...).
- */
-export function predictionOf(resource: ManifestResource, facts: ResourceFacts, settings: AnalysisSettings): ApplyPrediction | undefined {
-  if (facts.kind.state !== 'served' || facts.live.state !== 'exists' || facts.schema === undefined) return undefined;
-  if (jsonDepthExceeds(facts.live.object, manifestLimits.depth)) return undefined;
-  return predict(resource, facts.live.object, facts, settings, { group: facts.kind.group, resource: facts.kind.resource });
-}
+// What the rules build their findings with.
 
 function conflictFinding(
   resource: ManifestResource,
@@ -490,7 +464,7 @@ function immutableFindings(
   after: JsonObject,
   afterIsWhole: boolean,
   group: string,
-  at: (path: FieldPath) => { key: Range; value: Range; node?: string },
+  at: (path: FieldPath) => FieldRange,
   orderNote: string,
   also?: ImmutableChange,
 ): Finding[] {
@@ -562,16 +536,6 @@ function managersSuffix(live: JsonObject | undefined): string {
   return names.length > 0 ? `; managed by ${names.map((n) => JSON.stringify(n)).join(', ')}` : '';
 }
 
-/** The distinct manager names of a live object, in the order the server lists them. */
-export function managerNames(live: JsonObject | undefined): string[] {
-  const entries = live && isJsonObject(live.metadata) && Array.isArray(live.metadata.managedFields) ? live.metadata.managedFields : [];
-  const names: string[] = [];
-  for (const e of entries) {
-    if (isJsonObject(e) && typeof e.manager === 'string' && !names.includes(e.manager)) names.push(e.manager);
-  }
-  return names;
-}
-
 function controllerOf(live: JsonObject): { kind: string; name: string } | undefined {
   const refs = isJsonObject(live.metadata) && Array.isArray(live.metadata.ownerReferences) ? live.metadata.ownerReferences : [];
   for (const ref of refs) {
@@ -586,9 +550,9 @@ function controllerOf(live: JsonObject): { kind: string; name: string } | undefi
  * Secret names the keys and points to the dry run, which decides. (`type` and `immutable` are
  * compared once the cluster layer has learned them; until then they are left to the dry run.)
  */
-function unverifiedSecretData(object: ObjectIdentity, uncertain: readonly FieldConflict[], range: () => Range): Finding[] {
+function unverifiedSecretData({ prediction, object, nameRange }: ApplyJudgement): Finding[] {
   // Keys only: `.data` itself shows up because the map is absent from the metadata-only read.
-  const data = uncertain.filter((c) => c.path.length > 1 && c.path[0]?.kind === 'field' && c.path[0].name === 'data');
+  const data = prediction.uncertain.filter((c) => c.path.length > 1 && c.path[0]?.kind === 'field' && c.path[0].name === 'data');
   if (data.length === 0) return [];
   const paths = [...new Set(data.map((c) => formatServerPath(c.path)))];
   const managers = [...new Map(data.map((c) => [describeManager(c.manager), c.manager])).entries()];
@@ -601,7 +565,7 @@ function unverifiedSecretData(object: ObjectIdentity, uncertain: readonly FieldC
         `${paths.join(', ')} ${paths.length === 1 ? 'is' : 'are'} managed by ${managers.map(([d]) => d).join(', ')}: Secret values are never read, ` +
         `so whether the manifest changes ${paths.length === 1 ? 'it' : 'them'} is unknown — if it does, kubectl apply --server-side fails with a conflict. ` +
         'Run "Confirm with a dry-run apply" (or the check with --verify) to let the server decide',
-      range: range(),
+      range: nameRange(),
       object,
       path: paths[0]!,
       manager: first,
@@ -614,8 +578,8 @@ function unverifiedSecretData(object: ObjectIdentity, uncertain: readonly FieldC
  * A manager recorded at another apiVersion that only the server can compare (a conversion
  * webhook, fields that move between versions): neither a conflict nor its absence is certain.
  */
-function unverifiedConversions(object: ObjectIdentity, unconverted: readonly UnconvertedManager[], range: () => Range): Finding[] {
-  return unconverted.map((u) => {
+function unverifiedConversions({ prediction, object, nameRange }: ApplyJudgement): Finding[] {
+  return prediction.unconverted.map((u) => {
     const paths = u.paths.map(formatServerPath);
     const touched = paths.length > 0 ? ` It owns ${paths.join(', ')}, which this manifest changes.` : '';
     return {
@@ -625,71 +589,13 @@ function unverifiedConversions(object: ObjectIdentity, unconverted: readonly Unc
         `${describeManager(u.manager)} recorded its fields at ${u.apiVersion}, and the server compares them there: ${u.reason}, ` +
         `so whether kubectl apply --server-side conflicts with it is unknown.${touched} ` +
         'Run "Confirm with a dry-run apply" (or the check with --verify) to let the server decide',
-      range: range(),
+      range: nameRange(),
       object,
       ...(paths[0] !== undefined ? { path: paths[0] } : {}),
       manager: u.manager,
       docs: docsLinks.ssaConflicts,
     };
   });
-}
-
-/**
- * kubectl decodes every object's `metadata` into its ObjectMeta before it sends anything (its
- * resource builder's metadata-validating decoder), so a wrongly typed field there never reaches the
- * server from kubectl: it stops with Go's JSON error for the first field that does not fit (keys in
- * sorted order, as kubectl's YAML-to-JSON conversion writes them). Its words for the ObjectMeta
- * fields users write; undefined when everything there decodes (or for fields it cannot name).
- */
-export function kubectlMetadataRefusal(object: JsonObject): string | undefined {
-  const metadata = object.metadata;
-  if (!isJsonObject(metadata)) return undefined;
-  // The Go type of each field, and of its items or values.
-  const goTypes: Record<string, readonly [container: string, item?: string]> = {
-    annotations: ['map[string]string', 'string'],
-    finalizers: ['[]string', 'string'],
-    generateName: ['string'],
-    labels: ['map[string]string', 'string'],
-    name: ['string'],
-    namespace: ['string'],
-    resourceVersion: ['string'],
-    uid: ['types.UID'],
-  };
-  const jsonKind = (v: JsonValue): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'object' ? 'object' : typeof v === 'boolean' ? 'bool' : typeof v);
-  const words = (value: JsonValue, field: string, type: string) => `json: cannot unmarshal ${jsonKind(value)} into Go struct field ObjectMeta.metadata.${field} of type ${type}`;
-  for (const field of Object.keys(metadata).sort()) {
-    // Own keys only: a metadata key such as `constructor` must not find an Object method.
-    const types = Object.hasOwn(goTypes, field) ? goTypes[field] : undefined;
-    const value = metadata[field];
-    if (!types || value === undefined || value === null) continue;
-    const [container, item] = types;
-    if (item === undefined) {
-      if (typeof value !== 'string') return words(value, field, container);
-      continue;
-    }
-    const isMap = container.startsWith('map[');
-    if (isMap ? !isJsonObject(value) : !Array.isArray(value)) return words(value, field, container);
-    const items = Array.isArray(value) ? value : Object.keys(value as JsonObject).sort().map((k) => (value as JsonObject)[k]!);
-    const bad = items.find((v) => v !== null && typeof v !== 'string');
-    if (bad !== undefined) return words(bad, field, item);
-  }
-  return undefined;
-}
-
-/** What the server answers, as a finding names it. */
-function answerName(status: PredictedStatus): string {
-  switch (status.kind) {
-    case 'fieldConflict':
-      return 'the field conflict (409)';
-    case 'staleResourceVersion':
-      return 'the stale resourceVersion (409)';
-    case 'uidMismatch':
-      return `the uid (${status.code})`;
-    case 'alreadyExists':
-      return 'AlreadyExists (409)';
-    default:
-      return `the refusal of the manifest (${status.code})`;
-  }
 }
 
 /**
@@ -707,92 +613,4 @@ function removedSubtreeRoots(owned: readonly FieldPath[], removed: readonly Fiel
     roots.set(key(root), root);
   }
   return [...roots.values()];
-}
-
-const metadataPath = (name: string): FieldPath => [
-  { kind: 'field', name: 'metadata' },
-  { kind: 'field', name },
-];
-
-/** A value for a message: JSON, shortened. */
-/** A value as a message shows it: JSON, cut to 60 characters. */
-export function showValue(v: JsonValue): string {
-  const s = JSON.stringify(v);
-  return s.length > shownLength ? `${s.slice(0, shownLength - 3)}...` : s;
-}
-
-/**
- * Two values a message sets side by side (live, manifest), each cut to 60 characters as showValue
- * cuts one, but around the first place they differ: two long lists that share their first items
- * would otherwise both be cut inside the shared part and read the same. Each then starts at the
- * element (the list item, the map entry) where they part, after a `...`, at the same place in both.
- */
-export function showValues(a: JsonValue, b: JsonValue): [string, string] {
-  const s = JSON.stringify(a);
-  const t = JSON.stringify(b);
-  let differ = 0;
-  while (differ < s.length && differ < t.length && s[differ] === t[differ]) differ++;
-  // The plain cut shows where they part, with a few characters after it.
-  if ((s.length <= shownLength && t.length <= shownLength) || s === t || differ + 10 <= shownLength - 3) return [showValue(a), showValue(b)];
-  // The element the difference is in: after the last separator of the shared part (a map entry's
-  // key included), unless that is far back (inside a long string): then a few characters before.
-  const boundary = Math.max(s.lastIndexOf(',', differ - 1), s.lastIndexOf('[', differ - 1), s.lastIndexOf('{', differ - 1)) + 1;
-  const start = differ - boundary <= 40 ? boundary : differ - 10;
-  const cut = (v: string) => (v.length - start <= shownLength - 3 ? `...${v.slice(start)}` : `...${v.slice(start, start + shownLength - 6)}...`);
-  return [cut(s), cut(t)];
-}
-
-const shownLength = 60;
-
-/** `5, manifest 3`: the live value and the manifest's (or `unset`), shown where they differ. */
-function liveAndManifest(live: JsonValue, manifest: JsonValue | undefined): string {
-  if (manifest === undefined) return `${showValue(live)}, manifest unset`;
-  const [l, m] = showValues(live, manifest);
-  return `${l}, manifest ${m}`;
-}
-
-/** Where a path is written, or the nearest written ancestor: key range, value range, node kind. */
-export function rangeFor(resource: ManifestResource, path: FieldPath, schema: SchemaModel | undefined): { key: Range; value: Range; node?: string } {
-  const options = locateOptions(resource, schema);
-  for (let n = path.length; n >= 0; n--) {
-    const loc = locate(resource, path.slice(0, n), options);
-    if (loc) {
-      // The root's "key" would be the whole document; point at its first line instead.
-      if (n === 0) return { key: firstCharacter(resource.range), value: firstCharacter(resource.range) };
-      return n === path.length ? { key: loc.keyRange, value: loc.valueRange, node: loc.node.kind } : { key: loc.keyRange, value: loc.keyRange };
-    }
-  }
-  return { key: firstCharacter(resource.range), value: firstCharacter(resource.range) };
-}
-
-function nearestRange(resource: ManifestResource, path: FieldPath, schema: SchemaModel | undefined): Range {
-  return rangeFor(resource, path, schema).key;
-}
-
-/** The schema tells which key fields an item may leave to their default (a port's protocol). */
-export function locateOptions(resource: ManifestResource, schema: SchemaModel | undefined): LocateOptions {
-  if (!schema) return {};
-  const root = rootTypeFor(schema, resource.apiVersion, resource.kind);
-  if (!root) return {};
-  return {
-    keyFieldDefault: (listPath, fieldName) => {
-      const list = typeAt(schema, root, listPath);
-      const item = list?.list ? resolveType(schema, list.list.elementType) : undefined;
-      return item?.map?.fields[fieldName]?.default;
-    },
-  };
-}
-
-function typeAt(schema: SchemaModel, root: TypeRef, path: FieldPath) {
-  let atom = resolveType(schema, root);
-  for (const el of path) {
-    if (!atom) return undefined;
-    if (el.kind === 'field') {
-      const t = atom.map ? fieldType(atom.map, el.name) : undefined;
-      atom = t ? resolveType(schema, t) : undefined;
-    } else {
-      atom = atom.list ? resolveType(schema, atom.list.elementType) : undefined;
-    }
-  }
-  return atom;
 }

@@ -4,7 +4,9 @@
 // kind of finding starts with an entry here: its code then exists everywhere (the FindingCode type
 // is this catalogue's keys).
 
-export type Severity = 'error' | 'warning' | 'information';
+/** The severities a finding can have, from the most to the least severe: the one place they are written. */
+export const severities = ['error', 'warning', 'information'] as const;
+export type Severity = (typeof severities)[number];
 
 /** Where the Kubernetes documentation explains a finding. */
 export const docsLinks = {

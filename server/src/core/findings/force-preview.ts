@@ -20,7 +20,8 @@ import { decodeManagedFields } from '../ssa/managed-fields';
 import { compareGoStrings } from '../ssa/fieldsv1';
 import { formatServerPath, managerIdentifier, type ManagerIdentity } from '../ssa/messages';
 import type { ApplyPrediction, FieldConflict } from '../ssa/predict';
-import { showValue, showValues, type ObjectIdentity } from './analysis';
+import type { ObjectIdentity } from './finding';
+import { showValue, showValues } from './show-value';
 import { managerRole } from './managers';
 
 /**
@@ -42,7 +43,7 @@ export interface KubectlInvocation {
 
 export interface ForcePreviewInput {
   readonly object: ObjectIdentity;
-  /** The prediction the findings were made of (analysis.ts `predictionOf`); undefined when there is none. */
+  /** The prediction the findings were made of (prediction.ts `predictionOf`); undefined when there is none. */
   readonly prediction: ApplyPrediction | undefined;
   /** The live object, with its managedFields and ownerReferences. */
   readonly live: JsonObject | undefined;

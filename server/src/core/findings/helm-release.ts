@@ -6,7 +6,7 @@
 // (setMetadataVisitor), so the prediction runs on the object with it.
 import { isJsonObject, type JsonObject } from '../json';
 import type { Range } from '../manifest/manifest';
-import type { Finding, ObjectIdentity } from './analysis';
+import type { Finding, ObjectIdentity } from './finding';
 import { findingCatalogue } from './catalogue';
 import { describeCandidate, placeKey, releaseLabel, type ReleaseOrigin, type ReleasePlace } from '../sources/helm-release';
 
@@ -63,7 +63,7 @@ export function releaseOwnershipFinding(
       : 'exists and belongs to no Helm release';
   return {
     code: 'owned-by-release',
-    severity: 'error',
+    severity: findingCatalogue['owned-by-release'].severity,
     message: `${object.kind} ${object.name} ${who}: helm stops before sending anything unless the object is already part of release ${release}`,
     range,
     object,

@@ -1,7 +1,7 @@
 // The text of a hover, as Markdown: who owns a field of the live object, the live value when it
 // differs, and what each manager usually is. Pure, so it is tested without an editor.
-import type { ResourceFacts } from './analysis';
-import { showValue, showValues } from './analysis';
+import type { ResourceFacts } from './facts';
+import { showValue, showValues } from './show-value';
 import { isJsonObject, jsonDepthExceeds, jsonEqual, type JsonObject, type JsonValue } from '../json';
 import type { ManifestNode, ManifestResource } from '../manifest/manifest';
 import { manifestLimits, nodeToJson } from '../manifest/manifest';

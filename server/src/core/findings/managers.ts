@@ -1,6 +1,7 @@
 // What a field manager usually is, in one line for a hover or a diagnostic. The names are the ones
 // kubectl, controllers and deployment tools write (kubectl: staging/src/k8s.io/kubectl/pkg/cmd/*
 // --field-manager defaults; kube-controller-manager: the HPA writes through the scale subresource).
+import { isJsonObject, type JsonObject } from '../json';
 import type { ManagerIdentity } from '../ssa/messages';
 
 export interface ManagerRole {
@@ -53,4 +54,14 @@ export function managerRole(m: ManagerIdentity): ManagerRole | undefined {
     },
   };
   return Object.prototype.hasOwnProperty.call(table, name) ? table[name] : undefined;
+}
+
+/** The distinct manager names of a live object, in the order the server lists them. */
+export function managerNames(live: JsonObject | undefined): string[] {
+  const entries = live && isJsonObject(live.metadata) && Array.isArray(live.metadata.managedFields) ? live.metadata.managedFields : [];
+  const names: string[] = [];
+  for (const e of entries) {
+    if (isJsonObject(e) && typeof e.manager === 'string' && !names.includes(e.manager)) names.push(e.manager);
+  }
+  return names;
 }

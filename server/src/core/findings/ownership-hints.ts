@@ -11,7 +11,7 @@ import { formatServerPath, managerIdentifier } from '../ssa/messages';
 import type { FieldPath } from '../ssa/path';
 import type { ApplyMode } from '../ssa/predict';
 import type { SchemaModel } from '../ssa/schema';
-import { locateOptions } from './analysis';
+import { locateOptions } from './locate';
 import { ago, ownersTable } from './hover-text';
 import { decodeOwnership, ownersIn, serverPath, type FieldOwner } from './ownership';
 

@@ -5,7 +5,7 @@ import { isJsonObject, jsonEqual, type JsonValue } from '../json';
 import type { LocateOptions, ManifestResource, Range } from '../manifest/manifest';
 import type { RenderTarget, SourceLocation, SourceMap } from '../sources/source-map';
 import { field, parsePath, type FieldPath } from '../ssa/path';
-import type { Finding } from './analysis';
+import type { Finding } from './finding';
 
 /** A finding as the user reads it on a source file, with the rendered object it was found on. */
 export interface RelocatedFinding extends Finding {

@@ -8,7 +8,7 @@
 // where the chart or overlay is and brings the kustomization's text.
 import type { Range } from '../manifest/manifest';
 import { findingCatalogue, type FindingCode } from './catalogue';
-import type { Finding } from './analysis';
+import type { Finding } from './finding';
 
 /** A place in a file (an absolute `/` path) where a failure is shown. */
 export interface FailurePlace {

@@ -3,7 +3,10 @@
 // sent (an overlay as the user applies; a chart as the user's Helm does), Helm's own ownership
 // check, and every finding moved to the source line that sets its field. Pure: the caller renders
 // and brings the facts (the command line waits for them, the editor peeks at its caches).
-import { analyzeResource, locateOptions, objectIdentity, type AnalysisSettings, type Finding, type ResourceFacts } from './analysis';
+import { analyzeResource } from './analysis';
+import type { AnalysisSettings, ResourceFacts } from './facts';
+import { objectIdentity, type Finding } from './finding';
+import { locateOptions } from './locate';
 import { helmAppliedObject, releaseOwnershipFinding } from './helm-release';
 import { lineHover, type WrittenField } from './hover-text';
 import { isOwnManager } from './ownership-hints';

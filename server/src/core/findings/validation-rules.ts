@@ -10,8 +10,8 @@ import { formatServerPath } from '../ssa/messages';
 import type { FieldPath } from '../ssa/path';
 import type { ApplyMode } from '../ssa/predict';
 import { defaultSeverity, docsLinks } from './catalogue';
-import type { Finding, ObjectIdentity } from './analysis';
-import type { Range } from '../manifest/manifest';
+import type { Finding, ObjectIdentity } from './finding';
+import type { FieldRange } from './locate';
 
 export interface RuleJudgementInput {
   readonly resource: ManifestResource;
@@ -22,7 +22,7 @@ export interface RuleJudgementInput {
   /** The server-side apply's merged object (the prediction's), when the object exists. */
   readonly merged: JsonValue | undefined;
   /** Where a path is written in the manifest, or its nearest written parent. */
-  readonly rangeFor: (path: FieldPath) => { key: Range; value: Range; node?: string };
+  readonly rangeFor: (path: FieldPath) => FieldRange;
   /** Said after each finding when the server answers something else first (a 409). */
   readonly orderNote: string;
 }

@@ -7,8 +7,9 @@ import { firstCharacter } from '../manifest/manifest';
 import { parsePath } from '../ssa/path';
 import { describeManager, type ConflictCause } from '../ssa/messages';
 import type { SchemaModel } from '../ssa/schema';
-import { rangeFor, type Finding } from './analysis';
-import { dryRunDiffersCode } from './catalogue';
+import type { Finding } from './finding';
+import { rangeFor } from './locate';
+import { defaultSeverity, dryRunDiffersCode } from './catalogue';
 
 /** The server's answer, as the verifier returns it (plain data; `P` is the cluster's problem record). */
 export type DryRunAnswer<P extends { kind: string; message: string; reason?: string }> =
@@ -119,7 +120,7 @@ export function compareWithServer<P extends { kind: string; message: string; rea
 
 /** The differences as findings, on the lines they concern (the editor shows them as diagnostics). */
 export function differenceFindings(verification: Verification): Finding[] {
-  return verification.differences.map((d) => ({ code: dryRunDiffersCode, severity: 'error' as const, message: d.message, range: d.range, ...(d.path !== undefined ? { path: d.path } : {}) }));
+  return verification.differences.map((d) => ({ code: dryRunDiffersCode, severity: defaultSeverity(dryRunDiffersCode), message: d.message, range: d.range, ...(d.path !== undefined ? { path: d.path } : {}) }));
 }
 
 /** Where the manifest writes a field the server names, or its nearest written ancestor. */

@@ -77,9 +77,9 @@ export type ProblemCode =
   /** Beyond the limits below (size, nesting, alias expansion): not analysed, so nothing is said about it. */
   | 'too-large';
 
+/** A problem of the text itself; how severe it is, the rule catalogue (core/findings/catalogue.ts) says by its code. */
 export interface ManifestProblem {
   readonly code: ProblemCode;
-  readonly severity: 'error' | 'warning';
   readonly message: string;
   readonly range: Range;
 }
@@ -344,7 +344,7 @@ function jsonStreamChunks(text: string): DocumentChunk[] {
   });
   if (stream.error) {
     const at = { line: stream.error.at.line, character: stream.error.at.character };
-    chunks.push({ text: '', startLine: at.line, problem: { code: 'yaml-syntax', severity: 'error', message: stream.error.message, range: { start: at, end: at } } });
+    chunks.push({ text: '', startLine: at.line, problem: { code: 'yaml-syntax', message: stream.error.message, range: { start: at, end: at } } });
   }
   return chunks.length > 0 ? chunks : [{ text, startLine: 0 }];
 }
@@ -419,7 +419,7 @@ interface DocumentContext {
 }
 
 function tooLarge(message: string, range: Range): ManifestProblem {
-  return { code: 'too-large', severity: 'warning', message, range };
+  return { code: 'too-large', message, range };
 }
 
 const tooDeepMessage = `This document nests deeper than ${manifestLimits.depth} levels: it is not analysed (kube-conflict-hints walks objects recursively; real manifests nest a few dozen levels).`;
@@ -557,7 +557,7 @@ function fullParse(source: string): ParsedDocument {
     // per level it gives up on: the document is one `too-large`, as a document deep within the stack is.
     if (e.code === 'RESOURCE_EXHAUSTION') {
       if (!ctx.problems.some((p) => p.code === 'too-large')) ctx.problems.push(tooLarge(tooDeepMessage, rangeOf(ctx, e.pos[0], e.pos[1])));
-    } else ctx.problems.push({ code: 'yaml-syntax', severity: 'error', message: e.message, range: rangeOf(ctx, e.pos[0], e.pos[1]) });
+    } else ctx.problems.push({ code: 'yaml-syntax', message: e.message, range: rangeOf(ctx, e.pos[0], e.pos[1]) });
   }
   if (doc.errors.length > 0 || !doc.contents) return { resources: [], problems: ctx.problems };
   let root: Converted;
@@ -578,7 +578,7 @@ function fullParse(source: string): ParsedDocument {
     }
   } catch (e) {
     if (!(e instanceof DecodeError)) throw e;
-    ctx.problems.push(e.code === 'too-large' ? tooLarge(e.message, e.range) : { code: e.code, severity: 'error', message: e.message, range: e.range });
+    ctx.problems.push(e.code === 'too-large' ? tooLarge(e.message, e.range) : { code: e.code, message: e.message, range: e.range });
     return { resources: [], problems: ctx.problems };
   }
   return { resources: resourcesOf(root), problems: ctx.problems };
@@ -811,7 +811,6 @@ function convertMap(ctx: DocumentContext, map: YAMLMap.Parsed, depth: number): C
     if (previous && !previous.merged) {
       ctx.problems.push({
         code: 'duplicate-key',
-        severity: 'warning',
         message: `duplicate key "${key}" in this map: kubectl keeps only the last one`,
         range: keyRange,
       });

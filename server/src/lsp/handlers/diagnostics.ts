@@ -3,8 +3,7 @@
 // is, shown with the user's severities, marked while the facts are old, and the document's state
 // (judged, old, not judged) sent when it changes.
 import { DocumentDiagnosticReportKind, type Connection, type DocumentDiagnosticReport } from 'vscode-languageserver/node';
-import type { Finding } from '../../core/findings/analysis';
-import { meansNotJudged, restsOnCluster, ruleFor } from '../../core/findings/catalogue';
+import { meansNotJudged, restsOnCluster, ruleFor, type Finding } from '../../core/findings';
 import { notifications, sendNotification, type DocumentStateParams } from '../../protocol';
 import { isHeldBack } from '../document-analysis';
 import type { DocumentService } from '../document-service';

@@ -4,8 +4,7 @@
 // which extensions report syntax errors. Each request is also served as its command (commands.ts).
 import type { Connection } from 'vscode-languageserver/node';
 import { readKubeconfig } from '../../cluster';
-import { managerNames } from '../../core/findings/analysis';
-import { ownershipLegend, ownershipView } from '../../core/findings/ownership-view';
+import { managerNames, ownershipLegend, ownershipView } from '../../core/findings';
 import { notifications, onNotification, requests, type ContextsResult, type OverlaysResult, type OwnershipResult, type ReleasesResult } from '../../protocol';
 import { forcePreviewAt } from '../force-preview';
 import type { RefreshScheduler } from '../refresh';

@@ -1,0 +1,69 @@
+// What the analysis is given: what the cluster says about the object a manifest names (the editor
+// peeks it from its live cache, the command line reads it from a cluster or a snapshot, the tests
+// hand in captured fixtures), and the settings it judges with. Plain data, made by cluster/ and
+// cli/, read by the rule engine (analysis.ts).
+import type { JsonObject } from '../json';
+import type { CelNode } from '../cel/schema';
+import type { ApplyMode } from '../ssa/predict';
+import type { SchemaModel } from '../ssa/schema';
+import type { KindVersions } from '../ssa/versions';
+import type { SeverityOverrides } from './finding';
+import type { DefinedKind, NotServedDiscovery } from './kind-served';
+
+/** What the cluster says of the manifest's apiVersion and kind. */
+export type KindFacts =
+  | { readonly state: 'pending' }
+  | { readonly state: 'served'; readonly group: string; readonly resource: string; readonly namespaced: boolean }
+  /**
+   * `message`: the cluster layer's sentence, e.g. the versions that are served; `discovery`: what
+   * the cluster serves around the kind, from which the analysis tells why (kind-served.ts).
+   */
+  | { readonly state: 'notServed'; readonly message: string; readonly discovery?: NotServedDiscovery }
+  | { readonly state: 'unavailable'; readonly message: string };
+
+/** What the cluster says of the object the manifest names. */
+export type LiveFacts =
+  | { readonly state: 'pending' }
+  | { readonly state: 'exists'; readonly object: JsonObject }
+  | { readonly state: 'absent' }
+  | { readonly state: 'unavailable'; readonly message: string }
+  /** The name or namespace is one the API server refuses, so the cluster was not asked. */
+  | { readonly state: 'invalidName'; readonly field: 'metadata.name' | 'metadata.namespace'; readonly message: string };
+
+/**
+ * Whether the namespace a namespaced object goes to exists. Absent when nobody asked: a
+ * cluster-scoped kind, an object that exists, a snapshot. `unknown`: not answered yet, or not
+ * allowed to be read (a 403): nothing is said then.
+ */
+export interface NamespaceFacts {
+  readonly state: 'exists' | 'missing' | 'unknown';
+  readonly name: string;
+}
+
+export interface ResourceFacts {
+  readonly kind: KindFacts;
+  readonly live: LiveFacts;
+  readonly namespace?: NamespaceFacts;
+  /**
+   * The schema of the manifest's group-version (with the group-versions the live object's
+   * managers were recorded at, when the cluster serves them); undefined while it is not known.
+   */
+  readonly schema: SchemaModel | undefined;
+  /** The kind's versions (a CRD's versions and conversion), when managers were recorded at another one. */
+  readonly versions?: KindVersions;
+  /** A custom kind's schema with its CRD validation rules (core/cel/schema.ts), when it has any. */
+  readonly rules?: CelNode;
+}
+
+export interface AnalysisSettings {
+  readonly fieldManager: string;
+  readonly applyMode: ApplyMode;
+  /** The user's own severity per finding code (`off` hides the finding), as ESLint rules allow. */
+  readonly severity?: SeverityOverrides;
+  /**
+   * The kinds that CustomResourceDefinitions among the files checked together define (a folder, a
+   * stream, a render; in the editor the open documents), and the namespaces their Namespace
+   * objects create: the cluster need not have them yet.
+   */
+  readonly definedKinds?: readonly DefinedKind[];
+}

@@ -1,0 +1,48 @@
+// What the rest of the product uses of core/findings, its published entry points: code outside
+// this folder imports from here and from nothing below it (test/unit/architecture.test.ts), so the
+// rules, their helpers and the files they live in can change without touching an importer.
+
+// The contracts: what the analysis is given, and the finding it returns.
+export type { AnalysisSettings, KindFacts, LiveFacts, NamespaceFacts, ResourceFacts } from './facts';
+export { objectIdentity, problemFindings, type Finding, type ObjectIdentity, type SeverityOverrides } from './finding';
+// The rule catalogue: every code, its severity, title and link.
+export { dryRunDiffersCode, findingCatalogue, findingCodes, meansNotJudged, restsOnCluster, ruleFor, severities, shownAsHint, type FindingCode, type Severity } from './catalogue';
+
+// Judging one object, and the prediction the judgement is made of.
+export { analyzeResource, unjudgedOn } from './analysis';
+export { predictionOf } from './prediction';
+export { definedKinds, definedKindsKey, withDefinedKinds, type DefinedKind, type NotServedDiscovery } from './kind-served';
+
+// Where a finding is shown, and how a value is written in a message.
+export { locateOptions } from './locate';
+export { showValue } from './show-value';
+
+// Rendered sources: a chart's or an overlay's objects judged, and their findings moved onto the source lines.
+export {
+  helmApply,
+  helmSends,
+  overlayLabels,
+  overlayLocalChange,
+  removalFromSources,
+  renderedLineHover,
+  renderedObjectAnalysis,
+  renderedObjectFindings,
+  sentResource,
+  type LocalChange,
+  type RenderedApply,
+  type SourceRemoval,
+} from './rendered';
+export { findingPath, relocateFindings, type RelocatedFinding } from './relocate';
+export { renderFailureFindings, renderFailurePlaces, type FailurePlace, type RenderFailureSource } from './render-failure';
+export { helmManagedByLabel, helmReleaseNameAnnotation, helmReleaseNamespaceAnnotation, releaseOriginFinding } from './helm-release';
+
+// The server's own answer to a dry run, set beside the prediction.
+export { compareWithServer, differenceFindings, type Verification, type VerificationDifference } from './verification';
+
+// What the user reads besides findings: hovers, ownership, the force preview.
+export { fieldHover, objectHover } from './hover-text';
+export { managerNames } from './managers';
+export { nodeAt } from './ownership';
+export { ownershipHints, renderedOwnershipHints, type LineSpan, type OwnershipHint } from './ownership-hints';
+export { ownershipLegend, ownershipView } from './ownership-view';
+export { forceLine, forcePreview, lossOf, renderForcePreview, type AutoscalerFacts, type ForcePreview, type KubectlInvocation } from './force-preview';
