@@ -16,7 +16,7 @@
 // here and apply once they are known. Whether the `data` of an immutable Secret changes is known
 // only where the apply removes a key (analysis.ts immutableSecretData); see FINDINGS.md.
 import { isJsonObject, jsonEqual, type JsonObject, type JsonValue } from '../json';
-import { goJson } from '../ssa/fieldsv1';
+import { goJson, goJsonValue } from '../ssa/fieldsv1';
 import type { FieldPath, PathElement } from '../ssa/path';
 
 const docs = {
@@ -521,17 +521,6 @@ function quantity(v: JsonValue): number | undefined {
 
 function familyOf(ip: string): 'IPv4' | 'IPv6' {
   return ip.includes(':') ? 'IPv6' : 'IPv4';
-}
-
-/** A value as Go's encoding/json prints it (maps with sorted keys, HTML characters escaped). */
-function goJsonValue(v: JsonValue): string {
-  if (typeof v === 'string') return goJson(v);
-  if (Array.isArray(v)) return `[${v.map(goJsonValue).join(',')}]`;
-  if (isJsonObject(v)) {
-    const keys = Object.keys(v).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${keys.map((k) => `${goJson(k)}:${goJsonValue(v[k] as JsonValue)}`).join(',')}}`;
-  }
-  return JSON.stringify(v);
 }
 
 /** metav1.LabelSelector as encoding/json prints it: struct order, empty fields left out. */
