@@ -7,10 +7,9 @@ import { forcePreview, type AutoscalerFacts, type ForcePreview, type KubectlInvo
 import { definedKinds, withDefinedKinds, type DefinedKind } from '../core/findings/kind-served';
 import { overlayLabels, renderedObjectFindings } from '../core/findings/rendered';
 import { parseManifestText, type ManifestResource } from '../core/manifest/manifest';
-import { kustomizationFileNames } from '../core/sources/file-kinds';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget } from '../core/sources/source-map';
-import { renderKustomization } from '../render/kustomize';
+import { kustomizationFileOf, renderKustomization } from '../render/kustomize';
 import { describeRenderProblem, type RenderResult, type RenderSettings } from '../render/renderer';
 import { withReason, type CheckedObject, type CheckReport } from './report';
 import { verifyResource, type ClusterConnection, type ClusterProblem, type VerifyAnswer } from '../cluster';
@@ -20,7 +19,7 @@ import { displayPath, readTextFile, stdinTarget, type FileText } from './files';
 import type { CheckProgress } from './progress';
 import { checkHelmCharts, releaseChart, type HelmCheckRequest } from './check-helm';
 import { renderedObjectEntries, renderFailureEntries } from './rendered-objects';
-import { isDirectory, isRegularFile, toSlashes } from '../render/paths';
+import { isDirectory, toSlashes } from '../render/paths';
 
 export type CheckOutcome = { ok: true; report: CheckReport } | { ok: false; problem: ClusterProblem } | { ok: false; usage: string };
 
@@ -230,7 +229,7 @@ async function forcePreviewOf(
 
 /** An overlay that could not be rendered: one error on its kustomization file. */
 function renderFailure(root: string, target: RenderTarget, message: string, toolMessage: string): CheckedObject[] {
-  const kustomization = kustomizationFileNames.map((n) => toSlashes(path.join(root, n))).find(isRegularFile) ?? toSlashes(root);
+  const kustomization = kustomizationFileOf(root) ?? toSlashes(root);
   let text: string | undefined;
   try {
     text = fs.readFileSync(kustomization, 'utf8');

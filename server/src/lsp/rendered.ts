@@ -42,7 +42,7 @@ import { replaceValueEdits, type EditResult, type TextEdit } from '../core/manif
 import { plainYamlValueAt, replacePlainYamlValueEdits } from '../core/manifest/edits-yaml';
 import { countedOverlays, entriesToKeep, overlayEntryOf, parseOverlayEntries, unmatchedEntries } from '../core/sources/overlay-choice';
 import { namedObject, parseManifestText, type ManifestResource } from '../core/manifest/manifest';
-import { kustomizationFileNames } from '../core/sources/file-kinds';
+import { isKustomizationFileName, kustomizationFileNames } from '../core/sources/file-kinds';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget, SourceLocation, SourceMap } from '../core/sources/source-map';
 import { describeManager } from '../core/ssa/messages';
@@ -50,7 +50,7 @@ import { notifications, requests, sendNotification, type DocumentParams, type Ov
 import { chartName, helmTarget, renderInstalledChart } from '../render/helm';
 import { releaseOriginFinding } from '../core/findings/helm-release';
 import { describeCandidate, placeKey, type ReleaseOrigin, type ReleasePlace } from '../core/sources/helm-release';
-import { readKustomizationFiles, renderKustomization } from '../render/kustomize';
+import { kustomizationFileOf, readKustomizationFiles, renderKustomization } from '../render/kustomize';
 import { describeRenderProblem, type RenderProblem, type RenderSettings } from '../render/renderer';
 import { findingOf } from './diagnostics';
 import type { DocumentSource } from './handlers/diagnostics';
@@ -751,7 +751,7 @@ export class RenderedSources implements DocumentSource {
           const files = new Set(read.keys());
           // Also any file beside one of its kustomizations: a generator's input or a patch that
           // does not exist yet (the build fails until it does) is named there, not read.
-          const folders = new Set([...files].filter((f) => /^(kustomization\.ya?ml|Kustomization)$/.test(path.posix.basename(f))).map((f) => path.posix.dirname(f)));
+          const folders = new Set([...files].filter((f) => isKustomizationFileName(path.posix.basename(f))).map((f) => path.posix.dirname(f)));
           const covers = (p: string) => files.has(p) || initial(p) || folders.has(path.posix.dirname(p));
           const out = await renderKustomization(target, tools);
           if (!out.ok) return { covers, ...failedOutcome(target, out.problem, kustomizationSource(read)) };
@@ -852,7 +852,7 @@ function failedOutcome(target: RenderTarget, problem: RenderProblem, source: Ren
 
 /** The kustomization file of an overlay's folder (kustomize's names, in its order); the first name when none is there. */
 function kustomizationFileIn(root: string): string {
-  return kustomizationFileNames.map((n) => `${root}/${n}`).find(isRegularFile) ?? `${root}/${kustomizationFileNames[0]}`;
+  return kustomizationFileOf(root) ?? `${root}/${kustomizationFileNames[0]}`;
 }
 
 /** The release chosen for this chart (kubeConflictHints.helmReleases), if any. */

@@ -7,9 +7,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { classifyFiles, kustomizeRoots, overlayRoots, type FileKind, type KnownFile } from '../core/sources/file-kinds';
+import { classifyFiles, kustomizationFileNames, kustomizeRoots, overlayRoots, type FileKind, type KnownFile } from '../core/sources/file-kinds';
 
-const CONTEXT_NAMES = new Set(['Chart.yaml', 'kustomization.yaml', 'kustomization.yml', 'Kustomization']);
+const CONTEXT_NAMES = new Set(['Chart.yaml', ...kustomizationFileNames]);
 const MAX_DEPTH = 16;
 const MAX_ENTRIES = 20_000;
 const MAX_CONTEXT_FILES = 500;

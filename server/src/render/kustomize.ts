@@ -7,13 +7,13 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { kustomizationRefs } from '../core/sources/file-kinds';
+import { kustomizationFileNames, kustomizationRefs } from '../core/sources/file-kinds';
 import { identityOf, kustomizationFileIn, kustomizeSourceMap, parseKustomizeOrigins, type KustomizeOrigin } from '../core/sources/kustomize-map';
 import type { RenderTarget } from '../core/sources/source-map';
 import { parseManifestText } from '../core/manifest/manifest';
 import type { Renderer, RenderResult, RenderSettings } from './renderer';
 import { runTool, toolOptions, type ToolResult } from './run-tool';
-import { isDirectory, toSlashes } from './paths';
+import { isDirectory, isRegularFile, toSlashes } from './paths';
 
 /** A source file larger than this is not read for the map (the command line's own file limit). */
 const MAX_SOURCE_BYTES = 32 * 1024 * 1024;
@@ -34,6 +34,11 @@ function toolsFor(settings: RenderSettings): Tool[] {
     : [{ command: 'kustomize', args: (d) => ['build', d], shown: 'kustomize build' }];
   // A binary the user named is the one to use: no quiet fallback to another tool.
   return settings.kustomize ? kustomize : [...kustomize, { command: kubectl, args: (d) => ['kustomize', d], shown: `${kubectl} kustomize` }];
+}
+
+/** The kustomization file of a folder on disk (`/`-separated): the first of kustomize's names, in its order, that is a regular file. */
+export function kustomizationFileOf(dir: string): string | undefined {
+  return kustomizationFileNames.map((n) => toSlashes(path.join(dir, n))).find(isRegularFile);
 }
 
 export async function renderKustomization(target: RenderTarget, settings: RenderSettings): Promise<RenderResult> {
@@ -123,7 +128,7 @@ export function readKustomization(root: string, workspace?: string): { files: Ma
   const visitDir = (dir: string, real: string, depth: number) => {
     if (depth > 64 || visited.has(real) || files.size > MAX_FILES) return;
     visited.add(real);
-    for (const name of ['kustomization.yaml', 'kustomization.yml', 'Kustomization']) {
+    for (const name of kustomizationFileNames) {
       const file = `${dir}/${name}`;
       const realFile = realOf(file);
       if (realFile === undefined) continue;

@@ -16,7 +16,7 @@ import { isMap, isScalar, isSeq, LineCounter, parseAllDocuments, parseDocument, 
 import { isJsonObject, jsonEqual, type JsonObject, type JsonValue } from '../json';
 import { firstCharacter, locate, parseManifestText, type LocateOptions, type ManifestResource, type Range } from '../manifest/manifest';
 import { formatPath, type FieldPath } from '../ssa/path';
-import { basename, dirname, joinPath } from './file-kinds';
+import { basename, dirname, joinPath, kustomizationFileNames } from './file-kinds';
 import type { RenderedObject, RenderTarget, SourceLocation, SourceMap } from './source-map';
 
 export interface KustomizeOrigin {
@@ -45,11 +45,10 @@ const namespaceFieldSpecs: readonly (readonly [string, string])[] = [
   ['APIService', '.spec.service.namespace'],
   ['CustomResourceDefinition', '.spec.conversion.webhook.clientConfig.service.namespace'],
 ];
-const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
 
 /** The kustomization file of a folder, among the files read. */
 export function kustomizationFileIn(dir: string, files: ReadonlyMap<string, string> | ReadonlySet<string>): string | undefined {
-  return KUSTOMIZATION_FILES.map((n) => joinPath(dir, n)).find((f) => files.has(f));
+  return kustomizationFileNames.map((n) => joinPath(dir, n)).find((f) => files.has(f));
 }
 
 /**
