@@ -1,6 +1,5 @@
 // The check itself: every file, every object in it, the facts from the cluster or a snapshot,
 // the same analysis the editor runs, and (with --verify) the server's dry-run answer beside it.
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { analyzeResource, locateOptions, objectIdentity, predictionOf, problemFindings, unjudgedOn, type AnalysisSettings, type Finding, type ResourceFacts } from '../core/findings/analysis';
 import { forcePreview, type AutoscalerFacts, type ForcePreview, type KubectlInvocation } from '../core/findings/force-preview';
@@ -10,12 +9,13 @@ import { parseManifestText, type ManifestResource } from '../core/manifest/manif
 import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget } from '../core/sources/source-map';
 import { kustomizationFileOf, renderKustomization } from '../render/kustomize';
+import { readSmallText } from '../render/small-file';
 import { describeRenderProblem, type RenderResult, type RenderSettings } from '../render/renderer';
 import { withReason, type CheckedObject, type CheckReport } from './report';
 import { verifyResource, type ClusterConnection, type ClusterProblem, type VerifyAnswer } from '../cluster';
 import { ObjectReads, objectTitle, type FactsReader } from './facts';
 import { classifyInputs, findKustomizations, kustomizeTargets, notCheckedNote } from './classify';
-import { displayPath, readTextFile, stdinTarget, type FileText } from './files';
+import { displayPath, maxFileBytes, readTextFile, stdinTarget, type FileText } from './files';
 import type { CheckProgress } from './progress';
 import { checkHelmCharts, releaseChart, type HelmCheckRequest } from './check-helm';
 import { renderedObjectEntries, renderFailureEntries } from './rendered-objects';
@@ -230,12 +230,7 @@ async function forcePreviewOf(
 /** An overlay that could not be rendered: one error on its kustomization file. */
 function renderFailure(root: string, target: RenderTarget, message: string, toolMessage: string): CheckedObject[] {
   const kustomization = kustomizationFileOf(root) ?? toSlashes(root);
-  let text: string | undefined;
-  try {
-    text = fs.readFileSync(kustomization, 'utf8');
-  } catch {
-    text = undefined;
-  }
+  const text = readSmallText(kustomization, { maxBytes: maxFileBytes });
   return renderFailureEntries({ tool: 'kustomize', kustomization, ...(text !== undefined ? { kustomizationText: text } : {}) }, `${target.label} (${displayPath(root)})`, message, toolMessage);
 }
 

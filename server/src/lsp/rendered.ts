@@ -51,6 +51,7 @@ import { chartName, helmTarget, renderInstalledChart } from '../render/helm';
 import { releaseOriginFinding } from '../core/findings/helm-release';
 import { describeCandidate, placeKey, type ReleaseOrigin, type ReleasePlace } from '../core/sources/helm-release';
 import { kustomizationFileOf, readKustomizationFiles, renderKustomization } from '../render/kustomize';
+import { readSmallText } from '../render/small-file';
 import { describeRenderProblem, type RenderProblem, type RenderSettings } from '../render/renderer';
 import { findingOf } from './diagnostics';
 import type { DocumentSource } from './handlers/diagnostics';
@@ -440,13 +441,8 @@ export class RenderedSources implements DocumentSource {
   private textOf(file: string): string | undefined {
     const open = this.workspace.documents.get(pathToFileURL(file).href);
     if (open) return open.getText();
-    if (!this.workspace.sourceFiles.inside(file) || !isRegularFile(file)) return undefined;
-    try {
-      const stat = fs.statSync(file);
-      return stat.size <= MAX_EDITED_FILE_BYTES ? fs.readFileSync(file, 'utf8') : undefined;
-    } catch {
-      return undefined;
-    }
+    if (!this.workspace.sourceFiles.inside(file)) return undefined;
+    return readSmallText(file, { maxBytes: MAX_EDITED_FILE_BYTES });
   }
 
   /** *Refresh from the cluster*: every chart renders again, so that where it is installed is read again. */

@@ -14,9 +14,11 @@ import { parseManifestText } from '../core/manifest/manifest';
 import type { Renderer, RenderResult, RenderSettings } from './renderer';
 import { runTool, toolOptions, type ToolResult } from './run-tool';
 import { isDirectory, isRegularFile, toSlashes } from './paths';
+import { readSmallText } from './small-file';
 
 /** A source file larger than this is not read for the map (the command line's own file limit). */
 const MAX_SOURCE_BYTES = 32 * 1024 * 1024;
+const sourceFile = { maxBytes: MAX_SOURCE_BYTES };
 const MAX_FILES = 5000;
 
 export const kustomizeRenderer: Renderer = { render: renderKustomization };
@@ -136,7 +138,7 @@ export function readKustomization(root: string, workspace?: string): { files: Ma
         refused.push(`${shown(file)} leads out of its folder`);
         break;
       }
-      const text = readSmallFile(realFile);
+      const text = readSmallText(realFile, sourceFile);
       if (text === undefined) continue;
       files.set(file, text);
       for (const ref of kustomizationRefs(text)) {
@@ -156,7 +158,7 @@ export function readKustomization(root: string, workspace?: string): { files: Ma
         } else if (!within(target, real)) {
           refused.push(`${JSON.stringify(ref.path)} in ${shown(file)} is not in or below the folder of that kustomization`);
         } else if (!files.has(named)) {
-          const t = readSmallFile(target);
+          const t = readSmallText(target, sourceFile);
           if (t !== undefined) files.set(named, t);
         }
       }
@@ -179,15 +181,3 @@ function realOf(p: string): string | undefined {
 function within(p: string, dir: string): boolean {
   return p === dir || p.startsWith(dir.endsWith(path.sep) ? dir : `${dir}${path.sep}`);
 }
-
-function readSmallFile(file: string): string | undefined {
-  try {
-    const st = fs.statSync(file);
-    if (!st.isFile() || st.size > MAX_SOURCE_BYTES) return undefined;
-    return fs.readFileSync(file, 'utf8');
-  } catch {
-    return undefined;
-  }
-}
-
-
