@@ -13,7 +13,8 @@ import type { ClusterConnection } from './connection';
 import type { ClusterTransport } from './http';
 import { objectPath } from './names';
 import { classifyFailure } from './problems';
-import type { ApiResourceInfo, ClusterProblem, Disposable, LiveObjectState, ObjectRef } from './types';
+import type { NamedObjectTarget } from '../core/manifest/manifest';
+import type { ApiResourceInfo, ClusterProblem, Disposable, LiveObjectState } from './types';
 
 export type NamespaceState =
   | { readonly state: 'pending' }
@@ -197,7 +198,7 @@ export function unknownNamespaces(problem: ClusterProblem): NamespaceLookup {
  * The namespace to ask about for a ref: only for a namespaced object that does not exist (an
  * object that exists proves its namespace), once discovery placed it.
  */
-function namespaceToAsk(connection: ClusterConnection, ref: ObjectRef, live: LiveObjectState): string | undefined {
+function namespaceToAsk(connection: ClusterConnection, ref: NamedObjectTarget, live: LiveObjectState): string | undefined {
   if (live.state !== 'absent') return undefined;
   const resolved = connection.resolveRef(ref);
   return resolved?.resource.namespaced && resolved.namespace ? resolved.namespace : undefined;
@@ -208,13 +209,13 @@ function factsOf(name: string, state: NamespaceState): NamespaceFacts {
 }
 
 /** What the analysis needs to know of the ref's namespace, from the cache (never waits); undefined when there is nothing to ask. */
-export function peekNamespaceFacts(connection: ClusterConnection, ref: ObjectRef, live: LiveObjectState): NamespaceFacts | undefined {
+export function peekNamespaceFacts(connection: ClusterConnection, ref: NamedObjectTarget, live: LiveObjectState): NamespaceFacts | undefined {
   const name = namespaceToAsk(connection, ref, live);
   return name === undefined ? undefined : factsOf(name, connection.namespaces.peek(name));
 }
 
 /** The same, once the namespace's first read has an answer (the command line). */
-export async function loadNamespaceFacts(connection: ClusterConnection, ref: ObjectRef, live: LiveObjectState): Promise<NamespaceFacts | undefined> {
+export async function loadNamespaceFacts(connection: ClusterConnection, ref: NamedObjectTarget, live: LiveObjectState): Promise<NamespaceFacts | undefined> {
   const name = namespaceToAsk(connection, ref, live);
   return name === undefined ? undefined : factsOf(name, await connection.namespaces.get(name));
 }

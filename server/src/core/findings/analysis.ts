@@ -3,7 +3,7 @@
 // are handed in as plain data, so the editor (from its live cache), the command line (from a
 // cluster or an offline snapshot) and the tests (from captured fixtures) all share this code.
 import { isJsonObject, jsonDepthExceeds, type JsonObject, type JsonValue } from '../json';
-import { firstCharacter, locate, manifestLimits, type LocateOptions, type ManifestProblem, type ManifestResource, type Range } from '../manifest/manifest';
+import { firstCharacter, locate, manifestLimits, type LocateOptions, type ManifestProblem, type ManifestResource, type NamedObjectTarget, type Range } from '../manifest/manifest';
 import { defaultSeverity, docsLinks, meansNotJudged, type FindingCode, type Severity } from './catalogue';
 import { builtInGroups, isCustomKind, judgeNotServed, type DefinedKind, type NotServedDiscovery } from './kind-served';
 import { IMMUTABLE_DATA_CAUSE, immutableChanges, type ImmutableChange } from './immutable';
@@ -98,12 +98,8 @@ export function withSeverity(findings: readonly Finding[], overrides: SeverityOv
 // The codes, their default severities and documentation links live in the rule catalogue.
 export type { FindingCode, Severity } from './catalogue';
 
-export interface ObjectIdentity {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly name: string;
-  readonly namespace?: string;
-}
+/** The object a finding is about: a generateName object under its prefix (objectIdentity). */
+export type ObjectIdentity = NamedObjectTarget;
 
 /** One thing to tell the user, on one range of the text. Plain data: it crosses every boundary. */
 export interface Finding {
