@@ -99,3 +99,14 @@ export function jsonCutAt(value: JsonValue, limit: number, cut: JsonValue): Json
   }
   return root.v;
 }
+
+/** The value at a chain of map keys (strings) and list indexes (numbers); undefined where the value does not have it. */
+export function jsonAt(value: JsonValue | undefined, steps: readonly (string | number)[]): JsonValue | undefined {
+  let v = value;
+  for (const step of steps) {
+    if (typeof step === 'number') v = Array.isArray(v) ? v[step] : undefined;
+    else v = isJsonObject(v) ? v[step] : undefined;
+    if (v === undefined) return undefined;
+  }
+  return v;
+}
