@@ -110,3 +110,13 @@ export function jsonAt(value: JsonValue | undefined, steps: readonly (string | n
   }
   return v;
 }
+
+/**
+ * One text for equal JSON, whatever the order of its maps' keys: for telling whether two values are
+ * the same (never what Go would print: see goJsonValue in ssa/fieldsv1.ts). Undefined reads as null.
+ */
+export function canonicalJson(v: JsonValue | undefined): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (isJsonObject(v)) return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(v[k])}`).join(',')}}`;
+  return JSON.stringify(v ?? null);
+}
