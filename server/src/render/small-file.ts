@@ -48,17 +48,12 @@ export function readSmallFile(file: string, options: SmallFileOptions): SmallFil
     const stat = fs.fstatSync(fd);
     const refused = refusal(stat, options.maxBytes);
     if (refused) return refused;
-    const chunks: Buffer[] = [];
-    let total = 0;
+    const bounded = new BoundedRead(stat.size, options.maxBytes);
     for (;;) {
-      const chunk = Buffer.allocUnsafe(chunkSize(stat.size, total, options.maxBytes));
-      const n = fs.readSync(fd, chunk, 0, chunk.length, null);
-      if (n === 0) break;
-      chunks.push(chunk.subarray(0, n));
-      total += n;
-      if (total > options.maxBytes) return { ok: false, refused: 'too-large', size: stat.size, grew: true };
+      const chunk = bounded.next();
+      const done = bounded.took(chunk, fs.readSync(fd, chunk, 0, chunk.length, null));
+      if (done) return done;
     }
-    return { ok: true, bytes: Buffer.concat(chunks, total), grew: total > stat.size };
   } catch (error) {
     return { ok: false, refused: 'error', error };
   } finally {
@@ -80,17 +75,12 @@ export async function readSmallFileAsync(file: string, options: SmallFileOptions
     const stat = await handle.stat();
     const refused = refusal(stat, options.maxBytes);
     if (refused) return refused;
-    const chunks: Buffer[] = [];
-    let total = 0;
+    const bounded = new BoundedRead(stat.size, options.maxBytes);
     for (;;) {
-      const chunk = Buffer.allocUnsafe(chunkSize(stat.size, total, options.maxBytes));
-      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
-      if (bytesRead === 0) break;
-      chunks.push(chunk.subarray(0, bytesRead));
-      total += bytesRead;
-      if (total > options.maxBytes) return { ok: false, refused: 'too-large', size: stat.size, grew: true };
+      const chunk = bounded.next();
+      const done = bounded.took(chunk, (await handle.read(chunk, 0, chunk.length, null)).bytesRead);
+      if (done) return done;
     }
-    return { ok: true, bytes: Buffer.concat(chunks, total), grew: total > stat.size };
   } catch (error) {
     return { ok: false, refused: 'error', error };
   } finally {
@@ -108,7 +98,26 @@ function refusal(stat: fs.Stats, maxBytes: number): SmallFileRead | undefined {
   return undefined;
 }
 
-/** As much as the stat promised (one read for most files, and one more that finds the end), then more only while under the limit. */
-function chunkSize(size: number, total: number, maxBytes: number): number {
-  return Math.min(Math.max(size + 1 - total, 64 * 1024), maxBytes + 1 - total);
+/** What a read has taken so far, never more than one byte past the limit. */
+class BoundedRead {
+  private readonly chunks: Buffer[] = [];
+  private total = 0;
+
+  constructor(
+    private readonly size: number,
+    private readonly maxBytes: number,
+  ) {}
+
+  /** Room for as much as the stat promised (one read for most files, one more finds the end), then more only while under the limit. */
+  next(): Buffer {
+    return Buffer.allocUnsafe(Math.min(Math.max(this.size + 1 - this.total, 64 * 1024), this.maxBytes + 1 - this.total));
+  }
+
+  /** `n` bytes read into `chunk`: the answer at the end of the file or past the limit, else undefined (read on). */
+  took(chunk: Buffer, n: number): SmallFileRead | undefined {
+    if (n === 0) return { ok: true, bytes: Buffer.concat(this.chunks, this.total), grew: this.total > this.size };
+    this.chunks.push(chunk.subarray(0, n));
+    this.total += n;
+    return this.total > this.maxBytes ? { ok: false, refused: 'too-large', size: this.size, grew: true } : undefined;
+  }
 }
