@@ -5,6 +5,7 @@ import { LanguageClient, TransportKind, type LanguageClientOptions, type ServerO
 import {
   notifications,
   onNotification,
+  defaultSettings,
   requests,
   sendNotification,
   sendRequest,
@@ -163,7 +164,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
           : inspected?.workspaceValue !== undefined
             ? vscode.ConfigurationTarget.Workspace
             : vscode.ConfigurationTarget.Global;
-      await settings.update(key, !settings.get<boolean>(key, true), target);
+      await settings.update(key, !settings.get<boolean>(key, defaultSettings.ownershipHints), target);
     }),
     vscode.commands.registerCommand(
       'kubeConflictHints.forcePreview',

@@ -73,6 +73,13 @@ describe('what the user reads', () => {
     assert.match(f.docs ?? '', /^https:\/\/kubernetes\.io\//);
   });
 
+  test('the selector\'s keys in Go\'s order: bytes of UTF-8 (code points), not UTF-16 units', () => {
+    // U+FF21 comes before U+1F600 in code points; in UTF-16 the emoji's surrogate (U+D83D) comes first.
+    const [f] = immutable(analyze(deployment('{app: web, "\u{1F600}": a, "\uFF21": b}'), liveDeployment(), 'apps', 'deployments'));
+    assert.ok(f);
+    assert.equal(f.serverMessage, 'Deployment.apps "web" is invalid: spec.selector: Invalid value: {"matchLabels":{"app":"web","\uFF21":"b","\u{1F600}":"a"}}: field is immutable');
+  });
+
   test('the same selector written in another order, an image change, a create, a new object: nothing', () => {
     assert.deepEqual(immutable(analyze(deployment('{app: web}', 'nginx:2'), liveDeployment(), 'apps', 'deployments')), []);
     assert.deepEqual(immutable(analyze(deployment('{app: web, tier: fe}'), undefined, 'apps', 'deployments')), []);

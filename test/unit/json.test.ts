@@ -3,7 +3,7 @@
 // than its deepest child), for given cases and for random values at every limit around their depth.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { jsonDepthExceeds, type JsonValue } from '../../server/src/core/json';
+import { jsonAt, jsonDepthExceeds, type JsonValue } from '../../server/src/core/json';
 
 function depth(v: JsonValue): number {
   if (Array.isArray(v)) return 1 + Math.max(0, ...v.map(depth));
@@ -50,4 +50,14 @@ test('jsonDepthExceeds: agrees with the recursive definition on 3,000 random val
     const d = depth(value);
     for (let limit = 0; limit <= d + 1; limit++) assert.equal(jsonDepthExceeds(value, limit), d > limit, `${JSON.stringify(value)} at ${limit}`);
   }
+});
+
+test('jsonAt: map keys and list indexes, undefined where the value does not have them', () => {
+  const v: JsonValue = { a: [{ b: null }, 2], c: 'x' };
+  assert.equal(jsonAt(v, ['a', 0, 'b']), null);
+  assert.equal(jsonAt(v, ['a', 1]), 2);
+  assert.deepEqual(jsonAt(v, []), v);
+  assert.equal(jsonAt(v, ['a', '1']), undefined, 'a string is a key, never an index');
+  assert.equal(jsonAt(v, ['c', 0]), undefined);
+  assert.equal(jsonAt(undefined, ['a']), undefined);
 });

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import { jsonEqual, type JsonValue } from '../../server/src/core/json';
 import { fieldSetFromPaths, hasPath } from '../../server/src/core/ssa/fieldsv1';
-import { field, formatPath, index, key, parsePath, setValue, type FieldPath } from '../../server/src/core/ssa/path';
+import { field, formatPath, index, key, parsePath, setValue, valueAtFieldPath, type FieldPath } from '../../server/src/core/ssa/path';
 
 // Strings as the server prints them in conflict causes (reference/ssa-semantics.md §3), with the
 // path they stand for.
@@ -106,3 +106,15 @@ for (const [a, b, equal] of equality) {
     assert.equal(jsonEqual(b, a), equal);
   });
 }
+
+test('the value at a path without a schema: fields, indexes, set values, list keys; an unset key field matches only when asked', () => {
+  const object: JsonValue = { spec: { finalizers: ['a', 'b'], ports: [{ port: 80, name: 'http' }, { port: 443, protocol: 'TCP', name: 'https' }] } };
+  const ports = [field('spec'), field('ports')];
+  assert.equal(valueAtFieldPath(object, [...ports, index(1), field('name')]), 'https');
+  assert.equal(valueAtFieldPath(object, [field('spec'), field('finalizers'), setValue('b')]), 'b');
+  assert.equal(valueAtFieldPath(object, [...ports, key({ port: 443, protocol: 'TCP' }), field('name')]), 'https');
+  assert.equal(valueAtFieldPath(object, [...ports, key({ port: 80, protocol: 'TCP' }), field('name')]), undefined);
+  assert.equal(valueAtFieldPath(object, [...ports, key({ port: 80, protocol: 'TCP' }), field('name')], { unsetKeysMatch: true }), 'http');
+  assert.equal(valueAtFieldPath(object, [field('spec'), field('missing'), field('x')]), undefined);
+  assert.equal(valueAtFieldPath(object, [field('spec'), index(0)]), undefined);
+});

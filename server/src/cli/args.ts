@@ -2,7 +2,7 @@
 // error with one sentence saying why (exit 2), before any file or cluster is touched.
 import { parseArgs } from 'node:util';
 import { severities, type Severity } from '../core/findings';
-import { applyModes, type ApplyMode } from '../protocol';
+import { applyModes, defaultSettings, type ApplyMode } from '../protocol';
 
 export type OutputFormat = 'text' | 'json' | 'sarif' | 'github' | 'gitlab';
 const formats: readonly OutputFormat[] = ['text', 'json', 'sarif', 'github', 'gitlab'];
@@ -189,7 +189,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
   }
 
   if (v.out !== undefined) return { ok: false, message: '--out is an option of snapshot; check reads a snapshot with --snapshot <dir>' };
-  const mode = v.mode ?? 'serverSide';
+  const mode = v.mode ?? defaultSettings.applyMode;
   if (!applyModes.includes(mode as ApplyMode)) return { ok: false, message: `--mode must be one of ${applyModes.join(', ')} (got ${JSON.stringify(mode)})` };
   const format = v.format ?? 'text';
   if (!formats.includes(format as OutputFormat)) return { ok: false, message: `--format must be one of ${formats.join(', ')} (got ${JSON.stringify(format)})` };
@@ -220,7 +220,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
       command: 'check',
       targets: parsed.positionals,
       mode: mode as ApplyMode,
-      fieldManager: v['field-manager'] ?? 'kubectl',
+      fieldManager: v['field-manager'] ?? defaultSettings.fieldManager,
       format: format as OutputFormat,
       minimumSeverity: minimum as Severity,
       verify: v.verify === true,

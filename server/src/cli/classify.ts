@@ -4,11 +4,11 @@
 // other files are not named.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { classifyFiles, kustomizeRoots, type FileKind, type KnownFile } from '../core/sources/file-kinds';
+import { classifyFiles, isKustomizationFileName, kustomizationFileNames, kustomizeRoots, type FileKind, type KnownFile } from '../core/sources/file-kinds';
 import { readTextFile, stdinTarget } from './files';
 import { isRegularFile, toSlashes } from '../render/paths';
 
-const CONTEXT_NAMES = ['Chart.yaml', 'kustomization.yaml', 'kustomization.yml', 'Kustomization'];
+const CONTEXT_NAMES = ['Chart.yaml', ...kustomizationFileNames];
 /** Folders above a file that are searched for a chart or a kustomization. */
 const MAX_ANCESTORS = 32;
 
@@ -102,7 +102,6 @@ export function kustomizeTargets(texts: ReadonlyMap<string, string>, kinds: Read
 /** How far `check` looks for the overlays that use a named file: folders deep, and folders in all. */
 export const overlaySearchLimits = { depth: 8, directories: 2000 } as const;
 const skippedFolders = new Set(['node_modules', 'vendor']);
-const KUSTOMIZATION_NAMES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
 
 /**
  * The kustomization files under `root` (absolute `/` path → text): where the overlays that use a
@@ -128,7 +127,7 @@ export function findKustomizations(root: string, limits: { depth: number; direct
         const full = path.join(dir, e.name);
         if (e.isDirectory()) {
           if (!e.name.startsWith('.') && !skippedFolders.has(e.name)) next.push(full);
-        } else if (e.isFile() && KUSTOMIZATION_NAMES.includes(e.name)) {
+        } else if (e.isFile() && isKustomizationFileName(e.name)) {
           const read = readTextFile(full);
           if (read.ok) found.set(toSlashes(full), read.text);
         }

@@ -73,11 +73,6 @@ export function objectTitle(resource: ManifestResource, served: ApiResourceInfo 
   return `${qualifiedResource(served)}/${name}${served.namespaced ? ` (namespace ${namespace})` : ''}`;
 }
 
-/** The namespace an object lands in: its own, else the default one; '' for cluster-scoped kinds. */
-export function placeNamespace(resource: ManifestResource, served: ApiResourceInfo, defaultNamespace: string): string {
-  return served.namespaced ? resource.namespace || defaultNamespace : '';
-}
-
 /** The schema of one OpenAPI document, built once per document. */
 export function schemaOf(document: JsonObject): SchemaModel {
   return schemaFromOpenApi([document]).schema;

@@ -7,6 +7,7 @@
 // YAML reader refuses too. Every problem is a message, never an exception.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { readSmallFile } from '../render/small-file';
 
 /** Compared as kubectl compares them: `A.YAML` in a directory is not a manifest. */
 export const manifestExtensions = ['.yaml', '.yml', '.json'];
@@ -128,35 +129,15 @@ export type FileText = { ok: true; text: string } | { ok: false; message: string
  * control characters are not allowed") is refused with its line and column, never the text around it.
  */
 export function readTextFile(file: string): FileText {
-  let fd: number;
-  try {
-    const before = fs.statSync(file);
-    const refused = refuseSpecial(file, before);
-    if (refused) return { ok: false, message: refused };
-    fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
-  } catch (e) {
-    return { ok: false, message: `cannot read ${file}: ${describeFsError(e)}` };
-  }
-  try {
-    const stat = fs.fstatSync(fd);
-    const refused = refuseSpecial(file, stat);
-    if (refused) return { ok: false, message: refused };
-    const chunks: Buffer[] = [];
-    let total = 0;
-    for (;;) {
-      // As much as fstat promised (one read for most files), then more only while under the limit.
-      const chunk = Buffer.allocUnsafe(Math.min(Math.max(stat.size + 1 - total, 64 * 1024), maxFileBytes + 1 - total));
-      const n = fs.readSync(fd, chunk, 0, chunk.length, null);
-      if (n === 0) break;
-      chunks.push(chunk.subarray(0, n));
-      total += n;
-      if (total > maxFileBytes) return { ok: false, message: `${file} is larger than ${maxFileBytes / 1024 / 1024} MiB: not read` };
-    }
-    return decode(file, Buffer.concat(chunks, total));
-  } catch (e) {
-    return { ok: false, message: `cannot read ${file}: ${describeFsError(e)}` };
-  } finally {
-    fs.closeSync(fd);
+  const read = readSmallFile(file, { maxBytes: maxFileBytes });
+  if (read.ok) return decode(file, read.bytes);
+  switch (read.refused) {
+    case 'not-regular':
+      return { ok: false, message: refuseSpecial(file, read.stat)! };
+    case 'too-large':
+      return { ok: false, message: `${file} is larger than ${maxFileBytes / 1024 / 1024} MiB${read.grew ? '' : ` (${read.size} bytes)`}: not read` };
+    case 'error':
+      return { ok: false, message: `cannot read ${file}: ${describeFsError(read.error)}` };
   }
 }
 

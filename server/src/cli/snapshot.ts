@@ -18,7 +18,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ruleFor, type KindFacts, type LiveFacts, type ResourceFacts } from '../core/findings';
 import { isJsonObject, jsonDepthExceeds, type JsonObject, type JsonValue } from '../core/json';
-import { manifestLimits, parseManifestText, type ManifestResource } from '../core/manifest/manifest';
+import { manifestLimits, parseManifestText, placeInNamespace, type ManifestResource } from '../core/manifest/manifest';
 import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
 import { celSchemaFor } from '../core/cel/schema';
 import type { ApiResourceInfo, ClusterConnection, ClusterProblem, DiscoveryIndex } from '../cluster';
@@ -26,7 +26,7 @@ import { findResource, notServedKindFacts, splitApiVersion } from '../cluster/di
 import { openApiPathKey } from '../cluster/openapi';
 import { crdRef, otherManagerVersions, surelyBuiltIn, versionsFrom } from '../cluster/versions';
 import { withoutUserinfo, type LiveObjectState } from '../cluster';
-import { objectTitle, placeNamespace, schemaOf, type FactsReader } from './facts';
+import { objectTitle, schemaOf, type FactsReader } from './facts';
 import { collectManifestFiles, describeFsError, findManifestFiles, readTextFile } from './files';
 
 export const snapshotFormat = 'kube-conflict-hints/snapshot@1';
@@ -131,7 +131,7 @@ export async function takeSnapshot(connection: ClusterConnection, request: Snaps
       notes.push(served.problem.message);
       continue;
     }
-    const namespace = served.value.namespaced ? ref.namespace || connection.defaultNamespace : '';
+    const { namespace } = placeInNamespace(served.value.namespaced, ref.namespace, connection.defaultNamespace);
     const live = await connection.getObject({ ...ref, namespace });
     if (live.state === 'failed') return { ok: false, problem: live.problem };
     if (live.state === 'pending') return { ok: false, problem: { kind: 'unreachable', message: `no answer from the cluster for ${ref.kind} ${ref.name}` } };
@@ -557,7 +557,7 @@ export function loadSnapshot(dir: string, namespace: string | undefined): Snapsh
           };
         }
         const { served } = found;
-        const ns = placeNamespace(resource, served, defaultNamespace);
+        const ns = placeInNamespace(served.namespaced, resource.namespace, defaultNamespace).namespace;
         const notes: string[] = [];
         let live: LiveFacts;
         if (resource.name === undefined) live = { state: 'absent' };

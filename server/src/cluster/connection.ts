@@ -30,9 +30,9 @@ import type {
   KubeconfigSummary,
   LiveObjectChange,
   LiveObjectState,
-  ObjectRef,
   ResolvedObjectRef,
 } from './types';
+import type { NamedObjectTarget } from '../core/manifest/manifest';
 import { Verifier, type DryRunManifest } from './verifier';
 
 export interface ClusterConnectionOptions {
@@ -79,11 +79,11 @@ export interface ClusterConnection {
   cachedOpenApiDocument(apiVersion: string): JsonObject | undefined;
 
   /** Synchronous cache lookup; starts the fill and the watch when needed. Never waits. */
-  peekObject(ref: ObjectRef): LiveObjectState;
+  peekObject(ref: NamedObjectTarget): LiveObjectState;
   /** The object once the cache has an answer for it. */
-  getObject(ref: ObjectRef): Promise<LiveObjectState>;
+  getObject(ref: NamedObjectTarget): Promise<LiveObjectState>;
   /** The ref with its namespace settled, when discovery knows the kind. */
-  resolveRef(ref: ObjectRef): ResolvedObjectRef | undefined;
+  resolveRef(ref: NamedObjectTarget): ResolvedObjectRef | undefined;
   onObjectChange(listener: (change: LiveObjectChange) => void): Disposable;
   /** Every object of a kind in a namespace ('' for the default one), from the same watched cache. */
   listObjects(apiVersion: string, kind: string, namespace: string): Promise<ClusterResult<JsonObject[]>>;
@@ -149,12 +149,12 @@ function connectedConnection(settings: ClusterSettings, selected: SelectedContex
   // A Secret's type and immutable, which its metadata-only read lacks (secret-fields.ts), join the live object.
   const secretFields = new SecretFields(transport);
   // The kind of an existing object that is read as metadata only (a Secret): its fields come from secretFields.
-  const metadataOnlyKind = (ref: ObjectRef, live: LiveObjectState): ApiResourceInfo | undefined => {
+  const metadataOnlyKind = (ref: NamedObjectTarget, live: LiveObjectState): ApiResourceInfo | undefined => {
     if (live.state !== 'exists') return undefined;
     const resource = discovery.resolveCached(ref.apiVersion, ref.kind);
     return resource && readsMetadataOnly(resource) ? resource : undefined;
   };
-  const withSecretFields = (ref: ObjectRef, live: LiveObjectState): LiveObjectState => {
+  const withSecretFields = (ref: NamedObjectTarget, live: LiveObjectState): LiveObjectState => {
     const resource = metadataOnlyKind(ref, live);
     return resource && live.state === 'exists' ? { ...live, object: secretFields.peek(resource, live.object) } : live;
   };

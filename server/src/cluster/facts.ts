@@ -5,21 +5,14 @@
 // editor and the command line, so both judge an object on the same facts.
 import type { KindFacts, LiveFacts, NamespaceFacts, ResourceFacts } from '../core/findings';
 import type { JsonObject } from '../core/json';
+import { placeInNamespace, type NamedObjectTarget, type ObjectTarget } from '../core/manifest/manifest';
 import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
 import { celSchemaFor, type CelNode } from '../core/cel/schema';
 import type { ClusterConnection } from './connection';
 import { notServedKindFacts } from './discovery';
 import type { NamespaceState } from './namespaces';
-import type { ApiResourceInfo, ClusterProblem, Disposable, LiveObjectState, ObjectRef } from './types';
+import type { ApiResourceInfo, ClusterProblem, Disposable, LiveObjectState } from './types';
 import { loadManagerVersions, peekManagerVersions, type ManagerVersions } from './versions';
-
-/** What `read` is asked: an object as a manifest names it (without a name: a generateName object). */
-export interface FactsTarget {
-  apiVersion: string;
-  kind: string;
-  name?: string;
-  namespace?: string;
-}
 
 /**
  * The facts once every answer is in, or the problem that leaves them unknowable (unreachable,
@@ -40,15 +33,15 @@ export type LoadedFacts =
 
 export interface FactsSource {
   /** Synchronous: what is known now. Starts the reads that are missing; `onChange` tells when they land. */
-  peek(ref: ObjectRef): ResourceFacts;
+  peek(ref: NamedObjectTarget): ResourceFacts;
   /**
    * Waits for the kind, then the live object (none is asked for an object without a name: it is
    * always a new one) and the schema. A group-version the cluster publishes no schema for (an old
    * aggregated API) is a note and no schema; a schema that could not be read is a problem.
    */
-  read(target: FactsTarget): Promise<LoadedFacts>;
+  read(target: ObjectTarget): Promise<LoadedFacts>;
   /** `read` as plain facts: a problem becomes an unavailable kind. */
-  load(ref: ObjectRef): Promise<ResourceFacts>;
+  load(ref: NamedObjectTarget): Promise<ResourceFacts>;
   /** Something that a `peek` may answer differently has arrived (an object, a schema). */
   onChange(listener: () => void): Disposable;
   dispose(): void;
@@ -121,7 +114,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     });
   }
 
-  function facts(ref: ObjectRef, live: LiveObjectState, versions: ManagerVersions | undefined, namespace: NamespaceFacts | undefined): ResourceFacts {
+  function facts(ref: NamedObjectTarget, live: LiveObjectState, versions: ManagerVersions | undefined, namespace: NamespaceFacts | undefined): ResourceFacts {
     const resource = connection.cachedResource(ref.apiVersion, ref.kind);
     let kind: KindFacts;
     if (resource) kind = { state: 'served', group: resource.group, resource: resource.resource, namespaced: resource.namespaced };
@@ -140,7 +133,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   }
 
   /** Managers recorded at other versions: their documents and the kind's versions (versions.ts). */
-  function peekVersions(ref: ObjectRef, live: LiveObjectState): ManagerVersions | undefined {
+  function peekVersions(ref: NamedObjectTarget, live: LiveObjectState): ManagerVersions | undefined {
     const resource = connection.cachedResource(ref.apiVersion, ref.kind);
     if (!resource || live.state !== 'exists') return undefined;
     const known = peekManagerVersions(connection, ref, resource, live.object, (v) => connection.cachedOpenApiDocument(v));
@@ -148,14 +141,14 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     return known;
   }
 
-  async function read(target: FactsTarget): Promise<LoadedFacts> {
+  async function read(target: ObjectTarget): Promise<LoadedFacts> {
     const kind = await connection.resolveKind(target.apiVersion, target.kind);
     if (!kind.ok) {
       if (kind.problem.kind !== 'kindNotServed') return { ok: false, problem: kind.problem };
       return { ok: true, facts: { kind: notServedKindFacts(kind.problem), live: { state: 'absent' }, schema: undefined }, namespace: target.namespace ?? '', notes: [] };
     }
     const served = kind.value;
-    const namespace = served.namespaced ? target.namespace || connection.defaultNamespace : '';
+    const { namespace } = placeInNamespace(served.namespaced, target.namespace, connection.defaultNamespace);
     const [live, schema] = await Promise.all([
       target.name === undefined
         ? Promise.resolve<LiveObjectState>({ state: 'absent', observedAt: 0 })
@@ -242,7 +235,7 @@ export function liveFacts(live: LiveObjectState): LiveFacts {
  * The namespace to ask about for a ref: only for a namespaced object that does not exist (an
  * object that exists proves its namespace), once discovery placed it.
  */
-function namespaceToAsk(connection: ClusterConnection, ref: ObjectRef, live: LiveObjectState): string | undefined {
+function namespaceToAsk(connection: ClusterConnection, ref: NamedObjectTarget, live: LiveObjectState): string | undefined {
   if (live.state !== 'absent') return undefined;
   const resolved = connection.resolveRef(ref);
   return resolved?.resource.namespaced && resolved.namespace ? resolved.namespace : undefined;
@@ -253,13 +246,13 @@ function factsOf(name: string, state: NamespaceState): NamespaceFacts {
 }
 
 /** What the analysis needs to know of the ref's namespace, from the cache (never waits); undefined when there is nothing to ask. */
-function peekNamespaceFacts(connection: ClusterConnection, ref: ObjectRef, live: LiveObjectState): NamespaceFacts | undefined {
+function peekNamespaceFacts(connection: ClusterConnection, ref: NamedObjectTarget, live: LiveObjectState): NamespaceFacts | undefined {
   const name = namespaceToAsk(connection, ref, live);
   return name === undefined ? undefined : factsOf(name, connection.namespaces.peek(name));
 }
 
 /** The same, once the namespace's first read has an answer (the command line). */
-async function loadNamespaceFacts(connection: ClusterConnection, ref: ObjectRef, live: LiveObjectState): Promise<NamespaceFacts | undefined> {
+async function loadNamespaceFacts(connection: ClusterConnection, ref: NamedObjectTarget, live: LiveObjectState): Promise<NamespaceFacts | undefined> {
   const name = namespaceToAsk(connection, ref, live);
   return name === undefined ? undefined : factsOf(name, await connection.namespaces.get(name));
 }

@@ -7,7 +7,7 @@ export { notServedKindFacts, splitApiVersion } from './discovery';
 export { openApiPathKey } from './openapi';
 export type * from './types';
 export { createFactsSource, liveFacts } from './facts';
-export type { FactsSource, FactsTarget, LoadedFacts } from './facts';
+export type { FactsSource, LoadedFacts } from './facts';
 export { dryRunManifestOf, sendDryRun, sentManifest, verifyResource } from './dry-run';
 export type { VerifyAnswer } from './dry-run';
 export { redactText, withoutUserinfo } from './redact';

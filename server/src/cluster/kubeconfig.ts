@@ -13,6 +13,7 @@ import * as path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import type { Cluster, Context, User } from '@kubernetes/client-node/dist/config_types.js';
 import { parse as parseYaml } from 'yaml';
+import { readSmallFileAsync } from '../render/small-file';
 import { withoutUserinfo } from './redact';
 import type { ClusterProblem, ClusterResult, ContextSummary, KubeconfigSummary } from './types';
 
@@ -211,36 +212,21 @@ async function inlineTokenFiles(text: string, directory: string): Promise<{ ok: 
 }
 
 /**
- * A file's content, read without ever blocking the event loop or reading without end: opened
- * non-blocking (a FIFO with no writer does not hang the open), checked on the open descriptor to
- * be a regular file (not a device, FIFO, socket or directory) of at most `maxBytes`, then read
- * up to that size (a file that grows meanwhile is refused, not read on).
+ * A file's content, read without ever blocking the event loop or reading without end (the small-file
+ * reader: a regular file, not a device, FIFO, socket or directory, of at most `maxBytes`, opened
+ * non-blocking), its problems in the words of a kubeconfig's; a file that grows meanwhile is refused.
  */
 export async function readBoundedFile(file: string, maxBytes: number, encoding: BufferEncoding = 'utf8'): Promise<{ ok: true; value: string } | { ok: false; message: string }> {
-  let handle: fs.promises.FileHandle;
-  try {
-    handle = await fs.promises.open(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
-  } catch (error) {
-    return { ok: false, message: fileErrorMessage(error) };
-  }
-  try {
-    const stat = await handle.stat();
-    if (!stat.isFile()) return { ok: false, message: `it is ${fileKind(stat)}, not a regular file` };
-    if (stat.size > maxBytes) return { ok: false, message: `it is ${formatBytes(stat.size)}, over the limit of ${formatBytes(maxBytes)}` };
-    // One byte more than the file's size: reading it means the file grew, and is refused.
-    const buffer = Buffer.alloc(stat.size + 1);
-    let length = 0;
-    while (length < buffer.length) {
-      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
-      if (bytesRead === 0) break;
-      length += bytesRead;
-    }
-    if (length > stat.size) return { ok: false, message: 'it grew while it was being read' };
-    return { ok: true, value: buffer.subarray(0, length).toString(encoding) };
-  } catch (error) {
-    return { ok: false, message: fileErrorMessage(error) };
-  } finally {
-    await handle.close().catch(() => {});
+  const read = await readSmallFileAsync(file, { maxBytes });
+  // A file that grew while it was read is refused, whatever its size.
+  if (read.ok) return read.grew ? { ok: false, message: 'it grew while it was being read' } : { ok: true, value: read.bytes.toString(encoding) };
+  switch (read.refused) {
+    case 'not-regular':
+      return { ok: false, message: `it is ${fileKind(read.stat)}, not a regular file` };
+    case 'too-large':
+      return { ok: false, message: read.grew ? 'it grew while it was being read' : `it is ${formatBytes(read.size)}, over the limit of ${formatBytes(maxBytes)}` };
+    case 'error':
+      return { ok: false, message: fileErrorMessage(read.error) };
   }
 }
 

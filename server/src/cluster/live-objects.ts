@@ -14,13 +14,14 @@
 // arrive, `data` and `stringData` never leave the server, and the copy of them that kubectl's
 // last-applied annotation holds is taken out by the transport before the answer is parsed.
 import { isJsonObject, type JsonObject } from '../core/json';
+import { placeInNamespace, type NamedObjectTarget, type NamespaceOrigin } from '../core/manifest/manifest';
 import type { Discovery } from './discovery';
 import type { ClusterTransport } from './http';
-import { checkObjectName, collectionPath, objectPath, type NamespaceOrigin } from './names';
+import { checkObjectName, collectionPath, objectPath } from './names';
 import { classifyFailure, parseJson } from './problems';
 import { qualifiedResource } from '../core/ssa/messages';
 import { isSecretResource, redactSecret } from './redact';
-import type { ApiResourceInfo, ClusterProblem, ClusterResult, Disposable, LiveObjectChange, LiveObjectState, ObjectRef, ResolvedObjectRef } from './types';
+import type { ApiResourceInfo, ClusterProblem, ClusterResult, Disposable, LiveObjectChange, LiveObjectState, ResolvedObjectRef } from './types';
 
 export interface LiveObjectOptions {
   /** Period of the GET-per-object fallback when list or watch is forbidden. */
@@ -85,13 +86,13 @@ export class LiveObjects {
   }
 
   /** Where a ref lives, if discovery already knows its kind. */
-  resolveCached(ref: ObjectRef): ResolvedObjectRef | undefined {
+  resolveCached(ref: NamedObjectTarget): ResolvedObjectRef | undefined {
     const resource = this.discovery.resolveCached(ref.apiVersion, ref.kind);
     return resource ? this.place(ref, resource).ref : undefined;
   }
 
   /** What is known now, without waiting; starts whatever fill is needed (never blocks on the network). */
-  peek(ref: ObjectRef): LiveObjectState {
+  peek(ref: NamedObjectTarget): LiveObjectState {
     if (this.disposed) return { state: 'pending' };
     const resource = this.discovery.resolveCached(ref.apiVersion, ref.kind);
     if (resource) {
@@ -113,7 +114,7 @@ export class LiveObjects {
   }
 
   /** The state once a first answer is in (or fillTimeoutMs passed). */
-  async get(ref: ObjectRef): Promise<LiveObjectState> {
+  async get(ref: NamedObjectTarget): Promise<LiveObjectState> {
     const resource = await this.discovery.resolve(ref.apiVersion, ref.kind);
     if (!resource.ok) return { state: 'failed', problem: resource.problem };
     const placed = this.locate(ref, resource.value);
@@ -130,8 +131,8 @@ export class LiveObjects {
   async list(apiVersion: string, kind: string, namespace: string): Promise<ClusterResult<JsonObject[]>> {
     const resource = await this.discovery.resolve(apiVersion, kind);
     if (!resource.ok) return resource;
-    const placedNamespace = resource.value.namespaced ? namespace || this.defaultNamespace : '';
-    const path = collectionPath(resource.value, placedNamespace, namespace ? 'manifest' : 'default');
+    const { namespace: placedNamespace, origin } = placeInNamespace(resource.value.namespaced, namespace, this.defaultNamespace);
+    const path = collectionPath(resource.value, placedNamespace, origin);
     if (!path.ok) return path;
     const ref: ResolvedObjectRef = { apiVersion, kind, name: '', namespace: placedNamespace, resource: resource.value };
     return this.collectionFor({ ref, collectionPath: path.value }).listed(this.options.fillTimeoutMs);
@@ -166,24 +167,16 @@ export class LiveObjects {
     return [...this.collections.values()].map((c) => c.describe());
   }
 
-  private place(ref: ObjectRef, resource: ApiResourceInfo): { ref: ResolvedObjectRef; origin: NamespaceOrigin } {
-    return {
-      ref: {
-        apiVersion: ref.apiVersion,
-        kind: ref.kind,
-        name: ref.name,
-        namespace: resource.namespaced ? ref.namespace || this.defaultNamespace : '',
-        resource,
-      },
-      origin: ref.namespace ? 'manifest' : 'default',
-    };
+  private place(ref: NamedObjectTarget, resource: ApiResourceInfo): { ref: ResolvedObjectRef; origin: NamespaceOrigin } {
+    const { namespace, origin } = placeInNamespace(resource.namespaced, ref.namespace, this.defaultNamespace);
+    return { ref: { apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, namespace, resource }, origin };
   }
 
   /**
    * The ref placed, with the path of its collection; or why the API server would refuse its name
    * or namespace, in which case nothing is requested for it.
    */
-  private locate(ref: ObjectRef, resource: ApiResourceInfo): ClusterResult<Located> {
+  private locate(ref: NamedObjectTarget, resource: ApiResourceInfo): ClusterResult<Located> {
     const placed = this.place(ref, resource);
     // objectPath's checks, in its order: the collection (the served segments, the namespace), then the name.
     const collection = this.collectionOf(resource, placed.ref.namespace, placed.origin);
@@ -286,7 +279,7 @@ interface Located {
 }
 
 interface Unresolved {
-  ref: ObjectRef;
+  ref: NamedObjectTarget;
   problem?: ClusterProblem;
   /** When the problem was learnt. */
   at: number;
@@ -294,7 +287,7 @@ interface Unresolved {
   resolving: boolean;
 }
 
-function unresolvedKey(ref: ObjectRef): string {
+function unresolvedKey(ref: NamedObjectTarget): string {
   return JSON.stringify([ref.apiVersion, ref.kind, ref.namespace ?? '', ref.name]);
 }
 

@@ -7,6 +7,7 @@
 // contain `/` or `%` (apimachinery/pkg/api/validation/path, IsValidPathSegmentName); a namespace is
 // an RFC 1123 label (ValidateNamespaceName); an object's name is what its kind's validation asks,
 // an RFC 1123 subdomain for most kinds and every custom resource (NameIsDNSSubdomain).
+import type { NamespaceOrigin } from '../core/manifest/manifest';
 import type { ApiResourceInfo, ClusterProblem, ClusterResult } from './types';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -77,9 +78,6 @@ function dnsProblems(value: string, maxLength: number, pattern: RegExp, rule: st
   if (!pattern.test(value)) problems.push(rule);
   return problems;
 }
-
-/** Where a name came from, for the message: the manifest, or the settings/kubeconfig default. */
-export type NamespaceOrigin = 'manifest' | 'default';
 
 function invalidName(field: 'metadata.name' | 'metadata.namespace', value: string, problems: string[], origin: NamespaceOrigin = 'manifest'): ClusterProblem {
   const shown = JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);

@@ -1,6 +1,7 @@
 // The plain data that crosses the boundary of the cluster layer. Nothing here is a client-node type:
 // callers (lsp/, cli/, tests) see JSON objects and records only.
 import type { JsonObject } from '../core/json';
+import type { NamedObjectTarget } from '../core/manifest/manifest';
 import type { NotServedDiscovery } from '../core/findings';
 import type { ConflictCause } from '../core/ssa/messages';
 
@@ -131,21 +132,10 @@ export interface DiscoveryIndex {
   fetchedAt: number;
 }
 
-/** Which object a manifest names. The namespace may be omitted: the connection's default applies to namespaced kinds. */
-export interface ObjectRef {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  namespace?: string;
-}
-
-/** An ObjectRef after discovery: the namespace is settled ('' for cluster-scoped kinds). */
-export interface ResolvedObjectRef {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  namespace: string;
-  resource: ApiResourceInfo;
+/** A NamedObjectTarget after discovery: the namespace is settled ('' for cluster-scoped kinds). */
+export interface ResolvedObjectRef extends NamedObjectTarget {
+  readonly namespace: string;
+  readonly resource: ApiResourceInfo;
 }
 
 /**

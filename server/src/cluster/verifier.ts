@@ -12,6 +12,7 @@
 // run asks for a Table without the object (secret-fields.ts's form): its values never come back,
 // and an accepted answer is only the Secret's name and the would-be resourceVersion.
 import { isJsonObject, type JsonObject } from '../core/json';
+import { placeInNamespace, type NamespaceOrigin } from '../core/manifest/manifest';
 import type { Discovery } from './discovery';
 import type { ClusterTransport, DryRunWrite } from './http';
 import { readsMetadataOnly } from './live-objects';
@@ -133,17 +134,16 @@ export class Verifier {
   private async target(
     object: JsonObject,
     defaultNamespace: string,
-  ): Promise<ClusterResult<{ resource: ApiResourceInfo; namespace: string; name: string; origin: 'manifest' | 'default' }>> {
+  ): Promise<ClusterResult<{ resource: ApiResourceInfo; namespace: string; name: string; origin: NamespaceOrigin }>> {
     const apiVersion = typeof object.apiVersion === 'string' ? object.apiVersion : '';
     const kind = typeof object.kind === 'string' ? object.kind : '';
     if (!apiVersion || !kind) return { ok: false, problem: { kind: 'other', message: 'The manifest needs apiVersion and kind.' } };
     const resource = await this.discovery.resolve(apiVersion, kind);
     if (!resource.ok) return resource;
     const metadata = isJsonObject(object.metadata) ? object.metadata : {};
-    const fromManifest = typeof metadata.namespace === 'string' && metadata.namespace !== '';
-    const namespace = resource.value.namespaced ? (fromManifest ? (metadata.namespace as string) : defaultNamespace) : '';
+    const { namespace, origin } = placeInNamespace(resource.value.namespaced, typeof metadata.namespace === 'string' ? metadata.namespace : undefined, defaultNamespace);
     const name = typeof metadata.name === 'string' ? metadata.name : '';
-    return { ok: true, value: { resource: resource.value, namespace, name, origin: fromManifest ? 'manifest' : 'default' } };
+    return { ok: true, value: { resource: resource.value, namespace, name, origin } };
   }
 
   private async send(request: DryRunWrite, resource: ApiResourceInfo, namespace: string, verb: string): Promise<DryRunOutcome> {

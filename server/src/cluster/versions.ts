@@ -5,7 +5,7 @@
 // ordinary object costs nothing more. Reads only: the CRD comes through the same watched cache as
 // every live object (a GET where listing is forbidden). Plain data back; a CRD that cannot be read
 // leaves the versions unknown, and the prediction says what it cannot compare.
-import { isJsonObject, type JsonObject } from '../core/json';
+import { canonicalJson, isJsonObject, type JsonObject } from '../core/json';
 import { splitApiVersion, type CrdVersions, type KindVersions } from '../core/ssa/versions';
 import type { ClusterConnection } from './connection';
 import type { LiveObjectState } from './types';
@@ -46,11 +46,6 @@ export function crdVersions(crd: JsonObject): CrdVersions | undefined {
   return { conversion: strategy === 'Webhook' ? 'Webhook' : 'None', versions };
 }
 
-function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  if (isJsonObject(v)) return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(v[k])}`).join(',')}}`;
-  return JSON.stringify(v ?? null);
-}
 
 /** Core groups and the *.k8s.io groups are built in (a CRD there needs an approval few have). */
 export function surelyBuiltIn(group: string): boolean {

@@ -99,3 +99,24 @@ export function jsonCutAt(value: JsonValue, limit: number, cut: JsonValue): Json
   }
   return root.v;
 }
+
+/** The value at a chain of map keys (strings) and list indexes (numbers); undefined where the value does not have it. */
+export function jsonAt(value: JsonValue | undefined, steps: readonly (string | number)[]): JsonValue | undefined {
+  let v = value;
+  for (const step of steps) {
+    if (typeof step === 'number') v = Array.isArray(v) ? v[step] : undefined;
+    else v = isJsonObject(v) ? v[step] : undefined;
+    if (v === undefined) return undefined;
+  }
+  return v;
+}
+
+/**
+ * One text for equal JSON, whatever the order of its maps' keys: for telling whether two values are
+ * the same (never what Go would print: see goJsonValue in ssa/fieldsv1.ts). Undefined reads as null.
+ */
+export function canonicalJson(v: JsonValue | undefined): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (isJsonObject(v)) return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(v[k])}`).join(',')}}`;
+  return JSON.stringify(v ?? null);
+}

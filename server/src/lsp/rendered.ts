@@ -38,6 +38,7 @@ import { replaceValueEdits, type EditResult, type TextEdit } from '../core/manif
 import { plainYamlValueAt, replacePlainYamlValueEdits } from '../core/manifest/edits-yaml';
 import { countedOverlays, entriesToKeep, overlayEntryOf, parseOverlayEntries, unmatchedEntries } from '../core/sources/overlay-choice';
 import { namedObject, parseManifestText, type ManifestResource } from '../core/manifest/manifest';
+import { isKustomizationFileName } from '../core/sources/file-kinds';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget, SourceLocation, SourceMap } from '../core/sources/source-map';
 import { describeManager } from '../core/ssa/messages';
@@ -45,6 +46,7 @@ import { notifications, requests, sendNotification, type DocumentParams, type Ov
 import { helmTarget, renderInstalledChart } from '../render/helm';
 import { chartRelease, overlayFailureSource, overlayKustomization, renderOverlay, sentByHelm, topChart } from '../render/targets';
 import { describeCandidate, placeKey, type ReleaseOrigin, type ReleasePlace } from '../core/sources/helm-release';
+import { readSmallText } from '../render/small-file';
 import { describeRenderProblem, type RenderProblem, type RenderSettings } from '../render/renderer';
 import { findingOf } from './diagnostics';
 import type { DocumentSource } from './document-service';
@@ -437,13 +439,8 @@ export class RenderedSources implements DocumentSource {
   private textOf(file: string): string | undefined {
     const open = this.workspace.documents.get(pathToFileURL(file).href);
     if (open) return open.getText();
-    if (!this.workspace.sourceFiles.inside(file) || !isRegularFile(file)) return undefined;
-    try {
-      const stat = fs.statSync(file);
-      return stat.size <= MAX_EDITED_FILE_BYTES ? fs.readFileSync(file, 'utf8') : undefined;
-    } catch {
-      return undefined;
-    }
+    if (!this.workspace.sourceFiles.inside(file)) return undefined;
+    return readSmallText(file, { maxBytes: MAX_EDITED_FILE_BYTES });
   }
 
   /** *Refresh from the cluster*: every chart renders again, so that where it is installed is read again. */
@@ -737,7 +734,7 @@ export class RenderedSources implements DocumentSource {
           const files = new Set(out.read.keys());
           // Also any file beside one of its kustomizations: a generator's input or a patch that
           // does not exist yet (the build fails until it does) is named there, not read.
-          const folders = new Set([...files].filter((f) => /^(kustomization\.ya?ml|Kustomization)$/.test(path.posix.basename(f))).map((f) => path.posix.dirname(f)));
+          const folders = new Set([...files].filter((f) => isKustomizationFileName(path.posix.basename(f))).map((f) => path.posix.dirname(f)));
           const covers = (p: string) => files.has(p) || initial(p) || folders.has(path.posix.dirname(p));
           if (out.ok) return { ok: true, rendered: { resources: out.resources, sourceMap: out.result.sourceMap, covers } };
           if (out.problem) return { covers, ...failedOutcome(target, out.problem, out.source) };

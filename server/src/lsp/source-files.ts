@@ -7,9 +7,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { classifyFiles, kustomizeRoots, overlayRoots, type FileKind, type KnownFile } from '../core/sources/file-kinds';
+import { readSmallTextAsync } from '../render/small-file';
+import { classifyFiles, kustomizationFileNames, kustomizeRoots, overlayRoots, type FileKind, type KnownFile } from '../core/sources/file-kinds';
 
-const CONTEXT_NAMES = new Set(['Chart.yaml', 'kustomization.yaml', 'kustomization.yml', 'Kustomization']);
+const CONTEXT_NAMES = new Set(['Chart.yaml', ...kustomizationFileNames]);
 const MAX_DEPTH = 16;
 const MAX_ENTRIES = 20_000;
 const MAX_CONTEXT_FILES = 500;
@@ -122,7 +123,7 @@ async function scanFolder(folder: string): Promise<KnownFile[]> {
         if (e.isDirectory()) {
           if (!e.name.startsWith('.') && e.name !== 'node_modules') next.push(p);
         } else if (e.isFile() && CONTEXT_NAMES.has(e.name)) {
-          const text = await readSmall(p);
+          const text = await readSmallTextAsync(p, { maxBytes: MAX_FILE_BYTES, noLinks: true });
           if (text !== undefined) out.push({ path: p, text });
           if (out.length >= MAX_CONTEXT_FILES) return out;
         }
@@ -131,21 +132,6 @@ async function scanFolder(folder: string): Promise<KnownFile[]> {
     queue = next;
   }
   return out;
-}
-
-async function readSmall(file: string): Promise<string | undefined> {
-  try {
-    const handle = await fs.promises.open(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0) | (fs.constants.O_NOFOLLOW ?? 0));
-    try {
-      const stat = await handle.stat();
-      if (!stat.isFile() || stat.size > MAX_FILE_BYTES) return undefined;
-      return await handle.readFile('utf8');
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    return undefined;
-  }
 }
 
 /** The absolute `/` path of a `file:` URI; undefined for any other scheme or a malformed URI. */

@@ -17,6 +17,7 @@ import { findRelease, placeKey, releaseLabel, type ReleaseFound, type ReleasePla
 import type { RenderTarget } from '../core/sources/source-map';
 import type { RenderProblem, RenderResult, RenderSettings } from './renderer';
 import { runTool, toolOptions } from './run-tool';
+import { readSmallText } from './small-file';
 
 export interface HelmRenderRequest {
   /** The chart folder (the one holding Chart.yaml). */
@@ -52,6 +53,7 @@ export type HelmRenderResult =
 /** A chart folder and its subcharts hold a few hundred files at most; more is not a chart. */
 const MAX_CHART_FILES = 2000;
 const MAX_FILE_BYTES = 4 * 1024 * 1024;
+const chartFile = { maxBytes: MAX_FILE_BYTES };
 /** Entries looked at for links out of a chart: far more than a chart holds, a bound on a hostile one. */
 const MAX_LINK_SCAN = 20_000;
 
@@ -97,7 +99,7 @@ export async function renderHelm(request: HelmRenderRequest, settings: RenderSet
 
   const files = readChartFiles(root);
   for (const f of valuesFiles) {
-    const text = readSmall(f);
+    const text = readSmallText(f, chartFile);
     if (text !== undefined) files.set(toSlash(f), text);
   }
   const { resources } = parseManifestText(ran.stdout);
@@ -150,7 +152,7 @@ export function helmTarget(chart: string, release?: string, namespace?: string):
 
 /** The chart's name (Chart.yaml `name`): the release's name unless one is given. Undefined when the folder holds no chart. */
 export function chartName(chart: string): string | undefined {
-  const text = readSmall(path.join(path.resolve(chart), 'Chart.yaml'));
+  const text = readSmallText(path.join(path.resolve(chart), 'Chart.yaml'), chartFile);
   return text === undefined ? undefined : /^name:[ \t]*["']?([^"'\s#]+)/m.exec(text)?.[1];
 }
 
@@ -171,7 +173,7 @@ export function readChartFiles(root: string): Map<string, string> {
       if (e.isDirectory()) {
         if (e.name !== 'node_modules' && !e.name.startsWith('.')) visit(p, depth + 1);
       } else if (e.isFile() && /\.(ya?ml|tpl|json)$/.test(e.name)) {
-        const text = readSmall(p);
+        const text = readSmallText(p, chartFile);
         if (text !== undefined) files.set(toSlash(p), text);
       }
       if (files.size >= MAX_CHART_FILES) return;
@@ -225,7 +227,7 @@ export function unsafeChartFiles(root: string): string[] {
   };
   visit(root, 0);
   if (seen > MAX_LINK_SCAN) out.push(`the chart folder holds more than ${MAX_LINK_SCAN} entries`);
-  if (gits.length > 0 && !ignoresGit(readSmall(path.join(root, '.helmignore')) ?? '')) {
+  if (gits.length > 0 && !ignoresGit(readSmallText(path.join(root, '.helmignore'), chartFile) ?? '')) {
     out.push(`the chart folder holds ${gits[0]}, which helm would load and a template could print (add .git/ to .helmignore, as helm create does)`);
   }
   return out;
@@ -246,16 +248,6 @@ function linkText(p: string): string {
     return fs.readlinkSync(p);
   } catch {
     return '?';
-  }
-}
-
-function readSmall(file: string): string | undefined {
-  try {
-    const stat = fs.statSync(file);
-    if (!stat.isFile() || stat.size > MAX_FILE_BYTES) return undefined;
-    return fs.readFileSync(file, 'utf8');
-  } catch {
-    return undefined;
   }
 }
 

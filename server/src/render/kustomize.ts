@@ -7,16 +7,18 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { kustomizationRefs } from '../core/sources/file-kinds';
+import { kustomizationFileNames, kustomizationRefs } from '../core/sources/file-kinds';
 import { identityOf, kustomizationFileIn, kustomizeSourceMap, parseKustomizeOrigins, type KustomizeOrigin } from '../core/sources/kustomize-map';
 import type { RenderTarget } from '../core/sources/source-map';
 import { parseManifestText } from '../core/manifest/manifest';
 import type { Renderer, RenderResult, RenderSettings } from './renderer';
 import { runTool, toolOptions, type ToolResult } from './run-tool';
-import { isDirectory, toSlashes } from './paths';
+import { isDirectory, isRegularFile, toSlashes } from './paths';
+import { readSmallText } from './small-file';
 
 /** A source file larger than this is not read for the map (the command line's own file limit). */
 const MAX_SOURCE_BYTES = 32 * 1024 * 1024;
+const sourceFile = { maxBytes: MAX_SOURCE_BYTES };
 const MAX_FILES = 5000;
 
 export const kustomizeRenderer: Renderer = { render: renderKustomization };
@@ -34,6 +36,11 @@ function toolsFor(settings: RenderSettings): Tool[] {
     : [{ command: 'kustomize', args: (d) => ['build', d], shown: 'kustomize build' }];
   // A binary the user named is the one to use: no quiet fallback to another tool.
   return settings.kustomize ? kustomize : [...kustomize, { command: kubectl, args: (d) => ['kustomize', d], shown: `${kubectl} kustomize` }];
+}
+
+/** The kustomization file of a folder on disk (`/`-separated): the first of kustomize's names, in its order, that is a regular file. */
+export function kustomizationFileOf(dir: string): string | undefined {
+  return kustomizationFileNames.map((n) => toSlashes(path.join(dir, n))).find(isRegularFile);
 }
 
 export async function renderKustomization(target: RenderTarget, settings: RenderSettings): Promise<RenderResult> {
@@ -123,7 +130,7 @@ export function readKustomization(root: string, workspace?: string): { files: Ma
   const visitDir = (dir: string, real: string, depth: number) => {
     if (depth > 64 || visited.has(real) || files.size > MAX_FILES) return;
     visited.add(real);
-    for (const name of ['kustomization.yaml', 'kustomization.yml', 'Kustomization']) {
+    for (const name of kustomizationFileNames) {
       const file = `${dir}/${name}`;
       const realFile = realOf(file);
       if (realFile === undefined) continue;
@@ -131,7 +138,7 @@ export function readKustomization(root: string, workspace?: string): { files: Ma
         refused.push(`${shown(file)} leads out of its folder`);
         break;
       }
-      const text = readSmallFile(realFile);
+      const text = readSmallText(realFile, sourceFile);
       if (text === undefined) continue;
       files.set(file, text);
       for (const ref of kustomizationRefs(text)) {
@@ -151,7 +158,7 @@ export function readKustomization(root: string, workspace?: string): { files: Ma
         } else if (!within(target, real)) {
           refused.push(`${JSON.stringify(ref.path)} in ${shown(file)} is not in or below the folder of that kustomization`);
         } else if (!files.has(named)) {
-          const t = readSmallFile(target);
+          const t = readSmallText(target, sourceFile);
           if (t !== undefined) files.set(named, t);
         }
       }
@@ -174,15 +181,3 @@ function realOf(p: string): string | undefined {
 function within(p: string, dir: string): boolean {
   return p === dir || p.startsWith(dir.endsWith(path.sep) ? dir : `${dir}${path.sep}`);
 }
-
-function readSmallFile(file: string): string | undefined {
-  try {
-    const st = fs.statSync(file);
-    if (!st.isFile() || st.size > MAX_SOURCE_BYTES) return undefined;
-    return fs.readFileSync(file, 'utf8');
-  } catch {
-    return undefined;
-  }
-}
-
-

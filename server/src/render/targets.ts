@@ -16,7 +16,7 @@ import type { ReleasePlace } from '../core/sources/helm-release';
 import { kustomizationFileIn } from '../core/sources/kustomize-map';
 import type { RenderTarget } from '../core/sources/source-map';
 import { chartName, type HelmRenderResult } from './helm';
-import { readKustomizationFiles, renderKustomization } from './kustomize';
+import { kustomizationFileOf, readKustomizationFiles, renderKustomization } from './kustomize';
 import { isRegularFile, toSlashes } from './paths';
 import type { RenderProblem, RenderResult, RenderSettings } from './renderer';
 
@@ -103,5 +103,5 @@ export function overlayFailureSource(root: string, read?: ReadonlyMap<string, st
 
 /** The kustomization file of an overlay's folder (kustomize's names, in its order); the first name when none is there. */
 export function overlayKustomization(root: string): string {
-  return kustomizationFileNames.map((n) => `${root}/${n}`).find(isRegularFile) ?? `${root}/${kustomizationFileNames[0]}`;
+  return kustomizationFileOf(root) ?? `${root}/${kustomizationFileNames[0]}`;
 }

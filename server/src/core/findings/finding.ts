@@ -3,19 +3,15 @@
 // severity, title and link come from the rule catalogue, and the user's settings may change the
 // severity per code.
 import type { JsonValue } from '../json';
-import type { ManifestProblem, ManifestResource, Range } from '../manifest/manifest';
+import type { ManifestProblem, ManifestResource, NamedObjectTarget, Range } from '../manifest/manifest';
 import type { ManagerIdentity } from '../ssa/messages';
 import { defaultSeverity, meansNotJudged, type FindingCode, type Severity } from './catalogue';
 
 // The codes, their default severities and documentation links live in the rule catalogue.
 export type { FindingCode, Severity } from './catalogue';
 
-export interface ObjectIdentity {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly name: string;
-  readonly namespace?: string;
-}
+/** The object a finding is about: a generateName object under its prefix (objectIdentity). */
+export type ObjectIdentity = NamedObjectTarget;
 
 /** One thing to tell the user, on one range of the text. Plain data: it crosses every boundary. */
 export interface Finding {

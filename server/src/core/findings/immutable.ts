@@ -15,8 +15,8 @@
 // them (cluster/secret-fields.ts) and join the live object, so its rules on those two fields are
 // here and apply once they are known. Whether the `data` of an immutable Secret changes is known
 // only where the apply removes a key (analysis.ts immutableSecretData); see FINDINGS.md.
-import { isJsonObject, jsonEqual, type JsonObject, type JsonValue } from '../json';
-import { goJson } from '../ssa/fieldsv1';
+import { isJsonObject, jsonAt, jsonEqual, type JsonObject, type JsonValue } from '../json';
+import { goJson, goJsonValue } from '../ssa/fieldsv1';
 import type { FieldPath, PathElement } from '../ssa/path';
 
 const docs = {
@@ -420,8 +420,8 @@ export function immutableChanges(input: ImmutableInput): ImmutableChange[] {
   for (const rule of immutableRules) {
     if (rule.group !== input.group || !rule.kinds.includes(input.kind)) continue;
     if (rule.applies && !rule.applies(input.live, input.after)) continue;
-    const after = at(input.after, rule.path);
-    const live = at(input.live, rule.path);
+    const after = jsonAt(input.after, rule.path);
+    const live = jsonAt(input.live, rule.path);
     const causeInput: CauseInput = { after, live, afterObject: input.after, liveObject: input.live };
     const base: FieldPath = rule.path.map((name) => ({ kind: 'field', name }));
     let changed: { path: FieldPath; after?: JsonValue; live?: JsonValue } | undefined;
@@ -445,14 +445,6 @@ export function immutableChanges(input: ImmutableInput): ImmutableChange[] {
 
 const values = (after: JsonValue | undefined, live: JsonValue | undefined) => ({ ...(after !== undefined ? { after } : {}), ...(live !== undefined ? { live } : {}) });
 
-function at(o: JsonValue | undefined, path: readonly string[]): JsonValue | undefined {
-  let v = o;
-  for (const name of path) {
-    if (!isJsonObject(v)) return undefined;
-    v = v[name];
-  }
-  return v;
-}
 
 /**
  * The first field the apply writes with another value than the live one (`written`): maps key by
@@ -521,17 +513,6 @@ function quantity(v: JsonValue): number | undefined {
 
 function familyOf(ip: string): 'IPv4' | 'IPv6' {
   return ip.includes(':') ? 'IPv6' : 'IPv4';
-}
-
-/** A value as Go's encoding/json prints it (maps with sorted keys, HTML characters escaped). */
-function goJsonValue(v: JsonValue): string {
-  if (typeof v === 'string') return goJson(v);
-  if (Array.isArray(v)) return `[${v.map(goJsonValue).join(',')}]`;
-  if (isJsonObject(v)) {
-    const keys = Object.keys(v).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${keys.map((k) => `${goJson(k)}:${goJsonValue(v[k] as JsonValue)}`).join(',')}}`;
-  }
-  return JSON.stringify(v);
 }
 
 /** metav1.LabelSelector as encoding/json prints it: struct order, empty fields left out. */

@@ -6,7 +6,7 @@
 // error: it creates the namespace, provided it is sent first (kubectl sends objects in the order
 // given, and an object sent before its Namespace fails). Pure: the editor and the command line
 // both judge here.
-import type { ManifestResource } from '../manifest/manifest';
+import type { ManifestResource, NamespaceOrigin } from '../manifest/manifest';
 import { docsLinks } from './catalogue';
 
 /** A Namespace object among the files applied together: it creates `namespace`. */
@@ -24,9 +24,6 @@ export function definedNamespaces(resources: Iterable<ManifestResource>, file: s
   }
   return out;
 }
-
-/** Where the object's namespace comes from: its own `metadata.namespace`, or the default (settings, kubeconfig context). */
-export type NamespaceOrigin = 'manifest' | 'default';
 
 export interface MissingNamespaceJudgement {
   readonly code: 'namespace-not-found' | 'namespace-from-files';

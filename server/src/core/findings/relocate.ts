@@ -1,10 +1,10 @@
 // Findings on a rendered object, moved to the source lines that set the fields: the prediction runs
 // on what would be sent (the rendered stream), the user reads and fixes the source (a patch, a
 // resource file, a kustomization entry, a template, a values file). Pure: the source map says where.
-import { isJsonObject, jsonEqual, type JsonValue } from '../json';
+import { isJsonObject, type JsonValue } from '../json';
 import type { LocateOptions, ManifestResource, Range } from '../manifest/manifest';
 import type { RenderTarget, SourceLocation, SourceMap } from '../sources/source-map';
-import { field, parsePath, type FieldPath } from '../ssa/path';
+import { field, parsePath, valueAtFieldPath, type FieldPath } from '../ssa/path';
 import type { Finding } from './finding';
 
 /** A finding as the user reads it on a source file, with the rendered object it was found on. */
@@ -50,7 +50,7 @@ export function findingPath(f: Finding, object: JsonValue): FieldPath | undefine
   if (f.path !== undefined) {
     // Field names with dots (`app.kubernetes.io/name`) are resolved against the object's own keys.
     return parsePath(f.path, (parent) => {
-      const at = valueAt(object, parent);
+      const at = valueAtFieldPath(object, parent);
       return isJsonObject(at) ? Object.keys(at) : undefined;
     });
   }
@@ -71,15 +71,3 @@ export function findingPath(f: Finding, object: JsonValue): FieldPath | undefine
   }
 }
 
-function valueAt(value: JsonValue, path: FieldPath): JsonValue | undefined {
-  let v: JsonValue | undefined = value;
-  for (const el of path) {
-    if (v === undefined) return undefined;
-    if (el.kind === 'field') v = isJsonObject(v) ? v[el.name] : undefined;
-    else if (!Array.isArray(v)) return undefined;
-    else if (el.kind === 'index') v = v[el.index];
-    else if (el.kind === 'value') v = v.find((item) => jsonEqual(item, el.value));
-    else v = v.find((item) => isJsonObject(item) && Object.entries(el.fields).every(([k, want]) => jsonEqual(item[k], want)));
-  }
-  return v;
-}

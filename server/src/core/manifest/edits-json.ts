@@ -2,7 +2,7 @@
 // text edit passes before it is offered. The text edits are planned on the node tree; this side
 // never looks at it, so an edit that would also change an aliased copy, reveal a duplicate key or
 // break the YAML is caught by comparing the re-read text with these values.
-import { isJsonObject, jsonEqual, type JsonObject, type JsonValue } from '../json';
+import { isJsonObject, jsonAt, jsonEqual, type JsonObject, type JsonValue } from '../json';
 import type { LocateOptions } from './manifest';
 import type { FieldPath } from '../ssa/path';
 
@@ -63,17 +63,6 @@ function isPrefix(prefix: JsonAddress, of: JsonAddress): boolean {
   return prefix.length <= of.length && prefix.every((p, i) => p === of[i]);
 }
 
-function childOf(value: JsonValue, step: string | number): JsonValue | undefined {
-  if (typeof step === 'number') return Array.isArray(value) ? value[step] : undefined;
-  return isJsonObject(value) ? value[step] : undefined;
-}
-
-function valueAt(root: JsonValue, address: JsonAddress): JsonValue | undefined {
-  let value: JsonValue | undefined = root;
-  for (const step of address) value = value === undefined ? undefined : childOf(value, step);
-  return value;
-}
-
 function deleteChild(container: JsonValue, step: string | number): void {
   if (typeof step === 'number' && Array.isArray(container)) container.splice(step, 1);
   else if (typeof step === 'string' && isJsonObject(container)) delete (container as JsonObject)[step];
@@ -97,7 +86,7 @@ export function withoutFields(object: JsonObject, addresses: readonly JsonAddres
     if (address.length === 0) continue;
     let at = address;
     for (;;) {
-      const container = valueAt(result, at.slice(0, -1));
+      const container = jsonAt(result, at.slice(0, -1));
       if (container === undefined) break;
       deleteChild(container, at.at(-1)!);
       const parent = at.slice(0, -1);
@@ -111,7 +100,7 @@ export function withoutFields(object: JsonObject, addresses: readonly JsonAddres
 /** The object with `value` at `address` (which exists). */
 export function withValue(object: JsonObject, address: JsonAddress, value: JsonValue): JsonObject {
   const result = cloneJson(object);
-  const container = valueAt(result, address.slice(0, -1));
+  const container = jsonAt(result, address.slice(0, -1));
   const step = address.at(-1);
   if (typeof step === 'number' && Array.isArray(container)) container[step] = cloneJson(value);
   else if (typeof step === 'string' && isJsonObject(container)) {

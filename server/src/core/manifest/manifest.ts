@@ -112,12 +112,33 @@ export interface ManifestResource {
   readonly documentText: string;
 }
 
-/** The object a resource is about, as plain data to look it up by (no name: a new object, generateName). */
+/**
+ * The object a resource is about, as plain data to look it up by (no name: a new object,
+ * generateName). The one shape of an object reference: the cluster layer's lookups, the facts a
+ * check reads and the object a finding is about are this, or NamedObjectTarget. The namespace is
+ * the manifest's; where the object lands is placeInNamespace's answer.
+ */
 export interface ObjectTarget {
   readonly apiVersion: string;
   readonly kind: string;
   readonly name?: string;
   readonly namespace?: string;
+}
+
+/** An ObjectTarget with its name: an object whose live state can be looked up. */
+export interface NamedObjectTarget extends ObjectTarget {
+  readonly name: string;
+}
+
+/** Where an object's namespace comes from: its own `metadata.namespace`, or the default (settings, kubeconfig context). */
+export type NamespaceOrigin = 'manifest' | 'default';
+
+/**
+ * Where an object lands, as kubectl places it: an object of a namespaced kind in its own namespace,
+ * else in the default one; an object of a cluster-scoped kind in none ('').
+ */
+export function placeInNamespace(namespaced: boolean, namespace: string | undefined, defaultNamespace: string): { readonly namespace: string; readonly origin: NamespaceOrigin } {
+  return { namespace: namespaced ? namespace || defaultNamespace : '', origin: namespace ? 'manifest' : 'default' };
 }
 
 export function objectTarget(resource: ManifestResource): ObjectTarget {
@@ -130,7 +151,7 @@ export function objectTarget(resource: ManifestResource): ObjectTarget {
 }
 
 /** objectTarget for a resource with a name, the only kind whose live object can be looked up. */
-export function namedObject(resource: ManifestResource): (ObjectTarget & { readonly name: string }) | undefined {
+export function namedObject(resource: ManifestResource): NamedObjectTarget | undefined {
   return resource.name === undefined ? undefined : { ...objectTarget(resource), name: resource.name };
 }
 

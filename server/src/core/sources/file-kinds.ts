@@ -31,6 +31,11 @@ export interface KnownFile {
 /** The names kustomize looks for in a folder, in its order (api/konfig/general.go, RecognizedKustomizationFileNames). */
 export const kustomizationFileNames = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'] as const;
 const KUSTOMIZATION_NAMES = new Set<string>(kustomizationFileNames);
+
+/** Whether a file's name (its last segment) is one kustomize reads as a folder's kustomization. */
+export function isKustomizationFileName(name: string): boolean {
+  return KUSTOMIZATION_NAMES.has(name);
+}
 const KUSTOMIZE_API = /^kustomize\.config\.k8s\.io\//;
 
 /** What each file is. Every path of `files` gets an answer. */
@@ -73,7 +78,7 @@ export function classifyFiles(files: readonly KnownFile[]): Map<string, FileKind
 
 /** Kustomize's own rule for the file name, or the recipe's apiVersion whatever the file is called. */
 function isKustomization(p: string, text: string): boolean {
-  if (KUSTOMIZATION_NAMES.has(basename(p))) return true;
+  if (isKustomizationFileName(basename(p))) return true;
   const apiVersion = /^apiVersion:[ \t]*["']?([^"'\s#]+)/m.exec(text)?.[1];
   return apiVersion !== undefined && KUSTOMIZE_API.test(apiVersion);
 }

@@ -13,10 +13,10 @@
 //
 // Pure: the renderer reads the files and runs the tool; this module reads texts.
 import { isMap, isScalar, isSeq, LineCounter, parseAllDocuments, parseDocument, type Document, type Node } from 'yaml';
-import { isJsonObject, jsonEqual, type JsonObject, type JsonValue } from '../json';
+import { isJsonObject, type JsonObject, type JsonValue } from '../json';
 import { firstCharacter, locate, parseManifestText, type LocateOptions, type ManifestResource, type Range } from '../manifest/manifest';
-import { formatPath, type FieldPath } from '../ssa/path';
-import { basename, dirname, joinPath } from './file-kinds';
+import { formatPath, listItemIndex, valueAtFieldPath, type FieldPath } from '../ssa/path';
+import { basename, dirname, joinPath, kustomizationFileNames } from './file-kinds';
 import type { RenderedObject, RenderTarget, SourceLocation, SourceMap } from './source-map';
 
 export interface KustomizeOrigin {
@@ -45,11 +45,10 @@ const namespaceFieldSpecs: readonly (readonly [string, string])[] = [
   ['APIService', '.spec.service.namespace'],
   ['CustomResourceDefinition', '.spec.conversion.webhook.clientConfig.service.namespace'],
 ];
-const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
 
 /** The kustomization file of a folder, among the files read. */
 export function kustomizationFileIn(dir: string, files: ReadonlyMap<string, string> | ReadonlySet<string>): string | undefined {
-  return KUSTOMIZATION_FILES.map((n) => joinPath(dir, n)).find((f) => files.has(f));
+  return kustomizationFileNames.map((n) => joinPath(dir, n)).find((f) => files.has(f));
 }
 
 /**
@@ -346,7 +345,7 @@ function transformers(
     });
   }
   if (last?.kind === 'field' && last.name === 'image') {
-    const image = valueAt(r.object, path);
+    const image = valueAtFieldPath(r.object, path, { unsetKeysMatch: true });
     if (typeof image === 'string') {
       const repo = imageRepo(image);
       each(k.images, (entry, i) => {
@@ -543,10 +542,7 @@ function pointerOf(object: JsonValue, path: FieldPath): string[] | undefined {
     }
     if (!Array.isArray(v)) return undefined;
     const list: JsonValue[] = v;
-    let i = -1;
-    if (el.kind === 'index') i = el.index;
-    else if (el.kind === 'value') i = list.findIndex((item) => jsonEqual(item, el.value));
-    else i = list.findIndex((item) => isJsonObject(item) && Object.entries(el.fields).every(([key, want]) => item[key] === undefined || jsonEqual(item[key], want)));
+    const i = listItemIndex(list, el, { unsetKeysMatch: true });
     if (i < 0) return undefined;
     out.push(String(i));
     v = list[i];
@@ -568,10 +564,6 @@ function valueAtPointer(object: JsonValue, segs: string[]): JsonValue | undefine
   return v;
 }
 
-function valueAt(object: JsonValue, path: FieldPath): JsonValue | undefined {
-  const pointer = pointerOf(object, path);
-  return pointer && valueAtPointer(object, pointer);
-}
 
 /** `nginx:1.25`, `registry:5000/app@sha256:…` → the name without tag or digest. */
 function imageRepo(image: string): string {

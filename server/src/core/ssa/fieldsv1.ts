@@ -426,7 +426,11 @@ export function goJson(s: string): string {
   return JSON.stringify(s).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
-function goJsonValue(v: JsonValue): string {
+/**
+ * A value as Go's encoding/json writes it: map keys sorted as Go sorts them (bytes of UTF-8, that is
+ * code point order, not JS's UTF-16 order), strings with goJson's escapes.
+ */
+export function goJsonValue(v: JsonValue): string {
   if (typeof v === 'string') return goJson(v);
   if (Array.isArray(v)) return `[${v.map(goJsonValue).join(',')}]`;
   if (isJsonObject(v)) {

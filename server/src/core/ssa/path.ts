@@ -1,4 +1,4 @@
-import type { JsonValue } from '../json';
+import { isJsonObject, jsonEqual, type JsonValue } from '../json';
 
 /**
  * One step of a field path, as structured-merge-diff's fieldpath.PathElement
@@ -215,4 +215,27 @@ function parseValue(text: string, from: number): { value: JsonValue; end: number
   const value: JsonValue = word === 'null' ? null : word === 'true' ? true : word === 'false' ? false : Number(word);
   if (typeof value === 'number' && !Number.isFinite(value)) return undefined;
   return { value, end: from + word.length };
+}
+
+/**
+ * The value a path points at, read without a schema: fields, indexes, set values and list keys
+ * compared as JSON; undefined where the value does not have it (merge.ts valueAtPath reads it with
+ * the schema). `unsetKeysMatch`: a key field an item does not write matches, as in a rendered object
+ * that leaves a key to its default (a port without `protocol`).
+ */
+export function valueAtFieldPath(value: JsonValue | undefined, path: FieldPath, options: { unsetKeysMatch?: boolean } = {}): JsonValue | undefined {
+  let v = value;
+  for (const el of path) {
+    if (v === undefined) return undefined;
+    if (el.kind === 'field') v = isJsonObject(v) ? v[el.name] : undefined;
+    else v = Array.isArray(v) ? v[listItemIndex(v, el, options)] : undefined;
+  }
+  return v;
+}
+
+/** The index of the list item a path element names (for an index, the index itself); -1 when no item matches. */
+export function listItemIndex(list: readonly JsonValue[], el: Exclude<PathElement, { kind: 'field' }>, options: { unsetKeysMatch?: boolean } = {}): number {
+  if (el.kind === 'index') return el.index;
+  if (el.kind === 'value') return list.findIndex((item) => jsonEqual(item, el.value));
+  return list.findIndex((item) => isJsonObject(item) && Object.entries(el.fields).every(([k, want]) => (options.unsetKeysMatch && item[k] === undefined) || jsonEqual(item[k], want)));
 }

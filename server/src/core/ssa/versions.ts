@@ -11,7 +11,7 @@
 //   - a conversion webhook, or a built-in kind whose fields do not map one to one by path: the
 //     comparison is unknown, and the prediction says so instead of guessing.
 // What the real server does for each case is recorded in test/differential/FINDINGS.md.
-import { isJsonObject, type JsonObject, type JsonValue } from '../json';
+import { canonicalJson, isJsonObject, type JsonObject, type JsonValue } from '../json';
 import { typeProblems } from './fieldset';
 import type { FieldPath } from './path';
 import { fieldType, resolveType, rootTypeFor, type Atom, type SchemaModel, type TypeRef } from './schema';
@@ -138,16 +138,6 @@ const set = (o: JsonObject, k: string, v: JsonValue | undefined): void => {
   if (v !== undefined && v !== null) o[k] = v;
 };
 
-/**
- * The annotations carry JSON the server encodes with Go; only whether an annotation changed
- * matters to the comparison, so a canonical encoding of the same content stands in for it
- * (quantities are compared as written).
- */
-function canonical(v: JsonValue): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (isJsonObject(v)) return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical(v[k] as JsonValue)}`).join(',')}}`;
-  return JSON.stringify(v);
-}
 
 function withAnnotations(meta: JsonObject, add: Record<string, string>): JsonObject {
   const annotations: JsonObject = { ...obj(meta.annotations) };
@@ -263,10 +253,13 @@ function hpaV2ToV1(o: JsonObject): JsonObject {
 
   const annotations: Record<string, string> = {};
   const others = metrics.filter((m) => !isCpuUtilization(m)).map(metricSpecToV1);
-  if (others.length > 0) annotations[METRICS] = canonical(others);
-  if (list(status.currentMetrics).length > 0) annotations[CURRENT_METRICS] = canonical(list(status.currentMetrics));
-  if (spec.behavior !== undefined && spec.behavior !== null) annotations[BEHAVIOR] = canonical(spec.behavior);
-  if (list(status.conditions).length > 0) annotations[CONDITIONS] = canonical(list(status.conditions));
+  // The annotations carry JSON the server encodes with Go; only whether an annotation changed
+  // matters to the comparison, so a canonical encoding of the same content stands in for it
+  // (quantities are compared as written).
+  if (others.length > 0) annotations[METRICS] = canonicalJson(others);
+  if (list(status.currentMetrics).length > 0) annotations[CURRENT_METRICS] = canonicalJson(list(status.currentMetrics));
+  if (spec.behavior !== undefined && spec.behavior !== null) annotations[BEHAVIOR] = canonicalJson(spec.behavior);
+  if (list(status.conditions).length > 0) annotations[CONDITIONS] = canonicalJson(list(status.conditions));
 
   const v1Status: JsonObject = { currentReplicas: status.currentReplicas ?? 0, desiredReplicas: status.desiredReplicas ?? 0 };
   set(v1Status, 'observedGeneration', status.observedGeneration);
