@@ -25,9 +25,9 @@ export const mutations = [
     from: "meta.managedFields !== undefined && meta.managedFields !== null) {", to: 'meta.managedFields !== undefined) {', tests: ENGINE },
   { id: 'managedfields-in-manifest-off', rule: 'an apply carrying managedFields is refused (400)', file: core('ssa/predict.ts'),
     from: "if (mode === 'serverSide' && meta.managedFields !== undefined", to: "if (false && meta.managedFields !== undefined", tests: ENGINE },
-  { id: 'type-problems-off', rule: 'a value the schema cannot type is refused (500)', file: core('ssa/fieldset.ts'),
+  { id: 'type-problems-off', rule: 'a value the schema cannot type is refused (500)', file: core('ssa/to-field-set.ts'),
     from: '  visit(root, value);\n  return problems;\n}', to: '  visit(root, value);\n  return [];\n}', tests: ENGINE },
-  { id: 'type-problem-words', rule: 'the refusal names the value as Go prints it (a string as %#v)', file: core('ssa/fieldset.ts'),
+  { id: 'type-problem-words', rule: 'the refusal names the value as Go prints it (a string as %#v)', file: core('ssa/to-field-set.ts'),
     from: "const got = atom.scalar === 'string' ? goValueSharpV(v) :", to: "const got = atom.scalar === 'string' ? goValueV(v) :", tests: ENGINE },
   // kubectl clears a create's resourceVersion before it sends it (test/differential replays what it
   // sends), so a create is never a precondition nor the storage's 500.
@@ -62,9 +62,9 @@ export const mutations = [
     from: "return atom?.map && 'status' in atom.map.fields ? [[{ kind: 'field', name: 'status' }]] : [];", to: 'return [];', tests: ENGINE },
   { id: 'compare-loose-equality', rule: 'a number never equals a string (maxSurge 1 vs "1%", quantities as written)', file: core('ssa/merge.ts'),
     from: '      else if (!jsonEqual(r, l)) modified.own();', to: '      else if (!jsonEqual(r, l) && String(r) !== String(l) && parseFloat(String(r)) !== parseFloat(String(l))) modified.own();', tests: ENGINE },
-  { id: 'list-key-defaults-off', rule: 'a missing list key takes its schema default (protocol TCP)', file: core('ssa/fieldset.ts'),
+  { id: 'list-key-defaults-off', rule: 'a missing list key takes its schema default (protocol TCP)', file: core('ssa/to-field-set.ts'),
     from: '        if (def !== undefined && def !== null) fields[name] = def;', to: '', tests: ENGINE },
-  { id: 'list-keys-first-only', rule: 'list items are keyed by all their key fields', file: core('ssa/fieldset.ts'),
+  { id: 'list-keys-first-only', rule: 'list items are keyed by all their key fields', file: core('ssa/to-field-set.ts'),
     from: '    for (const name of list.keys) {', to: '    for (const name of list.keys.slice(0, 1)) {', tests: ENGINE },
   { id: 'atomic-map-granular', rule: 'an atomic map (a selector) conflicts as a whole', file: core('ssa/merge.ts'),
     from: "        if (a.map.elementRelationship === 'atomic' || emptyPromoteToLeaf) return leafFn();", to: '        if (emptyPromoteToLeaf) return leafFn();', tests: ENGINE },

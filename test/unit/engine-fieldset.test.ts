@@ -6,8 +6,8 @@ import * as path from 'node:path';
 import { describe, test } from 'node:test';
 import { parse } from 'yaml';
 import type { JsonObject, JsonValue } from '../../server/src/core/json';
-import { decodeFieldsV1, differenceSets, fieldSetFromPaths, setPaths, type FieldSet } from '../../server/src/core/ssa/fieldsv1';
-import { toFieldSet } from '../../server/src/core/ssa/fieldset';
+import { decodeFieldsV1, differenceSets, fieldSetFromPaths, setPaths, type FieldSet } from '../../server/src/core/ssa/field-set';
+import { toFieldSet } from '../../server/src/core/ssa/to-field-set';
 import { formatServerPath } from '../../server/src/core/ssa/messages';
 import { rootTypeFor, schemaFromOpenApi } from '../../server/src/core/ssa/schema';
 

@@ -19,7 +19,7 @@ import {
   recursiveDifferenceSets,
   setPaths,
   unionSets,
-} from '../../server/src/core/ssa/fieldsv1';
+} from '../../server/src/core/ssa/field-set';
 import { formatServerPath } from '../../server/src/core/ssa/messages';
 import type { PathElement } from '../../server/src/core/ssa/path';
 

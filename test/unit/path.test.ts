@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import { jsonEqual, type JsonValue } from '../../server/src/core/json';
-import { fieldSetFromPaths, hasPath } from '../../server/src/core/ssa/fieldsv1';
+import { fieldSetFromPaths, hasPath } from '../../server/src/core/ssa/field-set';
 import { field, formatPath, index, key, parsePath, setValue, type FieldPath } from '../../server/src/core/ssa/path';
 
 // Strings as the server prints them in conflict causes (reference/ssa-semantics.md §3), with the

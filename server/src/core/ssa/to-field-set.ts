@@ -3,7 +3,7 @@
 // (typed/helpers.go listItemToPathElement, keyedAssociativeListItemToPathElement).
 import { isJsonObject, type JsonValue } from '../json';
 import type { FieldPath, PathElement } from './path';
-import { FieldPathWalk, FieldSetBuilder, insertPath, newFieldSet, pathElementKey, isEmptySet, recursiveDifferenceSets, unionSets, type FieldSet } from './fieldsv1';
+import { FieldPathWalk, FieldSetBuilder, insertPath, newFieldSet, pathElementKey, isEmptySet, recursiveDifferenceSets, unionSets, type FieldSet } from './field-set';
 import { formatServerPath, goTypeName, goValueSharpV, goValueV } from './messages';
 import { deduceAtom, deducedTypeRef, fieldType, resolveType, UNTYPED_DEDUCED, type ListType, type MapType, type SchemaModel, type TypeRef } from './schema';
 
