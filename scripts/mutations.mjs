@@ -63,6 +63,15 @@ function clusterEnv() {
   const info = JSON.parse(fs.readFileSync(path.join(clusterState, 'env.json'), 'utf8'));
   return { KCH_KUBECONFIG: info.kubeconfig, KCH_AUDIT_LOG: info.auditLog, KCH_SERVER: info.server };
 }
+// The real Helm and kustomize some of the tests run, as scripts/test.mjs finds them (test/tools/:
+// built once from pinned Go modules; their paths reach the tests as KCH_HELM4, KCH_HELM3, KCH_KUSTOMIZE).
+const tools = spawnSync('node', ['--import', 'tsx', 'test/tools/build.ts'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+if (tools.status !== 0) {
+  console.error('mutations: the test tools (test/tools/build.ts) did not build');
+  fs.rmSync(scratch, { recursive: true, force: true });
+  process.exit(2);
+}
+for (const [, name, value] of tools.stdout.matchAll(/^(KCH_[A-Z0-9_]+)=(.+)$/gm)) env[name] = value;
 const coreEnv = { ...env };
 for (const k of ['KCH_KUBECONFIG', 'KCH_AUDIT_LOG', 'KCH_SERVER']) delete coreEnv[k];
 let withCluster;
