@@ -7,7 +7,7 @@ const core = (f) => `server/src/core/${f}`;
 const cluster = (f) => `server/src/cluster/${f}`;
 
 // The unit tests that judge the engine: captured fixtures and pure tests, a few seconds.
-const ENGINE = ['test/unit/engine-predict.test.ts', 'test/unit/engine-fieldset.test.ts', 'test/unit/fieldsv1.test.ts', 'test/unit/schema.test.ts', 'test/unit/path.test.ts'];
+const ENGINE = ['test/unit/core/ssa/predict.test.ts', 'test/unit/core/ssa/to-field-set.test.ts', 'test/unit/core/ssa/field-set.test.ts', 'test/unit/core/ssa/schema.test.ts', 'test/unit/core/ssa/path.test.ts'];
 
 /**
  * Each mutation: a plausible fault, as one exact text replacement (the text must occur exactly
@@ -78,18 +78,18 @@ export const mutations = [
     from: "      ...(operation === 'Update' ? { apiVersion: raw.apiVersion } : {}),\n", to: '', tests: ENGINE },
   // The cluster layer, against the real server.
   { id: 'writes-without-dry-run', rule: 'every write the product sends carries dryRun=All', file: cluster('http.ts'),
-    from: "    if (request.method !== 'GET') url.searchParams.set('dryRun', 'All');\n", to: '', tests: ['test/cluster-layer/verifier.test.ts'] },
+    from: "    if (request.method !== 'GET') url.searchParams.set('dryRun', 'All');\n", to: '', tests: ['test/unit/cluster/verifier.test.ts'] },
   { id: 'verifier-force', rule: 'the dry-run apply is sent with force=false', file: cluster('verifier.ts'),
-    from: "query: { fieldManager: options.fieldManager, force: 'false',", to: "query: { fieldManager: options.fieldManager, force: 'true',", tests: ['test/cluster-layer/verifier.test.ts'] },
+    from: "query: { fieldManager: options.fieldManager, force: 'false',", to: "query: { fieldManager: options.fieldManager, force: 'true',", tests: ['test/unit/cluster/verifier.test.ts'] },
   { id: 'verifier-already-exists', rule: 'AlreadyExists is told apart by its reason', file: cluster('verifier.ts'),
-    from: "  if (reason === 'AlreadyExists') return 'alreadyExists';", to: '', tests: ['test/cluster-layer/verifier.test.ts'] },
+    from: "  if (reason === 'AlreadyExists') return 'alreadyExists';", to: '', tests: ['test/unit/cluster/verifier.test.ts'] },
   // A disposed connection is silenced twice (its watches stop, its transport refuses); the fault
   // is a dispose that does neither.
   { id: 'dispose-keeps-watching', rule: 'a disposed connection sends nothing more', file: cluster('connection.ts'),
     from: '      liveObjects.dispose();\n      namespaces.dispose();\n      secretFields.dispose();\n      openApi.dispose();\n      transport.dispose();',
-    to: '      namespaces.dispose();\n      secretFields.dispose();\n      openApi.dispose();', tests: ['test/unit/cluster-watch.test.ts'] },
+    to: '      namespaces.dispose();\n      secretFields.dispose();\n      openApi.dispose();', tests: ['test/unit/cluster/live-objects-watch.test.ts'] },
   { id: 'secret-read-in-full', rule: 'Secrets are read as metadata only', file: cluster('live-objects.ts'),
     from: "return readsMetadataOnly(this.resource) ? { accept: metadataOnly[form] } : {};", to: 'return {};', tests: ['test/security/secret-values.test.ts'] },
   { id: 'secret-last-applied-kept', rule: 'the values a client-side apply left in last-applied never enter the cache', file: cluster('live-objects.ts'),
-    from: "return redactSecret({ ...object, apiVersion: this.resource.apiVersion, kind: this.resource.kind });", to: 'return { ...object, apiVersion: this.resource.apiVersion, kind: this.resource.kind };', tests: ['test/cluster-layer/live-objects.test.ts'] },
+    from: "return redactSecret({ ...object, apiVersion: this.resource.apiVersion, kind: this.resource.kind });", to: 'return { ...object, apiVersion: this.resource.apiVersion, kind: this.resource.kind };', tests: ['test/unit/cluster/live-objects.test.ts'] },
 ];
