@@ -14,6 +14,7 @@ import { applyTextEdits, removeFieldEdits, removeFieldsEdits, removeFieldsInFile
 import { jsonEqual, type JsonValue } from '../../../../server/src/core/json';
 import { locatePathString, nodeToJson, parseManifestText, type LocateOptions, type ManifestResource, type Position } from '../../../../server/src/core/manifest/manifest';
 import { parsePath, type FieldPath } from '../../../../server/src/core/ssa/path';
+import { assertExpected, withBlockString, type Golden } from '../../../support/expected';
 
 const dir = path.join(import.meta.dirname, '../../../fixtures/edits');
 
@@ -51,6 +52,16 @@ for (const file of files) {
 }
 
 const withEol = (c: EditCase, s: string) => (c.crlf ? s.replace(/\n/g, '\r\n') : s);
+
+/** A case's `expect`, the golden text of its edit (UPDATE_EXPECT=1 rewrites it). */
+function expectOf(file: string, c: EditCase): Golden<string> {
+  const index = (text: string) => (parseYaml(text) as EditCase[]).findIndex((other) => other.name === c.name);
+  return {
+    file: path.join(dir, file),
+    read: (text) => withEol(c, (parseYaml(text) as EditCase[])[index(text)]!.expect!),
+    write: (actual, text) => withBlockString(text, [index(text), 'expect'], actual.replace(/\r\n/g, '\n')),
+  };
+}
 
 function run(c: EditCase, text: string, resource: ManifestResource): EditResult {
   if (c.removeInFile) {
@@ -112,7 +123,7 @@ for (const { file, c } of allCases) {
     assertOrderedAndDisjoint(result.edits);
     if (c.editCount !== undefined) assert.equal(result.edits.length, c.editCount);
     const output = applyTextEdits(text, result.edits);
-    assert.equal(output, withEol(c, c.expect!));
+    assertExpected(output, expectOf(file, c), 'the edited text');
 
     // Read back as kubectl reads it: valid, and the field gone or holding the new value.
     const reread = parseManifestText(output);

@@ -8,12 +8,13 @@ import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import { parse as parseYaml } from 'yaml';
 import { locatePathString, parseManifestText, type Range } from '../../../../server/src/core/manifest/manifest';
+import { assertExpected, type Golden } from '../../../support/expected';
 
 const dir = path.join(import.meta.dirname, '../../../fixtures/manifest');
 
 interface Expectation {
-  resources: [string, string][];
-  problems: [string, string][];
+  resources: string[][];
+  problems: string[][];
   cases: string[][];
 }
 
@@ -42,6 +43,21 @@ function textMatches(actual: string, expected: string): boolean {
   return expected.endsWith('…') ? actual.split('\n')[0] === expected.slice(0, -1) && actual.includes('\n') : actual === expected;
 }
 
+/** Cut from the fixture as the expectation files write it: a text of several lines as its first line and `…`. */
+function cut(lines: string[], range: string): string {
+  const text = textAt(lines, parseRange(range));
+  return text.includes('\n') ? `${text.split('\n')[0]}…` : text;
+}
+
+/** An expectation file's text: its opening comment as it was, then the expectation, one row a line. */
+function writeExpectation(e: Expectation, previous: string): string {
+  const previousLines = previous.split('\n');
+  const comment = previousLines.slice(0, previousLines.findIndex((l) => !l.startsWith('#'))).join('\n');
+  const rows = (name: string, list: string[][], row: (r: string[]) => string) => (list.length ? `${name}:\n${list.map((r) => `  - ${row(r)}\n`).join('')}` : `${name}: []\n`);
+  const spaced = (r: string[]) => `[${r.map((v) => JSON.stringify(v)).join(', ')}]`;
+  return `${comment}\n${rows('resources', e.resources, (r) => JSON.stringify(r))}${rows('problems', e.problems, (r) => JSON.stringify(r))}${rows('cases', e.cases, spaced)}`;
+}
+
 const fixtures = fs.readdirSync(dir).filter((f) => f.endsWith('.expect.yaml'));
 let caseCount = 0;
 
@@ -50,40 +66,56 @@ for (const expectFile of fixtures) {
   const manifestFile = fs.readdirSync(dir).find((f) => f.startsWith(`${base}.`) && f !== expectFile)!;
   const text = fs.readFileSync(path.join(dir, manifestFile), 'utf8');
   const lines = text.split(/\r?\n/);
-  const expected = parseYaml(fs.readFileSync(path.join(dir, expectFile), 'utf8')) as Expectation;
+  const file = path.join(dir, expectFile);
+  const expected = parseYaml(fs.readFileSync(file, 'utf8')) as Expectation;
   const parsed = parseManifestText(text);
   const byId = new Map(parsed.resources.map((r) => [`${r.kind}/${r.name ?? ''}`, r]));
+  /** One part of the expectation file, as golden (UPDATE_EXPECT=1 rewrites that part). */
+  const part = <T>(read: (e: Expectation) => T, write: (e: Expectation, actual: T) => Expectation): Golden<T> => ({
+    file,
+    read: (t) => read(parseYaml(t) as Expectation),
+    write: (actual, t) => writeExpectation(write(parseYaml(t) as Expectation, actual), t),
+  });
 
   test(`${manifestFile}: resources and their ranges`, () => {
-    assert.deepEqual(
+    assertExpected(
       parsed.resources.map((r) => [`${r.kind}/${r.name ?? ''}`, fmt(r.range)]),
-      expected.resources,
+      part((e) => e.resources, (e, resources) => ({ ...e, resources })),
+      'the resources and their ranges',
     );
   });
 
   test(`${manifestFile}: problems`, () => {
-    assert.deepEqual(
+    assertExpected(
       parsed.problems.map((p) => [p.code, fmt(p.range)]),
-      expected.problems,
+      part((e) => e.problems, (e, problems) => ({ ...e, problems })),
+      'the problems',
     );
   });
 
-  for (const [id, pathText, keyRange, keyText, valueRange, valueText, through] of expected.cases) {
+  expected.cases.forEach(([id, pathText], index) => {
     caseCount++;
     test(`${manifestFile}: ${id} ${pathText}`, () => {
-      // The fixture itself must say what it claims, or the expectation is the thing that is wrong.
-      assert.ok(textMatches(textAt(lines, parseRange(keyRange!)), keyText!), `fixture: the text at ${keyRange} is not ${keyText}`);
-      assert.ok(textMatches(textAt(lines, parseRange(valueRange!)), valueText!), `fixture: the text at ${valueRange} is not ${valueText}`);
       const resource = byId.get(id!);
       assert.ok(resource, `no resource ${id}`);
       const at = locatePathString(resource, pathText!, options);
       assert.ok(at, `${pathText} not found`);
-      assert.deepEqual(
-        { key: fmt(at.keyRange), value: fmt(at.valueRange), through: at.through && fmt(at.through) },
-        { key: keyRange, value: valueRange, through },
+      const located = { key: fmt(at.keyRange), value: fmt(at.valueRange), through: at.through && fmt(at.through) };
+      const row = (e: Expectation) => e.cases[index]!;
+      assertExpected(
+        located,
+        part<{ key: string | undefined; value: string | undefined; through: string | undefined }>(
+          (e) => ({ key: row(e)[2], value: row(e)[4], through: row(e)[6] }),
+          (e, l) => ({ ...e, cases: e.cases.map((r, i) => (i === index ? [id!, pathText!, l.key!, cut(lines, l.key!), l.value!, cut(lines, l.value!), ...(l.through ? [l.through] : [])] : r)) }),
+        ),
+        `the ranges of ${pathText}`,
       );
+      // The fixture itself must say what it claims, or the expectation is the thing that is wrong.
+      const [, , keyRange, keyText, valueRange, valueText] = row(parseYaml(fs.readFileSync(file, 'utf8')) as Expectation);
+      assert.ok(textMatches(textAt(lines, parseRange(keyRange!)), keyText!), `fixture: the text at ${keyRange} is not ${keyText}`);
+      assert.ok(textMatches(textAt(lines, parseRange(valueRange!)), valueText!), `fixture: the text at ${valueRange} is not ${valueText}`);
     });
-  }
+  });
 }
 
 test('the fixtures hold at least 40 located paths across all the shapes', () => {
