@@ -13,7 +13,8 @@ import { test, type TestContext } from 'node:test';
 import { binariesAreCurrent, repoRoot } from '../support/cluster';
 
 const cli = path.join(repoRoot, 'test', 'support', 'cluster-cli.ts');
-const builtBinDir = path.join(repoRoot, '.cache', 'apiserver', 'bin');
+// Where binariesAreCurrent() looked: the run's own KCH_APISERVER_BIN_DIR, or the checkout's build.
+const builtBinDir = path.resolve(process.env.KCH_APISERVER_BIN_DIR ?? path.join(repoRoot, '.cache', 'apiserver', 'bin'));
 
 function clusterCli(command: string, env: Record<string, string | undefined>): { status: number | null; output: string } {
   const merged: NodeJS.ProcessEnv = { ...process.env };
