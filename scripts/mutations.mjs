@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // `npm run test:mutations`: plants each fault of a fixed list in a scratch copy of the project and
 // runs the tests that must notice it. A fault in server/src/core/ must be caught by the unit tests
-// alone (no cluster); a fault in server/src/cluster/ by its tests (test/unit/cluster/) against the local
-// kube-apiserver (started here when it is not running, and stopped again unless KCH_KEEP_CLUSTER is
-// set). The working tree is never touched. Exit code 1 when any fault survives, or when the tests fail without any fault.
+// alone (no cluster); a fault in server/src/cluster/ by its tests (test/unit/cluster/) against the
+// local kube-apiserver (started here when it is not running, and stopped again unless
+// KCH_KEEP_CLUSTER is set). The working tree is never touched. Exit code 1 when any fault survives,
+// or when the tests fail without any fault.
 //   node scripts/mutations.mjs                 every mutation
 //   node scripts/mutations.mjs --only=a,b      some of them (by id)
 //   node scripts/mutations.mjs --list          the list
