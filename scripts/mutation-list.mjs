@@ -90,6 +90,8 @@ export const mutations = [
     to: '      namespaces.dispose();\n      secretFields.dispose();\n      openApi.dispose();', tests: ['test/unit/cluster/live-objects-watch.test.ts'] },
   { id: 'secret-read-in-full', rule: 'Secrets are read as metadata only', file: cluster('live-objects.ts'),
     from: "return readsMetadataOnly(this.resource) ? { accept: metadataOnly[form] } : {};", to: 'return {};', tests: ['test/security/secret-values.test.ts'] },
-  { id: 'secret-last-applied-kept', rule: 'the values a client-side apply left in last-applied never enter the cache', file: cluster('live-objects.ts'),
+  // The transport takes the values out of last-applied and reads ask for metadata only; this fault
+  // shows where an answer that is the whole object anyway (a proxy on the way) still holds them.
+  { id: 'secret-last-applied-kept', rule: 'a Secret\'s values never enter the cache, even from an answer that is the whole object', file: cluster('live-objects.ts'),
     from: "return redactSecret({ ...object, apiVersion: this.resource.apiVersion, kind: this.resource.kind });", to: 'return { ...object, apiVersion: this.resource.apiVersion, kind: this.resource.kind };', tests: ['test/unit/cluster/live-objects.test.ts'] },
 ];

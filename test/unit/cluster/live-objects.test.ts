@@ -1,9 +1,14 @@
 // Live objects from the real kube-apiserver: GET with managedFields, "does not exist" as data, a
-// watch that brings someone else's change within seconds, and Secrets that never hold values.
+// watch that brings someone else's change within seconds, and Secrets that never hold values, not
+// even when the answer on the way is the whole object.
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { createClusterConnection, type ClusterConnection, type LiveObjectChange, type LiveObjectState } from '../../../server/src/cluster';
 import { requireCluster, type TestClusterInfo } from '../../support/env';
+import { startFaultProxy } from '../../support/fault-proxy';
 import { apply, clientSideApply, configMap, connect, deleteObject, freshNamespace, kubectlEdit, objectOf, patch, type KubeObject } from '../../support/seed';
 
 const open: ClusterConnection[] = [];
@@ -130,5 +135,34 @@ describe('live objects', () => {
     objectOf(await patch(admin, 'kubectl-edit', secret, { data: { password: newValue } }), 'rotate');
     assert.deepEqual(leaks((await changed).state), []);
     assert.deepEqual(leaks(c.peekObject(refOf(secret))), []);
+  });
+
+  test("a Secret's values never enter the cache from an answer that ignores the metadata-only Accept", async (t) => {
+    const cluster = requireCluster(t);
+    if (!cluster) return;
+    const admin = connect('admin');
+    const namespace = await freshNamespace(admin, 'kch-secret-whole');
+    const value = Buffer.from('whole-object-secret').toString('base64');
+    const secret: KubeObject = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db', namespace }, type: 'Opaque', data: { password: value }, stringData: { user: 'whole-user-name' } };
+    objectOf(await clientSideApply(admin, secret), 'seed');
+    // Between the product and the server, something that does not know the metadata-only form and
+    // asks for the whole object: the answer holds the values, and the last-applied copy of them.
+    const proxy = await startFaultProxy(cluster.server, cluster.kubeconfig);
+    t.after(() => proxy.close());
+    proxy.set({ kind: 'wholeObjects', match: (r) => r.path.includes('/secrets') });
+    const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-whole-objects-'));
+    t.after(() => fs.rmSync(scratch, { recursive: true, force: true }));
+    const kubeconfig = proxy.kubeconfig(cluster.kubeconfig, path.join(scratch, 'config'));
+    const c = await createClusterConnection({ kubeconfig, context: 'viewer' }, { userAgent: 'kch-cluster-layer-test' });
+    open.push(c);
+    const live = objectOfState(await c.getObject(refOf(secret)));
+    assert.ok(
+      proxy.requests.some((r) => r.fault === 'wholeObjects' && r.status === 200),
+      'the server answered a read of Secrets with whole objects',
+    );
+    const forbidden = [value, 'whole-object-secret', 'whole-user-name'];
+    assert.deepEqual(forbidden.filter((s) => JSON.stringify(live).includes(s)), []);
+    assert.deepEqual(forbidden.filter((s) => JSON.stringify(c.peekObject(refOf(secret))).includes(s)), []);
+    assert.ok(JSON.stringify(live.metadata.managedFields).includes('f:password'), 'who owns which key is still visible');
   });
 });
