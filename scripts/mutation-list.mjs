@@ -7,7 +7,7 @@ const core = (f) => `server/src/core/${f}`;
 const cluster = (f) => `server/src/cluster/${f}`;
 
 // The unit tests that judge the engine: captured fixtures and pure tests, a few seconds.
-const ENGINE = ['test/unit/engine-predict.test.ts', 'test/unit/engine-fieldset.test.ts', 'test/unit/fieldsv1.test.ts', 'test/unit/schema.test.ts', 'test/unit/path.test.ts'];
+const ENGINE = ['test/unit/core/ssa/predict.test.ts', 'test/unit/core/ssa/to-field-set.test.ts', 'test/unit/core/ssa/field-set.test.ts', 'test/unit/core/ssa/schema.test.ts', 'test/unit/core/ssa/path.test.ts'];
 
 /**
  * Each mutation: a plausible fault, as one exact text replacement (the text must occur exactly
@@ -25,9 +25,9 @@ export const mutations = [
     from: "meta.managedFields !== undefined && meta.managedFields !== null) {", to: 'meta.managedFields !== undefined) {', tests: ENGINE },
   { id: 'managedfields-in-manifest-off', rule: 'an apply carrying managedFields is refused (400)', file: core('ssa/predict.ts'),
     from: "if (mode === 'serverSide' && meta.managedFields !== undefined", to: "if (false && meta.managedFields !== undefined", tests: ENGINE },
-  { id: 'type-problems-off', rule: 'a value the schema cannot type is refused (500)', file: core('ssa/fieldset.ts'),
+  { id: 'type-problems-off', rule: 'a value the schema cannot type is refused (500)', file: core('ssa/to-field-set.ts'),
     from: '  visit(root, value);\n  return problems;\n}', to: '  visit(root, value);\n  return [];\n}', tests: ENGINE },
-  { id: 'type-problem-words', rule: 'the refusal names the value as Go prints it (a string as %#v)', file: core('ssa/fieldset.ts'),
+  { id: 'type-problem-words', rule: 'the refusal names the value as Go prints it (a string as %#v)', file: core('ssa/to-field-set.ts'),
     from: "const got = atom.scalar === 'string' ? goValueSharpV(v) :", to: "const got = atom.scalar === 'string' ? goValueV(v) :", tests: ENGINE },
   // kubectl clears a create's resourceVersion before it sends it (test/differential replays what it
   // sends), so a create is never a precondition nor the storage's 500.
@@ -62,9 +62,9 @@ export const mutations = [
     from: "return atom?.map && 'status' in atom.map.fields ? [[{ kind: 'field', name: 'status' }]] : [];", to: 'return [];', tests: ENGINE },
   { id: 'compare-loose-equality', rule: 'a number never equals a string (maxSurge 1 vs "1%", quantities as written)', file: core('ssa/merge.ts'),
     from: '      else if (!jsonEqual(r, l)) modified.own();', to: '      else if (!jsonEqual(r, l) && String(r) !== String(l) && parseFloat(String(r)) !== parseFloat(String(l))) modified.own();', tests: ENGINE },
-  { id: 'list-key-defaults-off', rule: 'a missing list key takes its schema default (protocol TCP)', file: core('ssa/fieldset.ts'),
+  { id: 'list-key-defaults-off', rule: 'a missing list key takes its schema default (protocol TCP)', file: core('ssa/to-field-set.ts'),
     from: '        if (def !== undefined && def !== null) fields[name] = def;', to: '', tests: ENGINE },
-  { id: 'list-keys-first-only', rule: 'list items are keyed by all their key fields', file: core('ssa/fieldset.ts'),
+  { id: 'list-keys-first-only', rule: 'list items are keyed by all their key fields', file: core('ssa/to-field-set.ts'),
     from: '    for (const name of list.keys) {', to: '    for (const name of list.keys.slice(0, 1)) {', tests: ENGINE },
   { id: 'atomic-map-granular', rule: 'an atomic map (a selector) conflicts as a whole', file: core('ssa/merge.ts'),
     from: "        if (a.map.elementRelationship === 'atomic' || emptyPromoteToLeaf) return leafFn();", to: '        if (emptyPromoteToLeaf) return leafFn();', tests: ENGINE },
@@ -78,18 +78,20 @@ export const mutations = [
     from: "      ...(operation === 'Update' ? { apiVersion: raw.apiVersion } : {}),\n", to: '', tests: ENGINE },
   // The cluster layer, against the real server.
   { id: 'writes-without-dry-run', rule: 'every write the product sends carries dryRun=All', file: cluster('http.ts'),
-    from: "    if (request.method !== 'GET') url.searchParams.set('dryRun', 'All');\n", to: '', tests: ['test/cluster-layer/verifier.test.ts'] },
+    from: "    if (request.method !== 'GET') url.searchParams.set('dryRun', 'All');\n", to: '', tests: ['test/unit/cluster/verifier.test.ts'] },
   { id: 'verifier-force', rule: 'the dry-run apply is sent with force=false', file: cluster('verifier.ts'),
-    from: "query: { fieldManager: options.fieldManager, force: 'false',", to: "query: { fieldManager: options.fieldManager, force: 'true',", tests: ['test/cluster-layer/verifier.test.ts'] },
+    from: "query: { fieldManager: options.fieldManager, force: 'false',", to: "query: { fieldManager: options.fieldManager, force: 'true',", tests: ['test/unit/cluster/verifier.test.ts'] },
   { id: 'verifier-already-exists', rule: 'AlreadyExists is told apart by its reason', file: cluster('verifier.ts'),
-    from: "  if (reason === 'AlreadyExists') return 'alreadyExists';", to: '', tests: ['test/cluster-layer/verifier.test.ts'] },
+    from: "  if (reason === 'AlreadyExists') return 'alreadyExists';", to: '', tests: ['test/unit/cluster/verifier.test.ts'] },
   // A disposed connection is silenced twice (its watches stop, its transport refuses); the fault
   // is a dispose that does neither.
   { id: 'dispose-keeps-watching', rule: 'a disposed connection sends nothing more', file: cluster('connection.ts'),
     from: '      liveObjects.dispose();\n      namespaces.dispose();\n      secretFields.dispose();\n      openApi.dispose();\n      transport.dispose();',
-    to: '      namespaces.dispose();\n      secretFields.dispose();\n      openApi.dispose();', tests: ['test/unit/cluster-watch.test.ts'] },
+    to: '      namespaces.dispose();\n      secretFields.dispose();\n      openApi.dispose();', tests: ['test/unit/cluster/live-objects-watch.test.ts'] },
   { id: 'secret-read-in-full', rule: 'Secrets are read as metadata only', file: cluster('live-objects.ts'),
     from: "return readsMetadataOnly(this.resource) ? { accept: metadataOnly[form] } : {};", to: 'return {};', tests: ['test/security/secret-values.test.ts'] },
-  { id: 'secret-last-applied-kept', rule: 'the values a client-side apply left in last-applied never enter the cache', file: cluster('live-objects.ts'),
-    from: "return redactSecret({ ...object, apiVersion: this.resource.apiVersion, kind: this.resource.kind });", to: 'return { ...object, apiVersion: this.resource.apiVersion, kind: this.resource.kind };', tests: ['test/cluster-layer/live-objects.test.ts'] },
+  // The transport takes the values out of last-applied and reads ask for metadata only; this fault
+  // shows where an answer that is the whole object anyway (a proxy on the way) still holds them.
+  { id: 'secret-last-applied-kept', rule: 'a Secret\'s values never enter the cache, even from an answer that is the whole object', file: cluster('live-objects.ts'),
+    from: "return redactSecret({ ...object, apiVersion: this.resource.apiVersion, kind: this.resource.kind });", to: 'return { ...object, apiVersion: this.resource.apiVersion, kind: this.resource.kind };', tests: ['test/unit/cluster/live-objects.test.ts'] },
 ];

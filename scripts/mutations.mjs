@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // `npm run test:mutations`: plants each fault of a fixed list in a scratch copy of the project and
 // runs the tests that must notice it. A fault in server/src/core/ must be caught by the unit tests
-// alone (no cluster); a fault in server/src/cluster/ by the cluster-layer tests against the local
-// kube-apiserver (started here when it is not running, and stopped again). The working tree is
-// never touched. Exit code 1 when any fault survives, or when the tests fail without any fault.
+// alone (no cluster); a fault in server/src/cluster/ by its tests (test/unit/cluster/) against the
+// local kube-apiserver (started here when it is not running, and stopped again unless
+// KCH_KEEP_CLUSTER is set). The working tree is never touched. Exit code 1 when any fault survives,
+// or when the tests fail without any fault.
 //   node scripts/mutations.mjs                 every mutation
 //   node scripts/mutations.mjs --only=a,b      some of them (by id)
 //   node scripts/mutations.mjs --list          the list
@@ -50,16 +51,28 @@ for (const rel of listed.stdout.split('\0').filter(Boolean)) {
 }
 fs.symlinkSync(path.join(root, 'node_modules'), path.join(scratch, 'node_modules'));
 
-// The cluster, only when a cluster mutation is selected.
+// The cluster, only when a cluster mutation is selected: where scripts/test.mjs finds it (a state
+// directory shared with another checkout, KCH_CLUSTER_STATE_DIR), stopped again only when this run
+// started it and KCH_KEEP_CLUSTER does not say to keep it.
 const env = { ...process.env };
 delete env.CI; // a skipped test must not pass for a failure: the baseline below runs the same way
 let startedCluster = false;
 const needsCluster = selected.some((m) => m.file.startsWith('server/src/cluster/'));
 const clusterCli = ['--import', 'tsx', 'test/support/cluster-cli.ts'];
+const clusterState = path.resolve(root, process.env.KCH_CLUSTER_STATE_DIR ?? '.cache/cluster');
 function clusterEnv() {
-  const info = JSON.parse(fs.readFileSync(path.join(root, '.cache/cluster/env.json'), 'utf8'));
+  const info = JSON.parse(fs.readFileSync(path.join(clusterState, 'env.json'), 'utf8'));
   return { KCH_KUBECONFIG: info.kubeconfig, KCH_AUDIT_LOG: info.auditLog, KCH_SERVER: info.server };
 }
+// The real Helm and kustomize some of the tests run, as scripts/test.mjs finds them (test/tools/:
+// built once from pinned Go modules; their paths reach the tests as KCH_HELM4, KCH_HELM3, KCH_KUSTOMIZE).
+const tools = spawnSync('node', ['--import', 'tsx', 'test/tools/build.ts'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+if (tools.status !== 0) {
+  console.error('mutations: the test tools (test/tools/build.ts) did not build');
+  fs.rmSync(scratch, { recursive: true, force: true });
+  process.exit(2);
+}
+for (const [, name, value] of tools.stdout.matchAll(/^(KCH_[A-Z0-9_]+)=(.+)$/gm)) env[name] = value;
 const coreEnv = { ...env };
 for (const k of ['KCH_KUBECONFIG', 'KCH_AUDIT_LOG', 'KCH_SERVER']) delete coreEnv[k];
 let withCluster;
@@ -76,11 +89,10 @@ const results = [];
 let exitCode = 0;
 try {
   if (needsCluster) {
-    if (!fs.existsSync(path.join(root, '.cache/cluster/env.json'))) {
-      const up = spawnSync('node', [...clusterCli, 'up'], { cwd: root, stdio: 'inherit' });
-      if (up.status !== 0) throw new Error('the local kube-apiserver did not start');
-      startedCluster = true;
-    }
+    const wasRunning = fs.existsSync(path.join(clusterState, 'env.json'));
+    const up = spawnSync('node', [...clusterCli, 'up'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+    if (up.status !== 0) throw new Error('the local kube-apiserver did not start');
+    startedCluster = !wasRunning && !process.env.KCH_KEEP_CLUSTER;
     withCluster = { ...env, ...clusterEnv(), CI: 'true' }; // with a cluster, nothing may skip
   }
   const envFor = (m) => (m.file.startsWith('server/src/cluster/') ? withCluster : coreEnv);

@@ -1,10 +1,10 @@
 // A node:test reporter for scripts/test.mjs: after the run, counts the tests of the product apart
 // from the checks of the test harness and of the API server itself, so a passing count means what
-// it says. Harness checks: every test under test/cluster/ (the local kube-apiserver, the audit log,
+// it says. Harness checks: every test under test/harness/ (the local kube-apiserver, the audit log,
 // the seeded histories) and every test whose name, or whose suite's name, starts with `harness:`.
 import * as path from 'node:path';
 
-const HARNESS_DIRS = [`${path.sep}test${path.sep}cluster${path.sep}`];
+const HARNESS_DIRS = [`${path.sep}test${path.sep}harness${path.sep}`];
 
 export default async function* summary(source) {
   const counts = { product: newCount(), harness: newCount() };

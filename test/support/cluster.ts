@@ -15,7 +15,7 @@ const goModuleDir = path.join(repoRoot, 'test', 'apiserver');
 // Absolute: the servers start with their cwd in the state directory, where a relative path would not
 // name the binaries any more.
 const binDir = path.resolve(process.env.KCH_APISERVER_BIN_DIR ?? path.join(repoRoot, '.cache', 'apiserver', 'bin'));
-// KCH_CLUSTER_STATE_DIR is for the harness's own tests (test/cluster/), which start a second cluster
+// KCH_CLUSTER_STATE_DIR is for the harness's own tests (test/harness/), which start a second cluster
 // beside the one the run is using; scripts/test.mjs reads env.json from the default place.
 const stateDir = path.resolve(process.env.KCH_CLUSTER_STATE_DIR ?? path.join(repoRoot, '.cache', 'cluster'));
 const pkiDir = path.join(stateDir, 'pki');

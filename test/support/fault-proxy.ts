@@ -1,8 +1,9 @@
 // An HTTPS proxy in front of the local kube-apiserver that misbehaves on demand, as real clusters and
 // the networks in front of them do: a black hole (connections accepted, nothing ever answered),
-// throttling (429 with Retry-After), server errors (5xx), failing OpenAPI documents, slow answers and
-// watches cut mid-stream. Everything else is forwarded untouched to the real server, so what the
-// product sees between faults is the real API server's behaviour.
+// throttling (429 with Retry-After), server errors (5xx), failing OpenAPI documents, slow answers,
+// watches cut mid-stream, whole objects where metadata only was asked for. Everything else is
+// forwarded untouched to the real server, so what the product sees between faults is the real API
+// server's behaviour.
 //
 // TLS is terminated with the local cluster's own serving certificate (it names 127.0.0.1), so a
 // kubeconfig needs only its server URL changed (see kubeconfig()). Every request is logged with the
@@ -39,7 +40,12 @@ export type Fault =
   /** Forward, but only after a delay. */
   | { kind: 'slow'; delayMs: number; match?: RequestMatcher }
   /** Cut every watch right after the server starts answering it. */
-  | { kind: 'cutWatches' };
+  | { kind: 'cutWatches' }
+  /**
+   * Forward with `Accept: application/json`, as a server or a proxy that does not know the
+   * metadata-only form (`as=PartialObjectMetadata`) answers: whole objects, values and all.
+   */
+  | { kind: 'wholeObjects'; match?: RequestMatcher };
 
 export interface FaultProxy {
   /** https://127.0.0.1:PORT */
@@ -115,6 +121,10 @@ export async function startFaultProxy(target: string, clusterKubeconfig: string)
     }
     const slow = active('slow').find((f) => !f.match || f.match(shape));
     if (slow) entry.fault = 'slow';
+    if (active('wholeObjects').some((f) => !f.match || f.match(shape))) {
+      entry.fault = 'wholeObjects';
+      req.headers.accept = 'application/json';
+    }
     const go = () => forward(req, res, entry, answered);
     if (slow) {
       const timer = setTimeout(go, slow.delayMs);

@@ -113,7 +113,7 @@ export function jsonAt(value: JsonValue | undefined, steps: readonly (string | n
 
 /**
  * One text for equal JSON, whatever the order of its maps' keys: for telling whether two values are
- * the same (never what Go would print: see goJsonValue in ssa/fieldsv1.ts). Undefined reads as null.
+ * the same (never what Go would print: see goJsonValue in ssa/field-set.ts). Undefined reads as null.
  */
 export function canonicalJson(v: JsonValue | undefined): string {
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;

@@ -17,7 +17,7 @@
 // - a GitOps controller, which re-applies only when self-heal or drift correction is on: "may".
 import { isJsonObject, type JsonObject, type JsonValue } from '../json';
 import { decodeManagedFields } from '../ssa/managed-fields';
-import { compareGoStrings } from '../ssa/fieldsv1';
+import { compareGoStrings } from '../ssa/field-set';
 import { formatServerPath, managerIdentifier, type ManagerIdentity } from '../ssa/messages';
 import type { ApplyPrediction, FieldConflict } from '../ssa/predict';
 import type { ObjectIdentity } from './finding';

@@ -16,7 +16,7 @@
 // here and apply once they are known. Whether the `data` of an immutable Secret changes is known
 // only where the apply removes a key (analysis.ts immutableSecretData); see FINDINGS.md.
 import { isJsonObject, jsonAt, jsonEqual, type JsonObject, type JsonValue } from '../json';
-import { goJson, goJsonValue } from '../ssa/fieldsv1';
+import { goJson, goJsonValue } from '../ssa/field-set';
 import type { FieldPath, PathElement } from '../ssa/path';
 
 const docs = {

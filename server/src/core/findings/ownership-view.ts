@@ -7,7 +7,7 @@ import { isJsonObject, jsonCutAt, type JsonObject } from '../json';
 import { forEachNode, parseManifestText } from '../manifest/manifest';
 import { when } from './hover-text';
 import { decodeOwnership, ownersIn, serverPath, type Ownership } from './ownership';
-import { setPaths } from '../ssa/fieldsv1';
+import { setPaths } from '../ssa/field-set';
 import type { SchemaModel } from '../ssa/schema';
 
 /** One managedFields entry in the legend. */

@@ -1,8 +1,8 @@
 // Who owns a field of a live object, for hovers and the ownership view: the managedFields entries
 // whose field set holds the field's exact path, or something below it.
 import { isJsonObject, jsonCutAt, type JsonObject, type JsonValue } from '../json';
-import { hasPath, isEmptySet, pathElementKey, type FieldSet } from '../ssa/fieldsv1';
-import { listItemElement } from '../ssa/fieldset';
+import { hasPath, isEmptySet, pathElementKey, type FieldSet } from '../ssa/field-set';
+import { listItemElement } from '../ssa/to-field-set';
 import { decodeManagedFields, type ManagedFieldsEntry } from '../ssa/managed-fields';
 import { absoluteRange, forEachNode, manifestLimits, rangeContains, type ManifestNode, type ManifestResource, type Position, type Range } from '../manifest/manifest';
 import type { ManagerIdentity } from '../ssa/messages';

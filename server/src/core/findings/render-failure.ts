@@ -4,7 +4,7 @@
 // shop/templates/deployment.yaml:9:22: executing ...`, `cannot load values.yaml: ... yaml: line 163`,
 // `failed to parse bad.yaml: ... line 1`, kustomize's `invalid Kustomization: yaml: line 1` and
 // `accumulating resources from 'missing.yaml'`. The words are Helm 3's and 4's and kustomize 5's, as
-// they print them (test/unit/render-failure.test.ts holds captured messages). Pure: the caller says
+// they print them (test/unit/core/findings/render-failure.test.ts holds captured messages). Pure: the caller says
 // where the chart or overlay is and brings the kustomization's text.
 import type { Range } from '../manifest/manifest';
 import { findingCatalogue, type FindingCode } from './catalogue';

@@ -12,7 +12,7 @@
 // `---` line, and a quoted scalar or flow collection that goes on to the next line, whose
 // indentation js-yaml does not check). A plain scalar
 // that is not a string is taken only where it would be the same map key both ways (`3`, `true`):
-// js-yaml turns keys into strings itself. test/unit/manifest-fast.test.ts holds both ways equal on
+// js-yaml turns keys into strings itself. test/unit/core/manifest/fast-values.test.ts holds both ways equal on
 // every manifest fixture, and the fuzz campaign on its generated documents.
 import { FAILSAFE_SCHEMA, Type, load } from 'js-yaml';
 import { jsonDepthExceeds, type JsonValue } from '../json';

@@ -221,7 +221,7 @@ export interface ParseOptions {
   /**
    * Read each document for its values first and build its node tree when first asked (default);
    * false builds every tree at once. Both give the same resources, ranges and problems
-   * (test/unit/manifest-fast.test.ts); false is for that comparison.
+   * (test/unit/core/manifest/fast-values.test.ts); false is for that comparison.
    */
   readonly valuesFirst?: boolean;
 }

@@ -1,7 +1,7 @@
 // metadata.managedFields as plain records: who owns which field set
 // (k8s.io/apimachinery pkg/util/managedfields/internal/managedfields.go DecodeManagedFields).
 import { isJsonObject, type JsonValue } from '../json';
-import { decodeFieldsV1, type FieldSet } from './fieldsv1';
+import { decodeFieldsV1, type FieldSet } from './field-set';
 import { managerIdentifier, type ManagerIdentity } from './messages';
 
 export interface ManagedFieldsEntry {

@@ -4,8 +4,8 @@
 // `undefined` means "absent"; `null` is a present null value — the server keeps the difference.
 import { isJsonObject, jsonEqual, type JsonObject, type JsonValue } from '../json';
 import type { FieldPath, PathElement } from './path';
-import { FieldPathWalk, FieldSetBuilder, hasPath, isEmptySet, pathElementKey, withPrefix, type FieldSet } from './fieldsv1';
-import { listItemElement } from './fieldset';
+import { FieldPathWalk, FieldSetBuilder, hasPath, isEmptySet, pathElementKey, withPrefix, type FieldSet } from './field-set';
+import { listItemElement } from './to-field-set';
 import { deduceAtom, deducedTypeRef, fieldType, resolveType, type Atom, type ListType, type MapType, type SchemaModel, type TypeRef } from './schema';
 
 type Value = JsonValue | undefined;

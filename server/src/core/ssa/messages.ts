@@ -7,7 +7,7 @@
 //   apiserver pkg/endpoints/handlers/patch.go (uid mismatch).
 import type { JsonValue } from '../json';
 import { formatPath, goQuote, type FieldPath } from './path';
-import { compareGoStrings, goJson } from './fieldsv1';
+import { compareGoStrings, goJson } from './field-set';
 
 /** Who owns a field, as the server tells managers apart (managedfields.go BuildManagerIdentifier). */
 export interface ManagerIdentity {

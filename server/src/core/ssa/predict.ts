@@ -16,8 +16,8 @@ import {
   setPaths,
   unionSets,
   type FieldSet,
-} from './fieldsv1';
-import { ensureNamedFieldsAreMembers, reconcileFieldSetWithSchema, toFieldSet, typeProblems, type ValueProblem } from './fieldset';
+} from './field-set';
+import { ensureNamedFieldsAreMembers, reconcileFieldSetWithSchema, toFieldSet, typeProblems, type ValueProblem } from './to-field-set';
 import { compareValues, mergeValues, removeItems, valueAtPath, type Comparison } from './merge';
 import { decodeManagedFields } from './managed-fields';
 import {

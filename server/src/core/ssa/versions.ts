@@ -12,7 +12,7 @@
 //     comparison is unknown, and the prediction says so instead of guessing.
 // What the real server does for each case is recorded in test/differential/FINDINGS.md.
 import { canonicalJson, isJsonObject, type JsonObject, type JsonValue } from '../json';
-import { typeProblems } from './fieldset';
+import { typeProblems } from './to-field-set';
 import type { FieldPath } from './path';
 import { fieldType, resolveType, rootTypeFor, type Atom, type SchemaModel, type TypeRef } from './schema';
 

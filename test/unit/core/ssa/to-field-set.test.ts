@@ -1,0 +1,49 @@
+// The field set an apply records (ToFieldSet), checked against the FieldsV1 the server writes for
+// the applier: test/fixtures/engine/fieldset.yaml.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, test } from 'node:test';
+import { parse } from 'yaml';
+import type { JsonObject, JsonValue } from '../../../../server/src/core/json';
+import { decodeFieldsV1, differenceSets, fieldSetFromPaths, setPaths, type FieldSet } from '../../../../server/src/core/ssa/field-set';
+import { toFieldSet } from '../../../../server/src/core/ssa/to-field-set';
+import { formatServerPath } from '../../../../server/src/core/ssa/messages';
+import { rootTypeFor, schemaFromOpenApi } from '../../../../server/src/core/ssa/schema';
+
+const fixtures = path.join(import.meta.dirname, '..', '..', '..', 'fixtures');
+const { schema } = schemaFromOpenApi(
+  ['api__v1.json', 'apis__apps__v1.json'].map((f) => JSON.parse(fs.readFileSync(path.join(fixtures, 'openapi', f), 'utf8')) as JsonValue),
+);
+// stripmeta.go: never recorded for any manager.
+const stripped = fieldSetFromPaths(
+  [['apiVersion'], ['kind'], ['metadata'], ['metadata', 'name'], ['metadata', 'namespace']].map((p) => p.map((name) => ({ kind: 'field' as const, name }))),
+);
+
+interface Case {
+  name: string;
+  config: JsonObject;
+  fieldsV1: JsonObject;
+  /** Written by test/fixtures/capture.ts: the applier's managedFields entry as the server sent it (JSON text). */
+  captured?: { server: string; managedFieldsEntry?: string };
+}
+const cases = parse(fs.readFileSync(path.join(fixtures, 'engine', 'fieldset.yaml'), 'utf8')) as Case[];
+
+describe('toFieldSet', () => {
+  for (const c of cases) {
+    test(c.name, () => {
+      const root = rootTypeFor(schema, String(c.config.apiVersion), String(c.config.kind));
+      assert.ok(root, 'the kind is in the schema');
+      const { set, problems } = toFieldSet(schema, root, c.config);
+      assert.deepEqual(problems, []);
+      // The server's own record is the judge: decoded here from the raw entry it sent.
+      assert.ok(c.captured?.managedFieldsEntry, 'captured from the real server (node --import tsx test/fixtures/capture.ts fieldsets)');
+      const entry = JSON.parse(c.captured.managedFieldsEntry) as JsonObject;
+      assert.deepEqual([entry.manager, entry.operation, entry.fieldsType], ['kubectl', 'Apply', 'FieldsV1']);
+      const members = (s: FieldSet) => setPaths(s).map(formatServerPath);
+      assert.deepEqual(members(differenceSets(set, stripped)), members(decodeFieldsV1(entry.fieldsV1)));
+      // The readable copy in the fixture says the same.
+      assert.deepEqual(members(decodeFieldsV1(c.fieldsV1)), members(decodeFieldsV1(entry.fieldsV1)));
+    });
+  }
+});
