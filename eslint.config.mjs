@@ -12,7 +12,12 @@ export default tseslint.config(
       // A leading underscore names what a destructuring leaves out on purpose (a Secret's data, a stale field).
       '@typescript-eslint/no-unused-vars': [
         'error',
-        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true },
+        {
+          argsIgnorePattern: '^_',
+          varsIgnorePattern: '^_',
+          destructuredArrayIgnorePattern: '^_',
+          ignoreRestSiblings: true,
+        },
       ],
       // The product matches control characters on purpose: it strips them from untrusted text before a terminal sees it.
       'no-control-regex': 'off',

@@ -23,7 +23,9 @@ const withoutGeneratedClient = {
   name: 'without-generated-client',
   setup(build) {
     build.onResolve({ filter: /^\.\/gen\/index\.js$/ }, (args) =>
-      /[\\/]@kubernetes[\\/]client-node[\\/]dist[\\/]config\.js$/.test(args.importer) ? { path: 'generated-client', namespace: 'kch-stub' } : undefined,
+      /[\\/]@kubernetes[\\/]client-node[\\/]dist[\\/]config\.js$/.test(args.importer)
+        ? { path: 'generated-client', namespace: 'kch-stub' }
+        : undefined,
     );
     build.onLoad({ filter: /.*/, namespace: 'kch-stub' }, () => ({
       contents:
@@ -38,16 +40,24 @@ const withoutGeneratedClient = {
 // (applyToFetchOptions' Headers): each is a stand-in that loads the real module when first used,
 // so a start does not evaluate node-fetch, whatwg-url and its Unicode tables, socks and ip-address.
 const lazyShims = {
-  'socks-proxy-agent': "export class SocksProxyAgent { constructor(...args) { const { SocksProxyAgent: Real } = require('socks-proxy-agent'); return new Real(...args); } }\n",
-  'node-fetch': "export class Headers { constructor(...args) { const { Headers: Real } = require('node-fetch'); return new Real(...args); } }\n",
+  'socks-proxy-agent':
+    "export class SocksProxyAgent { constructor(...args) { const { SocksProxyAgent: Real } = require('socks-proxy-agent'); return new Real(...args); } }\n",
+  'node-fetch':
+    "export class Headers { constructor(...args) { const { Headers: Real } = require('node-fetch'); return new Real(...args); } }\n",
 };
 const lazyWhenRare = {
   name: 'lazy-when-rare',
   setup(build) {
     build.onResolve({ filter: /^(socks-proxy-agent|node-fetch)$/ }, (args) =>
-      /[\\/]@kubernetes[\\/]client-node[\\/]dist[\\/]config\.js$/.test(args.importer) ? { path: args.path, namespace: 'kch-lazy', pluginData: { resolveDir: path.dirname(args.importer) } } : undefined,
+      /[\\/]@kubernetes[\\/]client-node[\\/]dist[\\/]config\.js$/.test(args.importer)
+        ? { path: args.path, namespace: 'kch-lazy', pluginData: { resolveDir: path.dirname(args.importer) } }
+        : undefined,
     );
-    build.onLoad({ filter: /.*/, namespace: 'kch-lazy' }, (args) => ({ contents: lazyShims[args.path], loader: 'js', resolveDir: args.pluginData.resolveDir }));
+    build.onLoad({ filter: /.*/, namespace: 'kch-lazy' }, (args) => ({
+      contents: lazyShims[args.path],
+      loader: 'js',
+      resolveDir: args.pluginData.resolveDir,
+    }));
   },
 };
 

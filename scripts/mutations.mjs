@@ -22,7 +22,10 @@ if (args.includes('--list')) {
   for (const m of mutations) console.log(`${m.id.padEnd(36)} ${m.file}  ${m.rule}`);
   process.exit(0);
 }
-const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+const only = args
+  .find((a) => a.startsWith('--only='))
+  ?.slice('--only='.length)
+  .split(',');
 const selected = only ? mutations.filter((m) => only.includes(m.id)) : mutations;
 if (only && selected.length !== only.length) {
   console.error(`mutations: unknown id(s): ${only.filter((id) => !mutations.some((m) => m.id === id)).join(', ')}`);
@@ -41,11 +44,20 @@ for (const m of selected) {
 
 // The scratch copy: every file git knows (tracked or new, not ignored), node_modules linked.
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-mutations-'));
-const listed = spawnSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: root, encoding: 'utf8' });
+const listed = spawnSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+  cwd: root,
+  encoding: 'utf8',
+});
 if (listed.status !== 0) throw new Error(`git ls-files failed: ${listed.stderr}`);
 for (const rel of listed.stdout.split('\0').filter(Boolean)) {
   const from = path.join(root, rel);
-  if (!fs.existsSync(from) || fs.lstatSync(from).isDirectory() || rel === 'node_modules' || rel.startsWith('node_modules/')) continue;
+  if (
+    !fs.existsSync(from) ||
+    fs.lstatSync(from).isDirectory() ||
+    rel === 'node_modules' ||
+    rel.startsWith('node_modules/')
+  )
+    continue;
   fs.mkdirSync(path.dirname(path.join(scratch, rel)), { recursive: true });
   fs.copyFileSync(from, path.join(scratch, rel));
 }
@@ -66,7 +78,11 @@ function clusterEnv() {
 }
 // The real Helm and kustomize some of the tests run, as scripts/test.mjs finds them (test/tools/:
 // built once from pinned Go modules; their paths reach the tests as KCH_HELM4, KCH_HELM3, KCH_KUSTOMIZE).
-const tools = spawnSync('node', ['--import', 'tsx', 'test/tools/build.ts'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+const tools = spawnSync('node', ['--import', 'tsx', 'test/tools/build.ts'], {
+  cwd: root,
+  stdio: ['ignore', 'pipe', 'inherit'],
+  encoding: 'utf8',
+});
 if (tools.status !== 0) {
   console.error('mutations: the test tools (test/tools/build.ts) did not build');
   fs.rmSync(scratch, { recursive: true, force: true });
@@ -79,10 +95,21 @@ let withCluster;
 
 function runTests(files, testEnv) {
   const started = Date.now();
-  const r = spawnSync('node', ['--import', 'tsx', '--test', '--test-reporter=dot', ...files], { cwd: scratch, env: testEnv, encoding: 'utf8', timeout: 10 * 60_000 });
+  const r = spawnSync('node', ['--import', 'tsx', '--test', '--test-reporter=dot', ...files], {
+    cwd: scratch,
+    env: testEnv,
+    encoding: 'utf8',
+    timeout: 10 * 60_000,
+  });
   const out = `${r.stdout ?? ''}${r.stderr ?? ''}`;
   const skipped = Number(/# skipped (\d+)/.exec(out)?.[1] ?? /ℹ skipped (\d+)/.exec(out)?.[1] ?? 0);
-  return { ok: r.status === 0, timedOut: r.error?.code === 'ETIMEDOUT', seconds: (Date.now() - started) / 1000, out, skipped };
+  return {
+    ok: r.status === 0,
+    timedOut: r.error?.code === 'ETIMEDOUT',
+    seconds: (Date.now() - started) / 1000,
+    out,
+    skipped,
+  };
 }
 
 const results = [];
@@ -114,17 +141,24 @@ try {
     const original = fs.readFileSync(file, 'utf8');
     let r;
     try {
-      fs.writeFileSync(file, original.replace(m.from, () => m.to));
+      fs.writeFileSync(
+        file,
+        original.replace(m.from, () => m.to),
+      );
       r = runTests(m.tests, envFor(m));
     } finally {
       fs.writeFileSync(file, original);
     }
     const caught = !r.ok;
     results.push({ ...m, caught, seconds: r.seconds, timedOut: r.timedOut });
-    console.log(`${caught ? 'caught  ' : 'SURVIVED'} ${m.id.padEnd(36)} ${r.seconds.toFixed(0).padStart(4)} s  ${m.file}: ${m.rule}${r.timedOut ? ' (timed out)' : ''}`);
+    console.log(
+      `${caught ? 'caught  ' : 'SURVIVED'} ${m.id.padEnd(36)} ${r.seconds.toFixed(0).padStart(4)} s  ${m.file}: ${m.rule}${r.timedOut ? ' (timed out)' : ''}`,
+    );
   }
   const survivors = results.filter((r) => !r.caught);
-  console.log(`\nmutations: ${results.length - survivors.length}/${results.length} caught${survivors.length ? `; survived: ${survivors.map((s) => s.id).join(', ')}` : ''}`);
+  console.log(
+    `\nmutations: ${results.length - survivors.length}/${results.length} caught${survivors.length ? `; survived: ${survivors.map((s) => s.id).join(', ')}` : ''}`,
+  );
   if (survivors.length > 0) exitCode = 1;
 } catch (e) {
   console.error(`mutations: ${e instanceof Error ? e.message : String(e)}`);

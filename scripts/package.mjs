@@ -12,7 +12,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 const root = path.resolve(import.meta.dirname, '..');
-const out = path.resolve(root, process.argv.find((a) => a.startsWith('--out='))?.slice(6) ?? path.join('dist', 'kube-conflict-hints.vsix'));
+const out = path.resolve(
+  root,
+  process.argv.find((a) => a.startsWith('--out='))?.slice(6) ?? path.join('dist', 'kube-conflict-hints.vsix'),
+);
 const vsce = path.join(root, 'node_modules', '@vscode', 'vsce', 'vsce');
 
 function run(cmd, args, opts = {}) {
@@ -22,9 +25,14 @@ function run(cmd, args, opts = {}) {
 }
 
 function main() {
-  if (!process.argv.includes('--no-bundle')) run(process.execPath, [path.join(root, 'scripts', 'bundle.mjs'), '--production']);
+  if (!process.argv.includes('--no-bundle'))
+    run(process.execPath, [path.join(root, 'scripts', 'bundle.mjs'), '--production']);
 
-  const files = run(process.execPath, [vsce, 'ls', '--no-dependencies', '--ignoreFile', path.join(root, '.vscodeignore')], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const files = run(
+    process.execPath,
+    [vsce, 'ls', '--no-dependencies', '--ignoreFile', path.join(root, '.vscodeignore')],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  )
     .split('\n')
     .filter(Boolean);
   const stage = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-vsix-'));
@@ -38,7 +46,11 @@ function main() {
     fs.writeFileSync(path.join(stage, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
     fs.copyFileSync(path.join(root, '.vscodeignore'), path.join(stage, '.vscodeignore'));
     fs.mkdirSync(path.dirname(out), { recursive: true });
-    run(process.execPath, [vsce, 'package', '--no-dependencies', '--allow-missing-repository', '--no-rewrite-relative-links', '--out', out], { cwd: stage });
+    run(
+      process.execPath,
+      [vsce, 'package', '--no-dependencies', '--allow-missing-repository', '--no-rewrite-relative-links', '--out', out],
+      { cwd: stage },
+    );
   } finally {
     fs.rmSync(stage, { recursive: true, force: true });
   }

@@ -18,7 +18,15 @@ import * as path from 'node:path';
 const CODE_SERVER_VERSION = '4.100.3';
 // Bump when the steps below change, so existing caches are rebuilt.
 const RECIPE = 1;
-const APT_PACKAGES = ['libkrb5-dev', 'libxkbfile-dev', 'libsecret-1-dev', 'pkg-config', 'libx11-dev', 'ripgrep', 'chromium'];
+const APT_PACKAGES = [
+  'libkrb5-dev',
+  'libxkbfile-dev',
+  'libsecret-1-dev',
+  'pkg-config',
+  'libx11-dev',
+  'ripgrep',
+  'chromium',
+];
 const CHROMIUM = '/usr/bin/chromium';
 const RIPGREP = '/usr/bin/rg';
 
@@ -70,7 +78,14 @@ function run(step, cmd, args, options = {}) {
   const result = spawnSync(cmd, args, {
     cwd: root,
     ...options,
-    env: { ...process.env, npm_config_unsafe_perm: 'true', npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false', ...options.env },
+    env: {
+      ...process.env,
+      npm_config_unsafe_perm: 'true',
+      npm_config_update_notifier: 'false',
+      npm_config_fund: 'false',
+      npm_config_audit: 'false',
+      ...options.env,
+    },
     stdio: ['ignore', fd, fd],
   });
   fs.closeSync(fd);
@@ -92,10 +107,15 @@ function missingAptPackages() {
 function ensureAptPackages() {
   const missing = missingAptPackages();
   if (missing.length === 0) return;
-  if (process.getuid?.() !== 0) fail(`missing Debian packages (${missing.join(' ')}); install them as root: apt-get install -y ${missing.join(' ')}`);
+  if (process.getuid?.() !== 0)
+    fail(
+      `missing Debian packages (${missing.join(' ')}); install them as root: apt-get install -y ${missing.join(' ')}`,
+    );
   console.log(`setup-editor: installing Debian packages: ${missing.join(' ')}`);
   run('apt', 'apt-get', ['update']);
-  run('apt', 'apt-get', ['install', '-y', '--no-install-recommends', ...missing], { env: { DEBIAN_FRONTEND: 'noninteractive' } });
+  run('apt', 'apt-get', ['install', '-y', '--no-install-recommends', ...missing], {
+    env: { DEBIAN_FRONTEND: 'noninteractive' },
+  });
   const stillMissing = missingAptPackages();
   if (stillMissing.length) fail(`apt-get did not install: ${stillMissing.join(' ')}; log: .cache/editor/logs/apt.log`);
 }
@@ -110,10 +130,15 @@ const steps = [
       fs.rmSync(installDir, { recursive: true, force: true });
       fs.mkdirSync(installDir, { recursive: true });
       // A package.json of its own keeps npm from walking up into the project's node_modules.
-      fs.writeFileSync(path.join(installDir, 'package.json'), JSON.stringify({ name: 'kch-editor', private: true }, null, 2) + '\n');
+      fs.writeFileSync(
+        path.join(installDir, 'package.json'),
+        JSON.stringify({ name: 'kch-editor', private: true }, null, 2) + '\n',
+      );
       // code-server's postinstall refuses root without unsafe_perm, and a nested postinstall downloads
       // ripgrep from GitHub; skip scripts and do their work in the steps below.
-      run('code-server', 'npm', ['install', '--ignore-scripts', '--no-save', `code-server@${CODE_SERVER_VERSION}`], { cwd: installDir });
+      run('code-server', 'npm', ['install', '--ignore-scripts', '--no-save', `code-server@${CODE_SERVER_VERSION}`], {
+        cwd: installDir,
+      });
     },
   },
   {
@@ -137,14 +162,18 @@ const steps = [
     name: 'native-modules',
     what: 'rebuild the native modules of lib/vscode',
     run() {
-      run('native-modules', 'npm', ['rebuild', 'kerberos', '@vscode/spdlog', 'native-watchdog', '@vscode/deviceid'], { cwd: vscodeDir });
+      run('native-modules', 'npm', ['rebuild', 'kerberos', '@vscode/spdlog', 'native-watchdog', '@vscode/deviceid'], {
+        cwd: vscodeDir,
+      });
     },
   },
   {
     name: 'node-pty',
     what: 'build node-pty with node-gyp',
     run() {
-      run('node-pty', 'npx', ['--yes', 'node-gyp', 'rebuild'], { cwd: path.join(vscodeDir, 'node_modules', 'node-pty') });
+      run('node-pty', 'npx', ['--yes', 'node-gyp', 'rebuild'], {
+        cwd: path.join(vscodeDir, 'node_modules', 'node-pty'),
+      });
     },
   },
   {
@@ -162,7 +191,9 @@ const steps = [
     name: 'builtin-extensions',
     what: 'npm install the dependencies of the built-in extensions',
     run() {
-      run('builtin-extensions', 'npm', ['install', '--omit=dev', '--ignore-scripts'], { cwd: path.join(vscodeDir, 'extensions') });
+      run('builtin-extensions', 'npm', ['install', '--omit=dev', '--ignore-scripts'], {
+        cwd: path.join(vscodeDir, 'extensions'),
+      });
     },
   },
   {
@@ -195,7 +226,12 @@ function writeEnv() {
 
 function isReady() {
   const stamp = readStamp();
-  return missingAptPackages().length === 0 && steps.every((step) => stamp.done.includes(step.name)) && fs.existsSync(codeServerEntry) && fs.existsSync(envFile);
+  return (
+    missingAptPackages().length === 0 &&
+    steps.every((step) => stamp.done.includes(step.name)) &&
+    fs.existsSync(codeServerEntry) &&
+    fs.existsSync(envFile)
+  );
 }
 
 if (checkOnly) {
@@ -221,4 +257,6 @@ for (const step of steps) {
   writeStamp(stamp);
 }
 writeEnv();
-console.log(`setup-editor: code-server ${CODE_SERVER_VERSION} and ${CHROMIUM} ready (${((Date.now() - started) / 1000).toFixed(1)}s)`);
+console.log(
+  `setup-editor: code-server ${CODE_SERVER_VERSION} and ${CHROMIUM} ready (${((Date.now() - started) / 1000).toFixed(1)}s)`,
+);

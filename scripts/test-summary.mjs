@@ -23,14 +23,16 @@ export default async function* summary(source) {
     if (data.details?.type === 'suite') continue; // count tests, not the suites that hold them
     if (data.nesting === 0 && /\.test\.[cm]?[jt]s$/.test(data.name ?? '')) continue; // a file's own entry
     const ancestors = (stacks.get(file) ?? []).slice(0, data.nesting);
-    const harness = HARNESS_DIRS.some((d) => file.includes(d)) || [...ancestors, data.name].some((n) => /^harness:/.test(String(n)));
+    const harness =
+      HARNESS_DIRS.some((d) => file.includes(d)) || [...ancestors, data.name].some((n) => /^harness:/.test(String(n)));
     const c = counts[harness ? 'harness' : 'product'];
     if (data.skip) c.skipped++;
     else if (data.todo) c.todo++;
     else if (event.type === 'test:pass') c.passed++;
     else c.failed++;
   }
-  const line = (label, c) => `${label}: ${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped${c.todo ? `, ${c.todo} todo` : ''}`;
+  const line = (label, c) =>
+    `${label}: ${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped${c.todo ? `, ${c.todo} todo` : ''}`;
   yield `\n${line('product tests', counts.product)}\n${line('harness and API-server checks', counts.harness)}\n`;
 }
 

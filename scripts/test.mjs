@@ -41,7 +41,10 @@ const env = { ...process.env };
 // then only when a module changes; their paths reach the tests as KCH_HELM4, KCH_HELM3, KCH_KUSTOMIZE.
 const toolsCli = 'test/tools/build.ts';
 if (fs.existsSync(toolsCli)) {
-  const built = spawnSync('node', ['--import', 'tsx', toolsCli], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  const built = spawnSync('node', ['--import', 'tsx', toolsCli], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+  });
   if (built.status !== 0) process.exit(built.status || 1);
   for (const [, name, value] of built.stdout.matchAll(/^(KCH_[A-Z0-9_]+)=(.+)$/gm)) env[name] = value;
 }
@@ -51,7 +54,9 @@ const clusterCli = 'test/support/cluster-cli.ts';
 if (fs.existsSync(clusterCli)) {
   run('node', ['--import', 'tsx', clusterCli, 'up']);
   // Where `up` left it: the state directory may be shared with another checkout (KCH_CLUSTER_STATE_DIR).
-  const info = JSON.parse(fs.readFileSync(path.join(process.env.KCH_CLUSTER_STATE_DIR ?? '.cache/cluster', 'env.json'), 'utf8'));
+  const info = JSON.parse(
+    fs.readFileSync(path.join(process.env.KCH_CLUSTER_STATE_DIR ?? '.cache/cluster', 'env.json'), 'utf8'),
+  );
   env.KCH_KUBECONFIG = info.kubeconfig;
   env.KCH_AUDIT_LOG = info.auditLog;
   env.KCH_SERVER = info.server;
@@ -69,35 +74,56 @@ if (files.length === 0) {
 if (files.some((f) => f.split(path.sep).includes('e2e'))) {
   const setup = spawnSync('node', ['scripts/setup-editor.mjs'], { stdio: 'inherit' });
   if (setup.status !== 0 && process.env.CI === 'true') {
-    if (clusterStarted && !process.env.KCH_KEEP_CLUSTER) spawnSync('node', ['--import', 'tsx', clusterCli, 'down'], { stdio: 'inherit' });
+    if (clusterStarted && !process.env.KCH_KEEP_CLUSTER)
+      spawnSync('node', ['--import', 'tsx', clusterCli, 'down'], { stdio: 'inherit' });
     process.exit(setup.status || 1);
   }
   // A package of this run's own: others sharing the checkout rebuild dist/ while the tests run.
   env.KCH_VSIX = path.join(root, '.cache', 'editor', `kube-conflict-hints.${process.pid}.vsix`);
   fs.mkdirSync(path.dirname(env.KCH_VSIX), { recursive: true });
-  run('node', ['scripts/package.mjs', '--no-bundle', `--out=${env.KCH_VSIX}`], { stdio: ['ignore', 'ignore', 'inherit'] });
+  run('node', ['scripts/package.mjs', '--no-bundle', `--out=${env.KCH_VSIX}`], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
 }
 // The editor tests drive Debian's Neovim and Emacs (with eglot and yaml-mode): install what is missing
 // (CI runs as root on a clean machine).
 if (files.some((f) => f.split(path.sep).includes('editors'))) {
   const missing = [];
   if (spawnSync('nvim', ['--version'], { stdio: 'ignore' }).status !== 0) missing.push('neovim');
-  const emacsLoads = (feature) => spawnSync('emacs', ['--batch', '--eval', `(require '${feature})`], { stdio: 'ignore' }).status === 0;
+  const emacsLoads = (feature) =>
+    spawnSync('emacs', ['--batch', '--eval', `(require '${feature})`], { stdio: 'ignore' }).status === 0;
   if (!emacsLoads('eglot') || !emacsLoads('yaml-mode')) missing.push('emacs-nox', 'elpa-eglot', 'elpa-yaml-mode');
   if (missing.length && process.getuid?.() === 0) {
     console.log(`test: installing ${missing.join(' ')} (apt-get) for test/editors`);
-    const apt = (args) => spawnSync('apt-get', args, { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } }).status === 0;
-    if (!apt(['update']) || !apt(['install', '-y', '--no-install-recommends', ...missing])) console.error(`test: apt-get install ${missing.join(' ')} failed`);
+    const apt = (args) =>
+      spawnSync('apt-get', args, {
+        stdio: ['ignore', 'ignore', 'inherit'],
+        env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+      }).status === 0;
+    if (!apt(['update']) || !apt(['install', '-y', '--no-install-recommends', ...missing]))
+      console.error(`test: apt-get install ${missing.join(' ')} failed`);
   } else if (missing.length) {
-    console.error(`test: ${missing.join(' ')} missing and only root can install them: apt-get install -y ${missing.join(' ')}`);
+    console.error(
+      `test: ${missing.join(' ')} missing and only root can install them: apt-get install -y ${missing.join(' ')}`,
+    );
   }
 }
 // The spec reporter for the details; then the counts of product tests apart from harness checks.
-const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=./scripts/test-summary.mjs', '--test-reporter-destination=stdout'];
+const reporters = [
+  '--test-reporter=spec',
+  '--test-reporter-destination=stdout',
+  '--test-reporter=./scripts/test-summary.mjs',
+  '--test-reporter-destination=stdout',
+];
 // Test files run side by side (node's default: one fewer than the cores). KCH_TEST_CONCURRENCY sets
 // the number, to run here as a machine with more cores would.
-const concurrency = /^[1-9][0-9]?$/.test(process.env.KCH_TEST_CONCURRENCY ?? '') ? [`--test-concurrency=${process.env.KCH_TEST_CONCURRENCY}`] : [];
-const result = spawnSync('node', ['--import', 'tsx', '--test', ...concurrency, ...reporters, ...files], { stdio: 'inherit', env });
+const concurrency = /^[1-9][0-9]?$/.test(process.env.KCH_TEST_CONCURRENCY ?? '')
+  ? [`--test-concurrency=${process.env.KCH_TEST_CONCURRENCY}`]
+  : [];
+const result = spawnSync('node', ['--import', 'tsx', '--test', ...concurrency, ...reporters, ...files], {
+  stdio: 'inherit',
+  env,
+});
 
 if (env.KCH_VSIX) fs.rmSync(env.KCH_VSIX, { force: true });
 if (clusterStarted && !process.env.KCH_KEEP_CLUSTER) {

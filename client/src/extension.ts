@@ -1,7 +1,12 @@
 // The thin client: starts the language server, shows its status, turns commands into requests.
 // Every decision about manifests and clusters is made in the server.
 import * as vscode from 'vscode';
-import { LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
+import {
+  LanguageClient,
+  TransportKind,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from 'vscode-languageclient/node';
 import {
   notifications,
   onNotification,
@@ -58,7 +63,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const statusBar = new StatusBar(status);
   context.subscriptions.push(vscode.window.onDidChangeActiveTextEditor(() => statusBar.show()));
   const ownershipDocs = new OwnershipDocuments();
-  context.subscriptions.push(output, status, vscode.workspace.registerTextDocumentContentProvider(ownershipScheme, ownershipDocs));
+  context.subscriptions.push(
+    output,
+    status,
+    vscode.workspace.registerTextDocumentContentProvider(ownershipScheme, ownershipDocs),
+  );
 
   let syntaxServices = detectSyntaxServices();
   const start = async () => {
@@ -67,7 +76,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     onNotification(client, notifications.status, (params) => statusBar.cluster(params));
     onNotification(client, notifications.documentState, (params) => statusBar.document(params));
     // A chart installed as several releases: asked once, when the server first finds them.
-    onNotification(client, notifications.chooseRelease, (params) => void vscode.commands.executeCommand('kubeConflictHints.chooseRelease', params.uri));
+    onNotification(
+      client,
+      notifications.chooseRelease,
+      (params) => void vscode.commands.executeCommand('kubeConflictHints.chooseRelease', params.uri),
+    );
     await client.start();
   };
   const restart = async () => {
@@ -78,17 +91,22 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   // The user asked: connect even when no manifest is open (the server waits for one otherwise).
   const refreshParams = (): RefreshParams => ({ ...(activeUri() ? { uri: activeUri() } : {}), connect: true });
   // Commands work while the server is down: they say so instead of failing.
-  const withClient = <T, A extends unknown[]>(run: (c: LanguageClient, ...args: A) => Promise<T>) => async (...args: A): Promise<T | undefined> => {
-    if (!client?.isRunning()) {
-      void vscode.window.showWarningMessage('Kube Conflict Hints: the language server is not running.');
-      return undefined;
-    }
-    return run(client, ...args);
-  };
+  const withClient =
+    <T, A extends unknown[]>(run: (c: LanguageClient, ...args: A) => Promise<T>) =>
+    async (...args: A): Promise<T | undefined> => {
+      if (!client?.isRunning()) {
+        void vscode.window.showWarningMessage('Kube Conflict Hints: the language server is not running.');
+        return undefined;
+      }
+      return run(client, ...args);
+    };
 
   context.subscriptions.push(
     vscode.commands.registerCommand('kubeConflictHints.restart', restart),
-    vscode.commands.registerCommand('kubeConflictHints.refresh', withClient((c) => sendRequest(c, requests.refresh, refreshParams()))),
+    vscode.commands.registerCommand(
+      'kubeConflictHints.refresh',
+      withClient((c) => sendRequest(c, requests.refresh, refreshParams())),
+    ),
     vscode.commands.registerCommand(
       'kubeConflictHints.pickContext',
       withClient(async (c) => {
@@ -113,7 +131,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       withClient(async (c) => {
         const uri = activeUri();
         const seen = uri ? await sendRequest(c, requests.managers, { uri }) : ['kubectl'];
-        const picked = await vscode.window.showQuickPick([...seen, 'Other…'], { placeHolder: 'The field manager your apply uses' });
+        const picked = await vscode.window.showQuickPick([...seen, 'Other…'], {
+          placeHolder: 'The field manager your apply uses',
+        });
         const value = picked === 'Other…' ? await vscode.window.showInputBox({ prompt: 'Field manager name' }) : picked;
         if (value) await settingsOf().update(settingKey('fieldManager'), value, vscode.ConfigurationTarget.Workspace);
       }),
@@ -124,7 +144,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       // Asked again from a view: the object that view shows.
       const source = ownershipDocs.sourceOf(editor.document.uri) ?? cursorOf(editor);
       const manager = typeof options?.manager === 'string' && options.manager !== '' ? options.manager : undefined;
-      await withClient((c) => showOwnershipView(c, ownershipDocs, { ...source, ...(manager !== undefined ? { manager } : {}) }))();
+      await withClient((c) =>
+        showOwnershipView(c, ownershipDocs, { ...source, ...(manager !== undefined ? { manager } : {}) }),
+      )();
     }),
     vscode.commands.registerCommand(
       'kubeConflictHints.filterOwnership',
@@ -134,22 +156,37 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         // From a view, its object and legend; from a manifest, the object under the cursor.
         const source = ownershipDocs.sourceOf(editor.document.uri) ?? cursorOf(editor);
         const shown = ownershipDocs.resultOf(editor.document.uri) ?? (await sendRequest(c, requests.ownership, source));
-        if (!shown) return void vscode.window.showInformationMessage('Kube Conflict Hints: no live object for the resource under the cursor.');
+        if (!shown)
+          return void vscode.window.showInformationMessage(
+            'Kube Conflict Hints: no live object for the resource under the cursor.',
+          );
         const names = [...new Set(shown.managers.map((m) => m.manager))];
         const items = [
-          { label: 'All managers', description: 'every line with its owners', manager: undefined as string | undefined },
+          {
+            label: 'All managers',
+            description: 'every line with its owners',
+            manager: undefined as string | undefined,
+          },
           ...names.map((name) => ({
             label: name,
             description: shown.managers
               .filter((m) => m.manager === name)
-              .map((m) => `${[m.operation, m.subresource].filter(Boolean).join(', ')} · ${m.fields} ${m.fields === 1 ? 'field' : 'fields'}${m.time ? ` · ${m.time}` : ''}`)
+              .map(
+                (m) =>
+                  `${[m.operation, m.subresource].filter(Boolean).join(', ')} · ${m.fields} ${m.fields === 1 ? 'field' : 'fields'}${m.time ? ` · ${m.time}` : ''}`,
+              )
               .join('; '),
             manager: name as string | undefined,
           })),
         ];
-        const picked = await vscode.window.showQuickPick(items, { placeHolder: 'Filter by manager…: mark only the lines this manager owns' });
+        const picked = await vscode.window.showQuickPick(items, {
+          placeHolder: 'Filter by manager…: mark only the lines this manager owns',
+        });
         if (!picked) return;
-        await showOwnershipView(c, ownershipDocs, { ...source, ...(picked.manager !== undefined ? { manager: picked.manager } : {}) });
+        await showOwnershipView(c, ownershipDocs, {
+          ...source,
+          ...(picked.manager !== undefined ? { manager: picked.manager } : {}),
+        });
       }),
     ),
     vscode.commands.registerCommand('kubeConflictHints.toggleOwnershipHints', async () => {
@@ -195,36 +232,74 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       'kubeConflictHints.chooseOverlays',
       // `uri`: the file a quick fix names (the hint of a file whose overlays are all left out); else the active one.
       withClient(async (c, uri?: unknown) => {
-        const document = (typeof uri === 'string' ? uri : undefined) ?? vscode.window.activeTextEditor?.document.uri.toString();
-        if (!document) return void vscode.window.showInformationMessage('Kube Conflict Hints: open a file of a Kustomize overlay first.');
+        const document =
+          (typeof uri === 'string' ? uri : undefined) ?? vscode.window.activeTextEditor?.document.uri.toString();
+        if (!document)
+          return void vscode.window.showInformationMessage(
+            'Kube Conflict Hints: open a file of a Kustomize overlay first.',
+          );
         // The server found the overlays and says which count; the choice is the workspace folder's setting.
         const result = await sendRequest(c, requests.overlays, { uri: document });
         const folder = result.folder ? vscode.workspace.getWorkspaceFolder(vscode.Uri.parse(result.folder)) : undefined;
-        if (result.problem || !folder) return void vscode.window.showInformationMessage(`Kube Conflict Hints: ${result.problem ?? 'the file is in no workspace folder.'}`);
-        const items = result.overlays.map((o) => ({ label: o.label, description: o.entry, picked: o.counted, entry: o.entry }));
-        const picked = await vscode.window.showQuickPick(items, { canPickMany: true, placeHolder: 'The overlays that count for this file (each is judged on its own)' });
+        if (result.problem || !folder)
+          return void vscode.window.showInformationMessage(
+            `Kube Conflict Hints: ${result.problem ?? 'the file is in no workspace folder.'}`,
+          );
+        const items = result.overlays.map((o) => ({
+          label: o.label,
+          description: o.entry,
+          picked: o.counted,
+          entry: o.entry,
+        }));
+        const picked = await vscode.window.showQuickPick(items, {
+          canPickMany: true,
+          placeHolder: 'The overlays that count for this file (each is judged on its own)',
+        });
         if (!picked) return;
-        if (picked.length === 0) return void vscode.window.showInformationMessage('Kube Conflict Hints: choose at least one overlay (an empty list means every overlay counts).');
+        if (picked.length === 0)
+          return void vscode.window.showInformationMessage(
+            'Kube Conflict Hints: choose at least one overlay (an empty list means every overlay counts).',
+          );
         if (result.everyOverlay && picked.length === items.length) return;
         const chosen = [...new Set([...result.keep, ...picked.map((p) => p.entry)])];
-        await settingsOf(folder.uri).update(settingKey('kustomizeOverlays'), chosen, vscode.ConfigurationTarget.WorkspaceFolder);
+        await settingsOf(folder.uri).update(
+          settingKey('kustomizeOverlays'),
+          chosen,
+          vscode.ConfigurationTarget.WorkspaceFolder,
+        );
       }),
     ),
     vscode.commands.registerCommand(
       'kubeConflictHints.chooseRelease',
       withClient(async (c, asked?: unknown) => {
         const uri = typeof asked === 'string' ? asked : vscode.window.activeTextEditor?.document.uri.toString();
-        if (!uri) return void vscode.window.showInformationMessage('Kube Conflict Hints: open a file of a Helm chart first.');
+        if (!uri)
+          return void vscode.window.showInformationMessage('Kube Conflict Hints: open a file of a Helm chart first.');
         // The server knows the releases the cluster holds the chart as; the choice is the workspace folder's setting.
         const result = await sendRequest(c, requests.releases, { uri });
         const folder = result.folder ? vscode.workspace.getWorkspaceFolder(vscode.Uri.parse(result.folder)) : undefined;
-        if (result.problem || !folder || result.chart === undefined) return void vscode.window.showInformationMessage(`Kube Conflict Hints: ${result.problem ?? 'the file is in no workspace folder.'}`);
-        const items = result.releases.map((r) => ({ label: r.label, description: r.description, picked: r.judged, value: r.value }));
-        const picked = await vscode.window.showQuickPick(items, { placeHolder: `The chart ${result.chart} is installed as several releases: which one do its files describe?`, ignoreFocusOut: true });
+        if (result.problem || !folder || result.chart === undefined)
+          return void vscode.window.showInformationMessage(
+            `Kube Conflict Hints: ${result.problem ?? 'the file is in no workspace folder.'}`,
+          );
+        const items = result.releases.map((r) => ({
+          label: r.label,
+          description: r.description,
+          picked: r.judged,
+          value: r.value,
+        }));
+        const picked = await vscode.window.showQuickPick(items, {
+          placeHolder: `The chart ${result.chart} is installed as several releases: which one do its files describe?`,
+          ignoreFocusOut: true,
+        });
         if (!picked) return;
         const settings = settingsOf(folder.uri);
         const now = settings.inspect<Record<string, string>>(settingKey('helmReleases'))?.workspaceFolderValue ?? {};
-        await settings.update(settingKey('helmReleases'), { ...now, [result.chart]: picked.value }, vscode.ConfigurationTarget.WorkspaceFolder);
+        await settings.update(
+          settingKey('helmReleases'),
+          { ...now, [result.chart]: picked.value },
+          vscode.ConfigurationTarget.WorkspaceFolder,
+        );
       }),
     ),
     // Trust is decided at start-up (initializationOptions); granting it later needs a fresh server.
@@ -239,7 +314,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
   forcePreviewDocs = ownershipDocs;
   await start();
-  context.subscriptions.push(...(await watchKubernetesTools(() => void (client && sendRequest(client, requests.refresh, undefined)))));
+  context.subscriptions.push(
+    ...(await watchKubernetesTools(() => void (client && sendRequest(client, requests.refresh, undefined)))),
+  );
 }
 
 export async function deactivate(): Promise<void> {
@@ -247,11 +324,19 @@ export async function deactivate(): Promise<void> {
   client = undefined;
 }
 
-function createClient(context: vscode.ExtensionContext, output: vscode.OutputChannel, syntaxServices: SyntaxServices): LanguageClient {
+function createClient(
+  context: vscode.ExtensionContext,
+  output: vscode.OutputChannel,
+  syntaxServices: SyntaxServices,
+): LanguageClient {
   const module = context.asAbsolutePath('dist/server.js');
   const serverOptions: ServerOptions = {
     run: { module, transport: TransportKind.ipc, options: { execArgv: [...serverExecArgv] } },
-    debug: { module, transport: TransportKind.ipc, options: { execArgv: [...serverExecArgv, '--nolazy', '--inspect=6010'] } },
+    debug: {
+      module,
+      transport: TransportKind.ipc,
+      options: { execArgv: [...serverExecArgv, '--nolazy', '--inspect=6010'] },
+    },
   };
   // The server contacts no cluster unless told the workspace is trusted (it fails closed).
   const initializationOptions: InitializationOptions = { clusterAccess: vscode.workspace.isTrusted, syntaxServices };
@@ -270,9 +355,14 @@ function createClient(context: vscode.ExtensionContext, output: vscode.OutputCha
       // (VS Code would otherwise drop what a command returns).
       executeCommand: async (command, args, next) => {
         // The quick fix of a file no chosen overlay uses: the choice itself, not the server's list.
-        if (command === requests.overlays.command) return vscode.commands.executeCommand('kubeConflictHints.chooseOverlays', (args[0] as { uri?: string } | undefined)?.uri);
+        if (command === requests.overlays.command)
+          return vscode.commands.executeCommand(
+            'kubeConflictHints.chooseOverlays',
+            (args[0] as { uri?: string } | undefined)?.uri,
+          );
         const result = await next(command, args);
-        if (command === requests.forcePreview.command && forcePreviewDocs) await showForcePreview(forcePreviewDocs, (result ?? null) as ForcePreviewResult | null);
+        if (command === requests.forcePreview.command && forcePreviewDocs)
+          await showForcePreview(forcePreviewDocs, (result ?? null) as ForcePreviewResult | null);
         return result;
       },
       // Where the user set nothing, follow the Kubernetes extension's kubeconfig and context.
@@ -295,7 +385,13 @@ function createClient(context: vscode.ExtensionContext, output: vscode.OutputCha
             // The rendering tools are programs: whatever the workspace says, only the user's own choice runs.
             const helmPath = userValue('helmPath', item.scopeUri);
             const kustomizePath = userValue('kustomizePath', item.scopeUri);
-            return { ...answer, kubeconfig: kubeconfig || selection?.kubeconfig || '', context: context ?? '', helmPath, kustomizePath };
+            return {
+              ...answer,
+              kubeconfig: kubeconfig || selection?.kubeconfig || '',
+              context: context ?? '',
+              helmPath,
+              kustomizePath,
+            };
           });
         },
       },
@@ -371,14 +467,20 @@ class StatusBar {
  * run: the user copies the command and decides.
  */
 async function showForcePreview(docs: OwnershipDocuments, result: ForcePreviewResult | null): Promise<void> {
-  if (!result) return void vscode.window.showInformationMessage('Kube Conflict Hints: no live object for the resource under the cursor.');
+  if (!result)
+    return void vscode.window.showInformationMessage(
+      'Kube Conflict Hints: no live object for the resource under the cursor.',
+    );
   const doc = await vscode.workspace.openTextDocument(docs.put(result, { extension: 'txt' }));
   await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
   const copy = 'Copy kubectl command';
   const taken = result.preview.losses.reduce((n, l) => n + l.fields.length, 0);
-  const back = result.preview.losses.flatMap((l) => (l.takesBack ? [`${l.takesBack.by} ${l.takesBack.certainty} take ${l.takesBack.paths.join(', ')} back`] : []));
+  const back = result.preview.losses.flatMap((l) =>
+    l.takesBack ? [`${l.takesBack.by} ${l.takesBack.certainty} take ${l.takesBack.paths.join(', ')} back`] : [],
+  );
   const summary = `Forcing takes ${taken} field${taken === 1 ? '' : 's'}${back.length ? `; ${back.join('; ')}` : ''}.`;
-  if ((await vscode.window.showInformationMessage(`Kube Conflict Hints: ${summary}`, copy)) === copy) await vscode.env.clipboard.writeText(result.command);
+  if ((await vscode.window.showInformationMessage(`Kube Conflict Hints: ${summary}`, copy)) === copy)
+    await vscode.env.clipboard.writeText(result.command);
 }
 
 /** The manifest and place an ownership view was asked for. */
@@ -388,13 +490,23 @@ interface OwnershipSource {
 }
 
 function cursorOf(editor: vscode.TextEditor): OwnershipSource {
-  return { uri: editor.document.uri.toString(), position: { line: editor.selection.active.line, character: editor.selection.active.character } };
+  return {
+    uri: editor.document.uri.toString(),
+    position: { line: editor.selection.active.line, character: editor.selection.active.character },
+  };
 }
 
 /** Asks for the view of the object at `params` (one manager's lines when `manager` is given) and opens it beside. */
-async function showOwnershipView(c: LanguageClient, docs: OwnershipDocuments, params: OwnershipSource & { manager?: string }): Promise<void> {
+async function showOwnershipView(
+  c: LanguageClient,
+  docs: OwnershipDocuments,
+  params: OwnershipSource & { manager?: string },
+): Promise<void> {
   const result = await sendRequest(c, requests.ownership, params);
-  if (!result) return void vscode.window.showInformationMessage('Kube Conflict Hints: no live object for the resource under the cursor.');
+  if (!result)
+    return void vscode.window.showInformationMessage(
+      'Kube Conflict Hints: no live object for the resource under the cursor.',
+    );
   const uri = docs.put(result, { result, source: { uri: params.uri, position: params.position } });
   const doc = await vscode.workspace.openTextDocument(uri);
   await vscode.languages.setTextDocumentLanguage(doc, 'kube-ownership');
@@ -406,9 +518,19 @@ class OwnershipDocuments implements vscode.TextDocumentContentProvider {
   private readonly views = new Map<string, { text: string; result?: OwnershipResult; source?: OwnershipSource }>();
   private counter = 0;
   /** A view: an ownership view with its result and what it was asked for, or another read-only text (the force preview). */
-  put(shown: { title: string; text: string }, extra: { extension?: string; result?: OwnershipResult; source?: OwnershipSource } = {}): vscode.Uri {
-    const uri = vscode.Uri.from({ scheme: ownershipScheme, path: `/${++this.counter}/${shown.title.replace(/[\\/]/g, '_')}.${extra.extension ?? 'yaml'}` });
-    this.views.set(uri.toString(), { text: shown.text, ...(extra.result ? { result: extra.result } : {}), ...(extra.source ? { source: extra.source } : {}) });
+  put(
+    shown: { title: string; text: string },
+    extra: { extension?: string; result?: OwnershipResult; source?: OwnershipSource } = {},
+  ): vscode.Uri {
+    const uri = vscode.Uri.from({
+      scheme: ownershipScheme,
+      path: `/${++this.counter}/${shown.title.replace(/[\\/]/g, '_')}.${extra.extension ?? 'yaml'}`,
+    });
+    this.views.set(uri.toString(), {
+      text: shown.text,
+      ...(extra.result ? { result: extra.result } : {}),
+      ...(extra.source ? { source: extra.source } : {}),
+    });
     return uri;
   }
   sourceOf(uri: vscode.Uri): OwnershipSource | undefined {

@@ -67,7 +67,12 @@ export interface Settings {
 
 export type SeverityOverride = Severity | 'off';
 /** The words a severity setting takes: the catalogue's severities (one added there must be added here, or this does not compile), and `off`. */
-const severityOverrides: Readonly<Record<SeverityOverride, true>> = { error: true, warning: true, information: true, off: true };
+const severityOverrides: Readonly<Record<SeverityOverride, true>> = {
+  error: true,
+  warning: true,
+  information: true,
+  off: true,
+};
 
 export const defaultSettings: Settings = {
   fieldManager: 'kubectl',
@@ -102,12 +107,19 @@ export function sanitizeSettings(raw: unknown): Settings {
     codeLens: typeof r.codeLens === 'boolean' ? r.codeLens : defaultSettings.codeLens,
     verifyOnSave: typeof r.verifyOnSave === 'boolean' ? r.verifyOnSave : defaultSettings.verifyOnSave,
     ownershipHints: typeof r.ownershipHints === 'boolean' ? r.ownershipHints : defaultSettings.ownershipHints,
-    syntaxErrors: syntaxErrorsModes.includes(r.syntaxErrors as SyntaxErrorsMode) ? (r.syntaxErrors as SyntaxErrorsMode) : defaultSettings.syntaxErrors,
+    syntaxErrors: syntaxErrorsModes.includes(r.syntaxErrors as SyntaxErrorsMode)
+      ? (r.syntaxErrors as SyntaxErrorsMode)
+      : defaultSettings.syntaxErrors,
     severity: sanitizeSeverity(r.severity),
     helmPath: str(r.helmPath, ''),
     kustomizePath: str(r.kustomizePath, ''),
     helmRelease: str(r.helmRelease, ''),
-    helmValuesFiles: Array.isArray(r.helmValuesFiles) ? r.helmValuesFiles.filter((f): f is string => typeof f === 'string' && f.trim() !== '').map((f) => f.trim()).slice(0, 32) : [],
+    helmValuesFiles: Array.isArray(r.helmValuesFiles)
+      ? r.helmValuesFiles
+          .filter((f): f is string => typeof f === 'string' && f.trim() !== '')
+          .map((f) => f.trim())
+          .slice(0, 32)
+      : [],
     helmReleases: sanitizeReleases(r.helmReleases),
     kustomizeOverlays: stringList(r.kustomizeOverlays),
   };
@@ -120,14 +132,23 @@ function sanitizeReleases(raw: unknown): Record<string, string> {
   for (const [chart, place] of Object.entries(raw as Record<string, unknown>).slice(0, 32)) {
     const folder = chart.trim().replace(/\/+$/, '') || '.';
     if (folder.length > 512 || folder.startsWith('/') || folder.split('/').includes('..')) continue;
-    if (typeof place === 'string' && /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\/[a-z0-9]([-a-z0-9.]{0,51}[a-z0-9])?$/.test(place.trim())) out[folder] = place.trim();
+    if (
+      typeof place === 'string' &&
+      /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\/[a-z0-9]([-a-z0-9.]{0,51}[a-z0-9])?$/.test(place.trim())
+    )
+      out[folder] = place.trim();
   }
   return out;
 }
 
 /** A list of non-empty strings, trimmed, at most 32 (what the settings hold are a few paths). */
 function stringList(raw: unknown): string[] {
-  return Array.isArray(raw) ? raw.filter((f): f is string => typeof f === 'string' && f.trim() !== '').map((f) => f.trim()).slice(0, 32) : [];
+  return Array.isArray(raw)
+    ? raw
+        .filter((f): f is string => typeof f === 'string' && f.trim() !== '')
+        .map((f) => f.trim())
+        .slice(0, 32)
+    : [];
 }
 
 /** Only `code: level` pairs with a code-like key and a known level; anything else is dropped. */
@@ -135,7 +156,8 @@ function sanitizeSeverity(raw: unknown): Record<string, SeverityOverride> {
   const out: Record<string, SeverityOverride> = {};
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return out;
   for (const [code, level] of Object.entries(raw as Record<string, unknown>)) {
-    if (/^[a-z][a-z-]{0,63}$/.test(code) && typeof level === 'string' && Object.hasOwn(severityOverrides, level)) out[code] = level as SeverityOverride;
+    if (/^[a-z][a-z-]{0,63}$/.test(code) && typeof level === 'string' && Object.hasOwn(severityOverrides, level))
+      out[code] = level as SeverityOverride;
   }
   return out;
 }
@@ -170,7 +192,12 @@ export interface InitializationOptions {
 export type StatedTrust = 'trusted' | 'untrusted' | 'unstated' | 'garbled';
 
 export function statedTrust(initializationOptions: unknown): StatedTrust {
-  if (typeof initializationOptions !== 'object' || initializationOptions === null || !('clusterAccess' in initializationOptions)) return 'unstated';
+  if (
+    typeof initializationOptions !== 'object' ||
+    initializationOptions === null ||
+    !('clusterAccess' in initializationOptions)
+  )
+    return 'unstated';
   const { clusterAccess } = initializationOptions;
   return clusterAccess === true ? 'trusted' : clusterAccess === false ? 'untrusted' : 'garbled';
 }
@@ -186,7 +213,16 @@ export type SyntaxServices = Record<string, string>;
  * `idle`: cluster access is allowed but nothing asked for it yet (no Kubernetes manifest open, no
  * command): no kubeconfig read, no request sent.
  */
-export type ClusterHealth = 'connected' | 'unreachable' | 'unauthenticated' | 'forbidden' | 'throttled' | 'failing' | 'disabled' | 'unknown' | 'idle';
+export type ClusterHealth =
+  | 'connected'
+  | 'unreachable'
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'throttled'
+  | 'failing'
+  | 'disabled'
+  | 'unknown'
+  | 'idle';
 
 export interface StatusParams {
   health: ClusterHealth;
@@ -240,7 +276,14 @@ export interface OwnershipResult {
   title: string;
   text: string;
   /** The legend: each managedFields entry once, with how many fields it owns. */
-  managers: { manager: string; operation: 'Apply' | 'Update'; subresource?: string; apiVersion: string; time?: string; fields: number }[];
+  managers: {
+    manager: string;
+    operation: 'Apply' | 'Update';
+    subresource?: string;
+    apiVersion: string;
+    time?: string;
+    fields: number;
+  }[];
   /** The manager whose lines alone are marked, when filtered. */
   manager?: string;
 }
@@ -294,10 +337,21 @@ export interface ForcePreviewResult {
       apiVersion?: string;
       time?: string;
       fields: readonly { path: string; liveValue?: unknown; manifestValue?: unknown; withoutForce?: boolean }[];
-      takesBack?: { certainty: 'will' | 'may'; kind: 'autoscaler' | 'controller' | 'gitops'; by: string; reason: string; paths: readonly string[] };
+      takesBack?: {
+        certainty: 'will' | 'may';
+        kind: 'autoscaler' | 'controller' | 'gitops';
+        by: string;
+        reason: string;
+        paths: readonly string[];
+      };
       note?: string;
     }[];
-    uncertain: readonly { manager: string; operation: 'Apply' | 'Update'; subresource?: string; paths: readonly string[] }[];
+    uncertain: readonly {
+      manager: string;
+      operation: 'Apply' | 'Update';
+      subresource?: string;
+      paths: readonly string[];
+    }[];
     stillRefused: readonly string[];
     command: string;
   };
@@ -347,7 +401,11 @@ export interface Notification<P> {
  */
 type CommandNeedsDocument<P> = DocumentParams extends P ? ([P] extends [{ uri: string }] ? true : false) : never;
 
-function clientRequest<P, R>(method: string, command: string, needsDocument: CommandNeedsDocument<P>): ClientRequest<P, R> {
+function clientRequest<P, R>(
+  method: string,
+  command: string,
+  needsDocument: CommandNeedsDocument<P>,
+): ClientRequest<P, R> {
   return { method, command, needsDocument };
 }
 
@@ -361,24 +419,48 @@ export const requests = {
    * Drop the caches, rediscover and relist. Sent by a user's command (params: the active document,
    * if any) it also connects when no manifest has been opened yet.
    */
-  refresh: clientRequest<RefreshParams | undefined, null>('kubeConflictHints/refresh', 'kube-conflict-hints.refresh', false),
+  refresh: clientRequest<RefreshParams | undefined, null>(
+    'kubeConflictHints/refresh',
+    'kube-conflict-hints.refresh',
+    false,
+  ),
   /** The contexts of the kubeconfig the document's settings select. */
-  contexts: clientRequest<ContextsParams | undefined, ContextsResult>('kubeConflictHints/contexts', 'kube-conflict-hints.contexts', false),
+  contexts: clientRequest<ContextsParams | undefined, ContextsResult>(
+    'kubeConflictHints/contexts',
+    'kube-conflict-hints.contexts',
+    false,
+  ),
   /** Field managers seen on the live objects of a document (for the picker). */
   managers: clientRequest<DocumentParams, string[]>('kubeConflictHints/managers', 'kube-conflict-hints.managers', true),
   /** The live object under the cursor as YAML annotated with each line's owners (or one manager's lines). */
-  ownership: clientRequest<OwnershipParams, OwnershipResult | null>('kubeConflictHints/ownership', 'kube-conflict-hints.showOwnership', true),
+  ownership: clientRequest<OwnershipParams, OwnershipResult | null>(
+    'kubeConflictHints/ownership',
+    'kube-conflict-hints.showOwnership',
+    true,
+  ),
   /** Confirm the document's predictions with dry-run applies. */
   verify: clientRequest<DocumentParams, VerifyResult>('kubeConflictHints/verify', 'kube-conflict-hints.verify', true),
   /**
    * What forcing the apply of the resource at the position would take from whom, and who takes it
    * back; null when no resource is there or its live object is not known. Sends only reads.
    */
-  forcePreview: clientRequest<DocumentParams, ForcePreviewResult | null>('kubeConflictHints/forcePreview', 'kube-conflict-hints.forcePreview', true),
+  forcePreview: clientRequest<DocumentParams, ForcePreviewResult | null>(
+    'kubeConflictHints/forcePreview',
+    'kube-conflict-hints.forcePreview',
+    true,
+  ),
   /** The Kustomize overlays that use the document, and which of them count (kustomizeOverlays). */
-  overlays: clientRequest<DocumentParams, OverlaysResult>('kubeConflictHints/overlays', 'kube-conflict-hints.overlays', true),
+  overlays: clientRequest<DocumentParams, OverlaysResult>(
+    'kubeConflictHints/overlays',
+    'kube-conflict-hints.overlays',
+    true,
+  ),
   /** The Helm releases the cluster holds the document's chart as, and which is judged (helmReleases). */
-  releases: clientRequest<DocumentParams, ReleasesResult>('kubeConflictHints/releases', 'kube-conflict-hints.releases', true),
+  releases: clientRequest<DocumentParams, ReleasesResult>(
+    'kubeConflictHints/releases',
+    'kube-conflict-hints.releases',
+    true,
+  ),
 } as const;
 
 export const notifications = {
@@ -410,9 +492,11 @@ export interface NotificationSender {
 }
 // The libraries' untyped handlers take `any`: what arrives on the wire is unchecked JSON.
 export interface RequestReceiver {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
   onRequest(method: string, handler: (...params: any[]) => unknown): unknown;
 }
 export interface NotificationReceiver {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
   onNotification(method: string, handler: (...params: any[]) => void): unknown;
 }
 
@@ -424,14 +508,26 @@ export function sendRequest<P, R>(to: RequestSender, request: ClientRequest<P, R
   return (params === undefined ? to.sendRequest(request.method) : to.sendRequest(request.method, params)) as Promise<R>;
 }
 
-export function onRequest<P, R>(on: RequestReceiver, request: ClientRequest<P, R>, handler: RequestHandler<P, R>): void {
+export function onRequest<P, R>(
+  on: RequestReceiver,
+  request: ClientRequest<P, R>,
+  handler: RequestHandler<P, R>,
+): void {
   on.onRequest(request.method, handler);
 }
 
-export async function sendNotification<P>(to: NotificationSender, notification: Notification<P>, params: NoInfer<P>): Promise<void> {
+export async function sendNotification<P>(
+  to: NotificationSender,
+  notification: Notification<P>,
+  params: NoInfer<P>,
+): Promise<void> {
   await to.sendNotification(notification.method, params);
 }
 
-export function onNotification<P>(on: NotificationReceiver, notification: Notification<P>, handler: (params: NoInfer<P>) => void): void {
+export function onNotification<P>(
+  on: NotificationReceiver,
+  notification: Notification<P>,
+  handler: (params: NoInfer<P>) => void,
+): void {
   on.onNotification(notification.method, handler);
 }

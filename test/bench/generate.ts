@@ -52,7 +52,10 @@ function rng(seed: number): () => number {
   };
 }
 
-const words = 'the of a to field is when this specifies which must be set in for an if not will default value resource controller reference name namespace selector label template policy spec status condition'.split(' ');
+const words =
+  'the of a to field is when this specifies which must be set in for an if not will default value resource controller reference name namespace selector label template policy spec status condition'.split(
+    ' ',
+  );
 
 function description(next: () => number): string {
   // Real CRDs carry the Go doc comments of every field: a few sentences, often several lines.
@@ -68,9 +71,20 @@ function schema(next: () => number, depth: number): Record<string, unknown> {
     const roll = next();
     if (depth < 4 && roll < 0.25) properties[name] = { description: description(next), ...schema(next, depth + 1) };
     else if (depth < 4 && roll < 0.35) {
-      properties[name] = { description: description(next), type: 'array', items: schema(next, depth + 1), 'x-kubernetes-list-type': 'atomic' };
-    } else if (roll < 0.8) properties[name] = { description: description(next), type: 'string', ...(roll < 0.6 ? { enum: ['Always', 'Never', 'IfNotPresent'] } : {}) };
-    else if (roll < 0.9) properties[name] = { description: description(next), type: 'integer', format: 'int32', minimum: 0 };
+      properties[name] = {
+        description: description(next),
+        type: 'array',
+        items: schema(next, depth + 1),
+        'x-kubernetes-list-type': 'atomic',
+      };
+    } else if (roll < 0.8)
+      properties[name] = {
+        description: description(next),
+        type: 'string',
+        ...(roll < 0.6 ? { enum: ['Always', 'Never', 'IfNotPresent'] } : {}),
+      };
+    else if (roll < 0.9)
+      properties[name] = { description: description(next), type: 'integer', format: 'int32', minimum: 0 };
     else properties[name] = { description: description(next), type: 'boolean' };
   }
   return { type: 'object', properties, ...(next() < 0.3 ? { required: Object.keys(properties).slice(0, 1) } : {}) };
@@ -84,7 +98,9 @@ function crd(next: () => number, i: number): Record<string, unknown> {
     served: true,
     storage: v === 0,
     subresources: { status: {} },
-    additionalPrinterColumns: [{ name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' }],
+    additionalPrinterColumns: [
+      { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+    ],
     schema: {
       openAPIV3Schema: {
         description: description(next),
@@ -103,7 +119,12 @@ function crd(next: () => number, i: number): Record<string, unknown> {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
     metadata: { name: `${plural}.${group}`, labels: { 'app.kubernetes.io/part-of': 'bench-operator' } },
-    spec: { group, names: { kind: `Widget${i}`, listKind: `Widget${i}List`, plural, singular: `widget${i}` }, scope: 'Namespaced', versions },
+    spec: {
+      group,
+      names: { kind: `Widget${i}`, listKind: `Widget${i}List`, plural, singular: `widget${i}` },
+      scope: 'Namespaced',
+      versions,
+    },
   };
 }
 
@@ -117,7 +138,9 @@ function operatorObjects(namespace: string): Record<string, unknown>[] {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'Role',
       metadata: { name, namespace, labels },
-      rules: [{ apiGroups: ['bench.kch.example.com'], resources: ['*'], verbs: ['get', 'list', 'watch', 'update', 'patch'] }],
+      rules: [
+        { apiGroups: ['bench.kch.example.com'], resources: ['*'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
+      ],
     });
     out.push({
       apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -126,7 +149,12 @@ function operatorObjects(namespace: string): Record<string, unknown>[] {
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
       subjects: [{ kind: 'ServiceAccount', name, namespace }],
     });
-    out.push({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace, labels }, spec: { selector: { app: name }, ports: [{ name: 'metrics', port: 8443, targetPort: 8443 }] } });
+    out.push({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name, namespace, labels },
+      spec: { selector: { app: name }, ports: [{ name: 'metrics', port: 8443, targetPort: 8443 }] },
+    });
     out.push({
       apiVersion: 'apps/v1',
       kind: 'Deployment',
@@ -138,7 +166,14 @@ function operatorObjects(namespace: string): Record<string, unknown>[] {
           metadata: { labels: { app: name } },
           spec: {
             serviceAccountName: name,
-            containers: [{ name: 'manager', image: 'registry.example.com/operator:1.0', args: ['--leader-elect'], resources: { limits: { cpu: '500m', memory: '128Mi' } } }],
+            containers: [
+              {
+                name: 'manager',
+                image: 'registry.example.com/operator:1.0',
+                args: ['--leader-elect'],
+                resources: { limits: { cpu: '500m', memory: '128Mi' } },
+              },
+            ],
           },
         },
       },

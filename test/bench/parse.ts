@@ -3,7 +3,11 @@
 // blocked, then the same full parse in slices that yield to the event loop.
 // Run: node --import tsx test/bench/parse.ts [documents]
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { createManifestCache, parseManifestText, parseManifestTextInSlices } from '../../server/src/core/manifest/manifest';
+import {
+  createManifestCache,
+  parseManifestText,
+  parseManifestTextInSlices,
+} from '../../server/src/core/manifest/manifest';
 
 const documentCount = Number(process.argv[2] ?? 2000);
 
@@ -87,8 +91,12 @@ async function main(): Promise<void> {
   console.log(`documents: ${documentCount} (${kib} KiB), resources: ${cold.result.resources.length}`);
   console.log(`full parse:                     ${cold.ms.toFixed(1)} ms`);
   console.log(`full parse into an empty cache: ${warmup.ms.toFixed(1)} ms`);
-  console.log(`one-character edit (cached):    ${edit.ms.toFixed(1)} ms, documents parsed: ${edit.result.parsedDocuments}`);
-  console.log(`line added at the top (cached): ${shift.ms.toFixed(1)} ms, documents parsed: ${shift.result.parsedDocuments}`);
+  console.log(
+    `one-character edit (cached):    ${edit.ms.toFixed(1)} ms, documents parsed: ${edit.result.parsedDocuments}`,
+  );
+  console.log(
+    `line added at the top (cached): ${shift.ms.toFixed(1)} ms, documents parsed: ${shift.result.parsedDocuments}`,
+  );
   console.log(`longest event-loop block, synchronous parses:  ${blockedBySync.toFixed(0)} ms`);
   console.log(`full parse in 8 ms slices:      ${slicedMs.toFixed(1)} ms, resources: ${sliced.resources.length}`);
   console.log(`longest event-loop block, sliced parse:       ${longestBlock.toFixed(0)} ms`);

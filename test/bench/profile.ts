@@ -47,7 +47,8 @@ function origin(url: string, line: number, column: number): string {
 function summarize(profile: CpuProfile, title: string): void {
   const byNode = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map<number, number>();
-  for (let i = 0; i < profile.samples.length; i++) self.set(profile.samples[i]!, (self.get(profile.samples[i]!) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
+  for (let i = 0; i < profile.samples.length; i++)
+    self.set(profile.samples[i]!, (self.get(profile.samples[i]!) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
   const byFunction = new Map<string, number>();
   const byOrigin = new Map<string, number>();
   let total = 0;
@@ -62,16 +63,22 @@ function summarize(profile: CpuProfile, title: string): void {
   const top = (m: Map<string, number>, n: number) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n);
   console.log(`\n${title}: ${total.toFixed(0)} ms sampled`);
   console.log('  by origin (self time):');
-  for (const [k, ms] of top(byOrigin, 10)) console.log(`    ${ms.toFixed(0).padStart(6)} ms  ${((100 * ms) / total).toFixed(1).padStart(5)}%  ${k}`);
+  for (const [k, ms] of top(byOrigin, 10))
+    console.log(`    ${ms.toFixed(0).padStart(6)} ms  ${((100 * ms) / total).toFixed(1).padStart(5)}%  ${k}`);
   console.log('  top functions (self time):');
-  for (const [k, ms] of top(byFunction, 15)) console.log(`    ${ms.toFixed(0).padStart(6)} ms  ${((100 * ms) / total).toFixed(1).padStart(5)}%  ${k}`);
+  for (const [k, ms] of top(byFunction, 15))
+    console.log(`    ${ms.toFixed(0).padStart(6)} ms  ${((100 * ms) / total).toFixed(1).padStart(5)}%  ${k}`);
 }
 
 function profiled(kubeconfig: string, target: string, dir: string, title: string): void {
   const args = [cli, 'check', '--kubeconfig', kubeconfig, '--context', 'admin', '--format', 'json', target];
   spawnSync(process.execPath, args);
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${title.replace(/\W+/g, '-')}.cpuprofile`, ...args], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  const r = spawnSync(
+    process.execPath,
+    ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${title.replace(/\W+/g, '-')}.cpuprofile`, ...args],
+    { encoding: 'utf8', maxBuffer: 64 << 20 },
+  );
   const ms = performance.now() - t0;
   if (r.status !== 0 && r.status !== 1) throw new Error(`check failed (exit ${r.status}): ${r.stderr.slice(0, 300)}`);
   const file = path.join(dir, `${title.replace(/\W+/g, '-')}.cpuprofile`);
@@ -89,8 +96,17 @@ async function main(): Promise<void> {
   const namespace = await freshNamespace(admin, 'bench-profile');
   for (let i = 0; i < 200; i++) {
     if (!seeded(i)) continue;
-    objectOf(await apply(admin, 'kubectl', parseManifestText(deploymentDoc(namespace, i)).resources[0]!.object as never));
-    objectOf(await scale(admin, 'kube-controller-manager', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `web-${i}`, namespace } }, 5));
+    objectOf(
+      await apply(admin, 'kubectl', parseManifestText(deploymentDoc(namespace, i)).resources[0]!.object as never),
+    );
+    objectOf(
+      await scale(
+        admin,
+        'kube-controller-manager',
+        { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `web-${i}`, namespace } },
+        5,
+      ),
+    );
   }
   const dir = keep ?? fs.mkdtempSync(path.join(os.tmpdir(), 'kch-profile-'));
   fs.mkdirSync(dir, { recursive: true });
@@ -99,7 +115,9 @@ async function main(): Promise<void> {
     fs.writeFileSync(small, deploymentsFile(namespace, 200).text);
     const install = path.join(dir, 'install.yaml');
     fs.writeFileSync(install, crdInstallFile(namespace).text);
-    console.log(`${new Date().toISOString().slice(0, 16)}Z, load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores; dist/cli-bundle.js ${(fs.statSync(bundle).size / 1e6).toFixed(2)} MB`);
+    console.log(
+      `${new Date().toISOString().slice(0, 16)}Z, load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores; dist/cli-bundle.js ${(fs.statSync(bundle).size / 1e6).toFixed(2)} MB`,
+    );
     const bare = medianOf(5, () => {
       const t0 = performance.now();
       spawnSync(process.execPath, ['-e', '0']);
@@ -110,7 +128,9 @@ async function main(): Promise<void> {
       spawnSync(process.execPath, [cli, '--version']);
       return performance.now() - t0;
     });
-    console.log(`node -e 0: ${bare.toFixed(0)} ms; dist/cli.js --version: ${load.toFixed(0)} ms (loading and compiling the bundle: ${(load - bare).toFixed(0)} ms), medians of 5`);
+    console.log(
+      `node -e 0: ${bare.toFixed(0)} ms; dist/cli.js --version: ${load.toFixed(0)} ms (loading and compiling the bundle: ${(load - bare).toFixed(0)} ms), medians of 5`,
+    );
     profiled(env.kubeconfig, small, dir, 'check, 200 Deployments');
     profiled(env.kubeconfig, install, dir, 'check, CRD-heavy install file');
     if (keep) console.log(`\nprofiles kept in ${dir} (open them in Chrome DevTools > Performance)`);

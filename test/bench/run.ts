@@ -38,9 +38,15 @@ interface Cluster {
 }
 
 function clusterEnv(): Cluster {
-  if (process.env.KCH_KUBECONFIG && process.env.KCH_AUDIT_LOG) return { kubeconfig: process.env.KCH_KUBECONFIG, auditLog: process.env.KCH_AUDIT_LOG, startedHere: false };
-  const running = spawnSync('node', ['--import', 'tsx', 'test/support/cluster-cli.ts', 'status'], { cwd: root, stdio: 'ignore' }).status === 0;
-  execFileSync('node', ['--import', 'tsx', 'test/support/cluster-cli.ts', 'up'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (process.env.KCH_KUBECONFIG && process.env.KCH_AUDIT_LOG)
+    return { kubeconfig: process.env.KCH_KUBECONFIG, auditLog: process.env.KCH_AUDIT_LOG, startedHere: false };
+  const running =
+    spawnSync('node', ['--import', 'tsx', 'test/support/cluster-cli.ts', 'status'], { cwd: root, stdio: 'ignore' })
+      .status === 0;
+  execFileSync('node', ['--import', 'tsx', 'test/support/cluster-cli.ts', 'up'], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   return { ...JSON.parse(fs.readFileSync(path.join(root, '.cache/cluster/env.json'), 'utf8')), startedHere: !running };
 }
 
@@ -70,28 +76,71 @@ function auditCount(auditLog: string, since: number, userAgentPrefix: string): n
 // The cold paths
 
 /** Runs a whole process to its end; its wall time in ms. Exit 0 (clean) and 1 (findings) are answers. */
-function timedProcess(command: string, args: string[], accept: (status: number | null, stderr: string) => boolean): number {
+function timedProcess(
+  command: string,
+  args: string[],
+  accept: (status: number | null, stderr: string) => boolean,
+): number {
   const t0 = performance.now();
   const r = spawnSync(command, args, { encoding: 'utf8', maxBuffer: 64 << 20 });
   const ms = performance.now() - t0;
-  if (!accept(r.status, r.stderr)) throw new Error(`\`${path.basename(command)} ${args.slice(0, 6).join(' ')} ...\` failed (exit ${r.status}): ${r.stderr.slice(0, 400)}`);
+  if (!accept(r.status, r.stderr))
+    throw new Error(
+      `\`${path.basename(command)} ${args.slice(0, 6).join(' ')} ...\` failed (exit ${r.status}): ${r.stderr.slice(0, 400)}`,
+    );
   return ms;
 }
 
 function checkRun(cluster: Cluster, target: string): number {
-  return timedProcess(process.execPath, [path.join(root, 'dist/cli.js'), 'check', '--kubeconfig', cluster.kubeconfig, '--context', 'admin', '--format', 'json', target], (status) => status === 0 || status === 1);
+  return timedProcess(
+    process.execPath,
+    [
+      path.join(root, 'dist/cli.js'),
+      'check',
+      '--kubeconfig',
+      cluster.kubeconfig,
+      '--context',
+      'admin',
+      '--format',
+      'json',
+      target,
+    ],
+    (status) => status === 0 || status === 1,
+  );
 }
 
 function kubectlRun(cluster: Cluster, target: string): number {
   const recursive = fs.statSync(target).isDirectory() ? ['-R'] : [];
   // A server-side apply that conflicts exits non-zero and says so: that is kubectl's answer.
-  return timedProcess('kubectl', ['--kubeconfig', cluster.kubeconfig, '--context', 'admin', 'apply', '--server-side', '--dry-run=server', ...recursive, '-f', target], (status, stderr) => status === 0 || /conflict/i.test(stderr));
+  return timedProcess(
+    'kubectl',
+    [
+      '--kubeconfig',
+      cluster.kubeconfig,
+      '--context',
+      'admin',
+      'apply',
+      '--server-side',
+      '--dry-run=server',
+      ...recursive,
+      '-f',
+      target,
+    ],
+    (status, stderr) => status === 0 || /conflict/i.test(stderr),
+  );
 }
 
 /** The language server as VS Code runs it (the bundle, its own process, stdio) from spawn to the full answer. */
-async function serverRun(cluster: Cluster, text: string, conflicts: number): Promise<{ ms: number; peakRssKiB: number }> {
+async function serverRun(
+  cluster: Cluster,
+  text: string,
+  conflicts: number,
+): Promise<{ ms: number; peakRssKiB: number }> {
   const t0 = performance.now();
-  const server = await startTestServer({ process: true, settings: { kubeconfig: cluster.kubeconfig, context: 'admin' } });
+  const server = await startTestServer({
+    process: true,
+    settings: { kubeconfig: cluster.kubeconfig, context: 'admin' },
+  });
   const uri = 'file:///bench/cold.yaml';
   await server.open(uri, text);
   await server.diagnosticsUntil(uri, (d) => d.filter((x) => x.code === 'field-conflict').length === conflicts, 300_000);
@@ -130,7 +179,14 @@ async function seedDeployments(admin: Connection, namespace: string, upTo: numbe
   for (let i = 0; i < upTo; i++) {
     if (!seeded(i)) continue;
     objectOf(await apply(admin, 'kubectl', yamlToObject(deploymentDoc(namespace, i, 3)) as never));
-    objectOf(await scale(admin, 'kube-controller-manager', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `web-${i}`, namespace } }, 5));
+    objectOf(
+      await scale(
+        admin,
+        'kube-controller-manager',
+        { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `web-${i}`, namespace } },
+        5,
+      ),
+    );
   }
 }
 
@@ -151,7 +207,13 @@ async function coldBenchmark(cluster: Cluster): Promise<void> {
     const big = deploymentsFile(namespace, 2000);
 
     const rows = {
-      check200: { work: '`check`, 200 Deployments, cold', product: [] as number[], peer: [] as number[], goal: '>= 10x', holds: (_: number, r?: number) => r! >= 10 },
+      check200: {
+        work: '`check`, 200 Deployments, cold',
+        product: [] as number[],
+        peer: [] as number[],
+        goal: '>= 10x',
+        holds: (_: number, r?: number) => r! >= 10,
+      },
       checkCrd: {
         work: `\`check\`, install file ${(install.text.length / 1e6).toFixed(2)} MB, ${install.crds} CRDs + ${install.objects} objects`,
         product: [] as number[],
@@ -159,10 +221,33 @@ async function coldBenchmark(cluster: Cluster): Promise<void> {
         goal: '>= 5x',
         holds: (_: number, r?: number) => r! >= 5,
       },
-      checkDir: { work: `\`check\`, a directory of 95 files (${directory.objects} objects)`, product: [] as number[], peer: [] as number[], goal: '>= 8x', holds: (_: number, r?: number) => r! >= 8 },
-      server200: { work: 'language server, process start -> all diagnostics, 200 objects', product: [] as number[], peer: [] as number[], goal: '>= 10x', holds: (_: number, r?: number) => r! >= 10 },
-      server2000: { work: 'language server, 2,000-document file: first full answer', product: [] as number[], goal: '<= 1.5 s', holds: (p: number) => p <= 1500 },
-      rss2000: { work: 'language server, 2,000 objects open and cached: peak RSS', product: [] as number[], goal: '<= 120 MB', holds: (p: number) => p <= 120, unit: 'MB' as const },
+      checkDir: {
+        work: `\`check\`, a directory of 95 files (${directory.objects} objects)`,
+        product: [] as number[],
+        peer: [] as number[],
+        goal: '>= 8x',
+        holds: (_: number, r?: number) => r! >= 8,
+      },
+      server200: {
+        work: 'language server, process start -> all diagnostics, 200 objects',
+        product: [] as number[],
+        peer: [] as number[],
+        goal: '>= 10x',
+        holds: (_: number, r?: number) => r! >= 10,
+      },
+      server2000: {
+        work: 'language server, 2,000-document file: first full answer',
+        product: [] as number[],
+        goal: '<= 1.5 s',
+        holds: (p: number) => p <= 1500,
+      },
+      rss2000: {
+        work: 'language server, 2,000 objects open and cached: peak RSS',
+        product: [] as number[],
+        goal: '<= 120 MB',
+        holds: (p: number) => p <= 120,
+        unit: 'MB' as const,
+      },
     };
     // The compile cache of this bench's own (server/src/launch/compile-cache.ts): the first start of
     // each entry compiles the bundle and leaves its code for every later start, as after an install.
@@ -173,7 +258,11 @@ async function coldBenchmark(cluster: Cluster): Promise<void> {
     // first, so a change in the machine's load falls on both sides of a ratio.
     for (let n = 0; n < runs; n++) {
       process.stderr.write(`bench: cold paths, run ${n + 1} of ${runs}\n`);
-      const pair = async (row: { product: number[]; peer: number[] }, product: () => number | Promise<number>, peer: () => number) => {
+      const pair = async (
+        row: { product: number[]; peer: number[] },
+        product: () => number | Promise<number>,
+        peer: () => number,
+      ) => {
         if (n % 2 === 0) {
           row.product.push(await product());
           row.peer.push(peer());
@@ -182,18 +271,38 @@ async function coldBenchmark(cluster: Cluster): Promise<void> {
           row.product.push(await product());
         }
       };
-      await pair(rows.check200, () => checkRun(cluster, smallFile), () => kubectlRun(cluster, smallFile));
-      await pair(rows.checkCrd, () => checkRun(cluster, installFile), () => kubectlRun(cluster, installFile));
-      await pair(rows.checkDir, () => checkRun(cluster, dir), () => kubectlRun(cluster, dir));
-      await pair(rows.server200, async () => (await serverRun(cluster, small.text, small.conflicts)).ms, () => kubectlRun(cluster, smallFile));
+      await pair(
+        rows.check200,
+        () => checkRun(cluster, smallFile),
+        () => kubectlRun(cluster, smallFile),
+      );
+      await pair(
+        rows.checkCrd,
+        () => checkRun(cluster, installFile),
+        () => kubectlRun(cluster, installFile),
+      );
+      await pair(
+        rows.checkDir,
+        () => checkRun(cluster, dir),
+        () => kubectlRun(cluster, dir),
+      );
+      await pair(
+        rows.server200,
+        async () => (await serverRun(cluster, small.text, small.conflicts)).ms,
+        () => kubectlRun(cluster, smallFile),
+      );
       const bigRun = await serverRun(cluster, big.text, big.conflicts);
       rows.server2000.product.push(bigRun.ms);
       rows.rss2000.product.push(bigRun.peakRssKiB / 1024);
     }
     const load = os.loadavg()[0]!.toFixed(1);
-    console.log(`\ncold paths against the local API server: medians of ${runs} paired runs (load average now ${load} on ${os.cpus().length} cores)`);
+    console.log(
+      `\ncold paths against the local API server: medians of ${runs} paired runs (load average now ${load} on ${os.cpus().length} cores)`,
+    );
     for (const row of Object.values(rows)) printRow(row);
-    console.log(`  the first start after an install, with no compile cache yet (once each): \`check\`, 200 Deployments ${(firstCheck / 1000).toFixed(2)} s; language server, 200 objects ${(firstServer / 1000).toFixed(2)} s`);
+    console.log(
+      `  the first start after an install, with no compile cache yet (once each): \`check\`, 200 Deployments ${(firstCheck / 1000).toFixed(2)} s; language server, 200 objects ${(firstServer / 1000).toFixed(2)} s`,
+    );
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }
@@ -208,17 +317,31 @@ async function editingBenchmark(cluster: Cluster): Promise<void> {
   // Every tenth Deployment exists, scaled by an autoscaler: a conflict on replicas.
   for (let i = 0; i < documents; i += 10) {
     objectOf(await apply(admin, 'kubectl', yamlToObject(deploymentDoc(namespace, i, 3)) as never));
-    objectOf(await scale(admin, 'kube-controller-manager', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `web-${i}`, namespace } }, 5));
+    objectOf(
+      await scale(
+        admin,
+        'kube-controller-manager',
+        { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `web-${i}`, namespace } },
+        5,
+      ),
+    );
   }
   const text = Array.from({ length: documents }, (_, i) => deploymentDoc(namespace, i, 3)).join('---\n');
   const expectedConflicts = Math.ceil(documents / 10);
   // The bundled server in its own process, as VS Code runs it: the bench's own heap (the cold
   // paths' files and outputs) and its garbage collections stay out of the server's times.
-  const server = await startTestServer({ process: true, settings: { kubeconfig: cluster.kubeconfig, context: 'admin' } });
+  const server = await startTestServer({
+    process: true,
+    settings: { kubeconfig: cluster.kubeconfig, context: 'admin' },
+  });
   const uri = 'file:///bench/big.yaml';
   await server.open(uri, text);
   const warmStart = performance.now();
-  await server.diagnosticsUntil(uri, (d) => d.filter((x) => x.code === 'field-conflict').length === expectedConflicts, 120_000);
+  await server.diagnosticsUntil(
+    uri,
+    (d) => d.filter((x) => x.code === 'field-conflict').length === expectedConflicts,
+    120_000,
+  );
   const warmMs = performance.now() - warmStart;
 
   const since = Date.now();
@@ -241,7 +364,8 @@ async function editingBenchmark(cluster: Cluster): Promise<void> {
     await server.insert(uri, at, 'x');
     const ds = await server.diagnostics(uri);
     (n < warmUp ? firstEdits : times).push(performance.now() - t0);
-    if (ds.filter((x) => x.code === 'field-conflict').length !== expectedConflicts) throw new Error('an edit changed the conflicts: the benchmark is not measuring what it says');
+    if (ds.filter((x) => x.code === 'field-conflict').length !== expectedConflicts)
+      throw new Error('an edit changed the conflicts: the benchmark is not measuring what it says');
   }
   // Watches stay open; everything received after `since` would be a request caused by editing.
   await new Promise((r) => setTimeout(r, 1500));
@@ -253,7 +377,21 @@ async function editingBenchmark(cluster: Cluster): Promise<void> {
   const peerTimes: number[] = [];
   for (let n = 0; n < 3; n++) {
     const t0 = performance.now();
-    const r = spawnSync('kubectl', ['--kubeconfig', cluster.kubeconfig, '--context', 'admin', 'apply', '--server-side', '--dry-run=server', '-f', file], { encoding: 'utf8' });
+    const r = spawnSync(
+      'kubectl',
+      [
+        '--kubeconfig',
+        cluster.kubeconfig,
+        '--context',
+        'admin',
+        'apply',
+        '--server-side',
+        '--dry-run=server',
+        '-f',
+        file,
+      ],
+      { encoding: 'utf8' },
+    );
     peerTimes.push(performance.now() - t0);
     if (r.status !== 0 && !/conflict/i.test(r.stderr)) throw new Error(`kubectl failed: ${r.stderr.slice(0, 300)}`);
   }
@@ -264,12 +402,20 @@ async function editingBenchmark(cluster: Cluster): Promise<void> {
   const peer = percentile(peerTimes, 50);
   console.log(`\nediting a ${documents}-document file against the local API server (${edits} edits, warm cache)`);
   console.log(`  first full answer (cold caches):        ${warmMs.toFixed(0)} ms`);
-  console.log(`  the ${warmUp} first edits of the new server: ${firstEdits.map((t) => `${t.toFixed(0)} ms`).join(', ')} (not in the figures below)`);
+  console.log(
+    `  the ${warmUp} first edits of the new server: ${firstEdits.map((t) => `${t.toFixed(0)} ms`).join(', ')} (not in the figures below)`,
+  );
   console.log(`  didChange -> diagnostics, median:        ${median.toFixed(1)} ms`);
   const p95 = percentile(times, 95);
-  console.log(`  didChange -> diagnostics, p95:           ${p95.toFixed(1)} ms   goal <= 25 ms ${p95 <= 25 ? 'holds' : 'NOT MET'}`);
-  console.log(`  API requests during the edits:           ${requests} (${(requests / edits).toFixed(2)} per edit)   goal 0 ${requests === 0 ? 'holds' : 'NOT MET'}`);
-  console.log(`  peer: kubectl apply --server-side --dry-run=server -f (same file), median of 3: ${peer.toFixed(0)} ms`);
+  console.log(
+    `  didChange -> diagnostics, p95:           ${p95.toFixed(1)} ms   goal <= 25 ms ${p95 <= 25 ? 'holds' : 'NOT MET'}`,
+  );
+  console.log(
+    `  API requests during the edits:           ${requests} (${(requests / edits).toFixed(2)} per edit)   goal 0 ${requests === 0 ? 'holds' : 'NOT MET'}`,
+  );
+  console.log(
+    `  peer: kubectl apply --server-side --dry-run=server -f (same file), median of 3: ${peer.toFixed(0)} ms`,
+  );
   console.log(`  ratio peer / our median:                 ${(peer / median).toFixed(0)}x`);
 }
 
@@ -283,21 +429,34 @@ async function main(): Promise<void> {
   // (KCH_BENCH_PRODUCTION=0: as `npm test` builds them, with source maps). Afterwards dist/ is
   // built again as `npm run build` leaves it.
   const production = process.env.KCH_BENCH_PRODUCTION !== '0';
-  const bundle = (minified: boolean) => execFileSync(process.execPath, [path.join(root, 'scripts/bundle.mjs'), '--only=cli,server', ...(minified ? ['--production'] : [])], { cwd: root, stdio: 'inherit' });
+  const bundle = (minified: boolean) =>
+    execFileSync(
+      process.execPath,
+      [path.join(root, 'scripts/bundle.mjs'), '--only=cli,server', ...(minified ? ['--production'] : [])],
+      { cwd: root, stdio: 'inherit' },
+    );
   bundle(production);
   process.on('exit', () => {
     if (production) bundle(false);
   });
   const size = (file: string) => `${(fs.statSync(path.join(root, 'dist', file)).size / 1e6).toFixed(2)} MB`;
-  console.log(`bundles: dist/cli-bundle.js ${size('cli-bundle.js')}, dist/server-bundle.js ${size('server-bundle.js')}${production ? ' (minified, as shipped)' : ''}; ${new Date().toISOString().slice(0, 16)}Z, load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores`);
-  const parse = spawnSync('node', ['--import', 'tsx', path.join(root, 'test/bench/parse.ts'), '2000'], { stdio: 'inherit' });
+  console.log(
+    `bundles: dist/cli-bundle.js ${size('cli-bundle.js')}, dist/server-bundle.js ${size('server-bundle.js')}${production ? ' (minified, as shipped)' : ''}; ${new Date().toISOString().slice(0, 16)}Z, load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores`,
+  );
+  const parse = spawnSync('node', ['--import', 'tsx', path.join(root, 'test/bench/parse.ts'), '2000'], {
+    stdio: 'inherit',
+  });
   if (parse.status !== 0) process.exit(parse.status ?? 1);
   const cluster = clusterEnv();
   try {
     await coldBenchmark(cluster);
     await editingBenchmark(cluster);
   } finally {
-    if (cluster.startedHere) spawnSync('node', ['--import', 'tsx', 'test/support/cluster-cli.ts', 'down'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+    if (cluster.startedHere)
+      spawnSync('node', ['--import', 'tsx', 'test/support/cluster-cli.ts', 'down'], {
+        cwd: root,
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
   }
 }
 

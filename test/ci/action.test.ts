@@ -33,20 +33,34 @@ interface Action {
 
 const action = parseYaml(fs.readFileSync(path.join(root, 'action.yml'), 'utf8')) as Action;
 
-test('action.yml is valid for GitHub Actions\' metadata syntax', () => {
-  const schema = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, 'fixtures', 'github-action.schema.json'), 'utf8'));
+test("action.yml is valid for GitHub Actions' metadata syntax", () => {
+  const schema = JSON.parse(
+    fs.readFileSync(path.join(import.meta.dirname, 'fixtures', 'github-action.schema.json'), 'utf8'),
+  );
   const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
   assert.ok(validate(action), JSON.stringify(validate.errors, null, 2));
   // The outputs and later steps name steps that exist.
   const ids = new Set(action.runs.steps.map((s) => s.id).filter(Boolean));
-  const referenced = JSON.stringify(action).match(/steps\.([\w-]+)\./g)?.map((r) => r.split('.')[1]) ?? [];
-  assert.deepEqual(referenced.filter((id) => !ids.has(id)), []);
+  const referenced =
+    JSON.stringify(action)
+      .match(/steps\.([\w-]+)\./g)
+      ?.map((r) => r.split('.')[1]) ?? [];
+  assert.deepEqual(
+    referenced.filter((id) => !ids.has(id)),
+    [],
+  );
   // And the inputs they read are declared.
-  const inputs = JSON.stringify(action.runs).match(/inputs\.([\w-]+)/g)?.map((r) => r.split('.')[1]!) ?? [];
-  assert.deepEqual(inputs.filter((name) => !(name in action.inputs)), []);
+  const inputs =
+    JSON.stringify(action.runs)
+      .match(/inputs\.([\w-]+)/g)
+      ?.map((r) => r.split('.')[1]!) ?? [];
+  assert.deepEqual(
+    inputs.filter((name) => !(name in action.inputs)),
+    [],
+  );
 });
 
-test('action.yml uploads SARIF with GitHub\'s own action, passes inputs to scripts only through the environment, and installs this version', () => {
+test("action.yml uploads SARIF with GitHub's own action, passes inputs to scripts only through the environment, and installs this version", () => {
   const upload = action.runs.steps.find((s) => s.uses?.startsWith('github/codeql-action/upload-sarif@'));
   assert.ok(upload, 'an upload-sarif step');
   assert.match(upload.uses!, /^github\/codeql-action\/upload-sarif@v\d+$/);
@@ -66,13 +80,25 @@ function runCheckStep(inputs: Record<string, string>, workspace: string) {
   const output = path.join(temp, 'github-output');
   fs.writeFileSync(output, '');
   const bin = path.join(temp, 'kube-conflict-hints');
-  fs.writeFileSync(bin, `#!/bin/sh\nexec "${process.execPath}" "${path.join(root, 'dist', 'cli.js')}" "$@"\n`, { mode: 0o755 });
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: temp, RUNNER_TEMP: temp, GITHUB_OUTPUT: output, KCH_BIN: bin };
+  fs.writeFileSync(bin, `#!/bin/sh\nexec "${process.execPath}" "${path.join(root, 'dist', 'cli.js')}" "$@"\n`, {
+    mode: 0o755,
+  });
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: temp,
+    RUNNER_TEMP: temp,
+    GITHUB_OUTPUT: output,
+    KCH_BIN: bin,
+  };
   for (const [name, value] of Object.entries(step.env ?? {})) {
     const input = /^\$\{\{ inputs\.([\w-]+) \}\}$/.exec(value)![1]!;
     env[name] = inputs[input] ?? action.inputs[input]?.default ?? '';
   }
-  const run = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', step.run!], { cwd: workspace, env, encoding: 'utf8' });
+  const run = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', step.run!], {
+    cwd: workspace,
+    env,
+    encoding: 'utf8',
+  });
   const outputs = Object.fromEntries(
     fs
       .readFileSync(output, 'utf8')
@@ -96,7 +122,11 @@ function workspaceWithConflict(t: TestContext) {
     const workspace = scratchDir('action');
     const text = `${JSON.stringify(manifest, null, 2)}\n`;
     writeFiles(workspace, { 'k8s/web.yaml': text });
-    return { workspace, kubeconfig: cluster.kubeconfig, replicasLine: text.split('\n').findIndex((l) => l.includes('"replicas"')) + 1 };
+    return {
+      workspace,
+      kubeconfig: cluster.kubeconfig,
+      replicasLine: text.split('\n').findIndex((l) => l.includes('"replicas"')) + 1,
+    };
   })();
   return prepared;
 }
@@ -104,37 +134,77 @@ function workspaceWithConflict(t: TestContext) {
 function assertAnnotatedAndSarif(result: ReturnType<typeof runCheckStep>, replicasLine: number) {
   assert.equal(result.status, 0, `findings leave the failing to the last step; stderr: ${result.stderr}`);
   assert.equal(result.outputs['exit-code'], '1');
-  assert.match(result.stdout, new RegExp(`^::error file=k8s/web\\.yaml,line=${replicasLine},col=\\d+,endLine=${replicasLine},endColumn=\\d+,title=[^:]*\\(field-conflict\\)::.*\\.spec\\.replicas is managed by "kube-controller-manager"`, 'm'));
-  const sarif = JSON.parse(fs.readFileSync(result.outputs.sarif!, 'utf8')) as { version: string; runs: { results: { ruleId: string; locations: { physicalLocation: { artifactLocation: { uri: string }; region: { startLine: number } } }[] }[] }[] };
+  assert.match(
+    result.stdout,
+    new RegExp(
+      `^::error file=k8s/web\\.yaml,line=${replicasLine},col=\\d+,endLine=${replicasLine},endColumn=\\d+,title=[^:]*\\(field-conflict\\)::.*\\.spec\\.replicas is managed by "kube-controller-manager"`,
+      'm',
+    ),
+  );
+  const sarif = JSON.parse(fs.readFileSync(result.outputs.sarif!, 'utf8')) as {
+    version: string;
+    runs: {
+      results: {
+        ruleId: string;
+        locations: { physicalLocation: { artifactLocation: { uri: string }; region: { startLine: number } } }[];
+      }[];
+    }[];
+  };
   assert.equal(sarif.version, '2.1.0');
   const conflict = sarif.runs[0]!.results.find((r) => r.ruleId === 'field-conflict');
   assert.equal(conflict?.locations[0]?.physicalLocation.artifactLocation.uri, 'k8s/web.yaml');
   assert.equal(conflict?.locations[0]?.physicalLocation.region.startLine, replicasLine);
 }
 
-test('the action\'s check step with a kubeconfig from a secret: annotations, SARIF, exit code 1 as an output, no kubeconfig left behind', { timeout: 120_000 }, async (t) => {
-  const ready = await workspaceWithConflict(t);
-  if (!ready) return;
-  const result = runCheckStep({ paths: 'k8s', kubeconfig: fs.readFileSync(ready.kubeconfig, 'utf8'), context: 'admin' }, ready.workspace);
-  assertAnnotatedAndSarif(result, ready.replicasLine);
-  assert.deepEqual(fs.readdirSync(result.temp).filter((f) => f.includes('kubeconfig')), [], 'the secret is not left on disk');
-});
+test(
+  "the action's check step with a kubeconfig from a secret: annotations, SARIF, exit code 1 as an output, no kubeconfig left behind",
+  { timeout: 120_000 },
+  async (t) => {
+    const ready = await workspaceWithConflict(t);
+    if (!ready) return;
+    const result = runCheckStep(
+      { paths: 'k8s', kubeconfig: fs.readFileSync(ready.kubeconfig, 'utf8'), context: 'admin' },
+      ready.workspace,
+    );
+    assertAnnotatedAndSarif(result, ready.replicasLine);
+    assert.deepEqual(
+      fs.readdirSync(result.temp).filter((f) => f.includes('kubeconfig')),
+      [],
+      'the secret is not left on disk',
+    );
+  },
+);
 
-test('the action\'s check step against a snapshot: the same annotations, no cluster', { timeout: 120_000 }, async (t) => {
-  const ready = await workspaceWithConflict(t);
-  if (!ready) return;
-  const snapshot = spawnSync(process.execPath, [path.join(root, 'dist', 'cli.js'), 'snapshot', '--out', 'snap', '--kubeconfig', ready.kubeconfig, 'k8s'], { cwd: ready.workspace, encoding: 'utf8' });
-  assert.equal(snapshot.status, 0, snapshot.stderr);
-  // KUBECONFIG points nowhere: a snapshot check must not need a cluster.
-  const result = runCheckStep({ paths: 'k8s', snapshot: 'snap' }, ready.workspace);
-  assertAnnotatedAndSarif(result, ready.replicasLine);
-});
+test(
+  "the action's check step against a snapshot: the same annotations, no cluster",
+  { timeout: 120_000 },
+  async (t) => {
+    const ready = await workspaceWithConflict(t);
+    if (!ready) return;
+    const snapshot = spawnSync(
+      process.execPath,
+      [path.join(root, 'dist', 'cli.js'), 'snapshot', '--out', 'snap', '--kubeconfig', ready.kubeconfig, 'k8s'],
+      { cwd: ready.workspace, encoding: 'utf8' },
+    );
+    assert.equal(snapshot.status, 0, snapshot.stderr);
+    // KUBECONFIG points nowhere: a snapshot check must not need a cluster.
+    const result = runCheckStep({ paths: 'k8s', snapshot: 'snap' }, ready.workspace);
+    assertAnnotatedAndSarif(result, ready.replicasLine);
+  },
+);
 
-test('the action\'s check step fails at once on a cluster problem (exit 2), with the reason in the log', { timeout: 120_000 }, async (t) => {
-  const ready = await workspaceWithConflict(t);
-  if (!ready) return;
-  const result = runCheckStep({ paths: 'k8s', kubeconfig: fs.readFileSync(ready.kubeconfig, 'utf8'), context: 'no-such-context' }, ready.workspace);
-  assert.equal(result.status, 2);
-  assert.equal(result.outputs['exit-code'], '2');
-  assert.match(result.stderr, /no-such-context/);
-});
+test(
+  "the action's check step fails at once on a cluster problem (exit 2), with the reason in the log",
+  { timeout: 120_000 },
+  async (t) => {
+    const ready = await workspaceWithConflict(t);
+    if (!ready) return;
+    const result = runCheckStep(
+      { paths: 'k8s', kubeconfig: fs.readFileSync(ready.kubeconfig, 'utf8'), context: 'no-such-context' },
+      ready.workspace,
+    );
+    assert.equal(result.status, 2);
+    assert.equal(result.outputs['exit-code'], '2');
+    assert.match(result.stderr, /no-such-context/);
+  },
+);

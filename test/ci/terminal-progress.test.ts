@@ -17,7 +17,8 @@ function manifests(t: TestContext) {
     const namespace = await freshNamespace(connect('admin', cluster.kubeconfig), 'progress');
     const dir = scratchDir('progress');
     const files: Record<string, string> = {};
-    for (let i = 0; i < 3; i++) files[`k8s/cm-${i}.yaml`] = `${JSON.stringify(configMap(namespace, `cm-${i}`, { n: String(i) }), null, 2)}\n`;
+    for (let i = 0; i < 3; i++)
+      files[`k8s/cm-${i}.yaml`] = `${JSON.stringify(configMap(namespace, `cm-${i}`, { n: String(i) }), null, 2)}\n`;
     writeFiles(dir, files);
     return { dir, kubeconfig: cluster.kubeconfig };
   })();
@@ -26,15 +27,19 @@ function manifests(t: TestContext) {
 
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
-test('not a terminal (CI logs, pipes): stderr stays empty, stdout is the results alone', { timeout: 120_000 }, async (t) => {
-  const ready = await manifests(t);
-  if (!ready) return;
-  const run = await runCli(['check', '--kubeconfig', ready.kubeconfig, 'k8s'], { cwd: ready.dir });
-  assert.equal(run.status, 0, run.stderr);
-  assert.equal(run.stderr, '');
-  assert.doesNotMatch(run.stdout, /checked \d+ object|\r|\x1b/);
-  assert.match(run.stdout, /0 errors, 0 warnings, 0 information — 3 objects judged in 3 files/);
-});
+test(
+  'not a terminal (CI logs, pipes): stderr stays empty, stdout is the results alone',
+  { timeout: 120_000 },
+  async (t) => {
+    const ready = await manifests(t);
+    if (!ready) return;
+    const run = await runCli(['check', '--kubeconfig', ready.kubeconfig, 'k8s'], { cwd: ready.dir });
+    assert.equal(run.status, 0, run.stderr);
+    assert.equal(run.stderr, '');
+    assert.doesNotMatch(run.stdout, /checked \d+ object|\r|\x1b/);
+    assert.match(run.stdout, /0 errors, 0 warnings, 0 information — 3 objects judged in 3 files/);
+  },
+);
 
 test('a terminal: a progress line on stderr, cleared before the results', { timeout: 120_000 }, async (t) => {
   const ready = await manifests(t);

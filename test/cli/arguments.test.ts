@@ -18,12 +18,24 @@ const usageErrors: { args: string[]; says: RegExp }[] = [
   { args: ['lint', manifest], says: /unknown command "lint": use check, snapshot or lsp \(see --help\)/ },
   { args: ['check'], says: /check needs manifests/ },
   { args: ['check', '--bogus', manifest], says: /Unknown option '--bogus'/ },
-  { args: ['check', '--mode', 'replace', manifest], says: /--mode must be one of serverSide, clientSide, create \(got "replace"\)/ },
-  { args: ['check', '--format', 'xml', manifest], says: /--format must be one of text, json, sarif, github, gitlab \(got "xml"\)/ },
+  {
+    args: ['check', '--mode', 'replace', manifest],
+    says: /--mode must be one of serverSide, clientSide, create \(got "replace"\)/,
+  },
+  {
+    args: ['check', '--format', 'xml', manifest],
+    says: /--format must be one of text, json, sarif, github, gitlab \(got "xml"\)/,
+  },
   { args: ['check', '--mode'], says: /argument missing/ },
   { args: ['check', '--field-manager', ' ', manifest], says: /--field-manager needs a value/ },
-  { args: ['check', '--verify', '--mode', 'clientSide', manifest], says: /--verify confirms --mode serverSide or create/ },
-  { args: ['check', '--verify', '--snapshot', dir, manifest], says: /--verify asks the cluster, --snapshot reads none/ },
+  {
+    args: ['check', '--verify', '--mode', 'clientSide', manifest],
+    says: /--verify confirms --mode serverSide or create/,
+  },
+  {
+    args: ['check', '--verify', '--snapshot', dir, manifest],
+    says: /--verify asks the cluster, --snapshot reads none/,
+  },
   { args: ['check', '--snapshot', dir, '--context', 'admin', manifest], says: /--snapshot reads no cluster/ },
   { args: ['check', '--out', dir, manifest], says: /--out is an option of snapshot/ },
   { args: ['check', path.join(dir, 'missing.yaml')], says: /no such file or directory: .*missing\.yaml/ },
@@ -32,9 +44,18 @@ const usageErrors: { args: string[]; says: RegExp }[] = [
   { args: ['check', '--kubeconfig', path.join(dir, 'no-kubeconfig'), manifest], says: /kubeconfig: .*no-kubeconfig/ },
   { args: ['snapshot', manifest], says: /snapshot needs --out <dir>/ },
   { args: ['snapshot', '--out', path.join(dir, 'snap')], says: /snapshot needs manifests/ },
-  { args: ['snapshot', '--out', dir, '--mode', 'create', manifest], says: /--mode is an option of check, not of snapshot/ },
-  { args: ['check', '--min-severity', 'info', manifest], says: /--min-severity must be one of error, warning, information \(got "info"\)/ },
-  { args: ['check', '--verbose', '--min-severity', 'error', manifest], says: /--verbose prints information findings, --min-severity error leaves them out/ },
+  {
+    args: ['snapshot', '--out', dir, '--mode', 'create', manifest],
+    says: /--mode is an option of check, not of snapshot/,
+  },
+  {
+    args: ['check', '--min-severity', 'info', manifest],
+    says: /--min-severity must be one of error, warning, information \(got "info"\)/,
+  },
+  {
+    args: ['check', '--verbose', '--min-severity', 'error', manifest],
+    says: /--verbose prints information findings, --min-severity error leaves them out/,
+  },
   { args: ['snapshot', '--out', dir, '--verbose', manifest], says: /--verbose is an option of check, not of snapshot/ },
 ];
 
@@ -61,7 +82,19 @@ test('a reader that stops early (| head) ends the output quietly: no internal er
 test('--help prints the usage with every option and the exit codes, exit 0', async () => {
   const run = await runCli(['--help']);
   assert.equal(run.status, 0);
-  for (const option of ['--context', '--kubeconfig', '--namespace', '--field-manager', '--mode', '--format', '--verify', '--snapshot', '--out', '--verbose', '--min-severity']) {
+  for (const option of [
+    '--context',
+    '--kubeconfig',
+    '--namespace',
+    '--field-manager',
+    '--mode',
+    '--format',
+    '--verify',
+    '--snapshot',
+    '--out',
+    '--verbose',
+    '--min-severity',
+  ]) {
     assert.ok(run.stdout.includes(option), `help mentions ${option}`);
   }
   assert.match(run.stdout, /Exit codes: 0 .* 1 .*\n?.*2 usage error or cluster problem/s);
@@ -97,7 +130,10 @@ test('an unreachable cluster (a closed loopback port) is exit 2 with the server 
       '',
     ].join('\n'),
   });
-  for (const args of [['check', manifest], ['snapshot', '--out', path.join(dir, 'snap-closed'), manifest]]) {
+  for (const args of [
+    ['check', manifest],
+    ['snapshot', '--out', path.join(dir, 'snap-closed'), manifest],
+  ]) {
     const run = await runCli([...args.slice(0, 1), '--kubeconfig', kubeconfig, ...args.slice(1)]);
     assert.equal(run.status, 2, run.stderr);
     assert.equal(run.stdout, '');

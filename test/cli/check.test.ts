@@ -33,12 +33,18 @@ async function prepared(t: TestContext): Promise<Setup | undefined> {
     const namespace = await freshNamespace(conn, 'cli-check');
     await editedAndAutoscaled(conn, namespace, 'web');
     await helmInstalled(conn, namespace, 'shop');
-    objectOf(await create(conn, 'kubectl-create', configMap(namespace, 'settings', { retries: '3' })), 'create settings');
+    objectOf(
+      await create(conn, 'kubectl-create', configMap(namespace, 'settings', { retries: '3' })),
+      'create settings',
+    );
     const steady = configMap(namespace, 'steady', { color: 'blue' });
     objectOf(await apply(conn, 'kubectl', steady), 'apply steady');
     objectOf(await apply(conn, 'kubectl', configMap(namespace, 'steady-too', { size: 'm' })), 'apply steady-too');
     // Applied with a key the manifest no longer has: the next apply deletes it (information).
-    objectOf(await apply(conn, 'kubectl', configMap(namespace, 'trimmed', { keep: 'yes', drop: 'no' })), 'apply trimmed');
+    objectOf(
+      await apply(conn, 'kubectl', configMap(namespace, 'trimmed', { keep: 'yes', drop: 'no' })),
+      'apply trimmed',
+    );
     const flags = configMap(namespace, 'feature-flags', { checkout: 'off' });
     objectOf(await apply(conn, 'kubectl', flags), 'apply feature-flags');
     const exported = objectOf(await get(conn, flags), 'read feature-flags');
@@ -74,7 +80,11 @@ async function prepared(t: TestContext): Promise<Setup | undefined> {
       'apply/shop-config.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shop-config\n  namespace: ${namespace}\ndata:\n  log.level: debug\n`,
       // YAML 1.1 quoting, as kubectl prints: `off` unquoted would be read back as false.
       'apply/feature-flags.yaml': toYaml(exported, { version: '1.1' }),
-      'apply/new.json': JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'brand-new', namespace }, data: { a: 'b' } }, null, 2),
+      'apply/new.json': JSON.stringify(
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'brand-new', namespace }, data: { a: 'b' } },
+        null,
+        2,
+      ),
       'steady/steady.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: steady\n  namespace: ${namespace}\ndata:\n  color: blue\n`,
       'steady/more.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: steady-too\n  namespace: ${namespace}\ndata:\n  size: m\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: trimmed\n  namespace: ${namespace}\ndata:\n  keep: "yes"\n  drop: "no"\n`,
       'create/settings.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: ${namespace}\ndata:\n  retries: "3"\n`,
@@ -124,11 +134,23 @@ test('text: a compiler-style line on the exact key for each conflict, grouped un
     `  forcing takes ${imagePath} from kubectl-edit (Update); nothing is known to take it back (a manual kubectl edit)`,
     `  to force: kubectl apply --server-side --force-conflicts --field-manager=kubectl --kubeconfig=${s.cluster.kubeconfig} --context=admin -f apply/web.yaml`,
   ]);
-  assert.match(run.stdout, new RegExp(`^configmaps/shop-config \\(namespace ${s.namespace}\\)\\n.*\\napply/shop-config\\.yaml:7:14 error field-conflict \\.data\\.log\\.level is managed by "helm"`, 'm'));
+  assert.match(
+    run.stdout,
+    new RegExp(
+      `^configmaps/shop-config \\(namespace ${s.namespace}\\)\\n.*\\napply/shop-config\\.yaml:7:14 error field-conflict \\.data\\.log\\.level is managed by "helm"`,
+      'm',
+    ),
+  );
   const flagsRv = lineOf(s.texts['apply/feature-flags.yaml']!, /resourceVersion:/);
-  assert.match(run.stdout, new RegExp(`^apply/feature-flags\\.yaml:${flagsRv}:\\d+ error stale-resource-version `, 'm'));
+  assert.match(
+    run.stdout,
+    new RegExp(`^apply/feature-flags\\.yaml:${flagsRv}:\\d+ error stale-resource-version `, 'm'),
+  );
   assert.doesNotMatch(run.stdout, /brand-new/, 'a new object without findings is not listed');
-  assert.match(lines.at(-2)!, /^5 errors, 0 warnings, 3 information — 4 objects judged in 4 files, serverSide as "kubectl", against context admin$/);
+  assert.match(
+    lines.at(-2)!,
+    /^5 errors, 0 warnings, 3 information — 4 objects judged in 4 files, serverSide as "kubectl", against context admin$/,
+  );
 });
 
 test('json: the Finding records with their file, valid against schemas/findings.schema.json', async (t) => {
@@ -136,39 +158,65 @@ test('json: the Finding records with their file, valid against schemas/findings.
   if (!s) return;
   const run = await check(s, ['--format', 'json', 'apply']);
   assert.equal(run.status, 1, run.stderr);
-  const report = JSON.parse(run.stdout) as { findings: JsonFinding[]; summary: Record<string, number>; objects: { title: string }[] };
+  const report = JSON.parse(run.stdout) as {
+    findings: JsonFinding[];
+    summary: Record<string, number>;
+    objects: { title: string }[];
+  };
   const ajv = new Ajv({ allErrors: true, strict: true });
   addFormats(ajv);
-  const validate = ajv.compile(JSON.parse(fs.readFileSync(path.join(repoRoot, 'schemas/findings.schema.json'), 'utf8')));
+  const validate = ajv.compile(
+    JSON.parse(fs.readFileSync(path.join(repoRoot, 'schemas/findings.schema.json'), 'utf8')),
+  );
   assert.ok(validate(report), ajv.errorsText(validate.errors));
 
-  const conflicts = report.findings.filter((f) => f.code === 'field-conflict').map((f) => `${f.file} ${f.path} ${f.manager?.manager}`);
+  const conflicts = report.findings
+    .filter((f) => f.code === 'field-conflict')
+    .map((f) => `${f.file} ${f.path} ${f.manager?.manager}`);
   assert.deepEqual(conflicts.sort(), [
     'apply/feature-flags.yaml .data.checkout kubectl-edit',
     'apply/shop-config.yaml .data.log.level helm',
     'apply/web.yaml .spec.replicas kube-controller-manager',
     `apply/web.yaml ${imagePath} kubectl-edit`,
   ]);
-  assert.deepEqual(report.findings.filter((f) => f.code === 'stale-resource-version').map((f) => f.file), ['apply/feature-flags.yaml']);
+  assert.deepEqual(
+    report.findings.filter((f) => f.code === 'stale-resource-version').map((f) => f.file),
+    ['apply/feature-flags.yaml'],
+  );
   assert.equal(report.summary.objects, 4);
-  assert.ok(report.objects.some((o) => o.title === `configmaps/brand-new (namespace ${s.namespace})`), 'objects lists the clean one too');
+  assert.ok(
+    report.objects.some((o) => o.title === `configmaps/brand-new (namespace ${s.namespace})`),
+    'objects lists the clean one too',
+  );
 });
 
 test('sarif: valid SARIF 2.1.0, one result per finding on its 1-based region, rules with help links', async (t) => {
   const s = await prepared(t);
   if (!s) return;
-  const [sarifRun, jsonRun] = await Promise.all([check(s, ['--format', 'sarif', 'apply']), check(s, ['--format', 'json', 'apply'])]);
+  const [sarifRun, jsonRun] = await Promise.all([
+    check(s, ['--format', 'sarif', 'apply']),
+    check(s, ['--format', 'json', 'apply']),
+  ]);
   assert.equal(sarifRun.status, 1, sarifRun.stderr);
   const sarif = JSON.parse(sarifRun.stdout) as {
     runs: {
       tool: { driver: { rules: { id: string; helpUri: string }[] } };
-      results: { ruleId: string; ruleIndex: number; level: string; locations: { physicalLocation: { artifactLocation: { uri: string }; region: { startLine: number; startColumn: number } } }[] }[];
+      results: {
+        ruleId: string;
+        ruleIndex: number;
+        level: string;
+        locations: {
+          physicalLocation: { artifactLocation: { uri: string }; region: { startLine: number; startColumn: number } };
+        }[];
+      }[];
     }[];
   };
   // strictRequired off: SARIF's own `anyOf: [{required: [text]}, {required: [id]}]` names properties declared beside it.
   const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false });
   addFormats(ajv);
-  const validate = ajv.compile(JSON.parse(fs.readFileSync(path.join(repoRoot, 'test/fixtures/sarif-2.1.0-subset.schema.json'), 'utf8')));
+  const validate = ajv.compile(
+    JSON.parse(fs.readFileSync(path.join(repoRoot, 'test/fixtures/sarif-2.1.0-subset.schema.json'), 'utf8')),
+  );
   assert.ok(validate(sarif), ajv.errorsText(validate.errors));
 
   const [run] = sarif.runs;
@@ -179,7 +227,9 @@ test('sarif: valid SARIF 2.1.0, one result per finding on its 1-based region, ru
       const loc = r.locations[0]!.physicalLocation;
       return `${loc.artifactLocation.uri}:${loc.region.startLine}:${loc.region.startColumn} ${r.level} ${r.ruleId}`;
     }),
-    findings.map((f) => `${f.file}:${f.range.start.line + 1}:${f.range.start.character + 1} ${levels[f.severity]} ${f.code}`),
+    findings.map(
+      (f) => `${f.file}:${f.range.start.line + 1}:${f.range.start.character + 1} ${levels[f.severity]} ${f.code}`,
+    ),
   );
   for (const r of run!.results) {
     const rule = run!.tool.driver.rules[r.ruleIndex]!;
@@ -191,7 +241,11 @@ test('sarif: valid SARIF 2.1.0, one result per finding on its 1-based region, ru
 test('by default the text says what needs a look and a summary; --verbose adds the information lines', async (t) => {
   const s = await prepared(t);
   if (!s) return;
-  const [quiet, verbose, minimum] = await Promise.all([check(s, ['apply']), check(s, ['--verbose', 'apply']), check(s, ['--min-severity', 'information', 'apply'])]);
+  const [quiet, verbose, minimum] = await Promise.all([
+    check(s, ['apply']),
+    check(s, ['--verbose', 'apply']),
+    check(s, ['--min-severity', 'information', 'apply']),
+  ]);
   assert.equal(quiet.status, 1, quiet.stderr);
   assert.doesNotMatch(quiet.stdout, /^\S+:\d+:\d+ information /m, 'no information line by default');
   const web = s.texts['apply/web.yaml']!;
@@ -199,9 +253,18 @@ test('by default the text says what needs a look and a summary; --verbose adds t
   const header = lines.indexOf(`deployments.apps/web (namespace ${s.namespace})`);
   assert.deepEqual(
     lines.slice(header + 1, lines.indexOf('', header)).map((l) => l.split(' ').slice(0, 3).join(' ')),
-    [`apply/web.yaml:${lineOf(web, /^ {2}replicas:/)}:13 error field-conflict`, '  forcing', `apply/web.yaml:${lineOf(web, /image: nginx/)}:18 error field-conflict`, '  forcing', '  to'],
+    [
+      `apply/web.yaml:${lineOf(web, /^ {2}replicas:/)}:13 error field-conflict`,
+      '  forcing',
+      `apply/web.yaml:${lineOf(web, /image: nginx/)}:18 error field-conflict`,
+      '  forcing',
+      '  to',
+    ],
   );
-  assert.match(lines.at(-2)!, /^5 errors, 0 warnings, 3 information \(not shown; --verbose shows them\) — 4 objects judged in 4 files, serverSide as "kubectl", against context admin$/);
+  assert.match(
+    lines.at(-2)!,
+    /^5 errors, 0 warnings, 3 information \(not shown; --verbose shows them\) — 4 objects judged in 4 files, serverSide as "kubectl", against context admin$/,
+  );
   // Everything else is the same: the verbose run is the quiet run plus the information lines.
   const withoutInformation = verbose.stdout.split('\n').filter((l) => !/^\S+:\d+:\d+ information /.test(l));
   assert.deepEqual(withoutInformation.slice(0, -2), lines.slice(0, -2));
@@ -213,7 +276,11 @@ test('by default the text says what needs a look and a summary; --verbose adds t
 test('a folder where every object exists and nothing conflicts: one summary line, exit 0; --verbose says the rest', async (t) => {
   const s = await prepared(t);
   if (!s) return;
-  const [quiet, verbose, errorsOnly] = await Promise.all([check(s, ['steady']), check(s, ['--verbose', 'steady']), check(s, ['--min-severity', 'error', 'steady'])]);
+  const [quiet, verbose, errorsOnly] = await Promise.all([
+    check(s, ['steady']),
+    check(s, ['--verbose', 'steady']),
+    check(s, ['--min-severity', 'error', 'steady']),
+  ]);
   assert.equal(quiet.status, 0, quiet.stdout + quiet.stderr);
   assert.equal(quiet.stderr, '');
   assert.equal(
@@ -222,9 +289,18 @@ test('a folder where every object exists and nothing conflicts: one summary line
   );
   assert.equal(errorsOnly.stdout, quiet.stdout);
   assert.equal(verbose.status, 0, verbose.stderr);
-  assert.match(verbose.stdout, /^steady\/steady\.yaml:4:9 information exists configmaps "steady" exists; managed by "kubectl"$/m);
-  assert.match(verbose.stdout, /^steady\/more\.yaml:4:9 information exists configmaps "steady-too" exists; managed by "kubectl"$/m);
-  assert.match(verbose.stdout, /^steady\/more\.yaml:\d+:\d+ information exists configmaps "trimmed" exists; managed by "kubectl"$/m);
+  assert.match(
+    verbose.stdout,
+    /^steady\/steady\.yaml:4:9 information exists configmaps "steady" exists; managed by "kubectl"$/m,
+  );
+  assert.match(
+    verbose.stdout,
+    /^steady\/more\.yaml:4:9 information exists configmaps "steady-too" exists; managed by "kubectl"$/m,
+  );
+  assert.match(
+    verbose.stdout,
+    /^steady\/more\.yaml:\d+:\d+ information exists configmaps "trimmed" exists; managed by "kubectl"$/m,
+  );
   assert.match(verbose.stdout, /^0 errors, 0 warnings, 3 information — 3 objects judged in 2 files/m);
   // JSON and SARIF keep every finding whatever the text shows.
   const json = await check(s, ['--format', 'json', 'steady']);
@@ -232,59 +308,91 @@ test('a folder where every object exists and nothing conflicts: one summary line
   assert.equal((JSON.parse(json.stdout) as { findings: unknown[] }).findings.length, 3);
 });
 
-test('--mode create: AlreadyExists on the name, in the server\'s words', async (t) => {
+test("--mode create: AlreadyExists on the name, in the server's words", async (t) => {
   const s = await prepared(t);
   if (!s) return;
   const run = await check(s, ['--mode', 'create', 'create']);
   assert.equal(run.status, 1, run.stderr);
-  assert.match(run.stdout, /^create\/settings\.yaml:4:9 error already-exists configmaps "settings" already exists; managed by "kubectl-create" — kubectl create would fail/m);
+  assert.match(
+    run.stdout,
+    /^create\/settings\.yaml:4:9 error already-exists configmaps "settings" already exists; managed by "kubectl-create" — kubectl create would fail/m,
+  );
 });
 
 test('a read-only user sees the same findings; --verify then needs rights the user lacks: exit 2', async (t) => {
   const s = await prepared(t);
   if (!s) return;
-  const [asViewer, asAdmin] = await Promise.all([check(s, ['--format', 'json', 'apply'], 'viewer'), check(s, ['--format', 'json', 'apply'], 'admin')]);
+  const [asViewer, asAdmin] = await Promise.all([
+    check(s, ['--format', 'json', 'apply'], 'viewer'),
+    check(s, ['--format', 'json', 'apply'], 'admin'),
+  ]);
   assert.equal(asViewer.status, 1, asViewer.stderr);
   const findings = (r: CliRun) => (JSON.parse(r.stdout) as { findings: unknown[] }).findings;
   assert.deepEqual(findings(asViewer), findings(asAdmin));
   const verify = await check(s, ['--verify', 'apply'], 'viewer');
   assert.equal(verify.status, 2);
-  assert.match(verify.stderr, /^kube-conflict-hints: the cluster at https:\/\/127\.0\.0\.1:\d+ \(context viewer\) refuses: .*User "viewer" cannot .*\(the check needs .*patch.*--verify dry runs\)\n$/);
+  assert.match(
+    verify.stderr,
+    /^kube-conflict-hints: the cluster at https:\/\/127\.0\.0\.1:\d+ \(context viewer\) refuses: .*User "viewer" cannot .*\(the check needs .*patch.*--verify dry runs\)\n$/,
+  );
 });
 
-test('a user the cluster does not authorize (context stranger) gets exit 2 and the server\'s refusal', async (t) => {
+test("a user the cluster does not authorize (context stranger) gets exit 2 and the server's refusal", async (t) => {
   const s = await prepared(t);
   if (!s) return;
   const run = await check(s, ['apply'], 'stranger');
   assert.equal(run.status, 2, run.stdout);
   assert.equal(run.stdout, '');
-  assert.match(run.stderr, /^kube-conflict-hints: the cluster at https:\/\/127\.0\.0\.1:\d+ \(context stranger\) refuses: .*User "stranger" cannot (get|list) resource .*\(the check needs get and list on the manifests' kinds\)\n$/);
+  assert.match(
+    run.stderr,
+    /^kube-conflict-hints: the cluster at https:\/\/127\.0\.0\.1:\d+ \(context stranger\) refuses: .*User "stranger" cannot (get|list) resource .*\(the check needs get and list on the manifests' kinds\)\n$/,
+  );
 });
 
-test('--verify: the server\'s dry runs agree with every prediction, and every write was a dry run', async (t) => {
+test("--verify: the server's dry runs agree with every prediction, and every write was a dry run", async (t) => {
   const s = await prepared(t);
   if (!s) return;
   const started = new Date().toISOString();
   const run = await check(s, ['--verify', 'apply']);
   assert.equal(run.status, 1, run.stderr);
   assert.doesNotMatch(run.stdout, /dry-run-differs/);
-  assert.match(run.stdout, new RegExp(`^deployments\\.apps/web \\(namespace ${s.namespace}\\) — the dry run agrees$`, 'm'));
-  assert.match(run.stdout, new RegExp(`^configmaps/feature-flags \\(namespace ${s.namespace}\\) — the dry run agrees$`, 'm'));
+  assert.match(
+    run.stdout,
+    new RegExp(`^deployments\\.apps/web \\(namespace ${s.namespace}\\) — the dry run agrees$`, 'm'),
+  );
+  assert.match(
+    run.stdout,
+    new RegExp(`^configmaps/feature-flags \\(namespace ${s.namespace}\\) — the dry run agrees$`, 'm'),
+  );
   const created = await check(s, ['--verify', '--mode', 'create', 'create']);
   assert.match(created.stdout, /— the dry run agrees/);
   // The product never changes the cluster: its only writes carry dryRun=All.
   const writes = readAuditEvents(s.cluster.auditLog).filter(
-    (e) => (e.userAgent ?? '').startsWith('kube-conflict-hints/') && !['get', 'list', 'watch'].includes(e.verb) && (e as { requestReceivedTimestamp?: string }).requestReceivedTimestamp! >= started,
+    (e) =>
+      (e.userAgent ?? '').startsWith('kube-conflict-hints/') &&
+      !['get', 'list', 'watch'].includes(e.verb) &&
+      (e as { requestReceivedTimestamp?: string }).requestReceivedTimestamp! >= started,
   );
   assert.ok(writes.length >= 5, `dry runs seen in the audit log: ${writes.length}`);
   for (const w of writes) assert.match(w.requestURI, /[?&]dryRun=All(&|$)/, w.requestURI);
   // A check judges what one list answered: it opens no watch (it needs no watch right either).
-  const ours = readAuditEvents(s.cluster.auditLog).filter((e) => (e.userAgent ?? '').startsWith('kube-conflict-hints/') && / \(check\)$/.test(e.userAgent ?? '') && (e as { requestReceivedTimestamp?: string }).requestReceivedTimestamp! >= started);
-  assert.ok(ours.some((e) => e.verb === 'list'), 'the checks listed their kinds');
-  assert.deepEqual(ours.filter((e) => e.verb === 'watch').map((e) => e.requestURI), []);
+  const ours = readAuditEvents(s.cluster.auditLog).filter(
+    (e) =>
+      (e.userAgent ?? '').startsWith('kube-conflict-hints/') &&
+      / \(check\)$/.test(e.userAgent ?? '') &&
+      (e as { requestReceivedTimestamp?: string }).requestReceivedTimestamp! >= started,
+  );
+  assert.ok(
+    ours.some((e) => e.verb === 'list'),
+    'the checks listed their kinds',
+  );
+  assert.deepEqual(
+    ours.filter((e) => e.verb === 'watch').map((e) => e.requestURI),
+    [],
+  );
 });
 
-test('--verify shows the server\'s answer where it differs from the prediction', async (t) => {
+test("--verify shows the server's answer where it differs from the prediction", async (t) => {
   const s = await prepared(t);
   if (!s) return;
   // A data key the API's validation refuses (a config key has no spaces): validation is the
@@ -295,7 +403,10 @@ test('--verify shows the server\'s answer where it differs from the prediction',
   const run = await check(s, ['--verify', 'odd']);
   assert.equal(run.status, 1, run.stderr);
   assert.match(run.stdout, /— the dry run answers: ConfigMap "odd" is invalid: .*valid config key/);
-  assert.match(run.stdout, /^odd\/bad-key\.yaml:1:1 error dry-run-differs the server refuses the manifest: ConfigMap "odd" is invalid: .*; the prediction did not foresee it$/m);
+  assert.match(
+    run.stdout,
+    /^odd\/bad-key\.yaml:1:1 error dry-run-differs the server refuses the manifest: ConfigMap "odd" is invalid: .*; the prediction did not foresee it$/m,
+  );
 });
 
 test('a list conflict: the line shows the item where the live and the manifest lists part, not the first items they share', async (t) => {
@@ -303,21 +414,55 @@ test('a list conflict: the line shows the item where the live and the manifest l
   if (!cluster) return;
   const conn = connect('admin', cluster.kubeconfig);
   const namespace = await freshNamespace(conn, 'cli-lists');
-  const args = ['--listen-address=0.0.0.0:8080', '--log-level=info', '--metrics-bind-address=:9090', '--cache-dir=/var/cache/shop', '--catalog-url=http://catalog.shop.svc:8080', '--payment-url=http://payments.shop.svc:8080'];
+  const args = [
+    '--listen-address=0.0.0.0:8080',
+    '--log-level=info',
+    '--metrics-bind-address=:9090',
+    '--cache-dir=/var/cache/shop',
+    '--catalog-url=http://catalog.shop.svc:8080',
+    '--payment-url=http://payments.shop.svc:8080',
+  ];
   const manifest = {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: { name: 'lists', namespace },
-    spec: { replicas: 1, selector: { matchLabels: { app: 'lists' } }, template: { metadata: { labels: { app: 'lists' } }, spec: { containers: [{ name: 'app', image: 'nginx:1.25', args }] } } },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: 'lists' } },
+      template: {
+        metadata: { labels: { app: 'lists' } },
+        spec: { containers: [{ name: 'app', image: 'nginx:1.25', args }] },
+      },
+    },
   };
   objectOf(await apply(conn, 'kubectl', manifest), 'apply');
   // kubectl edit of one item of the (atomic) list: the list is kubectl-edit's now.
-  objectOf(await kubectlEdit(conn, manifest, { spec: { template: { spec: { containers: [{ name: 'app', args: args.map((a, i) => (i === 4 ? '--catalog-url=http://catalog-v2.shop.svc:8080' : a)) }] } } } }), 'edit');
+  objectOf(
+    await kubectlEdit(conn, manifest, {
+      spec: {
+        template: {
+          spec: {
+            containers: [
+              {
+                name: 'app',
+                args: args.map((a, i) => (i === 4 ? '--catalog-url=http://catalog-v2.shop.svc:8080' : a)),
+              },
+            ],
+          },
+        },
+      },
+    }),
+    'edit',
+  );
   const dir = scratchDir('cli-lists');
   writeFiles(dir, { 'lists.yaml': toYaml(manifest) });
-  const run = await runCli(['check', '--kubeconfig', cluster.kubeconfig, '--context', 'admin', 'lists.yaml'], { cwd: dir });
+  const run = await runCli(['check', '--kubeconfig', cluster.kubeconfig, '--context', 'admin', 'lists.yaml'], {
+    cwd: dir,
+  });
   assert.equal(run.status, 1, run.stderr);
-  const line = run.stdout.split('\n').find((l) => l.includes(' error field-conflict .spec.template.spec.containers[name="app"].args '));
+  const line = run.stdout
+    .split('\n')
+    .find((l) => l.includes(' error field-conflict .spec.template.spec.containers[name="app"].args '));
   assert.ok(line, run.stdout);
   assert.ok(line.includes('live ..."--catalog-url=http://catalog-v2.shop.svc:8080",'), line);
   assert.ok(line.includes('manifest ..."--catalog-url=http://catalog.shop.svc:8080",'), line);

@@ -14,9 +14,15 @@ let built: Promise<void> | undefined;
 /** The command line, bundled by the project's bundle script into test/out (dist/ is left alone). */
 function buildOnce(): Promise<void> {
   built ??= new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(repoRoot, 'scripts', 'bundle.mjs'), '--only=cli', `--outdir=${path.dirname(bundle)}`], { stdio: 'inherit' });
+    const child = spawn(
+      process.execPath,
+      [path.join(repoRoot, 'scripts', 'bundle.mjs'), '--only=cli', `--outdir=${path.dirname(bundle)}`],
+      { stdio: 'inherit' },
+    );
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`bundling the command line failed (exit ${code})`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`bundling the command line failed (exit ${code})`)),
+    );
   });
   return built;
 }
@@ -33,11 +39,19 @@ export interface CliRun {
 /** `timeoutMs`: how long before the run is killed (default 2 minutes), for a test that checks a very large input. */
 export async function runCli(
   args: readonly string[],
-  options: { cwd?: string; env?: NodeJS.ProcessEnv; user?: { uid: number; gid: number }; stdin?: string | Buffer | NodeJS.ReadableStream; stdoutClosed?: boolean; timeoutMs?: number } = {},
+  options: {
+    cwd?: string;
+    env?: NodeJS.ProcessEnv;
+    user?: { uid: number; gid: number };
+    stdin?: string | Buffer | NodeJS.ReadableStream;
+    stdoutClosed?: boolean;
+    timeoutMs?: number;
+  } = {},
 ): Promise<CliRun> {
   // Take a piped stream at once: node drops what a finished process wrote if nobody reads it yet.
   let input = options.stdin;
-  if (input !== undefined && typeof input !== 'string' && !Buffer.isBuffer(input)) input = input.pipe(new PassThrough());
+  if (input !== undefined && typeof input !== 'string' && !Buffer.isBuffer(input))
+    input = input.pipe(new PassThrough());
   await buildOnce();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [bundle, ...args], {

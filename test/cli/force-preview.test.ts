@@ -45,7 +45,9 @@ const imagePath = '.spec.template.spec.containers[name="app"].image';
 test('text: under each conflict what forcing takes from whom and who takes it back, then the command', async (t) => {
   const s = await prepared(t);
   if (!s) return;
-  const run = await runCli(['check', '--kubeconfig', s.cluster.kubeconfig, '--context', 'admin', 'k8s/web.yaml'], { cwd: s.dir });
+  const run = await runCli(['check', '--kubeconfig', s.cluster.kubeconfig, '--context', 'admin', 'k8s/web.yaml'], {
+    cwd: s.dir,
+  });
   assert.equal(run.status, 1, run.stderr);
   const lines = run.stdout.split('\n');
   const header = lines.indexOf(`deployments.apps/web (namespace ${s.namespace})`);
@@ -59,39 +61,114 @@ test('text: under each conflict what forcing takes from whom and who takes it ba
   ]);
 });
 
-test('json: the object\'s forcePreview, valid against the schema; sarif: each conflict\'s result carries its part', async (t) => {
+test("json: the object's forcePreview, valid against the schema; sarif: each conflict's result carries its part", async (t) => {
   const s = await prepared(t);
   if (!s) return;
-  const run = await runCli(['check', '--kubeconfig', s.cluster.kubeconfig, '--context', 'admin', '-n', s.namespace, '--field-manager', 'ci-deploy', '--format', 'json', 'k8s/web.yaml'], { cwd: s.dir });
+  const run = await runCli(
+    [
+      'check',
+      '--kubeconfig',
+      s.cluster.kubeconfig,
+      '--context',
+      'admin',
+      '-n',
+      s.namespace,
+      '--field-manager',
+      'ci-deploy',
+      '--format',
+      'json',
+      'k8s/web.yaml',
+    ],
+    { cwd: s.dir },
+  );
   assert.equal(run.status, 1, run.stderr);
-  const report = JSON.parse(run.stdout) as { objects: { forcePreview?: { losses: { manager: string; operation: string; subresource?: string; time?: string; fields: { path: string; liveValue?: unknown; manifestValue?: unknown }[]; takesBack?: { certainty: string; kind: string; by: string } }[]; command: string } }[] };
+  const report = JSON.parse(run.stdout) as {
+    objects: {
+      forcePreview?: {
+        losses: {
+          manager: string;
+          operation: string;
+          subresource?: string;
+          time?: string;
+          fields: { path: string; liveValue?: unknown; manifestValue?: unknown }[];
+          takesBack?: { certainty: string; kind: string; by: string };
+        }[];
+        command: string;
+      };
+    }[];
+  };
   const ajv = new Ajv({ allErrors: true, strict: true });
   addFormats(ajv);
-  const validate = ajv.compile(JSON.parse(fs.readFileSync(path.join(repoRoot, 'schemas/findings.schema.json'), 'utf8')));
+  const validate = ajv.compile(
+    JSON.parse(fs.readFileSync(path.join(repoRoot, 'schemas/findings.schema.json'), 'utf8')),
+  );
   assert.ok(validate(report), ajv.errorsText(validate.errors));
   const preview = report.objects.find((o) => o.forcePreview)?.forcePreview;
   assert.ok(preview, run.stdout);
   assert.deepEqual(
-    preview.losses.map((l) => ({ manager: l.manager, operation: l.operation, subresource: l.subresource, fields: l.fields, takesBack: l.takesBack && `${l.takesBack.by} ${l.takesBack.certainty} (${l.takesBack.kind})` })),
+    preview.losses.map((l) => ({
+      manager: l.manager,
+      operation: l.operation,
+      subresource: l.subresource,
+      fields: l.fields,
+      takesBack: l.takesBack && `${l.takesBack.by} ${l.takesBack.certainty} (${l.takesBack.kind})`,
+    })),
     [
-      { manager: 'kube-controller-manager', operation: 'Update', subresource: 'scale', fields: [{ path: '.spec.replicas', liveValue: 5, manifestValue: 3 }], takesBack: 'kube-controller-manager will (autoscaler)' },
-      { manager: 'kubectl-edit', operation: 'Update', subresource: undefined, fields: [{ path: imagePath, liveValue: 'nginx:1.26', manifestValue: 'nginx:1.25' }], takesBack: undefined },
+      {
+        manager: 'kube-controller-manager',
+        operation: 'Update',
+        subresource: 'scale',
+        fields: [{ path: '.spec.replicas', liveValue: 5, manifestValue: 3 }],
+        takesBack: 'kube-controller-manager will (autoscaler)',
+      },
+      {
+        manager: 'kubectl-edit',
+        operation: 'Update',
+        subresource: undefined,
+        fields: [{ path: imagePath, liveValue: 'nginx:1.26', manifestValue: 'nginx:1.25' }],
+        takesBack: undefined,
+      },
     ],
   );
   assert.match(preview.losses[1]!.time ?? '', /^20\d\d-/);
   // The manifest names its namespace: the command repeats the other flags, not -n (kubectl refuses one that differs).
-  assert.equal(preview.command, `kubectl apply --server-side --force-conflicts --field-manager=ci-deploy --kubeconfig=${s.cluster.kubeconfig} --context=admin -f k8s/web.yaml`);
+  assert.equal(
+    preview.command,
+    `kubectl apply --server-side --force-conflicts --field-manager=ci-deploy --kubeconfig=${s.cluster.kubeconfig} --context=admin -f k8s/web.yaml`,
+  );
 
-  const sarif = await runCli(['check', '--kubeconfig', s.cluster.kubeconfig, '--context', 'admin', '--format', 'sarif', 'k8s/web.yaml'], { cwd: s.dir });
+  const sarif = await runCli(
+    ['check', '--kubeconfig', s.cluster.kubeconfig, '--context', 'admin', '--format', 'sarif', 'k8s/web.yaml'],
+    { cwd: s.dir },
+  );
   assert.equal(sarif.status, 1, sarif.stderr);
-  const results = (JSON.parse(sarif.stdout) as { runs: { results: { ruleId: string; properties?: { path?: string; forcePreview?: { text: string; manager: string; takesBack?: { certainty: string } } } }[] }[] }).runs[0]!.results;
+  const results = (
+    JSON.parse(sarif.stdout) as {
+      runs: {
+        results: {
+          ruleId: string;
+          properties?: {
+            path?: string;
+            forcePreview?: { text: string; manager: string; takesBack?: { certainty: string } };
+          };
+        }[];
+      }[];
+    }
+  ).runs[0]!.results;
   const conflicts = results.filter((r) => r.ruleId === 'field-conflict');
   assert.deepEqual(
-    conflicts.map((r) => [r.properties?.path, r.properties?.forcePreview?.manager, r.properties?.forcePreview?.takesBack?.certainty]),
+    conflicts.map((r) => [
+      r.properties?.path,
+      r.properties?.forcePreview?.manager,
+      r.properties?.forcePreview?.takesBack?.certainty,
+    ]),
     [
       ['.spec.replicas', 'kube-controller-manager', 'will'],
       [imagePath, 'kubectl-edit', undefined],
     ],
   );
-  assert.match(conflicts[0]!.properties!.forcePreview!.text, /which will take it back: an autoscaler \(HorizontalPodAutoscaler web-hpa\)/);
+  assert.match(
+    conflicts[0]!.properties!.forcePreview!.text,
+    /which will take it back: an autoscaler \(HorizontalPodAutoscaler web-hpa\)/,
+  );
 });

@@ -11,8 +11,19 @@ import { test, type TestContext } from 'node:test';
 import { requireCluster, type TestClusterInfo } from '../support/env';
 import { runCli, scratchDir, unprivilegedUser, writeFiles, type CliRun } from './cli-process';
 
-const cm = (name: string, eol = '\n') => ['apiVersion: v1', 'kind: ConfigMap', 'metadata:', `  name: ${name}`, '  namespace: default', 'data:', '  k: v', ''].join(eol);
-const cmJson = (name: string) => JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default' }, data: { k: 'v' } });
+const cm = (name: string, eol = '\n') =>
+  [
+    'apiVersion: v1',
+    'kind: ConfigMap',
+    'metadata:',
+    `  name: ${name}`,
+    '  namespace: default',
+    'data:',
+    '  k: v',
+    '',
+  ].join(eol);
+const cmJson = (name: string) =>
+  JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default' }, data: { k: 'v' } });
 
 interface Run {
   status: number | null;
@@ -22,15 +33,63 @@ interface Run {
 
 /** What kubectl reads of `targets`: the objects it names, its exit code and its errors. */
 function kubectl(cluster: TestClusterInfo, cwd: string, targets: string[], user?: { uid: number; gid: number }): Run {
-  const args = ['--kubeconfig', cluster.kubeconfig, '--context', 'admin', 'create', '--dry-run=client', '-o', 'name', '-R', ...targets.flatMap((t) => ['-f', t])];
-  const r = spawnSync('kubectl', args, { cwd, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: cwd }, ...(user ?? {}) });
-  return { status: r.status, names: r.stdout.split('\n').filter(Boolean).map((l) => l.replace(/^configmap\//, '')).sort(), stderr: r.stderr };
+  const args = [
+    '--kubeconfig',
+    cluster.kubeconfig,
+    '--context',
+    'admin',
+    'create',
+    '--dry-run=client',
+    '-o',
+    'name',
+    '-R',
+    ...targets.flatMap((t) => ['-f', t]),
+  ];
+  const r = spawnSync('kubectl', args, {
+    cwd,
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '', HOME: cwd },
+    ...(user ?? {}),
+  });
+  return {
+    status: r.status,
+    names: r.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.replace(/^configmap\//, ''))
+      .sort(),
+    stderr: r.stderr,
+  };
 }
 
 /** What check reads of `targets`: the objects of its JSON report. */
-async function check(cluster: TestClusterInfo, cwd: string, targets: string[], user?: { uid: number; gid: number }): Promise<Run & { run: CliRun }> {
-  const run = await runCli(['check', '--kubeconfig', cluster.kubeconfig, '--context', 'admin', '--mode', 'create', '--format', 'json', ...targets], { cwd, ...(user ? { user } : {}) });
-  const names = run.status === 0 ? (JSON.parse(run.stdout) as { objects: { object?: { name: string } }[] }).objects.map((o) => o.object?.name ?? '').sort() : [];
+async function check(
+  cluster: TestClusterInfo,
+  cwd: string,
+  targets: string[],
+  user?: { uid: number; gid: number },
+): Promise<Run & { run: CliRun }> {
+  const run = await runCli(
+    [
+      'check',
+      '--kubeconfig',
+      cluster.kubeconfig,
+      '--context',
+      'admin',
+      '--mode',
+      'create',
+      '--format',
+      'json',
+      ...targets,
+    ],
+    { cwd, ...(user ? { user } : {}) },
+  );
+  const names =
+    run.status === 0
+      ? (JSON.parse(run.stdout) as { objects: { object?: { name: string } }[] }).objects
+          .map((o) => o.object?.name ?? '')
+          .sort()
+      : [];
   return { status: run.status, names, stderr: run.stderr, run };
 }
 
@@ -50,7 +109,12 @@ function tree(): string {
     'tree/crlf.yaml': cm('crlf', '\r\n'),
     'tree/bom.yaml': `\uFEFF${cm('bom')}`,
     // DEL is a control character to YAML but not to JSON: kubectl reads this JSON file.
-    'tree/del.json': JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'del', namespace: 'default' }, data: { k: 'a\u007Fb' } }),
+    'tree/del.json': JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'del', namespace: 'default' },
+      data: { k: 'a\u007Fb' },
+    }),
   });
   fs.symlinkSync(path.join('..', 'real', 'target.yaml'), path.join(dir, 'tree', 'link.yaml'));
   fs.symlinkSync(path.join('..', 'real'), path.join(dir, 'tree', 'linked-dir'));
@@ -67,7 +131,19 @@ test('check reads the same objects as kubectl -R from a tree of manifests, links
   assert.equal(ours.status, 0, ours.stderr);
   assert.deepEqual(ours.names, theirs.names);
   // What both read, spelled out: *.txt, *.YAML and the linked directory are not read.
-  assert.deepEqual(ours.names, ['bom', 'crlf', 'del', 'hidden-file', 'json', 'linked-file', 'nested', 'plain', 'short', 'two-a', 'two-b']);
+  assert.deepEqual(ours.names, [
+    'bom',
+    'crlf',
+    'del',
+    'hidden-file',
+    'json',
+    'linked-file',
+    'nested',
+    'plain',
+    'short',
+    'two-a',
+    'two-b',
+  ]);
 });
 
 test('a file named on the command line is read whatever its name, as kubectl reads it', async (t) => {
@@ -86,7 +162,11 @@ test('hidden folders and node_modules are skipped (where kubectl -R reads them)'
   const cluster = requireCluster(t);
   if (!cluster) return;
   const dir = scratchDir('input');
-  writeFiles(dir, { 'repo/app.yaml': cm('app'), 'repo/.git/ORIG.yaml': cm('in-git'), 'repo/node_modules/pkg/chart.yaml': cm('in-node-modules') });
+  writeFiles(dir, {
+    'repo/app.yaml': cm('app'),
+    'repo/.git/ORIG.yaml': cm('in-git'),
+    'repo/node_modules/pkg/chart.yaml': cm('in-node-modules'),
+  });
   assert.deepEqual(kubectl(cluster, dir, ['repo']).names, ['app', 'in-git', 'in-node-modules']);
   assert.deepEqual((await check(cluster, dir, ['repo'])).names, ['app']);
 });
@@ -106,7 +186,11 @@ interface Refusal {
 const refusals: Refusal[] = [
   {
     name: 'a binary file named .yaml',
-    make: (dir) => writeFiles(dir, { 'case/ok.yaml': cm('ok'), 'case/program.yaml': '\u007FELF\u0002\u0001\u0001\u0000\u0000\u0000' }),
+    make: (dir) =>
+      writeFiles(dir, {
+        'case/ok.yaml': cm('ok'),
+        'case/program.yaml': '\u007FELF\u0002\u0001\u0001\u0000\u0000\u0000',
+      }),
     kubectlSays: /error parsing case\/program\.yaml: .*yaml: control characters are not allowed/,
     says: /^kube-conflict-hints: case\/program\.yaml:1:1: control character U\+007F: not a text manifest/,
   },

@@ -31,7 +31,10 @@ interface Case {
 }
 
 const cases: Case[] = [
-  { name: 'a YAML stream', text: `---\n${cmYaml('yaml-a')}---\n# only a comment\n---\n${deploymentYaml('yaml-web')}---\n${cmYaml('yaml-b')}` },
+  {
+    name: 'a YAML stream',
+    text: `---\n${cmYaml('yaml-a')}---\n# only a comment\n---\n${deploymentYaml('yaml-web')}---\n${cmYaml('yaml-b')}`,
+  },
   { name: 'one JSON object', text: `${cmPretty('json-one')}\n` },
   { name: 'a JSON List', text: list('list-a', 'list-b') },
   { name: 'JSON objects with nothing between them', text: `${cmJson('cat-a')}${cmJson('cat-b')}${cmJson('cat-c')}` },
@@ -40,12 +43,27 @@ const cases: Case[] = [
   { name: 'a JSON List, then JSON objects', text: `${list('mix-list-a', 'mix-list-b')}\n${cmJson('mix-after-list')}` },
   { name: 'a byte order mark before JSON objects', text: `\uFEFF${cmJson('bom-a')}${cmJson('bom-b')}` },
   { name: 'JSON objects after leading blank lines', text: `\n\n   ${cmJson('blank-a')}\n${cmJson('blank-b')}` },
-  { name: 'YAML, then a JSON document, then a JSON List', text: `${cmYaml('yj-a')}---\n${cmJson('yj-b')}\n---\n${list('yj-c', 'yj-d')}\n` },
+  {
+    name: 'YAML, then a JSON document, then a JSON List',
+    text: `${cmYaml('yj-a')}---\n${cmJson('yj-b')}\n---\n${list('yj-c', 'yj-d')}\n`,
+  },
   { name: 'a YAML List', text: `apiVersion: v1\nkind: List\nitems:\n- ${cmJson('yl-a')}\n- ${cmJson('yl-b')}\n` },
-  { name: 'a JSON object, then --- and YAML', text: `${cmJson('stop-a')}\n---\n${cmYaml('stop-b')}`, kubectlFails: true },
+  {
+    name: 'a JSON object, then --- and YAML',
+    text: `${cmJson('stop-a')}\n---\n${cmYaml('stop-b')}`,
+    kubectlFails: true,
+  },
   { name: 'JSON objects separated by commas', text: `${cmJson('comma-a')},${cmJson('comma-b')}`, kubectlFails: true },
-  { name: 'JSON objects, then garbage', text: `${cmJson('junk-a')}\n${cmJson('junk-b')} junk\n${cmJson('junk-c')}`, kubectlFails: true },
-  { name: 'JSON objects, the last cut short', text: `${cmJson('cut-a')}\n{"apiVersion": "v1", "kind": "Conf`, kubectlFails: true },
+  {
+    name: 'JSON objects, then garbage',
+    text: `${cmJson('junk-a')}\n${cmJson('junk-b')} junk\n${cmJson('junk-c')}`,
+    kubectlFails: true,
+  },
+  {
+    name: 'JSON objects, the last cut short',
+    text: `${cmJson('cut-a')}\n{"apiVersion": "v1", "kind": "Conf`,
+    kubectlFails: true,
+  },
   { name: 'a JSON object, then a JSON list', text: `${cmJson('array-a')}\n[${cmJson('array-b')}]`, kubectlFails: true },
   // Flow-style YAML is YAML, but a text that starts with `{` is read as JSON: kubectl reads nothing
   // from it. A YAML file it is in must not be passed over as "not Kubernetes".
@@ -55,7 +73,11 @@ const cases: Case[] = [
     kubectlFails: true,
     fileName: 'input.yaml',
   },
-  { name: 'YAML, then a flow-style object', text: `${cmYaml('flow-c')}---\n{apiVersion: v1, kind: ConfigMap, metadata: {name: flow-d}}\n`, fileName: 'input.yaml' },
+  {
+    name: 'YAML, then a flow-style object',
+    text: `${cmYaml('flow-c')}---\n{apiVersion: v1, kind: ConfigMap, metadata: {name: flow-d}}\n`,
+    fileName: 'input.yaml',
+  },
 ];
 
 interface Read {
@@ -68,24 +90,53 @@ interface Read {
 }
 
 function kubectlReads(cluster: TestClusterInfo, text: string, cwd: string): Read {
-  const r = spawnSync('kubectl', ['--kubeconfig', cluster.kubeconfig, '--context', 'admin', 'create', '--dry-run=client', '-o', 'name', '-f', '-'], {
-    cwd,
-    input: text,
-    encoding: 'utf8',
-    env: { PATH: process.env.PATH ?? '', HOME: cwd },
-  });
+  const r = spawnSync(
+    'kubectl',
+    ['--kubeconfig', cluster.kubeconfig, '--context', 'admin', 'create', '--dry-run=client', '-o', 'name', '-f', '-'],
+    {
+      cwd,
+      input: text,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', HOME: cwd },
+    },
+  );
   // Go's offset counts the bytes read, the offending one included.
   const offset = /json: offset (\d+)/.exec(r.stderr);
-  return { status: r.status, names: r.stdout.split('\n').filter(Boolean), ...(offset ? { errorOffset: Number(offset[1]) - 1 } : {}), output: r.stderr };
+  return {
+    status: r.status,
+    names: r.stdout.split('\n').filter(Boolean),
+    ...(offset ? { errorOffset: Number(offset[1]) - 1 } : {}),
+    output: r.stderr,
+  };
 }
 
 interface JsonReport {
-  findings: { file: string; code: string; severity: string; message: string; range: { start: { line: number; character: number } } }[];
+  findings: {
+    file: string;
+    code: string;
+    severity: string;
+    message: string;
+    range: { start: { line: number; character: number } };
+  }[];
   objects: { file: string; object?: { apiVersion: string; kind: string; name: string } }[];
 }
 
-async function checkReads(cluster: TestClusterInfo, text: string, target: 'stdin' | string, cwd: string): Promise<Read & { report?: JsonReport }> {
-  const args = ['check', '--kubeconfig', cluster.kubeconfig, '--context', 'admin', '--format', 'json', target === 'stdin' ? '-' : target];
+async function checkReads(
+  cluster: TestClusterInfo,
+  text: string,
+  target: 'stdin' | string,
+  cwd: string,
+): Promise<Read & { report?: JsonReport }> {
+  const args = [
+    'check',
+    '--kubeconfig',
+    cluster.kubeconfig,
+    '--context',
+    'admin',
+    '--format',
+    'json',
+    target === 'stdin' ? '-' : target,
+  ];
   const run = await runCli(args, { cwd, ...(target === 'stdin' ? { stdin: text } : {}) });
   const output = `${run.stdout}${run.stderr}`;
   if (run.status !== 0 && run.status !== 1) return { status: run.status, names: [], output };
@@ -119,7 +170,11 @@ for (const [i, c] of cases.entries()) {
     // The case says what it is about: kubectl reads objects from it (or stops at once), and fails
     // only where it should.
     assert.ok(theirs.names.length > 0 || c.kubectlFails, `kubectl read no object: ${theirs.output}`);
-    assert.equal(theirs.status !== 0, c.kubectlFails === true, `kubectl ${theirs.status === 0 ? 'accepted' : 'refused'} it: ${theirs.output}`);
+    assert.equal(
+      theirs.status !== 0,
+      c.kubectlFails === true,
+      `kubectl ${theirs.status === 0 ? 'accepted' : 'refused'} it: ${theirs.output}`,
+    );
 
     const file = path.join(dir, c.fileName ?? 'input.json');
     fs.writeFileSync(file, c.text);
@@ -129,7 +184,10 @@ for (const [i, c] of cases.entries()) {
       assert.ok(ours.report, `check of ${from} failed: ${ours.output}`);
       assert.deepEqual(ours.names, theirs.names, `objects read from ${from}`);
       const shown = target === 'stdin' ? '<stdin>' : (c.fileName ?? 'input.json');
-      assert.ok(ours.report.objects.every((o) => o.file === shown), `findings name ${shown}: ${JSON.stringify(ours.report.objects.map((o) => o.file))}`);
+      assert.ok(
+        ours.report.objects.every((o) => o.file === shown),
+        `findings name ${shown}: ${JSON.stringify(ours.report.objects.map((o) => o.file))}`,
+      );
       const errors = ours.report.findings.filter((f) => f.code === 'yaml-syntax');
       if (!c.kubectlFails) {
         assert.deepEqual(errors, [], `no syntax error from ${from}`);
@@ -139,7 +197,8 @@ for (const [i, c] of cases.entries()) {
       assert.equal(errors.length, 1, `one syntax error, where kubectl stops: ${JSON.stringify(errors)}`);
       assert.equal(errors[0]!.file, shown);
       assert.match(errors[0]!.message, /kubectl reads it as JSON objects one after another, and stops reading here/);
-      if (theirs.errorOffset !== undefined) assert.equal(ours.errorOffset, theirs.errorOffset, `error at kubectl's offset: ${theirs.output}`);
+      if (theirs.errorOffset !== undefined)
+        assert.equal(ours.errorOffset, theirs.errorOffset, `error at kubectl's offset: ${theirs.output}`);
     }
   });
 }
@@ -158,11 +217,16 @@ test('the standard input is named once, and read by check only', async () => {
   assert.equal(twice.stderr, 'kube-conflict-hints: the standard input (-) can be named only once\n');
   const snapshot = await runCli(['snapshot', '--out', path.join(scratch, 'snapshot'), '-'], { stdin: cmYaml('x') });
   assert.equal(snapshot.status, 2);
-  assert.equal(snapshot.stderr, 'kube-conflict-hints: the standard input (-) is read by check only: save the manifests to a file\n');
+  assert.equal(
+    snapshot.stderr,
+    'kube-conflict-hints: the standard input (-) is read by check only: save the manifests to a file\n',
+  );
 });
 
 test('binary input on the standard input is refused with one line, as from a file', async () => {
-  const run = await runCli(['check', '--snapshot', path.join(scratch, 'no-snapshot'), '-'], { stdin: `${cmYaml('bin')}\u0001\n` });
+  const run = await runCli(['check', '--snapshot', path.join(scratch, 'no-snapshot'), '-'], {
+    stdin: `${cmYaml('bin')}\u0001\n`,
+  });
   assert.equal(run.status, 2);
   assert.match(run.stderr, /^kube-conflict-hints: <stdin>:7:1: control character U\+0001: not a text manifest/);
   assert.equal(run.stderr.split('\n').filter(Boolean).length, 1);

@@ -39,7 +39,10 @@ async function prepared(t: TestContext) {
   assert.equal(dryRun.status, 404, JSON.stringify(dryRun.body));
   // A built-in kind at a removed version: 404 for policy/v1beta1, while policy/v1 serves it.
   assert.equal((await request(conn, 'GET', '/apis/policy/v1beta1')).status, 404);
-  assert.equal((await request(conn, 'GET', `/apis/policy/v1/namespaces/${namespace}/poddisruptionbudgets`)).status, 200);
+  assert.equal(
+    (await request(conn, 'GET', `/apis/policy/v1/namespaces/${namespace}/poddisruptionbudgets`)).status,
+    200,
+  );
   const dir = scratchDir('kind-not-served');
   writeFiles(dir, {
     'alone/certificate.yaml': certificate(namespace),
@@ -47,7 +50,11 @@ async function prepared(t: TestContext) {
     'together/certificate.yaml': certificate(namespace),
     'old/pdb.yaml': `apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata:\n  name: web\n  namespace: ${namespace}\nspec:\n  minAvailable: 1\n  selector: { matchLabels: { app: web } }\n`,
   });
-  const check = (args: string[], stdin?: string) => runCli(['check', '--kubeconfig', cluster.kubeconfig, '--context', 'admin', ...args], { cwd: dir, ...(stdin !== undefined ? { stdin } : {}) });
+  const check = (args: string[], stdin?: string) =>
+    runCli(['check', '--kubeconfig', cluster.kubeconfig, '--context', 'admin', ...args], {
+      cwd: dir,
+      ...(stdin !== undefined ? { stdin } : {}),
+    });
   return { namespace, check };
 }
 
@@ -85,12 +92,20 @@ test('the same resource beside its CRD, in one folder or one stream: no error, t
   const folder = await s.check(['--format', 'json', 'together']);
   assert.equal(folder.status, 0, folder.stdout + folder.stderr);
   const found = findingsOf(folder.stdout);
-  assert.deepEqual(found.filter((f) => f.code === 'kind-not-served'), []);
+  assert.deepEqual(
+    found.filter((f) => f.code === 'kind-not-served'),
+    [],
+  );
   const info = found.filter((f) => f.code === 'kind-from-new-crd');
   assert.equal(info.length, 1, JSON.stringify(found));
   assert.equal(info[0]!.file, 'together/certificate.yaml');
   assert.equal(info[0]!.severity, 'information');
-  assert.match(info[0]!.message, new RegExp(`CustomResourceDefinition certificates\\.${group.replaceAll('.', '\\.')} in together/crds/certificates\\.yaml, which the cluster does not serve yet`));
+  assert.match(
+    info[0]!.message,
+    new RegExp(
+      `CustomResourceDefinition certificates\\.${group.replaceAll('.', '\\.')} in together/crds/certificates\\.yaml, which the cluster does not serve yet`,
+    ),
+  );
   assert.match(info[0]!.message, /Apply the CRD first/);
   // By default the check prints errors and warnings: the folder is clean.
   const text = await s.check(['together']);
@@ -101,8 +116,14 @@ test('the same resource beside its CRD, in one folder or one stream: no error, t
   const stream = await s.check(['--format', 'json', '-'], `${crd}---\n${certificate(s.namespace)}`);
   assert.equal(stream.status, 0, stream.stdout + stream.stderr);
   const streamed = findingsOf(stream.stdout);
-  assert.deepEqual(streamed.filter((f) => f.code === 'kind-not-served'), []);
-  assert.deepEqual(streamed.filter((f) => f.code === 'kind-from-new-crd').map((f) => f.file), ['<stdin>']);
+  assert.deepEqual(
+    streamed.filter((f) => f.code === 'kind-not-served'),
+    [],
+  );
+  assert.deepEqual(
+    streamed.filter((f) => f.code === 'kind-from-new-crd').map((f) => f.file),
+    ['<stdin>'],
+  );
 });
 
 test('a built-in kind at a removed version keeps the deprecation guide and names what is served', async (t) => {
@@ -112,6 +133,12 @@ test('a built-in kind at a removed version keeps the deprecation guide and names
   assert.equal(run.status, 1, run.stderr);
   assert.deepEqual(
     findingsOf(run.stdout).map((f) => [f.code, f.message, f.docs]),
-    [['kind-not-served', 'The cluster does not serve PodDisruptionBudget in policy/v1beta1 (served: policy/v1).', docsLinks.apiVersions]],
+    [
+      [
+        'kind-not-served',
+        'The cluster does not serve PodDisruptionBudget in policy/v1beta1 (served: policy/v1).',
+        docsLinks.apiVersions,
+      ],
+    ],
   );
 });

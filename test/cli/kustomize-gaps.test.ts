@@ -23,8 +23,24 @@ interface JsonFinding {
 }
 
 const deployment = [
-  'apiVersion: apps/v1', 'kind: Deployment', 'metadata:', '  name: web', 'spec:', '  replicas: 2', '  selector:', '    matchLabels:', '      app: web',
-  '  template:', '    metadata:', '      labels:', '        app: web', '    spec:', '      containers:', '      - name: app', '        image: nginx:1.25', '',
+  'apiVersion: apps/v1',
+  'kind: Deployment',
+  'metadata:',
+  '  name: web',
+  'spec:',
+  '  replicas: 2',
+  '  selector:',
+  '    matchLabels:',
+  '      app: web',
+  '  template:',
+  '    metadata:',
+  '      labels:',
+  '        app: web',
+  '    spec:',
+  '      containers:',
+  '      - name: app',
+  '        image: nginx:1.25',
+  '',
 ].join('\n');
 
 async function repository(t: Parameters<typeof requireCluster>[0]) {
@@ -40,14 +56,19 @@ async function repository(t: Parameters<typeof requireCluster>[0]) {
     'base/deployment.yaml': deployment,
     'overlays/staging/kustomization.yaml': `namespace: ${staging}\nresources:\n- ../../base\n`,
     'overlays/production/kustomization.yaml': `namespace: ${production}\nresources:\n- ../../base\npatches:\n- path: replicas.yaml\n`,
-    'overlays/production/replicas.yaml': 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 4\n',
+    'overlays/production/replicas.yaml':
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 4\n',
     // kustomize refuses this one: the patch it names is not there.
     'overlays/broken/kustomization.yaml': `namespace: ${staging}\nresources:\n- ../../base\npatches:\n- path: missing.yaml\n`,
   });
   // Both overlays applied; the autoscaler scales both; someone edits production's image.
   const applied: KubeObject[] = [];
   for (const overlay of ['staging', 'production']) {
-    const out: { status: number | null; stdout: string; stderr: string } = spawnSync(kustomize, ['build', `overlays/${overlay}`], { cwd: repo, encoding: 'utf8' });
+    const out: { status: number | null; stdout: string; stderr: string } = spawnSync(
+      kustomize,
+      ['build', `overlays/${overlay}`],
+      { cwd: repo, encoding: 'utf8' },
+    );
     assert.equal(out.status, 0, out.stderr);
     for (const d of parseAllDocuments(out.stdout)) {
       const o = d.toJS() as KubeObject;
@@ -56,7 +77,12 @@ async function repository(t: Parameters<typeof requireCluster>[0]) {
     }
   }
   for (const o of applied) objectOf(await scale(conn, 'kube-controller-manager', o, 5), 'scale');
-  objectOf(await kubectlEdit(conn, applied[1]!, { spec: { template: { spec: { containers: [{ name: 'app', image: 'nginx:1.26' }] } } } }), 'edit');
+  objectOf(
+    await kubectlEdit(conn, applied[1]!, {
+      spec: { template: { spec: { containers: [{ name: 'app', image: 'nginx:1.26' }] } } },
+    }),
+    'edit',
+  );
   const base = ['--kubeconfig', cluster.kubeconfig, '--context', 'admin', '--kustomize-binary', kustomize];
   return { repo, base };
 }
@@ -67,28 +93,53 @@ test('a base named alone is judged through the overlays beside it; the overlay k
   const run = await runCli(['check', ...r.base, '--format', 'json', 'base/deployment.yaml'], { cwd: r.repo });
   assert.equal(run.status, 1, run.stderr);
   const findings = (JSON.parse(run.stdout) as { findings: JsonFinding[] }).findings;
-  const at = (f: JsonFinding) => `${f.file}:${f.range.start.line + 1} ${f.code} ${f.path ?? ''} ${f.rendered?.target ?? ''}`.trim();
-  const errors = findings.filter((f) => f.code !== 'exists').map(at).sort();
-  assert.deepEqual(errors, [
-    // staging sets replicas nowhere but in the base: the autoscaler's conflict is on the base's line.
-    'base/deployment.yaml:6 field-conflict .spec.replicas overlay staging',
-    // production's image comes from the base; its replicas from its patch, which was not named.
-    'base/deployment.yaml:17 field-conflict .spec.template.spec.containers[name="app"].image overlay production',
-    'overlays/broken/kustomization.yaml:1 render-failed',
-  ].sort(), JSON.stringify(findings, null, 2));
+  const at = (f: JsonFinding) =>
+    `${f.file}:${f.range.start.line + 1} ${f.code} ${f.path ?? ''} ${f.rendered?.target ?? ''}`.trim();
+  const errors = findings
+    .filter((f) => f.code !== 'exists')
+    .map(at)
+    .sort();
+  assert.deepEqual(
+    errors,
+    [
+      // staging sets replicas nowhere but in the base: the autoscaler's conflict is on the base's line.
+      'base/deployment.yaml:6 field-conflict .spec.replicas overlay staging',
+      // production's image comes from the base; its replicas from its patch, which was not named.
+      'base/deployment.yaml:17 field-conflict .spec.template.spec.containers[name="app"].image overlay production',
+      'overlays/broken/kustomization.yaml:1 render-failed',
+    ].sort(),
+    JSON.stringify(findings, null, 2),
+  );
   const broken = findings.find((f) => f.code === 'render-failed')!;
   assert.match(broken.message, /^cannot render overlay broken: .*missing\.yaml/);
 
   // From inside base/, the overlays are outside the default search root; --search-root finds them.
-  const inside = await runCli(['check', ...r.base, '--format', 'json', 'deployment.yaml'], { cwd: path.join(r.repo, 'base') });
-  assert.ok(!(JSON.parse(inside.stdout) as { findings: JsonFinding[] }).findings.some((f) => f.rendered?.target === 'overlay staging'), inside.stdout);
-  const rooted = await runCli(['check', ...r.base, '--format', 'json', '--search-root', '..', 'deployment.yaml'], { cwd: path.join(r.repo, 'base') });
-  const rootedAt = (JSON.parse(rooted.stdout) as { findings: JsonFinding[] }).findings.filter((f) => f.code === 'field-conflict').map(at).sort();
-  assert.deepEqual(rootedAt, [
-    'deployment.yaml:6 field-conflict .spec.replicas overlay staging',
-    'deployment.yaml:17 field-conflict .spec.template.spec.containers[name="app"].image overlay production',
-  ].sort());
-  const missing = await runCli(['check', ...r.base, '--search-root', 'nowhere', 'deployment.yaml'], { cwd: path.join(r.repo, 'base') });
+  const inside = await runCli(['check', ...r.base, '--format', 'json', 'deployment.yaml'], {
+    cwd: path.join(r.repo, 'base'),
+  });
+  assert.ok(
+    !(JSON.parse(inside.stdout) as { findings: JsonFinding[] }).findings.some(
+      (f) => f.rendered?.target === 'overlay staging',
+    ),
+    inside.stdout,
+  );
+  const rooted = await runCli(['check', ...r.base, '--format', 'json', '--search-root', '..', 'deployment.yaml'], {
+    cwd: path.join(r.repo, 'base'),
+  });
+  const rootedAt = (JSON.parse(rooted.stdout) as { findings: JsonFinding[] }).findings
+    .filter((f) => f.code === 'field-conflict')
+    .map(at)
+    .sort();
+  assert.deepEqual(
+    rootedAt,
+    [
+      'deployment.yaml:6 field-conflict .spec.replicas overlay staging',
+      'deployment.yaml:17 field-conflict .spec.template.spec.containers[name="app"].image overlay production',
+    ].sort(),
+  );
+  const missing = await runCli(['check', ...r.base, '--search-root', 'nowhere', 'deployment.yaml'], {
+    cwd: path.join(r.repo, 'base'),
+  });
   assert.equal(missing.status, 2);
   assert.match(missing.stderr, /--search-root nowhere: not a folder/);
 });
@@ -100,7 +151,10 @@ test('-k: one object is counted once though its findings land in two files; --ve
   assert.equal(run.status, 1, run.stderr);
   // replicas on the patch, the image on the base: one Deployment, in two files.
   assert.match(run.stdout, /^overlays\/production\/replicas\.yaml:6:\d+ error field-conflict \.spec\.replicas /m);
-  assert.match(run.stdout, /^base\/deployment\.yaml:17:\d+ error field-conflict \.spec\.template\.spec\.containers\[name="app"\]\.image /m);
+  assert.match(
+    run.stdout,
+    /^base\/deployment\.yaml:17:\d+ error field-conflict \.spec\.template\.spec\.containers\[name="app"\]\.image /m,
+  );
   assert.match(run.stdout, / — 1 object judged in 1 file, serverSide as "kubectl"/);
   // The server's dry run of what the overlay renders agrees with the prediction, and says so.
   assert.match(run.stdout, /deployments\.apps\/web .*in overlay production — the dry run agrees/);

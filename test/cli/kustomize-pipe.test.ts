@@ -20,13 +20,29 @@ test('kubectl kustomize overlay | check - finds the conflict an autoscaler left 
   writeFiles(dir, {
     'base/kustomization.yaml': 'resources:\n- deployment.yaml\n- settings.yaml\n',
     'base/deployment.yaml': [
-      'apiVersion: apps/v1', 'kind: Deployment', 'metadata:', '  name: web', 'spec:', '  replicas: 1', '  selector:', '    matchLabels:',
-      '      app: web', '  template:', '    metadata:', '      labels:', '        app: web', '    spec:', '      containers:', '      - name: app',
-      '        image: nginx:1.25', '',
+      'apiVersion: apps/v1',
+      'kind: Deployment',
+      'metadata:',
+      '  name: web',
+      'spec:',
+      '  replicas: 1',
+      '  selector:',
+      '    matchLabels:',
+      '      app: web',
+      '  template:',
+      '    metadata:',
+      '      labels:',
+      '        app: web',
+      '    spec:',
+      '      containers:',
+      '      - name: app',
+      '        image: nginx:1.25',
+      '',
     ].join('\n'),
     'base/settings.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  retries: "3"\n',
     'overlays/prod/kustomization.yaml': `namePrefix: prod-\nnamespace: ${namespace}\nresources:\n- ../../base\npatches:\n- path: replicas.yaml\n`,
-    'overlays/prod/replicas.yaml': 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 3\n',
+    'overlays/prod/replicas.yaml':
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 3\n',
   });
   const overlay = path.join(dir, 'overlays', 'prod');
   const kubectlEnv = { PATH: process.env.PATH ?? '', HOME: dir };
@@ -41,23 +57,38 @@ test('kubectl kustomize overlay | check - finds the conflict an autoscaler left 
     `Deployment/${namespace}/prod-web`,
   ]);
   for (const o of objects) objectOf(await apply(conn, 'kubectl', o), `apply ${o.metadata.name}`);
-  objectOf(await scale(conn, 'kube-controller-manager', objects.find((o) => o.kind === 'Deployment')!, 5), 'scale prod-web');
+  objectOf(
+    await scale(
+      conn,
+      'kube-controller-manager',
+      objects.find((o) => o.kind === 'Deployment')!,
+      5,
+    ),
+    'scale prod-web',
+  );
 
   // The pipe itself: kubectl's stdout is check's stdin.
   const kustomize = spawn('kubectl', ['kustomize', overlay], { env: kubectlEnv, stdio: ['ignore', 'pipe', 'inherit'] });
-  const run = await runCli(['check', '--kubeconfig', cluster.kubeconfig, '--context', 'admin', '--format', 'json', '-'], { stdin: kustomize.stdout });
+  const run = await runCli(
+    ['check', '--kubeconfig', cluster.kubeconfig, '--context', 'admin', '--format', 'json', '-'],
+    { stdin: kustomize.stdout },
+  );
   assert.equal(run.status, 1, `${run.stdout}${run.stderr}`);
   const report = JSON.parse(run.stdout) as {
     findings: { file: string; code: string; message: string; range: { start: { line: number } } }[];
     objects: { file: string; object?: { kind: string; name: string; namespace?: string } }[];
   };
-  assert.deepEqual(report.objects.map((o) => `${o.file} ${o.object?.kind}/${o.object?.namespace}/${o.object?.name}`).sort(), [
-    `<stdin> ConfigMap/${namespace}/prod-settings`,
-    `<stdin> Deployment/${namespace}/prod-web`,
-  ]);
+  assert.deepEqual(
+    report.objects.map((o) => `${o.file} ${o.object?.kind}/${o.object?.namespace}/${o.object?.name}`).sort(),
+    [`<stdin> ConfigMap/${namespace}/prod-settings`, `<stdin> Deployment/${namespace}/prod-web`],
+  );
   const conflicts = report.findings.filter((f) => f.code === 'field-conflict');
   assert.equal(conflicts.length, 1, JSON.stringify(report.findings, null, 2));
   assert.equal(conflicts[0]!.file, '<stdin>');
   assert.match(conflicts[0]!.message, /^\.spec\.replicas is managed by "kube-controller-manager"/);
-  assert.equal(conflicts[0]!.range.start.line + 1, lineOf(rendered.stdout, /^ {2}replicas: 3$/), 'on the rendered replicas: line');
+  assert.equal(
+    conflicts[0]!.range.start.line + 1,
+    lineOf(rendered.stdout, /^ {2}replicas: 3$/),
+    'on the rendered replicas: line',
+  );
 });

@@ -13,7 +13,9 @@ import { requireCluster } from '../support/env';
 import { connect, freshNamespace, objectPath, type KubeObject } from '../support/seed';
 import { runCli, scratchDir, writeFiles } from './cli-process';
 
-const cases = loadScenarios().filter((s) => s.file.endsWith('versions.yaml') && s.name.startsWith('hpa ') && s.server === 'fieldConflict' && !s.excluded);
+const cases = loadScenarios().filter(
+  (s) => s.file.endsWith('versions.yaml') && s.name.startsWith('hpa ') && s.server === 'fieldConflict' && !s.excluded,
+);
 
 test('harness: the HPA histories at other versions are in the corpus', () => {
   assert.ok(cases.length >= 2, `${cases.length} HPA scenarios with a field conflict in versions.yaml`);
@@ -29,18 +31,41 @@ for (const scenario of cases) {
     const object = parseYaml(text) as KubeObject;
     await replayHistory(admin, scenario.history, object, namespace);
 
-    const answer = await sendRaw(admin, 'PATCH', await objectPath(admin, object), { dryRun: 'All', fieldManager: 'kubectl', force: 'false', fieldValidation: 'Strict' }, 'application/apply-patch+yaml', JSON.stringify(object));
+    const answer = await sendRaw(
+      admin,
+      'PATCH',
+      await objectPath(admin, object),
+      { dryRun: 'All', fieldManager: 'kubectl', force: 'false', fieldValidation: 'Strict' },
+      'application/apply-patch+yaml',
+      JSON.stringify(object),
+    );
     const server = serverStatus(answer);
-    assert.ok(server && server.causes.length > 0, `the history no longer provokes a conflict: ${JSON.stringify(server ?? 'accepted')}`);
+    assert.ok(
+      server && server.causes.length > 0,
+      `the history no longer provokes a conflict: ${JSON.stringify(server ?? 'accepted')}`,
+    );
 
     const dir = scratchDir('manager-versions');
     writeFiles(dir, { 'hpa.yaml': text });
-    const run = await runCli(['check', '--kubeconfig', cluster.kubeconfig, '--context', 'admin', '--format', 'json', dir]);
+    const run = await runCli([
+      'check',
+      '--kubeconfig',
+      cluster.kubeconfig,
+      '--context',
+      'admin',
+      '--format',
+      'json',
+      dir,
+    ]);
     assert.equal(run.status, 1, run.stderr);
     const report = JSON.parse(run.stdout) as { findings: { code: string; serverMessage?: string }[] };
     const conflicts = report.findings.filter((f) => f.code === 'field-conflict');
     // Each conflict finding carries the server's whole message, as the prediction writes it.
-    assert.deepEqual([...new Set(conflicts.map((f) => f.serverMessage))], [server.message], 'the server\'s words');
-    assert.equal(conflicts.length, server.causes.length, `one finding per conflict the server names: ${JSON.stringify(server.causes)}`);
+    assert.deepEqual([...new Set(conflicts.map((f) => f.serverMessage))], [server.message], "the server's words");
+    assert.equal(
+      conflicts.length,
+      server.causes.length,
+      `one finding per conflict the server names: ${JSON.stringify(server.causes)}`,
+    );
   });
 }

@@ -30,14 +30,32 @@ const configMap = (namespace: string | undefined) =>
 
 /** The server's answer to every way of sending an object into `namespace`: status, reason, message. */
 async function serverAnswers(conn: Connection, namespace: string) {
-  const object = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'app-config', namespace }, data: { mode: 'fast' } };
+  const object = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'app-config', namespace },
+    data: { mode: 'fast' },
+  };
   const collection = `/api/v1/namespaces/${namespace}/configmaps`;
   const sent = [
-    await request(conn, 'PATCH', `${collection}/app-config`, { query: { fieldManager: 'kubectl', dryRun: 'All' }, body: object, contentType: 'application/apply-patch+yaml' }),
-    await request(conn, 'POST', collection, { query: { fieldManager: 'kubectl-client-side-apply', dryRun: 'All' }, body: object }),
+    await request(conn, 'PATCH', `${collection}/app-config`, {
+      query: { fieldManager: 'kubectl', dryRun: 'All' },
+      body: object,
+      contentType: 'application/apply-patch+yaml',
+    }),
+    await request(conn, 'POST', collection, {
+      query: { fieldManager: 'kubectl-client-side-apply', dryRun: 'All' },
+      body: object,
+    }),
   ];
   const list = await request(conn, 'GET', collection);
-  return { answers: sent.map((r) => { const b = r.body as { reason?: string; message?: string }; return [r.status, b.reason, b.message]; }), list };
+  return {
+    answers: sent.map((r) => {
+      const b = r.body as { reason?: string; message?: string };
+      return [r.status, b.reason, b.message];
+    }),
+    list,
+  };
 }
 
 async function prepared(t: TestContext) {
@@ -48,7 +66,10 @@ async function prepared(t: TestContext) {
   // The truth: 404 NotFound with the namespace named, for an apply and a create alike; the list is empty.
   const truth = await serverAnswers(conn, missing);
   const serverMessage = `namespaces "${missing}" not found`;
-  assert.deepEqual(truth.answers, [[404, 'NotFound', serverMessage], [404, 'NotFound', serverMessage]]);
+  assert.deepEqual(truth.answers, [
+    [404, 'NotFound', serverMessage],
+    [404, 'NotFound', serverMessage],
+  ]);
   assert.equal(truth.list.status, 200);
   assert.deepEqual((truth.list.body as { items: unknown[] }).items, []);
   const dir = scratchDir('namespace-not-found');
@@ -61,14 +82,18 @@ async function prepared(t: TestContext) {
     'base/configmap.yaml': configMap(undefined),
     'overlays/production/kustomization.yaml': `resources:\n- ../../base\nnamespace: ${missing}\n`,
   });
-  const check = (args: string[], stdin?: string) => runCli(['check', '--kubeconfig', cluster.kubeconfig, '--context', 'admin', ...args], { cwd: dir, ...(stdin !== undefined ? { stdin } : {}) });
+  const check = (args: string[], stdin?: string) =>
+    runCli(['check', '--kubeconfig', cluster.kubeconfig, '--context', 'admin', ...args], {
+      cwd: dir,
+      ...(stdin !== undefined ? { stdin } : {}),
+    });
   return { missing, serverMessage, check };
 }
 
 const findingsOf = (stdout: string) => (JSON.parse(stdout) as { findings: JsonFinding[] }).findings;
 const namespaceFindings = (stdout: string) => findingsOf(stdout).filter((f) => f.code.startsWith('namespace-'));
 
-test('a namespace that does not exist: the server\'s 404 in its words, on the namespace line, for every mode', async (t) => {
+test("a namespace that does not exist: the server's 404 in its words, on the namespace line, for every mode", async (t) => {
   const s = await prepared(t);
   if (!s) return;
   for (const mode of ['serverSide', 'clientSide', 'create']) {
@@ -77,15 +102,32 @@ test('a namespace that does not exist: the server\'s 404 in its words, on the na
     const found = namespaceFindings(run.stdout);
     assert.deepEqual(
       found.map((f) => [f.file, f.code, f.severity, f.range.start, f.path, f.serverMessage, f.docs]),
-      [['typo/configmap.yaml', 'namespace-not-found', 'error', { line: 4, character: 13 }, '.metadata.namespace', s.serverMessage, docsLinks.namespaces]],
+      [
+        [
+          'typo/configmap.yaml',
+          'namespace-not-found',
+          'error',
+          { line: 4, character: 13 },
+          '.metadata.namespace',
+          s.serverMessage,
+          docsLinks.namespaces,
+        ],
+      ],
       mode,
     );
-    assert.match(found[0]!.message, new RegExp(`^namespaces "${s.missing}" not found: the namespace "${s.missing}" does not exist in the cluster`));
+    assert.match(
+      found[0]!.message,
+      new RegExp(`^namespaces "${s.missing}" not found: the namespace "${s.missing}" does not exist in the cluster`),
+    );
   }
   // The terminal's line, once.
   const text = await s.check(['typo']);
   assert.equal(text.status, 1);
-  assert.equal(text.stdout.split('\n').filter((l) => l.startsWith('typo/configmap.yaml:5:14 error namespace-not-found ')).length, 1, text.stdout);
+  assert.equal(
+    text.stdout.split('\n').filter((l) => l.startsWith('typo/configmap.yaml:5:14 error namespace-not-found ')).length,
+    1,
+    text.stdout,
+  );
 });
 
 test('the default namespace (-n) does not exist: said on the name', async (t) => {
@@ -105,11 +147,23 @@ test('the Namespace among the files checked together (a folder, a stream): infor
   const folder = await s.check(['--format', 'json', 'together']);
   assert.equal(folder.status, 0, folder.stdout + folder.stderr);
   const found = namespaceFindings(folder.stdout);
-  assert.deepEqual(found.map((f) => [f.file, f.code, f.severity]), [['together/a-configmap.yaml', 'namespace-from-files', 'information']]);
-  assert.match(found[0]!.message, /the Namespace in together\/namespace\.yaml creates it\. Apply it before this object/);
-  const stream = await s.check(['--format', 'json', '-'], `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${s.missing}\n---\n${configMap(s.missing)}`);
+  assert.deepEqual(
+    found.map((f) => [f.file, f.code, f.severity]),
+    [['together/a-configmap.yaml', 'namespace-from-files', 'information']],
+  );
+  assert.match(
+    found[0]!.message,
+    /the Namespace in together\/namespace\.yaml creates it\. Apply it before this object/,
+  );
+  const stream = await s.check(
+    ['--format', 'json', '-'],
+    `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${s.missing}\n---\n${configMap(s.missing)}`,
+  );
   assert.equal(stream.status, 0, stream.stdout + stream.stderr);
-  assert.deepEqual(namespaceFindings(stream.stdout).map((f) => [f.file, f.code]), [['<stdin>', 'namespace-from-files']]);
+  assert.deepEqual(
+    namespaceFindings(stream.stdout).map((f) => [f.file, f.code]),
+    [['<stdin>', 'namespace-from-files']],
+  );
 });
 
 test('an overlay whose namespace entry names a namespace that does not exist: the finding on that entry', async (t) => {

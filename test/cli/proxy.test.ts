@@ -85,19 +85,40 @@ test('proxy-url socks5: the check goes through the proxy and finds what it finds
   proxies.push(proxy);
 
   const dir = scratchDir('proxy');
-  const config = parseYaml(fs.readFileSync(cluster.kubeconfig, 'utf8')) as { clusters: { cluster: Record<string, unknown> }[] };
+  const config = parseYaml(fs.readFileSync(cluster.kubeconfig, 'utf8')) as {
+    clusters: { cluster: Record<string, unknown> }[];
+  };
   for (const entry of config.clusters) entry.cluster['proxy-url'] = `socks5://127.0.0.1:${proxy.port}`;
   const proxied = path.join(dir, 'kubeconfig');
   fs.writeFileSync(proxied, toYaml(config), { mode: 0o600 });
-  writeFiles(dir, { 'through.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: through\n  namespace: ${namespace}\ndata:\n  mode: safe\n` });
+  writeFiles(dir, {
+    'through.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: through\n  namespace: ${namespace}\ndata:\n  mode: safe\n`,
+  });
 
-  const args = (kubeconfig: string) => ['check', '--kubeconfig', kubeconfig, '--context', 'admin', '--format', 'json', path.join(dir, 'through.yaml')];
+  const args = (kubeconfig: string) => [
+    'check',
+    '--kubeconfig',
+    kubeconfig,
+    '--context',
+    'admin',
+    '--format',
+    'json',
+    path.join(dir, 'through.yaml'),
+  ];
   const [direct, through] = [await runCli(args(cluster.kubeconfig)), await runCli(args(proxied))];
   assert.equal(through.status, 1, through.stderr);
-  const findings = (stdout: string) => (JSON.parse(stdout) as { findings: { code: string; message: string }[] }).findings.map((f) => `${f.code}: ${f.message}`);
+  const findings = (stdout: string) =>
+    (JSON.parse(stdout) as { findings: { code: string; message: string }[] }).findings.map(
+      (f) => `${f.code}: ${f.message}`,
+    );
   assert.deepEqual(findings(through.stdout), findings(direct.stdout));
-  assert.ok(findings(through.stdout).some((f) => f.startsWith('field-conflict: .data.mode is managed by "kubectl-create"')), through.stdout);
-  const server = new URL((config as unknown as { clusters: { cluster: { server: string } }[] }).clusters[0]!.cluster.server);
+  assert.ok(
+    findings(through.stdout).some((f) => f.startsWith('field-conflict: .data.mode is managed by "kubectl-create"')),
+    through.stdout,
+  );
+  const server = new URL(
+    (config as unknown as { clusters: { cluster: { server: string } }[] }).clusters[0]!.cluster.server,
+  );
   assert.ok(proxy.targets.length > 0, 'the proxy was asked for a connection');
   assert.deepEqual([...new Set(proxy.targets)], [`${server.hostname}:${server.port}`]);
 });

@@ -35,27 +35,59 @@ test('check on a folder with a chart and overlays: no syntax, kind or deletion n
   const created = spawnSync(helm, ['create', 'charts/shop'], {
     cwd: repo,
     encoding: 'utf8',
-    env: { PATH: process.env.PATH ?? '', HOME: home, HELM_CACHE_HOME: `${home}/cache`, HELM_CONFIG_HOME: `${home}/config`, HELM_DATA_HOME: `${home}/data` },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: home,
+      HELM_CACHE_HOME: `${home}/cache`,
+      HELM_CONFIG_HOME: `${home}/config`,
+      HELM_DATA_HOME: `${home}/data`,
+    },
   });
   assert.equal(created.status, 0, created.stderr);
   writeFiles(repo, {
-    'deploy/base/kustomization.yaml': 'resources:\n- deployment.yaml\nconfigMapGenerator:\n- name: settings\n  files:\n  - settings.yaml\n',
+    'deploy/base/kustomization.yaml':
+      'resources:\n- deployment.yaml\nconfigMapGenerator:\n- name: settings\n  files:\n  - settings.yaml\n',
     'deploy/base/deployment.yaml': [
-      'apiVersion: apps/v1', 'kind: Deployment', 'metadata:', '  name: web', '  labels:', '    app: web', 'spec:', '  replicas: 1', '  selector:',
-      '    matchLabels:', '      app: web', '  template:', '    metadata:', '      labels:', '        app: web', '    spec:', '      containers:',
-      '      - name: app', '        image: nginx:1.25', '',
+      'apiVersion: apps/v1',
+      'kind: Deployment',
+      'metadata:',
+      '  name: web',
+      '  labels:',
+      '    app: web',
+      'spec:',
+      '  replicas: 1',
+      '  selector:',
+      '    matchLabels:',
+      '      app: web',
+      '  template:',
+      '    metadata:',
+      '      labels:',
+      '        app: web',
+      '    spec:',
+      '      containers:',
+      '      - name: app',
+      '        image: nginx:1.25',
+      '',
     ].join('\n'),
     'deploy/base/settings.yaml': 'retries: 3\n',
     'deploy/overlays/staging/kustomization.yaml': `namespace: ${namespace}\nresources:\n- ../../base\npatches:\n- path: replicas.yaml\n- path: image.yaml\n  target:\n    kind: Deployment\n    name: web\n`,
-    'deploy/overlays/staging/replicas.yaml': 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 2\n',
-    'deploy/overlays/staging/image.yaml': '- op: replace\n  path: /spec/template/spec/containers/0/image\n  value: nginx:1.26\n',
-    'deploy/components/audit/kustomization.yaml': 'apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nresources:\n- audit.yaml\n',
-    'deploy/components/audit/audit.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: audit\ndata:\n  level: full\n',
+    'deploy/overlays/staging/replicas.yaml':
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 2\n',
+    'deploy/overlays/staging/image.yaml':
+      '- op: replace\n  path: /spec/template/spec/containers/0/image\n  value: nginx:1.26\n',
+    'deploy/components/audit/kustomization.yaml':
+      'apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nresources:\n- audit.yaml\n',
+    'deploy/components/audit/audit.yaml':
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: audit\ndata:\n  level: full\n',
     'k8s/settings.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain-settings\n  namespace: ${namespace}\ndata:\n  color: blue\n`,
   });
 
   // The overlay as the cluster has it: rendered and applied server-side as kubectl.
-  const rendered = spawnSync('kubectl', ['kustomize', 'deploy/overlays/staging'], { cwd: repo, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: home } });
+  const rendered = spawnSync('kubectl', ['kustomize', 'deploy/overlays/staging'], {
+    cwd: repo,
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '', HOME: home },
+  });
   assert.equal(rendered.status, 0, rendered.stderr);
   for (const doc of parseAllDocuments(rendered.stdout)) {
     const o = doc.toJS() as KubeObject;
@@ -63,18 +95,33 @@ test('check on a folder with a chart and overlays: no syntax, kind or deletion n
   }
 
   const helmDir = path.dirname(helm);
-  const pathWithoutHelm = (process.env.PATH ?? '').split(path.delimiter).filter((d) => d !== '' && !fs.existsSync(path.join(d, 'helm'))).join(path.delimiter);
-  const installed = spawnSync(helm, ['install', 'shop', 'charts/shop', '--kube-context', 'admin', '--namespace', namespace], {
-    cwd: repo,
-    encoding: 'utf8',
-    env: { PATH: process.env.PATH ?? '', HOME: home, HELM_CACHE_HOME: `${home}/cache`, HELM_CONFIG_HOME: `${home}/config`, HELM_DATA_HOME: `${home}/data`, KUBECONFIG: cluster.kubeconfig },
-  });
+  const pathWithoutHelm = (process.env.PATH ?? '')
+    .split(path.delimiter)
+    .filter((d) => d !== '' && !fs.existsSync(path.join(d, 'helm')))
+    .join(path.delimiter);
+  const installed = spawnSync(
+    helm,
+    ['install', 'shop', 'charts/shop', '--kube-context', 'admin', '--namespace', namespace],
+    {
+      cwd: repo,
+      encoding: 'utf8',
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: home,
+        HELM_CACHE_HOME: `${home}/cache`,
+        HELM_CONFIG_HOME: `${home}/config`,
+        HELM_DATA_HOME: `${home}/data`,
+        KUBECONFIG: cluster.kubeconfig,
+      },
+    },
+  );
   assert.equal(installed.status, 0, installed.stderr);
 
   const renderedSources = [
     'charts/shop/Chart.yaml',
     'charts/shop/values.yaml',
-    ...fs.readdirSync(path.join(repo, 'charts/shop/templates'), { recursive: true, encoding: 'utf8' })
+    ...fs
+      .readdirSync(path.join(repo, 'charts/shop/templates'), { recursive: true, encoding: 'utf8' })
       .filter((f) => /\.ya?ml$/.test(f))
       .map((f) => `charts/shop/templates/${f.split(path.sep).join('/')}`),
     'deploy/base/kustomization.yaml',
@@ -86,7 +133,10 @@ test('check on a folder with a chart and overlays: no syntax, kind or deletion n
     'deploy/components/audit/kustomization.yaml',
     'deploy/components/audit/audit.yaml',
   ].sort();
-  assert.ok(renderedSources.includes('charts/shop/templates/deployment.yaml') && renderedSources.length > 15, renderedSources.join(', '));
+  assert.ok(
+    renderedSources.includes('charts/shop/templates/deployment.yaml') && renderedSources.length > 15,
+    renderedSources.join(', '),
+  );
   const chartSources = renderedSources.filter((f) => f.startsWith('charts/'));
   const generated = `deploy/base/kustomization.yaml ConfigMap/${/name: (settings-\w+)/.exec(rendered.stdout)![1]}`;
   const helmChart = ['Deployment/shop', 'Service/shop', 'ServiceAccount/shop'];
@@ -94,11 +144,30 @@ test('check on a folder with a chart and overlays: no syntax, kind or deletion n
   // The same folder three ways: without helm, with helm on PATH, and with the chart named by --helm.
   const ways = [
     { how: 'without helm', args: [] as string[], env: { PATH: pathWithoutHelm } },
-    { how: 'with helm installed', args: [] as string[], env: { PATH: `${helmDir}${path.delimiter}${pathWithoutHelm}` } },
+    {
+      how: 'with helm installed',
+      args: [] as string[],
+      env: { PATH: `${helmDir}${path.delimiter}${pathWithoutHelm}` },
+    },
     { how: 'with --helm', args: ['--helm', 'charts/shop', '--helm-binary', helm], env: { PATH: pathWithoutHelm } },
   ];
   for (const way of ways) {
-    const run = await runCli(['check', '--kubeconfig', cluster.kubeconfig, '--context', 'admin', '--namespace', namespace, '--format', 'json', ...way.args, '.'], { cwd: repo, env: way.env });
+    const run = await runCli(
+      [
+        'check',
+        '--kubeconfig',
+        cluster.kubeconfig,
+        '--context',
+        'admin',
+        '--namespace',
+        namespace,
+        '--format',
+        'json',
+        ...way.args,
+        '.',
+      ],
+      { cwd: repo, env: way.env },
+    );
     assert.ok(run.status === 0 || run.status === 1, `${way.how}: ${run.status}: ${run.stderr}`);
     const report = JSON.parse(run.stdout) as {
       findings: { file: string; code: string; message: string }[];
@@ -108,11 +177,27 @@ test('check on a folder with a chart and overlays: no syntax, kind or deletion n
     const noise = report.findings.filter((f) => ['yaml-syntax', 'kind-not-served', 'would-delete'].includes(f.code));
     assert.deepEqual(noise, [], `${way.how}: no finding from the text of a rendered source`);
     // Overlay and chart were applied as they render: nothing but information (which objects exist) on their sources.
-    assert.deepEqual(report.findings.filter((f) => renderedSources.includes(f.file) && f.code !== 'exists' && !(way.how === 'without helm' && f.code === 'tool-missing')), [], `${way.how}: no finding but existence on a rendered source`);
+    assert.deepEqual(
+      report.findings.filter(
+        (f) =>
+          renderedSources.includes(f.file) &&
+          f.code !== 'exists' &&
+          !(way.how === 'without helm' && f.code === 'tool-missing'),
+      ),
+      [],
+      `${way.how}: no finding but existence on a rendered source`,
+    );
 
     const named = report.objects.filter((o) => o.notes.some((n) => n.startsWith('not checked yet: rendered source')));
-    assert.deepEqual(named.map((o) => o.file).sort(), ['deploy/components/audit/kustomization.yaml', 'deploy/components/audit/audit.yaml'].sort(), `${way.how}: only the unused component is named as not checked`);
-    assert.equal(report.objects.find((o) => o.file === 'deploy/components/audit/kustomization.yaml')?.notes.join(' '), 'not checked yet: rendered source (a kustomization)');
+    assert.deepEqual(
+      named.map((o) => o.file).sort(),
+      ['deploy/components/audit/kustomization.yaml', 'deploy/components/audit/audit.yaml'].sort(),
+      `${way.how}: only the unused component is named as not checked`,
+    );
+    assert.equal(
+      report.objects.find((o) => o.file === 'deploy/components/audit/kustomization.yaml')?.notes.join(' '),
+      'not checked yet: rendered source (a kustomization)',
+    );
     // Not judged, and so listed with why; without helm, the chart too.
     assert.deepEqual(
       report.notJudged.map((n) => `${n.file} ${n.code ?? n.reason}`).sort(),
@@ -125,26 +210,61 @@ test('check on a folder with a chart and overlays: no syntax, kind or deletion n
     );
     assert.equal(run.status, 1, `${way.how}: what is not judged is not clean`);
 
-    const objects = report.objects.filter((o) => o.object).map((o) => `${o.file} ${o.object!.kind}/${o.object!.name}`).sort();
+    const objects = report.objects
+      .filter((o) => o.object)
+      .map((o) => `${o.file} ${o.object!.kind}/${o.object!.name}`)
+      .sort();
     const fromChart = objects.filter((o) => o.startsWith('charts/'));
     // The overlay's objects are checked where they come from; the hand-written manifest as before.
-    assert.deepEqual(objects.filter((o) => !o.startsWith('charts/')), ['deploy/base/deployment.yaml Deployment/web', generated, 'k8s/settings.yaml ConfigMap/plain-settings'].sort(), way.how);
+    assert.deepEqual(
+      objects.filter((o) => !o.startsWith('charts/')),
+      ['deploy/base/deployment.yaml Deployment/web', generated, 'k8s/settings.yaml ConfigMap/plain-settings'].sort(),
+      way.how,
+    );
     if (way.how === 'without helm') {
       // One tool-missing warning for the chart, on its Chart.yaml as the editor shows it, and the check goes on.
       assert.deepEqual(fromChart, []);
       const missing = report.findings.filter((f) => chartSources.includes(f.file));
-      assert.deepEqual(missing.map((f) => `${f.file} ${f.code}`), ['charts/shop/Chart.yaml tool-missing']);
+      assert.deepEqual(
+        missing.map((f) => `${f.file} ${f.code}`),
+        ['charts/shop/Chart.yaml tool-missing'],
+      );
       assert.match(missing[0]!.message, /^cannot render release shop: helm is not installed/);
     } else {
       // Rendered as `helm install shop charts/shop` would: its objects on their templates.
-      for (const o of helmChart) assert.ok(fromChart.some((c) => c.endsWith(` ${o}`) && c.startsWith('charts/shop/templates/')), `${way.how}: ${o} among ${fromChart.join(', ')}`);
-      assert.ok(report.findings.some((f) => f.code === 'exists' && f.file === 'charts/shop/templates/deployment.yaml'), `${way.how}: the release's Deployment is read from the cluster`);
+      for (const o of helmChart)
+        assert.ok(
+          fromChart.some((c) => c.endsWith(` ${o}`) && c.startsWith('charts/shop/templates/')),
+          `${way.how}: ${o} among ${fromChart.join(', ')}`,
+        );
+      assert.ok(
+        report.findings.some((f) => f.code === 'exists' && f.file === 'charts/shop/templates/deployment.yaml'),
+        `${way.how}: the release's Deployment is read from the cluster`,
+      );
     }
   }
 
   // In text, a template named on its own without helm: the chart's one warning, listed as not judged, and exit 1.
-  const alone = await runCli(['check', '--kubeconfig', cluster.kubeconfig, '--context', 'admin', '--namespace', namespace, 'charts/shop/templates/deployment.yaml'], { cwd: repo, env: { PATH: pathWithoutHelm } });
+  const alone = await runCli(
+    [
+      'check',
+      '--kubeconfig',
+      cluster.kubeconfig,
+      '--context',
+      'admin',
+      '--namespace',
+      namespace,
+      'charts/shop/templates/deployment.yaml',
+    ],
+    { cwd: repo, env: { PATH: pathWithoutHelm } },
+  );
   assert.equal(alone.status, 1, alone.stderr);
-  assert.match(alone.stdout.split('\n')[1] ?? '', /^charts\/shop\/Chart\.yaml:1:1 warning tool-missing cannot render release shop: helm is not installed/);
-  assert.match(alone.stdout, /— 0 objects judged in 1 file, .*; 1 not judged:\n {2}charts\/shop\/Chart\.yaml:1:1 release shop \(charts\/shop\): tool-missing cannot render release shop: helm is not installed/);
+  assert.match(
+    alone.stdout.split('\n')[1] ?? '',
+    /^charts\/shop\/Chart\.yaml:1:1 warning tool-missing cannot render release shop: helm is not installed/,
+  );
+  assert.match(
+    alone.stdout,
+    /— 0 objects judged in 1 file, .*; 1 not judged:\n {2}charts\/shop\/Chart\.yaml:1:1 release shop \(charts\/shop\): tool-missing cannot render release shop: helm is not installed/,
+  );
 });

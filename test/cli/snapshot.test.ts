@@ -11,7 +11,18 @@ import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { crdDir, historyIn, loadScenarios, withNamespace, scenarioDir, type Scenario } from '../differential/scenario';
 import { replayHistory } from '../differential/replay';
 import { requireCluster, type TestClusterInfo } from '../support/env';
-import { apply, configMap, connect, create, freshNamespace, get, kubectlEdit, objectOf, type Connection, type KubeObject } from '../support/seed';
+import {
+  apply,
+  configMap,
+  connect,
+  create,
+  freshNamespace,
+  get,
+  kubectlEdit,
+  objectOf,
+  type Connection,
+  type KubeObject,
+} from '../support/seed';
 import { waitForOpenApi } from '../support/seed-crd';
 import {
   ancientChanges,
@@ -78,7 +89,9 @@ interface Corpus {
 async function installCorpusCrds(conn: Connection): Promise<void> {
   const keys: string[] = [];
   for (const file of fs.readdirSync(crdDir).filter((f) => f.endsWith('.yaml'))) {
-    const crd = parseYaml(fs.readFileSync(path.join(crdDir, file), 'utf8')) as KubeObject & { spec: { group: string; versions: { name: string; served: boolean }[] } };
+    const crd = parseYaml(fs.readFileSync(path.join(crdDir, file), 'utf8')) as KubeObject & {
+      spec: { group: string; versions: { name: string; served: boolean }[] };
+    };
     objectOf(await apply(conn, 'kch-test-setup', crd, { force: true }), `install ${file}`);
     // A version that is not served publishes no OpenAPI.
     keys.push(...crd.spec.versions.filter((v) => v.served).map((v) => `apis/${crd.spec.group}/${v.name}`));
@@ -102,7 +115,8 @@ async function prepared(t: TestContext): Promise<Corpus | undefined> {
       const ns = await freshNamespace(conn, `snap-${history.name}`.slice(0, 40));
       for (const [i, { manifest }] of (await history.run(conn, ns)).entries()) {
         const modes: Group['mode'][] = ['serverSide', 'create'];
-        for (const mode of modes) groupFor(groups, mode, 'kubectl').files[`${history.name}-${i}.yaml`] = toYaml(manifest);
+        for (const mode of modes)
+          groupFor(groups, mode, 'kubectl').files[`${history.name}-${i}.yaml`] = toYaml(manifest);
         manifests += modes.length;
       }
       replayed++;
@@ -132,7 +146,9 @@ async function prepared(t: TestContext): Promise<Corpus | undefined> {
         continue;
       }
       const ext = /^\s*\{/.test(scenario.manifest) ? 'json' : 'yaml';
-      groupFor(groups, scenario.mode ?? 'serverSide', scenario.fieldManager ?? 'kubectl').files[`${scenario.name}.${ext}`] = text;
+      groupFor(groups, scenario.mode ?? 'serverSide', scenario.fieldManager ?? 'kubectl').files[
+        `${scenario.name}.${ext}`
+      ] = text;
       manifests++;
       replayed++;
     }
@@ -151,7 +167,14 @@ async function prepared(t: TestContext): Promise<Corpus | undefined> {
 function sameOffline(object: unknown): unknown {
   const o = object as { forcePreview?: { losses: { takesBack?: unknown; note?: unknown }[]; command?: string } };
   if (!o.forcePreview) return object;
-  return { ...o, forcePreview: { ...o.forcePreview, command: undefined, losses: o.forcePreview.losses.map((l) => ({ ...l, takesBack: undefined, note: undefined })) } };
+  return {
+    ...o,
+    forcePreview: {
+      ...o.forcePreview,
+      command: undefined,
+      losses: o.forcePreview.losses.map((l) => ({ ...l, takesBack: undefined, note: undefined })),
+    },
+  };
 }
 
 function json(run: CliRun): { findings: unknown[]; objects: unknown[]; summary: Record<string, number> } {
@@ -166,19 +189,29 @@ test('check --snapshot gives the same findings as the live check, with no cluste
   assert.deepEqual(c.broken, [], `histories that did not replay:\n${c.broken.join('\n')}`);
   assert.equal(c.replayed, c.expected, 'every seed history and every named scenario replayed');
   assert.ok(c.expected > seedHistories.length, 'the scenario corpus took part');
-  t.diagnostic(`${c.replayed} histories replayed; without an object name (generateName): ${c.unnamed.join(', ') || 'none'}`);
+  t.diagnostic(
+    `${c.replayed} histories replayed; without an object name (generateName): ${c.unnamed.join(', ') || 'none'}`,
+  );
   let compared = 0;
   const codes = new Set<string>();
   for (const [key, group] of c.groups) {
     const manifests = path.join('manifests', key);
     const snapshotDir = path.join(c.dir, 'snapshots', key);
     const checkArgs = ['--format', 'json', '--mode', group.mode, '--field-manager', group.fieldManager, manifests];
-    const live = await runCli(['check', '--kubeconfig', c.cluster.kubeconfig, '--context', 'viewer', ...checkArgs], { cwd: c.dir });
-    const saved = await runCli(['snapshot', '--kubeconfig', c.cluster.kubeconfig, '--context', 'viewer', '--out', snapshotDir, manifests], { cwd: c.dir });
+    const live = await runCli(['check', '--kubeconfig', c.cluster.kubeconfig, '--context', 'viewer', ...checkArgs], {
+      cwd: c.dir,
+    });
+    const saved = await runCli(
+      ['snapshot', '--kubeconfig', c.cluster.kubeconfig, '--context', 'viewer', '--out', snapshotDir, manifests],
+      { cwd: c.dir },
+    );
     assert.equal(saved.status, 0, saved.stderr);
     assert.match(saved.stdout, /^saved \d+ live objects?, \d+ absent, \d+ OpenAPI documents? to /);
     // No kubeconfig at all: the offline check cannot reach a cluster even by accident.
-    const offline = await runCli(['check', '--snapshot', snapshotDir, ...checkArgs], { cwd: c.dir, env: { KUBECONFIG: path.join(c.dir, 'none') } });
+    const offline = await runCli(['check', '--snapshot', snapshotDir, ...checkArgs], {
+      cwd: c.dir,
+      env: { KUBECONFIG: path.join(c.dir, 'none') },
+    });
     const [l, o] = [json(live), json(offline)];
     assert.deepEqual(o.findings, l.findings, `findings of ${key}`);
     assert.deepEqual(o.objects.map(sameOffline), l.objects.map(sameOffline), `objects of ${key}`);
@@ -188,7 +221,8 @@ test('check --snapshot gives the same findings as the live check, with no cluste
   }
   assert.equal(compared, c.manifests, 'every replayed manifest was compared');
   t.diagnostic(`${compared} manifests compared; codes seen: ${[...codes].sort().join(', ')}`);
-  for (const code of ['field-conflict', 'already-exists', 'stale-resource-version', 'exists']) assert.ok(codes.has(code), `the corpus provokes ${code}`);
+  for (const code of ['field-conflict', 'already-exists', 'stale-resource-version', 'exists'])
+    assert.ok(codes.has(code), `the corpus provokes ${code}`);
 });
 
 test('taking a snapshot again replaces the earlier one; a non-empty foreign directory is refused', async (t) => {
@@ -202,7 +236,11 @@ test('taking a snapshot again replaces the earlier one; a non-empty foreign dire
   assert.equal(second.status, 0, second.stderr);
   assert.match(second.stdout, /^saved 0 live objects, 1 absent, 1 OpenAPI document to /);
   assert.ok(before > 0);
-  assert.equal(fs.readdirSync(path.join(snapshotDir, 'objects')).length, 0, 'the objects of the first snapshot are gone');
+  assert.equal(
+    fs.readdirSync(path.join(snapshotDir, 'objects')).length,
+    0,
+    'the objects of the first snapshot are gone',
+  );
 
   writeFiles(c.dir, { 'foreign/notes.txt': 'mine\n' });
   const refused = await runCli([...args.slice(0, -1), path.join(c.dir, 'foreign'), 'configmap/flags'], { cwd: c.dir });
@@ -217,10 +255,22 @@ test('objects whose names no file name can hold as they are are each saved, apar
   const conn = connect('admin', c.cluster.kubeconfig);
   // The longest namespace and name the server takes: together longer than a file name may be.
   const namespace = `snap-long-${Math.random().toString(36).slice(2, 8).padEnd(6, '0')}-${'n'.repeat(46)}`;
-  objectOf(await create(conn, 'kch-test-setup', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }), 'long namespace');
-  const role = (name: string): KubeObject => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name, namespace }, rules: [] });
+  objectOf(
+    await create(conn, 'kch-test-setup', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }),
+    'long namespace',
+  );
+  const role = (name: string): KubeObject => ({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name, namespace },
+    rules: [],
+  });
   // Role names may hold ':' and '_': written as file names, the two would be one.
-  const objects = [role('reader:pods'), role('reader_pods'), configMap(namespace, `long-${'x'.repeat(248)}`, { a: 'b' })];
+  const objects = [
+    role('reader:pods'),
+    role('reader_pods'),
+    configMap(namespace, `long-${'x'.repeat(248)}`, { a: 'b' }),
+  ];
   for (const o of objects) objectOf(await apply(conn, 'kubectl', o), `apply ${o.metadata.name}`);
   const manifests = path.join(c.dir, 'odd-names');
   writeFiles(manifests, Object.fromEntries(objects.map((o, i) => [`${i}.yaml`, toYaml(o)])));
@@ -249,11 +299,27 @@ test('kubectl get -o yaml --show-managed-fields output works as the live objects
 
   // With the discovery and OpenAPI of a snapshot, but the live objects as kubectl printed them.
   const snapshotDir = path.join(c.dir, 'kubectl-snapshot');
-  assert.equal((await runCli(['snapshot', '--kubeconfig', c.cluster.kubeconfig, '--out', snapshotDir, manifests])).status, 0);
+  assert.equal(
+    (await runCli(['snapshot', '--kubeconfig', c.cluster.kubeconfig, '--out', snapshotDir, manifests])).status,
+    0,
+  );
   fs.rmSync(path.join(snapshotDir, 'objects'), { recursive: true });
   const dump = spawnSync(
     'kubectl',
-    ['--kubeconfig', c.cluster.kubeconfig, '--context', 'viewer', '-n', ns, 'get', 'deployment/web', 'configmap/web-config', '-o', 'yaml', '--show-managed-fields'],
+    [
+      '--kubeconfig',
+      c.cluster.kubeconfig,
+      '--context',
+      'viewer',
+      '-n',
+      ns,
+      'get',
+      'deployment/web',
+      'configmap/web-config',
+      '-o',
+      'yaml',
+      '--show-managed-fields',
+    ],
     { encoding: 'utf8' },
   );
   assert.equal(dump.status, 0, dump.stderr);
@@ -270,7 +336,13 @@ test('kubectl get -o yaml --show-managed-fields output works as the live objects
   writeFiles(bare, { 'live.yaml': dump.stdout });
   const created = await runCli(['check', '--snapshot', bare, '--mode', 'create', manifests]);
   assert.equal(created.status, 1);
-  assert.match(created.stdout, /error already-exists deployments\.apps "web" already exists; managed by "kubectl", "kube-controller-manager", "kubectl-edit"/);
+  assert.match(
+    created.stdout,
+    /error already-exists deployments\.apps "web" already exists; managed by "kubectl", "kube-controller-manager", "kubectl-edit"/,
+  );
   const applied = await runCli(['check', '--snapshot', bare, manifests]);
-  assert.match(applied.stdout, /note: no OpenAPI document for apps\/v1 in the snapshot: field conflicts are not predicted/);
+  assert.match(
+    applied.stdout,
+    /note: no OpenAPI document for apps\/v1 in the snapshot: field conflicts are not predicted/,
+  );
 });

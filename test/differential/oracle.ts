@@ -27,29 +27,51 @@ export interface RawAnswer {
 }
 
 /** One request with a body sent exactly as given. */
-export function sendRaw(conn: Connection, method: string, urlPath: string, query: Record<string, string>, contentType: string, text: string): Promise<RawAnswer> {
+export function sendRaw(
+  conn: Connection,
+  method: string,
+  urlPath: string,
+  query: Record<string, string>,
+  contentType: string,
+  text: string,
+): Promise<RawAnswer> {
   const url = new URL(urlPath, conn.server);
   for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
   return exchange(conn, method, url, { Accept: 'application/json', 'Content-Type': contentType }, text);
 }
 
 /** One request as the oracle sends every request (its own user agent, 30 s); the answer as JSON, or as text when it is not. */
-function exchange(conn: Connection, method: string, url: URL, headers: Record<string, string>, text?: string): Promise<RawAnswer> {
+function exchange(
+  conn: Connection,
+  method: string,
+  url: URL,
+  headers: Record<string, string>,
+  text?: string,
+): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
-    const req = https.request(url, { method, ca: conn.ca, timeout: 30_000, headers: { Authorization: `Bearer ${conn.token}`, ...headers, 'User-Agent': 'kch-test-oracle' } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => {
-        let parsed: Json | string = body;
-        try {
-          parsed = JSON.parse(body) as Json;
-        } catch {
-          // not JSON: kept as text
-        }
-        resolve({ status: res.statusCode ?? 0, body: parsed });
-      });
-    });
+    const req = https.request(
+      url,
+      {
+        method,
+        ca: conn.ca,
+        timeout: 30_000,
+        headers: { Authorization: `Bearer ${conn.token}`, ...headers, 'User-Agent': 'kch-test-oracle' },
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => {
+          let parsed: Json | string = body;
+          try {
+            parsed = JSON.parse(body) as Json;
+          } catch {
+            // not JSON: kept as text
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed });
+        });
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`${method} ${url.pathname}: timeout`)));
     req.on('error', reject);
     req.end(text);
@@ -84,7 +106,11 @@ interface OwnedPath {
  * Every path of a FieldsV1 tree, members (`{}` leaves and `.` markers) and the prefixes above
  * them, spelled as structured-merge-diff prints a path (fieldpath PathElement.String).
  */
-function ownedPaths(fieldsV1: Json | undefined, prefix: { text: string; keys: string[] } = { text: '', keys: [] }, out = new Map<string, OwnedPath>()): Map<string, OwnedPath> {
+function ownedPaths(
+  fieldsV1: Json | undefined,
+  prefix: { text: string; keys: string[] } = { text: '', keys: [] },
+  out = new Map<string, OwnedPath>(),
+): Map<string, OwnedPath> {
   if (!isMap(fieldsV1)) return out;
   for (const [key, child] of Object.entries(fieldsV1)) {
     if (key === '.') continue;
@@ -107,7 +133,10 @@ function spell(key: string): string {
   if (kind === 'v:') return `[=${JSON.stringify(JSON.parse(rest))}]`;
   if (kind === 'k:') {
     const fields = JSON.parse(rest) as JsonMap;
-    return `[${Object.keys(fields).sort().map((k) => `${k}=${JSON.stringify(fields[k])}`).join(',')}]`;
+    return `[${Object.keys(fields)
+      .sort()
+      .map((k) => `${k}=${JSON.stringify(fields[k])}`)
+      .join(',')}]`;
   }
   throw new Error(`a FieldsV1 key of an unknown kind: ${key}`);
 }
@@ -136,7 +165,12 @@ function valueAt(object: Json, keys: readonly string[]): Json | undefined {
 function deepEqual(a: Json | undefined, b: Json | undefined): boolean {
   if (a === b) return true;
   if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
-  if (isMap(a)) return isMap(b) && Object.keys(a).length === Object.keys(b).length && Object.keys(a).every((k) => k in b && deepEqual(a[k], b[k]));
+  if (isMap(a))
+    return (
+      isMap(b) &&
+      Object.keys(a).length === Object.keys(b).length &&
+      Object.keys(a).every((k) => k in b && deepEqual(a[k], b[k]))
+    );
   return false;
 }
 
@@ -158,7 +192,8 @@ function allOwned(object: Json): Map<string, OwnedPath> {
 }
 
 /** Bookkeeping fields every write changes or that only the server writes: not deletions. */
-const NOT_USER_FIELDS = /^\.metadata\.(managedFields|resourceVersion|generation|creationTimestamp|uid)(\W|$)|^\.status(\W|$)/;
+const NOT_USER_FIELDS =
+  /^\.metadata\.(managedFields|resourceVersion|generation|creationTimestamp|uid)(\W|$)|^\.status(\W|$)/;
 
 /**
  * What a real apply deleted, as the top-most removed paths: every path some manager owned before
@@ -209,7 +244,14 @@ export type KubectlSent = { sent: KubectlRequest } | { refused: string };
  * `command`: `apply --server-side`, `apply` (client-side: for an object that exists, the patch it
  * works out from the live object and its last-applied annotation) or `create`.
  */
-export async function kubectlSends(kubeconfig: string, context: string, cacheDir: string, command: KubectlCommand, fieldManager: string, text: string): Promise<KubectlSent> {
+export async function kubectlSends(
+  kubeconfig: string,
+  context: string,
+  cacheDir: string,
+  command: KubectlCommand,
+  fieldManager: string,
+  text: string,
+): Promise<KubectlSent> {
   const run = await kubectlRuns(kubeconfig, context, cacheDir, command, fieldManager, text, { dryRun: true });
   if (run.writes.length > 0) return { sent: run.writes[0]! };
   if (run.refusals.length > 0) return { refused: run.refusals.join('\n') };
@@ -235,18 +277,33 @@ export interface KubectlRun {
  * Runs the user's command on a manifest — `dryRun: true` with `--dry-run=server`, else for real, as
  * the user runs it — at `-v=10`, and reads what it sent and refused off its log.
  */
-export function kubectlRuns(kubeconfig: string, context: string, cacheDir: string, command: KubectlCommand, fieldManager: string, text: string, options: { dryRun: boolean }): Promise<KubectlRun> {
+export function kubectlRuns(
+  kubeconfig: string,
+  context: string,
+  cacheDir: string,
+  command: KubectlCommand,
+  fieldManager: string,
+  text: string,
+  options: { dryRun: boolean },
+): Promise<KubectlRun> {
   const args = ['--kubeconfig', kubeconfig, '--context', context, '--cache-dir', cacheDir, ...command.split(' ')];
   if (options.dryRun) args.push('--dry-run=server');
   args.push(`--field-manager=${fieldManager}`, '-o', 'name', '-f', '-', '-v=10');
   return new Promise((resolve, reject) => {
-    const child = spawn('kubectl', args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: kubeconfig } });
+    const child = spawn('kubectl', args, {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, KUBECONFIG: kubeconfig },
+    });
     let err = '';
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
     child.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
-    child.on('error', (e) => reject(new Error(`kubectl could not run (${e.message}): it is the reference of what a user sends`)));
-    child.on('close', (code) => resolve({ writes: writeRequestsOf(err), refusals: refusalsOf(err), stdout: out, code: code ?? -1, log: err }));
+    child.on('error', (e) =>
+      reject(new Error(`kubectl could not run (${e.message}): it is the reference of what a user sends`)),
+    );
+    child.on('close', (code) =>
+      resolve({ writes: writeRequestsOf(err), refusals: refusalsOf(err), stdout: out, code: code ?? -1, log: err }),
+    );
     child.stdin.end(text);
   });
 }
@@ -328,15 +385,23 @@ export async function notServedTruth(conn: Connection, apiVersion: string, kind:
   const group = slash < 0 ? '' : apiVersion.slice(0, slash);
   const gv = await getJson(conn, slash < 0 ? `/api/${apiVersion}` : `/apis/${apiVersion}`, 'application/json');
   const listed = isMap(gv.body) && Array.isArray(gv.body.resources) ? gv.body.resources.filter(isMap) : [];
-  const groupVersionListsKind = listed.some((r) => r.kind === kind && typeof r.name === 'string' && !r.name.includes('/'));
+  const groupVersionListsKind = listed.some(
+    (r) => r.kind === kind && typeof r.name === 'string' && !r.name.includes('/'),
+  );
 
   const crdList = await getJson(conn, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', 'application/json');
-  const crds = (isMap(crdList.body) && Array.isArray(crdList.body.items) ? crdList.body.items.filter(isMap) : []).map((c) => {
-    const spec = isMap(c.spec) ? c.spec : {};
-    const names = isMap(spec.names) ? spec.names : {};
-    const versions = Array.isArray(spec.versions) ? spec.versions.filter(isMap) : [];
-    return { group: String(spec.group ?? ''), kind: String(names.kind ?? ''), served: versions.filter((v) => v.served === true).map((v) => String(v.name)) };
-  });
+  const crds = (isMap(crdList.body) && Array.isArray(crdList.body.items) ? crdList.body.items.filter(isMap) : []).map(
+    (c) => {
+      const spec = isMap(c.spec) ? c.spec : {};
+      const names = isMap(spec.names) ? spec.names : {};
+      const versions = Array.isArray(spec.versions) ? spec.versions.filter(isMap) : [];
+      return {
+        group: String(spec.group ?? ''),
+        kind: String(names.kind ?? ''),
+        served: versions.filter((v) => v.served === true).map((v) => String(v.name)),
+      };
+    },
+  );
   const crdServes = (g: string, v: string) => crds.some((c) => c.group === g && c.served.includes(v));
 
   // Aggregated discovery (one request per root): every group-version and the kinds it serves.
@@ -347,15 +412,25 @@ export async function notServedTruth(conn: Connection, apiVersion: string, kind:
     for (const item of items) {
       const name = isMap(item.metadata) ? String(item.metadata.name ?? '') : '';
       for (const v of Array.isArray(item.versions) ? item.versions.filter(isMap) : []) {
-        const kinds = (Array.isArray(v.resources) ? v.resources.filter(isMap) : []).map((r) => (isMap(r.responseKind) ? String(r.responseKind.kind ?? '') : ''));
+        const kinds = (Array.isArray(v.resources) ? v.resources.filter(isMap) : []).map((r) =>
+          isMap(r.responseKind) ? String(r.responseKind.kind ?? '') : '',
+        );
         served.push({ group: name, version: String(v.version ?? ''), kinds });
       }
     }
   }
   const crd = crds.find((c) => c.group === group && c.kind === kind);
-  if (crd) return { groupVersionStatus: gv.status, groupVersionListsKind, cause: 'crd-version-not-served', servedInstead: crd.served.map((v) => `${group}/${v}`) };
+  if (crd)
+    return {
+      groupVersionStatus: gv.status,
+      groupVersionListsKind,
+      cause: 'crd-version-not-served',
+      servedInstead: crd.served.map((v) => `${group}/${v}`),
+    };
   const own = served.filter((s) => !crdServes(s.group, s.version));
-  const ownInstead = own.filter((s) => s.kinds.includes(kind)).map((s) => (s.group ? `${s.group}/${s.version}` : s.version));
+  const ownInstead = own
+    .filter((s) => s.kinds.includes(kind))
+    .map((s) => (s.group ? `${s.group}/${s.version}` : s.version));
   const ownGroup = own.some((s) => s.group === group);
   return {
     groupVersionStatus: gv.status,
@@ -367,7 +442,11 @@ export async function notServedTruth(conn: Connection, apiVersion: string, kind:
 
 /** Whether the CRD of `name` says it is established (its kind is served). */
 export async function crdEstablished(conn: Connection, name: string): Promise<boolean> {
-  const answer = await getJson(conn, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}`, 'application/json');
+  const answer = await getJson(
+    conn,
+    `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}`,
+    'application/json',
+  );
   const status = isMap(answer.body) && isMap(answer.body.status) ? answer.body.status : {};
   const conditions = Array.isArray(status.conditions) ? status.conditions.filter(isMap) : [];
   return conditions.some((c) => c.type === 'Established' && c.status === 'True');

@@ -26,7 +26,16 @@ import { createClusterConnection, type ClusterConnection } from '../../server/sr
 import { checkHelmCharts } from '../../server/src/cli/check-helm';
 import { liveFactsReader, ObjectReads, type FactsReader } from '../../server/src/cli/facts';
 import type { CheckedObject } from '../../server/src/cli/report';
-import { apply as applyObject, connect, freshNamespace, get, objectOf, objectPath, type Connection, type KubeObject } from '../support/seed';
+import {
+  apply as applyObject,
+  connect,
+  freshNamespace,
+  get,
+  objectOf,
+  objectPath,
+  type Connection,
+  type KubeObject,
+} from '../support/seed';
 import { requireTool } from '../tools/tools';
 import { scratchDir } from '../cli/cli-process';
 import { removedRoots, sendRaw, serverStatus } from './oracle';
@@ -45,7 +54,16 @@ export interface HelmScenario extends ScenarioBase {
   owned?: string[];
 }
 
-const ordinarySteps = ['apply', 'create', 'update', 'patch', 'scale', 'clientSideApply', 'resetManagedFields', 'delete'];
+const ordinarySteps = [
+  'apply',
+  'create',
+  'update',
+  'patch',
+  'scale',
+  'clientSideApply',
+  'resetManagedFields',
+  'delete',
+];
 const shopChart = path.join(import.meta.dirname, '..', 'fixtures', 'charts', 'shop');
 
 /** What every Helm scenario shares: the product's connection, and the scaffolded chart. */
@@ -61,12 +79,22 @@ let shared: Promise<Shared> | undefined;
 
 function setUp(kubeconfig: string, helm4: string): Promise<Shared> {
   shared ??= (async () => {
-    const connection = await createClusterConnection({ kubeconfig, context: 'admin' }, { userAgent: `kch-differential-helm-${process.pid}` });
+    const connection = await createClusterConnection(
+      { kubeconfig, context: 'admin' },
+      { userAgent: `kch-differential-helm-${process.pid}` },
+    );
     const work = scratchDir('diff-helm');
     // What users start from: the chart the Helm under test scaffolds.
     const created = runHelm(work, helm4, ['create', 'mychart'], work);
     assert.equal(created.status, 0, `helm create: ${created.stderr}`);
-    return { kubeconfig, admin: connect('admin', kubeconfig), connection, reader: liveFactsReader(connection), work, scaffold: path.join(work, 'mychart') };
+    return {
+      kubeconfig,
+      admin: connect('admin', kubeconfig),
+      connection,
+      reader: liveFactsReader(connection),
+      work,
+      scaffold: path.join(work, 'mychart'),
+    };
   })();
   return shared;
 }
@@ -80,13 +108,21 @@ export const helmFamily: RendererFamily<HelmScenario> = {
     const history = (raw.history ?? []) as HelmScenario['history'];
     for (const step of history) {
       const kinds = Object.keys(step).filter((k) => k !== 'repeat');
-      if (kinds.length !== 1 || ![...ordinarySteps, 'helmInstall'].includes(kinds[0]!)) throw new Error(`${where}: unknown history step ${kinds.join(', ')}`);
+      if (kinds.length !== 1 || ![...ordinarySteps, 'helmInstall'].includes(kinds[0]!))
+        throw new Error(`${where}: unknown history step ${kinds.join(', ')}`);
     }
     const expect = (raw.expect ?? []) as NonNullable<HelmScenario['expect']>;
     for (const e of expect) {
-      if (typeof e.path !== 'string' || !Array.isArray(e.at) || e.at.length === 0 || e.at.some((a) => !/^[^:]+: ./.test(a))) throw new Error(`${where}: expect needs path and at: ['file: text', ...] (${JSON.stringify(e)})`);
+      if (
+        typeof e.path !== 'string' ||
+        !Array.isArray(e.at) ||
+        e.at.length === 0 ||
+        e.at.some((a) => !/^[^:]+: ./.test(a))
+      )
+        throw new Error(`${where}: expect needs path and at: ['file: text', ...] (${JSON.stringify(e)})`);
     }
-    if ((base.server === 'accepted') !== (expect.length === 0)) throw new Error(`${where}: an accepted scenario expects no conflict, a conflict scenario names them`);
+    if ((base.server === 'accepted') !== (expect.length === 0))
+      throw new Error(`${where}: an accepted scenario expects no conflict, a conflict scenario names them`);
     return {
       ...base,
       chart: raw.chart,
@@ -103,8 +139,10 @@ export const helmFamily: RendererFamily<HelmScenario> = {
     const helm4 = requireTool(t, 'helm4');
     return helm4 && s.helm === 3 ? requireTool(t, 'helm3') : helm4;
   },
-  run: async (s, helm, context) => runScenario(s, helm, context, await setUp(context.kubeconfig, process.env.KCH_HELM4!)),
-  prepare: async (s, helm, context) => prepareScenario(s, helm, context, await setUp(context.kubeconfig, process.env.KCH_HELM4!)),
+  run: async (s, helm, context) =>
+    runScenario(s, helm, context, await setUp(context.kubeconfig, process.env.KCH_HELM4!)),
+  prepare: async (s, helm, context) =>
+    prepareScenario(s, helm, context, await setUp(context.kubeconfig, process.env.KCH_HELM4!)),
   close() {
     void shared?.then((s) => {
       s.reader.close();
@@ -113,15 +151,33 @@ export const helmFamily: RendererFamily<HelmScenario> = {
   },
 };
 
-function runHelm(work: string, helm: string, args: string[], cwd: string, kubeconfig?: string): { status: number | null; stdout: string; stderr: string } {
+function runHelm(
+  work: string,
+  helm: string,
+  args: string[],
+  cwd: string,
+  kubeconfig?: string,
+): { status: number | null; stdout: string; stderr: string } {
   const home = path.join(work, '.home');
-  const env = { PATH: process.env.PATH ?? '', HOME: home, HELM_CACHE_HOME: `${home}/cache`, HELM_CONFIG_HOME: `${home}/config`, HELM_DATA_HOME: `${home}/data`, ...(kubeconfig ? { KUBECONFIG: kubeconfig } : {}) };
+  const env = {
+    PATH: process.env.PATH ?? '',
+    HOME: home,
+    HELM_CACHE_HOME: `${home}/cache`,
+    HELM_CONFIG_HOME: `${home}/config`,
+    HELM_DATA_HOME: `${home}/data`,
+    ...(kubeconfig ? { KUBECONFIG: kubeconfig } : {}),
+  };
   const r = spawnSync(helm, args, { cwd, encoding: 'utf8', env });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 /** The chart copied and its values files written, and the history replayed, in a namespace of its own. */
-async function setUpScenario(s: HelmScenario, helm: string, { prefix }: ScenarioContext, { kubeconfig, admin, work, scaffold }: Shared) {
+async function setUpScenario(
+  s: HelmScenario,
+  helm: string,
+  { prefix }: ScenarioContext,
+  { kubeconfig, admin, work, scaffold }: Shared,
+) {
   const namespace = await freshNamespace(admin, prefix);
   const release = s.release ?? 'web';
   const chart = path.join(work, prefix, s.chart === 'scaffold' ? 'mychart' : 'shop');
@@ -136,48 +192,108 @@ async function setUpScenario(s: HelmScenario, helm: string, { prefix }: Scenario
   // 1. The history.
   for (const step of s.history) {
     if ('helmInstall' in step) {
-      const r = helmHere(['install', step.helmInstall.release ?? release, chart, '--kube-context', 'admin', '--namespace', namespace, ...valuesArgs, ...(step.helmInstall.set ?? []).flatMap((v) => ['--set', v])]);
+      const r = helmHere([
+        'install',
+        step.helmInstall.release ?? release,
+        chart,
+        '--kube-context',
+        'admin',
+        '--namespace',
+        namespace,
+        ...valuesArgs,
+        ...(step.helmInstall.set ?? []).flatMap((v) => ['--set', v]),
+      ]);
       assert.equal(r.status, 0, `helm install: ${r.stderr}`);
     } else {
       // NAMESPACE in a step stands for the scenario's namespace (a release's namespace annotation).
       const concrete = JSON.parse(JSON.stringify(step).replaceAll('NAMESPACE', namespace)) as HistoryStep;
-      await replayHistory(admin, [concrete], { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }, namespace);
+      await replayHistory(
+        admin,
+        [concrete],
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } },
+        namespace,
+      );
     }
   }
   return { namespace, release, chart, valuesFiles, valuesArgs, helmHere };
 }
 
 /** The chart checked as the release the scenario installs, in the editor and with `check --helm`. */
-async function prepareScenario(s: HelmScenario, helm: string, context: ScenarioContext, shared: Shared): Promise<CheckedSources> {
+async function prepareScenario(
+  s: HelmScenario,
+  helm: string,
+  context: ScenarioContext,
+  shared: Shared,
+): Promise<CheckedSources> {
   const { namespace, release, chart, valuesFiles } = await setUpScenario(s, helm, context, shared);
   // Every file of the chart and its subcharts that a finding can land on.
-  const files = fs.readdirSync(chart, { recursive: true, encoding: 'utf8' }).filter((f) => /\.(ya?ml|tpl)$/.test(f)).map((f) => path.join(chart, f));
+  const files = fs
+    .readdirSync(chart, { recursive: true, encoding: 'utf8' })
+    .filter((f) => /\.(ya?ml|tpl)$/.test(f))
+    .map((f) => path.join(chart, f));
   return {
     folder: path.dirname(chart),
     files,
-    cliArgs: ['--helm', chart, '--helm-binary', helm, '--release', release, '--namespace', namespace, ...valuesFiles.flatMap((f) => ['--values', f])],
-    settings: { helmPath: helm, helmRelease: release, namespace, helmValuesFiles: valuesFiles.map((f) => path.relative(chart, f)) },
+    cliArgs: [
+      '--helm',
+      chart,
+      '--helm-binary',
+      helm,
+      '--release',
+      release,
+      '--namespace',
+      namespace,
+      ...valuesFiles.flatMap((f) => ['--values', f]),
+    ],
+    settings: {
+      helmPath: helm,
+      helmRelease: release,
+      namespace,
+      helmValuesFiles: valuesFiles.map((f) => path.relative(chart, f)),
+    },
   };
 }
 
 async function runScenario(s: HelmScenario, helm: string, context: ScenarioContext, shared: Shared): Promise<void> {
   const { reader, admin } = shared;
-  const { namespace, release, chart, valuesFiles, valuesArgs, helmHere } = await setUpScenario(s, helm, context, shared);
+  const { namespace, release, chart, valuesFiles, valuesArgs, helmHere } = await setUpScenario(
+    s,
+    helm,
+    context,
+    shared,
+  );
 
   // 2. The product, as `check --helm` runs it.
-  const checked = await checkHelmCharts({ charts: [chart], valuesFiles, release, namespace, named: { release, namespace }, settings: { helm } }, new ObjectReads(reader), undefined);
+  const checked = await checkHelmCharts(
+    { charts: [chart], valuesFiles, release, namespace, named: { release, namespace }, settings: { helm } },
+    new ObjectReads(reader),
+    undefined,
+  );
   assert.ok(checked.ok, `check --helm: ${JSON.stringify(checked)}`);
   if (!checked.ok) return;
   const byObject = new Map<string, CheckedObject[]>();
-  for (const o of checked.objects) if (o.object) byObject.set(`${o.object.kind}/${o.object.name}`, [...(byObject.get(`${o.object.kind}/${o.object.name}`) ?? []), o]);
-  const findingsOf = (key: string) => (byObject.get(key) ?? []).flatMap((o) => o.findings.map((f) => ({ ...f, file: o.file })));
+  for (const o of checked.objects)
+    if (o.object)
+      byObject.set(`${o.object.kind}/${o.object.name}`, [
+        ...(byObject.get(`${o.object.kind}/${o.object.name}`) ?? []),
+        o,
+      ]);
+  const findingsOf = (key: string) =>
+    (byObject.get(key) ?? []).flatMap((o) => o.findings.map((f) => ({ ...f, file: o.file })));
   // Never a finding from a template's own text, and the chart renders.
-  for (const o of checked.objects) for (const f of o.findings) assert.ok(!['yaml-syntax', 'duplicate-key', 'kind-not-served', 'render-failed'].includes(f.code), `${o.file}: ${f.code} ${f.message}`);
+  for (const o of checked.objects)
+    for (const f of o.findings)
+      assert.ok(
+        !['yaml-syntax', 'duplicate-key', 'kind-not-served', 'render-failed'].includes(f.code),
+        `${o.file}: ${f.code} ${f.message}`,
+      );
 
   // 3. The truth: the rendered objects as Helm sends them, to the server, as dry runs.
   const rendered = helmHere(['template', release, chart, '--namespace', namespace, '--skip-tests', ...valuesArgs]);
   assert.equal(rendered.status, 0, rendered.stderr);
-  const objects = parseAllDocuments(rendered.stdout).map((d) => d.toJS() as KubeObject | null).filter((o): o is KubeObject => !!o && !o.metadata?.annotations?.['helm.sh/hook']);
+  const objects = parseAllDocuments(rendered.stdout)
+    .map((d) => d.toJS() as KubeObject | null)
+    .filter((o): o is KubeObject => !!o && !o.metadata?.annotations?.['helm.sh/hook']);
   assert.ok(objects.length > 0);
   let sawConflict = false;
   const locatedPaths = new Set<string>();
@@ -189,11 +305,32 @@ async function runScenario(s: HelmScenario, helm: string, context: ScenarioConte
     const exists = live.ok;
     let answer;
     if (s.helm === 4) {
-      answer = await sendRaw(admin, 'PATCH', target, { dryRun: 'All', fieldManager: 'helm', force: 'false', fieldValidation: 'Strict' }, 'application/apply-patch+yaml', JSON.stringify(sent));
+      answer = await sendRaw(
+        admin,
+        'PATCH',
+        target,
+        { dryRun: 'All', fieldManager: 'helm', force: 'false', fieldValidation: 'Strict' },
+        'application/apply-patch+yaml',
+        JSON.stringify(sent),
+      );
     } else if (exists) {
-      answer = await sendRaw(admin, 'PATCH', target, { dryRun: 'All', fieldManager: 'helm' }, 'application/strategic-merge-patch+json', JSON.stringify(sent));
+      answer = await sendRaw(
+        admin,
+        'PATCH',
+        target,
+        { dryRun: 'All', fieldManager: 'helm' },
+        'application/strategic-merge-patch+json',
+        JSON.stringify(sent),
+      );
     } else {
-      answer = await sendRaw(admin, 'POST', target.replace(/\/[^/]*$/, ''), { dryRun: 'All', fieldManager: 'helm' }, 'application/json', JSON.stringify(sent));
+      answer = await sendRaw(
+        admin,
+        'POST',
+        target.replace(/\/[^/]*$/, ''),
+        { dryRun: 'All', fieldManager: 'helm' },
+        'application/json',
+        JSON.stringify(sent),
+      );
     }
     const status = serverStatus(answer);
     if (status) assert.equal(status.code, 409, `${key}: the server refused for another reason: ${status.message}`);
@@ -205,13 +342,19 @@ async function runScenario(s: HelmScenario, helm: string, context: ScenarioConte
     const findings = findingsOf(key);
     const conflicts = findings.filter((f) => f.code === 'field-conflict');
     const predicted = [...new Set(conflicts.map((f) => `${f.manager?.manager} ${f.path}`))];
-    assert.deepEqual(predicted.sort(), serverConflicts.sort(), `${key}: conflicts predicted vs the server's (${status?.message ?? 'accepted'})`);
+    assert.deepEqual(
+      predicted.sort(),
+      serverConflicts.sort(),
+      `${key}: conflicts predicted vs the server's (${status?.message ?? 'accepted'})`,
+    );
 
     // 4. Every conflict on exactly the source lines the scenario names.
     for (const p of new Set(conflicts.map((f) => f.path!))) {
       const want = s.expect?.find((e) => e.path === p);
       assert.ok(want, `${key} ${p}: the scenario names no source lines for this conflict`);
-      const at = conflicts.filter((f) => f.path === p).map((f) => `${path.relative(chart, path.resolve(f.file))}:${f.range.start.line}:${f.range.start.character}`);
+      const at = conflicts
+        .filter((f) => f.path === p)
+        .map((f) => `${path.relative(chart, path.resolve(f.file))}:${f.range.start.line}:${f.range.start.character}`);
       const expected = want.at.map((w) => sourceLine(chart, w));
       assert.deepEqual([...new Set(at)].sort(), expected.sort(), `${key} ${p}: the finding's source lines`);
       locatedPaths.add(p);
@@ -219,8 +362,13 @@ async function runScenario(s: HelmScenario, helm: string, context: ScenarioConte
 
     // Helm's own ownership check, on the template line of the object's name.
     const owned = findings.filter((f) => f.code === 'owned-by-release');
-    assert.equal(owned.length > 0, (s.owned ?? []).includes(key), `${key}: owned-by-release ${JSON.stringify(owned.map((f) => f.message))}`);
-    for (const f of owned) assert.ok(/templates\//.test(f.file) && f.path === '.metadata.name', `${key}: owned-by-release on ${f.file}`);
+    assert.equal(
+      owned.length > 0,
+      (s.owned ?? []).includes(key),
+      `${key}: owned-by-release ${JSON.stringify(owned.map((f) => f.message))}`,
+    );
+    for (const f of owned)
+      assert.ok(/templates\//.test(f.file) && f.path === '.metadata.name', `${key}: owned-by-release on ${f.file}`);
 
     // Deletions: a Helm 4 apply the server accepts, sent for real, removes exactly the would-delete fields.
     if (s.helm === 4 && !status && exists && owned.length === 0) {
@@ -231,8 +379,16 @@ async function runScenario(s: HelmScenario, helm: string, context: ScenarioConte
       assert.deepEqual(wouldDelete.sort(), removed.sort(), `${key}: would-delete vs what the real apply removed`);
     }
   }
-  assert.equal(sawConflict ? 'fieldConflict' : 'accepted', s.server, 'the history no longer provokes what the scenario is about');
-  assert.deepEqual([...locatedPaths].sort(), (s.expect ?? []).map((e) => e.path).sort(), 'every expected conflict was found and located');
+  assert.equal(
+    sawConflict ? 'fieldConflict' : 'accepted',
+    s.server,
+    'the history no longer provokes what the scenario is about',
+  );
+  assert.deepEqual(
+    [...locatedPaths].sort(),
+    (s.expect ?? []).map((e) => e.path).sort(),
+    'every expected conflict was found and located',
+  );
 
   // Helm itself refuses another release's objects: the real install fails, naming the ownership metadata.
   if ((s.owned ?? []).length > 0) {
@@ -247,7 +403,11 @@ function withHelmMetadata(object: KubeObject, release: string, namespace: string
   const copy = JSON.parse(JSON.stringify(object)) as KubeObject;
   copy.metadata.namespace = namespace;
   copy.metadata.labels = { ...(copy.metadata.labels ?? {}), 'app.kubernetes.io/managed-by': 'Helm' };
-  copy.metadata.annotations = { ...(copy.metadata.annotations ?? {}), 'meta.helm.sh/release-name': release, 'meta.helm.sh/release-namespace': namespace };
+  copy.metadata.annotations = {
+    ...(copy.metadata.annotations ?? {}),
+    'meta.helm.sh/release-name': release,
+    'meta.helm.sh/release-namespace': namespace,
+  };
   return copy;
 }
 

@@ -16,12 +16,27 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { apply, clientSideApply, connect, freshNamespace, objectOf, objectPath, type Connection, type KubeObject } from '../support/seed';
+import {
+  apply,
+  clientSideApply,
+  connect,
+  freshNamespace,
+  objectOf,
+  objectPath,
+  type Connection,
+  type KubeObject,
+} from '../support/seed';
 import { requireTool } from '../tools/tools';
 import { runCli, scratchDir, writeFiles } from '../cli/cli-process';
 import { sendRaw, serverStatus } from './oracle';
 import { replayHistory } from './replay';
-import { inNamespace, type CheckedSources, type RendererFamily, type ScenarioBase, type ScenarioContext } from './rendered-scenario';
+import {
+  inNamespace,
+  type CheckedSources,
+  type RendererFamily,
+  type ScenarioBase,
+  type ScenarioContext,
+} from './rendered-scenario';
 import type { HistoryStep } from './scenario';
 
 /** A history step of a Kustomize scenario: the ordinary steps, plus the rendered output applied. */
@@ -64,7 +79,16 @@ export interface KustomizeScenario extends ScenarioBase {
 }
 
 const extraSteps = ['applyRendered', 'clientSideApplyRendered'];
-const ordinarySteps = ['apply', 'create', 'update', 'patch', 'scale', 'clientSideApply', 'resetManagedFields', 'delete'];
+const ordinarySteps = [
+  'apply',
+  'create',
+  'update',
+  'patch',
+  'scale',
+  'clientSideApply',
+  'resetManagedFields',
+  'delete',
+];
 
 interface JsonFinding {
   file: string;
@@ -101,23 +125,46 @@ export const kustomizeFamily: RendererFamily<KustomizeScenario> = {
     const history = (raw.history ?? []) as RenderedStep[];
     for (const step of history) {
       const kinds = Object.keys(step).filter((k) => k !== 'repeat');
-      if (kinds.length !== 1 || ![...ordinarySteps, ...extraSteps].includes(kinds[0]!)) throw new Error(`${where}: unknown history step ${kinds.join(', ')}`);
+      if (kinds.length !== 1 || ![...ordinarySteps, ...extraSteps].includes(kinds[0]!))
+        throw new Error(`${where}: unknown history step ${kinds.join(', ')}`);
     }
     const check = raw.check as KustomizeScenario['check'] | undefined;
     if (!check || typeof check.target !== 'string') throw new Error(`${where}: check.target is missing`);
-    if (check.mode !== undefined && check.mode !== 'serverSide' && check.mode !== 'create') throw new Error(`${where}: check.mode must be serverSide or create`);
+    if (check.mode !== undefined && check.mode !== 'serverSide' && check.mode !== 'create')
+      throw new Error(`${where}: check.mode must be serverSide or create`);
     const expect = (raw.expect ?? []) as ExpectedFinding[];
     for (const e of expect) {
-      if (!/^[^:]+:\d+$/.test(e.at ?? '')) throw new Error(`${where}: expect.at must be file:line (${JSON.stringify(e)})`);
-      if (!(e.at.split(':')[0]! in files)) throw new Error(`${where}: expect.at names a file the scenario does not have: ${e.at}`);
-      if (e.code !== undefined && !findingCodes.includes(e.code)) throw new Error(`${where}: expect.code must be one of ${findingCodes.join(', ')}`);
-      if ((e.code ?? 'field-conflict') === 'field-conflict' && (typeof e.path !== 'string' || typeof e.manager !== 'string')) throw new Error(`${where}: a field conflict names its path and manager (${JSON.stringify(e)})`);
-      if (e.code === 'invalid-manifest' && typeof e.path !== 'string') throw new Error(`${where}: a refusal names the field it is about (${JSON.stringify(e)})`);
+      if (!/^[^:]+:\d+$/.test(e.at ?? ''))
+        throw new Error(`${where}: expect.at must be file:line (${JSON.stringify(e)})`);
+      if (!(e.at.split(':')[0]! in files))
+        throw new Error(`${where}: expect.at names a file the scenario does not have: ${e.at}`);
+      if (e.code !== undefined && !findingCodes.includes(e.code))
+        throw new Error(`${where}: expect.code must be one of ${findingCodes.join(', ')}`);
+      if (
+        (e.code ?? 'field-conflict') === 'field-conflict' &&
+        (typeof e.path !== 'string' || typeof e.manager !== 'string')
+      )
+        throw new Error(`${where}: a field conflict names its path and manager (${JSON.stringify(e)})`);
+      if (e.code === 'invalid-manifest' && typeof e.path !== 'string')
+        throw new Error(`${where}: a refusal names the field it is about (${JSON.stringify(e)})`);
     }
     // The answer the history is built to get, and the findings that are that answer.
-    const answerOf: Record<ExpectedCode, string> = { 'field-conflict': 'fieldConflict', 'already-exists': 'alreadyExists', 'invalid-manifest': 'rejected' };
-    if ((base.server === 'accepted') !== (expect.length === 0)) throw new Error(`${where}: an accepted scenario expects nothing, any other names what the server says`);
-    if (expect.some((e) => answerOf[e.code ?? 'field-conflict'] !== base.server)) throw new Error(`${where}: server: ${base.server} expects only ${Object.entries(answerOf).filter(([, a]) => a === base.server).map(([c]) => c).join(', ') || 'nothing'}`);
+    const answerOf: Record<ExpectedCode, string> = {
+      'field-conflict': 'fieldConflict',
+      'already-exists': 'alreadyExists',
+      'invalid-manifest': 'rejected',
+    };
+    if ((base.server === 'accepted') !== (expect.length === 0))
+      throw new Error(`${where}: an accepted scenario expects nothing, any other names what the server says`);
+    if (expect.some((e) => answerOf[e.code ?? 'field-conflict'] !== base.server))
+      throw new Error(
+        `${where}: server: ${base.server} expects only ${
+          Object.entries(answerOf)
+            .filter(([, a]) => a === base.server)
+            .map(([c]) => c)
+            .join(', ') || 'nothing'
+        }`,
+      );
     return { ...base, files, history, check, expect };
   },
   tool: (t) => requireTool(t, 'kustomize'),
@@ -142,7 +189,11 @@ async function setUpScenario(scenario: KustomizeScenario, tool: string, { kubeco
   const rendered = (target: string): Rendered => {
     let r = renders.get(target);
     if (!r) {
-      r = { objects: parseAllDocuments(render(tool, dir, target)).map((d) => d.toJS() as KubeObject).filter((o) => o !== null) };
+      r = {
+        objects: parseAllDocuments(render(tool, dir, target))
+          .map((d) => d.toJS() as KubeObject)
+          .filter((o) => o !== null),
+      };
       renders.set(target, r);
     }
     return r;
@@ -156,7 +207,11 @@ async function setUpScenario(scenario: KustomizeScenario, tool: string, { kubeco
 }
 
 /** The overlay checked as the scenario says, in the editor (it alone chosen) and with `check -k`. */
-async function prepareScenario(scenario: KustomizeScenario, tool: string, context: ScenarioContext): Promise<CheckedSources> {
+async function prepareScenario(
+  scenario: KustomizeScenario,
+  tool: string,
+  context: ScenarioContext,
+): Promise<CheckedSources> {
   const { dir } = await setUpScenario(scenario, tool, context);
   const fieldManager = scenario.check.fieldManager ?? 'kubectl';
   const mode = scenario.check.mode ?? 'serverSide';
@@ -184,41 +239,93 @@ async function runScenario(scenario: KustomizeScenario, tool: string, context: S
     const url = await objectPath(admin, object);
     const answer =
       mode === 'create'
-        ? await sendRaw(admin, 'POST', url.slice(0, url.lastIndexOf('/')), { dryRun: 'All', fieldManager }, 'application/json', JSON.stringify(object))
-        : await sendRaw(admin, 'PATCH', url, { dryRun: 'All', fieldManager, force: 'false' }, 'application/apply-patch+yaml', JSON.stringify(object));
+        ? await sendRaw(
+            admin,
+            'POST',
+            url.slice(0, url.lastIndexOf('/')),
+            { dryRun: 'All', fieldManager },
+            'application/json',
+            JSON.stringify(object),
+          )
+        : await sendRaw(
+            admin,
+            'PATCH',
+            url,
+            { dryRun: 'All', fieldManager, force: 'false' },
+            'application/apply-patch+yaml',
+            JSON.stringify(object),
+          );
     const status = serverStatus(answer);
     if (!status) continue;
     if (status.code === 409 && status.reason === 'AlreadyExists') {
       server.set(index, ['already-exists']);
     } else if (status.code === 409) {
-      assert.ok(status.causes.length > 0, `${nameOf(object)}: a 409 without the conflicting fields: ${JSON.stringify(status)}`);
-      server.set(index, status.causes.map((c) => {
-        const [message, field] = c.split(' @ ');
-        const manager = /conflict with "([^"]+)"/.exec(message ?? '')?.[1] ?? message;
-        return `field-conflict ${field} by ${manager}`;
-      }).sort());
+      assert.ok(
+        status.causes.length > 0,
+        `${nameOf(object)}: a 409 without the conflicting fields: ${JSON.stringify(status)}`,
+      );
+      server.set(
+        index,
+        status.causes
+          .map((c) => {
+            const [message, field] = c.split(' @ ');
+            const manager = /conflict with "([^"]+)"/.exec(message ?? '')?.[1] ?? message;
+            return `field-conflict ${field} by ${manager}`;
+          })
+          .sort(),
+      );
     } else {
-      assert.ok(status.code >= 400 && status.code < 500, `${nameOf(object)}: the server failed (${status.code}), it did not answer about the object: ${JSON.stringify(status)}`);
+      assert.ok(
+        status.code >= 400 && status.code < 500,
+        `${nameOf(object)}: the server failed (${status.code}), it did not answer about the object: ${JSON.stringify(status)}`,
+      );
       server.set(index, ['invalid-manifest']);
       refusals.push(`${nameOf(object)}: ${status.code} ${status.reason} ${status.message}`);
     }
   }
 
   // 3. The scenario's own list must be the server's: the history still provokes its situation.
-  const keyOf = (code: string, path?: string, manager?: string) => (code === 'field-conflict' ? `${code} ${path} by ${manager}` : code);
+  const keyOf = (code: string, path?: string, manager?: string) =>
+    code === 'field-conflict' ? `${code} ${path} by ${manager}` : code;
   const expected = new Map<number, string[]>();
   const expectedAt = new Map<string, string>();
   for (const e of inNamespace(scenario.expect, namespace)) {
     const index = checked.findIndex((o) => matchesName(`${o.kind}/${o.metadata.name}`, e.object));
-    assert.ok(index >= 0, `expect names ${e.object}, which ${scenario.check.target} does not render (${checked.map(nameOf).join(', ')})`);
+    assert.ok(
+      index >= 0,
+      `expect names ${e.object}, which ${scenario.check.target} does not render (${checked.map(nameOf).join(', ')})`,
+    );
     const key = keyOf(e.code ?? 'field-conflict', e.path, e.manager);
     expected.set(index, [...(expected.get(index) ?? []), key].sort());
     expectedAt.set(`${index} ${key}`, e.at);
   }
-  assert.deepEqual(byObject(server, checked), byObject(expected, checked), `the scenario expects other answers than the server gives: fix the history or the expectation${refusals.length ? ` (refused: ${refusals.join('; ')})` : ''}`);
+  assert.deepEqual(
+    byObject(server, checked),
+    byObject(expected, checked),
+    `the scenario expects other answers than the server gives: fix the history or the expectation${refusals.length ? ` (refused: ${refusals.join('; ')})` : ''}`,
+  );
 
   // 4. The product, as a user runs it.
-  const run = await runCli(['check', '--kubeconfig', kubeconfig, '--context', 'admin', '--format', 'json', '--field-manager', fieldManager, '--mode', mode, '--kustomize-binary', tool, '-k', scenario.check.target], { cwd: dir });
+  const run = await runCli(
+    [
+      'check',
+      '--kubeconfig',
+      kubeconfig,
+      '--context',
+      'admin',
+      '--format',
+      'json',
+      '--field-manager',
+      fieldManager,
+      '--mode',
+      mode,
+      '--kustomize-binary',
+      tool,
+      '-k',
+      scenario.check.target,
+    ],
+    { cwd: dir },
+  );
   assert.ok(run.status === 0 || run.status === 1, `check exited ${run.status}: ${run.stderr}`);
   if (server.size > 0) assert.equal(run.status, 1, 'refusals are findings: exit 1');
   const report = JSON.parse(run.stdout) as { findings: JsonFinding[] };
@@ -233,40 +340,77 @@ async function runScenario(scenario: KustomizeScenario, tool: string, context: S
     const at = `${f.rendered.index} ${key}`;
     productAt.set(at, [...(productAt.get(at) ?? []), `${f.file}:${f.range.start.line + 1}`]);
   }
-  assert.deepEqual(byObject(product, checked), byObject(server, checked), `the product’s findings vs the server’s dry run${refusals.length ? ` (refused: ${refusals.join('; ')})` : ''}`);
+  assert.deepEqual(
+    byObject(product, checked),
+    byObject(server, checked),
+    `the product’s findings vs the server’s dry run${refusals.length ? ` (refused: ${refusals.join('; ')})` : ''}`,
+  );
 
   // Each finding on the source line that sets the field.
   for (const [key, at] of expectedAt) {
-    assert.deepEqual(productAt.get(key), [at], `${key}: reported at ${JSON.stringify(productAt.get(key))}, expected on ${at}`);
+    assert.deepEqual(
+      productAt.get(key),
+      [at],
+      `${key}: reported at ${JSON.stringify(productAt.get(key))}, expected on ${at}`,
+    );
   }
 }
 
-async function replayStep(admin: Connection, step: RenderedStep, rendered: (target: string) => Rendered, renders: Map<string, Rendered>, namespace: string, what: string): Promise<void> {
+async function replayStep(
+  admin: Connection,
+  step: RenderedStep,
+  rendered: (target: string) => Rendered,
+  renders: Map<string, Rendered>,
+  namespace: string,
+  what: string,
+): Promise<void> {
   if ('applyRendered' in step) {
     const s = step.applyRendered;
-    for (const o of rendered(s.target).objects) objectOf(await apply(admin, s.manager, o, s.force ? { force: true } : {}), `${what}: apply ${nameOf(o)}`);
+    for (const o of rendered(s.target).objects)
+      objectOf(await apply(admin, s.manager, o, s.force ? { force: true } : {}), `${what}: apply ${nameOf(o)}`);
     return;
   }
   if ('clientSideApplyRendered' in step) {
-    for (const o of rendered(step.clientSideApplyRendered.target).objects) objectOf(await clientSideApply(admin, o), `${what}: kubectl apply ${nameOf(o)}`);
+    for (const o of rendered(step.clientSideApplyRendered.target).objects)
+      objectOf(await clientSideApply(admin, o), `${what}: kubectl apply ${nameOf(o)}`);
     return;
   }
   // Names with `*` (a generator's hash) are the rendered object's that matches, among the targets
   // rendered so far (by earlier steps).
   const all = [...renders.values()].flatMap((r) => r.objects.map(nameOf));
-  const resolve = (name: string) => (name.includes('*') ? (all.find((n) => matchesName(n.split('/')[1]!, name)) ?? name).split('/').pop()! : name);
+  const resolve = (name: string) =>
+    name.includes('*') ? (all.find((n) => matchesName(n.split('/')[1]!, name)) ?? name).split('/').pop()! : name;
   const concrete = JSON.parse(JSON.stringify(step)) as HistoryStep;
   const kind = Object.keys(concrete).find((k) => k !== 'repeat')!;
-  const body = (concrete as unknown as Record<string, { target?: { name: string; apiVersion: string; kind: string }; object?: KubeObject }>)[kind]!;
+  const body = (
+    concrete as unknown as Record<
+      string,
+      { target?: { name: string; apiVersion: string; kind: string }; object?: KubeObject }
+    >
+  )[kind]!;
   if (body.target) body.target.name = resolve(body.target.name);
   if (body.object) body.object.metadata.name = resolve(body.object.metadata.name);
-  const target = body.target ?? (body.object ? { apiVersion: body.object.apiVersion, kind: body.object.kind, name: body.object.metadata.name } : undefined);
+  const target =
+    body.target ??
+    (body.object
+      ? { apiVersion: body.object.apiVersion, kind: body.object.kind, name: body.object.metadata.name }
+      : undefined);
   assert.ok(target, `${what}: a step on a rendered object names it (target or object)`);
-  await replayHistory(admin, [concrete], { apiVersion: target.apiVersion, kind: target.kind, metadata: { name: target.name, namespace } }, namespace);
+  await replayHistory(
+    admin,
+    [concrete],
+    { apiVersion: target.apiVersion, kind: target.kind, metadata: { name: target.name, namespace } },
+    namespace,
+  );
 }
 
 function matchesName(name: string, pattern: string): boolean {
-  const re = new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  const re = new RegExp(
+    `^${pattern
+      .split('*')
+      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  );
   return re.test(name);
 }
 
@@ -276,6 +420,7 @@ function nameOf(o: KubeObject): string {
 
 function byObject(byIndex: Map<number, string[]>, objects: KubeObject[]): Record<string, string[]> {
   const out: Record<string, string[]> = {};
-  for (const [i, list] of [...byIndex].sort((a, b) => a[0] - b[0])) out[objects[i] ? nameOf(objects[i]!) : `#${i}`] = list;
+  for (const [i, list] of [...byIndex].sort((a, b) => a[0] - b[0]))
+    out[objects[i] ? nameOf(objects[i]!) : `#${i}`] = list;
   return out;
 }

@@ -81,11 +81,17 @@ export interface RendererFamily<S extends ScenarioBase = ScenarioBase> {
 }
 
 /** Every rendered scenario of every family, checked as far as the loader and the family can. */
-export function loadRenderedScenarios(families: Readonly<Record<string, RendererFamily>>, dir = renderedDir): ScenarioBase[] {
+export function loadRenderedScenarios(
+  families: Readonly<Record<string, RendererFamily>>,
+  dir = renderedDir,
+): ScenarioBase[] {
   const out: ScenarioBase[] = [];
   const names = new Set<string>();
   if (!fs.existsSync(dir)) return out;
-  for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort()) {
+  for (const file of fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()) {
     const doc = parseYaml(fs.readFileSync(path.join(dir, file), 'utf8')) as RenderedFile;
     if (!doc || !Array.isArray(doc.scenarios)) throw new Error(`${file}: needs a list under scenarios:`);
     for (const raw of doc.scenarios) {
@@ -93,9 +99,12 @@ export function loadRenderedScenarios(families: Readonly<Record<string, Renderer
       if (typeof raw.name !== 'string' || raw.name === '') throw new Error(`${file}: a scenario without a name`);
       if (names.has(raw.name)) throw new Error(`${where}: the name is used twice`);
       names.add(raw.name);
-      if (typeof raw.renderer !== 'string' || !families[raw.renderer]) throw new Error(`${where}: renderer must be one of ${Object.keys(families).join(', ')}`);
-      if (!['accepted', 'fieldConflict', 'alreadyExists', 'rejected'].includes(raw.server as string)) throw new Error(`${where}: server must be accepted, fieldConflict, alreadyExists or rejected`);
-      if (raw.excluded !== undefined && (typeof raw.excluded !== 'string' || raw.excluded.trim() === '')) throw new Error(`${where}: excluded needs a written reason`);
+      if (typeof raw.renderer !== 'string' || !families[raw.renderer])
+        throw new Error(`${where}: renderer must be one of ${Object.keys(families).join(', ')}`);
+      if (!['accepted', 'fieldConflict', 'alreadyExists', 'rejected'].includes(raw.server as string))
+        throw new Error(`${where}: server must be accepted, fieldConflict, alreadyExists or rejected`);
+      if (raw.excluded !== undefined && (typeof raw.excluded !== 'string' || raw.excluded.trim() === ''))
+        throw new Error(`${where}: excluded needs a written reason`);
       const base: ScenarioBase = {
         name: raw.name,
         renderer: raw.renderer,

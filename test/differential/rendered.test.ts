@@ -47,12 +47,23 @@ test('agreement over the rendered corpus', (t) => {
   const counted = scenarios.filter((s) => !s.excluded);
   const agreed = counted.filter((s) => outcomes.get(s.name) === 'agreed');
   const excluded = scenarios.length - counted.length;
-  const perFamily = Object.entries(renderers).map(([name, family]) => ({ name, family, count: counted.filter((s) => s.renderer === name).length }));
+  const perFamily = Object.entries(renderers).map(([name, family]) => ({
+    name,
+    family,
+    count: counted.filter((s) => s.renderer === name).length,
+  }));
   const line = `agreement: ${agreed.length}/${counted.length} rendered scenarios (${perFamily.map((f) => `${f.count} ${f.family.label}`).join(', ')})${excluded ? `; ${excluded} excluded, reasons in the corpus` : ''}`;
   console.log(line);
   t.diagnostic(line);
-  assert.ok(counted.length >= minimumTotal, `the corpus has ${counted.length} rendered scenarios; at least ${minimumTotal} are needed`);
-  for (const f of perFamily) assert.ok(f.count >= f.family.minimum, `the corpus has ${f.count} ${f.family.label} scenarios; at least ${f.family.minimum} are needed`);
+  assert.ok(
+    counted.length >= minimumTotal,
+    `the corpus has ${counted.length} rendered scenarios; at least ${minimumTotal} are needed`,
+  );
+  for (const f of perFamily)
+    assert.ok(
+      f.count >= f.family.minimum,
+      `the corpus has ${f.count} ${f.family.label} scenarios; at least ${f.family.minimum} are needed`,
+    );
   const failed = counted.filter((s) => outcomes.get(s.name) !== 'agreed').map((s) => s.name);
   assert.deepEqual(failed, [], 'every rendered scenario must agree with the server');
 });

@@ -25,7 +25,9 @@ function placed(obj: KubeObject, namespace: string): KubeObject {
 }
 
 function refOf(target: StepTarget | undefined, fallback: ObjectRef, namespace: string): ObjectRef {
-  return target ? { apiVersion: target.apiVersion, kind: target.kind, metadata: { name: target.name, namespace } } : fallback;
+  return target
+    ? { apiVersion: target.apiVersion, kind: target.kind, metadata: { name: target.name, namespace } }
+    : fallback;
 }
 
 /** Maps deep-merged, lists and scalars replaced: how a step says "this object, but with ...". */
@@ -46,23 +48,44 @@ function instantiate<T>(step: T, i: number): T {
 async function runStep(conn: Connection, step: HistoryStep, ref: ObjectRef, namespace: string): Promise<ApiResult> {
   if ('apply' in step) {
     const s = step.apply;
-    return apply(conn, s.manager, placed(s.object, namespace), { ...(s.force ? { force: true } : {}), ...(s.subresource ? { subresource: s.subresource } : {}) });
+    return apply(conn, s.manager, placed(s.object, namespace), {
+      ...(s.force ? { force: true } : {}),
+      ...(s.subresource ? { subresource: s.subresource } : {}),
+    });
   }
   if ('create' in step) return create(conn, step.create.manager, placed(step.create.object, namespace));
   if ('update' in step) {
     const s = step.update;
     const target = refOf(s.target, ref, namespace);
-    const current = objectOf(await get(conn, target, s.subresource ? { subresource: s.subresource } : {}), 'read before update');
-    return update(conn, s.manager, deepMerge(current, s.merge) as KubeObject, s.subresource ? { subresource: s.subresource } : {});
+    const current = objectOf(
+      await get(conn, target, s.subresource ? { subresource: s.subresource } : {}),
+      'read before update',
+    );
+    return update(
+      conn,
+      s.manager,
+      deepMerge(current, s.merge) as KubeObject,
+      s.subresource ? { subresource: s.subresource } : {},
+    );
   }
   if ('patch' in step) {
     const s = step.patch;
-    return patch(conn, s.manager, refOf(s.target, ref, namespace), s.body, { type: s.type ?? 'strategic', ...(s.subresource ? { subresource: s.subresource } : {}) });
+    return patch(conn, s.manager, refOf(s.target, ref, namespace), s.body, {
+      type: s.type ?? 'strategic',
+      ...(s.subresource ? { subresource: s.subresource } : {}),
+    });
   }
-  if ('scale' in step) return scale(conn, step.scale.manager, refOf(step.scale.target, ref, namespace), step.scale.replicas);
+  if ('scale' in step)
+    return scale(conn, step.scale.manager, refOf(step.scale.target, ref, namespace), step.scale.replicas);
   if ('clientSideApply' in step) return clientSideApply(conn, placed(step.clientSideApply.object, namespace));
   if ('resetManagedFields' in step) {
-    return patch(conn, 'kch-reset', refOf(step.resetManagedFields.target, ref, namespace), { metadata: { managedFields: [{}] } }, { type: 'merge' });
+    return patch(
+      conn,
+      'kch-reset',
+      refOf(step.resetManagedFields.target, ref, namespace),
+      { metadata: { managedFields: [{}] } },
+      { type: 'merge' },
+    );
   }
   if ('crd' in step) return applyCrd(conn, step.crd.object);
   return deleteObject(conn, refOf(step.delete.target, ref, namespace));
@@ -85,12 +108,15 @@ export async function applyCrd(conn: Connection, crd: KubeObject): Promise<ApiRe
   const deadline = Date.now() + 60_000;
   for (;;) {
     const current = objectOf(await get(conn, crd), 'read CRD');
-    const conditions = ((current.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions) ?? [];
+    const conditions =
+      (current.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
     const established = conditions.some((c) => c.type === 'Established' && c.status === 'True');
     const hashes = await openApiHashes(conn, keys);
-    const published = keys.every((k) => hashes[k] !== undefined) && (!changed || keys.some((k) => hashes[k] !== hashesBefore[k]));
+    const published =
+      keys.every((k) => hashes[k] !== undefined) && (!changed || keys.some((k) => hashes[k] !== hashesBefore[k]));
     if (established && published) return result;
-    if (Date.now() > deadline) throw new Error(`CRD ${String(crd.metadata.name)}: not established with its OpenAPI published after 60 s`);
+    if (Date.now() > deadline)
+      throw new Error(`CRD ${String(crd.metadata.name)}: not established with its OpenAPI published after 60 s`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
@@ -103,7 +129,12 @@ async function openApiHashes(conn: Connection, keys: readonly string[]): Promise
 }
 
 /** Sends every step in order; throws with the step and the server's words when one is refused. */
-export async function replayHistory(conn: Connection, history: readonly HistoryStep[], ref: ObjectRef, namespace: string): Promise<void> {
+export async function replayHistory(
+  conn: Connection,
+  history: readonly HistoryStep[],
+  ref: ObjectRef,
+  namespace: string,
+): Promise<void> {
   for (const [n, step] of history.entries()) {
     const times = step.repeat ?? 1;
     for (let i = 1; i <= times; i++) {

@@ -42,7 +42,8 @@ export type HistoryStep = { repeat?: number } & (
   | { crd: { object: KubeObject } }
 );
 
-export type ServerAnswer = 'accepted' | 'fieldConflict' | 'alreadyExists' | 'staleResourceVersion' | 'uidMismatch' | 'notFound' | 'rejected';
+export type ServerAnswer =
+  'accepted' | 'fieldConflict' | 'alreadyExists' | 'staleResourceVersion' | 'uidMismatch' | 'notFound' | 'rejected';
 
 export interface Scenario {
   /** Unique across the corpus. */
@@ -79,8 +80,26 @@ export interface Scenario {
 export const scenarioDir = path.join(import.meta.dirname, 'scenarios');
 export const crdDir = path.join(import.meta.dirname, 'crds');
 
-const stepKinds = ['apply', 'create', 'update', 'patch', 'scale', 'clientSideApply', 'resetManagedFields', 'delete', 'crd'];
-const answers: ServerAnswer[] = ['accepted', 'fieldConflict', 'alreadyExists', 'staleResourceVersion', 'uidMismatch', 'notFound', 'rejected'];
+const stepKinds = [
+  'apply',
+  'create',
+  'update',
+  'patch',
+  'scale',
+  'clientSideApply',
+  'resetManagedFields',
+  'delete',
+  'crd',
+];
+const answers: ServerAnswer[] = [
+  'accepted',
+  'fieldConflict',
+  'alreadyExists',
+  'staleResourceVersion',
+  'uidMismatch',
+  'notFound',
+  'rejected',
+];
 const modes: ApplyMode[] = ['serverSide', 'clientSide', 'create'];
 
 /** Every scenario of the corpus; a malformed one throws with its file and name. */
@@ -88,7 +107,10 @@ export function loadScenarios(dir = scenarioDir): Scenario[] {
   const out: Scenario[] = [];
   const names = new Set<string>();
   const crdOwners = new Map<string, string>();
-  for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort()) {
+  for (const file of fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()) {
     const list = parseYaml(fs.readFileSync(path.join(dir, file), 'utf8')) as unknown;
     if (!Array.isArray(list)) throw new Error(`${file}: a scenario file is a YAML list`);
     for (const raw of list as Record<string, unknown>[]) {
@@ -96,26 +118,37 @@ export function loadScenarios(dir = scenarioDir): Scenario[] {
       if (typeof raw.name !== 'string' || raw.name === '') throw new Error(`${file}: a scenario without a name`);
       if (names.has(raw.name)) throw new Error(`${where}: the name is used twice`);
       names.add(raw.name);
-      if (typeof raw.manifest !== 'string') throw new Error(`${where}: manifest must be the file's text (a block scalar)`);
-      if (!answers.includes(raw.server as ServerAnswer)) throw new Error(`${where}: server must be one of ${answers.join(', ')}`);
-      if (raw.mode !== undefined && !modes.includes(raw.mode as ApplyMode)) throw new Error(`${where}: unknown mode ${String(raw.mode)}`);
-      if (raw.kubectl !== undefined && raw.kubectl !== 'refuses') throw new Error(`${where}: kubectl can only be "refuses"`);
+      if (typeof raw.manifest !== 'string')
+        throw new Error(`${where}: manifest must be the file's text (a block scalar)`);
+      if (!answers.includes(raw.server as ServerAnswer))
+        throw new Error(`${where}: server must be one of ${answers.join(', ')}`);
+      if (raw.mode !== undefined && !modes.includes(raw.mode as ApplyMode))
+        throw new Error(`${where}: unknown mode ${String(raw.mode)}`);
+      if (raw.kubectl !== undefined && raw.kubectl !== 'refuses')
+        throw new Error(`${where}: kubectl can only be "refuses"`);
       if (raw.excluded !== undefined && (typeof raw.excluded !== 'string' || raw.excluded.trim() === '')) {
         throw new Error(`${where}: excluded needs a written reason`);
       }
       const history = (raw.history ?? []) as HistoryStep[];
       if (!Array.isArray(history)) throw new Error(`${where}: history must be a list`);
-      if (raw.namespace !== undefined && raw.namespace !== 'absent') throw new Error(`${where}: namespace can only be "absent"`);
-      if (raw.namespace === 'absent' && history.length > 0) throw new Error(`${where}: a scenario whose namespace is absent has no history to write there`);
+      if (raw.namespace !== undefined && raw.namespace !== 'absent')
+        throw new Error(`${where}: namespace can only be "absent"`);
+      if (raw.namespace === 'absent' && history.length > 0)
+        throw new Error(`${where}: a scenario whose namespace is absent has no history to write there`);
       for (const step of history) {
         const kinds = Object.keys(step).filter((k) => k !== 'repeat');
         if (kinds.length !== 1 || !stepKinds.includes(kinds[0] as string)) {
-          throw new Error(`${where}: a history step is exactly one of ${stepKinds.join(', ')} (got ${kinds.join(', ')})`);
+          throw new Error(
+            `${where}: a history step is exactly one of ${stepKinds.join(', ')} (got ${kinds.join(', ')})`,
+          );
         }
       }
       for (const name of new Set(crdSteps(history).map((c) => String(c.metadata?.name)))) {
         const owner = crdOwners.get(name);
-        if (owner !== undefined) throw new Error(`${where}: the CRD ${name} is changed by "${owner}" too; each scenario changes a CRD of its own`);
+        if (owner !== undefined)
+          throw new Error(
+            `${where}: the CRD ${name} is changed by "${owner}" too; each scenario changes a CRD of its own`,
+          );
         crdOwners.set(name, raw.name);
       }
       out.push({ ...(raw as unknown as Scenario), history, file });
@@ -145,7 +178,10 @@ export function withNamespace(text: string, namespace: string): string {
     return replaced;
   }
   // Indented like the key that follows `metadata:`, so any indentation width works.
-  const replaced = text.replace(/^metadata:[ \t]*(#.*)?\r?\n([ \t]+)/m, (m, _comment, indent: string) => `${m}namespace: ${namespace}\n${indent}`);
+  const replaced = text.replace(
+    /^metadata:[ \t]*(#.*)?\r?\n([ \t]+)/m,
+    (m, _comment, indent: string) => `${m}namespace: ${namespace}\n${indent}`,
+  );
   if (replaced === text) throw new Error('the manifest needs a block-style `metadata:` line followed by its keys');
   return replaced;
 }

@@ -33,5 +33,9 @@ test('the packaged extension activates on a YAML file in VS Code', { timeout: 60
   editor.time('activation', opened);
   await editor.screenshot('activated');
   assert.ok(status.text.length > 0);
-  await editor.waitFor(async () => editor.outputChannelLogs(), (logs) => logs.length > 0, 'the "Kube Conflict Hints" output channel');
+  await editor.waitFor(
+    async () => editor.outputChannelLogs(),
+    (logs) => logs.length > 0,
+    'the "Kube Conflict Hints" output channel',
+  );
 });

@@ -30,7 +30,14 @@ export const vsixPath = path.join(root, 'dist', 'kube-conflict-hints.vsix');
 const editorEnvFile = path.join(root, '.cache', 'editor', 'env.json');
 
 /** Chromium flags that work as root on these machines (real-editor.md). */
-const chromiumFlags = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const chromiumFlags = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 
 /**
  * How long a UI state may take to appear before the test fails. Only a bound for failing: a passing
@@ -66,8 +73,10 @@ export function requireEditor(t: TestContext): { install: EditorInstall; vsix: s
   let why: string | undefined;
   if (!install) why = 'the real editor is not set up: run `node scripts/setup-editor.mjs` (npm test does)';
   else if (packaged) why = fs.existsSync(packaged) ? undefined : `KCH_VSIX names a missing file: ${packaged}`;
-  else if (!fs.existsSync(vsixPath)) why = 'no dist/kube-conflict-hints.vsix: run `npm run package` (npm run test:e2e does)';
-  else if (isOlderThanBundle(vsixPath)) why = 'dist/kube-conflict-hints.vsix is older than the bundle: run `npm run package`';
+  else if (!fs.existsSync(vsixPath))
+    why = 'no dist/kube-conflict-hints.vsix: run `npm run package` (npm run test:e2e does)';
+  else if (isOlderThanBundle(vsixPath))
+    why = 'dist/kube-conflict-hints.vsix is older than the bundle: run `npm run package`';
   if (!why && install) return { install, vsix: packaged ?? vsixPath };
   if (process.env.CI === 'true') throw new Error(why);
   t.skip(why);
@@ -144,7 +153,8 @@ export function positionOfKey(text: string, key: string, occurrence = 0): Positi
   let seen = 0;
   for (let i = 0; i < lines.length; i++) {
     const match = pattern.exec(lines[i] ?? '');
-    if (match && seen++ === occurrence) return { line: i + 1, column: (match[1] ?? '').length + 1 + Math.floor(key.length / 2) };
+    if (match && seen++ === occurrence)
+      return { line: i + 1, column: (match[1] ?? '').length + 1 + Math.floor(key.length / 2) };
   }
   throw new EditorError(`no key "${key}" (occurrence ${occurrence}) in:\n${text}`);
 }
@@ -155,7 +165,10 @@ export function positionOfKey(text: string, key: string, occurrence = 0): Positi
  */
 export function problemPosition(problems: readonly Problem[], line: number): Position {
   const found = problems.filter((p) => p.severity !== 'info' && p.line === line && p.column !== undefined);
-  if (found.length !== 1) throw new EditorError(`expected one error or warning on line ${line}, the Problems panel lists ${JSON.stringify(problems)}`);
+  if (found.length !== 1)
+    throw new EditorError(
+      `expected one error or warning on line ${line}, the Problems panel lists ${JSON.stringify(problems)}`,
+    );
   return { line, column: found[0]!.column! };
 }
 
@@ -254,7 +267,11 @@ export class Editor {
     const port = await freePort();
     await this.startServer(port);
     phase('startServer');
-    this.browser = await chromium.launch({ executablePath: this.options.install.chromium, args: chromiumFlags, headless: true });
+    this.browser = await chromium.launch({
+      executablePath: this.options.install.chromium,
+      args: chromiumFlags,
+      headless: true,
+    });
     const context = await this.browser.newContext({ viewport: { width: 1400, height: 900 } });
     this.currentPage = await context.newPage();
     const browserLog = fs.createWriteStream(path.join(this.artifacts, 'browser.log'));
@@ -264,12 +281,17 @@ export class Editor {
     this.currentPage.setDefaultTimeout(defaultTimeoutMs);
     phase('launchBrowser');
 
-    await this.page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(this.workspace)}`, { timeout: startTimeoutMs });
+    await this.page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(this.workspace)}`, {
+      timeout: startTimeoutMs,
+    });
     await this.page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: startTimeoutMs });
     phase('workbench');
     if (!trusted) await this.answerTrustDialog('No');
     // The explorer lists the folder once the workbench has restored the workspace.
-    await this.page.locator('.explorer-folders-view .monaco-list-row').first().waitFor({ state: 'visible', timeout: startTimeoutMs });
+    await this.page
+      .locator('.explorer-folders-view .monaco-list-row')
+      .first()
+      .waitFor({ state: 'visible', timeout: startTimeoutMs });
     phase('explorer');
   }
 
@@ -284,12 +306,22 @@ export class Editor {
     for (const vsix of [...(this.options.otherExtensions ?? []), this.options.vsix]) {
       const result = spawnSync(
         process.execPath,
-        [this.options.install.codeServerEntry, '--user-data-dir', this.userDataDir, '--extensions-dir', this.extensionsDir, '--install-extension', vsix],
+        [
+          this.options.install.codeServerEntry,
+          '--user-data-dir',
+          this.userDataDir,
+          '--extensions-dir',
+          this.extensionsDir,
+          '--install-extension',
+          vsix,
+        ],
         { encoding: 'utf8', env: this.serverEnv(), timeout: 120_000 },
       );
       fs.appendFileSync(path.join(this.artifacts, 'install-extension.log'), `${result.stdout}\n${result.stderr}`);
       if (result.status !== 0 || !/successfully installed/i.test(result.stdout + result.stderr)) {
-        throw new EditorError(`installing ${path.basename(vsix)} into code-server failed (exit ${result.status}); see ${this.artifacts}/install-extension.log`);
+        throw new EditorError(
+          `installing ${path.basename(vsix)} into code-server failed (exit ${result.status}); see ${this.artifacts}/install-extension.log`,
+        );
       }
     }
   }
@@ -297,7 +329,11 @@ export class Editor {
   private serverEnv(): NodeJS.ProcessEnv {
     // Its own config and data folders (code-server writes config.yaml on first start), and no
     // KUBECONFIG: the extension must use the settings the test wrote.
-    const env: NodeJS.ProcessEnv = { ...process.env, XDG_CONFIG_HOME: path.join(this.scratch, 'config'), XDG_DATA_HOME: path.join(this.scratch, 'data') };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      XDG_CONFIG_HOME: path.join(this.scratch, 'config'),
+      XDG_DATA_HOME: path.join(this.scratch, 'data'),
+    };
     delete env.KUBECONFIG;
     return env;
   }
@@ -305,18 +341,26 @@ export class Editor {
   private async startServer(port: number): Promise<void> {
     const args = [
       this.options.install.codeServerEntry,
-      '--auth', 'none',
-      '--bind-addr', `127.0.0.1:${port}`,
+      '--auth',
+      'none',
+      '--bind-addr',
+      `127.0.0.1:${port}`,
       '--disable-telemetry',
       '--disable-update-check',
       '--disable-getting-started-override',
       '--ignore-last-opened',
-      '--user-data-dir', this.userDataDir,
-      '--extensions-dir', this.extensionsDir,
+      '--user-data-dir',
+      this.userDataDir,
+      '--extensions-dir',
+      this.extensionsDir,
       this.workspace,
     ];
     // Its own process group, so teardown reaches the extension host and the language server too.
-    const server = spawn(process.execPath, args, { env: this.serverEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const server = spawn(process.execPath, args, {
+      env: this.serverEnv(),
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     this.server = server;
     this.serverExited = new Promise((resolve) => server.once('exit', () => resolve()));
     const log = fs.createWriteStream(path.join(this.artifacts, 'code-server.log'));
@@ -325,7 +369,15 @@ export class Editor {
     server.stderr.pipe(log, { end: false });
     await new Promise<void>((resolve, reject) => {
       let output = '';
-      const timer = setTimeout(() => reject(new EditorError(`code-server did not listen on port ${port} within ${startTimeoutMs / 1000}s; see ${this.artifacts}/code-server.log`)), startTimeoutMs);
+      const timer = setTimeout(
+        () =>
+          reject(
+            new EditorError(
+              `code-server did not listen on port ${port} within ${startTimeoutMs / 1000}s; see ${this.artifacts}/code-server.log`,
+            ),
+          ),
+        startTimeoutMs,
+      );
       const onData = (chunk: Buffer) => {
         output += chunk.toString();
         if (output.includes('HTTP server listening on')) {
@@ -337,7 +389,11 @@ export class Editor {
       server.stderr.on('data', onData);
       server.once('exit', (code, signal) => {
         clearTimeout(timer);
-        reject(new EditorError(`code-server exited (${code ?? signal}) before listening; see ${this.artifacts}/code-server.log`));
+        reject(
+          new EditorError(
+            `code-server exited (${code ?? signal}) before listening; see ${this.artifacts}/code-server.log`,
+          ),
+        );
       });
     });
   }
@@ -364,7 +420,10 @@ export class Editor {
     await trust.first().waitFor({ state: 'visible' });
     await this.screenshot('workspace-trust-editor');
     await trust.first().click();
-    await this.page.locator('.workspace-trust-editor', { hasText: 'You trust this folder' }).first().waitFor({ state: 'visible' });
+    await this.page
+      .locator('.workspace-trust-editor', { hasText: 'You trust this folder' })
+      .first()
+      .waitFor({ state: 'visible' });
   }
 
   /**
@@ -384,7 +443,12 @@ export class Editor {
     await this.closeWidgets();
     await this.page.keyboard.press(keys);
     await this.waitFor(
-      () => this.page.evaluate(() => document.activeElement?.closest('.quick-input-widget') !== null && document.activeElement?.tagName === 'INPUT'),
+      () =>
+        this.page.evaluate(
+          () =>
+            document.activeElement?.closest('.quick-input-widget') !== null &&
+            document.activeElement?.tagName === 'INPUT',
+        ),
       (focused) => focused,
       `the Quick Input to take the keyboard focus after ${keys}`,
     );
@@ -402,11 +466,17 @@ export class Editor {
           focused: row.classList.contains('focused'),
         })),
       );
-    const rows = await this.waitFor(labels, (seen) => seen.some((row) => row.label === label), what).catch(async (e: unknown) => {
-      await this.page.keyboard.press('Escape');
-      throw e;
-    });
-    for (let step = 0; step <= rows.length && !(await labels()).some((row) => row.focused && row.label === label); step++) {
+    const rows = await this.waitFor(labels, (seen) => seen.some((row) => row.label === label), what).catch(
+      async (e: unknown) => {
+        await this.page.keyboard.press('Escape');
+        throw e;
+      },
+    );
+    for (
+      let step = 0;
+      step <= rows.length && !(await labels()).some((row) => row.focused && row.label === label);
+      step++
+    ) {
       await this.page.keyboard.press('ArrowDown');
     }
     const focused = (await labels()).find((row) => row.focused);
@@ -437,7 +507,9 @@ export class Editor {
    */
   async caret(): Promise<Caret> {
     return this.page.evaluate(() => {
-      const tab = document.querySelector<HTMLElement>('.tabs-container .tab.active')?.getAttribute('data-resource-name') ?? undefined;
+      const tab =
+        document.querySelector<HTMLElement>('.tabs-container .tab.active')?.getAttribute('data-resource-name') ??
+        undefined;
       const status = document.querySelector<HTMLElement>('[id="status.editor.selection"]')?.textContent ?? '';
       const at = /Ln (\d+), Col (\d+)/.exec(status);
       const focus = document.activeElement;
@@ -464,7 +536,8 @@ export class Editor {
     const file = this.activeFile && path.basename(this.activeFile);
     return this.waitFor(
       () => this.caret(),
-      (seen) => seen.file === file && seen.focused && !seen.selected && seen.line === at.line && seen.column === at.column,
+      (seen) =>
+        seen.file === file && seen.focused && !seen.selected && seen.line === at.line && seen.column === at.column,
       `the caret at Ln ${at.line}, Col ${at.column} in ${file ?? '(no file opened)'} with the keyboard focus (${what})`,
     );
   }
@@ -480,7 +553,8 @@ export class Editor {
       (value) => value.replace(/^:/, '') === target,
       `"${target}" in the Go to Line box`,
     );
-    if (!typed.startsWith(':')) throw new EditorError(`Ctrl+G did not open Go to Line: the box holds ${JSON.stringify(typed)}`);
+    if (!typed.startsWith(':'))
+      throw new EditorError(`Ctrl+G did not open Go to Line: the box holds ${JSON.stringify(typed)}`);
     await this.page.keyboard.press('Enter');
     await this.page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
     await this.expectCaret(at, `Go to Line ${target}`);
@@ -493,21 +567,35 @@ export class Editor {
   async typeOnNewLineAfter(line: number, text: string): Promise<void> {
     await this.goTo({ line, column: 1 });
     await this.page.keyboard.press('End');
-    const end = await this.waitFor(() => this.caret(), (seen) => seen.line === line && (seen.column ?? 1) > 1, `the caret at the end of line ${line}`);
-    if (!end.focused || end.selected) throw new EditorError(`End moved the focus or selected text: ${JSON.stringify(end)}`);
+    const end = await this.waitFor(
+      () => this.caret(),
+      (seen) => seen.line === line && (seen.column ?? 1) > 1,
+      `the caret at the end of line ${line}`,
+    );
+    if (!end.focused || end.selected)
+      throw new EditorError(`End moved the focus or selected text: ${JSON.stringify(end)}`);
     await this.page.keyboard.press('Enter');
     // Auto-indent puts the caret under the line above's key; that column is where the text starts.
-    const start = await this.waitFor(() => this.caret(), (seen) => seen.line === line + 1, `the caret on the new line ${line + 1}`);
+    const start = await this.waitFor(
+      () => this.caret(),
+      (seen) => seen.line === line + 1,
+      `the caret on the new line ${line + 1}`,
+    );
     await this.expectCaret({ line: line + 1, column: start.column ?? 1 }, `a new line after line ${line}`);
     await this.page.keyboard.type(text);
-    await this.expectCaret({ line: line + 1, column: (start.column ?? 1) + text.length }, `"${text}" typed on line ${line + 1}`);
+    await this.expectCaret(
+      { line: line + 1, column: (start.column ?? 1) + text.length },
+      `"${text}" typed on line ${line + 1}`,
+    );
   }
 
   /** True when the active file's tab shows unsaved changes. */
   async isDirty(): Promise<boolean> {
     const name = this.activeFile && path.basename(this.activeFile);
     if (!name) throw new EditorError('no file is open');
-    const classes = (await this.page.locator(`.tabs-container .tab.active[data-resource-name="${name}"]`).getAttribute('class')) ?? '';
+    const classes =
+      (await this.page.locator(`.tabs-container .tab.active[data-resource-name="${name}"]`).getAttribute('class')) ??
+      '';
     return /\bdirty\b/.test(classes);
   }
 
@@ -525,9 +613,17 @@ export class Editor {
     const name = this.activeFile && path.basename(this.activeFile);
     if (!name) throw new EditorError('no file is open');
     const tab = this.page.locator(`.tabs-container .tab.active[data-resource-name="${name}"]`);
-    await this.waitFor(async () => (await tab.getAttribute('class').catch(() => null)) ?? '', (classes) => /\bdirty\b/.test(classes), `the tab of ${name} to show unsaved changes before saving`);
+    await this.waitFor(
+      async () => (await tab.getAttribute('class').catch(() => null)) ?? '',
+      (classes) => /\bdirty\b/.test(classes),
+      `the tab of ${name} to show unsaved changes before saving`,
+    );
     await this.page.keyboard.press('Control+S');
-    await this.waitFor(async () => (await tab.getAttribute('class').catch(() => null)) ?? '', (classes) => classes !== '' && !/\bdirty\b/.test(classes), `the tab of ${name} to show no unsaved changes after saving`);
+    await this.waitFor(
+      async () => (await tab.getAttribute('class').catch(() => null)) ?? '',
+      (classes) => classes !== '' && !/\bdirty\b/.test(classes),
+      `the tab of ${name} to show no unsaved changes after saving`,
+    );
     return this.savedText();
   }
 
@@ -547,18 +643,31 @@ export class Editor {
       for (const row of rows) {
         const icon = row.querySelector('.marker-icon');
         if (!icon) continue; // a file row
-        const severity = icon.classList.contains('error') ? 'error' : icon.classList.contains('warning') ? 'warning' : 'info';
+        const severity = icon.classList.contains('error')
+          ? 'error'
+          : icon.classList.contains('warning')
+            ? 'warning'
+            : 'info';
         const message = (row.querySelector('.marker-message')?.textContent ?? '').trim();
         const source = row.querySelector('.marker-source')?.textContent?.trim();
         const position = /\[Ln (\d+), Col (\d+)\]/.exec(row.querySelector('.marker-line')?.textContent ?? '');
-        problems.push({ severity, message, ...(source ? { source } : {}), ...(position ? { line: Number(position[1]), column: Number(position[2]) } : {}) });
+        problems.push({
+          severity,
+          message,
+          ...(source ? { source } : {}),
+          ...(position ? { line: Number(position[1]), column: Number(position[2]) } : {}),
+        });
       }
       return problems;
     });
   }
 
   /** Waits until the Problems panel satisfies `until`; returns the problems it then lists. */
-  async waitForProblems(until: (problems: Problem[]) => boolean, what: string, timeoutMs = defaultTimeoutMs): Promise<Problem[]> {
+  async waitForProblems(
+    until: (problems: Problem[]) => boolean,
+    what: string,
+    timeoutMs = defaultTimeoutMs,
+  ): Promise<Problem[]> {
     return this.waitFor(() => this.problems(), until, what, timeoutMs);
   }
 
@@ -577,7 +686,9 @@ export class Editor {
   /** The CodeLens titles drawn in the active editor, top to bottom. */
   async codeLenses(): Promise<string[]> {
     return this.page.evaluate(() => {
-      const lenses = [...document.querySelectorAll<HTMLElement>('.editor-group-container.active .monaco-editor .codelens-decoration')];
+      const lenses = [
+        ...document.querySelectorAll<HTMLElement>('.editor-group-container.active .monaco-editor .codelens-decoration'),
+      ];
       lenses.sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top);
       return lenses.map((lens) => (lens.textContent ?? '').replace(/\u00a0/g, ' ').trim());
     });
@@ -600,7 +711,11 @@ export class Editor {
         return rows.map((row) => row.innerText.trim()).join('\n');
       });
     const where = `Ln ${at.line}, Col ${at.column}`;
-    return this.waitFor(read, (text) => (options.expect ? options.expect.test(text) : text !== ''), `a hover at ${where}${options.expect ? ` matching ${options.expect}` : ''}`);
+    return this.waitFor(
+      read,
+      (text) => (options.expect ? options.expect.test(text) : text !== ''),
+      `a hover at ${where}${options.expect ? ` matching ${options.expect}` : ''}`,
+    );
   }
 
   /**
@@ -625,7 +740,9 @@ export class Editor {
             const menu = document.querySelector<HTMLElement>('.action-widget');
             if (menu && menu.offsetParent !== null && menu.querySelector('.monaco-list-row.action')) return 'menu';
             const message = document.querySelector<HTMLElement>('.monaco-editor-overlaymessage');
-            return message && message.offsetParent !== null && /No code actions/i.test(message.textContent ?? '') ? 'none' : '';
+            return message && message.offsetParent !== null && /No code actions/i.test(message.textContent ?? '')
+              ? 'none'
+              : '';
           }),
         (seen) => seen !== '',
         what,
@@ -636,14 +753,17 @@ export class Editor {
       });
       if (shown === 'menu') return this.quickFixItems();
       await this.screenshot(`${shown === 'none' ? 'no-code-actions' : 'no-quick-fix-menu'}-${attempt}`);
-      if (attempt === attempts) throw new EditorError(`the editor answered "No code actions available" at ${where} ${attempts} times`);
+      if (attempt === attempts)
+        throw new EditorError(`the editor answered "No code actions available" at ${where} ${attempts} times`);
     }
   }
 
   private async quickFixItems(): Promise<QuickFixItem[]> {
     return this.page.evaluate(() =>
       [...document.querySelectorAll<HTMLElement>('.action-widget .monaco-list-row.action')].map((row) => ({
-        title: (row.querySelector('.title')?.textContent ?? row.getAttribute('aria-label') ?? row.textContent ?? '').replace(/\u00a0/g, ' ').trim(),
+        title: (row.querySelector('.title')?.textContent ?? row.getAttribute('aria-label') ?? row.textContent ?? '')
+          .replace(/\u00a0/g, ' ')
+          .trim(),
         focused: row.classList.contains('focused'),
         disabled: row.classList.contains('option-disabled') || row.getAttribute('aria-disabled') === 'true',
       })),
@@ -662,10 +782,16 @@ export class Editor {
     const candidates = items.filter((item) => !item.disabled && matches(item.title));
     if (candidates.length !== 1) {
       await this.page.keyboard.press('Escape');
-      throw new EditorError(`${candidates.length === 0 ? 'no' : 'more than one'} enabled quick fix ${title} at Ln ${at.line}, Col ${at.column}; offered: ${JSON.stringify(items)}`);
+      throw new EditorError(
+        `${candidates.length === 0 ? 'no' : 'more than one'} enabled quick fix ${title} at Ln ${at.line}, Col ${at.column}; offered: ${JSON.stringify(items)}`,
+      );
     }
     const wanted = candidates[0]!.title;
-    for (let step = 0; step <= items.length && !(await this.quickFixItems()).some((item) => item.focused && item.title === wanted); step++) {
+    for (
+      let step = 0;
+      step <= items.length && !(await this.quickFixItems()).some((item) => item.focused && item.title === wanted);
+      step++
+    ) {
       await this.page.keyboard.press('ArrowDown');
     }
     const focused = (await this.quickFixItems()).find((item) => item.focused);
@@ -696,24 +822,40 @@ export class Editor {
       const item = document.querySelector<HTMLElement>('.statusbar-item[id$="kubeConflictHints.status"]');
       if (!item) return undefined;
       const icons = [...item.querySelectorAll('.codicon')].flatMap((icon) =>
-        [...icon.classList].filter((name) => name.startsWith('codicon-')).map((name) => name.slice('codicon-'.length).replace(/~spin$/, '')),
+        [...icon.classList]
+          .filter((name) => name.startsWith('codicon-'))
+          .map((name) => name.slice('codicon-'.length).replace(/~spin$/, '')),
       );
       const background = item.style.backgroundColor || getComputedStyle(item).backgroundColor;
-      const warning = item.classList.contains('warning-kind') || /warning/i.test(item.getAttribute('style') ?? '') || background.includes('statusBarItem-warningBackground');
+      const warning =
+        item.classList.contains('warning-kind') ||
+        /warning/i.test(item.getAttribute('style') ?? '') ||
+        background.includes('statusBarItem-warningBackground');
       return { text: (item.textContent ?? '').trim(), icons, warning };
     });
   }
 
   /** Waits until the status bar item satisfies `until`; on a timeout the error quotes its tooltip too. */
-  async waitForStatus(until: (item: StatusBarItem) => boolean, what: string, timeoutMs = defaultTimeoutMs): Promise<StatusBarItem> {
+  async waitForStatus(
+    until: (item: StatusBarItem) => boolean,
+    what: string,
+    timeoutMs = defaultTimeoutMs,
+  ): Promise<StatusBarItem> {
     try {
-      const item = await this.waitFor(() => this.statusBarItem(), (value) => value !== undefined && until(value), what, timeoutMs);
+      const item = await this.waitFor(
+        () => this.statusBarItem(),
+        (value) => value !== undefined && until(value),
+        what,
+        timeoutMs,
+      );
       return item as StatusBarItem;
     } catch (error) {
       if (!(error instanceof EditorError)) throw error;
       // The tooltip says why (the request that failed and the server's words): worth a few seconds.
       const tooltip = await Promise.race([
-        this.statusBarTooltip().catch((e: unknown) => `(tooltip not read: ${e instanceof Error ? e.message : String(e)})`),
+        this.statusBarTooltip().catch(
+          (e: unknown) => `(tooltip not read: ${e instanceof Error ? e.message : String(e)})`,
+        ),
         new Promise<string>((resolve) => setTimeout(() => resolve('(tooltip not read within 10 s)'), 10_000).unref()),
       ]);
       throw new EditorError(`${error.message}; status tooltip: ${JSON.stringify(tooltip)}`);
@@ -736,7 +878,8 @@ export class Editor {
         const pgrp = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
         if (pgrp !== group) continue;
         const argv = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-        if (argv.some((arg) => arg.endsWith(path.join('dist', 'server.js')))) agents.push(`kube-conflict-hints (editor; pid ${entry})`);
+        if (argv.some((arg) => arg.endsWith(path.join('dist', 'server.js'))))
+          agents.push(`kube-conflict-hints (editor; pid ${entry})`);
       } catch {
         // The process ended while we looked.
       }
@@ -749,7 +892,11 @@ export class Editor {
     await this.page.keyboard.press('Escape');
     await this.page.locator('.statusbar-item[id$="kubeConflictHints.status"]').hover();
     const hover = this.page.locator('.workbench-hover, .monaco-hover:not(.hidden)');
-    return this.waitFor(async () => ((await hover.first().isVisible()) ? ((await hover.first().textContent()) ?? '') : ''), (text) => text.includes('Kube Conflict Hints'), 'the status bar tooltip');
+    return this.waitFor(
+      async () => ((await hover.first().isVisible()) ? ((await hover.first().textContent()) ?? '') : ''),
+      (text) => text.includes('Kube Conflict Hints'),
+      'the status bar tooltip',
+    );
   }
 
   /** Paths of the extension's output channel logs in this profile ("Kube Conflict Hints"). */
@@ -766,11 +913,17 @@ export class Editor {
   }
 
   /** Reads `read()` until `until` holds, on UI state only; the error says what was last seen. */
-  async waitFor<T>(read: () => Promise<T>, until: (value: T) => boolean, what: string, timeoutMs = defaultTimeoutMs): Promise<T> {
+  async waitFor<T>(
+    read: () => Promise<T>,
+    until: (value: T) => boolean,
+    what: string,
+    timeoutMs = defaultTimeoutMs,
+  ): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     let last: T = await read();
     while (!until(last)) {
-      if (Date.now() > deadline) throw new EditorError(`timed out after ${timeoutMs}ms waiting for ${what}; last seen: ${JSON.stringify(last)}`);
+      if (Date.now() > deadline)
+        throw new EditorError(`timed out after ${timeoutMs}ms waiting for ${what}; last seen: ${JSON.stringify(last)}`);
       // Yield to the page for one animation frame, then look again.
       await this.page.evaluate(() => new Promise((resolve) => requestAnimationFrame(resolve)));
       last = await read();
@@ -787,7 +940,10 @@ export class Editor {
     const server = this.server;
     if (server?.pid !== undefined && server.exitCode === null && server.signalCode === null) {
       signalGroup(server.pid, 'SIGTERM');
-      const stopped = await Promise.race([this.serverExited?.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5_000).unref())]);
+      const stopped = await Promise.race([
+        this.serverExited?.then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5_000).unref()),
+      ]);
       if (!stopped) signalGroup(server.pid, 'SIGKILL');
     }
     // The extension host and the language server may outlive their parent for a moment.
@@ -822,7 +978,8 @@ async function freePort(): Promise<number> {
 
 function findFiles(dir: string, match: (name: string) => boolean): string[] {
   if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { withFileTypes: true, recursive: true })
+  return fs
+    .readdirSync(dir, { withFileTypes: true, recursive: true })
     .filter((entry) => entry.isFile() && match(entry.name))
     .map((entry) => path.join(entry.parentPath, entry.name));
 }

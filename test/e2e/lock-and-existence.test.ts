@@ -7,7 +7,13 @@ import { parse as parseYaml } from 'yaml';
 import { requireCluster } from '../support/env';
 import { apply, connect, type KubeObject } from '../support/seed';
 import { positionOfKey, problemPosition, requireEditor, startEditor } from './harness';
-import { alreadyExistsScenario, mismatch, settingsFor, staleResourceVersionScenario, userFieldManager } from './scenarios';
+import {
+  alreadyExistsScenario,
+  mismatch,
+  settingsFor,
+  staleResourceVersionScenario,
+  userFieldManager,
+} from './scenarios';
 
 test('AlreadyExists: a ConfigMap that exists, with applyMode create', { timeout: 600_000 }, async (t) => {
   const cluster = requireCluster(t);
@@ -22,7 +28,10 @@ test('AlreadyExists: a ConfigMap that exists, with applyMode create', { timeout:
     settings: settingsFor(cluster.kubeconfig, 'admin', scenario.settings),
   });
   await editor.openFile(scenario.file.path);
-  const seen = await editor.waitForProblems((problems) => !mismatch(problems, scenario.expected), `the AlreadyExists error: ${JSON.stringify(scenario.expected)}`);
+  const seen = await editor.waitForProblems(
+    (problems) => !mismatch(problems, scenario.expected),
+    `the AlreadyExists error: ${JSON.stringify(scenario.expected)}`,
+  );
   assert.equal(seen.filter((p) => p.severity === 'error').length, 1);
   await editor.screenshot('already-exists');
 });
@@ -41,7 +50,10 @@ test('stale resourceVersion: the error, and the quick fix that removes it', { ti
     settings: settingsFor(cluster.kubeconfig),
   });
   await editor.openFile(scenario.file.path);
-  const errors = await editor.waitForProblems((problems) => !mismatch(problems, scenario.expected), `the stale resourceVersion error: ${JSON.stringify(scenario.expected)}`);
+  const errors = await editor.waitForProblems(
+    (problems) => !mismatch(problems, scenario.expected),
+    `the stale resourceVersion error: ${JSON.stringify(scenario.expected)}`,
+  );
   await editor.screenshot('stale-resource-version');
 
   // On the squiggle of the error (the stale value), where the Problems panel says it starts.
@@ -49,12 +61,27 @@ test('stale resourceVersion: the error, and the quick fix that removes it', { ti
   await editor.quickFix(fixAt, scenario.fix.title);
   // The editor's own text, saved: exactly the resourceVersion line is gone.
   const text = await editor.save();
-  assert.equal(text, scenario.file.text.split('\n').filter((_, index) => index !== fixAt.line - 1).join('\n'), 'the quick fix removes the resourceVersion line and nothing else');
+  assert.equal(
+    text,
+    scenario.file.text
+      .split('\n')
+      .filter((_, index) => index !== fixAt.line - 1)
+      .join('\n'),
+    'the quick fix removes the resourceVersion line and nothing else',
+  );
   // The CodeLens shows the fixed text was read again (it counted the error before); only then is the
   // absence of the error worth anything.
-  await editor.waitFor(() => editor.codeLenses(), (lenses) => lenses.some((lens) => lens.startsWith('no conflicts')), 'the CodeLens to count no conflicts in the fixed text');
+  await editor.waitFor(
+    () => editor.codeLenses(),
+    (lenses) => lenses.some((lens) => lens.startsWith('no conflicts')),
+    'the CodeLens to count no conflicts in the fixed text',
+  );
   // "The object exists" is news, a hint off the Problems panel: the panel says itself that it is empty.
-  await editor.waitFor(() => editor.problemsPanelMessage(), (message) => /^No problems/.test(message), 'the Problems panel empty after the fix');
+  await editor.waitFor(
+    () => editor.problemsPanelMessage(),
+    (message) => /^No problems/.test(message),
+    'the Problems panel empty after the fix',
+  );
   await editor.screenshot('after-quick-fix');
   // The fixed text is what the server now accepts.
   const answer = await apply(conn, userFieldManager, parseYaml(text) as KubeObject, { dryRun: true });

@@ -4,7 +4,19 @@
 // the real API server's dry-run answer to the request the user's kubectl would send, mapped onto the
 // keys of the file. Nothing here drives an editor.
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { apply, configMap, create, deleteObject, freshNamespace, get, objectOf, patch, type ApiResult, type Connection, type KubeObject } from '../support/seed';
+import {
+  apply,
+  configMap,
+  create,
+  deleteObject,
+  freshNamespace,
+  get,
+  objectOf,
+  patch,
+  type ApiResult,
+  type Connection,
+  type KubeObject,
+} from '../support/seed';
 import { editedAndAutoscaled } from '../support/seed-scenarios';
 
 export type ApplyMode = 'serverSide' | 'clientSide' | 'create';
@@ -94,7 +106,10 @@ export function mismatch(seen: readonly SeenProblem[], expected: readonly Expect
   const ours = seen.filter((p) => (p.source === undefined || p.source === diagnosticSource) && p.severity !== 'info');
   if (ours.length !== expected.length) return `expected ${expected.length} problems, the editor shows ${ours.length}`;
   for (const want of expected) {
-    const found = ours.find((p) => p.severity === want.severity && p.line === want.line && want.includes.every((text) => p.message.includes(text)));
+    const found = ours.find(
+      (p) =>
+        p.severity === want.severity && p.line === want.line && want.includes.every((text) => p.message.includes(text)),
+    );
     if (!found) return `no ${want.severity} on line ${want.line} containing ${JSON.stringify(want.includes)}`;
   }
   return undefined;
@@ -123,7 +138,10 @@ export async function conflictScenario(conn: Connection, prefix = 'e2e-conflicts
   const history = await editedAndAutoscaled(conn, namespace, 'web');
   const text = toYaml(history.manifest);
   const expected = await expectedConflicts(conn, text);
-  if (expected.length !== 2) throw new Error(`the server reports ${expected.length} conflicts for the edited and autoscaled Deployment, expected 2`);
+  if (expected.length !== 2)
+    throw new Error(
+      `the server reports ${expected.length} conflicts for the edited and autoscaled Deployment, expected 2`,
+    );
   return {
     namespace,
     file: { path: 'web-deployment.yaml', text },
@@ -146,7 +164,11 @@ export async function alreadyExistsScenario(conn: Connection): Promise<AlreadyEx
   const manifest = configMap(namespace, 'settings', { mode: 'safe' });
   objectOf(await create(conn, 'kubectl-create', manifest), 'kubectl create');
   const text = toYaml(manifest);
-  const message = failureMessage(await create(conn, 'kubectl-create', manifest, { dryRun: true }), 'dry-run create', 409);
+  const message = failureMessage(
+    await create(conn, 'kubectl-create', manifest, { dryRun: true }),
+    'dry-run create',
+    409,
+  );
   return {
     namespace,
     file: { path: 'settings-configmap.yaml', text },
@@ -171,10 +193,20 @@ export async function staleResourceVersionScenario(conn: Connection): Promise<St
   const manifest = configMap(namespace, 'limits', { maxConnections: '100' });
   objectOf(await apply(conn, userFieldManager, manifest), 'apply as kubectl');
   const saved = objectOf(await get(conn, manifest), 'read');
-  objectOf(await patch(conn, 'labeler', manifest, { metadata: { labels: { audited: 'yes' } } }, { type: 'merge' }), 'label as labeler');
-  const held: KubeObject = { ...manifest, metadata: { ...manifest.metadata, resourceVersion: saved.metadata.resourceVersion ?? '' } };
+  objectOf(
+    await patch(conn, 'labeler', manifest, { metadata: { labels: { audited: 'yes' } } }, { type: 'merge' }),
+    'label as labeler',
+  );
+  const held: KubeObject = {
+    ...manifest,
+    metadata: { ...manifest.metadata, resourceVersion: saved.metadata.resourceVersion ?? '' },
+  };
   const text = toYaml(held);
-  const message = failureMessage(await apply(conn, userFieldManager, held, { dryRun: true }), 'dry-run apply with the old resourceVersion', 409);
+  const message = failureMessage(
+    await apply(conn, userFieldManager, held, { dryRun: true }),
+    'dry-run apply with the old resourceVersion',
+    409,
+  );
   return {
     namespace,
     file: { path: 'limits-configmap.yaml', text },

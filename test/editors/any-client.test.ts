@@ -25,9 +25,12 @@ process.on('exit', () => fs.rmSync(scratch, { recursive: true, force: true }));
 const uri = pathToFileURL(path.join(scratch, 'web.yaml')).href;
 
 /** What Neovim 0.7, Helix or eglot say: push diagnostics only, no progress unless asked for. */
-const pushOnly: ClientCapabilities = { textDocument: { publishDiagnostics: { versionSupport: true }, hover: { contentFormat: ['markdown'] } } };
+const pushOnly: ClientCapabilities = {
+  textDocument: { publishDiagnostics: { versionSupport: true }, hover: { contentFormat: ['markdown'] } },
+};
 
-const conflictOnReplicas = (d: Diagnostic[]) => d.some((x) => x.code === 'field-conflict' && /\.spec\.replicas/.test(x.message));
+const conflictOnReplicas = (d: Diagnostic[]) =>
+  d.some((x) => x.code === 'field-conflict' && /\.spec\.replicas/.test(x.message));
 const alreadyExists = (d: Diagnostic[]) => d.some((x) => x.code === 'already-exists');
 
 before(async () => {
@@ -43,8 +46,15 @@ before(async () => {
   text = `${JSON.stringify(manifest, null, 2)}\n`;
 });
 
-async function withClient(options: Partial<StdioClientOptions>, body: (client: StdioClient) => Promise<void>): Promise<void> {
-  const client = await startStdioClient({ capabilities: pushOnly, env: { KUBECONFIG: cluster.kubeconfig, HOME: scratch }, ...options });
+async function withClient(
+  options: Partial<StdioClientOptions>,
+  body: (client: StdioClient) => Promise<void>,
+): Promise<void> {
+  const client = await startStdioClient({
+    capabilities: pushOnly,
+    env: { KUBECONFIG: cluster.kubeconfig, HOME: scratch },
+    ...options,
+  });
   try {
     await body(client);
   } finally {
@@ -57,9 +67,15 @@ test('a client that supports no way of sending settings gets the defaults (KUBEC
     await client.open(uri, text);
     const diagnostics = await client.publishedUntil(uri, conflictOnReplicas);
     const replicas = diagnostics.find((d) => d.code === 'field-conflict')!;
-    assert.equal(replicas.range.start.line, text.split('\n').findIndex((l) => l.includes('"replicas"')));
+    assert.equal(
+      replicas.range.start.line,
+      text.split('\n').findIndex((l) => l.includes('"replicas"')),
+    );
     assert.match(replicas.message, /managed by "kube-controller-manager" with subresource "scale"/);
-    const hover = await client.request<{ contents: { value: string } }>('textDocument/hover', { textDocument: { uri }, position: replicas.range.start });
+    const hover = await client.request<{ contents: { value: string } }>('textDocument/hover', {
+      textDocument: { uri },
+      position: replicas.range.start,
+    });
     assert.match(hover.contents.value, /kube-controller-manager/);
   });
 });
@@ -76,7 +92,9 @@ test('settings pushed with workspace/didChangeConfiguration take effect at once:
   await withClient({}, async (client) => {
     await client.open(uri, text);
     await client.publishedUntil(uri, conflictOnReplicas);
-    await client.notify('workspace/didChangeConfiguration', { settings: { kubeConflictHints: { applyMode: 'create' } } });
+    await client.notify('workspace/didChangeConfiguration', {
+      settings: { kubeConflictHints: { applyMode: 'create' } },
+    });
     const diagnostics = await client.publishedUntil(uri, alreadyExists);
     assert.ok(!conflictOnReplicas(diagnostics));
   });
@@ -117,22 +135,36 @@ test('a kubeconfig from workspace/configuration or didChangeConfiguration, which
       configuration: (section) => (section === 'kubeConflictHints' ? { kubeconfig: fromProject.file } : null),
     },
     async (client) => {
-      await client.notify('workspace/didChangeConfiguration', { settings: { kubeConflictHints: { kubeconfig: fromProject.file } } });
+      await client.notify('workspace/didChangeConfiguration', {
+        settings: { kubeConflictHints: { kubeconfig: fromProject.file } },
+      });
       await client.open(uri, text);
       // The conflict comes from the cluster through KUBECONFIG: the settings were asked and answered by then.
       await client.publishedUntil(uri, conflictOnReplicas);
       assert.ok(client.received.some((m) => m.method === 'workspace/configuration'));
-      const warning = await client.waitFor((m) => m.method === 'window/showMessage' && /ignored kubeConflictHints\.kubeconfig from workspace\/configuration/.test(String((m.params as { message: string }).message)));
+      const warning = await client.waitFor(
+        (m) =>
+          m.method === 'window/showMessage' &&
+          /ignored kubeConflictHints\.kubeconfig from workspace\/configuration/.test(
+            String((m.params as { message: string }).message),
+          ),
+      );
       assert.match(String((warning.params as { message: string }).message), /initializationOptions/);
     },
   );
   assert.deepEqual(fromProject.runs(), [], 'a kubeconfig a project file named ran its exec plugin');
   const fromLaunch = execKubeconfig(cluster.kubeconfig, scratch, 'from-launch');
-  await withClient({ initializationOptions: { kubeConflictHints: { kubeconfig: fromLaunch.file } } }, async (client) => {
-    await client.open(uri, text);
-    await client.publishedUntil(uri, conflictOnReplicas);
-  });
-  assert.ok(fromLaunch.runs().length > 0, 'the kubeconfig from initializationOptions was not used: the check above proves nothing');
+  await withClient(
+    { initializationOptions: { kubeConflictHints: { kubeconfig: fromLaunch.file } } },
+    async (client) => {
+      await client.open(uri, text);
+      await client.publishedUntil(uri, conflictOnReplicas);
+    },
+  );
+  assert.ok(
+    fromLaunch.runs().length > 0,
+    'the kubeconfig from initializationOptions was not used: the check above proves nothing',
+  );
 });
 
 test('a client that says clusterAccess: false gets no cluster access, even from the lsp command', async () => {
@@ -149,45 +181,75 @@ test('a client that says clusterAccess: false gets no cluster access, even from 
 test('the ownership view and the other requests are workspace/executeCommand commands', async () => {
   await withClient({}, async (client) => {
     const commands = client.initializeResult.capabilities.executeCommandProvider?.commands ?? [];
-    assert.deepEqual([...commands].sort(), ['kube-conflict-hints.contexts', 'kube-conflict-hints.forcePreview', 'kube-conflict-hints.managers', 'kube-conflict-hints.overlays', 'kube-conflict-hints.refresh', 'kube-conflict-hints.releases', 'kube-conflict-hints.showOwnership', 'kube-conflict-hints.verify']);
+    assert.deepEqual([...commands].sort(), [
+      'kube-conflict-hints.contexts',
+      'kube-conflict-hints.forcePreview',
+      'kube-conflict-hints.managers',
+      'kube-conflict-hints.overlays',
+      'kube-conflict-hints.refresh',
+      'kube-conflict-hints.releases',
+      'kube-conflict-hints.showOwnership',
+      'kube-conflict-hints.verify',
+    ]);
     await client.open(uri, text);
     const replicas = (await client.publishedUntil(uri, conflictOnReplicas)).find((d) => d.code === 'field-conflict')!;
-    const view = await client.request<{ title: string; text: string } | null>('workspace/executeCommand', { command: 'kube-conflict-hints.showOwnership', arguments: [uri, replicas.range.start] });
+    const view = await client.request<{ title: string; text: string } | null>('workspace/executeCommand', {
+      command: 'kube-conflict-hints.showOwnership',
+      arguments: [uri, replicas.range.start],
+    });
     assert.match(view?.title ?? '', /^Deployment .*\/web \(live, with owners\)$/);
     assert.match(view?.text ?? '', /replicas: 5\s+# kube-controller-manager/);
-    const contexts = await client.request<{ current?: string; contexts: { name: string }[] }>('workspace/executeCommand', { command: 'kube-conflict-hints.contexts', arguments: [] });
+    const contexts = await client.request<{ current?: string; contexts: { name: string }[] }>(
+      'workspace/executeCommand',
+      { command: 'kube-conflict-hints.contexts', arguments: [] },
+    );
     assert.equal(contexts.current, 'admin');
-    await assert.rejects(client.request('workspace/executeCommand', { command: 'kube-conflict-hints.showOwnership', arguments: [] }), /needs the document/);
+    await assert.rejects(
+      client.request('workspace/executeCommand', { command: 'kube-conflict-hints.showOwnership', arguments: [] }),
+      /needs the document/,
+    );
   });
 });
 
-test('a slow first load shows progress to a client that supports it, and to no other', { timeout: 180_000 }, async () => {
-  const proxy = await startFaultProxy(cluster.server, cluster.kubeconfig);
-  try {
-    const kubeconfig = proxy.kubeconfig(cluster.kubeconfig, path.join(scratch, 'slow.yaml'));
-    // Every read of Deployments waits well past the second after which progress is shown.
-    proxy.set({ kind: 'slow', delayMs: 4000, match: (r) => r.path.includes('/deployments') });
-    const env = { KUBECONFIG: kubeconfig, HOME: scratch };
+test(
+  'a slow first load shows progress to a client that supports it, and to no other',
+  { timeout: 180_000 },
+  async () => {
+    const proxy = await startFaultProxy(cluster.server, cluster.kubeconfig);
+    try {
+      const kubeconfig = proxy.kubeconfig(cluster.kubeconfig, path.join(scratch, 'slow.yaml'));
+      // Every read of Deployments waits well past the second after which progress is shown.
+      proxy.set({ kind: 'slow', delayMs: 4000, match: (r) => r.path.includes('/deployments') });
+      const env = { KUBECONFIG: kubeconfig, HOME: scratch };
 
-    await withClient({ capabilities: { ...pushOnly, window: { workDoneProgress: true } }, env }, async (client) => {
-      await client.open(uri, text);
-      const created = await client.waitFor((m) => m.method === 'window/workDoneProgress/create');
-      const token = (created.params as { token: string | number }).token;
-      const isProgress = (kind: string) => (m: { method: string; params: unknown }) =>
-        m.method === '$/progress' && (m.params as { token: unknown }).token === token && (m.params as { value: { kind: string } }).value.kind === kind;
-      const begin = await client.waitFor(isProgress('begin'));
-      assert.match((begin.params as { value: { message: string } }).value.message, /^0 of 1 objects loaded from the cluster$/);
-      await client.waitFor(isProgress('end'));
-      await client.publishedUntil(uri, conflictOnReplicas);
-    });
+      await withClient({ capabilities: { ...pushOnly, window: { workDoneProgress: true } }, env }, async (client) => {
+        await client.open(uri, text);
+        const created = await client.waitFor((m) => m.method === 'window/workDoneProgress/create');
+        const token = (created.params as { token: string | number }).token;
+        const isProgress = (kind: string) => (m: { method: string; params: unknown }) =>
+          m.method === '$/progress' &&
+          (m.params as { token: unknown }).token === token &&
+          (m.params as { value: { kind: string } }).value.kind === kind;
+        const begin = await client.waitFor(isProgress('begin'));
+        assert.match(
+          (begin.params as { value: { message: string } }).value.message,
+          /^0 of 1 objects loaded from the cluster$/,
+        );
+        await client.waitFor(isProgress('end'));
+        await client.publishedUntil(uri, conflictOnReplicas);
+      });
 
-    await withClient({ capabilities: pushOnly, env }, async (client) => {
-      await client.open(uri, text);
-      // The same slow load, to its end (the conflict arrives), and no progress was offered.
-      await client.publishedUntil(uri, conflictOnReplicas);
-      assert.deepEqual(client.received.filter((m) => m.method === 'window/workDoneProgress/create' || m.method === '$/progress'), []);
-    });
-  } finally {
-    await proxy.close();
-  }
-});
+      await withClient({ capabilities: pushOnly, env }, async (client) => {
+        await client.open(uri, text);
+        // The same slow load, to its end (the conflict arrives), and no progress was offered.
+        await client.publishedUntil(uri, conflictOnReplicas);
+        assert.deepEqual(
+          client.received.filter((m) => m.method === 'window/workDoneProgress/create' || m.method === '$/progress'),
+          [],
+        );
+      });
+    } finally {
+      await proxy.close();
+    }
+  },
+);

@@ -3,7 +3,11 @@
 import { spawn } from 'node:child_process';
 
 /** Runs `command args` to its end and gives back what it wrote on stderr. */
-export function runEditor(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<string> {
+export function runEditor(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv },
+): Promise<string> {
   return new Promise<string>((resolve, reject) => {
     const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';

@@ -4,7 +4,12 @@
 // sends is recorded, so tests wait on what arrived (published diagnostics, progress) and never on time.
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
+import {
+  createMessageConnection,
+  StreamMessageReader,
+  StreamMessageWriter,
+  type MessageConnection,
+} from 'vscode-jsonrpc/node';
 import type { ClientCapabilities, Diagnostic, InitializeResult } from 'vscode-languageserver-protocol';
 
 export const repoRoot = path.resolve(import.meta.dirname, '..', '..');
@@ -44,7 +49,10 @@ export async function startStdioClient(options: StdioClientOptions): Promise<Std
   });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const connection: MessageConnection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
+  const connection: MessageConnection = createMessageConnection(
+    new StreamMessageReader(child.stdout!),
+    new StreamMessageWriter(child.stdin!),
+  );
   const received: Received[] = [];
   const waiters = new Set<() => void>();
   const record = (m: Received) => {
@@ -76,7 +84,9 @@ export async function startStdioClient(options: StdioClientOptions): Promise<Std
     initializeResult,
     received,
     async open(uri, text) {
-      await connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'yaml', version: 1, text } });
+      await connection.sendNotification('textDocument/didOpen', {
+        textDocument: { uri, languageId: 'yaml', version: 1, text },
+      });
     },
     notify: (method, params) => connection.sendNotification(method, params),
     request: (method, params) => connection.sendRequest(method, params),
@@ -92,14 +102,17 @@ export async function startStdioClient(options: StdioClientOptions): Promise<Std
         };
         const timer = setTimeout(() => {
           waiters.delete(check);
-          const sent = received.map((m) => (m.method === 'kubeConflictHints/status' ? `${m.method} ${JSON.stringify(m.params)}` : m.method));
+          const sent = received.map((m) =>
+            m.method === 'kubeConflictHints/status' ? `${m.method} ${JSON.stringify(m.params)}` : m.method,
+          );
           reject(new Error(`timed out; the server sent: ${sent.join(', ')}; stderr: ${stderr}`));
         }, timeoutMs);
         if (!check()) waiters.add(check);
       });
     },
     async publishedUntil(uri, done, timeoutMs = 60_000) {
-      const latest = (m: Received) => m.method === 'textDocument/publishDiagnostics' && (m.params as { uri: string }).uri === uri;
+      const latest = (m: Received) =>
+        m.method === 'textDocument/publishDiagnostics' && (m.params as { uri: string }).uri === uri;
       let result: Diagnostic[] | undefined;
       await client.waitFor(
         (m) => {

@@ -97,7 +97,10 @@ export class CallTimer {
       const again = timeMs(t.run);
       const baselineAgain = timeMs(() => plainParse(this.text), 3);
       const allowed = allowedMs(Math.max(baseline, baselineAgain));
-      if (again > allowed) slow.push(`${t.name}: ${t.ms.toFixed(0)} ms, then ${again.toFixed(0)} ms; allowed ${allowed.toFixed(0)} ms (plain parse ${baselineAgain.toFixed(1)} ms)`);
+      if (again > allowed)
+        slow.push(
+          `${t.name}: ${t.ms.toFixed(0)} ms, then ${again.toFixed(0)} ms; allowed ${allowed.toFixed(0)} ms (plain parse ${baselineAgain.toFixed(1)} ms)`,
+        );
     }
     return slow;
   }

@@ -12,8 +12,18 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { parse } from 'yaml';
-import { analyzeResource, locateOptions, type AnalysisSettings, type ResourceFacts } from '../../server/src/core/findings';
-import { applyTextEdits, removeFieldEdits, removeFieldsInFileEdits, replaceValueEdits } from '../../server/src/core/manifest/edits';
+import {
+  analyzeResource,
+  locateOptions,
+  type AnalysisSettings,
+  type ResourceFacts,
+} from '../../server/src/core/findings';
+import {
+  applyTextEdits,
+  removeFieldEdits,
+  removeFieldsInFileEdits,
+  replaceValueEdits,
+} from '../../server/src/core/manifest/edits';
 import { fieldHover, objectHover } from '../../server/src/core/findings/hover-text';
 import { isJsonObject, type JsonObject, type JsonValue } from '../../server/src/core/json';
 import {
@@ -35,13 +45,18 @@ import { assertParsesAgree } from '../support/parse-agreement';
 
 const fixtures = path.join(import.meta.dirname, '..', 'fixtures');
 const { schema } = schemaFromOpenApi(
-  ['api__v1.json', 'apis__apps__v1.json', 'apis__batch__v1.json'].map((f) => JSON.parse(fs.readFileSync(path.join(fixtures, 'openapi', f), 'utf8')) as JsonValue),
+  ['api__v1.json', 'apis__apps__v1.json', 'apis__batch__v1.json'].map(
+    (f) => JSON.parse(fs.readFileSync(path.join(fixtures, 'openapi', f), 'utf8')) as JsonValue,
+  ),
 );
 
 /** Live objects as the real API server returned them, with their managedFields. */
 const liveObjects: JsonObject[] = [];
 for (const file of fs.readdirSync(path.join(fixtures, 'engine')).filter((f) => /^predict-.*\.yaml$/.test(f))) {
-  const cases = parse(fs.readFileSync(path.join(fixtures, 'engine', file), 'utf8'), { merge: true, maxAliasCount: -1 }) as { live: JsonObject | null; captured?: { live: JsonObject } }[];
+  const cases = parse(fs.readFileSync(path.join(fixtures, 'engine', file), 'utf8'), {
+    merge: true,
+    maxAliasCount: -1,
+  }) as { live: JsonObject | null; captured?: { live: JsonObject } }[];
   for (const c of cases) {
     if (c.captured?.live) liveObjects.push(c.captured.live);
     else if (c.live) liveObjects.push(c.live);
@@ -61,7 +76,12 @@ function factsFor(rng: Rng, resource: ManifestResource): ResourceFacts {
   const sameKind = liveObjects.filter((l) => l.kind === resource.kind && l.apiVersion === resource.apiVersion);
   const roll = rng.int(10);
   if (roll === 0) return { kind: served(resource), live: { state: 'absent' }, schema };
-  if (roll === 1) return { kind: { state: 'notServed', message: 'the server could not find the requested resource' }, live: { state: 'absent' }, schema: undefined };
+  if (roll === 1)
+    return {
+      kind: { state: 'notServed', message: 'the server could not find the requested resource' },
+      live: { state: 'absent' },
+      schema: undefined,
+    };
   if (roll === 2) return { kind: served(resource), live: { state: 'pending' }, schema };
   let live: JsonObject;
   if (sameKind.length > 0 && roll < 7) {
@@ -72,9 +92,16 @@ function factsFor(rng: Rng, resource: ManifestResource): ResourceFacts {
     const donor = rng.pick(liveObjects);
     const donorMeta = isJsonObject(donor.metadata) ? donor.metadata : {};
     const meta = isJsonObject(resource.object.metadata) ? resource.object.metadata : {};
-    live = { ...resource.object, metadata: { ...meta, resourceVersion: '42', managedFields: donorMeta.managedFields ?? [] } };
+    live = {
+      ...resource.object,
+      metadata: { ...meta, resourceVersion: '42', managedFields: donorMeta.managedFields ?? [] },
+    };
   }
-  return { kind: served(resource), live: { state: 'exists', object: live }, schema: rng.chance(0.9) ? schema : undefined };
+  return {
+    kind: served(resource),
+    live: { state: 'exists', object: live },
+    schema: rng.chance(0.9) ? schema : undefined,
+  };
 }
 
 function exercise(rng: Rng, text: string, timer: CallTimer): void {
@@ -104,7 +131,10 @@ function exercise(rng: Rng, text: string, timer: CallTimer): void {
       for (const p of paths.slice(0, 20)) locatePathString(resource, p, options);
     });
 
-    const settings: AnalysisSettings = { fieldManager: rng.pick(['kubectl', 'kubectl', 'helm', 'kube-controller-manager']), applyMode: rng.pick(['serverSide', 'serverSide', 'clientSide', 'create'] as const) };
+    const settings: AnalysisSettings = {
+      fieldManager: rng.pick(['kubectl', 'kubectl', 'helm', 'kube-controller-manager']),
+      applyMode: rng.pick(['serverSide', 'serverSide', 'clientSide', 'create'] as const),
+    };
     const findings = timer.run('analysis', () => analyzeResource(resource, facts, settings));
     const withPath = findings.filter((f) => f.path !== undefined);
     if (withPath.length > 0) removals.push({ resource, paths: withPath.map((f) => f.path!) });
@@ -112,16 +142,21 @@ function exercise(rng: Rng, text: string, timer: CallTimer): void {
     // Quick fixes: every edit offered must apply and leave a text that parses without an exception.
     for (const [i, finding] of withPath.slice(0, 2).entries()) {
       const removal = timer.run('remove-field fix', () => removeFieldEdits(text, resource, finding.path!, options));
-      if (removal.edits && i === 0 && rng.chance(0.5)) timer.run('parse the fixed text', () => parseManifestText(applyTextEdits(text, removal.edits)));
+      if (removal.edits && i === 0 && rng.chance(0.5))
+        timer.run('parse the fixed text', () => parseManifestText(applyTextEdits(text, removal.edits)));
       if (finding.liveValue !== undefined) {
-        const replace = timer.run('take-live-value fix', () => replaceValueEdits(text, resource, finding.path!, finding.liveValue!, options));
-        if (replace.edits) timer.run('parse the fixed text', () => parseManifestText(applyTextEdits(text, replace.edits)));
+        const replace = timer.run('take-live-value fix', () =>
+          replaceValueEdits(text, resource, finding.path!, finding.liveValue!, options),
+        );
+        if (replace.edits)
+          timer.run('parse the fixed text', () => parseManifestText(applyTextEdits(text, replace.edits)));
       }
     }
     // A few paths the manifest writes, as if a finding were on them.
     for (const p of rng.chance(0.3) ? paths.slice(0, 1) : []) {
       const removal = timer.run('remove-field fix (any path)', () => removeFieldEdits(text, resource, p, options));
-      if (removal.edits) timer.run('parse the fixed text', () => parseManifestText(applyTextEdits(text, removal.edits)));
+      if (removal.edits)
+        timer.run('parse the fixed text', () => parseManifestText(applyTextEdits(text, removal.edits)));
     }
 
     // Hovers at random places of the resource, and on every line for small ones.
@@ -145,7 +180,8 @@ function exercise(rng: Rng, text: string, timer: CallTimer): void {
   }
   if (removals.length > 0 && rng.chance(0.3)) {
     const fixAll = timer.run('remove every contested field of the file', () => removeFieldsInFileEdits(text, removals));
-    if (fixAll.edits.length > 0) timer.run('parse the fixed text', () => parseManifestText(applyTextEdits(text, fixAll.edits)));
+    if (fixAll.edits.length > 0)
+      timer.run('parse the fixed text', () => parseManifestText(applyTextEdits(text, fixAll.edits)));
   }
 }
 
@@ -169,10 +205,15 @@ test('fuzz: the core takes any input without an exception, within its time budge
     try {
       exercise(inputRng(seed ^ 0x5bd1e995, index), input.text, timer);
     } catch (e) {
-      failures.push(`${where()}: ${(e as Error).stack ?? String(e)}\n  ${saveFailure('core', seed, index, input.text)}`);
+      failures.push(
+        `${where()}: ${(e as Error).stack ?? String(e)}\n  ${saveFailure('core', seed, index, input.text)}`,
+      );
     }
     const slow = timer.overruns();
-    if (slow.length > 0) failures.push(`${where()} is over its time budget:\n  ${slow.join('\n  ')}\n  ${saveFailure('core', seed, index, input.text)}`);
+    if (slow.length > 0)
+      failures.push(
+        `${where()} is over its time budget:\n  ${slow.join('\n  ')}\n  ${saveFailure('core', seed, index, input.text)}`,
+      );
     // Retained memory: nothing of an input may stay behind.
     if (process.memoryUsage().heapUsed - heapAtStart > 512 * MiB) {
       collectGarbage();
@@ -187,11 +228,18 @@ test('fuzz: the core takes any input without an exception, within its time budge
   console.log(
     `fuzz core: seed ${seed}, ${indexes.length} inputs in ${((performance.now() - started) / 1000).toFixed(1)} s; heap retained ${(retained / MiB).toFixed(1)} MiB; peak RSS ${peak ? (peak / MiB).toFixed(0) : '?'} MiB; largest input ${(largest / 1024).toFixed(0)} KiB\n  ` +
       [...shapes].map(([s, n]) => `${s}: ${n}`).join('\n  ') +
-      `\n  time per call: ${[...CallTimer.totals].sort((a, b) => b[1] - a[1]).map(([name, ms]) => `${name} ${(ms / 1000).toFixed(1)} s`).join(', ')}`,
+      `\n  time per call: ${[...CallTimer.totals]
+        .sort((a, b) => b[1] - a[1])
+        .map(([name, ms]) => `${name} ${(ms / 1000).toFixed(1)} s`)
+        .join(', ')}`,
   );
   assert.deepEqual(failures, [], `fuzz failures (seed ${seed}):\n${failures.join('\n\n')}`);
   assert.ok(retained < 64 * MiB, `the campaign retained ${(retained / MiB).toFixed(1)} MiB of heap (seed ${seed})`);
   // Peak memory: the largest inputs are a few hundred KiB; a blow-up (an alias expansion, a
   // document parsed whole at 160 times its size) shows as a peak far above the start.
-  if (peak !== undefined) assert.ok(peak - rssAtStart < 1024 * MiB, `peak RSS grew by ${((peak - rssAtStart) / MiB).toFixed(0)} MiB (seed ${seed})`);
+  if (peak !== undefined)
+    assert.ok(
+      peak - rssAtStart < 1024 * MiB,
+      `peak RSS grew by ${((peak - rssAtStart) / MiB).toFixed(0)} MiB (seed ${seed})`,
+    );
 });

@@ -82,7 +82,10 @@ function manifests(): Record<string, unknown>[] {
   if (!engineManifests) {
     engineManifests = [];
     for (const file of fs.readdirSync(path.join(fixturesDir, 'engine')).filter((f) => /^predict-.*\.yaml$/.test(f))) {
-      const cases = parse(fs.readFileSync(path.join(fixturesDir, 'engine', file), 'utf8'), { merge: true, maxAliasCount: -1 }) as { manifest: Record<string, unknown> }[];
+      const cases = parse(fs.readFileSync(path.join(fixturesDir, 'engine', file), 'utf8'), {
+        merge: true,
+        maxAliasCount: -1,
+      }) as { manifest: Record<string, unknown> }[];
       for (const c of cases) engineManifests.push(c.manifest);
     }
   }
@@ -92,9 +95,90 @@ function manifests(): Record<string, unknown>[] {
 // ---------------------------------------------------------------------------------------------
 // Building blocks
 
-const WORDS = ['app', 'web', 'db', 'on', 'yes', 'no', 'null', '~', '0755', '0x1F', '1e3', '.inf', '1_000', '2001-12-14', 'true', '<<', '__proto__', 'constructor', 'a b', 'a: b', '#x', '-', '?', '*x', '&y', '!!int', '"', "'", '日本', '😀', ''];
-const CONTROL = ['\0', '\x01', '\x07', '\b', '\t', '\x0b', '\f', '\r', '\x1b', '\x7f', '\x85', '\u2028', '\u2029', '\ufeff', '\ud800', '\udfff', '\u200b'];
-const SYNTAX = ['{', '}', '[', ']', ':', ': ', ',', '- ', '? ', '#', '&a ', '*a', '<<: *a', '!!str ', '!!int ', '!!binary ', '|', '>-', '"', "'", '\\', '%YAML 1.1\n', '---\n', '...\n', '\t', '\n', '\r\n', '  ', '@', '`'];
+const WORDS = [
+  'app',
+  'web',
+  'db',
+  'on',
+  'yes',
+  'no',
+  'null',
+  '~',
+  '0755',
+  '0x1F',
+  '1e3',
+  '.inf',
+  '1_000',
+  '2001-12-14',
+  'true',
+  '<<',
+  '__proto__',
+  'constructor',
+  'a b',
+  'a: b',
+  '#x',
+  '-',
+  '?',
+  '*x',
+  '&y',
+  '!!int',
+  '"',
+  "'",
+  '日本',
+  '😀',
+  '',
+];
+const CONTROL = [
+  '\0',
+  '\x01',
+  '\x07',
+  '\b',
+  '\t',
+  '\x0b',
+  '\f',
+  '\r',
+  '\x1b',
+  '\x7f',
+  '\x85',
+  '\u2028',
+  '\u2029',
+  '\ufeff',
+  '\ud800',
+  '\udfff',
+  '\u200b',
+];
+const SYNTAX = [
+  '{',
+  '}',
+  '[',
+  ']',
+  ':',
+  ': ',
+  ',',
+  '- ',
+  '? ',
+  '#',
+  '&a ',
+  '*a',
+  '<<: *a',
+  '!!str ',
+  '!!int ',
+  '!!binary ',
+  '|',
+  '>-',
+  '"',
+  "'",
+  '\\',
+  '%YAML 1.1\n',
+  '---\n',
+  '...\n',
+  '\t',
+  '\n',
+  '\r\n',
+  '  ',
+  '@',
+  '`',
+];
 
 function word(rng: Rng): string {
   return rng.chance(0.7) ? `${rng.pick(['app', 'web', 'item', 'key', 'x'])}${rng.int(50)}` : rng.pick(WORDS);
@@ -135,9 +219,15 @@ function manifestObject(rng: Rng): Record<string, unknown> {
     return base;
   }
   const kind = rng.pick(['ConfigMap', 'Secret', 'Service', 'Deployment', 'Job', 'ControllerRevision', 'Widget', 'Pod']);
-  const apiVersion = { Deployment: 'apps/v1', ControllerRevision: 'apps/v1', Job: 'batch/v1', Widget: 'example.com/v1' }[kind] ?? 'v1';
-  const obj: Record<string, unknown> = { apiVersion, kind, metadata: { name: rng.pick(['web', 'app', 'db', 'cfg', 'x']), ...(rng.chance(0.5) && { namespace: 'default' }) } };
-  for (let i = rng.int(4); i > 0; i--) obj[rng.pick(['data', 'spec', 'stringData', 'status', 'items', word(rng)])] = value(rng, rng.int(5));
+  const apiVersion =
+    { Deployment: 'apps/v1', ControllerRevision: 'apps/v1', Job: 'batch/v1', Widget: 'example.com/v1' }[kind] ?? 'v1';
+  const obj: Record<string, unknown> = {
+    apiVersion,
+    kind,
+    metadata: { name: rng.pick(['web', 'app', 'db', 'cfg', 'x']), ...(rng.chance(0.5) && { namespace: 'default' }) },
+  };
+  for (let i = rng.int(4); i > 0; i--)
+    obj[rng.pick(['data', 'spec', 'stringData', 'status', 'items', word(rng)])] = value(rng, rng.int(5));
   return obj;
 }
 
@@ -169,7 +259,14 @@ function render(rng: Rng, obj: unknown): { text: string; languageId: 'yaml' | 'j
     case 1:
       return { text: stringify(obj, { collectionStyle: 'flow', lineWidth: 0 }), languageId: 'yaml' };
     case 2:
-      return { text: stringify(obj, { indent: rng.pick([1, 2, 3, 4]), indentSeq: rng.chance(0.5), lineWidth: rng.pick([0, 20, 80]) }), languageId: 'yaml' };
+      return {
+        text: stringify(obj, {
+          indent: rng.pick([1, 2, 3, 4]),
+          indentSeq: rng.chance(0.5),
+          lineWidth: rng.pick([0, 20, 80]),
+        }),
+        languageId: 'yaml',
+      };
     default:
       return { text: stringify(obj, { indentSeq: false, lineWidth: 0 }), languageId: 'yaml' };
   }
@@ -199,6 +296,7 @@ function addAnchors(rng: Rng, text: string): string {
       const name = `a${anchors.length}`;
       anchors.push(name);
       lines[i] = `${m[1]} &${name}${m[2] ?? ''}`;
+      // eslint-disable-next-line no-dupe-else-if -- each rng.chance draws a new number
     } else if (anchors.length > 0 && rng.chance(0.15)) {
       const indent = /^\s*/.exec(lines[i]!)![0];
       lines[i] = rng.chance(0.5) ? `${m[1]} *${rng.pick(anchors)}` : `${indent}<<: *${rng.pick(anchors)}`;
@@ -300,7 +398,10 @@ function stress(rng: Rng): { shape: string; text: string } {
     }
     case 1: {
       let text = `${head}data:\n  a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n`;
-      for (let i = 1; i < rng.range(3, 9); i++) text += `  a${i}: &a${i} [${Array(10).fill(`*a${i - 1}`).join(', ')}]\n`;
+      for (let i = 1; i < rng.range(3, 9); i++)
+        text += `  a${i}: &a${i} [${Array(10)
+          .fill(`*a${i - 1}`)
+          .join(', ')}]\n`;
       return { shape: 'stress: billion laughs', text };
     }
     case 2: {
@@ -311,7 +412,10 @@ function stress(rng: Rng): { shape: string; text: string } {
     }
     case 3: {
       const n = rng.range(200, 500);
-      return { shape: `stress: ${n} documents`, text: Array.from({ length: n }, (_, i) => head.replace('name: cfg', `name: cfg-${i}`)).join('---\n') };
+      return {
+        shape: `stress: ${n} documents`,
+        text: Array.from({ length: n }, (_, i) => head.replace('name: cfg', `name: cfg-${i}`)).join('---\n'),
+      };
     }
     case 4: {
       const depth = rng.range(600, 5000);
@@ -325,13 +429,26 @@ function stress(rng: Rng): { shape: string; text: string } {
       // Merge keys: each map merges every earlier one.
       const n = rng.range(50, 200);
       const lines = [head, 'data:'];
-      for (let i = 0; i < n; i++) lines.push(`  m${i}: &m${i}`, `    k${i}: v`, ...(i > 0 ? [`    <<: [${Array.from({ length: Math.min(i, 20) }, (_, j) => `*m${i - 1 - j}`).join(', ')}]`] : []));
+      for (let i = 0; i < n; i++)
+        lines.push(
+          `  m${i}: &m${i}`,
+          `    k${i}: v`,
+          ...(i > 0
+            ? [`    <<: [${Array.from({ length: Math.min(i, 20) }, (_, j) => `*m${i - 1 - j}`).join(', ')}]`]
+            : []),
+        );
       return { shape: `stress: ${n} merge keys`, text: lines.join('\n') };
     }
     default: {
       const n = rng.range(500, 2000);
-      const items = Array.from({ length: n }, (_, i) => `- {name: c${i}, image: "nginx:${i}", ports: [{containerPort: ${i}}]}`).join('\n');
-      return { shape: `stress: ${n} list items`, text: `apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: default}\nspec:\n  template:\n    spec:\n      containers:\n${items.replace(/^/gm, '      ')}\n` };
+      const items = Array.from(
+        { length: n },
+        (_, i) => `- {name: c${i}, image: "nginx:${i}", ports: [{containerPort: ${i}}]}`,
+      ).join('\n');
+      return {
+        shape: `stress: ${n} list items`,
+        text: `apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: default}\nspec:\n  template:\n    spec:\n      containers:\n${items.replace(/^/gm, '      ')}\n`,
+      };
     }
   }
 }
@@ -343,12 +460,22 @@ export function fuzzInput(seed: number, index: number, options: { stress?: numbe
   const rng = inputRng(seed, index);
   if (rng.chance(options.stress ?? 0.002)) {
     const s = stress(rng);
-    return { index, shape: s.shape, text: rng.chance(0.2) ? s.text.replace(/\n/g, '\r\n') : s.text, languageId: 'yaml' };
+    return {
+      index,
+      shape: s.shape,
+      text: rng.chance(0.2) ? s.text.replace(/\n/g, '\r\n') : s.text,
+      languageId: 'yaml',
+    };
   }
   const kind = rng.int(10);
   if (kind <= 1) {
     // A real fixture, its bytes mutated.
-    return { index, shape: 'fixture mutation', text: mutateBytes(rng, window(rng, rng.pick(fixtures()))), languageId: 'yaml' };
+    return {
+      index,
+      shape: 'fixture mutation',
+      text: mutateBytes(rng, window(rng, rng.pick(fixtures()))),
+      languageId: 'yaml',
+    };
   }
   const documents = rng.chance(0.3) ? rng.range(2, 5) : 1;
   const parts: string[] = [];
@@ -396,9 +523,15 @@ export function fuzzInput(seed: number, index: number, options: { stress?: numbe
 }
 
 /** Runs settings from the environment: a fixed seed unless one is given (CI uses the default). */
-export function campaignSettings(defaultIterations: number, env = process.env): { seed: number; iterations: number; only: number | undefined } {
+export function campaignSettings(
+  defaultIterations: number,
+  env = process.env,
+): { seed: number; iterations: number; only: number | undefined } {
   const seed = env.KCH_FUZZ_SEED !== undefined ? Number(env.KCH_FUZZ_SEED) >>> 0 : 0x4b434821;
-  const iterations = env.KCH_FUZZ_ITERATIONS !== undefined ? Math.max(1, Math.round(Number(env.KCH_FUZZ_ITERATIONS) * (defaultIterations / 20000))) : defaultIterations;
+  const iterations =
+    env.KCH_FUZZ_ITERATIONS !== undefined
+      ? Math.max(1, Math.round(Number(env.KCH_FUZZ_ITERATIONS) * (defaultIterations / 20000)))
+      : defaultIterations;
   const only = env.KCH_FUZZ_ONLY !== undefined ? Number(env.KCH_FUZZ_ONLY) : undefined;
   return { seed, iterations, only };
 }

@@ -13,7 +13,17 @@ import { after, before, test } from 'node:test';
 import type { Diagnostic } from 'vscode-languageserver-protocol';
 import { requireCluster, testCluster } from '../support/env';
 import { startTestServer, type TestServer } from '../support/lsp-client';
-import { apply, configMap, connect, freshNamespace, get, objectOf, scale, update, webDeployment } from '../support/seed';
+import {
+  apply,
+  configMap,
+  connect,
+  freshNamespace,
+  get,
+  objectOf,
+  scale,
+  update,
+  webDeployment,
+} from '../support/seed';
 import { allowedMs, MiB, peakRss, plainParse, processCpuMs, saveFailure, timeMs } from './budget';
 import { campaignSettings, fuzzInput, inputRng } from './generate';
 
@@ -31,17 +41,26 @@ before(async () => {
   namespace = await freshNamespace(admin, 'fuzz');
   // The names the generated inputs use, with histories that give conflicts, existence and owners.
   objectOf(await apply(admin, 'kubectl', webDeployment(namespace, 'web')), 'apply web');
-  const web = objectOf(await get(admin, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace } }));
-  (web.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0]!.image = 'nginx:1.26';
+  const web = objectOf(
+    await get(admin, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace } }),
+  );
+  (web.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0]!.image =
+    'nginx:1.26';
   objectOf(await update(admin, 'kubectl-edit', web), 'edit web');
   objectOf(await scale(admin, 'kube-controller-manager', web, 5), 'scale web');
   for (const name of ['app', 'db', 'cfg', 'x', 'app-config']) {
-    objectOf(await apply(admin, 'kubectl', configMap(namespace, name, { k: 'v', app: 'web' }, { app: name })), `apply ${name}`);
+    objectOf(
+      await apply(admin, 'kubectl', configMap(namespace, name, { k: 'v', app: 'web' }, { app: name })),
+      `apply ${name}`,
+    );
     const cm = objectOf(await get(admin, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace } }));
     (cm as unknown as { data: Record<string, string> }).data.k = 'edited';
     objectOf(await update(admin, 'helm', cm), `update ${name}`);
   }
-  server = await startTestServer({ process: true, settings: { kubeconfig: cluster.kubeconfig, context: 'admin', namespace } });
+  server = await startTestServer({
+    process: true,
+    settings: { kubeconfig: cluster.kubeconfig, context: 'admin', namespace },
+  });
   server.child!.once('exit', (code, signal) => (exited = `the server process exited (${code ?? signal})`));
 });
 
@@ -91,7 +110,10 @@ test('fuzz: the language server answers every request for any input, within its 
       if (ms <= REQUEST_FLOOR_MS) return;
       baseline ??= timeMs(() => plainParse(text), 3);
       const allowed = allowedMs(baseline, REQUEST_FLOOR_MS);
-      if (ms > allowed) slow.push(`${name}: ${ms.toFixed(0)} ms, allowed ${allowed.toFixed(0)} ms (plain parse ${baseline.toFixed(1)} ms)`);
+      if (ms > allowed)
+        slow.push(
+          `${name}: ${ms.toFixed(0)} ms, allowed ${allowed.toFixed(0)} ms (plain parse ${baseline.toFixed(1)} ms)`,
+        );
     };
     try {
       if (!opened.has(uri)) {
@@ -117,7 +139,14 @@ test('fuzz: the language server answers every request for any input, within its 
         check('code actions', actions.ms);
       }
       if (rng.chance(0.2)) {
-        const all = await timed(() => s.codeActions(uri, { start: { line: 0, character: 0 }, end: { line: lines, character: 0 } }, diagnostics.value, ['source.fixAll']));
+        const all = await timed(() =>
+          s.codeActions(
+            uri,
+            { start: { line: 0, character: 0 }, end: { line: lines, character: 0 } },
+            diagnostics.value,
+            ['source.fixAll'],
+          ),
+        );
         requests++;
         check('fix all', all.ms);
       }
@@ -127,7 +156,9 @@ test('fuzz: the language server answers every request for any input, within its 
         check('code lenses', lenses.ms);
       }
       if (rng.chance(0.1)) {
-        const view = await timed(() => s.request('kubeConflictHints/ownership', { uri, position: { line: rng.int(lines), character: 0 } }));
+        const view = await timed(() =>
+          s.request('kubeConflictHints/ownership', { uri, position: { line: rng.int(lines), character: 0 } }),
+        );
         requests++;
         check('ownership view', view.ms);
       }
@@ -136,9 +167,14 @@ test('fuzz: the language server answers every request for any input, within its 
         opened.delete(uri);
       }
     } catch (e) {
-      failures.push(`${where}: ${exited ?? (e as Error).stack ?? String(e)}\n  ${saveFailure('server', seed, index, input.text)}`);
+      failures.push(
+        `${where}: ${exited ?? (e as Error).stack ?? String(e)}\n  ${saveFailure('server', seed, index, input.text)}`,
+      );
     }
-    if (slow.length > 0) failures.push(`${where} is over its time budget:\n  ${slow.join('\n  ')}\n  ${saveFailure('server', seed, index, input.text)}`);
+    if (slow.length > 0)
+      failures.push(
+        `${where} is over its time budget:\n  ${slow.join('\n  ')}\n  ${saveFailure('server', seed, index, input.text)}`,
+      );
     if (exited || failures.length >= 5) break;
   }
 
@@ -149,12 +185,24 @@ test('fuzz: the language server answers every request for any input, within its 
   assert.deepEqual(failures, [], `fuzz failures (seed ${seed}):\n${failures.join('\n\n')}`);
   assert.equal(exited, undefined);
   if (peak !== undefined && rssAtStart !== undefined) {
-    assert.ok(peak - rssAtStart < 1024 * MiB, `the server's peak RSS grew by ${((peak - rssAtStart) / MiB).toFixed(0)} MiB`);
+    assert.ok(
+      peak - rssAtStart < 1024 * MiB,
+      `the server's peak RSS grew by ${((peak - rssAtStart) / MiB).toFixed(0)} MiB`,
+    );
   }
 
   // After all that, the server still does its job: the contested Deployment's two conflicts.
   const uri = 'file:///fuzz/after.yaml';
-  await s.open(uri, `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: ${namespace}\nspec:\n  replicas: 3\n  selector:\n    matchLabels:\n      app: web\n  template:\n    metadata:\n      labels:\n        app: web\n    spec:\n      containers:\n      - name: app\n        image: nginx:1.25\n`);
+  await s.open(
+    uri,
+    `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: ${namespace}\nspec:\n  replicas: 3\n  selector:\n    matchLabels:\n      app: web\n  template:\n    metadata:\n      labels:\n        app: web\n    spec:\n      containers:\n      - name: app\n        image: nginx:1.25\n`,
+  );
   const ds = await s.diagnosticsUntil(uri, (d) => d.filter((x) => x.code === 'field-conflict').length === 2);
-  assert.deepEqual(ds.filter((x) => x.code === 'field-conflict').map((x) => x.message.split(' ')[0]).sort(), ['.spec.replicas', '.spec.template.spec.containers[name="app"].image']);
+  assert.deepEqual(
+    ds
+      .filter((x) => x.code === 'field-conflict')
+      .map((x) => x.message.split(' ')[0])
+      .sort(),
+    ['.spec.replicas', '.spec.template.spec.containers[name="app"].image'],
+  );
 });

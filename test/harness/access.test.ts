@@ -3,13 +3,26 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { requireCluster } from '../support/env';
-import { apply, connect, create, freshNamespace, get, request, webDeployment, type ApiResult, type Connection, type RawAnswer, type TestUser } from '../support/seed';
+import {
+  apply,
+  connect,
+  create,
+  freshNamespace,
+  get,
+  request,
+  webDeployment,
+  type ApiResult,
+  type Connection,
+  type RawAnswer,
+  type TestUser,
+} from '../support/seed';
 
 type Action = (conn: Connection, namespace: string) => Promise<ApiResult | RawAnswer>;
 
 const getDeployment: Action = (conn, ns) => get(conn, webDeployment(ns));
 const listDeployments: Action = (conn, ns) => request(conn, 'GET', `/apis/apps/v1/namespaces/${ns}/deployments`);
-const dryRunApply: Action = (conn, ns) => apply(conn, 'kubectl', webDeployment(ns, 'web', { replicas: 2 }), { dryRun: true });
+const dryRunApply: Action = (conn, ns) =>
+  apply(conn, 'kubectl', webDeployment(ns, 'web', { replicas: 2 }), { dryRun: true });
 const dryRunCreate: Action = (conn, ns) => create(conn, 'kubectl-create', webDeployment(ns, 'other'), { dryRun: true });
 const readOpenApi: Action = (conn) => request(conn, 'GET', '/openapi/v3/apis/apps/v1');
 
@@ -38,9 +51,13 @@ for (const c of cases) {
 
     assert.equal(result.status, c.status);
     if (c.deniedVerb) {
-      const body = ('ok' in result ? (result.ok ? undefined : result.failure) : result.body) as { reason?: string; message?: string } | undefined;
+      const body = ('ok' in result ? (result.ok ? undefined : result.failure) : result.body) as
+        { reason?: string; message?: string } | undefined;
       assert.equal(body?.reason, 'Forbidden');
-      assert.match(body?.message ?? '', new RegExp(` is forbidden: User "${c.user}" cannot ${c.deniedVerb} resource "deployments" in API group "apps"`));
+      assert.match(
+        body?.message ?? '',
+        new RegExp(` is forbidden: User "${c.user}" cannot ${c.deniedVerb} resource "deployments" in API group "apps"`),
+      );
     }
   });
 }

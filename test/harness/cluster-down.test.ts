@@ -14,16 +14,26 @@ import { binariesAreCurrent, repoRoot } from '../support/cluster';
 
 const cli = path.join(repoRoot, 'test', 'support', 'cluster-cli.ts');
 // Where binariesAreCurrent() looked: the run's own KCH_APISERVER_BIN_DIR, or the checkout's build.
-const builtBinDir = path.resolve(process.env.KCH_APISERVER_BIN_DIR ?? path.join(repoRoot, '.cache', 'apiserver', 'bin'));
+const builtBinDir = path.resolve(
+  process.env.KCH_APISERVER_BIN_DIR ?? path.join(repoRoot, '.cache', 'apiserver', 'bin'),
+);
 
-function clusterCli(command: string, env: Record<string, string | undefined>): { status: number | null; output: string } {
+function clusterCli(
+  command: string,
+  env: Record<string, string | undefined>,
+): { status: number | null; output: string } {
   const merged: NodeJS.ProcessEnv = { ...process.env };
   delete merged.KCH_APISERVER_BIN_DIR;
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) delete merged[name];
     else merged[name] = value;
   }
-  const r = spawnSync(process.execPath, ['--import', 'tsx', cli, command], { cwd: repoRoot, encoding: 'utf8', env: merged, timeout: 240_000 });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', cli, command], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+    env: merged,
+    timeout: 240_000,
+  });
   return { status: r.status, output: `${r.stdout}${r.stderr}` };
 }
 
@@ -52,35 +62,52 @@ const cases: { name: string; downBinDir: 'same' | 'none' }[] = [
 ];
 
 for (const c of cases) {
-  test(`cluster up with KCH_APISERVER_BIN_DIR, then ${c.name}: etcd and kube-apiserver stop`, { timeout: 300_000 }, (t) => {
-    if (!requireBinaries(t)) return;
-    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-bindir-'));
-    const binDir = path.join(tmp, 'bin');
-    fs.symlinkSync(fs.realpathSync(builtBinDir), binDir);
-    const stateDir = path.join(tmp, 'state');
-    const pids: number[] = [];
-    t.after(() => {
-      // Whatever the outcome, nothing of this case keeps running.
-      for (const pid of pids) {
-        if (programOf(pid)?.startsWith(binDir)) process.kill(pid, 'SIGKILL');
-      }
-      fs.rmSync(tmp, { recursive: true, force: true });
-    });
+  test(
+    `cluster up with KCH_APISERVER_BIN_DIR, then ${c.name}: etcd and kube-apiserver stop`,
+    { timeout: 300_000 },
+    (t) => {
+      if (!requireBinaries(t)) return;
+      const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-bindir-'));
+      const binDir = path.join(tmp, 'bin');
+      fs.symlinkSync(fs.realpathSync(builtBinDir), binDir);
+      const stateDir = path.join(tmp, 'state');
+      const pids: number[] = [];
+      t.after(() => {
+        // Whatever the outcome, nothing of this case keeps running.
+        for (const pid of pids) {
+          if (programOf(pid)?.startsWith(binDir)) process.kill(pid, 'SIGKILL');
+        }
+        fs.rmSync(tmp, { recursive: true, force: true });
+      });
 
-    const upped = clusterCli('up', { KCH_APISERVER_BIN_DIR: binDir, KCH_CLUSTER_STATE_DIR: stateDir });
-    assert.equal(upped.status, 0, upped.output);
-    const state = JSON.parse(fs.readFileSync(path.join(stateDir, 'state.json'), 'utf8')) as { pids: { etcd: number; apiserver: number } };
-    pids.push(state.pids.etcd, state.pids.apiserver);
-    // The positive state first: both run, from the separate bin directory.
-    assert.equal(programOf(state.pids.etcd), path.join(binDir, 'etcd'));
-    assert.equal(programOf(state.pids.apiserver), path.join(binDir, 'kube-apiserver'));
-    assert.equal(clusterCli('status', { KCH_CLUSTER_STATE_DIR: stateDir }).status, 0, 'status sees the cluster running');
+      const upped = clusterCli('up', { KCH_APISERVER_BIN_DIR: binDir, KCH_CLUSTER_STATE_DIR: stateDir });
+      assert.equal(upped.status, 0, upped.output);
+      const state = JSON.parse(fs.readFileSync(path.join(stateDir, 'state.json'), 'utf8')) as {
+        pids: { etcd: number; apiserver: number };
+      };
+      pids.push(state.pids.etcd, state.pids.apiserver);
+      // The positive state first: both run, from the separate bin directory.
+      assert.equal(programOf(state.pids.etcd), path.join(binDir, 'etcd'));
+      assert.equal(programOf(state.pids.apiserver), path.join(binDir, 'kube-apiserver'));
+      assert.equal(
+        clusterCli('status', { KCH_CLUSTER_STATE_DIR: stateDir }).status,
+        0,
+        'status sees the cluster running',
+      );
 
-    const downed = clusterCli('down', { KCH_CLUSTER_STATE_DIR: stateDir, KCH_APISERVER_BIN_DIR: c.downBinDir === 'same' ? binDir : undefined });
-    assert.equal(downed.status, 0, downed.output);
-    assert.equal(programOf(state.pids.etcd), undefined, `etcd (pid ${state.pids.etcd}) still runs after down`);
-    assert.equal(programOf(state.pids.apiserver), undefined, `kube-apiserver (pid ${state.pids.apiserver}) still runs after down`);
-    assert.ok(!fs.existsSync(path.join(stateDir, 'state.json')), 'state.json is removed once both are stopped');
-    assert.equal(clusterCli('status', { KCH_CLUSTER_STATE_DIR: stateDir }).status, 3, 'status says not running');
-  });
+      const downed = clusterCli('down', {
+        KCH_CLUSTER_STATE_DIR: stateDir,
+        KCH_APISERVER_BIN_DIR: c.downBinDir === 'same' ? binDir : undefined,
+      });
+      assert.equal(downed.status, 0, downed.output);
+      assert.equal(programOf(state.pids.etcd), undefined, `etcd (pid ${state.pids.etcd}) still runs after down`);
+      assert.equal(
+        programOf(state.pids.apiserver),
+        undefined,
+        `kube-apiserver (pid ${state.pids.apiserver}) still runs after down`,
+      );
+      assert.ok(!fs.existsSync(path.join(stateDir, 'state.json')), 'state.json is removed once both are stopped');
+      assert.equal(clusterCli('status', { KCH_CLUSTER_STATE_DIR: stateDir }).status, 3, 'status says not running');
+    },
+  );
 }

@@ -19,16 +19,27 @@ const imageCause: StatusCause = {
 
 /** Causes as a sorted, de-duplicated list (their order is random; kubernetes/kubernetes#119141 duplicates). */
 function causeSet(causes: StatusCause[] | undefined): string[] {
-  return [...new Set((causes ?? []).map((c) => JSON.stringify({ reason: c.reason, message: c.message, field: c.field })))].sort();
+  return [
+    ...new Set((causes ?? []).map((c) => JSON.stringify({ reason: c.reason, message: c.message, field: c.field }))),
+  ].sort();
 }
 
-function edit(manifest: KubeObject, change: (spec: { replicas?: number; template: { spec: { containers: { image: string }[] } } }) => void): KubeObject {
+function edit(
+  manifest: KubeObject,
+  change: (spec: { replicas?: number; template: { spec: { containers: { image: string }[] } } }) => void,
+): KubeObject {
   const copy = structuredClone(manifest);
   change(copy.spec as never);
   return copy;
 }
 
-const cases: { name: string; manifest: (original: KubeObject) => KubeObject; status: number; causes: StatusCause[]; message?: RegExp }[] = [
+const cases: {
+  name: string;
+  manifest: (original: KubeObject) => KubeObject;
+  status: number;
+  causes: StatusCause[];
+  message?: RegExp;
+}[] = [
   {
     name: 'the original manifest conflicts on .spec.replicas and on the image',
     manifest: (m) => m,
@@ -41,14 +52,16 @@ const cases: { name: string; manifest: (original: KubeObject) => KubeObject; sta
     manifest: (m) => edit(m, (spec) => delete spec.replicas),
     status: 409,
     causes: [imageCause],
-    message: /^Apply failed with 1 conflict: conflict with "kubectl-edit" using apps\/v1: \.spec\.template\.spec\.containers\[name="app"\]\.image$/,
+    message:
+      /^Apply failed with 1 conflict: conflict with "kubectl-edit" using apps\/v1: \.spec\.template\.spec\.containers\[name="app"\]\.image$/,
   },
   {
     name: 'without replicas and with the live image nothing conflicts (ownership is shared)',
-    manifest: (m) => edit(m, (spec) => {
-      delete spec.replicas;
-      spec.template.spec.containers[0]!.image = 'nginx:1.26';
-    }),
+    manifest: (m) =>
+      edit(m, (spec) => {
+        delete spec.replicas;
+        spec.template.spec.containers[0]!.image = 'nginx:1.26';
+      }),
     status: 200,
     causes: [],
   },

@@ -33,7 +33,9 @@ function owned(fields: FieldsV1 | undefined, ...keys: string[]): FieldsV1 | unde
 }
 
 function managerSummary(obj: KubeObject): string[] {
-  return managers(obj).map((m) => `${m.manager} ${m.operation} ${m.apiVersion}${m.subresource ? ` /${m.subresource}` : ''}`).sort();
+  return managers(obj)
+    .map((m) => `${m.manager} ${m.operation} ${m.apiVersion}${m.subresource ? ` /${m.subresource}` : ''}`)
+    .sort();
 }
 
 const container = ['f:spec', 'f:template', 'f:spec', 'f:containers', 'k:{"name":"app"}'];
@@ -48,7 +50,10 @@ const builders: { name: string; check: (conn: Connection, namespace: string) => 
         'kubectl Apply apps/v1',
         'kubectl-edit Update apps/v1',
       ]);
-      assert.deepEqual(owned(managedBy(live, 'kube-controller-manager', 'Update', 'scale')?.fieldsV1, 'f:spec', 'f:replicas'), {});
+      assert.deepEqual(
+        owned(managedBy(live, 'kube-controller-manager', 'Update', 'scale')?.fieldsV1, 'f:spec', 'f:replicas'),
+        {},
+      );
       assert.deepEqual(owned(managedBy(live, 'kubectl-edit', 'Update')?.fieldsV1, ...container, 'f:image'), {});
       const kubectl = managedBy(live, 'kubectl', 'Apply')?.fieldsV1;
       assert.equal(owned(kubectl, 'f:spec', 'f:replicas'), undefined, 'the scale write took replicas from kubectl');
@@ -83,7 +88,15 @@ const builders: { name: string; check: (conn: Connection, namespace: string) => 
     check: async (conn, ns) => {
       const { live } = await argoSynced(conn, ns);
       assert.deepEqual(managerSummary(live), ['argocd-controller Apply apps/v1']);
-      assert.deepEqual(owned(managedBy(live, 'argocd-controller', 'Apply')?.fieldsV1, 'f:metadata', 'f:annotations', 'f:argocd.argoproj.io/tracking-id'), {});
+      assert.deepEqual(
+        owned(
+          managedBy(live, 'argocd-controller', 'Apply')?.fieldsV1,
+          'f:metadata',
+          'f:annotations',
+          'f:argocd.argoproj.io/tracking-id',
+        ),
+        {},
+      );
     },
   },
   {
@@ -113,7 +126,11 @@ const builders: { name: string; check: (conn: Connection, namespace: string) => 
       assert.equal(updates.length, 10);
       const ancient = managedBy(live, 'ancient-changes', 'Update');
       assert.ok(ancient, `no ancient-changes entry in ${managerSummary(live).join(', ')}`);
-      assert.deepEqual(owned(ancient.fieldsV1, 'f:metadata', 'f:labels', `f:${writerNames[0]}`), {}, 'the oldest writer was merged');
+      assert.deepEqual(
+        owned(ancient.fieldsV1, 'f:metadata', 'f:labels', `f:${writerNames[0]}`),
+        {},
+        'the oldest writer was merged',
+      );
       assert.ok(managedBy(live, writerNames.at(-1)!, 'Update'), 'the newest writer keeps its own entry');
       assert.ok(managedBy(live, 'kubectl', 'Apply'), 'Apply entries are never merged');
     },
@@ -128,15 +145,29 @@ const builders: { name: string; check: (conn: Connection, namespace: string) => 
         'widget-operator Update kch.example.com/v1',
       ]);
       const spec = owned(managedBy(live, 'kubectl', 'Apply')?.fieldsV1, 'f:spec');
-      assert.deepEqual(owned(spec, 'f:ports', 'k:{"name":"http","protocol":"TCP"}'), { '.': {}, 'f:name': {}, 'f:port': {} });
-      assert.deepEqual(owned(spec, 'f:ports', 'k:{"name":"dns","protocol":"UDP"}'), { '.': {}, 'f:name': {}, 'f:port': {}, 'f:protocol': {} });
+      assert.deepEqual(owned(spec, 'f:ports', 'k:{"name":"http","protocol":"TCP"}'), {
+        '.': {},
+        'f:name': {},
+        'f:port': {},
+      });
+      assert.deepEqual(owned(spec, 'f:ports', 'k:{"name":"dns","protocol":"UDP"}'), {
+        '.': {},
+        'f:name': {},
+        'f:port': {},
+        'f:protocol': {},
+      });
       assert.deepEqual(owned(spec, 'f:tags'), { 'v:"blue"': {}, 'v:"fast"': {} });
       assert.deepEqual(owned(spec, 'f:command'), {}, 'atomic list: one leaf');
       assert.deepEqual(owned(spec, 'f:selector'), {}, 'atomic map: one leaf');
       assert.deepEqual(owned(spec, 'f:endpoint'), {}, 'atomic struct: one leaf');
       assert.deepEqual(owned(spec, 'f:config'), { 'f:color': {} }, 'granular map: the operator took mode');
-      assert.deepEqual(owned(managedBy(live, 'widget-operator', 'Update')?.fieldsV1, 'f:spec'), { 'f:config': { 'f:mode': {} }, 'f:size': {} });
-      assert.deepEqual(owned(managedBy(live, 'kube-controller-manager', 'Update', 'scale')?.fieldsV1, 'f:spec'), { 'f:replicas': {} });
+      assert.deepEqual(owned(managedBy(live, 'widget-operator', 'Update')?.fieldsV1, 'f:spec'), {
+        'f:config': { 'f:mode': {} },
+        'f:size': {},
+      });
+      assert.deepEqual(owned(managedBy(live, 'kube-controller-manager', 'Update', 'scale')?.fieldsV1, 'f:spec'), {
+        'f:replicas': {},
+      });
     },
   },
 ];

@@ -65,7 +65,10 @@ for (const name of ['helm4', 'helm3'] as const) {
       assert.ok(fs.existsSync(path.join(dir, 'shop', f)), `helm create wrote shop/${f}`);
     }
     // The template is what users edit, and it is not YAML: the product must never parse it as such.
-    assert.match(fs.readFileSync(path.join(dir, 'shop', 'templates', 'deployment.yaml'), 'utf8'), /\{\{-? include "shop\.fullname" \. }}/);
+    assert.match(
+      fs.readFileSync(path.join(dir, 'shop', 'templates', 'deployment.yaml'), 'utf8'),
+      /\{\{-? include "shop\.fullname" \. }}/,
+    );
 
     const rendered = run(binary, ['template', 'web', './shop', '--namespace', 'store'], dir);
     assert.equal(rendered.status, 0, rendered.stderr);
@@ -74,7 +77,8 @@ for (const name of ['helm4', 'helm3'] as const) {
     const parsed = parseManifestText(rendered.stdout);
     assert.deepEqual(parsed.problems, []);
     const kinds = parsed.resources.map((r) => `${r.kind}/${r.name}`);
-    for (const expected of ['ServiceAccount/web-shop', 'Service/web-shop', 'Deployment/web-shop']) assert.ok(kinds.includes(expected), `${expected} in ${kinds.join(', ')}`);
+    for (const expected of ['ServiceAccount/web-shop', 'Service/web-shop', 'Deployment/web-shop'])
+      assert.ok(kinds.includes(expected), `${expected} in ${kinds.join(', ')}`);
     const deployment = parsed.resources.find((r) => r.kind === 'Deployment')!;
     assert.equal((deployment.object.spec as { replicas?: number }).replicas, 1, 'replicaCount: 1 from values.yaml');
   });
@@ -88,7 +92,8 @@ test('kustomize renders an overlay (namePrefix, namespace, a patch) as kubectl k
     'base/kustomization.yaml': 'resources:\n- deployment.yaml\n',
     'base/deployment.yaml':
       'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: app\n        image: nginx:1.25\n',
-    'overlay/kustomization.yaml': 'namePrefix: prod-\nnamespace: shop\nresources:\n- ../base\npatches:\n- path: replicas.yaml\n',
+    'overlay/kustomization.yaml':
+      'namePrefix: prod-\nnamespace: shop\nresources:\n- ../base\npatches:\n- path: replicas.yaml\n',
     'overlay/replicas.yaml': 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 3\n',
   };
   for (const [name, text] of Object.entries(files)) {
@@ -99,10 +104,16 @@ test('kustomize renders an overlay (namePrefix, namespace, a patch) as kubectl k
   assert.equal(ours.status, 0, ours.stderr);
   const parsed = parseManifestText(ours.stdout);
   assert.deepEqual(parsed.problems, []);
-  assert.deepEqual(parsed.resources.map((r) => [r.kind, r.namespace, r.name, (r.object.spec as { replicas: number }).replicas]), [['Deployment', 'shop', 'prod-web', 3]]);
+  assert.deepEqual(
+    parsed.resources.map((r) => [r.kind, r.namespace, r.name, (r.object.spec as { replicas: number }).replicas]),
+    [['Deployment', 'shop', 'prod-web', 3]],
+  );
   const kubectl = run('kubectl', ['kustomize', 'overlay'], dir);
   assert.equal(kubectl.status, 0, kubectl.stderr);
-  assert.deepEqual(parseManifestText(kubectl.stdout).resources.map((r) => r.object), parsed.resources.map((r) => r.object));
+  assert.deepEqual(
+    parseManifestText(kubectl.stdout).resources.map((r) => r.object),
+    parsed.resources.map((r) => r.object),
+  );
 });
 
 test('building the tools without the module proxy fails with one clear line', (t) => {
@@ -110,14 +121,23 @@ test('building the tools without the module proxy fails with one clear line', (t
   const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'test', 'tools', 'build.ts')], {
     cwd: repoRoot,
     encoding: 'utf8',
-    env: { ...process.env, KCH_TOOLS_DIR: path.join(tmp, 'tools'), GOPROXY: 'off', GOMODCACHE: path.join(tmp, 'modcache'), GOFLAGS: '-mod=mod' },
+    env: {
+      ...process.env,
+      KCH_TOOLS_DIR: path.join(tmp, 'tools'),
+      GOPROXY: 'off',
+      GOMODCACHE: path.join(tmp, 'modcache'),
+      GOFLAGS: '-mod=mod',
+    },
     timeout: 120_000,
   });
   assert.equal(r.status, 1);
   // A progress line may precede the failure (the download starts before it can fail).
   const failures = r.stderr.split('\n').filter((l) => l.trim() && !l.startsWith('tools: building '));
   assert.equal(failures.length, 1, r.stderr);
-  assert.match(failures[0]!, /^tools: cannot download the Go modules for helm4 \(is the Go module proxy reachable\? GOPROXY=off\)/);
+  assert.match(
+    failures[0]!,
+    /^tools: cannot download the Go modules for helm4 \(is the Go module proxy reachable\? GOPROXY=off\)/,
+  );
   assert.equal(r.stdout, '', 'no tool paths are printed');
 });
 
@@ -130,5 +150,10 @@ test('building the tools without Go fails with one clear line', (t) => {
     timeout: 120_000,
   });
   assert.equal(r.status, 1);
-  assert.deepEqual(r.stderr.split('\n').filter((l) => l.trim()), ['tools: Go is not installed (no `go` on PATH): Helm and kustomize for the tests are built from source with Go >= 1.26']);
+  assert.deepEqual(
+    r.stderr.split('\n').filter((l) => l.trim()),
+    [
+      'tools: Go is not installed (no `go` on PATH): Helm and kustomize for the tests are built from source with Go >= 1.26',
+    ],
+  );
 });

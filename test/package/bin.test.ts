@@ -11,7 +11,11 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
-const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { name: string; version: string; bin: Record<string, string> };
+const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+  name: string;
+  version: string;
+  bin: Record<string, string>;
+};
 
 test('the built bin runs as npm links it: a link in node_modules/.bin to dist/cli.js, run as a program', (t) => {
   // The test command builds dist/ before any test (scripts/test.mjs), as `npm run build` does.
@@ -24,13 +28,21 @@ test('the built bin runs as npm links it: a link in node_modules/.bin to dist/cl
   const link = path.join(binDir, 'kube-conflict-hints');
   fs.symlinkSync(path.relative(binDir, target), link);
 
-  const version = spawnSync(link, ['--version'], { cwd: scratch, encoding: 'utf8', env: { PATH: `${binDir}${path.delimiter}${process.env.PATH ?? ''}`, HOME: scratch } });
+  const version = spawnSync(link, ['--version'], {
+    cwd: scratch,
+    encoding: 'utf8',
+    env: { PATH: `${binDir}${path.delimiter}${process.env.PATH ?? ''}`, HOME: scratch },
+  });
   assert.equal(version.error, undefined, `running ${link}: ${String(version.error)}`);
   assert.equal(version.status, 0, version.stderr);
   assert.equal(version.stdout.trim().split(/\s/)[0]?.replace(/^v/, ''), manifest.version, version.stdout);
 
   // By name on PATH, as an npm script or a shell finds it.
-  const byName = spawnSync('kube-conflict-hints', ['--help'], { cwd: scratch, encoding: 'utf8', env: { PATH: `${binDir}${path.delimiter}${process.env.PATH ?? ''}`, HOME: scratch } });
+  const byName = spawnSync('kube-conflict-hints', ['--help'], {
+    cwd: scratch,
+    encoding: 'utf8',
+    env: { PATH: `${binDir}${path.delimiter}${process.env.PATH ?? ''}`, HOME: scratch },
+  });
   assert.equal(byName.error, undefined, String(byName.error));
   assert.equal(byName.status, 0, byName.stderr);
   assert.match(byName.stdout, /^Usage:\n {2}kube-conflict-hints check/);
@@ -49,13 +61,20 @@ function offlineNpm(scratch: string): NodeJS.ProcessEnv {
   };
 }
 
-test('in a checkout after the build, `npx kube-conflict-hints --version` runs the checkout\'s own command, nothing downloaded', (t) => {
+test("in a checkout after the build, `npx kube-conflict-hints --version` runs the checkout's own command, nothing downloaded", (t) => {
   // A fresh clone after `npm run build` holds no link to the command (no node_modules/.bin entry, no
   // global install): npx finds the bin of the package in the folder it runs in.
-  assert.ok(!fs.existsSync(path.join(root, 'node_modules', '.bin', 'kube-conflict-hints')), 'nothing links the command into node_modules/.bin');
+  assert.ok(
+    !fs.existsSync(path.join(root, 'node_modules', '.bin', 'kube-conflict-hints')),
+    'nothing links the command into node_modules/.bin',
+  );
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-npx-'));
   t.after(() => fs.rmSync(scratch, { recursive: true, force: true }));
-  const run = spawnSync('npx', ['--no-install', 'kube-conflict-hints', '--version'], { cwd: root, env: offlineNpm(scratch), encoding: 'utf8' });
+  const run = spawnSync('npx', ['--no-install', 'kube-conflict-hints', '--version'], {
+    cwd: root,
+    env: offlineNpm(scratch),
+    encoding: 'utf8',
+  });
   assert.equal(run.error, undefined, String(run.error));
   assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
   assert.equal(run.stdout.trim(), manifest.version);
@@ -65,9 +84,17 @@ test('`npm install -g .` in a checkout after the build gives the command, linked
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-global-'));
   t.after(() => fs.rmSync(scratch, { recursive: true, force: true }));
   const prefix = path.join(scratch, 'global'); // a global folder of the test's own, as `npm install -g` fills one
-  const install = spawnSync('npm', ['install', '-g', '--prefix', prefix, '.'], { cwd: root, env: offlineNpm(scratch), encoding: 'utf8' });
+  const install = spawnSync('npm', ['install', '-g', '--prefix', prefix, '.'], {
+    cwd: root,
+    env: offlineNpm(scratch),
+    encoding: 'utf8',
+  });
   assert.equal(install.status, 0, `${install.stdout}\n${install.stderr}`);
-  const run = spawnSync(path.join(prefix, 'bin', 'kube-conflict-hints'), ['--version'], { cwd: scratch, env: { PATH: process.env.PATH ?? '', HOME: scratch }, encoding: 'utf8' });
+  const run = spawnSync(path.join(prefix, 'bin', 'kube-conflict-hints'), ['--version'], {
+    cwd: scratch,
+    env: { PATH: process.env.PATH ?? '', HOME: scratch },
+    encoding: 'utf8',
+  });
   assert.equal(run.error, undefined, String(run.error));
   assert.equal(run.status, 0, run.stderr);
   assert.equal(run.stdout.trim(), manifest.version);

@@ -81,7 +81,9 @@ describe('custom messages', () => {
 
   test('the names other editors configure stay as documented', () => {
     // docs/editors.md and users' editor configurations name these; a rename breaks them.
-    const names = Object.fromEntries(Object.entries(requests).map(([key, r]) => [key, [r.method, r.command, r.needsDocument]]));
+    const names = Object.fromEntries(
+      Object.entries(requests).map(([key, r]) => [key, [r.method, r.command, r.needsDocument]]),
+    );
     assert.deepEqual(names, {
       refresh: ['kubeConflictHints/refresh', 'kube-conflict-hints.refresh', false],
       contexts: ['kubeConflictHints/contexts', 'kube-conflict-hints.contexts', false],
@@ -112,7 +114,11 @@ describe('custom messages', () => {
     assert.ok(sources.includes(protocol) && sources.length > 50, 'the scan sees the sources');
     const spelled = sources
       .filter((f) => f !== protocol)
-      .flatMap((f) => [...fs.readFileSync(f, 'utf8').matchAll(/['"`](kubeConflictHints\/[A-Za-z]+|kube-conflict-hints\.[A-Za-z]+)/g)].map((m) => `${path.relative(root, f)}: ${m[1]}`));
+      .flatMap((f) =>
+        [
+          ...fs.readFileSync(f, 'utf8').matchAll(/['"`](kubeConflictHints\/[A-Za-z]+|kube-conflict-hints\.[A-Za-z]+)/g),
+        ].map((m) => `${path.relative(root, f)}: ${m[1]}`),
+      );
     assert.deepEqual(spelled, []);
   });
 
@@ -121,7 +127,12 @@ describe('custom messages', () => {
     const server = await startTestServer({ initializationOptions: { clusterAccess: false } });
     try {
       const advertised = server.initializeResult.capabilities.executeCommandProvider?.commands ?? [];
-      assert.deepEqual([...advertised].sort(), Object.values(requests).map((r) => r.command).sort());
+      assert.deepEqual(
+        [...advertised].sort(),
+        Object.values(requests)
+          .map((r) => r.command)
+          .sort(),
+      );
       const uri = 'file:///w/custom-messages.yaml';
       await server.open(uri, 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n');
       // Requests sent through the typed helper, as the VS Code client sends them.
@@ -133,7 +144,12 @@ describe('custom messages', () => {
       assert.equal(await sendRequest(wire, requests.ownership, { uri, position: { line: 3, character: 2 } }), null);
       assert.deepEqual(await sendRequest(wire, requests.verify, { uri }), noAccess);
       assert.equal(await sendRequest(wire, requests.forcePreview, { uri, position: { line: 3, character: 2 } }), null);
-      const notOverlay = { overlays: [], keep: [], everyOverlay: true, problem: 'The file is in no workspace folder: overlays are chosen per workspace folder.' };
+      const notOverlay = {
+        overlays: [],
+        keep: [],
+        everyOverlay: true,
+        problem: 'The file is in no workspace folder: overlays are chosen per workspace folder.',
+      };
       assert.deepEqual(await sendRequest(wire, requests.overlays, { uri }), notOverlay);
       const asCommand = (command: string) => server.request('workspace/executeCommand', { command, arguments: [uri] });
       assert.equal(await asCommand(requests.refresh.command), null);

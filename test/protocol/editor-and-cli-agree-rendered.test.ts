@@ -40,7 +40,14 @@ interface JsonReport {
 const editorOnly = new Set(['overlay-not-chosen']);
 
 const severities = ['', 'error', 'warning', 'information', 'hint'];
-const sorted = (list: Said[]) => [...list].sort((a, b) => a.line - b.line || a.code.localeCompare(b.code) || a.path.localeCompare(b.path) || a.severity.localeCompare(b.severity));
+const sorted = (list: Said[]) =>
+  [...list].sort(
+    (a, b) =>
+      a.line - b.line ||
+      a.code.localeCompare(b.code) ||
+      a.path.localeCompare(b.path) ||
+      a.severity.localeCompare(b.severity),
+  );
 
 /** The judged severity is the finding's, which the diagnostic carries; news (quiet codes) is shown as a hint, nothing else is. */
 function fromDiagnostics(ds: Diagnostic[]): Said[] {
@@ -51,57 +58,83 @@ function fromDiagnostics(ds: Diagnostic[]): Said[] {
         const finding = (d.data as { finding?: { severity?: string; path?: string } } | undefined)?.finding;
         const judged = finding?.severity ?? severities[d.severity ?? 1]!;
         const quiet = (findingCatalogue as Record<string, { quiet?: true }>)[String(d.code)]?.quiet === true;
-        assert.equal(severities[d.severity ?? 1], quiet ? 'hint' : judged, `${d.code}: shown as ${quiet ? 'a hint' : 'judged'}`);
+        assert.equal(
+          severities[d.severity ?? 1],
+          quiet ? 'hint' : judged,
+          `${d.code}: shown as ${quiet ? 'a hint' : 'judged'}`,
+        );
         return { code: String(d.code), severity: judged, line: d.range.start.line, path: finding?.path ?? '' };
       }),
   );
 }
 
-const languageOf = (file: string) => (/\.(ya?ml|tpl)$/.test(file) ? 'yaml' : /\.json$/.test(file) ? 'json' : 'plaintext');
+const languageOf = (file: string) =>
+  /\.(ya?ml|tpl)$/.test(file) ? 'yaml' : /\.json$/.test(file) ? 'json' : 'plaintext';
 
 const scenarios = loadRenderedScenarios(renderers).filter((s) => !s.excluded);
 
-describe('the editor and the command line judge charts and overlays alike on the rendered corpus', { concurrency: 2 }, () => {
-  for (const [n, scenario] of scenarios.entries()) {
-    test(`${scenario.file}: ${scenario.name}`, async (t) => {
-      const cluster = requireCluster(t);
-      const family = renderers[scenario.renderer]!;
-      const tool = cluster && family.tool(t, scenario);
-      if (!cluster || !tool) return;
-      const sources = await family.prepare(scenario, tool, { kubeconfig: cluster.kubeconfig, prefix: `same-r${n}` });
-      const inTree = (file: string) => path.resolve(sources.folder, file);
+describe(
+  'the editor and the command line judge charts and overlays alike on the rendered corpus',
+  { concurrency: 2 },
+  () => {
+    for (const [n, scenario] of scenarios.entries()) {
+      test(`${scenario.file}: ${scenario.name}`, async (t) => {
+        const cluster = requireCluster(t);
+        const family = renderers[scenario.renderer]!;
+        const tool = cluster && family.tool(t, scenario);
+        if (!cluster || !tool) return;
+        const sources = await family.prepare(scenario, tool, { kubeconfig: cluster.kubeconfig, prefix: `same-r${n}` });
+        const inTree = (file: string) => path.resolve(sources.folder, file);
 
-      const run = await runCli(['check', '--kubeconfig', cluster.kubeconfig, '--context', 'admin', '--format', 'json', ...sources.cliArgs], { cwd: sources.folder });
-      assert.ok(run.status === 0 || run.status === 1, `check exited ${run.status}: ${run.stderr}`);
-      const report = JSON.parse(run.stdout) as JsonReport;
-      const expected = new Map<string, Said[]>(sources.files.map((f) => [f, []]));
-      for (const f of report.findings) {
-        const list = expected.get(inTree(f.file));
-        assert.ok(list, `check reports ${f.code} on ${f.file}, which is no source file of the scenario (${sources.files.join(', ')})`);
-        list.push({ code: f.code, severity: f.severity, line: f.range.start.line, path: f.path ?? '' });
-      }
-      // The comparison is worth something only where the command line judged the rendered objects.
-      const origins = [...new Set(report.objects.filter((o) => o.object && o.rendered).map((o) => inTree(o.file)))];
-      assert.ok(origins.length > 0, `check judged no rendered object: ${run.stdout.slice(0, 2000)}`);
-      if (scenario.server !== 'accepted') assert.ok(report.findings.length > 0, 'the server answers something, and check says nothing');
+        const run = await runCli(
+          ['check', '--kubeconfig', cluster.kubeconfig, '--context', 'admin', '--format', 'json', ...sources.cliArgs],
+          { cwd: sources.folder },
+        );
+        assert.ok(run.status === 0 || run.status === 1, `check exited ${run.status}: ${run.stderr}`);
+        const report = JSON.parse(run.stdout) as JsonReport;
+        const expected = new Map<string, Said[]>(sources.files.map((f) => [f, []]));
+        for (const f of report.findings) {
+          const list = expected.get(inTree(f.file));
+          assert.ok(
+            list,
+            `check reports ${f.code} on ${f.file}, which is no source file of the scenario (${sources.files.join(', ')})`,
+          );
+          list.push({ code: f.code, severity: f.severity, line: f.range.start.line, path: f.path ?? '' });
+        }
+        // The comparison is worth something only where the command line judged the rendered objects.
+        const origins = [...new Set(report.objects.filter((o) => o.object && o.rendered).map((o) => inTree(o.file)))];
+        assert.ok(origins.length > 0, `check judged no rendered object: ${run.stdout.slice(0, 2000)}`);
+        if (scenario.server !== 'accepted')
+          assert.ok(report.findings.length > 0, 'the server answers something, and check says nothing');
 
-      const server = await startTestServer({ settings: { kubeconfig: cluster.kubeconfig, context: 'admin', ...sources.settings }, workspaceFolders: [pathToFileURL(sources.folder).href] });
-      t.after(() => server.shutdown());
-      for (const file of sources.files) await server.open(pathToFileURL(file).href, fs.readFileSync(file, 'utf8'), languageOf(file));
-      // Before a render has ended the editor says nothing on a rendered source: wait until one of
-      // its objects is shown on its origin file (a hover on its `kind:` line) before nothing counts.
-      await renderedIn(server, origins);
-      for (const file of sources.files) {
-        const uri = pathToFileURL(file).href;
-        const want = sorted(expected.get(file)!);
-        // The editor reads the cluster in the background: wait until it says what the command line
-        // said (the assertion shows the difference when it never does).
-        const seen = await server.diagnosticsUntil(uri, (ds) => JSON.stringify(fromDiagnostics(ds)) === JSON.stringify(want), 120_000).catch(() => server.diagnostics(uri));
-        assert.deepEqual(fromDiagnostics(seen), want, `${path.relative(sources.folder, file)}: the editor's findings vs check's`);
-      }
-    });
-  }
-});
+        const server = await startTestServer({
+          settings: { kubeconfig: cluster.kubeconfig, context: 'admin', ...sources.settings },
+          workspaceFolders: [pathToFileURL(sources.folder).href],
+        });
+        t.after(() => server.shutdown());
+        for (const file of sources.files)
+          await server.open(pathToFileURL(file).href, fs.readFileSync(file, 'utf8'), languageOf(file));
+        // Before a render has ended the editor says nothing on a rendered source: wait until one of
+        // its objects is shown on its origin file (a hover on its `kind:` line) before nothing counts.
+        await renderedIn(server, origins);
+        for (const file of sources.files) {
+          const uri = pathToFileURL(file).href;
+          const want = sorted(expected.get(file)!);
+          // The editor reads the cluster in the background: wait until it says what the command line
+          // said (the assertion shows the difference when it never does).
+          const seen = await server
+            .diagnosticsUntil(uri, (ds) => JSON.stringify(fromDiagnostics(ds)) === JSON.stringify(want), 120_000)
+            .catch(() => server.diagnostics(uri));
+          assert.deepEqual(
+            fromDiagnostics(seen),
+            want,
+            `${path.relative(sources.folder, file)}: the editor's findings vs check's`,
+          );
+        }
+      });
+    }
+  },
+);
 
 /**
  * Resolves once the editor shows a rendered object on one of the files `check` places objects on:
@@ -112,7 +145,8 @@ async function renderedIn(server: TestServer, origins: readonly string[]): Promi
   const places: { uri: string; position: Position }[] = [];
   for (const file of origins) {
     const lines = fs.readFileSync(file, 'utf8').split('\n');
-    for (const [line, text] of lines.entries()) if (/^kind:\s*\S/.test(text)) places.push({ uri: pathToFileURL(file).href, position: { line, character: 1 } });
+    for (const [line, text] of lines.entries())
+      if (/^kind:\s*\S/.test(text)) places.push({ uri: pathToFileURL(file).href, position: { line, character: 1 } });
   }
   assert.ok(places.length > 0, `no top-level kind: line in ${origins.join(', ')}`);
   const deadline = Date.now() + 120_000;

@@ -43,7 +43,9 @@ test('forcing an autoscaled, hand-edited Deployment: the preview lists both fiel
     const conflicts = (ds: Diagnostic[]) => ds.filter((d) => d.code === 'field-conflict');
     const diagnostics = await server.diagnosticsUntil(uri, (ds) => conflicts(ds).length === 2);
     const replicas = conflicts(diagnostics).find((d) => d.message.startsWith('.spec.replicas'))!;
-    const action = (await server.codeActions(uri, replicas.range, [replicas])).find((a) => a.title === 'Preview forcing…');
+    const action = (await server.codeActions(uri, replicas.range, [replicas])).find(
+      (a) => a.title === 'Preview forcing…',
+    );
     assert.ok(action?.command, 'the conflict offers "Preview forcing…"');
     preview = (await server.request('workspace/executeCommand', action.command)) as ForcePreviewResult;
   } finally {
@@ -59,29 +61,66 @@ test('forcing an autoscaled, hand-edited Deployment: the preview lists both fiel
     ],
   );
   const [autoscaled, edited] = preview.preview.losses;
-  assert.deepEqual(autoscaled!.takesBack && [autoscaled!.takesBack.certainty, autoscaled!.takesBack.kind, autoscaled!.takesBack.by, autoscaled!.takesBack.reason], [
-    'will',
-    'autoscaler',
-    'kube-controller-manager',
-    'an autoscaler (HorizontalPodAutoscaler web) scales this Deployment',
-  ]);
+  assert.deepEqual(
+    autoscaled!.takesBack && [
+      autoscaled!.takesBack.certainty,
+      autoscaled!.takesBack.kind,
+      autoscaled!.takesBack.by,
+      autoscaled!.takesBack.reason,
+    ],
+    [
+      'will',
+      'autoscaler',
+      'kube-controller-manager',
+      'an autoscaler (HorizontalPodAutoscaler web) scales this Deployment',
+    ],
+  );
   assert.equal(edited!.takesBack, undefined, 'nothing writes a hand edit back');
-  assert.match(edited!.time ?? '', /^20\d\d-\d\d-\d\dT[\d:]+Z$/, 'the edit\'s time, as recorded');
-  assert.match(preview.text, /Will be taken back by kube-controller-manager: an autoscaler \(HorizontalPodAutoscaler web\) scales this Deployment\./);
-  assert.equal(preview.command, `kubectl apply --server-side --force-conflicts --field-manager=kubectl --kubeconfig=${cluster.kubeconfig} --context=admin -f ${file}`);
+  assert.match(edited!.time ?? '', /^20\d\d-\d\d-\d\dT[\d:]+Z$/, "the edit's time, as recorded");
+  assert.match(
+    preview.text,
+    /Will be taken back by kube-controller-manager: an autoscaler \(HorizontalPodAutoscaler web\) scales this Deployment\./,
+  );
+  assert.equal(
+    preview.command,
+    `kubectl apply --server-side --force-conflicts --field-manager=kubectl --kubeconfig=${cluster.kubeconfig} --context=admin -f ${file}`,
+  );
 
   // The product sent only reads, among them the list of the namespace's autoscalers (the positive
   // signal that it looked), seen once a sentinel request after them reached the audit log.
   await auditSentinel(cluster.auditLog, (p) => request(admin, 'GET', p));
-  const mine = readAuditEvents(cluster.auditLog).filter((e) => (e.userAgent ?? '').startsWith(`kube-conflict-hints (editor; pid ${process.pid})`) && (e.requestReceivedTimestamp ?? '') >= started);
-  assert.ok(mine.some((e) => e.verb === 'list' && e.objectRef?.resource === 'horizontalpodautoscalers' && e.objectRef.namespace === namespace), 'the autoscalers were listed');
-  assert.deepEqual(mine.filter((e) => !['get', 'list', 'watch'].includes(e.verb)).map((e) => `${e.verb} ${e.requestURI}`), []);
+  const mine = readAuditEvents(cluster.auditLog).filter(
+    (e) =>
+      (e.userAgent ?? '').startsWith(`kube-conflict-hints (editor; pid ${process.pid})`) &&
+      (e.requestReceivedTimestamp ?? '') >= started,
+  );
+  assert.ok(
+    mine.some(
+      (e) =>
+        e.verb === 'list' &&
+        e.objectRef?.resource === 'horizontalpodautoscalers' &&
+        e.objectRef.namespace === namespace,
+    ),
+    'the autoscalers were listed',
+  );
+  assert.deepEqual(
+    mine.filter((e) => !['get', 'list', 'watch'].includes(e.verb)).map((e) => `${e.verb} ${e.requestURI}`),
+    [],
+  );
 
   // The truth: the same apply sent for real with force (dryRun=All: the server stores nothing).
   const before = objectOf(await get(admin, manifest), 'read before');
   const forced = objectOf(await apply(admin, 'kubectl', manifest, { dryRun: true, force: true }), 'forced dry run');
-  const byServer = takenFrom(before.metadata.managedFields as ManagedEntryLike[], forced.metadata.managedFields as ManagedEntryLike[], 'kubectl');
+  const byServer = takenFrom(
+    before.metadata.managedFields as ManagedEntryLike[],
+    forced.metadata.managedFields as ManagedEntryLike[],
+    'kubectl',
+  );
   const byPreview = new Map(preview.preview.losses.map((l) => [managerKey(l), l.fields.map((f) => f.path).sort()]));
   assert.deepEqual(byPreview, byServer);
-  assert.equal(objectOf(await get(admin, manifest)).metadata.resourceVersion, before.metadata.resourceVersion, 'the dry run stored nothing');
+  assert.equal(
+    objectOf(await get(admin, manifest)).metadata.resourceVersion,
+    before.metadata.resourceVersion,
+    'the dry run stored nothing',
+  );
 });

@@ -26,13 +26,25 @@ test('an 8 MB document gets a too-large warning, takes no gigabyte, and a hover 
     const start = performance.now();
     const [diagnostics, hover] = await Promise.all([
       server.diagnostics('file:///w/huge.yaml'),
-      server.hover('file:///w/small.yaml', { line: 5, character: 3 }).then((h) => ({ h, ms: performance.now() - start })),
+      server
+        .hover('file:///w/small.yaml', { line: 5, character: 3 })
+        .then((h) => ({ h, ms: performance.now() - start })),
     ]);
-    assert.deepEqual(diagnostics.map((d) => [d.code, d.severity, d.range.start.line]), [['too-large', 2, 0]]);
-    assert.match(diagnostics[0]!.message, /^This document is 8\.0 MiB: documents over 1\.5 MiB are not analysed/, diagnostics[0]!.message);
+    assert.deepEqual(
+      diagnostics.map((d) => [d.code, d.severity, d.range.start.line]),
+      [['too-large', 2, 0]],
+    );
+    assert.match(
+      diagnostics[0]!.message,
+      /^This document is 8\.0 MiB: documents over 1\.5 MiB are not analysed/,
+      diagnostics[0]!.message,
+    );
     assert.ok(hover.h, 'the small document is hovered');
     const allowed = allowedMs(timeMs(() => plainParse(small), 3));
-    assert.ok(hover.ms < allowed, `the hover on the small document took ${hover.ms.toFixed(0)} ms (allowed ${allowed.toFixed(0)} ms)`);
+    assert.ok(
+      hover.ms < allowed,
+      `the hover on the small document took ${hover.ms.toFixed(0)} ms (allowed ${allowed.toFixed(0)} ms)`,
+    );
     const grown = process.memoryUsage().heapUsed - heapBefore;
     // The text itself is held by both ends of the connection; a parse tree would be 20 times that.
     assert.ok(grown < 8 * huge.length + 64 * MiB, `the heap grew by ${(grown / MiB).toFixed(0)} MiB`);

@@ -48,11 +48,19 @@ test('kind-not-served in the editor: the cause, the link, and a CRD among the op
     assert.deepEqual(ofCode(together, 'kind-not-served'), []);
     const [info] = ofCode(together, 'kind-from-new-crd');
     assert.equal(info!.severity, 3, 'information');
-    assert.match(info!.message, new RegExp(`CustomResourceDefinition certificates\\.${group.replaceAll('.', '\\.')} in certificates\\.yaml, which the cluster does not serve yet`));
+    assert.match(
+      info!.message,
+      new RegExp(
+        `CustomResourceDefinition certificates\\.${group.replaceAll('.', '\\.')} in certificates\\.yaml, which the cluster does not serve yet`,
+      ),
+    );
 
     // Closed again: the error is back.
     await server.close(crdUri);
-    await server.diagnosticsUntil(cr, (d) => ofCode(d, 'kind-not-served').length === 1 && ofCode(d, 'kind-from-new-crd').length === 0);
+    await server.diagnosticsUntil(
+      cr,
+      (d) => ofCode(d, 'kind-not-served').length === 1 && ofCode(d, 'kind-from-new-crd').length === 0,
+    );
 
     // One file holding both, as a stream does.
     const both = 'file:///w/app/bundle.yaml';
@@ -62,11 +70,19 @@ test('kind-not-served in the editor: the cause, the link, and a CRD among the op
 
     // A built-in kind at a removed version: the deprecation guide and what is served, as before.
     const old = 'file:///w/app/pdb.yaml';
-    await server.open(old, `apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata:\n  name: web\n  namespace: ${namespace}\nspec:\n  minAvailable: 1\n`);
+    await server.open(
+      old,
+      `apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata:\n  name: web\n  namespace: ${namespace}\nspec:\n  minAvailable: 1\n`,
+    );
     const removed = await server.diagnosticsUntil(old, (d) => ofCode(d, 'kind-not-served').length === 1);
     assert.deepEqual(
       ofCode(removed, 'kind-not-served').map((d) => [d.message, d.codeDescription?.href]),
-      [['The cluster does not serve PodDisruptionBudget in policy/v1beta1 (served: policy/v1).', docsLinks.apiVersions]],
+      [
+        [
+          'The cluster does not serve PodDisruptionBudget in policy/v1beta1 (served: policy/v1).',
+          docsLinks.apiVersions,
+        ],
+      ],
     );
   } finally {
     await server.shutdown();

@@ -14,10 +14,11 @@ import { connect, create, objectOf, request } from '../support/seed';
 
 const ofCode = (ds: Diagnostic[], code: string) => ds.filter((d) => d.code === code);
 const aboutNamespace = (ds: Diagnostic[]) => ds.filter((d) => String(d.code).startsWith('namespace-'));
-const configMap = (namespace: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-config\n  namespace: ${namespace}\ndata:\n  mode: fast\n`;
+const configMap = (namespace: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-config\n  namespace: ${namespace}\ndata:\n  mode: fast\n`;
 const namespaceManifest = (name: string) => `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${name}\n`;
 
-test('a namespace that does not exist: the server\'s 404 on the namespace, a Namespace among the open documents, and its creation', async (t) => {
+test("a namespace that does not exist: the server's 404 on the namespace, a Namespace among the open documents, and its creation", async (t) => {
   const cluster = requireCluster(t);
   if (!cluster) return;
   const admin = connect('admin', cluster.kubeconfig);
@@ -31,7 +32,10 @@ test('a namespace that does not exist: the server\'s 404 on the namespace, a Nam
       contentType: 'application/apply-patch+yaml',
     });
     assert.equal(answer.status, 404);
-    assert.deepEqual([(answer.body as { reason: string }).reason, (answer.body as { message: string }).message], ['NotFound', `namespaces "${ns}" not found`]);
+    assert.deepEqual(
+      [(answer.body as { reason: string }).reason, (answer.body as { message: string }).message],
+      ['NotFound', `namespaces "${ns}" not found`],
+    );
   }
 
   const server = await startTestServer({ settings: { kubeconfig: cluster.kubeconfig, context: 'admin' } });
@@ -41,7 +45,10 @@ test('a namespace that does not exist: the server\'s 404 on the namespace, a Nam
     const alone = await server.diagnosticsUntil(cm, (d) => ofCode(d, 'namespace-not-found').length === 1);
     const [error] = ofCode(alone, 'namespace-not-found');
     assert.equal(error!.severity, 1, 'an error');
-    assert.match(error!.message, new RegExp(`^namespaces "${first}" not found: the namespace "${first}" does not exist in the cluster`));
+    assert.match(
+      error!.message,
+      new RegExp(`^namespaces "${first}" not found: the namespace "${first}" does not exist in the cluster`),
+    );
     assert.deepEqual(error!.range.start, { line: 4, character: 13 });
     assert.equal(error!.codeDescription?.href, docsLinks.namespaces);
 
@@ -56,20 +63,29 @@ test('a namespace that does not exist: the server\'s 404 on the namespace, a Nam
 
     // Closed again: the error is back.
     await server.close(nsUri);
-    await server.diagnosticsUntil(cm, (d) => ofCode(d, 'namespace-not-found').length === 1 && ofCode(d, 'namespace-from-files').length === 0);
+    await server.diagnosticsUntil(
+      cm,
+      (d) => ofCode(d, 'namespace-not-found').length === 1 && ofCode(d, 'namespace-from-files').length === 0,
+    );
 
     // Created while a Namespace manifest is open (its watch): the finding goes.
     await server.open(nsUri, namespaceManifest(first));
     await server.diagnostics(nsUri);
     await server.diagnosticsUntil(cm, (d) => ofCode(d, 'namespace-from-files').length === 1);
-    objectOf(await create(admin, 'kch-test-setup', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: first } }), `namespace ${first}`);
+    objectOf(
+      await create(admin, 'kch-test-setup', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: first } }),
+      `namespace ${first}`,
+    );
     await server.diagnosticsUntil(cm, (d) => aboutNamespace(d).length === 0);
 
     // Another namespace, created with no Namespace manifest open: the user's refresh reads it again.
     const other = 'file:///w/app/other.yaml';
     await server.open(other, configMap(second));
     await server.diagnosticsUntil(other, (d) => ofCode(d, 'namespace-not-found').length === 1);
-    objectOf(await create(admin, 'kch-test-setup', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: second } }), `namespace ${second}`);
+    objectOf(
+      await create(admin, 'kch-test-setup', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: second } }),
+      `namespace ${second}`,
+    );
     await server.request('kubeConflictHints/refresh', { uri: other });
     await server.diagnosticsUntil(other, (d) => aboutNamespace(d).length === 0);
   } finally {

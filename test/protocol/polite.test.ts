@@ -48,18 +48,25 @@ const unrelated: { uri: string; text: string; languageId: string }[] = [
 ];
 
 const statuses = (server: TestServer) =>
-  server.notifications.filter((n) => n.method === 'kubeConflictHints/status').map((n) => n.params as { health: string; context: string });
+  server.notifications
+    .filter((n) => n.method === 'kubeConflictHints/status')
+    .map((n) => n.params as { health: string; context: string });
 
 /** Requests the editor's language servers of this process sent since `since` (ms), from the audit log. */
 const editorRequestsSince = (auditLog: string, since: number) =>
-  readAuditEvents(auditLog).filter((e) => e.userAgent === editorUserAgent && Date.parse(e.requestReceivedTimestamp ?? '') >= since);
+  readAuditEvents(auditLog).filter(
+    (e) => e.userAgent === editorUserAgent && Date.parse(e.requestReceivedTimestamp ?? '') >= since,
+  );
 
 test('unrelated YAML and JSON: no kubeconfig read, no exec plugin, no request, until a manifest is open', async (t) => {
   const cluster = requireCluster(t);
   if (!cluster) return;
   const admin = connect('admin', cluster.kubeconfig);
   const namespace = await freshNamespace(admin, 'polite');
-  objectOf(await create(admin, 'kubectl-create', configMap(namespace, 'app-config', { mode: 'fast' })), 'create app-config');
+  objectOf(
+    await create(admin, 'kubectl-create', configMap(namespace, 'app-config', { mode: 'fast' })),
+    'create app-config',
+  );
   const kube = execKubeconfig(cluster.kubeconfig, dir, 'unrelated');
   const since = Date.now();
   const server = await startTestServer({ settings: { kubeconfig: kube.file, context: 'plugin' } });
@@ -73,33 +80,60 @@ test('unrelated YAML and JSON: no kubeconfig read, no exec plugin, no request, u
       assert.deepEqual(await server.diagnostics(file.uri), [], file.uri);
       assert.equal(await server.hover(file.uri, { line: 1, character: 2 }), null);
       assert.deepEqual(await server.codeLenses(file.uri), []);
-      assert.equal(await server.request('kubeConflictHints/ownership', { uri: file.uri, position: { line: 1, character: 2 } }), null);
+      assert.equal(
+        await server.request('kubeConflictHints/ownership', { uri: file.uri, position: { line: 1, character: 2 } }),
+        null,
+      );
       await server.request('kubeConflictHints/managers', { uri: file.uri });
     }
     // Every answer is in: a session would have been made before them, and says so in the status
     // (the context it reads from the kubeconfig). None was made.
-    assert.deepEqual(statuses(server).map((s) => s.health), ['idle']);
+    assert.deepEqual(
+      statuses(server).map((s) => s.health),
+      ['idle'],
+    );
     assert.deepEqual(kube.runs(), [], 'the exec plugin ran');
 
     // The first manifest: now the plugin runs, the cluster answers and the findings come.
     const opened = Date.now();
     const uri = 'file:///w/app-config.yaml';
-    await server.open(uri, `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-config\n  namespace: ${namespace}\ndata:\n  mode: safe\n`);
+    await server.open(
+      uri,
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-config\n  namespace: ${namespace}\ndata:\n  mode: safe\n`,
+    );
     const ds = await server.diagnosticsUntil(uri, (d) => d.some((x) => x.code === 'field-conflict'));
     assert.match(ds.find((d) => d.code === 'field-conflict')!.message, /^\.data\.mode is managed by "kubectl-create"/);
-    await server.waitForNotification('kubeConflictHints/status', (p) => (p as { health: string }).health === 'connected');
+    await server.waitForNotification(
+      'kubeConflictHints/status',
+      (p) => (p as { health: string }).health === 'connected',
+    );
     assert.equal((statuses(server).find((s) => s.health !== 'idle') ?? { context: '' }).context, 'plugin');
     assert.ok(kube.runs().length > 0, 'the exec plugin runs once a manifest is open');
-    assert.ok(kube.runs().every((at) => at >= opened), `the plugin ran before the manifest was open: ${kube.runs().join(', ')} < ${opened}`);
-    assert.ok(await waitForAuditEvent(cluster.auditLog, (e) => e.userAgent === editorUserAgent && e.objectRef?.namespace === namespace), 'the manifest\'s reads are in the audit log');
-    const early = editorRequestsSince(cluster.auditLog, since).filter((e) => Date.parse(e.requestReceivedTimestamp!) < opened);
-    assert.deepEqual(early.map((e) => `${e.verb} ${e.requestURI}`), [], 'requests before a manifest was open');
+    assert.ok(
+      kube.runs().every((at) => at >= opened),
+      `the plugin ran before the manifest was open: ${kube.runs().join(', ')} < ${opened}`,
+    );
+    assert.ok(
+      await waitForAuditEvent(
+        cluster.auditLog,
+        (e) => e.userAgent === editorUserAgent && e.objectRef?.namespace === namespace,
+      ),
+      "the manifest's reads are in the audit log",
+    );
+    const early = editorRequestsSince(cluster.auditLog, since).filter(
+      (e) => Date.parse(e.requestReceivedTimestamp!) < opened,
+    );
+    assert.deepEqual(
+      early.map((e) => `${e.verb} ${e.requestURI}`),
+      [],
+      'requests before a manifest was open',
+    );
   } finally {
     await server.shutdown();
   }
 });
 
-test('the user asks: Refresh connects with no manifest open; the Kubernetes extension\'s refresh does not', async (t) => {
+test("the user asks: Refresh connects with no manifest open; the Kubernetes extension's refresh does not", async (t) => {
   const cluster = requireCluster(t);
   if (!cluster) return;
   const kube = execKubeconfig(cluster.kubeconfig, dir, 'asked');
@@ -109,11 +143,17 @@ test('the user asks: Refresh connects with no manifest open; the Kubernetes exte
     await server.open(unrelated[0]!.uri, unrelated[0]!.text);
     // What the client sends when the Kubernetes extension switches context: nothing is connected yet.
     assert.equal(await server.request('kubeConflictHints/refresh', null), null);
-    assert.deepEqual(statuses(server).map((s) => s.health), ['idle']);
+    assert.deepEqual(
+      statuses(server).map((s) => s.health),
+      ['idle'],
+    );
     assert.deepEqual(kube.runs(), []);
     // The user's command *Refresh from the cluster*.
     await server.request('kubeConflictHints/refresh', { uri: unrelated[0]!.uri, connect: true });
-    await server.waitForNotification('kubeConflictHints/status', (p) => (p as { health: string }).health === 'connected');
+    await server.waitForNotification(
+      'kubeConflictHints/status',
+      (p) => (p as { health: string }).health === 'connected',
+    );
     assert.ok(kube.runs().length > 0, 'the user asked: the plugin runs');
   } finally {
     await server.shutdown();
@@ -130,7 +170,11 @@ const mixed = (namespace: string) =>
     `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other-config\n  namespace: ${namespace}\ndata:\n  mode: safe\n`,
   ].join('---\n');
 
-const syntaxCodes = (ds: Diagnostic[]) => ds.map((d) => String(d.code)).filter((c) => ['yaml-syntax', 'duplicate-key', 'yaml-decode'].includes(c)).sort();
+const syntaxCodes = (ds: Diagnostic[]) =>
+  ds
+    .map((d) => String(d.code))
+    .filter((c) => ['yaml-syntax', 'duplicate-key', 'yaml-decode'].includes(c))
+    .sort();
 
 // Who reports syntax errors: the editor's other language services (what the client detected) and
 // the setting. `yaml-decode` (YAML that kubectl refuses) is ours alone and always reported.
@@ -142,17 +186,44 @@ const syntaxRows: {
   reported: boolean;
 }[] = [
   { name: 'no other YAML service: reported here', languageId: 'yaml', reported: true },
-  { name: 'Red Hat YAML present: left to it', services: { yaml: 'redhat.vscode-yaml' }, languageId: 'yaml', reported: false },
-  { name: 'Red Hat YAML present, syntaxErrors "always"', services: { yaml: 'redhat.vscode-yaml' }, setting: 'always', languageId: 'yaml', reported: true },
+  {
+    name: 'Red Hat YAML present: left to it',
+    services: { yaml: 'redhat.vscode-yaml' },
+    languageId: 'yaml',
+    reported: false,
+  },
+  {
+    name: 'Red Hat YAML present, syntaxErrors "always"',
+    services: { yaml: 'redhat.vscode-yaml' },
+    setting: 'always',
+    languageId: 'yaml',
+    reported: true,
+  },
   { name: 'no other service, syntaxErrors "never"', setting: 'never', languageId: 'yaml', reported: false },
-  { name: 'a YAML service says nothing of JSON documents', services: { yaml: 'redhat.vscode-yaml' }, languageId: 'json', reported: true },
-  { name: 'VS Code\'s JSON service present: JSON left to it', services: { json: 'vscode.json-language-features' }, languageId: 'json', reported: false },
+  {
+    name: 'a YAML service says nothing of JSON documents',
+    services: { yaml: 'redhat.vscode-yaml' },
+    languageId: 'json',
+    reported: true,
+  },
+  {
+    name: "VS Code's JSON service present: JSON left to it",
+    services: { json: 'vscode.json-language-features' },
+    languageId: 'json',
+    reported: false,
+  },
 ];
 
 for (const row of syntaxRows) {
   test(`syntax errors: ${row.name}`, async () => {
-    const initializationOptions: InitializationOptions = { clusterAccess: false, ...(row.services ? { syntaxServices: row.services } : {}) };
-    const server = await startTestServer({ initializationOptions, settings: row.setting ? { syntaxErrors: row.setting } : {} });
+    const initializationOptions: InitializationOptions = {
+      clusterAccess: false,
+      ...(row.services ? { syntaxServices: row.services } : {}),
+    };
+    const server = await startTestServer({
+      initializationOptions,
+      settings: row.setting ? { syntaxErrors: row.setting } : {},
+    });
     try {
       const uri = `file:///w/mixed.${row.languageId}`;
       await server.open(uri, mixed('default'), row.languageId);
@@ -165,14 +236,20 @@ for (const row of syntaxRows) {
 }
 
 test('syntax errors left to Red Hat YAML: the document that does not parse is still "not judged", with the reason; fixed, it is judged', async () => {
-  const server = await startTestServer({ initializationOptions: { clusterAccess: false, syntaxServices: { yaml: 'redhat.vscode-yaml' } } });
+  const server = await startTestServer({
+    initializationOptions: { clusterAccess: false, syntaxServices: { yaml: 'redhat.vscode-yaml' } },
+  });
   try {
     const uri = 'file:///w/broken.yaml';
-    const good = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-config\n  namespace: default\ndata:\n  mode: safe\n';
-    const stateOf = (state: DocumentStateParams['state']) => (p: unknown) => (p as DocumentStateParams).uri === uri && (p as DocumentStateParams).state === state;
+    const good =
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-config\n  namespace: default\ndata:\n  mode: safe\n';
+    const stateOf = (state: DocumentStateParams['state']) => (p: unknown) =>
+      (p as DocumentStateParams).uri === uri && (p as DocumentStateParams).state === state;
     await server.open(uri, good.replace('  mode: safe', '  mode: "unterminated'));
     assert.deepEqual(syntaxCodes(await server.diagnostics(uri)), [], 'Red Hat YAML underlines it: not twice');
-    const state = (await holdingTheLoop(() => server.waitForNotification('kubeConflictHints/documentState', stateOf('not-judged')))) as DocumentStateParams;
+    const state = (await holdingTheLoop(() =>
+      server.waitForNotification('kubeConflictHints/documentState', stateOf('not-judged')),
+    )) as DocumentStateParams;
     assert.match(state.reason ?? '', /^YAML syntax error: .+ \(shown by redhat\.vscode-yaml\)$/);
     // Never judged before: the first "judged" is the fixed text's.
     await server.change(uri, good);
@@ -199,7 +276,7 @@ test('syntax errors: Red Hat YAML installed while the editor runs: its errors ar
   }
 });
 
-test('a syntax error in one document hides none of the other documents\' findings, whoever reports it', async (t) => {
+test("a syntax error in one document hides none of the other documents' findings, whoever reports it", async (t) => {
   const cluster = requireCluster(t);
   if (!cluster) return;
   const admin = connect('admin', cluster.kubeconfig);
@@ -211,15 +288,25 @@ test('a syntax error in one document hides none of the other documents\' finding
   const lines = text.split('\n');
   const modeLines = lines.flatMap((l, i) => (l === '  mode: safe' ? [i] : []));
   for (const services of [{ yaml: 'redhat.vscode-yaml' }, {}]) {
-    const server = await startTestServer({ initializationOptions: { clusterAccess: true, syntaxServices: services }, settings: { kubeconfig: cluster.kubeconfig, context: 'admin' } });
+    const server = await startTestServer({
+      initializationOptions: { clusterAccess: true, syntaxServices: services },
+      settings: { kubeconfig: cluster.kubeconfig, context: 'admin' },
+    });
     try {
       const uri = 'file:///w/mixed.yaml';
       await server.open(uri, text);
       const ds = await server.diagnosticsUntil(uri, (d) => d.filter((x) => x.code === 'field-conflict').length === 2);
       const conflicts = ds.filter((d) => d.code === 'field-conflict');
-      assert.deepEqual(conflicts.map((d) => d.range.start.line), modeLines, 'a conflict on the first and on the last object');
+      assert.deepEqual(
+        conflicts.map((d) => d.range.start.line),
+        modeLines,
+        'a conflict on the first and on the last object',
+      );
       for (const d of conflicts) assert.match(d.message, /^\.data\.mode is managed by "kubectl-create"/);
-      assert.deepEqual(syntaxCodes(ds), 'yaml' in services ? ['yaml-decode'] : ['duplicate-key', 'yaml-decode', 'yaml-syntax']);
+      assert.deepEqual(
+        syntaxCodes(ds),
+        'yaml' in services ? ['yaml-decode'] : ['duplicate-key', 'yaml-decode', 'yaml-syntax'],
+      );
     } finally {
       await server.shutdown();
     }
@@ -232,7 +319,10 @@ test('kind-not-served says its sentence once, naming what is served instead', as
   const server = await startTestServer({ settings: { kubeconfig: cluster.kubeconfig, context: 'admin' } });
   try {
     const uri = 'file:///w/old.yaml';
-    await server.open(uri, 'apiVersion: apps/v1beta1\nkind: Deployment\nmetadata:\n  name: old\n  namespace: default\n');
+    await server.open(
+      uri,
+      'apiVersion: apps/v1beta1\nkind: Deployment\nmetadata:\n  name: old\n  namespace: default\n',
+    );
     const ds = await server.diagnosticsUntil(uri, (d) => d.some((x) => x.code === 'kind-not-served'));
     assert.deepEqual(
       ds.filter((d) => d.code === 'kind-not-served').map((d) => d.message),

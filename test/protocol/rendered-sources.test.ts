@@ -27,11 +27,15 @@ import { requests, sendRequest, type DocumentStateParams } from '../../server/sr
 
 const uriOf = (file: string) => pathToFileURL(file).href;
 const conflicts = (ds: Diagnostic[]) => ds.filter((d) => d.code === 'field-conflict');
-const hoverText = (h: Hover | null) => (h && typeof h.contents === 'object' && 'value' in h.contents ? h.contents.value : '');
-
+const hoverText = (h: Hover | null) =>
+  h && typeof h.contents === 'object' && 'value' in h.contents ? h.contents.value : '';
 
 /** `helm create shop`, installed as release web by Helm 4, then scaled to 5 by an autoscaler. */
-async function scaledRelease(cluster: TestClusterInfo, helm: string, prefix: string): Promise<{ repo: string; chart: string; namespace: string }> {
+async function scaledRelease(
+  cluster: TestClusterInfo,
+  helm: string,
+  prefix: string,
+): Promise<{ repo: string; chart: string; namespace: string }> {
   const conn = connect('admin', cluster.kubeconfig);
   const namespace = await freshNamespace(conn, prefix);
   const repo = scratchDir(prefix);
@@ -39,20 +43,41 @@ async function scaledRelease(cluster: TestClusterInfo, helm: string, prefix: str
   const created = spawnSync(helm, ['create', 'shop'], { cwd: repo, encoding: 'utf8', env });
   assert.equal(created.status, 0, created.stderr);
   const chart = path.join(repo, 'shop');
-  const installed = spawnSync(helm, ['install', 'web', chart, '--kube-context', 'admin', '--namespace', namespace], { cwd: repo, encoding: 'utf8', env });
+  const installed = spawnSync(helm, ['install', 'web', chart, '--kube-context', 'admin', '--namespace', namespace], {
+    cwd: repo,
+    encoding: 'utf8',
+    env,
+  });
   assert.equal(installed.status, 0, installed.stderr);
-  objectOf(await scale(conn, 'kube-controller-manager', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web-shop', namespace } }, 5), 'the autoscaler');
+  objectOf(
+    await scale(
+      conn,
+      'kube-controller-manager',
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web-shop', namespace } },
+      5,
+    ),
+    'the autoscaler',
+  );
   return { repo, chart, namespace };
 }
 
 /** The chart's YAML files as the editor opens them: every template and values.yaml. */
 function chartDocuments(chart: string): string[] {
-  const templates = fs.readdirSync(path.join(chart, 'templates'), { recursive: true, encoding: 'utf8' }).filter((f) => /\.ya?ml$/.test(f)).map((f) => path.join(chart, 'templates', f));
+  const templates = fs
+    .readdirSync(path.join(chart, 'templates'), { recursive: true, encoding: 'utf8' })
+    .filter((f) => /\.ya?ml$/.test(f))
+    .map((f) => path.join(chart, 'templates', f));
   return [...templates, path.join(chart, 'values.yaml'), path.join(chart, 'Chart.yaml')];
 }
 
 /** A language server for the chart of `scaledRelease` (release `web`, the user's helm), stopped after the test. */
-async function chartServer(t: TestContext, cluster: TestClusterInfo, helm: string, repo: string, namespace: string): Promise<TestServer> {
+async function chartServer(
+  t: TestContext,
+  cluster: TestClusterInfo,
+  helm: string,
+  repo: string,
+  namespace: string,
+): Promise<TestServer> {
   const server = await startTestServer({
     settings: { kubeconfig: cluster.kubeconfig, context: 'admin', namespace, helmPath: helm, helmRelease: 'web' },
     workspaceFolders: [uriOf(repo)],
@@ -65,8 +90,24 @@ async function chartServer(t: TestContext, cluster: TestClusterInfo, helm: strin
 const overlayBase = {
   'base/kustomization.yaml': 'resources:\n- deployment.yaml\n',
   'base/deployment.yaml': [
-    'apiVersion: apps/v1', 'kind: Deployment', 'metadata:', '  name: web', 'spec:', '  replicas: 1', '  selector:', '    matchLabels:', '      app: web',
-    '  template:', '    metadata:', '      labels:', '        app: web', '    spec:', '      containers:', '      - name: app', '        image: nginx:1.25', '',
+    'apiVersion: apps/v1',
+    'kind: Deployment',
+    'metadata:',
+    '  name: web',
+    'spec:',
+    '  replicas: 1',
+    '  selector:',
+    '    matchLabels:',
+    '      app: web',
+    '  template:',
+    '    metadata:',
+    '      labels:',
+    '        app: web',
+    '    spec:',
+    '      containers:',
+    '      - name: app',
+    '        image: nginx:1.25',
+    '',
   ].join('\n'),
 };
 
@@ -88,9 +129,17 @@ test('a chart in the editor: no syntax error on any template; the autoscaler con
   const valuesLine = lineOf(fs.readFileSync(values, 'utf8'), /^replicaCount:/) - 1;
 
   const onTemplate = await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length > 0, 60_000);
-  assert.deepEqual(conflicts(onTemplate).map((d) => d.range.start.line), [templateLine], JSON.stringify(onTemplate));
+  assert.deepEqual(
+    conflicts(onTemplate).map((d) => d.range.start.line),
+    [templateLine],
+    JSON.stringify(onTemplate),
+  );
   const onValues = await server.diagnosticsUntil(uriOf(values), (ds) => conflicts(ds).length > 0, 30_000);
-  assert.deepEqual(conflicts(onValues).map((d) => d.range.start.line), [valuesLine], JSON.stringify(onValues));
+  assert.deepEqual(
+    conflicts(onValues).map((d) => d.range.start.line),
+    [valuesLine],
+    JSON.stringify(onValues),
+  );
   for (const d of [...conflicts(onTemplate), ...conflicts(onValues)]) {
     assert.match(d.message, /kube-controller-manager/);
     assert.match(d.message, /in release web/);
@@ -100,12 +149,28 @@ test('a chart in the editor: no syntax error on any template; the autoscaler con
   // from its own text, and nothing but the conflicts anywhere.
   for (const f of files) {
     const ds = await server.diagnostics(uriOf(f));
-    assert.deepEqual(ds.filter((d) => ['yaml-syntax', 'duplicate-key', 'yaml-decode', 'kind-not-served', 'would-delete', 'owned-by-release'].includes(String(d.code))), [], `${f}: ${JSON.stringify(ds)}`);
-    if (f !== template && f !== values) assert.deepEqual(ds.filter((d) => d.severity === 1 || d.severity === 2), [], `${f}: ${JSON.stringify(ds)}`);
+    assert.deepEqual(
+      ds.filter((d) =>
+        ['yaml-syntax', 'duplicate-key', 'yaml-decode', 'kind-not-served', 'would-delete', 'owned-by-release'].includes(
+          String(d.code),
+        ),
+      ),
+      [],
+      `${f}: ${JSON.stringify(ds)}`,
+    );
+    if (f !== template && f !== values)
+      assert.deepEqual(
+        ds.filter((d) => d.severity === 1 || d.severity === 2),
+        [],
+        `${f}: ${JSON.stringify(ds)}`,
+      );
   }
 
   // The hover on both lines names the autoscaler that owns replicas.
-  for (const [file, line] of [[template, templateLine], [values, valuesLine]] as const) {
+  for (const [file, line] of [
+    [template, templateLine],
+    [values, valuesLine],
+  ] as const) {
     const character = fs.readFileSync(file, 'utf8').split('\n')[line]!.indexOf('replica') + 2;
     const text = hoverText(await server.hover(uriOf(file), { line, character }));
     assert.match(text, /spec\.replicas/, `${file}: ${text}`);
@@ -123,8 +188,14 @@ test('a chart in the editor: no syntax error on any template; the autoscaler con
   fs.writeFileSync(values, server.text(uriOf(values)));
   await server.save(uriOf(values));
   const cleared = await server.diagnosticsUntil(uriOf(values), (ds) => conflicts(ds).length === 0, 60_000);
-  assert.deepEqual(cleared.filter((d) => d.severity === 1), []);
-  assert.deepEqual(conflicts(await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length === 0, 30_000)), []);
+  assert.deepEqual(
+    cleared.filter((d) => d.severity === 1),
+    [],
+  );
+  assert.deepEqual(
+    conflicts(await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length === 0, 30_000)),
+    [],
+  );
 });
 
 test('an overlay in the editor: the autoscaler conflict on the patch replicas line, named by its overlay; nothing false on the base or the kustomization', async (t) => {
@@ -137,29 +208,57 @@ test('an overlay in the editor: the autoscaler conflict on the patch replicas li
   writeFiles(repo, {
     ...overlayBase,
     'overlays/staging/kustomization.yaml': `namespace: ${namespace}\nresources:\n- ../../base\npatches:\n- path: replicas.yaml\n`,
-    'overlays/staging/replicas.yaml': 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 2\n',
+    'overlays/staging/replicas.yaml':
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 2\n',
   });
   // The overlay as the cluster has it: applied server-side as kubectl, then scaled by an autoscaler.
   const built = spawnSync(kustomize, ['build', path.join(repo, 'overlays/staging')], { encoding: 'utf8' });
   assert.equal(built.status, 0, built.stderr);
-  for (const doc of parseAllDocuments(built.stdout)) objectOf(await apply(conn, 'kubectl', doc.toJS() as KubeObject), 'apply');
-  objectOf(await scale(conn, 'kube-controller-manager', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace } }, 5), 'the autoscaler');
+  for (const doc of parseAllDocuments(built.stdout))
+    objectOf(await apply(conn, 'kubectl', doc.toJS() as KubeObject), 'apply');
+  objectOf(
+    await scale(
+      conn,
+      'kube-controller-manager',
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace } },
+      5,
+    ),
+    'the autoscaler',
+  );
 
-  const server = await startTestServer({ settings: { kubeconfig: cluster.kubeconfig, context: 'admin', kustomizePath: kustomize }, workspaceFolders: [uriOf(repo)] });
+  const server = await startTestServer({
+    settings: { kubeconfig: cluster.kubeconfig, context: 'admin', kustomizePath: kustomize },
+    workspaceFolders: [uriOf(repo)],
+  });
   t.after(() => server.shutdown());
   const patch = path.join(repo, 'overlays/staging/replicas.yaml');
   const base = path.join(repo, 'base/deployment.yaml');
-  const kustomizations = [path.join(repo, 'base/kustomization.yaml'), path.join(repo, 'overlays/staging/kustomization.yaml')];
+  const kustomizations = [
+    path.join(repo, 'base/kustomization.yaml'),
+    path.join(repo, 'overlays/staging/kustomization.yaml'),
+  ];
   await openFiles(server, [base, patch, ...kustomizations]);
 
   const onPatch = await server.diagnosticsUntil(uriOf(patch), (ds) => conflicts(ds).length > 0, 60_000);
-  assert.deepEqual(conflicts(onPatch).map((d) => d.range.start.line), [5], JSON.stringify(onPatch));
+  assert.deepEqual(
+    conflicts(onPatch).map((d) => d.range.start.line),
+    [5],
+    JSON.stringify(onPatch),
+  );
   assert.match(conflicts(onPatch)[0]!.message, /kube-controller-manager.*in overlay staging/s);
-  assert.deepEqual(onPatch.filter((d) => d.code !== 'field-conflict' && (d.severity === 1 || d.severity === 2)), [], 'the patch is not read as a whole object');
+  assert.deepEqual(
+    onPatch.filter((d) => d.code !== 'field-conflict' && (d.severity === 1 || d.severity === 2)),
+    [],
+    'the patch is not read as a whole object',
+  );
   // The overlay has rendered (above): the base and the kustomizations get no error or warning.
   for (const f of [base, ...kustomizations]) {
     const ds = await server.diagnostics(uriOf(f));
-    assert.deepEqual(ds.filter((d) => d.severity === 1 || d.severity === 2), [], `${f}: ${JSON.stringify(ds)}`);
+    assert.deepEqual(
+      ds.filter((d) => d.severity === 1 || d.severity === 2),
+      [],
+      `${f}: ${JSON.stringify(ds)}`,
+    );
   }
   const hover = hoverText(await server.hover(uriOf(patch), { line: 5, character: 4 }));
   assert.match(hover, /kube-controller-manager/);
@@ -187,20 +286,37 @@ for (const told of ['one event for the new folder', 'opening Chart.yaml, with no
     t.after(() => fs.rmSync(aside, { recursive: true, force: true }));
     const server = await chartServer(t, cluster, helm, repo, namespace);
     const manifest = path.join(repo, 'configmap.yaml');
-    fs.writeFileSync(manifest, `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: beside-the-chart\n  namespace: ${namespace}\ndata:\n  a: "1"\n`);
+    fs.writeFileSync(
+      manifest,
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: beside-the-chart\n  namespace: ${namespace}\ndata:\n  a: "1"\n`,
+    );
     await server.open(uriOf(manifest), fs.readFileSync(manifest, 'utf8'));
     await server.diagnosticsUntil(uriOf(manifest), (ds) => ds.length === 0, 30_000);
 
     fs.renameSync(aside, chart);
-    if (told === 'one event for the new folder') await server.notify('workspace/didChangeWatchedFiles', { changes: [{ uri: uriOf(chart), type: 1 }] });
-    else await server.open(uriOf(path.join(chart, 'Chart.yaml')), fs.readFileSync(path.join(chart, 'Chart.yaml'), 'utf8'));
+    if (told === 'one event for the new folder')
+      await server.notify('workspace/didChangeWatchedFiles', { changes: [{ uri: uriOf(chart), type: 1 }] });
+    else
+      await server.open(uriOf(path.join(chart, 'Chart.yaml')), fs.readFileSync(path.join(chart, 'Chart.yaml'), 'utf8'));
     const template = path.join(chart, 'templates', 'deployment.yaml');
     await server.open(uriOf(template), fs.readFileSync(template, 'utf8'));
     const templateLine = lineOf(fs.readFileSync(template, 'utf8'), /^\s*replicas:/) - 1;
     const seen: Diagnostic[][] = [];
-    const found = await server.diagnosticsUntil(uriOf(template), (ds) => (seen.push(ds), conflicts(ds).length > 0), 60_000);
-    assert.deepEqual(conflicts(found).map((d) => d.range.start.line), [templateLine], JSON.stringify(found));
-    assert.deepEqual(seen.flat().filter((d) => d.code === 'yaml-syntax' || d.code === 'yaml-decode'), [], 'the template was never read as YAML');
+    const found = await server.diagnosticsUntil(
+      uriOf(template),
+      (ds) => (seen.push(ds), conflicts(ds).length > 0),
+      60_000,
+    );
+    assert.deepEqual(
+      conflicts(found).map((d) => d.range.start.line),
+      [templateLine],
+      JSON.stringify(found),
+    );
+    assert.deepEqual(
+      seen.flat().filter((d) => d.code === 'yaml-syntax' || d.code === 'yaml-decode'),
+      [],
+      'the template was never read as YAML',
+    );
   });
 }
 
@@ -213,7 +329,14 @@ test('a template line that writes several labels (include): the hover speaks fir
   const ref = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web-shop', namespace } };
   const appVersion = /^appVersion: "?([^"\n]+)"?$/m.exec(fs.readFileSync(path.join(chart, 'Chart.yaml'), 'utf8'))![1]!;
   // kubectl label deployment web-shop app.kubernetes.io/version=2.0.0 --overwrite
-  const label = (value: string) => patch(conn, 'kubectl-label', ref, { metadata: { labels: { 'app.kubernetes.io/version': value } } }, { type: 'merge' });
+  const label = (value: string) =>
+    patch(
+      conn,
+      'kubectl-label',
+      ref,
+      { metadata: { labels: { 'app.kubernetes.io/version': value } } },
+      { type: 'merge' },
+    );
   objectOf(await label('2.0.0'), 'kubectl label');
   const server = await chartServer(t, cluster, helm, repo, namespace);
   const template = path.join(chart, 'templates', 'deployment.yaml');
@@ -224,25 +347,44 @@ test('a template line that writes several labels (include): the hover speaks fir
   const position = { line, character: text.split('\n')[line]!.indexOf('include') + 2 };
   const onLine = (ds: Diagnostic[]) => conflicts(ds).filter((d) => d.range.start.line === line);
   const ds = await server.diagnosticsUntil(uriOf(template), (d) => onLine(d).length > 0, 60_000);
-  assert.deepEqual(onLine(ds).map((d) => /^(\S+) is managed by "([^"]+)"/.exec(d.message)?.slice(1)), [['.metadata.labels.app.kubernetes.io/version', 'kubectl-label']]);
+  assert.deepEqual(
+    onLine(ds).map((d) => /^(\S+) is managed by "([^"]+)"/.exec(d.message)?.slice(1)),
+    [['.metadata.labels.app.kubernetes.io/version', 'kubectl-label']],
+  );
 
   const hover = hoverText(await server.hover(uriOf(template), position));
   const sections = hover.split('\n\n---\n\n');
-  assert.match(sections[0]!, /^_Deployment web-shop in release web in namespace [a-z0-9-]+_\n\n\*\*`\.metadata\.labels\.app\.kubernetes\.io\/version`\*\*\n/, hover);
+  assert.match(
+    sections[0]!,
+    /^_Deployment web-shop in release web in namespace [a-z0-9-]+_\n\n\*\*`\.metadata\.labels\.app\.kubernetes\.io\/version`\*\*\n/,
+    hover,
+  );
   assert.match(sections[0]!, /\| kubectl-label \| Update \|/, hover);
   assert.match(sections[0]!, /Live value: `"2\.0\.0"` \(manifest: `"[^"]+"`\)/, hover);
   assert.equal(sections.length, 2, hover);
-  assert.match(sections[1]!, /^Also written on this line, without a finding: .*`\.metadata\.labels\.app\.kubernetes\.io\/managed-by`/, hover);
+  assert.match(
+    sections[1]!,
+    /^Also written on this line, without a finding: .*`\.metadata\.labels\.app\.kubernetes\.io\/managed-by`/,
+    hover,
+  );
 
   // The label back at the chart's value: no conflict. kubectl-label still owns it beside Helm (the
   // line's ownership hint names it), so the hover still leads with it, now a shared value.
   objectOf(await label(appVersion), 'kubectl label back');
   await server.diagnosticsUntil(uriOf(template), (d) => onLine(d).length === 0, 60_000);
   const after = hoverText(await server.hover(uriOf(template), position)).split('\n\n---\n\n');
-  assert.match(after[0]!, /^_Deployment web-shop in release web in namespace [a-z0-9-]+_\n\n\*\*`\.metadata\.labels\.app\.kubernetes\.io\/version`\*\*\n/, after.join('\n'));
+  assert.match(
+    after[0]!,
+    /^_Deployment web-shop in release web in namespace [a-z0-9-]+_\n\n\*\*`\.metadata\.labels\.app\.kubernetes\.io\/version`\*\*\n/,
+    after.join('\n'),
+  );
   assert.match(after[0]!, /Same value as the live object: applying it shares ownership\./, after.join('\n'));
   assert.doesNotMatch(after[0]!, /Live value/, after.join('\n'));
-  assert.match(after[1]!, /^Also written on this line: .*`\.metadata\.labels\.app\.kubernetes\.io\/managed-by`/, after.join('\n'));
+  assert.match(
+    after[1]!,
+    /^Also written on this line: .*`\.metadata\.labels\.app\.kubernetes\.io\/managed-by`/,
+    after.join('\n'),
+  );
 });
 
 test('a chart without helm: each open file of the chart says so (the setting to name it), and is not judged until helm is there', async (t) => {
@@ -250,16 +392,32 @@ test('a chart without helm: each open file of the chart says so (the setting to 
   const helm = requireTool(t, 'helm4');
   if (!cluster || !helm) return;
   const { repo, chart, namespace } = await scaledRelease(cluster, helm, 'editor-nohelm');
-  const settings = { kubeconfig: cluster.kubeconfig, context: 'admin', namespace, helmPath: path.join(repo, 'no-such-helm'), helmRelease: 'web' };
+  const settings = {
+    kubeconfig: cluster.kubeconfig,
+    context: 'admin',
+    namespace,
+    helmPath: path.join(repo, 'no-such-helm'),
+    helmRelease: 'web',
+  };
   const server = await startTestServer({ settings, workspaceFolders: [uriOf(repo)] });
   t.after(() => server.shutdown());
   const files = chartDocuments(chart);
   await openFiles(server, files);
   for (const f of files) {
     const ds = await server.diagnosticsUntil(uriOf(f), (d) => d.some((x) => x.code === 'tool-missing'), 30_000);
-    assert.deepEqual(ds.map((d) => [d.code, d.severity, d.range.start.line]), [['tool-missing', 2, 0]], `${f}: ${JSON.stringify(ds)}`);
-    assert.match(ds[0]!.message, /^cannot render release web: .*no-such-helm.*name the binary with kubeConflictHints\.helmPath\)$/);
-    const state = (await server.waitForNotification('kubeConflictHints/documentState', (p) => (p as DocumentStateParams).uri === uriOf(f) && (p as DocumentStateParams).state !== 'judged')) as DocumentStateParams;
+    assert.deepEqual(
+      ds.map((d) => [d.code, d.severity, d.range.start.line]),
+      [['tool-missing', 2, 0]],
+      `${f}: ${JSON.stringify(ds)}`,
+    );
+    assert.match(
+      ds[0]!.message,
+      /^cannot render release web: .*no-such-helm.*name the binary with kubeConflictHints\.helmPath\)$/,
+    );
+    const state = (await server.waitForNotification(
+      'kubeConflictHints/documentState',
+      (p) => (p as DocumentStateParams).uri === uriOf(f) && (p as DocumentStateParams).state !== 'judged',
+    )) as DocumentStateParams;
     assert.equal(state.state, 'not-judged', f);
     assert.match(state.reason ?? '', /^The tool that renders the source is missing: /);
   }
@@ -271,11 +429,17 @@ test('a chart without helm: each open file of the chart says so (the setting to 
   const template = path.join(chart, 'templates', 'deployment.yaml');
   await server.change(uriOf(template), `${fs.readFileSync(template, 'utf8')}\n`);
   const judged = await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length === 1, 60_000);
-  assert.deepEqual(judged.filter((d) => d.code === 'tool-missing'), []);
-  await server.waitForNotification('kubeConflictHints/documentState', (p) => (p as DocumentStateParams).uri === uriOf(template) && (p as DocumentStateParams).state === 'judged');
+  assert.deepEqual(
+    judged.filter((d) => d.code === 'tool-missing'),
+    [],
+  );
+  await server.waitForNotification(
+    'kubeConflictHints/documentState',
+    (p) => (p as DocumentStateParams).uri === uriOf(template) && (p as DocumentStateParams).state === 'judged',
+  );
 });
 
-test('a template that stops rendering: the error in helm\'s words on its line and on Chart.yaml, nothing judged from the old render; fixed, the conflict is back', async (t) => {
+test("a template that stops rendering: the error in helm's words on its line and on Chart.yaml, nothing judged from the old render; fixed, the conflict is back", async (t) => {
   const cluster = requireCluster(t);
   const helm = requireTool(t, 'helm4');
   if (!cluster || !helm) return;
@@ -294,7 +458,11 @@ test('a template that stops rendering: the error in helm\'s words on its line an
   await server.change(uriOf(template), broken);
   fs.writeFileSync(template, broken);
   await server.save(uriOf(template));
-  const failed = await server.diagnosticsUntil(uriOf(template), (ds) => ds.some((d) => d.code === 'render-failed'), 60_000);
+  const failed = await server.diagnosticsUntil(
+    uriOf(template),
+    (ds) => ds.some((d) => d.code === 'render-failed'),
+    60_000,
+  );
   assert.deepEqual(conflicts(failed), [], 'nothing from the old render, whose lines have moved');
   const [error] = failed.filter((d) => d.code === 'render-failed');
   assert.match(error!.message, /parse error at \(shop\/templates\/deployment\.yaml:(\d+)\): unexpected EOF/);
@@ -302,15 +470,25 @@ test('a template that stops rendering: the error in helm\'s words on its line an
   assert.equal(error!.range.start.line, named - 1, 'on the line helm names');
   const onChart = await server.diagnosticsUntil(uriOf(chartYaml), (ds) => ds.some((d) => d.code === 'render-failed'));
   assert.equal(onChart.filter((d) => d.code === 'render-failed')[0]!.range.start.line, 0);
-  await server.waitForNotification('kubeConflictHints/documentState', (p) => (p as DocumentStateParams).uri === uriOf(template) && (p as DocumentStateParams).state === 'not-judged');
+  await server.waitForNotification(
+    'kubeConflictHints/documentState',
+    (p) => (p as DocumentStateParams).uri === uriOf(template) && (p as DocumentStateParams).state === 'not-judged',
+  );
 
   // Fixed: the failure goes, the conflict is back.
   await server.change(uriOf(template), good);
   fs.writeFileSync(template, good);
   await server.save(uriOf(template));
-  const back = await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length === 1 && !ds.some((d) => d.code === 'render-failed'), 60_000);
+  const back = await server.diagnosticsUntil(
+    uriOf(template),
+    (ds) => conflicts(ds).length === 1 && !ds.some((d) => d.code === 'render-failed'),
+    60_000,
+  );
   assert.equal(conflicts(back).length, 1);
-  assert.deepEqual((await server.diagnostics(uriOf(chartYaml))).filter((d) => d.code === 'render-failed'), []);
+  assert.deepEqual(
+    (await server.diagnostics(uriOf(chartYaml))).filter((d) => d.code === 'render-failed'),
+    [],
+  );
 });
 
 test('an untrusted workspace runs no rendering tool (the same setup, trusted, runs it)', async (t) => {
@@ -322,8 +500,16 @@ test('an untrusted workspace runs no rendering tool (the same setup, trusted, ru
   const wrapper = (name: string) => {
     const file = path.join(repo, '.tools', name);
     fs.mkdirSync(path.dirname(file), { recursive: true });
-    fs.writeFileSync(file, `#!/bin/sh\necho "$*" >> ${JSON.stringify(`${file}.log`)}\nexec ${JSON.stringify(helm)} "$@"\n`, { mode: 0o755 });
-    return { file, runs: () => (fs.existsSync(`${file}.log`) ? fs.readFileSync(`${file}.log`, 'utf8').split('\n').filter(Boolean) : []) };
+    fs.writeFileSync(
+      file,
+      `#!/bin/sh\necho "$*" >> ${JSON.stringify(`${file}.log`)}\nexec ${JSON.stringify(helm)} "$@"\n`,
+      { mode: 0o755 },
+    );
+    return {
+      file,
+      runs: () =>
+        fs.existsSync(`${file}.log`) ? fs.readFileSync(`${file}.log`, 'utf8').split('\n').filter(Boolean) : [],
+    };
   };
   const watched = wrapper('helm-a');
   const sentinel = wrapper('helm-b');
@@ -331,24 +517,38 @@ test('an untrusted workspace runs no rendering tool (the same setup, trusted, ru
   const template = path.join(chart, 'templates', 'deployment.yaml');
   const values = path.join(chart, 'values.yaml');
 
-  const until = async (server: TestServer) => server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length > 0, 60_000);
+  const until = async (server: TestServer) =>
+    server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length > 0, 60_000);
   // Trusted, the watched helm renders the chart.
-  const trusted = await startTestServer({ settings: { ...settings, helmPath: watched.file }, workspaceFolders: [uriOf(repo)] });
+  const trusted = await startTestServer({
+    settings: { ...settings, helmPath: watched.file },
+    workspaceFolders: [uriOf(repo)],
+  });
   await openFiles(trusted, [template, values]);
   await until(trusted);
   await trusted.shutdown();
-  assert.ok(watched.runs().some((r) => r.startsWith('template web')), watched.runs().join('\n'));
+  assert.ok(
+    watched.runs().some((r) => r.startsWith('template web')),
+    watched.runs().join('\n'),
+  );
   fs.rmSync(`${watched.file}.log`);
 
   // Untrusted, with the same settings: opened, pulled, saved, pulled again.
-  const untrusted = await startTestServer({ settings: { ...settings, helmPath: watched.file }, workspaceFolders: [uriOf(repo)], initializationOptions: { clusterAccess: false } });
+  const untrusted = await startTestServer({
+    settings: { ...settings, helmPath: watched.file },
+    workspaceFolders: [uriOf(repo)],
+    initializationOptions: { clusterAccess: false },
+  });
   t.after(() => untrusted.shutdown());
   await openFiles(untrusted, [template, values]);
   assert.deepEqual(await untrusted.diagnostics(uriOf(template)), []);
   await untrusted.save(uriOf(values));
   assert.deepEqual(await untrusted.diagnostics(uriOf(values)), []);
   // Sentinel: a trusted server started afterwards renders the same chart with its own helm to the end.
-  const after = await startTestServer({ settings: { ...settings, helmPath: sentinel.file }, workspaceFolders: [uriOf(repo)] });
+  const after = await startTestServer({
+    settings: { ...settings, helmPath: sentinel.file },
+    workspaceFolders: [uriOf(repo)],
+  });
   t.after(() => after.shutdown());
   await openFiles(after, [template, values]);
   await until(after);
@@ -357,13 +557,25 @@ test('an untrusted workspace runs no rendering tool (the same setup, trusted, ru
 });
 
 /** A base used by two overlays, staging and production, each applied as kubectl in its namespace and scaled to 5 by an autoscaler. */
-async function twoScaledOverlays(cluster: TestClusterInfo, kustomize: string, prefix: string): Promise<{ repo: string; base: string }> {
+async function twoScaledOverlays(
+  cluster: TestClusterInfo,
+  kustomize: string,
+  prefix: string,
+): Promise<{ repo: string; base: string }> {
   const { conn, repo, base, namespaces } = await baseOfTwoOverlays(cluster, kustomize, prefix);
-  objectOf(await scale(conn, 'kube-controller-manager', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: namespaces.staging } }, 5), 'the autoscaler');
+  objectOf(
+    await scale(
+      conn,
+      'kube-controller-manager',
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: namespaces.staging } },
+      5,
+    ),
+    'the autoscaler',
+  );
   return { repo, base };
 }
 
-test('which overlays count: a base used by staging and production is judged per overlay; choosing only staging makes production\'s conflict go, and a bad entry gets one message', async (t) => {
+test("which overlays count: a base used by staging and production is judged per overlay; choosing only staging makes production's conflict go, and a bad entry gets one message", async (t) => {
   const cluster = requireCluster(t);
   const kustomize = requireTool(t, 'kustomize');
   if (!cluster || !kustomize) return;
@@ -376,8 +588,16 @@ test('which overlays count: a base used by staging and production is judged per 
 
   // By default every overlay that uses the base counts, each named in its message.
   const both = await server.diagnosticsUntil(uriOf(base), (ds) => conflicts(ds).length === 2, 90_000);
-  assert.deepEqual(conflicts(both).map((d) => d.range.start.line), [5, 5]);
-  assert.deepEqual(conflicts(both).map((d) => /in overlay (\w+)/.exec(d.message)?.[1]).sort(), ['production', 'staging']);
+  assert.deepEqual(
+    conflicts(both).map((d) => d.range.start.line),
+    [5, 5],
+  );
+  assert.deepEqual(
+    conflicts(both)
+      .map((d) => /in overlay (\w+)/.exec(d.message)?.[1])
+      .sort(),
+    ['production', 'staging'],
+  );
   assert.deepEqual(await sendRequest(wire, requests.overlays, { uri: uriOf(base) }), {
     folder: uriOf(repo),
     overlays: [
@@ -392,17 +612,32 @@ test('which overlays count: a base used by staging and production is judged per 
   server.setSettings({ ...settings, kustomizeOverlays: ['overlays/staging', '../../etc'] });
   const one = await server.diagnosticsUntil(uriOf(base), (ds) => conflicts(ds).length === 1, 60_000);
   assert.match(conflicts(one)[0]!.message, /kube-controller-manager.*in overlay staging/s);
-  const warning = (await server.waitForNotification('window/showMessage', (p) => /kustomizeOverlays/.test((p as { message: string }).message), 30_000)) as { type: number; message: string };
+  const warning = (await server.waitForNotification(
+    'window/showMessage',
+    (p) => /kustomizeOverlays/.test((p as { message: string }).message),
+    30_000,
+  )) as { type: number; message: string };
   assert.equal(warning.type, 2, 'a warning');
   assert.match(warning.message, /"\.\.\/\.\.\/etc" leads outside the workspace folder/);
   const choice = await sendRequest(wire, requests.overlays, { uri: uriOf(base) });
-  assert.deepEqual(choice.overlays.map((o) => [o.entry, o.counted]), [['overlays/production', false], ['overlays/staging', true]]);
+  assert.deepEqual(
+    choice.overlays.map((o) => [o.entry, o.counted]),
+    [
+      ['overlays/production', false],
+      ['overlays/staging', true],
+    ],
+  );
   assert.deepEqual(choice.keep, ['../../etc']);
   assert.equal(choice.everyOverlay, false);
   // Pulled again (a refresh, any edit): still one conflict, and the bad entry was said once.
   await server.change(uriOf(base), `${server.text(uriOf(base))}\n`);
   assert.equal(conflicts(await server.diagnostics(uriOf(base))).length, 1);
-  assert.equal(server.notifications.filter((n) => n.method === 'window/showMessage' && /kustomizeOverlays/.test((n.params as { message: string }).message)).length, 1);
+  assert.equal(
+    server.notifications.filter(
+      (n) => n.method === 'window/showMessage' && /kustomizeOverlays/.test((n.params as { message: string }).message),
+    ).length,
+    1,
+  );
 
   // Back to every overlay: production's conflict returns without anything saved.
   server.setSettings({ ...settings, kustomizeOverlays: [] });
@@ -422,20 +657,31 @@ test('saving _helpers.tpl, which the editor never sends, renders the chart again
   // The replicas come from a helper, as many charts write them.
   const template = path.join(chart, 'templates', 'deployment.yaml');
   const helpers = path.join(chart, 'templates', '_helpers.tpl');
-  fs.writeFileSync(template, fs.readFileSync(template, 'utf8').replace('replicas: {{ .Values.replicaCount }}', 'replicas: {{ include "shop.replicas" . }}'));
+  fs.writeFileSync(
+    template,
+    fs
+      .readFileSync(template, 'utf8')
+      .replace('replicas: {{ .Values.replicaCount }}', 'replicas: {{ include "shop.replicas" . }}'),
+  );
   const helpersText = fs.readFileSync(helpers, 'utf8');
   fs.writeFileSync(helpers, `${helpersText}\n{{- define "shop.replicas" -}}\n{{ .Values.replicaCount }}\n{{- end }}\n`);
   const server = await chartServer(t, cluster, helm, repo, namespace);
   await openFiles(server, [template]);
   const templateLine = lineOf(fs.readFileSync(template, 'utf8'), /^\s*replicas:/) - 1;
   const before = await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length > 0, 60_000);
-  assert.deepEqual(conflicts(before).map((d) => d.range.start.line), [templateLine]);
+  assert.deepEqual(
+    conflicts(before).map((d) => d.range.start.line),
+    [templateLine],
+  );
   assert.match(conflicts(before)[0]!.message, /live 5, manifest 1/);
 
   // The helper now prints 5, the live value: saved (on disk; a .tpl is no YAML document the editor syncs).
   fs.writeFileSync(helpers, `${helpersText}\n{{- define "shop.replicas" -}}\n5\n{{- end }}\n`);
   await changedOnDisk(server, helpers);
-  assert.deepEqual(conflicts(await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length === 0, 60_000)), []);
+  assert.deepEqual(
+    conflicts(await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length === 0, 60_000)),
+    [],
+  );
 });
 
 test('quick fixes on a template line: the value from .Values is taken live in values.yaml, and the conflict clears after the render', async (t) => {
@@ -452,19 +698,45 @@ test('quick fixes on a template line: the value from .Values is taken live in va
   const actions = await server.codeActions(uriOf(template), conflicts(onTemplate)[0]!.range, conflicts(onTemplate));
   // Two fixes: leave replicas to the autoscaler (the line goes, preferred, as on a patch line), or
   // share them by taking the live value where the line reads it.
-  assert.deepEqual(actions.map((a) => [a.title.replace(/ \(.*$/, ''), a.isPreferred]), [['Use the live value 5 in values.yaml for replicaCount', false], ['Remove this line from the template', true]]);
+  assert.deepEqual(
+    actions.map((a) => [a.title.replace(/ \(.*$/, ''), a.isPreferred]),
+    [
+      ['Use the live value 5 in values.yaml for replicaCount', false],
+      ['Remove this line from the template', true],
+    ],
+  );
   const take = actions[0]!;
-  assert.match(take.title, /^Use the live value 5 in values\.yaml for replicaCount \(share ownership with "kube-controller-manager" with subresource "scale"/);
-  assert.match(actions[1]!.title, /^Remove this line from the template \(leave \.spec\.replicas to "kube-controller-manager" with subresource "scale"/);
-  assert.deepEqual(Object.keys(actions[1]!.edit?.changes ?? {}), [uriOf(template)], 'the removal edits the template line, not values.yaml');
+  assert.match(
+    take.title,
+    /^Use the live value 5 in values\.yaml for replicaCount \(share ownership with "kube-controller-manager" with subresource "scale"/,
+  );
+  assert.match(
+    actions[1]!.title,
+    /^Remove this line from the template \(leave \.spec\.replicas to "kube-controller-manager" with subresource "scale"/,
+  );
+  assert.deepEqual(
+    Object.keys(actions[1]!.edit?.changes ?? {}),
+    [uriOf(template)],
+    'the removal edits the template line, not values.yaml',
+  );
   const edit = take.edit!;
-  assert.deepEqual(Object.keys(edit.changes ?? {}), [uriOf(values)], 'the edit is in values.yaml, the source of the value');
+  assert.deepEqual(
+    Object.keys(edit.changes ?? {}),
+    [uriOf(values)],
+    'the edit is in values.yaml, the source of the value',
+  );
   const valuesText = fs.readFileSync(values, 'utf8');
-  const fixed = TextDocument.applyEdits(TextDocument.create(uriOf(values), 'yaml', 1, valuesText), edit.changes![uriOf(values)]!);
+  const fixed = TextDocument.applyEdits(
+    TextDocument.create(uriOf(values), 'yaml', 1, valuesText),
+    edit.changes![uriOf(values)]!,
+  );
   assert.equal(fixed, valuesText.replace(/^replicaCount: 1$/m, 'replicaCount: 5'));
   fs.writeFileSync(values, fixed);
   await changedOnDisk(server, values);
-  assert.deepEqual(conflicts(await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length === 0, 60_000)), []);
+  assert.deepEqual(
+    conflicts(await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length === 0, 60_000)),
+    [],
+  );
 });
 
 test('a values file two charts are given (helmValuesFiles: ../values-prod.yaml): the fix that takes the live value there names the other chart', async (t) => {
@@ -476,16 +748,36 @@ test('a values file two charts are given (helmValuesFiles: ../values-prod.yaml):
   fs.cpSync(chart, path.join(repo, 'admin'), { recursive: true });
   writeFiles(repo, { 'values-prod.yaml': 'replicaCount: 1\n' });
   const server = await startTestServer({
-    settings: { kubeconfig: cluster.kubeconfig, context: 'admin', namespace, helmPath: helm, helmRelease: 'web', helmValuesFiles: ['../values-prod.yaml'] },
+    settings: {
+      kubeconfig: cluster.kubeconfig,
+      context: 'admin',
+      namespace,
+      helmPath: helm,
+      helmRelease: 'web',
+      helmValuesFiles: ['../values-prod.yaml'],
+    },
     workspaceFolders: [uriOf(repo)],
   });
   t.after(() => server.shutdown());
   const template = path.join(chart, 'templates', 'deployment.yaml');
   await openFiles(server, [template]);
   const onTemplate = await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length > 0, 60_000);
-  const titles = (await server.codeActions(uriOf(template), conflicts(onTemplate)[0]!.range, conflicts(onTemplate))).map((a) => a.title);
-  assert.ok(titles.some((title) => title.startsWith('Use the live value 5 in values-prod.yaml for replicaCount, also used by chart admin (share ownership with')), JSON.stringify(titles));
-  assert.deepEqual(titles.filter((title) => title.includes('values.yaml') && title.includes('also used by')), [], 'the chart\'s own values.yaml is used by no other chart');
+  const titles = (
+    await server.codeActions(uriOf(template), conflicts(onTemplate)[0]!.range, conflicts(onTemplate))
+  ).map((a) => a.title);
+  assert.ok(
+    titles.some((title) =>
+      title.startsWith(
+        'Use the live value 5 in values-prod.yaml for replicaCount, also used by chart admin (share ownership with',
+      ),
+    ),
+    JSON.stringify(titles),
+  );
+  assert.deepEqual(
+    titles.filter((title) => title.includes('values.yaml') && title.includes('also used by')),
+    [],
+    "the chart's own values.yaml is used by no other chart",
+  );
 });
 
 test('quick fixes on a template line: a literal value is offered for removal, and the conflict clears after the render', async (t) => {
@@ -494,7 +786,10 @@ test('quick fixes on a template line: a literal value is offered for removal, an
   if (!cluster || !helm) return;
   const { repo, chart, namespace } = await scaledRelease(cluster, helm, 'editor-template-literal');
   const template = path.join(chart, 'templates', 'deployment.yaml');
-  fs.writeFileSync(template, fs.readFileSync(template, 'utf8').replace('replicas: {{ .Values.replicaCount }}', 'replicas: 2'));
+  fs.writeFileSync(
+    template,
+    fs.readFileSync(template, 'utf8').replace('replicas: {{ .Values.replicaCount }}', 'replicas: 2'),
+  );
   const server = await chartServer(t, cluster, helm, repo, namespace);
   await openFiles(server, [template]);
   const onTemplate = await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length > 0, 60_000);
@@ -502,13 +797,19 @@ test('quick fixes on a template line: a literal value is offered for removal, an
   const actions = await server.codeActions(uriOf(template), conflicts(onTemplate)[0]!.range, conflicts(onTemplate));
   // Nothing about values.yaml: the line reads no value from it.
   assert.equal(actions.length, 1, JSON.stringify(actions.map((a) => a.title)));
-  assert.match(actions[0]!.title, /^Remove this line from the template \(leave \.spec\.replicas to "kube-controller-manager" with subresource "scale"/);
+  assert.match(
+    actions[0]!.title,
+    /^Remove this line from the template \(leave \.spec\.replicas to "kube-controller-manager" with subresource "scale"/,
+  );
   assert.equal(actions[0]!.isPreferred, true);
   await server.applyEdit(actions[0]!.edit!);
   assert.doesNotMatch(server.text(uriOf(template)), /replicas:/);
   fs.writeFileSync(template, server.text(uriOf(template)));
   await server.save(uriOf(template));
-  assert.deepEqual(conflicts(await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length === 0, 60_000)), []);
+  assert.deepEqual(
+    conflicts(await server.diagnosticsUntil(uriOf(template), (ds) => conflicts(ds).length === 0, 60_000)),
+    [],
+  );
 });
 
 test('an overlay that does not build because of its base builds again when the base is fixed and saved', async (t) => {
@@ -522,13 +823,26 @@ test('an overlay that does not build because of its base builds again when the b
   const { repo, base } = await twoScaledOverlays(cluster, kustomize, 'editor-broken-base');
   const good = fs.readFileSync(base, 'utf8');
   fs.writeFileSync(base, good.replace('  replicas: 1', '  replicas: [1'));
-  const server = await startTestServer({ settings: { kubeconfig: cluster.kubeconfig, context: 'admin', kustomizePath: kustomize }, workspaceFolders: [uriOf(repo)] });
+  const server = await startTestServer({
+    settings: { kubeconfig: cluster.kubeconfig, context: 'admin', kustomizePath: kustomize },
+    workspaceFolders: [uriOf(repo)],
+  });
   t.after(() => server.shutdown());
   await openFiles(server, [base]);
   await server.diagnostics(uriOf(base));
   // kustomize refused the overlays: the base says so, for each, and says nothing else.
-  const refused = await server.diagnosticsUntil(uriOf(base), (ds) => ds.filter((d) => d.code === 'render-failed').length === 2, 60_000);
-  assert.deepEqual(refused.filter((d) => d.code === 'render-failed').map((d) => /cannot render overlay (\w+)/.exec(d.message)?.[1]).sort(), ['production', 'staging']);
+  const refused = await server.diagnosticsUntil(
+    uriOf(base),
+    (ds) => ds.filter((d) => d.code === 'render-failed').length === 2,
+    60_000,
+  );
+  assert.deepEqual(
+    refused
+      .filter((d) => d.code === 'render-failed')
+      .map((d) => /cannot render overlay (\w+)/.exec(d.message)?.[1])
+      .sort(),
+    ['production', 'staging'],
+  );
   assert.deepEqual(conflicts(refused), []);
 
   // Fixed in the editor and saved: the base is outside both overlays' folders, and they build again.
@@ -536,7 +850,12 @@ test('an overlay that does not build because of its base builds again when the b
   fs.writeFileSync(base, good);
   await server.save(uriOf(base));
   const both = await server.diagnosticsUntil(uriOf(base), (ds) => conflicts(ds).length === 2, 60_000);
-  assert.deepEqual(conflicts(both).map((d) => /in overlay (\w+)/.exec(d.message)?.[1]).sort(), ['production', 'staging']);
+  assert.deepEqual(
+    conflicts(both)
+      .map((d) => /in overlay (\w+)/.exec(d.message)?.[1])
+      .sort(),
+    ['production', 'staging'],
+  );
 });
 
 test('a base saved while the first render of its overlay runs, after that render read it, renders the overlay again', async (t) => {
@@ -552,16 +871,28 @@ test('a base saved while the first render of its overlay runs, after that render
   // below then lands after the render read the broken base and before it ends, every time.
   const gate = scratchDir('editor-saved-mid-render-gate');
   const wrapper = path.join(gate, 'kustomize');
-  fs.writeFileSync(wrapper, [
-    '#!/bin/sh',
-    `out=$(mktemp -p ${JSON.stringify(gate)}); err=$(mktemp -p ${JSON.stringify(gate)})`,
-    `${JSON.stringify(kustomize)} "$@" >"$out" 2>"$err"; status=$?`,
-    `touch ${JSON.stringify(path.join(gate, 'read'))}`,
-    `while [ ! -e ${JSON.stringify(path.join(gate, 'open'))} ]; do sleep 0.05; done`,
-    'cat "$out"; cat "$err" >&2; exit $status',
-    '',
-  ].join('\n'), { mode: 0o755 });
-  const server = await startTestServer({ settings: { kubeconfig: cluster.kubeconfig, context: 'admin', kustomizePath: wrapper, kustomizeOverlays: ['overlays/staging'] }, workspaceFolders: [uriOf(repo)] });
+  fs.writeFileSync(
+    wrapper,
+    [
+      '#!/bin/sh',
+      `out=$(mktemp -p ${JSON.stringify(gate)}); err=$(mktemp -p ${JSON.stringify(gate)})`,
+      `${JSON.stringify(kustomize)} "$@" >"$out" 2>"$err"; status=$?`,
+      `touch ${JSON.stringify(path.join(gate, 'read'))}`,
+      `while [ ! -e ${JSON.stringify(path.join(gate, 'open'))} ]; do sleep 0.05; done`,
+      'cat "$out"; cat "$err" >&2; exit $status',
+      '',
+    ].join('\n'),
+    { mode: 0o755 },
+  );
+  const server = await startTestServer({
+    settings: {
+      kubeconfig: cluster.kubeconfig,
+      context: 'admin',
+      kustomizePath: wrapper,
+      kustomizeOverlays: ['overlays/staging'],
+    },
+    workspaceFolders: [uriOf(repo)],
+  });
   t.after(() => server.shutdown());
   await openFiles(server, [base]);
   void server.diagnostics(uriOf(base));
@@ -576,7 +907,11 @@ test('a base saved while the first render of its overlay runs, after that render
   await server.save(uriOf(base));
   fs.writeFileSync(path.join(gate, 'open'), '');
   const staging = await server.diagnosticsUntil(uriOf(base), (ds) => conflicts(ds).length === 1, 60_000);
-  assert.deepEqual(staging.filter((d) => d.code === 'render-failed'), [], 'rendered again: the failure is gone');
+  assert.deepEqual(
+    staging.filter((d) => d.code === 'render-failed'),
+    [],
+    'rendered again: the failure is gone',
+  );
   assert.match(conflicts(staging)[0]!.message, /in overlay staging/);
 });
 
@@ -590,8 +925,24 @@ test('the preferred fix on a patch line leaves replicas to the autoscaler: it re
   const namespace = await freshNamespace(conn, 'editor-leave-replicas');
   const repo = scratchDir('editor-leave-replicas');
   const baseText = [
-    'apiVersion: apps/v1', 'kind: Deployment', 'metadata:', '  name: web', 'spec:', '  replicas: 1', '  selector:', '    matchLabels:', '      app: web',
-    '  template:', '    metadata:', '      labels:', '        app: web', '    spec:', '      containers:', '      - name: app', '        image: nginx:1.25', '',
+    'apiVersion: apps/v1',
+    'kind: Deployment',
+    'metadata:',
+    '  name: web',
+    'spec:',
+    '  replicas: 1',
+    '  selector:',
+    '    matchLabels:',
+    '      app: web',
+    '  template:',
+    '    metadata:',
+    '      labels:',
+    '        app: web',
+    '    spec:',
+    '      containers:',
+    '      - name: app',
+    '        image: nginx:1.25',
+    '',
   ].join('\n');
   const patchText = 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 3\n';
   writeFiles(repo, {
@@ -608,19 +959,43 @@ test('the preferred fix on a patch line leaves replicas to the autoscaler: it re
   };
   // Production as the cluster has it: applied server-side as kubectl, then scaled by the autoscaler.
   for (const object of build()) objectOf(await apply(conn, 'kubectl', object), 'apply');
-  objectOf(await scale(conn, 'kube-controller-manager', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace } }, 5), 'the autoscaler');
+  objectOf(
+    await scale(
+      conn,
+      'kube-controller-manager',
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace } },
+      5,
+    ),
+    'the autoscaler',
+  );
   // The server's own word before the fix: kubectl's apply of what production renders is refused.
-  const refused = await apply(conn, 'kubectl', build().find((o) => o.kind === 'Deployment')!, { dryRun: true });
+  const refused = await apply(
+    conn,
+    'kubectl',
+    build().find((o) => o.kind === 'Deployment')!,
+    { dryRun: true },
+  );
   assert.equal(refused.status, 409, JSON.stringify(refused));
 
-  const server = await startTestServer({ settings: { kubeconfig: cluster.kubeconfig, context: 'admin', kustomizePath: kustomize }, workspaceFolders: [uriOf(repo)] });
+  const server = await startTestServer({
+    settings: { kubeconfig: cluster.kubeconfig, context: 'admin', kustomizePath: kustomize },
+    workspaceFolders: [uriOf(repo)],
+  });
   t.after(() => server.shutdown());
   const patch = path.join(overlay, 'replicas.yaml');
   const base = path.join(repo, 'base/deployment.yaml');
   await openFiles(server, [patch, base]);
   const onPatch = await server.diagnosticsUntil(uriOf(patch), (ds) => conflicts(ds).length > 0, 60_000);
-  assert.deepEqual(conflicts(onPatch).map((d) => d.range.start.line), [5], JSON.stringify(onPatch));
-  assert.deepEqual(conflicts(await server.diagnostics(uriOf(base))), [], 'the patch wins: the conflict is the patch line\'s');
+  assert.deepEqual(
+    conflicts(onPatch).map((d) => d.range.start.line),
+    [5],
+    JSON.stringify(onPatch),
+  );
+  assert.deepEqual(
+    conflicts(await server.diagnostics(uriOf(base))),
+    [],
+    "the patch wins: the conflict is the patch line's",
+  );
 
   // The preferred fix, applied as the editor applies it: every file it changes is saved.
   const actions = await server.codeActions(uriOf(patch), conflicts(onPatch)[0]!.range, conflicts(onPatch));
@@ -636,10 +1011,16 @@ test('the preferred fix on a patch line leaves replicas to the autoscaler: it re
   // The render after the saves clears the patch line; from that same render, the base has no
   // conflict either: the field left what production sends rather than moving to the base's line.
   const cleared = await server.diagnosticsUntil(uriOf(patch), (ds) => conflicts(ds).length === 0, 60_000);
-  assert.deepEqual(cleared.filter((d) => d.severity === 1), []);
+  assert.deepEqual(
+    cleared.filter((d) => d.severity === 1),
+    [],
+  );
   assert.deepEqual(conflicts(await server.diagnostics(uriOf(base))), [], 'the conflict moved to the base');
   // The fix said what it did: both files, each losing only replicas.
-  assert.match(fix.title, /^Remove \.spec\.replicas here and in \.\.\/\.\.\/base\/deployment\.yaml \(leave it to "kube-controller-manager" with subresource "scale"/);
+  assert.match(
+    fix.title,
+    /^Remove \.spec\.replicas here and in \.\.\/\.\.\/base\/deployment\.yaml \(leave it to "kube-controller-manager" with subresource "scale"/,
+  );
   assert.deepEqual(changed.sort(), [uriOf(patch), uriOf(base)].sort());
   assert.equal(server.text(uriOf(patch)), 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n');
   assert.equal(server.text(uriOf(base)), baseText.replace('  replicas: 1\n', ''));
@@ -653,11 +1034,21 @@ test('the preferred fix on a patch line leaves replicas to the autoscaler: it re
  * A base used by staging and production, each applied as kubectl in its namespace; only production
  * is scaled to 5 by an autoscaler. `productionFiles`: more files of production's (a patch of its own).
  */
-async function baseOfTwoOverlays(cluster: TestClusterInfo, kustomize: string, prefix: string, productionFiles: Record<string, string> = {}, productionPatches: readonly string[] = []) {
+async function baseOfTwoOverlays(
+  cluster: TestClusterInfo,
+  kustomize: string,
+  prefix: string,
+  productionFiles: Record<string, string> = {},
+  productionPatches: readonly string[] = [],
+) {
   const conn = connect('admin', cluster.kubeconfig);
   const repo = scratchDir(prefix);
-  const namespaces = { staging: await freshNamespace(conn, `${prefix}-stg`), production: await freshNamespace(conn, `${prefix}-prd`) };
-  const patches = productionPatches.length > 0 ? `patches:\n${productionPatches.map((p) => `- path: ${p}\n`).join('')}` : '';
+  const namespaces = {
+    staging: await freshNamespace(conn, `${prefix}-stg`),
+    production: await freshNamespace(conn, `${prefix}-prd`),
+  };
+  const patches =
+    productionPatches.length > 0 ? `patches:\n${productionPatches.map((p) => `- path: ${p}\n`).join('')}` : '';
   writeFiles(repo, {
     ...overlayBase,
     'overlays/staging/kustomization.yaml': `namespace: ${namespaces.staging}\nresources:\n- ../../base\n`,
@@ -670,17 +1061,43 @@ async function baseOfTwoOverlays(cluster: TestClusterInfo, kustomize: string, pr
     return built.stdout;
   };
   for (const overlay of ['staging', 'production'] as const) {
-    for (const doc of parseAllDocuments(build(overlay))) objectOf(await apply(conn, 'kubectl', doc.toJS() as KubeObject), 'apply');
+    for (const doc of parseAllDocuments(build(overlay)))
+      objectOf(await apply(conn, 'kubectl', doc.toJS() as KubeObject), 'apply');
   }
-  objectOf(await scale(conn, 'kube-controller-manager', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: namespaces.production } }, 5), 'the autoscaler');
-  const deployment = (overlay: 'staging' | 'production') => parseAllDocuments(build(overlay)).map((d) => d.toJS() as KubeObject).find((o) => o.kind === 'Deployment')!;
-  return { conn, repo, namespaces, base: path.join(repo, 'base/deployment.yaml'), production: path.join(repo, 'overlays/production'), build, deployment };
+  objectOf(
+    await scale(
+      conn,
+      'kube-controller-manager',
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: namespaces.production } },
+      5,
+    ),
+    'the autoscaler',
+  );
+  const deployment = (overlay: 'staging' | 'production') =>
+    parseAllDocuments(build(overlay))
+      .map((d) => d.toJS() as KubeObject)
+      .find((o) => o.kind === 'Deployment')!;
+  return {
+    conn,
+    repo,
+    namespaces,
+    base: path.join(repo, 'base/deployment.yaml'),
+    production: path.join(repo, 'overlays/production'),
+    build,
+    deployment,
+  };
 }
 
 /** Applies a fix as the editor does, then writes every file it touched to disk and saves it (the render reads the disk). */
-async function applyAndSave(server: TestServer, action: { edit?: import('vscode-languageserver-protocol').WorkspaceEdit }): Promise<string[]> {
+async function applyAndSave(
+  server: TestServer,
+  action: { edit?: import('vscode-languageserver-protocol').WorkspaceEdit },
+): Promise<string[]> {
   const edit = action.edit!;
-  const uris = [...Object.keys(edit.changes ?? {}), ...(edit.documentChanges ?? []).map((c) => ('textDocument' in c ? c.textDocument.uri : 'uri' in c ? c.uri : ''))].filter(Boolean);
+  const uris = [
+    ...Object.keys(edit.changes ?? {}),
+    ...(edit.documentChanges ?? []).map((c) => ('textDocument' in c ? c.textDocument.uri : 'uri' in c ? c.uri : '')),
+  ].filter(Boolean);
   const touched = [...new Set(uris)];
   await server.applyEdit(edit);
   for (const uri of touched) fs.writeFileSync(new URL(uri), server.text(uri));
@@ -705,12 +1122,18 @@ const overlayLocalCases: {
 }[] = [
   {
     on: 'base/deployment.yaml',
-    shared: [`Remove .spec.replicas here, also used by overlay staging ${who}`, 'Use the live value 5 for .spec.replicas here, also used by overlay staging (share ownership with'],
+    shared: [
+      `Remove .spec.replicas here, also used by overlay staging ${who}`,
+      'Use the live value 5 for .spec.replicas here, also used by overlay staging (share ownership with',
+    ],
     fix: 'Use the live value 5 for .spec.replicas in overlay production only',
     files: {},
     patches: [],
     // A new patch of production's own, listed in its kustomization.
-    written: { 'deployment-web-patch.yaml': 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 5\n' },
+    written: {
+      'deployment-web-patch.yaml':
+        'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 5\n',
+    },
     kustomization: /\npatches:\n- path: deployment-web-patch\.yaml\n$/,
     sent: 5,
   },
@@ -732,7 +1155,9 @@ const overlayLocalCases: {
     fix: 'Remove .spec.replicas from overlay production only',
     files: { 'replicas.yaml': 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 3\n' },
     patches: ['replicas.yaml'],
-    written: { 'replicas.yaml': 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: null\n' },
+    written: {
+      'replicas.yaml': 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: null\n',
+    },
     sent: undefined,
   },
 ];
@@ -744,32 +1169,65 @@ for (const c of overlayLocalCases) {
     if (!cluster || !kustomize) return;
     const alive = setInterval(() => undefined, 1000);
     t.after(() => clearInterval(alive));
-    const { conn, repo, base, production, build, deployment } = await baseOfTwoOverlays(cluster, kustomize, 'editor-local-fix', c.files, c.patches);
+    const { conn, repo, base, production, build, deployment } = await baseOfTwoOverlays(
+      cluster,
+      kustomize,
+      'editor-local-fix',
+      c.files,
+      c.patches,
+    );
     // The server's own word before the fix: production's apply is refused, staging's accepted.
     assert.equal((await apply(conn, 'kubectl', deployment('production'), { dryRun: true })).status, 409);
-    objectOf(await apply(conn, 'kubectl', deployment('staging'), { dryRun: true }), 'staging\'s dry-run apply');
+    objectOf(await apply(conn, 'kubectl', deployment('staging'), { dryRun: true }), "staging's dry-run apply");
     const stagingBefore = build('staging');
     const baseBefore = fs.readFileSync(base, 'utf8');
 
-    const server = await startTestServer({ settings: { kubeconfig: cluster.kubeconfig, context: 'admin', kustomizePath: kustomize }, workspaceFolders: [uriOf(repo)] });
+    const server = await startTestServer({
+      settings: { kubeconfig: cluster.kubeconfig, context: 'admin', kustomizePath: kustomize },
+      workspaceFolders: [uriOf(repo)],
+    });
     t.after(() => server.shutdown());
     const on = path.join(repo, c.on);
-    await openFiles(server, [...new Set([on, base, path.join(production, 'kustomization.yaml'), ...c.patches.map((p) => path.join(production, p))])]);
+    await openFiles(server, [
+      ...new Set([
+        on,
+        base,
+        path.join(production, 'kustomization.yaml'),
+        ...c.patches.map((p) => path.join(production, p)),
+      ]),
+    ]);
     const found = await server.diagnosticsUntil(uriOf(on), (ds) => conflicts(ds).length > 0, 60_000);
-    assert.deepEqual(conflicts(found).map((d) => [d.range.start.line, /in overlay (\w+)/.exec(d.message)?.[1]]), [[5, 'production']], JSON.stringify(found));
+    assert.deepEqual(
+      conflicts(found).map((d) => [d.range.start.line, /in overlay (\w+)/.exec(d.message)?.[1]]),
+      [[5, 'production']],
+      JSON.stringify(found),
+    );
 
     const actions = await server.codeActions(uriOf(on), conflicts(found)[0]!.range, conflicts(found));
     const titles = actions.map((a) => a.title);
     // The fixes that edit the base say that staging renders it too; the local removal is preferred to them.
-    for (const shared of c.shared) assert.ok(titles.some((title) => title.startsWith(shared)), `${shared} in ${JSON.stringify(titles)}`);
-    assert.deepEqual(actions.filter((a) => a.isPreferred).map((a) => a.title), titles.filter((title) => title.startsWith('Remove .spec.replicas from overlay production only')), JSON.stringify(titles));
+    for (const shared of c.shared)
+      assert.ok(
+        titles.some((title) => title.startsWith(shared)),
+        `${shared} in ${JSON.stringify(titles)}`,
+      );
+    assert.deepEqual(
+      actions.filter((a) => a.isPreferred).map((a) => a.title),
+      titles.filter((title) => title.startsWith('Remove .spec.replicas from overlay production only')),
+      JSON.stringify(titles),
+    );
     const fix = actions.find((a) => a.title.startsWith(c.fix));
     assert.ok(fix?.edit, JSON.stringify(actions.map((a) => [a.title, a.disabled])));
 
     const touched = await applyAndSave(server, fix);
-    assert.deepEqual(touched.map((u) => path.relative(production, new URL(u).pathname)).sort(), [...Object.keys(c.written), ...(c.kustomization ? ['kustomization.yaml'] : [])].sort());
-    for (const [file, text] of Object.entries(c.written)) assert.equal(fs.readFileSync(path.join(production, file), 'utf8'), text);
-    if (c.kustomization) assert.match(fs.readFileSync(path.join(production, 'kustomization.yaml'), 'utf8'), c.kustomization);
+    assert.deepEqual(
+      touched.map((u) => path.relative(production, new URL(u).pathname)).sort(),
+      [...Object.keys(c.written), ...(c.kustomization ? ['kustomization.yaml'] : [])].sort(),
+    );
+    for (const [file, text] of Object.entries(c.written))
+      assert.equal(fs.readFileSync(path.join(production, file), 'utf8'), text);
+    if (c.kustomization)
+      assert.match(fs.readFileSync(path.join(production, 'kustomization.yaml'), 'utf8'), c.kustomization);
     // The render after the saves clears the conflict.
     await server.diagnosticsUntil(uriOf(on), (ds) => conflicts(ds).length === 0, 60_000);
     assert.deepEqual(conflicts(await server.diagnostics(uriOf(base))), [], 'nor did it move to the base');
@@ -786,8 +1244,19 @@ test('the files of an overlay the user left out say why they are silent (a hint,
   const cluster = requireCluster(t);
   const kustomize = requireTool(t, 'kustomize');
   if (!cluster || !kustomize) return;
-  const { repo, base, production } = await baseOfTwoOverlays(cluster, kustomize, 'editor-left-out', { 'annotate.yaml': annotate }, ['annotate.yaml']);
-  const settings = { kubeconfig: cluster.kubeconfig, context: 'admin', kustomizePath: kustomize, kustomizeOverlays: ['overlays/staging'] };
+  const { repo, base, production } = await baseOfTwoOverlays(
+    cluster,
+    kustomize,
+    'editor-left-out',
+    { 'annotate.yaml': annotate },
+    ['annotate.yaml'],
+  );
+  const settings = {
+    kubeconfig: cluster.kubeconfig,
+    context: 'admin',
+    kustomizePath: kustomize,
+    kustomizeOverlays: ['overlays/staging'],
+  };
   const server = await startTestServer({ settings, workspaceFolders: [uriOf(repo)] });
   t.after(() => server.shutdown());
   const own = [path.join(production, 'kustomization.yaml'), path.join(production, 'annotate.yaml')];
@@ -795,22 +1264,41 @@ test('the files of an overlay the user left out say why they are silent (a hint,
   const notChosen = (ds: Diagnostic[]) => ds.filter((d) => d.code === 'overlay-not-chosen');
 
   // The base is judged through staging, which is chosen (its exists hint, the sign it was read): nothing to say why it is silent.
-  const onBase = await server.diagnosticsUntil(uriOf(base), (ds) => ds.some((d) => d.code === 'exists' && /overlay staging/.test(d.message)), 60_000);
+  const onBase = await server.diagnosticsUntil(
+    uriOf(base),
+    (ds) => ds.some((d) => d.code === 'exists' && /overlay staging/.test(d.message)),
+    60_000,
+  );
   assert.deepEqual(notChosen(onBase), []);
   for (const f of own) {
     const ds = await server.diagnosticsUntil(uriOf(f), (d) => notChosen(d).length > 0, 30_000);
-    assert.deepEqual(ds.map((d) => [d.code, d.severity, d.range.start.line]), [['overlay-not-chosen', 4, 0]], `${f}: a hint on the first line, and nothing else`);
-    assert.match(ds[0]!.message, /^Not judged: no chosen Kustomize overlay uses this file \(overlay production uses it and is left out by kubeConflictHints\.kustomizeOverlays\)\. Choose Kustomize overlays… to judge it\.$/);
-    const state = (await server.waitForNotification('kubeConflictHints/documentState', (p) => (p as DocumentStateParams).uri === uriOf(f) && (p as DocumentStateParams).state === 'not-judged', 30_000)) as DocumentStateParams;
+    assert.deepEqual(
+      ds.map((d) => [d.code, d.severity, d.range.start.line]),
+      [['overlay-not-chosen', 4, 0]],
+      `${f}: a hint on the first line, and nothing else`,
+    );
+    assert.match(
+      ds[0]!.message,
+      /^Not judged: no chosen Kustomize overlay uses this file \(overlay production uses it and is left out by kubeConflictHints\.kustomizeOverlays\)\. Choose Kustomize overlays… to judge it\.$/,
+    );
+    const state = (await server.waitForNotification(
+      'kubeConflictHints/documentState',
+      (p) => (p as DocumentStateParams).uri === uriOf(f) && (p as DocumentStateParams).state === 'not-judged',
+      30_000,
+    )) as DocumentStateParams;
     assert.match(state.reason ?? '', /No chosen overlay uses the file/);
     // Its fix opens the choice: the command form of the overlays request, on this file.
     const actions = await server.codeActions(uriOf(f), ds[0]!.range, ds);
-    assert.deepEqual(actions.map((a) => [a.title, a.command?.command, a.command?.arguments]), [['Choose Kustomize overlays…', requests.overlays.command, [{ uri: uriOf(f) }]]]);
+    assert.deepEqual(
+      actions.map((a) => [a.title, a.command?.command, a.command?.arguments]),
+      [['Choose Kustomize overlays…', requests.overlays.command, [{ uri: uriOf(f) }]]],
+    );
   }
 
   // Production chosen again: judged, so the hint goes, and production's conflict is back on the base.
   server.setSettings({ ...settings, kustomizeOverlays: [] });
-  for (const f of own) assert.deepEqual(notChosen(await server.diagnosticsUntil(uriOf(f), (d) => notChosen(d).length === 0, 60_000)), []);
+  for (const f of own)
+    assert.deepEqual(notChosen(await server.diagnosticsUntil(uriOf(f), (d) => notChosen(d).length === 0, 60_000)), []);
   const both = await server.diagnosticsUntil(uriOf(base), (ds) => conflicts(ds).length === 1, 60_000);
   assert.match(conflicts(both)[0]!.message, /in overlay production/);
 });

@@ -30,12 +30,38 @@ fs.mkdirSync(path.join(dir, 'fifo-dir'));
 execFileSync('mkfifo', [path.join(dir, 'fifo-dir', 'in-a-folder.yaml')]);
 
 const cases: { name: string; args: string[]; says: RegExp }[] = [
-  { name: '/dev/zero named directly', args: ['/dev/zero'], says: /\/dev\/zero is a character device, not a regular file: not read/ },
-  { name: 'a FIFO named directly', args: ['pipe.yaml'], says: /pipe\.yaml is a FIFO \(named pipe\), not a regular file: not read/ },
-  { name: 'a FIFO in a folder', args: ['fifo-dir'], says: /in-a-folder\.yaml is a FIFO \(named pipe\), not a regular file: not read/ },
-  { name: 'a link to /dev/zero in a folder', args: ['zero-link'], says: /zero\.yaml is a character device, not a regular file: not read/ },
-  { name: 'a link to a FIFO in a folder', args: ['pipe-link'], says: /pipe\.yaml is a FIFO \(named pipe\), not a regular file: not read/ },
-  { name: 'a file over the limit', args: ['huge.yaml'], says: new RegExp(`huge\\.yaml is larger than ${maxFileBytes / 1024 / 1024} MiB \\(${maxFileBytes + 1} bytes\\): not read`) },
+  {
+    name: '/dev/zero named directly',
+    args: ['/dev/zero'],
+    says: /\/dev\/zero is a character device, not a regular file: not read/,
+  },
+  {
+    name: 'a FIFO named directly',
+    args: ['pipe.yaml'],
+    says: /pipe\.yaml is a FIFO \(named pipe\), not a regular file: not read/,
+  },
+  {
+    name: 'a FIFO in a folder',
+    args: ['fifo-dir'],
+    says: /in-a-folder\.yaml is a FIFO \(named pipe\), not a regular file: not read/,
+  },
+  {
+    name: 'a link to /dev/zero in a folder',
+    args: ['zero-link'],
+    says: /zero\.yaml is a character device, not a regular file: not read/,
+  },
+  {
+    name: 'a link to a FIFO in a folder',
+    args: ['pipe-link'],
+    says: /pipe\.yaml is a FIFO \(named pipe\), not a regular file: not read/,
+  },
+  {
+    name: 'a file over the limit',
+    args: ['huge.yaml'],
+    says: new RegExp(
+      `huge\\.yaml is larger than ${maxFileBytes / 1024 / 1024} MiB \\(${maxFileBytes + 1} bytes\\): not read`,
+    ),
+  },
   { name: 'a link to a file over the limit', args: ['huge-link'], says: /huge\.yaml is larger than \d+ MiB/ },
   // Beside a good manifest: the refusal is not lost among findings.
   { name: 'a FIFO beside a manifest', args: ['ok', 'pipe.yaml'], says: /pipe\.yaml is a FIFO/ },
@@ -55,8 +81,15 @@ for (const c of cases) {
 test('the same files make snapshot stop with one line, exit 2, before it asks a cluster', async () => {
   for (const target of ['/dev/zero', 'pipe.yaml', 'huge.yaml', 'zero-link']) {
     // No kubeconfig at all: the files are read before any cluster is looked for.
-    const run = await runCli(['snapshot', '--out', path.join(dir, 'out'), target], { cwd: dir, env: { KUBECONFIG: path.join(dir, 'none') } });
+    const run = await runCli(['snapshot', '--out', path.join(dir, 'out'), target], {
+      cwd: dir,
+      env: { KUBECONFIG: path.join(dir, 'none') },
+    });
     assert.equal(run.status, 2, run.stderr);
-    assert.match(run.stderr, /^kube-conflict-hints: [^\n]*(not a regular file|larger than \d+ MiB)[^\n]*\n$/, run.stderr);
+    assert.match(
+      run.stderr,
+      /^kube-conflict-hints: [^\n]*(not a regular file|larger than \d+ MiB)[^\n]*\n$/,
+      run.stderr,
+    );
   }
 });

@@ -30,16 +30,30 @@ function withExecUser(cluster: TestClusterInfo, name: string, script: string, ar
   const config = parseYaml(fs.readFileSync(cluster.kubeconfig, 'utf8')) as { users: object[]; contexts: object[] };
   config.users.push({
     name: `${name}-user`,
-    user: { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [file, ...args], interactiveMode: 'Never' } },
+    user: {
+      exec: {
+        apiVersion: 'client.authentication.k8s.io/v1',
+        command: process.execPath,
+        args: [file, ...args],
+        interactiveMode: 'Never',
+      },
+    },
   });
-  config.contexts.push({ name: 'plugin', context: { cluster: 'kch-test', user: `${name}-user`, namespace: 'default' } });
+  config.contexts.push({
+    name: 'plugin',
+    context: { cluster: 'kch-test', user: `${name}-user`, namespace: 'default' },
+  });
   const out = path.join(scratch, `${name}-kubeconfig.yaml`);
   fs.writeFileSync(out, toYaml(config), { mode: 0o600 });
   return out;
 }
 
 const credential = (token: string, expirationTimestamp?: string) =>
-  JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token, ...(expirationTimestamp ? { expirationTimestamp } : {}) } });
+  JSON.stringify({
+    apiVersion: 'client.authentication.k8s.io/v1',
+    kind: 'ExecCredential',
+    status: { token, ...(expirationTimestamp ? { expirationTimestamp } : {}) },
+  });
 
 /** Plugin script: counts its runs in argv[2], prints the credential that argv[3 + run] names (the last one repeats). */
 const countingPlugin = `import * as fs from 'node:fs';
@@ -51,15 +65,23 @@ process.stdout.write(outputs[Math.min(run, outputs.length) - 1]);
 
 const runs = (counter: string) => (fs.existsSync(counter) ? fs.readFileSync(counter, 'utf8').length : 0);
 
-const configMapYaml = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: leak-probe\n  namespace: default\ndata:\n  key: value\n';
-
+const configMapYaml =
+  'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: leak-probe\n  namespace: default\ndata:\n  key: value\n';
 
 /** Everything the user could see from the language server: every notification (status, logs) and a hover. */
-function editorSurfaces(kubeconfig: string, context: string, until: (health: string) => boolean): Promise<{ text: string; server: TestServer }> {
+function editorSurfaces(
+  kubeconfig: string,
+  context: string,
+  until: (health: string) => boolean,
+): Promise<{ text: string; server: TestServer }> {
   return holdingTheLoop(() => editorSurfacesNow(kubeconfig, context, until));
 }
 
-async function editorSurfacesNow(kubeconfig: string, context: string, until: (health: string) => boolean): Promise<{ text: string; server: TestServer }> {
+async function editorSurfacesNow(
+  kubeconfig: string,
+  context: string,
+  until: (health: string) => boolean,
+): Promise<{ text: string; server: TestServer }> {
   const server = await startTestServer({ settings: { kubeconfig, context } });
   const uri = 'file:///w/leak-probe.yaml';
   await server.open(uri, configMapYaml);
@@ -88,7 +110,8 @@ describe('credentials never reach the user', { skip }, () => {
     },
     {
       name: 'an exec plugin that fails and repeats the token on stderr',
-      script: (secret: string) => `process.stderr.write('refresh failed for token=' + ${JSON.stringify(secret)} + '\\nAuthorization: Bearer ' + ${JSON.stringify(secret)} + '\\n');\nprocess.exit(1);\n`,
+      script: (secret: string) =>
+        `process.stderr.write('refresh failed for token=' + ${JSON.stringify(secret)} + '\\nAuthorization: Bearer ' + ${JSON.stringify(secret)} + '\\n');\nprocess.exit(1);\n`,
       says: /failed: refresh failed for token=\[redacted\]/,
     },
   ];
@@ -121,7 +144,11 @@ describe('credentials never reach the user', { skip }, () => {
   test('a server error page that echoes the Authorization header: the token is not repeated', async () => {
     const proxy: FaultProxy = await startFaultProxy(cluster.server, cluster.kubeconfig);
     try {
-      proxy.set({ kind: 'status', status: 502, body: (req) => `bad gateway; request headers: authorization: ${req.headers.authorization}\n` });
+      proxy.set({
+        kind: 'status',
+        status: 502,
+        body: (req) => `bad gateway; request headers: authorization: ${req.headers.authorization}\n`,
+      });
       const kubeconfig = proxy.kubeconfig(cluster.kubeconfig, path.join(scratch, 'echo.yaml'));
       const token = connect('admin', cluster.kubeconfig).token;
       const c = await createClusterConnection({ kubeconfig, context: 'admin' });
@@ -198,7 +225,11 @@ describe('exec credential plugins', { skip }, () => {
   test('a kept credential the server refuses (401) is renewed by running the plugin again', async () => {
     const counter = path.join(scratch, 'renewed.count');
     const token = connect('admin', cluster.kubeconfig).token;
-    const kubeconfig = withExecUser(cluster, 'renewed', countingPlugin, [counter, credential('revoked-token-of-yesterday'), credential(token)]);
+    const kubeconfig = withExecUser(cluster, 'renewed', countingPlugin, [
+      counter,
+      credential('revoked-token-of-yesterday'),
+      credential(token),
+    ]);
     const c = await createClusterConnection({ kubeconfig, context: 'plugin' });
     open.push(c);
     const health = await c.checkHealth();
@@ -229,40 +260,63 @@ describe('hovers say why the cluster does not answer', { skip }, () => {
   });
 
   const rows = [
-    { name: '403: the user may not read', context: 'stranger', health: 'forbidden', hover: /forbidden: User "stranger" cannot (get|list) resource "configmaps"/ },
-    { name: '401: the credentials are refused', context: 'bad-token', health: 'unauthenticated', hover: /the cluster refused the credentials/i },
+    {
+      name: '403: the user may not read',
+      context: 'stranger',
+      health: 'forbidden',
+      hover: /forbidden: User "stranger" cannot (get|list) resource "configmaps"/,
+    },
+    {
+      name: '401: the credentials are refused',
+      context: 'bad-token',
+      health: 'unauthenticated',
+      hover: /the cluster refused the credentials/i,
+    },
   ];
   for (const row of rows) {
-    test(row.name, () => holdingTheLoop(async () => {
-      let kubeconfig = cluster.kubeconfig;
-      if (row.context === 'bad-token') {
-        const config = parseYaml(fs.readFileSync(cluster.kubeconfig, 'utf8')) as { users: { name: string; user: object }[]; contexts: object[] };
-        config.users.push({ name: 'bad-token', user: { token: 'not-a-valid-token' } });
-        config.contexts.push({ name: 'bad-token', context: { cluster: 'kch-test', user: 'bad-token', namespace: 'default' } });
-        kubeconfig = path.join(scratch, 'bad-token.yaml');
-        fs.writeFileSync(kubeconfig, toYaml(config));
-      }
-      const server = await startTestServer({ settings: { kubeconfig, context: row.context } });
-      try {
-        const uri = 'file:///w/denied.yaml';
-        await server.open(uri, configMapYaml);
-        await server.diagnostics(uri);
-        await server.waitForNotification('kubeConflictHints/status', (p) => (p as { health: string }).health === row.health);
-        let hover = '';
-        // The hover follows the facts; the status can be a moment ahead of them: ask again after
-        // each time the server says its answers changed.
-        const deadline = Date.now() + 30_000;
-        for (;;) {
-          const refreshed = server.waitForRefresh(5_000).catch(() => undefined);
-          hover = ((await server.hover(uri, { line: 6, character: 3 }))?.contents as { value?: string } | undefined)?.value ?? '';
-          if (row.hover.test(hover) || Date.now() > deadline) break;
-          await refreshed;
+    test(row.name, () =>
+      holdingTheLoop(async () => {
+        let kubeconfig = cluster.kubeconfig;
+        if (row.context === 'bad-token') {
+          const config = parseYaml(fs.readFileSync(cluster.kubeconfig, 'utf8')) as {
+            users: { name: string; user: object }[];
+            contexts: object[];
+          };
+          config.users.push({ name: 'bad-token', user: { token: 'not-a-valid-token' } });
+          config.contexts.push({
+            name: 'bad-token',
+            context: { cluster: 'kch-test', user: 'bad-token', namespace: 'default' },
+          });
+          kubeconfig = path.join(scratch, 'bad-token.yaml');
+          fs.writeFileSync(kubeconfig, toYaml(config));
         }
-        assert.match(hover, row.hover);
-        assert.doesNotMatch(hover, /no answer from the cluster yet/);
-      } finally {
-        await server.shutdown();
-      }
-    }));
+        const server = await startTestServer({ settings: { kubeconfig, context: row.context } });
+        try {
+          const uri = 'file:///w/denied.yaml';
+          await server.open(uri, configMapYaml);
+          await server.diagnostics(uri);
+          await server.waitForNotification(
+            'kubeConflictHints/status',
+            (p) => (p as { health: string }).health === row.health,
+          );
+          let hover = '';
+          // The hover follows the facts; the status can be a moment ahead of them: ask again after
+          // each time the server says its answers changed.
+          const deadline = Date.now() + 30_000;
+          for (;;) {
+            const refreshed = server.waitForRefresh(5_000).catch(() => undefined);
+            hover =
+              ((await server.hover(uri, { line: 6, character: 3 }))?.contents as { value?: string } | undefined)
+                ?.value ?? '';
+            if (row.hover.test(hover) || Date.now() > deadline) break;
+            await refreshed;
+          }
+          assert.match(hover, row.hover);
+          assert.doesNotMatch(hover, /no answer from the cluster yet/);
+        } finally {
+          await server.shutdown();
+        }
+      }),
+    );
   }
 });

@@ -7,7 +7,13 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Diagnostic } from 'vscode-languageserver-protocol';
-import { createClusterConnection, type ClusterConnection, type ClusterConnectionOptions, type ClusterHealthReport, type LiveObjectChange } from '../../server/src/cluster';
+import {
+  createClusterConnection,
+  type ClusterConnection,
+  type ClusterConnectionOptions,
+  type ClusterHealthReport,
+  type LiveObjectChange,
+} from '../../server/src/cluster';
 import { testCluster, type TestClusterInfo } from '../support/env';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy';
 import { startTestServer } from '../support/lsp-client';
@@ -18,7 +24,11 @@ const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-faults-'));
 after(() => fs.rmSync(scratch, { recursive: true, force: true }));
 
 /** Resolves with the health once `done` holds (now or on a later change). */
-function healthUntil(c: ClusterConnection, done: (h: ClusterHealthReport) => boolean, timeoutMs = 60_000): Promise<ClusterHealthReport> {
+function healthUntil(
+  c: ClusterConnection,
+  done: (h: ClusterHealthReport) => boolean,
+  timeoutMs = 60_000,
+): Promise<ClusterHealthReport> {
   return new Promise((resolve, reject) => {
     if (done(c.health())) return resolve(c.health());
     const timer = setTimeout(() => {
@@ -52,7 +62,10 @@ describe('a cluster that misbehaves', { skip }, () => {
   });
 
   async function connection(options: ClusterConnectionOptions = {}): Promise<ClusterConnection> {
-    const c = await createClusterConnection({ kubeconfig, context: 'admin' }, { userAgent: 'kch-faults-test', ...options });
+    const c = await createClusterConnection(
+      { kubeconfig, context: 'admin' },
+      { userAgent: 'kch-faults-test', ...options },
+    );
     open.push(c);
     return c;
   }
@@ -76,7 +89,11 @@ describe('a cluster that misbehaves', { skip }, () => {
     assert.equal((await otherHealth).state, 'connected');
     const after429 = proxy.requests.slice(proxy.requests.indexOf(refused) + 1);
     assert.ok(after429.length >= 2, 'both connections asked again');
-    for (const r of after429) assert.ok(r.at >= refused.answeredAt! + 2_000, `a request came ${r.at - refused.answeredAt!} ms after the 429 that asked for 2 s`);
+    for (const r of after429)
+      assert.ok(
+        r.at >= refused.answeredAt! + 2_000,
+        `a request came ${r.at - refused.answeredAt!} ms after the 429 that asked for 2 s`,
+      );
   });
 
   test('5xx on reads: "failing" with the server\'s words, and connected again after healing without anyone asking', async () => {
@@ -125,12 +142,19 @@ describe('a cluster that misbehaves', { skip }, () => {
     proxy.heal();
     const admin = connect('admin', cluster.kubeconfig);
     const namespace = await freshNamespace(admin, 'faults');
-    const cm = (value: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cut', namespace }, data: { value } });
+    const cm = (value: string) => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'cut', namespace },
+      data: { value },
+    });
     objectOf(await apply(admin, 'kubectl', cm('one')), 'apply');
     const c = await connection();
     const ref = { apiVersion: 'v1', kind: 'ConfigMap', name: 'cut', namespace };
     assert.equal((await c.getObject(ref)).state, 'exists');
-    const watch = await proxy.waitForRequest((r) => r.watch && r.path.endsWith(`/namespaces/${namespace}/configmaps`) && r.status === 200);
+    const watch = await proxy.waitForRequest(
+      (r) => r.watch && r.path.endsWith(`/namespaces/${namespace}/configmaps`) && r.status === 200,
+    );
     proxy.set({ kind: 'cutWatches' });
     const from = proxy.requests.indexOf(watch) + 1;
     assert.equal(proxy.cutWatches(), 1);
@@ -139,7 +163,11 @@ describe('a cluster that misbehaves', { skip }, () => {
     proxy.heal();
     const arrived = new Promise<LiveObjectChange>((resolve) => {
       const sub = c.onObjectChange((change) => {
-        if (change.name === 'cut' && change.state.state === 'exists' && (change.state.object.data as { value?: string }).value === 'two') {
+        if (
+          change.name === 'cut' &&
+          change.state.state === 'exists' &&
+          (change.state.object.data as { value?: string }).value === 'two'
+        ) {
           sub.dispose();
           resolve(change);
         }
@@ -198,10 +226,25 @@ describe('the editor while OpenAPI fails', { skip }, () => {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
       metadata: { name: 'web', namespace },
-      spec: { replicas: 3, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'nginx:1.25' }] } } },
+      spec: {
+        replicas: 3,
+        selector: { matchLabels: { app: 'web' } },
+        template: {
+          metadata: { labels: { app: 'web' } },
+          spec: { containers: [{ name: 'app', image: 'nginx:1.25' }] },
+        },
+      },
     };
     objectOf(await apply(admin, 'kubectl', deployment), 'apply');
-    objectOf(await scale(admin, 'kube-controller-manager', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace } }, 5), 'scale');
+    objectOf(
+      await scale(
+        admin,
+        'kube-controller-manager',
+        { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace } },
+        5,
+      ),
+      'scale',
+    );
     proxy.set({ kind: 'status', status: 500, match: (r) => r.path === '/openapi/v3/apis/apps/v1' });
     const kubeconfig = proxy.kubeconfig(cluster.kubeconfig, path.join(scratch, 'openapi-fault.yaml'));
     const server = await startTestServer({ settings: { kubeconfig, context: 'admin' } });
@@ -211,11 +254,17 @@ describe('the editor while OpenAPI fails', { skip }, () => {
       await server.open(uri, manifest);
       const from = proxy.requests.length;
       // The object is known, the schema is not: the server's 500 has been seen.
-      await server.diagnosticsUntil(uri, (d) => byCode(d, 'exists').length === 1 && proxy.requests.slice(from).some((r) => r.fault === 'status'));
+      await server.diagnosticsUntil(
+        uri,
+        (d) => byCode(d, 'exists').length === 1 && proxy.requests.slice(from).some((r) => r.fault === 'status'),
+      );
       assert.equal(byCode(await server.diagnostics(uri), 'field-conflict').length, 0);
       proxy.heal();
       const ds = await server.diagnosticsUntil(uri, (d) => byCode(d, 'field-conflict').length === 1);
-      assert.match(byCode(ds, 'field-conflict')[0]!.message, /\.spec\.replicas is managed by "kube-controller-manager"/);
+      assert.match(
+        byCode(ds, 'field-conflict')[0]!.message,
+        /\.spec\.replicas is managed by "kube-controller-manager"/,
+      );
     } finally {
       await server.shutdown();
     }

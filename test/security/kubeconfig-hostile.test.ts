@@ -39,7 +39,11 @@ function linkTo(target: string, name: string): string {
   return file;
 }
 
-function kubeconfigNaming(name: string, user: Record<string, string>, cluster: Record<string, string | boolean> = {}): string {
+function kubeconfigNaming(
+  name: string,
+  user: Record<string, string>,
+  cluster: Record<string, string | boolean> = {},
+): string {
   const file = path.join(dir, name);
   fs.writeFileSync(
     file,
@@ -57,12 +61,28 @@ function kubeconfigNaming(name: string, user: Record<string, string>, cluster: R
 
 describe('a hostile kubeconfig setting gets a clear message, never a hang or an unbounded read', () => {
   const rows: { name: string; kubeconfig: () => string; message: RegExp }[] = [
-    { name: '/dev/zero', kubeconfig: () => '/dev/zero', message: /^Cannot read kubeconfig \/dev\/zero: it is a character device, not a regular file$/ },
-    { name: 'a FIFO nobody writes to', kubeconfig: () => fifo('fifo'), message: /: it is a named pipe \(FIFO\), not a regular file$/ },
+    {
+      name: '/dev/zero',
+      kubeconfig: () => '/dev/zero',
+      message: /^Cannot read kubeconfig \/dev\/zero: it is a character device, not a regular file$/,
+    },
+    {
+      name: 'a FIFO nobody writes to',
+      kubeconfig: () => fifo('fifo'),
+      message: /: it is a named pipe \(FIFO\), not a regular file$/,
+    },
     { name: 'a directory', kubeconfig: () => dir, message: /: it is a directory, not a regular file$/ },
     { name: 'a 1 GB file', kubeconfig: () => huge('huge'), message: /: it is 1024 MB, over the limit of 4 MB$/ },
-    { name: 'a symbolic link to /dev/zero', kubeconfig: () => linkTo('/dev/zero', 'zero-link'), message: /: it is a character device, not a regular file$/ },
-    { name: 'a file that does not exist', kubeconfig: () => path.join(dir, 'missing'), message: /^Cannot read kubeconfig .*missing: no such file$/ },
+    {
+      name: 'a symbolic link to /dev/zero',
+      kubeconfig: () => linkTo('/dev/zero', 'zero-link'),
+      message: /: it is a character device, not a regular file$/,
+    },
+    {
+      name: 'a file that does not exist',
+      kubeconfig: () => path.join(dir, 'missing'),
+      message: /^Cannot read kubeconfig .*missing: no such file$/,
+    },
   ];
   for (const row of rows) {
     test(row.name, async () => {
@@ -83,12 +103,15 @@ describe('files the kubeconfig names are read the same way', () => {
     {
       name: 'a certificate authority at /dev/zero',
       kubeconfig: () => kubeconfigNaming('ca-zero', { token: 't' }, { 'certificate-authority': '/dev/zero' }),
-      message: /^Cannot read the certificate authority \/dev\/zero named by context "x": it is a character device, not a regular file$/,
+      message:
+        /^Cannot read the certificate authority \/dev\/zero named by context "x": it is a character device, not a regular file$/,
     },
     {
       name: 'a client key that is a FIFO',
-      kubeconfig: () => kubeconfigNaming('key-fifo', { 'client-certificate-data': 'eA==', 'client-key': fifo('key-fifo-pipe') }),
-      message: /^Cannot read the client key .*key-fifo-pipe named by context "x": it is a named pipe \(FIFO\), not a regular file$/,
+      kubeconfig: () =>
+        kubeconfigNaming('key-fifo', { 'client-certificate-data': 'eA==', 'client-key': fifo('key-fifo-pipe') }),
+      message:
+        /^Cannot read the client key .*key-fifo-pipe named by context "x": it is a named pipe \(FIFO\), not a regular file$/,
     },
     {
       name: 'a token file that is a FIFO',
@@ -97,8 +120,10 @@ describe('files the kubeconfig names are read the same way', () => {
     },
     {
       name: 'a 1 GB client certificate',
-      kubeconfig: () => kubeconfigNaming('cert-huge', { 'client-certificate': huge('cert-huge.pem'), 'client-key-data': 'eA==' }),
-      message: /^Cannot read the client certificate .*cert-huge\.pem named by context "x": it is 1024 MB, over the limit of 1 MB$/,
+      kubeconfig: () =>
+        kubeconfigNaming('cert-huge', { 'client-certificate': huge('cert-huge.pem'), 'client-key-data': 'eA==' }),
+      message:
+        /^Cannot read the client certificate .*cert-huge\.pem named by context "x": it is 1024 MB, over the limit of 1 MB$/,
     },
   ];
   for (const row of rows) {
@@ -121,7 +146,11 @@ describe('files the kubeconfig names are read the same way', () => {
     try {
       fs.writeFileSync(path.join(dir, 'token.txt'), 'the-token\n');
       const { port } = server.address() as AddressInfo;
-      const kubeconfig = kubeconfigNaming('token-ok', { 'token-file': 'token.txt' }, { server: `http://127.0.0.1:${port}`, 'insecure-skip-tls-verify': true });
+      const kubeconfig = kubeconfigNaming(
+        'token-ok',
+        { 'token-file': 'token.txt' },
+        { server: `http://127.0.0.1:${port}`, 'insecure-skip-tls-verify': true },
+      );
       const connection = await createClusterConnection({ kubeconfig });
       assert.equal((await connection.checkHealth()).state, 'connected');
       connection.dispose();
@@ -140,9 +169,15 @@ test('the language server keeps answering with a FIFO as kubeconfig, and the sta
     const uri = 'file:///w/fifo.yaml';
     await server.open(uri, 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n');
     assert.deepEqual(await server.diagnostics(uri), []);
-    const status = (await server.waitForNotification('kubeConflictHints/status', (p) => (p as { health: string }).health !== 'idle')) as { health: string; detail: string };
+    const status = (await server.waitForNotification(
+      'kubeConflictHints/status',
+      (p) => (p as { health: string }).health !== 'idle',
+    )) as { health: string; detail: string };
     assert.equal(status.health, 'unreachable');
-    assert.match(status.detail, /^Cannot read kubeconfig .*editor-fifo: it is a named pipe \(FIFO\), not a regular file$/);
+    assert.match(
+      status.detail,
+      /^Cannot read kubeconfig .*editor-fifo: it is a named pipe \(FIFO\), not a regular file$/,
+    );
     assert.ok(await server.hover(uri, { line: 1, character: 2 }), 'hovers still answer');
     const contexts = (await server.request('kubeConflictHints/contexts', { uri })) as { problem?: string };
     assert.match(contexts.problem ?? '', /named pipe \(FIFO\)/);

@@ -11,7 +11,14 @@ import { connect, freshNamespace, objectOf, scale } from './seed';
 
 /** helm's environment with its caches and config under `home` (never the user's), and the kubeconfig it installs with. */
 export function helmEnv(home: string, kubeconfig?: string): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH ?? '', HOME: home, HELM_CACHE_HOME: `${home}/cache`, HELM_CONFIG_HOME: `${home}/config`, HELM_DATA_HOME: `${home}/data`, ...(kubeconfig ? { KUBECONFIG: kubeconfig } : {}) };
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: home,
+    HELM_CACHE_HOME: `${home}/cache`,
+    HELM_CONFIG_HOME: `${home}/config`,
+    HELM_DATA_HOME: `${home}/data`,
+    ...(kubeconfig ? { KUBECONFIG: kubeconfig } : {}),
+  };
 }
 
 /**
@@ -19,7 +26,12 @@ export function helmEnv(home: string, kubeconfig?: string): NodeJS.ProcessEnv {
  * releases are recognised by its name), installed as release `web` in a fresh namespace and scaled
  * to 5 by an autoscaler; `install` installs it again elsewhere (`--set` pairs go to helm as given).
  */
-export async function chartInstalledElsewhere(cluster: TestClusterInfo, helm: string, prefix: string, set: readonly string[] = []) {
+export async function chartInstalledElsewhere(
+  cluster: TestClusterInfo,
+  helm: string,
+  prefix: string,
+  set: readonly string[] = [],
+) {
   const conn = connect('admin', cluster.kubeconfig);
   const repo = scratchDir(prefix);
   const env = helmEnv(path.join(repo, '.home'), cluster.kubeconfig);
@@ -29,9 +41,30 @@ export async function chartInstalledElsewhere(cluster: TestClusterInfo, helm: st
   const chart = path.join(repo, name);
   const install = async (release: string, replicas: number) => {
     const namespace = await freshNamespace(conn, prefix);
-    const installed = spawnSync(helm, ['install', release, chart, '--kube-context', 'admin', '--namespace', namespace, ...set.flatMap((s) => ['--set', s])], { cwd: repo, encoding: 'utf8', env });
+    const installed = spawnSync(
+      helm,
+      [
+        'install',
+        release,
+        chart,
+        '--kube-context',
+        'admin',
+        '--namespace',
+        namespace,
+        ...set.flatMap((s) => ['--set', s]),
+      ],
+      { cwd: repo, encoding: 'utf8', env },
+    );
     assert.equal(installed.status, 0, installed.stderr);
-    objectOf(await scale(conn, 'kube-controller-manager', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `${release}-${name}`, namespace } }, replicas), 'the autoscaler');
+    objectOf(
+      await scale(
+        conn,
+        'kube-controller-manager',
+        { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `${release}-${name}`, namespace } },
+        replicas,
+      ),
+      'the autoscaler',
+    );
     return namespace;
   };
   const namespace = await install('web', 5);

@@ -72,8 +72,12 @@ function log(message: string): void {
 /** -X flags that make /version report the release, as the upstream build (hack/lib/version.sh) does. */
 function apiserverLdflags(): string {
   const [major, minor] = kubernetesVersion.slice(1).split('.');
-  const stamp = (pkg: string) =>
-    [`-X ${pkg}.gitVersion=${kubernetesVersion}`, `-X ${pkg}.gitMajor=${major}`, `-X ${pkg}.gitMinor=${minor}`, `-X ${pkg}.gitTreeState=clean`];
+  const stamp = (pkg: string) => [
+    `-X ${pkg}.gitVersion=${kubernetesVersion}`,
+    `-X ${pkg}.gitMajor=${major}`,
+    `-X ${pkg}.gitMinor=${minor}`,
+    `-X ${pkg}.gitTreeState=clean`,
+  ];
   return ['-s', '-w', ...stamp('k8s.io/component-base/version'), ...stamp('k8s.io/client-go/pkg/version')].join(' ');
 }
 
@@ -107,14 +111,20 @@ function runGo(args: string[], what: string): { ok: boolean; output: string } {
   const started = Date.now();
   const result = spawnSync('go', args, { cwd: goModuleDir, encoding: 'utf8', env: process.env, maxBuffer: 64 << 20 });
   if (result.error && (result.error as NodeJS.ErrnoException).code === 'ENOENT') {
-    throw new ClusterError('Go is not installed (no `go` on PATH): the test API server is built from source with Go >= 1.24');
+    throw new ClusterError(
+      'Go is not installed (no `go` on PATH): the test API server is built from source with Go >= 1.24',
+    );
   }
   const output = `${result.stdout ?? ''}${result.stderr ?? ''}`;
-  fs.appendFileSync(files.buildLog, `$ go ${args.join(' ')}   # ${what}, ${((Date.now() - started) / 1000).toFixed(1)} s\n${output}\n`);
+  fs.appendFileSync(
+    files.buildLog,
+    `$ go ${args.join(' ')}   # ${what}, ${((Date.now() - started) / 1000).toFixed(1)} s\n${output}\n`,
+  );
   return { ok: result.status === 0, output };
 }
 
-export const networkFailure = /dial tcp|no such host|connection refused|i\/o timeout|TLS handshake|proxy\.golang\.org|GOPROXY=off|module lookup disabled|unrecognized import path|Get "https?:/;
+export const networkFailure =
+  /dial tcp|no such host|connection refused|i\/o timeout|TLS handshake|proxy\.golang\.org|GOPROXY=off|module lookup disabled|unrecognized import path|Get "https?:/;
 
 /** Builds kube-apiserver and etcd into .cache/apiserver/bin unless the stamp says they are current. */
 export async function ensureBinaries(): Promise<void> {
@@ -127,11 +137,15 @@ export async function ensureBinaries(): Promise<void> {
 
 function buildBinaries(): void {
   if (spawnSync('go', ['version']).error) {
-    throw new ClusterError('Go is not installed (no `go` on PATH): the test API server is built from source with Go >= 1.24');
+    throw new ClusterError(
+      'Go is not installed (no `go` on PATH): the test API server is built from source with Go >= 1.24',
+    );
   }
   fs.mkdirSync(binDir, { recursive: true });
   fs.writeFileSync(files.buildLog, '');
-  log(`building kube-apiserver ${kubernetesVersion} and etcd from test/apiserver (first time: many minutes; log: ${files.buildLog})`);
+  log(
+    `building kube-apiserver ${kubernetesVersion} and etcd from test/apiserver (first time: many minutes; log: ${files.buildLog})`,
+  );
   const started = Date.now();
 
   // Downloading first and on its own separates "no module proxy" from a compile error.
@@ -139,9 +153,13 @@ function buildBinaries(): void {
   if (!download.ok) {
     const firstError = download.output.split('\n').find((l) => l.trim()) ?? '';
     if (networkFailure.test(download.output)) {
-      throw new ClusterError(`cannot download the Go modules for kube-apiserver (is the Go module proxy reachable? GOPROXY=${goEnv('GOPROXY')}): ${firstError.trim()}`);
+      throw new ClusterError(
+        `cannot download the Go modules for kube-apiserver (is the Go module proxy reachable? GOPROXY=${goEnv('GOPROXY')}): ${firstError.trim()}`,
+      );
     }
-    throw new ClusterError(`\`go mod download\` failed in test/apiserver: ${firstError.trim()} (log: ${files.buildLog})`);
+    throw new ClusterError(
+      `\`go mod download\` failed in test/apiserver: ${firstError.trim()} (log: ${files.buildLog})`,
+    );
   }
   for (const [name, target, args] of [
     ['kube-apiserver', binaries.apiserver, ['-ldflags', apiserverLdflags(), 'k8s.io/kubernetes/cmd/kube-apiserver']],
@@ -224,16 +242,63 @@ function ensurePki(): void {
   fs.mkdirSync(pkiDir, { recursive: true });
   const needed = ['ca.crt', 'ca.key', 'server.crt', 'server.key', 'sa.key', 'sa.pub'];
   if (needed.every((f) => fs.existsSync(path.join(pkiDir, f)))) return;
-  openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '3650',
-    '-keyout', 'ca.key', '-out', 'ca.crt', '-subj', '/CN=kube-conflict-hints test CA',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
-  openssl(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes',
-    '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=kube-apiserver']);
-  fs.writeFileSync(path.join(pkiDir, 'server.ext'),
+  openssl([
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-days',
+    '3650',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+    '-subj',
+    '/CN=kube-conflict-hints test CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
+  openssl([
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    'server.key',
+    '-out',
+    'server.csr',
+    '-subj',
+    '/CN=kube-apiserver',
+  ]);
+  fs.writeFileSync(
+    path.join(pkiDir, 'server.ext'),
     'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default.svc\n' +
-    'extendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n');
-  openssl(['x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial',
-    '-days', '3650', '-extfile', 'server.ext', '-out', 'server.crt']);
+      'extendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n',
+  );
+  openssl([
+    'x509',
+    '-req',
+    '-in',
+    'server.csr',
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-days',
+    '3650',
+    '-extfile',
+    'server.ext',
+    '-out',
+    'server.crt',
+  ]);
   // Service-account tokens are signed with RSA by default (RS256).
   openssl(['genrsa', '-out', 'sa.key', '2048']);
   openssl(['rsa', '-in', 'sa.key', '-pubout', '-out', 'sa.pub']);
@@ -255,10 +320,13 @@ function ensureTokens(): Record<TestUser, string> {
   if (existing) return existing;
   const token = () => crypto.randomBytes(24).toString('hex');
   const tokens = { admin: token(), viewer: token(), stranger: token() };
-  fs.writeFileSync(files.tokens,
+  fs.writeFileSync(
+    files.tokens,
     `${tokens.admin},admin,uid-admin,"system:masters"\n` +
-    `${tokens.viewer},viewer,uid-viewer\n` +
-    `${tokens.stranger},stranger,uid-stranger\n`, { mode: 0o600 });
+      `${tokens.viewer},viewer,uid-viewer\n` +
+      `${tokens.stranger},stranger,uid-stranger\n`,
+    { mode: 0o600 },
+  );
   return tokens;
 }
 
@@ -354,25 +422,35 @@ interface HttpAnswer {
   body: string;
 }
 
-function httpsRequest(server: string, token: string, method: string, urlPath: string, body?: unknown): Promise<HttpAnswer> {
+function httpsRequest(
+  server: string,
+  token: string,
+  method: string,
+  urlPath: string,
+  body?: unknown,
+): Promise<HttpAnswer> {
   const ca = fs.readFileSync(path.join(pkiDir, 'ca.crt'));
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = https.request(new URL(urlPath, server), {
-      method,
-      ca,
-      timeout: 5000,
-      headers: {
-        Authorization: `Bearer ${token}`,
-        Accept: 'application/json',
-        ...(payload ? { 'Content-Type': 'application/apply-patch+yaml' } : {}),
+    const req = https.request(
+      new URL(urlPath, server),
+      {
+        method,
+        ca,
+        timeout: 5000,
+        headers: {
+          Authorization: `Bearer ${token}`,
+          Accept: 'application/json',
+          ...(payload ? { 'Content-Type': 'application/apply-patch+yaml' } : {}),
+        },
       },
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', reject);
     req.end(payload);
@@ -455,7 +533,9 @@ export async function up(): Promise<ClusterEnv> {
     return await start();
   } catch (e) {
     // Never leave half a cluster running; the start's failure is the one to report.
-    await down().catch((stopFailure: unknown) => log(stopFailure instanceof Error ? stopFailure.message : String(stopFailure)));
+    await down().catch((stopFailure: unknown) =>
+      log(stopFailure instanceof Error ? stopFailure.message : String(stopFailure)),
+    );
     throw e;
   }
 }
@@ -474,62 +554,91 @@ async function start(): Promise<ClusterEnv> {
   const server = `https://127.0.0.1:${apiserverPort}`;
   const started = Date.now();
 
-  const etcdPid = startDetached(binaries.etcd, [
-    `--data-dir=${files.etcdData}`,
-    `--listen-client-url=${etcdUrl}`,
-    `--listen-peer-url=http://127.0.0.1:${etcdPeerPort}`,
-  ], 'etcd.log');
+  const etcdPid = startDetached(
+    binaries.etcd,
+    [
+      `--data-dir=${files.etcdData}`,
+      `--listen-client-url=${etcdUrl}`,
+      `--listen-peer-url=http://127.0.0.1:${etcdPeerPort}`,
+    ],
+    'etcd.log',
+  );
   const state: RunningState = { server, etcdUrl, pids: { etcd: etcdPid, apiserver: 0 }, binaries: { ...binaries } };
   fs.writeFileSync(files.state, JSON.stringify(state, null, 2));
-  await waitFor('etcd', 30, async () => {
-    if (!runs(etcdPid, binaries.etcd)) throw new ClusterError(`etcd exited during start (log: ${path.join(logDir, 'etcd.log')})`);
-    const res = await fetch(`${etcdUrl}/health`);
-    return res.ok && ((await res.json()) as { health?: string }).health === 'true';
-  }, 'etcd.log');
+  await waitFor(
+    'etcd',
+    30,
+    async () => {
+      if (!runs(etcdPid, binaries.etcd))
+        throw new ClusterError(`etcd exited during start (log: ${path.join(logDir, 'etcd.log')})`);
+      const res = await fetch(`${etcdUrl}/health`);
+      return res.ok && ((await res.json()) as { health?: string }).health === 'true';
+    },
+    'etcd.log',
+  );
 
   const pki = (f: string) => path.join(pkiDir, f);
-  state.pids.apiserver = startDetached(binaries.apiserver, [
-    `--etcd-servers=${etcdUrl}`,
-    '--bind-address=127.0.0.1',
-    '--advertise-address=127.0.0.1',
-    `--secure-port=${apiserverPort}`,
-    `--tls-cert-file=${pki('server.crt')}`,
-    `--tls-private-key-file=${pki('server.key')}`,
-    `--client-ca-file=${pki('ca.crt')}`,
-    '--authorization-mode=RBAC',
-    `--token-auth-file=${files.tokens}`,
-    // No controller manager creates the `default` ServiceAccount, so Pods would be refused without this.
-    '--disable-admission-plugins=ServiceAccount',
-    '--service-cluster-ip-range=10.96.0.0/16',
-    '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-    `--service-account-key-file=${pki('sa.pub')}`,
-    `--service-account-signing-key-file=${pki('sa.key')}`,
-    // The kubernetes Service cannot have a loopback endpoint; nothing needs it here.
-    '--endpoint-reconciler-type=none',
-    `--audit-policy-file=${files.auditPolicy}`,
-    `--audit-log-path=${files.auditLog}`,
-    '--audit-log-format=json',
-    '--audit-log-mode=blocking',
-    '--profiling=false',
-  ], 'kube-apiserver.log');
+  state.pids.apiserver = startDetached(
+    binaries.apiserver,
+    [
+      `--etcd-servers=${etcdUrl}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--secure-port=${apiserverPort}`,
+      `--tls-cert-file=${pki('server.crt')}`,
+      `--tls-private-key-file=${pki('server.key')}`,
+      `--client-ca-file=${pki('ca.crt')}`,
+      '--authorization-mode=RBAC',
+      `--token-auth-file=${files.tokens}`,
+      // No controller manager creates the `default` ServiceAccount, so Pods would be refused without this.
+      '--disable-admission-plugins=ServiceAccount',
+      '--service-cluster-ip-range=10.96.0.0/16',
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      `--service-account-key-file=${pki('sa.pub')}`,
+      `--service-account-signing-key-file=${pki('sa.key')}`,
+      // The kubernetes Service cannot have a loopback endpoint; nothing needs it here.
+      '--endpoint-reconciler-type=none',
+      `--audit-policy-file=${files.auditPolicy}`,
+      `--audit-log-path=${files.auditLog}`,
+      '--audit-log-format=json',
+      '--audit-log-mode=blocking',
+      '--profiling=false',
+    ],
+    'kube-apiserver.log',
+  );
   fs.writeFileSync(files.state, JSON.stringify(state, null, 2));
 
-  await waitFor('kube-apiserver', 90, async () => {
-    if (!runs(state.pids.apiserver, binaries.apiserver)) {
-      throw new ClusterError(`kube-apiserver exited during start (log: ${path.join(logDir, 'kube-apiserver.log')})`);
-    }
-    return (await httpsRequest(server, tokens.admin, 'GET', '/readyz')).status === 200;
-  }, 'kube-apiserver.log');
+  await waitFor(
+    'kube-apiserver',
+    90,
+    async () => {
+      if (!runs(state.pids.apiserver, binaries.apiserver)) {
+        throw new ClusterError(`kube-apiserver exited during start (log: ${path.join(logDir, 'kube-apiserver.log')})`);
+      }
+      return (await httpsRequest(server, tokens.admin, 'GET', '/readyz')).status === 200;
+    },
+    'kube-apiserver.log',
+  );
 
   for (const object of viewerRbac) {
     const kind = object.kind === 'ClusterRole' ? 'clusterroles' : 'clusterrolebindings';
-    const res = await httpsRequest(server, tokens.admin, 'PATCH',
-      `/apis/rbac.authorization.k8s.io/v1/${kind}/${object.metadata.name}?fieldManager=kch-test-setup&force=true`, object);
-    if (res.status >= 300) throw new ClusterError(`creating ${kind}/${object.metadata.name} failed: ${res.status} ${res.body}`);
+    const res = await httpsRequest(
+      server,
+      tokens.admin,
+      'PATCH',
+      `/apis/rbac.authorization.k8s.io/v1/${kind}/${object.metadata.name}?fieldManager=kch-test-setup&force=true`,
+      object,
+    );
+    if (res.status >= 300)
+      throw new ClusterError(`creating ${kind}/${object.metadata.name} failed: ${res.status} ${res.body}`);
   }
   // The system namespaces controller creates `default` shortly after readiness; the kubeconfig names it.
-  await waitFor('namespace default', 30, async () =>
-    (await httpsRequest(server, tokens.admin, 'GET', '/api/v1/namespaces/default')).status === 200, 'kube-apiserver.log');
+  await waitFor(
+    'namespace default',
+    30,
+    async () => (await httpsRequest(server, tokens.admin, 'GET', '/api/v1/namespaces/default')).status === 200,
+    'kube-apiserver.log',
+  );
 
   writeKubeconfig(server, tokens);
   const env: ClusterEnv = { kubeconfig: files.kubeconfig, auditLog: files.auditLog, server };
@@ -587,7 +696,14 @@ export interface AuditEvent {
   requestURI: string;
   user: { username: string; groups?: string[] };
   userAgent?: string;
-  objectRef?: { resource?: string; namespace?: string; name?: string; apiGroup?: string; apiVersion?: string; subresource?: string };
+  objectRef?: {
+    resource?: string;
+    namespace?: string;
+    name?: string;
+    apiGroup?: string;
+    apiVersion?: string;
+    subresource?: string;
+  };
   responseStatus?: { code?: number; reason?: string };
   requestReceivedTimestamp?: string;
   /** The answer's body, for requests the policy records at RequestResponse (Secrets). */
@@ -624,7 +740,10 @@ export function readAuditEvents(auditLog: string): AuditEvent[] {
       const bytes = Buffer.concat([read.rest, chunk.subarray(0, n)]);
       const lastNewline = bytes.lastIndexOf(0x0a);
       read.rest = bytes.subarray(lastNewline + 1);
-      for (const line of bytes.subarray(0, lastNewline + 1).toString('utf8').split('\n')) {
+      for (const line of bytes
+        .subarray(0, lastNewline + 1)
+        .toString('utf8')
+        .split('\n')) {
         if (!line.trim()) continue;
         try {
           read.events.push(JSON.parse(line) as AuditEvent);
@@ -643,7 +762,11 @@ export function readAuditEvents(auditLog: string): AuditEvent[] {
  * Waits until `holds` is true of the whole log (read once per poll), e.g. "a second list of that
  * namespace": a condition on several events. Returns the events it held for, or undefined.
  */
-export async function waitForAuditLog(auditLog: string, holds: (events: AuditEvent[]) => boolean, timeoutMs = 10_000): Promise<AuditEvent[] | undefined> {
+export async function waitForAuditLog(
+  auditLog: string,
+  holds: (events: AuditEvent[]) => boolean,
+  timeoutMs = 10_000,
+): Promise<AuditEvent[] | undefined> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const events = readAuditEvents(auditLog);
@@ -657,7 +780,11 @@ export async function waitForAuditLog(auditLog: string, holds: (events: AuditEve
  * The first audit event matching, waiting for it: the server may write the ResponseComplete event
  * after the client has its response, so a client can read the log before its own request appears.
  */
-export async function waitForAuditEvent(auditLog: string, matches: (e: AuditEvent) => boolean, timeoutMs = 10_000): Promise<AuditEvent | undefined> {
+export async function waitForAuditEvent(
+  auditLog: string,
+  matches: (e: AuditEvent) => boolean,
+  timeoutMs = 10_000,
+): Promise<AuditEvent | undefined> {
   return (await waitForAuditLog(auditLog, (events) => events.some(matches), timeoutMs))?.find(matches);
 }
 
@@ -667,11 +794,22 @@ export async function waitForAuditEvent(auditLog: string, matches: (e: AuditEven
  * have their answers, and waited for in the log. The server logs each request as it completes, so
  * once the sentinel is there the earlier requests are too; a log read before it can miss them.
  */
-export async function auditSentinel(auditLog: string, send: (urlPath: string) => Promise<unknown>, timeoutMs = 30_000): Promise<AuditEvent> {
+export async function auditSentinel(
+  auditLog: string,
+  send: (urlPath: string) => Promise<unknown>,
+  timeoutMs = 30_000,
+): Promise<AuditEvent> {
   const name = `kch-sentinel-${process.pid}-${Date.now().toString(36)}-${crypto.randomBytes(3).toString('hex')}`;
   const urlPath = `/api/v1/namespaces/default/configmaps/${name}`;
   await send(urlPath);
-  const event = await waitForAuditEvent(auditLog, (e) => e.requestURI === urlPath && e.stage === 'ResponseComplete', timeoutMs);
-  if (!event) throw new Error(`the sentinel request ${urlPath} never reached the audit log ${auditLog}: nothing can be concluded from it`);
+  const event = await waitForAuditEvent(
+    auditLog,
+    (e) => e.requestURI === urlPath && e.stage === 'ResponseComplete',
+    timeoutMs,
+  );
+  if (!event)
+    throw new Error(
+      `the sentinel request ${urlPath} never reached the audit log ${auditLog}: nothing can be concluded from it`,
+    );
   return event;
 }

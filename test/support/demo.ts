@@ -9,7 +9,18 @@ import * as path from 'node:path';
 import { stringify as toYaml } from 'yaml';
 import { ClusterError, repoRoot, up, withClusterLock } from './cluster';
 import { helmInstalled, editedAndAutoscaled } from './seed-scenarios';
-import { apply, configMap, connect, create, deleteObject, get, kubectlEdit, objectOf, type Connection, type KubeObject } from './seed';
+import {
+  apply,
+  configMap,
+  connect,
+  create,
+  deleteObject,
+  get,
+  kubectlEdit,
+  objectOf,
+  type Connection,
+  type KubeObject,
+} from './seed';
 
 const namespace = 'kch-demo';
 const examples = path.join(repoRoot, 'examples');
@@ -30,7 +41,11 @@ const demoObjects = [
 ];
 
 async function seed(conn: Connection): Promise<void> {
-  const ns = await create(conn, 'kubectl-create', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  const ns = await create(conn, 'kubectl-create', {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: namespace },
+  });
   if (!ns.ok && ns.status !== 409) objectOf(ns, `namespace ${namespace}`);
   for (const ref of demoObjects) {
     const gone = await deleteObject(conn, ref);
@@ -43,7 +58,10 @@ async function seed(conn: Connection): Promise<void> {
   say(`  shop-*        helm install shop: a Deployment and a ConfigMap applied by the field manager "helm"`);
   await helmInstalled(conn, namespace, 'shop');
   say(`  settings      kubectl create configmap settings`);
-  objectOf(await create(conn, 'kubectl-create', configMap(namespace, 'settings', { retries: '3', timeout: '30s' })), 'create settings');
+  objectOf(
+    await create(conn, 'kubectl-create', configMap(namespace, 'settings', { retries: '3', timeout: '30s' })),
+    'create settings',
+  );
 
   say(`  feature-flags applied, exported with kubectl get -o yaml to examples/apply/feature-flags.yaml,`);
   say(`                then someone turned checkout on with kubectl edit: the export is now stale`);
@@ -57,14 +75,17 @@ async function seed(conn: Connection): Promise<void> {
 function writeExport(live: KubeObject): void {
   const { managedFields: _hidden, ...metadata } = live.metadata;
   const exported = { ...live, metadata };
-  const header = '# Exported with `kubectl get configmap feature-flags -o yaml` by npm run demo; the object has\n# changed since, so the resourceVersion below is stale.\n';
+  const header =
+    '# Exported with `kubectl get configmap feature-flags -o yaml` by npm run demo; the object has\n# changed since, so the resourceVersion below is stale.\n';
   // YAML 1.1 quoting, as kubectl prints: `off` unquoted would be read back as false.
   fs.writeFileSync(exportedFile, header + toYaml(exported, { version: '1.1' }));
 }
 
 /** dist/cli.js, bundled by the project's own bundle script (only the command line: the demo needs no more). */
 function buildCli(): void {
-  const r = spawnSync(process.execPath, [path.join(repoRoot, 'scripts', 'bundle.mjs'), '--only=cli'], { stdio: 'inherit' });
+  const r = spawnSync(process.execPath, [path.join(repoRoot, 'scripts', 'bundle.mjs'), '--only=cli'], {
+    stdio: 'inherit',
+  });
   if (r.status !== 0) throw new Error('bundling the command line failed');
 }
 
@@ -72,7 +93,10 @@ function buildCli(): void {
 function check(kubeconfig: string, args: string[]): { output: string; status: number | null } {
   const shown = ['npx', 'kube-conflict-hints', 'check', '--kubeconfig', path.relative(repoRoot, kubeconfig), ...args];
   say(`\n$ ${shown.join(' ')}`);
-  const run = spawnSync(process.execPath, [cli, 'check', '--kubeconfig', kubeconfig, ...args], { cwd: repoRoot, encoding: 'utf8' });
+  const run = spawnSync(process.execPath, [cli, 'check', '--kubeconfig', kubeconfig, ...args], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+  });
   process.stdout.write(run.stdout);
   process.stderr.write(run.stderr);
   say(`(exit ${run.status}: ${run.status === 1 ? 'findings' : run.status === 0 ? 'clean' : 'error'})`);
@@ -98,9 +122,13 @@ async function main(): Promise<number> {
     ['stale-resource-version', applied.output],
     ['already-exists', created.output],
   ];
-  const missing = expected.filter(([code, output]) => !new RegExp(`^examples/\\S+:\\d+:\\d+ \\w+ ${code} `, 'm').test(output)).map(([code]) => code);
+  const missing = expected
+    .filter(([code, output]) => !new RegExp(`^examples/\\S+:\\d+:\\d+ \\w+ ${code} `, 'm').test(output))
+    .map(([code]) => code);
   if (missing.length > 0 || verified.status !== 1 || /dry-run-differs/.test(verified.output)) {
-    process.stderr.write(`demo: the check did not show what the history should cause (missing: ${missing.join(', ') || 'none'}; verify exit ${verified.status})\n`);
+    process.stderr.write(
+      `demo: the check did not show what the history should cause (missing: ${missing.join(', ') || 'none'}; verify exit ${verified.status})\n`,
+    );
     return 1;
   }
 

@@ -26,7 +26,11 @@ export function execKubeconfig(clusterKubeconfig: string, dir: string, name: str
   };
   const token = source.users.find((u) => u.name === 'admin')!.user.token;
   const marker = path.join(dir, `${name}.ran`);
-  const credential = JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1beta1', kind: 'ExecCredential', status: { token } });
+  const credential = JSON.stringify({
+    apiVersion: 'client.authentication.k8s.io/v1beta1',
+    kind: 'ExecCredential',
+    status: { token },
+  });
   const script = `require('fs').appendFileSync(${JSON.stringify(marker)}, Date.now() + '\\n'); process.stdout.write(${JSON.stringify(credential)});`;
   const file = path.join(dir, `${name}.kubeconfig`);
   fs.mkdirSync(dir, { recursive: true });
@@ -36,8 +40,22 @@ export function execKubeconfig(clusterKubeconfig: string, dir: string, name: str
       apiVersion: 'v1',
       kind: 'Config',
       clusters: source.clusters,
-      users: [{ name: 'plugin', user: { exec: { apiVersion: 'client.authentication.k8s.io/v1beta1', command: process.execPath, args: ['-e', script], interactiveMode: 'Never' } } }],
-      contexts: [{ name: 'plugin', context: { cluster: source.clusters[0]!.name, user: 'plugin', namespace: 'default' } }],
+      users: [
+        {
+          name: 'plugin',
+          user: {
+            exec: {
+              apiVersion: 'client.authentication.k8s.io/v1beta1',
+              command: process.execPath,
+              args: ['-e', script],
+              interactiveMode: 'Never',
+            },
+          },
+        },
+      ],
+      contexts: [
+        { name: 'plugin', context: { cluster: source.clusters[0]!.name, user: 'plugin', namespace: 'default' } },
+      ],
       'current-context': 'plugin',
     }),
   );

@@ -27,7 +27,11 @@ export function assertExpected<T>(actual: T, golden: Golden<T>, what = 'the expe
   const text = fs.readFileSync(golden.file, 'utf8');
   if (updatingExpected) {
     const written = golden.write(actual, text);
-    assert.deepEqual(golden.read(written), actual, `${golden.file}: the rewritten file must read back as the code's answer`);
+    assert.deepEqual(
+      golden.read(written),
+      actual,
+      `${golden.file}: the rewritten file must read back as the code's answer`,
+    );
     if (written !== text) {
       fs.writeFileSync(golden.file, written);
       process.stderr.write(`UPDATE_EXPECT: rewrote ${path.relative(process.cwd(), golden.file)} (${what})\n`);
@@ -35,7 +39,11 @@ export function assertExpected<T>(actual: T, golden: Golden<T>, what = 'the expe
     return;
   }
   const file = path.relative(process.cwd(), golden.file);
-  assert.deepEqual(actual, golden.read(text), `${file}: ${what}, not what the file holds; if the change is meant, run the test again with UPDATE_EXPECT=1 to rewrite the file, then review its diff`);
+  assert.deepEqual(
+    actual,
+    golden.read(text),
+    `${file}: ${what}, not what the file holds; if the change is meant, run the test again with UPDATE_EXPECT=1 to rewrite the file, then review its diff`,
+  );
 }
 
 /**
@@ -62,7 +70,10 @@ export function withBlockString(text: string, at: readonly (string | number)[], 
   const trailing = value.length - value.replace(/\n+$/, '').length;
   const chomp = trailing === 0 ? '-' : trailing === 1 ? '' : '+';
   const body = trailing === 0 ? lines : lines.slice(0, -1);
-  if (/^[ \t]/.test(body[0] ?? '') || value === '') throw new Error(`${at.join('.')}: a value that starts with a blank needs an indentation indicator; write this expectation by hand`);
+  if (/^[ \t]/.test(body[0] ?? '') || value === '')
+    throw new Error(
+      `${at.join('.')}: a value that starts with a blank needs an indentation indicator; write this expectation by hand`,
+    );
   const block = `|${chomp}\n${body.map((l) => (l === '' ? '' : indent + l)).join('\n')}\n`;
   return text.slice(0, node.range[0]) + block + text.slice(node.range[1]);
 }

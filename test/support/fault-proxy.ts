@@ -36,7 +36,13 @@ export type Fault =
   /** Accept connections, read nothing, answer nothing (requests on open connections too). */
   | { kind: 'blackhole' }
   /** Answer with this status (a Kubernetes Status body unless `body` says otherwise). */
-  | { kind: 'status'; status: number; retryAfterSeconds?: number; body?: (req: http.IncomingMessage) => string; match?: RequestMatcher }
+  | {
+      kind: 'status';
+      status: number;
+      retryAfterSeconds?: number;
+      body?: (req: http.IncomingMessage) => string;
+      match?: RequestMatcher;
+    }
   /** Forward, but only after a delay. */
   | { kind: 'slow'; delayMs: number; match?: RequestMatcher }
   /** Cut every watch right after the server starts answering it. */
@@ -57,7 +63,10 @@ export interface FaultProxy {
   /** Cut the watches open now; returns how many. */
   cutWatches(): number;
   /** Resolves with the first logged request (from index `from`) that matches, looking again at each arrival and answer. */
-  waitForRequest(matches: (r: ProxiedRequest) => boolean, options?: { from?: number; timeoutMs?: number }): Promise<ProxiedRequest>;
+  waitForRequest(
+    matches: (r: ProxiedRequest) => boolean,
+    options?: { from?: number; timeoutMs?: number },
+  ): Promise<ProxiedRequest>;
   /** A copy of `kubeconfig` (written to `out`) whose clusters point at this proxy. */
   kubeconfig(kubeconfig: string, out: string): string;
   close(): Promise<void>;
@@ -90,7 +99,13 @@ export async function startFaultProxy(target: string, clusterKubeconfig: string)
 
   const tls = https.createServer({ cert: pki.cert, key: pki.key }, (req, res) => {
     const url = new URL(req.url ?? '/', 'https://proxy');
-    const entry: ProxiedRequest = { at: Date.now(), method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, watch: url.searchParams.get('watch') === 'true' };
+    const entry: ProxiedRequest = {
+      at: Date.now(),
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: url.searchParams,
+      watch: url.searchParams.get('watch') === 'true',
+    };
     requests.push(entry);
     for (const wake of [...requestWaiters]) wake();
     const answered = (status: number) => {
@@ -111,7 +126,14 @@ export async function startFaultProxy(target: string, clusterKubeconfig: string)
       req.resume();
       const body = status.body
         ? status.body(req)
-        : JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: status.status, reason: reasonOf(status.status), message: `injected ${status.status} for ${entry.path}` });
+        : JSON.stringify({
+            kind: 'Status',
+            apiVersion: 'v1',
+            status: 'Failure',
+            code: status.status,
+            reason: reasonOf(status.status),
+            message: `injected ${status.status} for ${entry.path}`,
+          });
       const headers: http.OutgoingHttpHeaders = { 'Content-Type': status.body ? 'text/plain' : 'application/json' };
       if (status.retryAfterSeconds !== undefined) headers['Retry-After'] = String(status.retryAfterSeconds);
       answered(status.status);
@@ -132,23 +154,31 @@ export async function startFaultProxy(target: string, clusterKubeconfig: string)
     } else go();
   });
 
-  function forward(req: http.IncomingMessage, res: http.ServerResponse, entry: ProxiedRequest, answered: (status: number) => void): void {
+  function forward(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    entry: ProxiedRequest,
+    answered: (status: number) => void,
+  ): void {
     const headers = { ...req.headers, host: upstream.host };
-    const out = https.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent }, (answer) => {
-      answered(answer.statusCode ?? 0);
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      if (entry.watch && (answer.statusCode ?? 0) < 300) {
-        watches.add(res);
-        res.on('close', () => watches.delete(res));
-        if (active('cutWatches').length > 0) {
-          entry.fault = 'cutWatches';
-          res.flushHeaders();
-          setImmediate(() => res.destroy());
+    const out = https.request(
+      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent },
+      (answer) => {
+        answered(answer.statusCode ?? 0);
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        if (entry.watch && (answer.statusCode ?? 0) < 300) {
+          watches.add(res);
+          res.on('close', () => watches.delete(res));
+          if (active('cutWatches').length > 0) {
+            entry.fault = 'cutWatches';
+            res.flushHeaders();
+            setImmediate(() => res.destroy());
+          }
         }
-      }
-      answer.pipe(res);
-      res.on('close', () => answer.destroy());
-    });
+        answer.pipe(res);
+        res.on('close', () => answer.destroy());
+      },
+    );
     out.on('error', () => res.destroy());
     req.pipe(out);
     res.on('close', () => out.destroy());

@@ -15,7 +15,9 @@ export const findingsFixtures = path.join(fixtures, 'findings');
 
 /** The OpenAPI v3 documents the server serves (test/fixtures/openapi/), as the engine's schema. */
 export const schema = schemaFromOpenApi(
-  ['api__v1.json', 'apis__apps__v1.json'].map((f) => JSON.parse(fs.readFileSync(path.join(fixtures, 'openapi', f), 'utf8')) as JsonValue),
+  ['api__v1.json', 'apis__apps__v1.json'].map(
+    (f) => JSON.parse(fs.readFileSync(path.join(fixtures, 'openapi', f), 'utf8')) as JsonValue,
+  ),
 ).schema;
 
 export interface CapturedHistory {
@@ -46,7 +48,8 @@ export function historyNames(): string[] {
 /** The one resource of the history's manifest. */
 export function manifestResource(h: CapturedHistory): ManifestResource {
   const parsed = parseManifestText(h.manifest);
-  if (parsed.resources.length !== 1 || parsed.problems.length > 0) throw new Error(`${h.name}: the manifest is not one clean resource`);
+  if (parsed.resources.length !== 1 || parsed.problems.length > 0)
+    throw new Error(`${h.name}: the manifest is not one clean resource`);
   return parsed.resources[0]!;
 }
 
@@ -94,7 +97,12 @@ export function checkOfHistories(applyMode: 'serverSide' | 'clientSide' | 'creat
     objects.push({ file: `k8s/${name}.yaml`, object: objectIdentity(resource), title, findings, notes: [] });
   }
   const broken = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  name: b\n';
-  objects.push({ file: 'k8s/broken.yaml', title: 'k8s/broken.yaml', findings: problemFindings(parseManifestText(broken).problems), notes: [] });
+  objects.push({
+    file: 'k8s/broken.yaml',
+    title: 'k8s/broken.yaml',
+    findings: problemFindings(parseManifestText(broken).problems),
+    notes: [],
+  });
   const [first] = objects;
   objects.push({
     ...first!,
@@ -103,7 +111,13 @@ export function checkOfHistories(applyMode: 'serverSide' | 'clientSide' | 'creat
     verification: {
       agrees: false,
       serverAnswer: 'ConfigMap "odd" is invalid',
-      differences: [{ message: 'the server refuses the manifest', range: { start: { line: 0, character: 0 }, end: { line: 0, character: 1 } }, path: '.data' }],
+      differences: [
+        {
+          message: 'the server refuses the manifest',
+          range: { start: { line: 0, character: 0 }, end: { line: 0, character: 1 } },
+          path: '.data',
+        },
+      ],
     },
   });
   return {

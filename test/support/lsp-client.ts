@@ -82,7 +82,11 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   let connection: MessageConnection;
   let child: ChildProcess | undefined;
   if (options.process) {
-    child = spawn(process.execPath, [...serverExecArgv, path.join(import.meta.dirname, '..', '..', 'dist', 'server.js'), '--stdio'], { stdio: ['pipe', 'pipe', 'inherit'] });
+    child = spawn(
+      process.execPath,
+      [...serverExecArgv, path.join(import.meta.dirname, '..', '..', 'dist', 'server.js'), '--stdio'],
+      { stdio: ['pipe', 'pipe', 'inherit'] },
+    );
     connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
   } else {
     const toServer = new PassThrough();
@@ -94,7 +98,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   let settings: Partial<Settings> = { ...options.settings };
   const documents = new Map<string, TextDocument>();
   const notifications: { method: string; params: unknown }[] = [];
-  const notificationWaiters: { method: string; predicate: (p: unknown) => boolean; resolve: (p: unknown) => void }[] = [];
+  const notificationWaiters: { method: string; predicate: (p: unknown) => boolean; resolve: (p: unknown) => void }[] =
+    [];
   let refreshes = 0;
   /** The last full diagnostics report per document, as an editor keeps it. */
   const reports = new Map<string, { resultId?: string; items: Diagnostic[] }>();
@@ -124,9 +129,17 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const initializeResult: InitializeResult = await connection.sendRequest('initialize', {
     processId: null, // a pid makes the server poll for its parent, which keeps the test process alive
     rootUri: null,
-    ...(options.workspaceFolders ? { workspaceFolders: options.workspaceFolders.map((uri) => ({ uri, name: uri.slice(uri.lastIndexOf('/') + 1) })) } : {}),
+    ...(options.workspaceFolders
+      ? {
+          workspaceFolders: options.workspaceFolders.map((uri) => ({ uri, name: uri.slice(uri.lastIndexOf('/') + 1) })),
+        }
+      : {}),
     capabilities: {
-      workspace: { configuration: true, diagnostics: { refreshSupport: true }, workspaceEdit: { documentChanges: true, resourceOperations: ['create'] } },
+      workspace: {
+        configuration: true,
+        diagnostics: { refreshSupport: true },
+        workspaceEdit: { documentChanges: true, resourceOperations: ['create'] },
+      },
       textDocument: {
         diagnostic: { dynamicRegistration: false },
         hover: { contentFormat: ['markdown', 'plaintext'] },
@@ -134,7 +147,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
         codeLens: {},
       },
     },
-    ...(options.initializationOptions === null ? {} : { initializationOptions: options.initializationOptions ?? { clusterAccess: true } }),
+    ...(options.initializationOptions === null
+      ? {}
+      : { initializationOptions: options.initializationOptions ?? { clusterAccess: true } }),
   });
   await connection.sendNotification('initialized', {});
 
@@ -145,11 +160,15 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     refreshCount: () => refreshes,
     setSettings(next) {
       settings = { ...next };
-      void connection.sendNotification('workspace/didChangeConfiguration', { settings: { kubeConflictHints: settings } });
+      void connection.sendNotification('workspace/didChangeConfiguration', {
+        settings: { kubeConflictHints: settings },
+      });
     },
     async open(uri, text, languageId = 'yaml') {
       documents.set(uri, TextDocument.create(uri, languageId, 1, text));
-      await connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId, version: 1, text } });
+      await connection.sendNotification('textDocument/didOpen', {
+        textDocument: { uri, languageId, version: 1, text },
+      });
     },
     async change(uri, text) {
       const doc = documents.get(uri);
@@ -166,7 +185,12 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       const doc = documents.get(uri);
       if (!doc) throw new Error(`not open: ${uri}`);
       const at = doc.positionAt(offset);
-      const next = TextDocument.create(uri, doc.languageId, doc.version + 1, TextDocument.applyEdits(doc, [{ range: { start: at, end: at }, newText: text }]));
+      const next = TextDocument.create(
+        uri,
+        doc.languageId,
+        doc.version + 1,
+        TextDocument.applyEdits(doc, [{ range: { start: at, end: at }, newText: text }]),
+      );
       documents.set(uri, next);
       await connection.sendNotification('textDocument/didChange', {
         textDocument: { uri, version: next.version },
@@ -190,9 +214,13 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     async diagnostics(uri) {
       // As VS Code pulls: naming the report it holds, and keeping it when the server says "unchanged".
       const held = reports.get(uri);
-      const report: DocumentDiagnosticReport = await connection.sendRequest('textDocument/diagnostic', { textDocument: { uri }, ...(held?.resultId ? { previousResultId: held.resultId } : {}) });
+      const report: DocumentDiagnosticReport = await connection.sendRequest('textDocument/diagnostic', {
+        textDocument: { uri },
+        ...(held?.resultId ? { previousResultId: held.resultId } : {}),
+      });
       if (report.kind === 'unchanged') {
-        if (!held || report.resultId !== held.resultId) throw new Error(`the server answered "unchanged" for ${uri} about a report the client does not hold`);
+        if (!held || report.resultId !== held.resultId)
+          throw new Error(`the server answered "unchanged" for ${uri} about a report the client does not hold`);
         return held.items;
       }
       reports.set(uri, { ...(report.resultId ? { resultId: report.resultId } : {}), items: report.items });
@@ -205,7 +233,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
         const items = await server.diagnostics(uri);
         if (done(items)) return items;
         if (Date.now() >= deadline) {
-          throw new Error(`diagnostics of ${uri} did not reach the expected state in ${timeoutMs} ms; last: ${JSON.stringify(items.map((d) => d.message))}`);
+          throw new Error(
+            `diagnostics of ${uri} did not reach the expected state in ${timeoutMs} ms; last: ${JSON.stringify(items.map((d) => d.message))}`,
+          );
         }
         await refreshed;
       }
@@ -234,8 +264,13 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       for (const [uri, edits] of Object.entries(edit.changes ?? {})) byUri.set(uri, [...edits]);
       for (const change of edit.documentChanges ?? []) {
         // A file the edit creates is opened empty, as an editor opens it, before its text goes in.
-        if ('kind' in change && change.kind === 'create' && !documents.has(change.uri)) await server.open(change.uri, '');
-        if ('textDocument' in change) byUri.set(change.textDocument.uri, [...(byUri.get(change.textDocument.uri) ?? []), ...(change.edits as TextEdit[])]);
+        if ('kind' in change && change.kind === 'create' && !documents.has(change.uri))
+          await server.open(change.uri, '');
+        if ('textDocument' in change)
+          byUri.set(change.textDocument.uri, [
+            ...(byUri.get(change.textDocument.uri) ?? []),
+            ...(change.edits as TextEdit[]),
+          ]);
       }
       for (const [uri, edits] of byUri) {
         const doc = documents.get(uri);

@@ -22,7 +22,9 @@ function element(key: string): string {
     case 'f:':
       return `.${rest}`;
     case 'k:':
-      return `[${Object.entries(JSON.parse(rest) as Record<string, unknown>).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(',')}]`;
+      return `[${Object.entries(JSON.parse(rest) as Record<string, unknown>)
+        .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+        .join(',')}]`;
     case 'v:':
       return `[=${JSON.stringify(JSON.parse(rest))}]`;
     case 'i:':
@@ -42,18 +44,34 @@ export function ownedPaths(node: FieldsV1 | undefined, prefix = ''): string[] {
 }
 
 /** A manager as the server tells them apart (an Update's apiVersion is part of it). */
-export function managerKey(e: { manager: string; operation: string; subresource?: string; apiVersion?: string }): string {
-  return JSON.stringify([e.manager, e.operation, e.subresource ?? '', e.operation === 'Update' ? (e.apiVersion ?? '') : '']);
+export function managerKey(e: {
+  manager: string;
+  operation: string;
+  subresource?: string;
+  apiVersion?: string;
+}): string {
+  return JSON.stringify([
+    e.manager,
+    e.operation,
+    e.subresource ?? '',
+    e.operation === 'Update' ? (e.apiVersion ?? '') : '',
+  ]);
 }
 
 /** Per manager other than the applier: the paths it owned before and no longer owns after, sorted. */
-export function takenFrom(before: readonly ManagedEntryLike[], after: readonly ManagedEntryLike[], applier: string): Map<string, string[]> {
+export function takenFrom(
+  before: readonly ManagedEntryLike[],
+  after: readonly ManagedEntryLike[],
+  applier: string,
+): Map<string, string[]> {
   const kept = new Map(after.map((e) => [managerKey(e), new Set(ownedPaths(e.fieldsV1))]));
   const taken = new Map<string, string[]>();
   for (const e of before) {
     if (e.manager === applier && e.operation === 'Apply') continue;
     const still = kept.get(managerKey(e)) ?? new Set<string>();
-    const lost = ownedPaths(e.fieldsV1).filter((p) => !still.has(p)).sort();
+    const lost = ownedPaths(e.fieldsV1)
+      .filter((p) => !still.has(p))
+      .sort();
     if (lost.length > 0) taken.set(managerKey(e), lost);
   }
   return taken;

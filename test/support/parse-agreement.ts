@@ -1,7 +1,12 @@
 // Values first, positions when asked (core/manifest/fast-values.ts) must give what the full parse
 // gives: the one comparison, for the unit test on the fixtures and for the fuzz campaign.
 import assert from 'node:assert/strict';
-import { parseManifestText, type ManifestCache, type ManifestResource, type ParsedManifest } from '../../server/src/core/manifest/manifest';
+import {
+  parseManifestText,
+  type ManifestCache,
+  type ManifestResource,
+  type ParsedManifest,
+} from '../../server/src/core/manifest/manifest';
 
 /** Everything a caller can read of a parse, node trees included (reading them builds the lazy ones). */
 function everything(parsed: ParsedManifest): unknown {
@@ -35,7 +40,11 @@ export function assertParsesAgree(text: string, what: string, cache?: ManifestCa
   const fast = parseManifestText(text, cache);
   const full = parseManifestText(text, undefined, { valuesFirst: false });
   // Values are compared before any tree is built: they come from the cheap read.
-  assert.deepEqual(fast.resources.map((r) => r.object), full.resources.map((r) => r.object), `${what}: values`);
+  assert.deepEqual(
+    fast.resources.map((r) => r.object),
+    full.resources.map((r) => r.object),
+    `${what}: values`,
+  );
   assert.deepEqual(everything(fast), everything(full), `${what}: resources, trees, ranges and problems`);
   return fast;
 }

@@ -16,59 +16,65 @@ export const widgetCrd: KubeObject = {
     group: widgetGroup,
     scope: 'Namespaced',
     names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
-    versions: [{
-      name: 'v1',
-      served: true,
-      storage: true,
-      subresources: {
-        status: {},
-        scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' },
-      },
-      schema: {
-        openAPIV3Schema: {
-          type: 'object',
-          properties: {
-            spec: {
-              type: 'object',
-              properties: {
-                replicas: { type: 'integer' },
-                size: { type: 'string' },
-                // map-list with two keys, one of them defaulted (like Container ports)
-                ports: {
-                  type: 'array',
-                  'x-kubernetes-list-type': 'map',
-                  'x-kubernetes-list-map-keys': ['name', 'protocol'],
-                  items: {
-                    type: 'object',
-                    required: ['name'],
-                    properties: {
-                      name: { type: 'string' },
-                      protocol: { type: 'string', default: 'TCP' },
-                      port: { type: 'integer' },
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        subresources: {
+          status: {},
+          scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' },
+        },
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            properties: {
+              spec: {
+                type: 'object',
+                properties: {
+                  replicas: { type: 'integer' },
+                  size: { type: 'string' },
+                  // map-list with two keys, one of them defaulted (like Container ports)
+                  ports: {
+                    type: 'array',
+                    'x-kubernetes-list-type': 'map',
+                    'x-kubernetes-list-map-keys': ['name', 'protocol'],
+                    items: {
+                      type: 'object',
+                      required: ['name'],
+                      properties: {
+                        name: { type: 'string' },
+                        protocol: { type: 'string', default: 'TCP' },
+                        port: { type: 'integer' },
+                      },
                     },
                   },
+                  // set: items are owned one by one, as v:"value"
+                  tags: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'string' } },
+                  // atomic list: one owner for the whole list
+                  command: { type: 'array', 'x-kubernetes-list-type': 'atomic', items: { type: 'string' } },
+                  // atomic map: one owner for the whole map
+                  selector: {
+                    type: 'object',
+                    'x-kubernetes-map-type': 'atomic',
+                    additionalProperties: { type: 'string' },
+                  },
+                  // atomic struct
+                  endpoint: {
+                    type: 'object',
+                    'x-kubernetes-map-type': 'atomic',
+                    properties: { host: { type: 'string' }, port: { type: 'integer' } },
+                  },
+                  // granular map: keys are owned one by one
+                  config: { type: 'object', additionalProperties: { type: 'string' } },
                 },
-                // set: items are owned one by one, as v:"value"
-                tags: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'string' } },
-                // atomic list: one owner for the whole list
-                command: { type: 'array', 'x-kubernetes-list-type': 'atomic', items: { type: 'string' } },
-                // atomic map: one owner for the whole map
-                selector: { type: 'object', 'x-kubernetes-map-type': 'atomic', additionalProperties: { type: 'string' } },
-                // atomic struct
-                endpoint: {
-                  type: 'object',
-                  'x-kubernetes-map-type': 'atomic',
-                  properties: { host: { type: 'string' }, port: { type: 'integer' } },
-                },
-                // granular map: keys are owned one by one
-                config: { type: 'object', additionalProperties: { type: 'string' } },
               },
+              status: { type: 'object', properties: { replicas: { type: 'integer' } } },
             },
-            status: { type: 'object', properties: { replicas: { type: 'integer' } } },
           },
         },
       },
-    }],
+    ],
   },
 };
 
@@ -81,9 +87,17 @@ export async function installWidgetCrd(conn: Connection): Promise<KubeObject> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     const crd = objectOf(await get(conn, widgetCrd), 'read Widget CRD');
-    const conditions = ((crd.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions) ?? [];
+    const conditions =
+      (crd.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
     if (conditions.some((c) => c.type === 'Established' && c.status === 'True')) {
-      const served = await objectPath(conn, { apiVersion: widgetApiVersion, kind: 'Widget', metadata: { name: 'probe' } }).then(() => true, () => false);
+      const served = await objectPath(conn, {
+        apiVersion: widgetApiVersion,
+        kind: 'Widget',
+        metadata: { name: 'probe' },
+      }).then(
+        () => true,
+        () => false,
+      );
       if (served) return crd;
     }
     await new Promise((r) => setTimeout(r, 200));

@@ -36,7 +36,12 @@ async function live(conn: Connection, obj: KubeObject): Promise<KubeObject> {
 export async function editedAndAutoscaled(conn: Connection, namespace: string, name = 'web'): Promise<Scenario> {
   const manifest = webDeployment(namespace, name);
   objectOf(await apply(conn, 'kubectl', manifest), 'apply as kubectl');
-  objectOf(await kubectlEdit(conn, manifest, { spec: { template: { spec: { containers: [{ name: 'app', image: 'nginx:1.26' }] } } } }), 'kubectl edit');
+  objectOf(
+    await kubectlEdit(conn, manifest, {
+      spec: { template: { spec: { containers: [{ name: 'app', image: 'nginx:1.26' }] } } },
+    }),
+    'kubectl edit',
+  );
   objectOf(await scale(conn, 'kube-controller-manager', manifest, 5), 'scale as kube-controller-manager');
   return { manifest, live: await live(conn, manifest) };
 }
@@ -46,7 +51,12 @@ export async function editedAndAutoscaled(conn: Connection, namespace: string, n
  * through `/scale` as the autoscaler does (`kube-controller-manager`), then its image changed with
  * `kubectl edit`: what forcing the manifest would take, and from whom.
  */
-export async function autoscaledAndEdited(conn: Connection, namespace: string, hpa: string, name = 'web'): Promise<Scenario> {
+export async function autoscaledAndEdited(
+  conn: Connection,
+  namespace: string,
+  hpa: string,
+  name = 'web',
+): Promise<Scenario> {
   const manifest = webDeployment(namespace, name);
   objectOf(await apply(conn, 'kubectl', manifest), 'kubectl apply --server-side');
   objectOf(
@@ -59,7 +69,12 @@ export async function autoscaledAndEdited(conn: Connection, namespace: string, h
     'create the autoscaler',
   );
   objectOf(await scale(conn, 'kube-controller-manager', manifest, 5), 'scale through /scale as the autoscaler does');
-  objectOf(await kubectlEdit(conn, manifest, { spec: { template: { spec: { containers: [{ name: 'app', image: 'nginx:1.26' }] } } } }), 'kubectl edit');
+  objectOf(
+    await kubectlEdit(conn, manifest, {
+      spec: { template: { spec: { containers: [{ name: 'app', image: 'nginx:1.26' }] } } },
+    }),
+    'kubectl edit',
+  );
   return { manifest, live: await live(conn, manifest) };
 }
 
@@ -67,7 +82,11 @@ export async function autoscaledAndEdited(conn: Connection, namespace: string, h
  * Plain `kubectl apply` twice: created with the last-applied annotation, then re-applied with a new
  * image and without the `tier` label. All fields belong to `kubectl-client-side-apply` (Update).
  */
-export async function clientSideApplied(conn: Connection, namespace: string, name = 'api'): Promise<Scenario & { first: KubeObject }> {
+export async function clientSideApplied(
+  conn: Connection,
+  namespace: string,
+  name = 'api',
+): Promise<Scenario & { first: KubeObject }> {
   const first = webDeployment(namespace, name);
   first.metadata.labels = { app: name, tier: 'backend' };
   objectOf(await clientSideApply(conn, first), 'client-side apply (create)');
@@ -77,7 +96,11 @@ export async function clientSideApplied(conn: Connection, namespace: string, nam
 }
 
 /** `helm install`: Server-Side Apply as `helm` of a Deployment and its ConfigMap, with Helm's marks. */
-export async function helmInstalled(conn: Connection, namespace: string, release = 'shop'): Promise<{ deployment: Scenario; config: Scenario }> {
+export async function helmInstalled(
+  conn: Connection,
+  namespace: string,
+  release = 'shop',
+): Promise<{ deployment: Scenario; config: Scenario }> {
   const helmLabels = { 'app.kubernetes.io/managed-by': 'Helm', 'app.kubernetes.io/instance': release };
   const helmAnnotations = { 'meta.helm.sh/release-name': release, 'meta.helm.sh/release-namespace': namespace };
   const deployment = webDeployment(namespace, `${release}-web`, { replicas: 2 });
@@ -108,10 +131,17 @@ export async function argoSynced(conn: Connection, namespace: string, app = 'gue
  * list would not — see the Server-Side Apply documentation, "Clearing managedFields"). The next apply
  * records a `before-first-apply` Update entry owning every field that existed.
  */
-export async function managedFieldsReset(conn: Connection, namespace: string, name = 'legacy-settings'): Promise<Scenario> {
+export async function managedFieldsReset(
+  conn: Connection,
+  namespace: string,
+  name = 'legacy-settings',
+): Promise<Scenario> {
   const manifest = configMap(namespace, name, { mode: 'legacy', retries: '3' });
   objectOf(await create(conn, 'kubectl-create', manifest), 'kubectl create');
-  objectOf(await patch(conn, 'kubectl-patch', manifest, { metadata: { managedFields: [{}] } }, { type: 'merge' }), 'reset managedFields');
+  objectOf(
+    await patch(conn, 'kubectl-patch', manifest, { metadata: { managedFields: [{}] } }, { type: 'merge' }),
+    'reset managedFields',
+  );
   return { manifest, live: await live(conn, manifest) };
 }
 
@@ -120,14 +150,22 @@ export async function managedFieldsReset(conn: Connection, namespace: string, na
  * one named `ancient-changes` (k8s.io/apimachinery/pkg/util/managedfields/internal/capmanagers.go).
  * Apply entries are never merged.
  */
-export async function ancientChanges(conn: Connection, namespace: string, writers = 12, name = 'busy-settings'): Promise<Scenario & { writerNames: string[] }> {
+export async function ancientChanges(
+  conn: Connection,
+  namespace: string,
+  writers = 12,
+  name = 'busy-settings',
+): Promise<Scenario & { writerNames: string[] }> {
   const manifest = configMap(namespace, name, { owner: 'platform' });
   objectOf(await apply(conn, 'kubectl', manifest), 'apply as kubectl');
   const writerNames: string[] = [];
   for (let i = 1; i <= writers; i++) {
     const writer = `label-writer-${String(i).padStart(2, '0')}`;
     writerNames.push(writer);
-    objectOf(await patch(conn, writer, manifest, { metadata: { labels: { [writer]: 'seen' } } }, { type: 'merge' }), `label as ${writer}`);
+    objectOf(
+      await patch(conn, writer, manifest, { metadata: { labels: { [writer]: 'seen' } } }, { type: 'merge' }),
+      `label as ${writer}`,
+    );
   }
   return { manifest, live: await live(conn, manifest), writerNames };
 }
@@ -142,7 +180,10 @@ export async function widgetWithHistory(conn: Connection, namespace: string, nam
   const manifest = widget(namespace, name, {
     replicas: 1,
     size: 'small',
-    ports: [{ name: 'http', port: 80 }, { name: 'dns', protocol: 'UDP', port: 53 }],
+    ports: [
+      { name: 'http', port: 80 },
+      { name: 'dns', protocol: 'UDP', port: 53 },
+    ],
     tags: ['blue', 'fast'],
     command: ['serve', '--verbose'],
     selector: { app: name, tier: 'edge' },
@@ -150,7 +191,16 @@ export async function widgetWithHistory(conn: Connection, namespace: string, nam
     config: { mode: 'safe', color: 'blue' },
   });
   objectOf(await apply(conn, 'kubectl', manifest), 'apply Widget as kubectl');
-  objectOf(await patch(conn, 'widget-operator', manifest, { spec: { config: { mode: 'turbo' }, size: 'large' } }, { type: 'merge' }), 'widget-operator update');
+  objectOf(
+    await patch(
+      conn,
+      'widget-operator',
+      manifest,
+      { spec: { config: { mode: 'turbo' }, size: 'large' } },
+      { type: 'merge' },
+    ),
+    'widget-operator update',
+  );
   objectOf(await scale(conn, 'kube-controller-manager', manifest, 4), 'scale Widget');
   return { manifest, live: await live(conn, manifest) };
 }

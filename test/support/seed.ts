@@ -73,8 +73,7 @@ export interface Status {
 }
 
 export type ApiResult =
-  | { ok: true; status: number; object: KubeObject }
-  | { ok: false; status: number; failure: Status };
+  { ok: true; status: number; object: KubeObject } | { ok: false; status: number; failure: Status };
 
 export interface WriteOptions {
   /** dryRun=All: the server runs admission, defaulting and the conflict check, and stores nothing. */
@@ -129,30 +128,34 @@ export async function request(
   for (const [k, v] of Object.entries(options.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
   const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
   return new Promise((resolve, reject) => {
-    const req = https.request(url, {
-      method,
-      ca: conn.ca,
-      timeout: 30_000,
-      headers: {
-        Authorization: `Bearer ${conn.token}`,
-        Accept: 'application/json',
-        'User-Agent': 'kch-test-seed',
-        ...(payload === undefined ? {} : { 'Content-Type': options.contentType ?? 'application/json' }),
+    const req = https.request(
+      url,
+      {
+        method,
+        ca: conn.ca,
+        timeout: 30_000,
+        headers: {
+          Authorization: `Bearer ${conn.token}`,
+          Accept: 'application/json',
+          'User-Agent': 'kch-test-seed',
+          ...(payload === undefined ? {} : { 'Content-Type': options.contentType ?? 'application/json' }),
+        },
       },
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => {
-        let body: unknown = text;
-        try {
-          body = text ? JSON.parse(text) : undefined;
-        } catch {
-          // not JSON (e.g. /readyz): keep the text
-        }
-        resolve({ status: res.statusCode ?? 0, body });
-      });
-    });
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => {
+          let body: unknown = text;
+          try {
+            body = text ? JSON.parse(text) : undefined;
+          } catch {
+            // not JSON (e.g. /readyz): keep the text
+          }
+          resolve({ status: res.statusCode ?? 0, body });
+        });
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`${method} ${url.pathname}: timeout`)));
     req.on('error', reject);
     req.end(payload);
@@ -160,7 +163,8 @@ export async function request(
 }
 
 function toResult(answer: RawAnswer): ApiResult {
-  if (answer.status >= 200 && answer.status < 300) return { ok: true, status: answer.status, object: answer.body as KubeObject };
+  if (answer.status >= 200 && answer.status < 300)
+    return { ok: true, status: answer.status, object: answer.body as KubeObject };
   const failure: Status =
     typeof answer.body === 'object' && answer.body !== null && (answer.body as Status).kind === 'Status'
       ? (answer.body as Status)
@@ -213,33 +217,54 @@ function collectionPath(objectUrl: string): string {
 // Generic primitives
 
 /** Server-Side Apply: PATCH application/apply-patch+yaml (JSON is YAML) with fieldManager=manager. */
-export async function apply(conn: Connection, manager: string, obj: KubeObject, options: ApplyOptions = {}): Promise<ApiResult> {
-  return toResult(await request(conn, 'PATCH', await objectPath(conn, obj, options.subresource), {
-    query: {
-      fieldManager: manager,
-      force: options.force ? 'true' : undefined,
-      dryRun: options.dryRun ? 'All' : undefined,
-    },
-    body: obj,
-    contentType: 'application/apply-patch+yaml',
-  }));
+export async function apply(
+  conn: Connection,
+  manager: string,
+  obj: KubeObject,
+  options: ApplyOptions = {},
+): Promise<ApiResult> {
+  return toResult(
+    await request(conn, 'PATCH', await objectPath(conn, obj, options.subresource), {
+      query: {
+        fieldManager: manager,
+        force: options.force ? 'true' : undefined,
+        dryRun: options.dryRun ? 'All' : undefined,
+      },
+      body: obj,
+      contentType: 'application/apply-patch+yaml',
+    }),
+  );
 }
 
 /** POST: the manager owns every field of the created, defaulted object. */
-export async function create(conn: Connection, manager: string, obj: KubeObject, options: { dryRun?: boolean } = {}): Promise<ApiResult> {
+export async function create(
+  conn: Connection,
+  manager: string,
+  obj: KubeObject,
+  options: { dryRun?: boolean } = {},
+): Promise<ApiResult> {
   const url = collectionPath(await objectPath(conn, obj));
-  return toResult(await request(conn, 'POST', url, {
-    query: { fieldManager: manager, dryRun: options.dryRun ? 'All' : undefined },
-    body: obj,
-  }));
+  return toResult(
+    await request(conn, 'POST', url, {
+      query: { fieldManager: manager, dryRun: options.dryRun ? 'All' : undefined },
+      body: obj,
+    }),
+  );
 }
 
 /** PUT (an Update): with metadata.resourceVersion it is an optimistic-lock write, without it unconditional. */
-export async function update(conn: Connection, manager: string, obj: KubeObject, options: WriteOptions = {}): Promise<ApiResult> {
-  return toResult(await request(conn, 'PUT', await objectPath(conn, obj, options.subresource), {
-    query: { fieldManager: manager, dryRun: options.dryRun ? 'All' : undefined },
-    body: obj,
-  }));
+export async function update(
+  conn: Connection,
+  manager: string,
+  obj: KubeObject,
+  options: WriteOptions = {},
+): Promise<ApiResult> {
+  return toResult(
+    await request(conn, 'PUT', await objectPath(conn, obj, options.subresource), {
+      query: { fieldManager: manager, dryRun: options.dryRun ? 'All' : undefined },
+      body: obj,
+    }),
+  );
 }
 
 const patchContentTypes: Record<PatchType, string> = {
@@ -256,14 +281,20 @@ export async function patch(
   body: unknown,
   options: WriteOptions & { type?: PatchType } = {},
 ): Promise<ApiResult> {
-  return toResult(await request(conn, 'PATCH', await objectPath(conn, ref, options.subresource), {
-    query: { fieldManager: manager, dryRun: options.dryRun ? 'All' : undefined },
-    body,
-    contentType: patchContentTypes[options.type ?? 'strategic'],
-  }));
+  return toResult(
+    await request(conn, 'PATCH', await objectPath(conn, ref, options.subresource), {
+      query: { fieldManager: manager, dryRun: options.dryRun ? 'All' : undefined },
+      body,
+      contentType: patchContentTypes[options.type ?? 'strategic'],
+    }),
+  );
 }
 
-export async function get(conn: Connection, ref: ObjectRef, options: { subresource?: string } = {}): Promise<ApiResult> {
+export async function get(
+  conn: Connection,
+  ref: ObjectRef,
+  options: { subresource?: string } = {},
+): Promise<ApiResult> {
   return toResult(await request(conn, 'GET', await objectPath(conn, ref, options.subresource)));
 }
 
@@ -281,13 +312,18 @@ export async function scale(conn: Connection, manager: string, ref: ObjectRef, r
   if (!current.ok) return current;
   const next = { ...current.object, spec: { ...(current.object.spec as object), replicas } };
   // The body is an autoscaling/v1 Scale, but the URL is the parent's /scale: address it by `ref`.
-  return toResult(await request(conn, 'PUT', await objectPath(conn, ref, 'scale'), { query: { fieldManager: manager }, body: next }));
+  return toResult(
+    await request(conn, 'PUT', await objectPath(conn, ref, 'scale'), { query: { fieldManager: manager }, body: next }),
+  );
 }
 
 /** A namespace of its own per test, so tests never see each other's objects. */
 export async function freshNamespace(conn: Connection, prefix: string): Promise<string> {
   const name = `${prefix}-${Math.random().toString(36).slice(2, 8)}`.toLowerCase();
-  objectOf(await create(conn, 'kch-test-setup', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }), `namespace ${name}`);
+  objectOf(
+    await create(conn, 'kch-test-setup', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }),
+    `namespace ${name}`,
+  );
   return name;
 }
 
@@ -296,8 +332,15 @@ export function managers(obj: KubeObject): ManagedFieldsEntry[] {
 }
 
 /** The entry for (manager, operation[, subresource]), as the server identifies managers. */
-export function managedBy(obj: KubeObject, manager: string, operation: 'Apply' | 'Update', subresource?: string): ManagedFieldsEntry | undefined {
-  return managers(obj).find((m) => m.manager === manager && m.operation === operation && (m.subresource ?? '') === (subresource ?? ''));
+export function managedBy(
+  obj: KubeObject,
+  manager: string,
+  operation: 'Apply' | 'Update',
+  subresource?: string,
+): ManagedFieldsEntry | undefined {
+  return managers(obj).find(
+    (m) => m.manager === manager && m.operation === operation && (m.subresource ?? '') === (subresource ?? ''),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -310,7 +353,11 @@ function goJson(value: unknown): string {
   const sort = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(sort);
     if (v && typeof v === 'object') {
-      return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sort((v as Record<string, unknown>)[k])]));
+      return Object.fromEntries(
+        Object.keys(v)
+          .sort()
+          .map((k) => [k, sort((v as Record<string, unknown>)[k])]),
+      );
     }
     return v;
   };
@@ -330,7 +377,8 @@ function deletions(previous: unknown, next: unknown): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (!previous || typeof previous !== 'object' || Array.isArray(previous)) return out;
   for (const [k, v] of Object.entries(previous)) {
-    const n = next && typeof next === 'object' && !Array.isArray(next) ? (next as Record<string, unknown>)[k] : undefined;
+    const n =
+      next && typeof next === 'object' && !Array.isArray(next) ? (next as Record<string, unknown>)[k] : undefined;
     if (n === undefined) out[k] = null;
     else if (v && typeof v === 'object' && !Array.isArray(v)) {
       const inner = deletions(v, n);
@@ -341,7 +389,15 @@ function deletions(previous: unknown, next: unknown): Record<string, unknown> {
 }
 
 function deepMerge(base: unknown, over: unknown): unknown {
-  if (!base || typeof base !== 'object' || Array.isArray(base) || !over || typeof over !== 'object' || Array.isArray(over)) return over;
+  if (
+    !base ||
+    typeof base !== 'object' ||
+    Array.isArray(base) ||
+    !over ||
+    typeof over !== 'object' ||
+    Array.isArray(over)
+  )
+    return over;
   const out: Record<string, unknown> = { ...(base as Record<string, unknown>) };
   for (const [k, v] of Object.entries(over)) out[k] = k in out ? deepMerge(out[k], v) : v;
   return out;
@@ -357,7 +413,10 @@ export async function clientSideApply(conn: Connection, manifest: KubeObject): P
   const config = withoutLastApplied(manifest);
   const annotated: KubeObject = {
     ...config,
-    metadata: { ...config.metadata, annotations: { ...(config.metadata.annotations ?? {}), [lastAppliedAnnotation]: goJson(config) } },
+    metadata: {
+      ...config.metadata,
+      annotations: { ...(config.metadata.annotations ?? {}), [lastAppliedAnnotation]: goJson(config) },
+    },
   };
   const live = await get(conn, manifest);
   if (!live.ok && live.status === 404) return create(conn, 'kubectl-client-side-apply', annotated);
@@ -367,7 +426,8 @@ export async function clientSideApply(conn: Connection, manifest: KubeObject): P
   const body = deepMerge(deletions(previous, config), annotated);
   const strategic = await patch(conn, 'kubectl-client-side-apply', manifest, body, { type: 'strategic' });
   // Custom resources have no strategic-merge schema; kubectl sends them a JSON merge patch.
-  if (!strategic.ok && strategic.status === 415) return patch(conn, 'kubectl-client-side-apply', manifest, body, { type: 'merge' });
+  if (!strategic.ok && strategic.status === 415)
+    return patch(conn, 'kubectl-client-side-apply', manifest, body, { type: 'merge' });
   return strategic;
 }
 
@@ -379,7 +439,11 @@ export function kubectlEdit(conn: Connection, ref: ObjectRef, change: unknown): 
 // ---------------------------------------------------------------------------------------------------
 // Manifests
 
-export function webDeployment(namespace: string, name = 'web', overrides: { replicas?: number; image?: string } = {}): KubeObject {
+export function webDeployment(
+  namespace: string,
+  name = 'web',
+  overrides: { replicas?: number; image?: string } = {},
+): KubeObject {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -389,7 +453,9 @@ export function webDeployment(namespace: string, name = 'web', overrides: { repl
       selector: { matchLabels: { app: name } },
       template: {
         metadata: { labels: { app: name } },
-        spec: { containers: [{ name: 'app', image: overrides.image ?? 'nginx:1.25', ports: [{ containerPort: 8080 }] }] },
+        spec: {
+          containers: [{ name: 'app', image: overrides.image ?? 'nginx:1.25', ports: [{ containerPort: 8080 }] }],
+        },
       },
     },
   };
@@ -423,7 +489,12 @@ export function webDeploymentText(namespace: string): string {
   ].join('\n');
 }
 
-export function configMap(namespace: string, name: string, data: Record<string, string>, labels?: Record<string, string>): KubeObject {
+export function configMap(
+  namespace: string,
+  name: string,
+  data: Record<string, string>,
+  labels?: Record<string, string>,
+): KubeObject {
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, ...(labels ? { labels } : {}) }, data };
 }
 

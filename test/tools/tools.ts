@@ -43,7 +43,8 @@ const specs: ToolSpec[] = [
     module: 'helm.sh/helm/v4',
     pkg: 'helm.sh/helm/v4/cmd/helm',
     binary: 'helm',
-    ldflags: (v) => `-s -w -X helm.sh/helm/v4/internal/version.version=${v.get('helm.sh/helm/v4')} -X helm.sh/helm/v4/internal/version.gitTreeState=clean`,
+    ldflags: (v) =>
+      `-s -w -X helm.sh/helm/v4/internal/version.version=${v.get('helm.sh/helm/v4')} -X helm.sh/helm/v4/internal/version.gitTreeState=clean`,
   },
   {
     name: 'helm3',
@@ -53,9 +54,17 @@ const specs: ToolSpec[] = [
     binary: 'helm',
     ldflags: (v) => {
       const [, minor] = (v.get('k8s.io/client-go') ?? 'v0.0.0').slice(1).split('.');
-      const kube = (pkg: string) => [`-X helm.sh/helm/v3/pkg/${pkg}.k8sVersionMajor=1`, `-X helm.sh/helm/v3/pkg/${pkg}.k8sVersionMinor=${minor}`];
-      return ['-s -w', `-X helm.sh/helm/v3/internal/version.version=${v.get('helm.sh/helm/v3')}`,
-        '-X helm.sh/helm/v3/internal/version.gitTreeState=clean', ...kube('chartutil'), ...kube('lint/rules')].join(' ');
+      const kube = (pkg: string) => [
+        `-X helm.sh/helm/v3/pkg/${pkg}.k8sVersionMajor=1`,
+        `-X helm.sh/helm/v3/pkg/${pkg}.k8sVersionMinor=${minor}`,
+      ];
+      return [
+        '-s -w',
+        `-X helm.sh/helm/v3/internal/version.version=${v.get('helm.sh/helm/v3')}`,
+        '-X helm.sh/helm/v3/internal/version.gitTreeState=clean',
+        ...kube('chartutil'),
+        ...kube('lint/rules'),
+      ].join(' ');
     },
   },
   {
@@ -91,7 +100,8 @@ function moduleDir(spec: ToolSpec): string {
 function requiredVersions(spec: ToolSpec): Map<string, string> {
   const versions = new Map<string, string>();
   const goMod = fs.readFileSync(path.join(moduleDir(spec), 'go.mod'), 'utf8');
-  for (const m of goMod.matchAll(/^\s*(?:require\s+)?([a-z0-9.-]+\.[a-z]+\/\S+)\s+(v\S+)/gm)) versions.set(m[1]!, m[2]!);
+  for (const m of goMod.matchAll(/^\s*(?:require\s+)?([a-z0-9.-]+\.[a-z]+\/\S+)\s+(v\S+)/gm))
+    versions.set(m[1]!, m[2]!);
   return versions;
 }
 
@@ -106,14 +116,26 @@ function stampPath(spec: ToolSpec): string {
 /** Hash of what decides the binary: go.mod, go.sum, the package, the link flags. */
 function sourceHash(spec: ToolSpec): string {
   const hash = crypto.createHash('sha256');
-  for (const f of ['go.mod', 'go.sum']) hash.update(f).update('\0').update(fs.readFileSync(path.join(moduleDir(spec), f))).update('\0');
-  hash.update(spec.pkg).update('\0').update(spec.ldflags(requiredVersions(spec)));
+  for (const f of ['go.mod', 'go.sum'])
+    hash
+      .update(f)
+      .update('\0')
+      .update(fs.readFileSync(path.join(moduleDir(spec), f)))
+      .update('\0');
+  hash
+    .update(spec.pkg)
+    .update('\0')
+    .update(spec.ldflags(requiredVersions(spec)));
   return hash.digest('hex');
 }
 
 function isCurrent(spec: ToolSpec): boolean {
   const stamp = stampPath(spec);
-  return fs.existsSync(binaryPath(spec)) && fs.existsSync(stamp) && fs.readFileSync(stamp, 'utf8').trim() === sourceHash(spec);
+  return (
+    fs.existsSync(binaryPath(spec)) &&
+    fs.existsSync(stamp) &&
+    fs.readFileSync(stamp, 'utf8').trim() === sourceHash(spec)
+  );
 }
 
 function goEnv(name: string): string {
@@ -125,12 +147,22 @@ function runGo(spec: ToolSpec, args: string[], what: string): { ok: boolean; out
   const started = Date.now();
   // CGO_ENABLED=0 as the tools' own release builds; the module and build caches are the machine's
   // (GOMODCACHE, GOCACHE), shared with every other checkout and with the API server's build.
-  const result = spawnSync('go', args, { cwd: moduleDir(spec), encoding: 'utf8', env: { ...process.env, CGO_ENABLED: '0' }, maxBuffer: 64 << 20 });
+  const result = spawnSync('go', args, {
+    cwd: moduleDir(spec),
+    encoding: 'utf8',
+    env: { ...process.env, CGO_ENABLED: '0' },
+    maxBuffer: 64 << 20,
+  });
   if (result.error && (result.error as NodeJS.ErrnoException).code === 'ENOENT') {
-    throw new ToolBuildError('Go is not installed (no `go` on PATH): Helm and kustomize for the tests are built from source with Go >= 1.26');
+    throw new ToolBuildError(
+      'Go is not installed (no `go` on PATH): Helm and kustomize for the tests are built from source with Go >= 1.26',
+    );
   }
   const output = `${result.stdout ?? ''}${result.stderr ?? ''}${result.signal ? `go was stopped by ${result.signal}\n` : ''}`;
-  fs.appendFileSync(buildLog, `$ (cd test/tools/${spec.name} && go ${args.join(' ')})   # ${what}, ${((Date.now() - started) / 1000).toFixed(1)} s\n${output}\n`);
+  fs.appendFileSync(
+    buildLog,
+    `$ (cd test/tools/${spec.name} && go ${args.join(' ')})   # ${what}, ${((Date.now() - started) / 1000).toFixed(1)} s\n${output}\n`,
+  );
   return { ok: result.status === 0, output };
 }
 
@@ -144,7 +176,9 @@ function build(spec: ToolSpec): void {
   if (!download.ok) {
     const firstError = (download.output.split('\n').find((l) => l.trim()) ?? '').trim();
     if (networkFailure.test(download.output)) {
-      throw new ToolBuildError(`cannot download the Go modules for ${spec.name} (is the Go module proxy reachable? GOPROXY=${goEnv('GOPROXY')}): ${firstError}`);
+      throw new ToolBuildError(
+        `cannot download the Go modules for ${spec.name} (is the Go module proxy reachable? GOPROXY=${goEnv('GOPROXY')}): ${firstError}`,
+      );
     }
     throw new ToolBuildError(`\`go mod download\` failed in test/tools/${spec.name}: ${firstError} (log: ${buildLog})`);
   }
@@ -153,7 +187,11 @@ function build(spec: ToolSpec): void {
   // Build beside the target and rename, so a test never runs a half-written binary. -trimpath as the
   // release builds; -buildvcs=false because the module sits inside the project's checkout.
   const partial = `${target}.partial`;
-  const built = runGo(spec, ['build', '-trimpath', '-buildvcs=false', '-ldflags', spec.ldflags(versions), '-o', partial, spec.pkg], `build ${spec.name}`);
+  const built = runGo(
+    spec,
+    ['build', '-trimpath', '-buildvcs=false', '-ldflags', spec.ldflags(versions), '-o', partial, spec.pkg],
+    `build ${spec.name}`,
+  );
   if (!built.ok) {
     const tail = built.output.trim().split('\n').slice(-1)[0] ?? '';
     throw new ToolBuildError(`building ${spec.name} failed: ${tail} (log: ${buildLog})`);
@@ -164,7 +202,12 @@ function build(spec: ToolSpec): void {
 }
 
 function describe(spec: ToolSpec): BuiltTool {
-  return { name: spec.name, envVar: spec.envVar, version: requiredVersions(spec).get(spec.module) ?? '?', path: binaryPath(spec) };
+  return {
+    name: spec.name,
+    envVar: spec.envVar,
+    version: requiredVersions(spec).get(spec.module) ?? '?',
+    path: binaryPath(spec),
+  };
 }
 
 /** The tools the modules pin, whether built or not. */
@@ -198,7 +241,9 @@ export async function ensureTools(): Promise<BuiltTool[]> {
     const stale = specs.filter((s) => !isCurrent(s));
     if (stale.length === 0) return;
     if (spawnSync('go', ['version']).error) {
-      throw new ToolBuildError('Go is not installed (no `go` on PATH): Helm and kustomize for the tests are built from source with Go >= 1.26');
+      throw new ToolBuildError(
+        'Go is not installed (no `go` on PATH): Helm and kustomize for the tests are built from source with Go >= 1.26',
+      );
     }
     fs.writeFileSync(buildLog, '');
     for (const spec of stale) build(spec);

@@ -16,7 +16,10 @@ function sourceFiles(dir: string): string[] {
 
 function importsOf(file: string): string[] {
   const text = fs.readFileSync(file, 'utf8');
-  return [...text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+['"]([^'"]+)['"]/gm), ...text.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1]!);
+  return [
+    ...text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+['"]([^'"]+)['"]/gm),
+    ...text.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g),
+  ].map((m) => m[1]!);
 }
 
 /** Which layer a file belongs to: core, cluster, lsp, cli, or the top (protocol.ts, main.ts). */
@@ -29,12 +32,18 @@ function resolvedLayer(from: string, spec: string): string | undefined {
   return layerOf(path.resolve(path.dirname(from), spec));
 }
 
-const rules: { name: string; applies: (layer: string) => boolean; forbidden: (spec: string, target: string | undefined) => boolean }[] = [
+const rules: {
+  name: string;
+  applies: (layer: string) => boolean;
+  forbidden: (spec: string, target: string | undefined) => boolean;
+}[] = [
   {
     name: 'core/ is pure: no LSP, no Kubernetes client, no I/O, nothing from the layers above it',
     applies: (l) => l === 'core',
     forbidden: (spec, target) =>
-      /^(vscode-languageserver|vscode-jsonrpc|@kubernetes\/client-node|node:(fs|net|http|https|child_process|tls|dgram)|fs|net|http|https|child_process)(\/|$)/.test(spec) ||
+      /^(vscode-languageserver|vscode-jsonrpc|@kubernetes\/client-node|node:(fs|net|http|https|child_process|tls|dgram)|fs|net|http|https|child_process)(\/|$)/.test(
+        spec,
+      ) ||
       (target !== undefined && target !== 'core'),
   },
   {
@@ -53,12 +62,13 @@ const rules: { name: string; applies: (layer: string) => boolean; forbidden: (sp
     forbidden: (_spec, target) => target === 'lsp' || target === 'cli',
   },
   {
-    name: 'render/ (running the user\'s kustomize and helm) knows only core/: no cluster, editor or command line',
+    name: "render/ (running the user's kustomize and helm) knows only core/: no cluster, editor or command line",
     applies: (l) => l === 'render',
-    forbidden: (spec, target) => spec.startsWith('vscode-languageserver') || (target !== undefined && target !== 'core' && target !== 'render'),
+    forbidden: (spec, target) =>
+      spec.startsWith('vscode-languageserver') || (target !== undefined && target !== 'core' && target !== 'render'),
   },
   {
-    name: 'launch/ (the entry files that start a bundle) uses only Node\'s own modules: it runs before any bundle is loaded',
+    name: "launch/ (the entry files that start a bundle) uses only Node's own modules: it runs before any bundle is loaded",
     applies: (l) => l === 'launch',
     forbidden: (spec, target) => (spec.startsWith('.') ? target !== 'launch' : !spec.startsWith('node:')),
   },
@@ -103,8 +113,22 @@ const mayImport: Record<string, string[]> = {
 
 test('core/ has its rooms, and nothing else at its top but the shared floor', () => {
   const entries = fs.readdirSync(coreDir, { withFileTypes: true });
-  assert.deepEqual(entries.filter((e) => e.isDirectory()).map((e) => e.name).sort(), Object.keys(mayImport).filter((r) => r !== 'floor').sort());
-  assert.deepEqual(entries.filter((e) => e.isFile()).map((e) => e.name).sort(), ['json.ts']);
+  assert.deepEqual(
+    entries
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name)
+      .sort(),
+    Object.keys(mayImport)
+      .filter((r) => r !== 'floor')
+      .sort(),
+  );
+  assert.deepEqual(
+    entries
+      .filter((e) => e.isFile())
+      .map((e) => e.name)
+      .sort(),
+    ['json.ts'],
+  );
 });
 
 test('core/ rooms import one way: floor <- ssa <- (cel, manifest <- sources) <- findings', () => {
@@ -121,9 +145,14 @@ test('core/ rooms import one way: floor <- ssa <- (cel, manifest <- sources) <- 
 
 test('only core/cel/ imports the CEL library: one home for evaluating CRD validation rules', () => {
   const files = sourceFiles(serverSrc);
-  const users = files.filter((f) => importsOf(f).some((spec) => spec.startsWith('@marcbachmann/cel-js'))).map((f) => path.relative(serverSrc, f));
+  const users = files
+    .filter((f) => importsOf(f).some((spec) => spec.startsWith('@marcbachmann/cel-js')))
+    .map((f) => path.relative(serverSrc, f));
   assert.ok(users.length > 0, 'the rule sees the CEL library in use');
-  assert.deepEqual(users.filter((f) => !f.startsWith(path.join('core', 'cel') + path.sep)), []);
+  assert.deepEqual(
+    users.filter((f) => !f.startsWith(path.join('core', 'cel') + path.sep)),
+    [],
+  );
 });
 
 test('the client imports nothing of the server but the plain-data protocol', () => {
@@ -142,7 +171,9 @@ test('lsp/ keeps its state per connection: nothing mutable at module level', () 
   const files = sourceFiles(path.join(serverSrc, 'lsp'));
   assert.ok(files.length > 10, 'the rule sees the lsp sources');
   const broken = files.flatMap((f) =>
-    [...fs.readFileSync(f, 'utf8').matchAll(/^(?:export\s+)?(?:let|var)\s+(\w+)/gm)].map((m) => `${path.relative(serverSrc, f)}: ${m[1]}`),
+    [...fs.readFileSync(f, 'utf8').matchAll(/^(?:export\s+)?(?:let|var)\s+(\w+)/gm)].map(
+      (m) => `${path.relative(serverSrc, f)}: ${m[1]}`,
+    ),
   );
   assert.deepEqual(broken, []);
 });
@@ -161,9 +192,13 @@ test('the lsp handlers ask the document service, never a document source: a new 
   );
   assert.deepEqual(imported, []);
   // Nor do the document features ask what the file is, or for a manifest's analysis: that is the sources' choice.
-  const features = ['diagnostics.ts', 'hover.ts', 'code-actions.ts', 'code-lens.ts', 'inlay-hints.ts'].map((f) => path.join(lspDir, 'handlers', f));
+  const features = ['diagnostics.ts', 'hover.ts', 'code-actions.ts', 'code-lens.ts', 'inlay-hints.ts'].map((f) =>
+    path.join(lspDir, 'handlers', f),
+  );
   const asked = features.flatMap((f) =>
-    [...fs.readFileSync(f, 'utf8').matchAll(/\b(classify|isRenderedSource|analysisOf|sourceFiles)\b/g)].map((m) => `${path.relative(serverSrc, f)}: ${m[1]}`),
+    [...fs.readFileSync(f, 'utf8').matchAll(/\b(classify|isRenderedSource|analysisOf|sourceFiles)\b/g)].map(
+      (m) => `${path.relative(serverSrc, f)}: ${m[1]}`,
+    ),
   );
   assert.deepEqual(asked, []);
 });
@@ -174,12 +209,20 @@ test('the lsp handlers ask the document service, never a document source: a new 
 type Sources = ReadonlyMap<string, string>;
 
 function serverSources(): Sources {
-  return new Map(sourceFiles(serverSrc).map((f) => [path.relative(serverSrc, f).split(path.sep).join('/'), fs.readFileSync(f, 'utf8')]));
+  return new Map(
+    sourceFiles(serverSrc).map((f) => [
+      path.relative(serverSrc, f).split(path.sep).join('/'),
+      fs.readFileSync(f, 'utf8'),
+    ]),
+  );
 }
 
 /** Every relative import of a source (type-only ones too: a type cycle is a cycle of contracts), resolved to a source of the set. */
 function resolvedImports(sources: Sources, file: string): { spec: string; target: string }[] {
-  const specs = [...sources.get(file)!.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+['"](\.[^'"]*)['"]/gm), ...sources.get(file)!.matchAll(/\bimport\(\s*['"](\.[^'"]*)['"]\s*\)/g)].map((m) => m[1]!);
+  const specs = [
+    ...sources.get(file)!.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+['"](\.[^'"]*)['"]/gm),
+    ...sources.get(file)!.matchAll(/\bimport\(\s*['"](\.[^'"]*)['"]\s*\)/g),
+  ].map((m) => m[1]!);
   return specs.flatMap((spec) => {
     const base = path.posix.normalize(path.posix.join(path.posix.dirname(file), spec));
     const target = [`${base}.ts`, `${base}/index.ts`].find((t) => sources.has(t));
@@ -189,7 +232,9 @@ function resolvedImports(sources: Sources, file: string): { spec: string; target
 
 /** The import cycles, each once, as the files on it. */
 function importCycles(sources: Sources): string[][] {
-  const graph = new Map([...sources.keys()].map((f) => [f, [...new Set(resolvedImports(sources, f).map((i) => i.target))]]));
+  const graph = new Map(
+    [...sources.keys()].map((f) => [f, [...new Set(resolvedImports(sources, f).map((i) => i.target))]]),
+  );
   // Tarjan's strongly connected components: a component of more than one file, or a file that imports itself, is a cycle.
   let next = 0;
   const index = new Map<string, number>();
@@ -231,12 +276,14 @@ function importCycles(sources: Sources): string[][] {
 const catalogueFile = 'core/findings/catalogue.ts';
 function severityLiterals(sources: Sources): string[] {
   const words = new Set(['error', 'warning', 'information', 'hint']);
-  const severitySpelled = (members: string[]) => members.filter((m) => words.has(m)).length >= 2 && members.every((m) => words.has(m) || m === 'off');
+  const severitySpelled = (members: string[]) =>
+    members.filter((m) => words.has(m)).length >= 2 && members.every((m) => words.has(m) || m === 'off');
   const found: string[] = [];
   for (const [file, text] of sources) {
     if (file === catalogueFile) continue;
     const at = (i: number) => `${file}:${text.slice(0, i).split('\n').length}`;
-    for (const m of text.matchAll(/\bseverity\??\s*[:=]\s*(?:readonly\s+)?'(error|warning|information|hint)'/gi)) found.push(`${at(m.index)}: ${m[0]}`);
+    for (const m of text.matchAll(/\bseverity\??\s*[:=]\s*(?:readonly\s+)?'(error|warning|information|hint)'/gi))
+      found.push(`${at(m.index)}: ${m[0]}`);
     for (const m of text.matchAll(/'[a-z-]+'(?:\s*\|\s*'[a-z-]+')+/g)) {
       if (severitySpelled(m[0].split('|').map((w) => w.trim().slice(1, -1)))) found.push(`${at(m.index)}: ${m[0]}`);
     }
@@ -252,7 +299,11 @@ const findingsDir = 'core/findings/';
 function deepFindingsImports(sources: Sources): string[] {
   return [...sources.keys()]
     .filter((f) => !f.startsWith(findingsDir))
-    .flatMap((f) => resolvedImports(sources, f).filter((i) => i.target.startsWith(findingsDir) && i.target !== `${findingsDir}index.ts`).map((i) => `${f} imports ${i.spec}`));
+    .flatMap((f) =>
+      resolvedImports(sources, f)
+        .filter((i) => i.target.startsWith(findingsDir) && i.target !== `${findingsDir}index.ts`)
+        .map((i) => `${f} imports ${i.spec}`),
+    );
 }
 
 test('server/src has no import cycle', () => {
@@ -274,14 +325,24 @@ test('the cycle rule finds a planted cycle, through an index and type-only impor
   // And in the real tree: the floor of core/ made to lean on a room above it.
   const sources = new Map(serverSources());
   sources.set('core/json.ts', `import type { Finding } from './findings';\n${sources.get('core/json.ts')!}`);
-  assert.ok(importCycles(sources).some((c) => c.includes('core/json.ts') && c.includes('core/findings/index.ts')), 'a cycle planted in the tree is found');
+  assert.ok(
+    importCycles(sources).some((c) => c.includes('core/json.ts') && c.includes('core/findings/index.ts')),
+    'a cycle planted in the tree is found',
+  );
 });
 
 test('a severity is written only in the rule catalogue', () => {
   const sources = serverSources();
-  assert.ok([...sources.values()].some((t) => /severity/.test(t)) && sources.has(catalogueFile), 'the rule sees the severities and the catalogue');
+  assert.ok(
+    [...sources.values()].some((t) => /severity/.test(t)) && sources.has(catalogueFile),
+    'the rule sees the severities and the catalogue',
+  );
   assert.deepEqual(severityLiterals(sources), []);
-  assert.ok(severityLiterals(new Map([[catalogueFile, sources.get(catalogueFile)!]])).length === 0 && /severity: 'error'/.test(sources.get(catalogueFile)!), 'the catalogue writes them');
+  assert.ok(
+    severityLiterals(new Map([[catalogueFile, sources.get(catalogueFile)!]])).length === 0 &&
+      /severity: 'error'/.test(sources.get(catalogueFile)!),
+    'the catalogue writes them',
+  );
 });
 
 test('the severity rule finds a planted literal severity, a second Severity type and a list of severities', () => {
@@ -289,10 +350,16 @@ test('the severity rule finds a planted literal severity, a second Severity type
     ['core/manifest/problem.ts', "export const p = { code: 'yaml-syntax', severity: 'error', message: '' };\n"],
     ['core/findings/other.ts', "export const f = { code: 'x', severity: 'warning' as const };\n"],
     ['core/findings/types.ts', "export interface P { readonly severity: 'error' | 'warning' }\n"],
-    ['protocol.ts', "export type Level = 'error' | 'warning' | 'information' | 'off';\nconst levels = ['error', 'warning', 'information'];\n"],
+    [
+      'protocol.ts',
+      "export type Level = 'error' | 'warning' | 'information' | 'off';\nconst levels = ['error', 'warning', 'information'];\n",
+    ],
     // Reading a severity, or mapping it to another vocabulary, is not writing one.
     ['lsp/reads.ts', "const errors = findings.filter((f) => f.severity === 'error').length;\n"],
-    ['cli/format.ts', "const levels: Record<Severity, 'error' | 'warning' | 'note'> = { error: 'error', warning: 'warning', information: 'note' };\n"],
+    [
+      'cli/format.ts',
+      "const levels: Record<Severity, 'error' | 'warning' | 'note'> = { error: 'error', warning: 'warning', information: 'note' };\n",
+    ],
   ]);
   assert.deepEqual(severityLiterals(planted), [
     "core/manifest/problem.ts:1: severity: 'error'",
@@ -303,13 +370,26 @@ test('the severity rule finds a planted literal severity, a second Severity type
     "protocol.ts:2: ['error', 'warning', 'information']",
   ]);
   const sources = new Map(serverSources());
-  sources.set('core/manifest/manifest.ts', `${sources.get('core/manifest/manifest.ts')!}\nexport const planted = { code: 'too-large', severity: 'warning' };\n`);
-  assert.deepEqual(severityLiterals(sources).map((f) => f.replace(/:\d+:/, ':')), ["core/manifest/manifest.ts: severity: 'warning'"], 'a literal planted in the tree is found');
+  sources.set(
+    'core/manifest/manifest.ts',
+    `${sources.get('core/manifest/manifest.ts')!}\nexport const planted = { code: 'too-large', severity: 'warning' };\n`,
+  );
+  assert.deepEqual(
+    severityLiterals(sources).map((f) => f.replace(/:\d+:/, ':')),
+    ["core/manifest/manifest.ts: severity: 'warning'"],
+    'a literal planted in the tree is found',
+  );
 });
 
 test('outside core/findings only its published entry points are imported', () => {
   const sources = serverSources();
-  assert.ok([...sources.keys()].some((f) => !f.startsWith(findingsDir) && resolvedImports(sources, f).some((i) => i.target === `${findingsDir}index.ts`)), 'the rule sees imports of core/findings');
+  assert.ok(
+    [...sources.keys()].some(
+      (f) =>
+        !f.startsWith(findingsDir) && resolvedImports(sources, f).some((i) => i.target === `${findingsDir}index.ts`),
+    ),
+    'the rule sees imports of core/findings',
+  );
   assert.deepEqual(deepFindingsImports(sources), []);
 });
 
@@ -319,10 +399,20 @@ test('the entry-point rule finds a planted deep import', () => {
     ['core/findings/analysis.ts', "import { rangeFor } from './locate';\nexport const analyzeResource = rangeFor;\n"],
     ['core/findings/locate.ts', 'export const rangeFor = 1;\n'],
     ['lsp/fine.ts', "import { analyzeResource } from '../core/findings';\n"],
-    ['cli/deep.ts', "import { rangeFor } from '../core/findings/locate';\nconst later = import('../core/findings/analysis');\n"],
+    [
+      'cli/deep.ts',
+      "import { rangeFor } from '../core/findings/locate';\nconst later = import('../core/findings/analysis');\n",
+    ],
   ]);
-  assert.deepEqual(deepFindingsImports(planted), ['cli/deep.ts imports ../core/findings/locate', 'cli/deep.ts imports ../core/findings/analysis']);
+  assert.deepEqual(deepFindingsImports(planted), [
+    'cli/deep.ts imports ../core/findings/locate',
+    'cli/deep.ts imports ../core/findings/analysis',
+  ]);
   const sources = new Map(serverSources());
   sources.set('lsp/planted.ts', "import { rangeFor } from '../core/findings/locate';\n");
-  assert.deepEqual(deepFindingsImports(sources), ['lsp/planted.ts imports ../core/findings/locate'], 'a deep import planted in the tree is found');
+  assert.deepEqual(
+    deepFindingsImports(sources),
+    ['lsp/planted.ts imports ../core/findings/locate'],
+    'a deep import planted in the tree is found',
+  );
 });

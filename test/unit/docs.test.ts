@@ -13,7 +13,14 @@ import { findingCodes } from '../../server/src/core/findings/catalogue';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 const read = (file: string) => fs.readFileSync(path.join(root, file), 'utf8');
-const pages = ['README.md', ...fs.readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+const pages = [
+  'README.md',
+  ...fs
+    .readdirSync(path.join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `docs/${f}`),
+];
 
 const readmeMaxLines = 150;
 
@@ -53,7 +60,10 @@ function anchors(markdown: string): Set<string> {
   for (const line of withoutCodeBlocks(markdown)) {
     const heading = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
     if (!heading) continue;
-    const slug = heading[1]!.toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+    const slug = heading[1]!
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
     const n = seen.get(slug) ?? 0;
     seen.set(slug, n + 1);
     out.add(n === 0 ? slug : `${slug}-${n}`);
@@ -82,13 +92,15 @@ function brokenLinks(page: string, markdown: string, readPage: (file: string) =>
       const target = m[1]!;
       if (/^[a-z][a-z+.-]*:/i.test(target)) continue; // https:, mailto:: not this repository's
       const [file, anchor] = target.split('#', 2) as [string, string | undefined];
-      const resolved = file === '' ? page : path.posix.normalize(path.posix.join(path.posix.dirname(page), decodeURIComponent(file)));
+      const resolved =
+        file === '' ? page : path.posix.normalize(path.posix.join(path.posix.dirname(page), decodeURIComponent(file)));
       const text = readPage(resolved);
       if (text === undefined) {
         broken.push(`${page}: ${target} (no ${resolved})`);
         continue;
       }
-      if (anchor !== undefined && resolved.endsWith('.md') && !anchors(text).has(anchor)) broken.push(`${page}: ${target} (no heading #${anchor} in ${resolved})`);
+      if (anchor !== undefined && resolved.endsWith('.md') && !anchors(text).has(anchor))
+        broken.push(`${page}: ${target} (no heading #${anchor} in ${resolved})`);
     }
   }
   return broken;
@@ -102,7 +114,10 @@ function readIfExists(file: string): string | undefined {
 
 /** The folders of server/src, relative to it (`core`, `core/ssa`, `lsp/handlers`, ...). */
 function sourceFolders(dir = path.join(root, 'server', 'src'), prefix = ''): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).flatMap((e) => [`${prefix}${e.name}`, ...sourceFolders(path.join(dir, e.name), `${prefix}${e.name}/`)]);
+  return fs
+    .readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .flatMap((e) => [`${prefix}${e.name}`, ...sourceFolders(path.join(dir, e.name), `${prefix}${e.name}/`)]);
 }
 
 /**
@@ -138,7 +153,9 @@ function architectureProblems(markdown: string, folders: readonly string[]): str
   const existing = new Set(folders);
   return [
     ...folders.filter((f) => !named.has(f)).map((f) => `server/src/${f}/ is not in ARCHITECTURE.md`),
-    ...[...named].filter((f) => !existing.has(f)).map((f) => `ARCHITECTURE.md names server/src/${f}/, which does not exist`),
+    ...[...named]
+      .filter((f) => !existing.has(f))
+      .map((f) => `ARCHITECTURE.md names server/src/${f}/, which does not exist`),
   ];
 }
 
@@ -153,12 +170,24 @@ test('docs/findings.md has a row for every finding code of the catalogue, once, 
 
 test('every relative link and image of the README and docs/ leads to a file (and heading) that exists', () => {
   assert.ok(pages.length > 2, 'README.md and docs/*.md are read');
-  assert.deepEqual(pages.flatMap((page) => brokenLinks(page, read(page), readIfExists)), []);
+  assert.deepEqual(
+    pages.flatMap((page) => brokenLinks(page, read(page), readIfExists)),
+    [],
+  );
 });
 
 test('every page of docs/ is reachable from the README by a link', () => {
-  const linked = new Set([...withoutCodeBlocks(read('README.md')).join('\n').matchAll(/\]\((docs\/[\w.-]+\.md)(?:#[^)]*)?\)/g)].map((m) => m[1]!));
-  assert.deepEqual(pages.filter((page) => page.startsWith('docs/') && !linked.has(page)), []);
+  const linked = new Set(
+    [
+      ...withoutCodeBlocks(read('README.md'))
+        .join('\n')
+        .matchAll(/\]\((docs\/[\w.-]+\.md)(?:#[^)]*)?\)/g),
+    ].map((m) => m[1]!),
+  );
+  assert.deepEqual(
+    pages.filter((page) => page.startsWith('docs/') && !linked.has(page)),
+    [],
+  );
 });
 
 test('ARCHITECTURE.md names every folder of server/src, and no folder there that does not exist', () => {
@@ -168,7 +197,8 @@ test('ARCHITECTURE.md names every folder of server/src, and no folder there that
 });
 
 test('each check fails on a planted fault', () => {
-  const table = '| diagnostic (`code`) | severity | where |\n|---|---|---|\n| `exists`: x | hint | y |\n| `exists`, `ghost`: x | error | y |\n| no code | error | y |\n';
+  const table =
+    '| diagnostic (`code`) | severity | where |\n|---|---|---|\n| `exists`: x | hint | y |\n| `exists`, `ghost`: x | error | y |\n| no code | error | y |\n';
   assert.deepEqual(tableProblems(table, ['exists', 'field-conflict']), [
     'a row that names no code: | no code | error | y |',
     'field-conflict: in the catalogue, not in the table',
@@ -177,13 +207,15 @@ test('each check fails on a planted fault', () => {
   ]);
 
   const planted: Record<string, string> = { 'docs/a.md': '# A page\n\n## Its part (two)\n', 'docs/b.png': '' };
-  const page = 'See [a](a.md#its-part-two), [b](a.md#gone), ![c](b.png), [d](missing.md), [e](#here), [f](https://example.com/x.md).\n\n```\n[g](inside-code.md)\n```\n\n## Here\n';
-  assert.deepEqual(brokenLinks('docs/index.md', page, (file) => planted[file] ?? (file === 'docs/index.md' ? page : undefined)), [
-    'docs/index.md: a.md#gone (no heading #gone in docs/a.md)',
-    'docs/index.md: missing.md (no docs/missing.md)',
-  ]);
+  const page =
+    'See [a](a.md#its-part-two), [b](a.md#gone), ![c](b.png), [d](missing.md), [e](#here), [f](https://example.com/x.md).\n\n```\n[g](inside-code.md)\n```\n\n## Here\n';
+  assert.deepEqual(
+    brokenLinks('docs/index.md', page, (file) => planted[file] ?? (file === 'docs/index.md' ? page : undefined)),
+    ['docs/index.md: a.md#gone (no heading #gone in docs/a.md)', 'docs/index.md: missing.md (no docs/missing.md)'],
+  );
 
-  const map = '```\nserver/src/core/             pure\n  ssa/                       the port\nserver/src/gone/             moved away\ntest/                        tests\n  unit/                      not a source folder\n```\nThe handlers (`lsp/handlers/diagnostics.ts`) answer.\n';
+  const map =
+    '```\nserver/src/core/             pure\n  ssa/                       the port\nserver/src/gone/             moved away\ntest/                        tests\n  unit/                      not a source folder\n```\nThe handlers (`lsp/handlers/diagnostics.ts`) answer.\n';
   assert.deepEqual(architectureProblems(map, ['core', 'core/ssa', 'core/cel', 'lsp', 'lsp/handlers']), [
     'server/src/core/cel/ is not in ARCHITECTURE.md',
     'ARCHITECTURE.md names server/src/gone/, which does not exist',

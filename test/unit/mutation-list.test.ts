@@ -14,7 +14,11 @@ for (const m of mutations) {
   test(`mutation ${m.id} applies exactly once to ${m.file}`, () => {
     const text = fs.readFileSync(path.join(root, m.file), 'utf8');
     const count = text.split(m.from).length - 1;
-    assert.equal(count, 1, `${m.id}: the text to replace occurs ${count} times in ${m.file}; bring the mutation back to today's code (the same fault, in the text it now has)`);
+    assert.equal(
+      count,
+      1,
+      `${m.id}: the text to replace occurs ${count} times in ${m.file}; bring the mutation back to today's code (the same fault, in the text it now has)`,
+    );
     assert.notEqual(m.to, m.from, `${m.id}: plants nothing`);
     for (const t of m.tests) assert.ok(fs.existsSync(path.join(root, t)), `${m.id}: no test file ${t}`);
   });
@@ -22,6 +26,9 @@ for (const m of mutations) {
 
 test('mutation ids are unique', () => {
   const ids = mutations.map((m) => m.id);
-  assert.deepEqual(ids.filter((id, i) => ids.indexOf(id) !== i), []);
+  assert.deepEqual(
+    ids.filter((id, i) => ids.indexOf(id) !== i),
+    [],
+  );
   assert.ok(mutations.length > 0);
 });

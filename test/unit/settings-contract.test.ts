@@ -21,16 +21,26 @@ const contributed = new Map(
 const clientOnly = new Set(['trace.server']);
 
 test('every setting the server reads is contributed in package.json', () => {
-  assert.deepEqual(Object.keys(defaultSettings).filter((key) => !contributed.has(key)), []);
+  assert.deepEqual(
+    Object.keys(defaultSettings).filter((key) => !contributed.has(key)),
+    [],
+  );
 });
 
-test('every contributed setting is one the server reads (or the language client\'s own)', () => {
-  assert.deepEqual([...contributed.keys()].filter((key) => !(key in defaultSettings) && !clientOnly.has(key)), []);
+test("every contributed setting is one the server reads (or the language client's own)", () => {
+  assert.deepEqual(
+    [...contributed.keys()].filter((key) => !(key in defaultSettings) && !clientOnly.has(key)),
+    [],
+  );
 });
 
 test('each contributed setting has the default the server falls back to', () => {
   for (const [key, value] of Object.entries(defaultSettings)) {
-    assert.deepEqual(contributed.get(key)?.default, value, `${settingsSection}.${key}: package.json's default and defaultSettings in server/src/protocol.ts differ`);
+    assert.deepEqual(
+      contributed.get(key)?.default,
+      value,
+      `${settingsSection}.${key}: package.json's default and defaultSettings in server/src/protocol.ts differ`,
+    );
   }
 });
 

@@ -18,11 +18,16 @@ function folders(dir: string, under = ''): string[] {
 }
 
 test('every folder of test/unit/ is a folder of server/src/', () => {
-  const strays = folders(unit).filter((f) => !fs.existsSync(path.join(source, f)) || !fs.statSync(path.join(source, f)).isDirectory());
+  const strays = folders(unit).filter(
+    (f) => !fs.existsSync(path.join(source, f)) || !fs.statSync(path.join(source, f)).isDirectory(),
+  );
   assert.deepEqual(strays, [], 'a test of a module goes to test/unit/<its folder under server/src>/ (test/README.md)');
-  assert.ok(folders(unit).includes('cluster'), 'the cluster layer\'s tests are in test/unit/cluster/');
+  assert.ok(folders(unit).includes('cluster'), "the cluster layer's tests are in test/unit/cluster/");
 });
 
 test('no test of the cluster layer lives beside test/unit/cluster/ under a name of its own', () => {
-  assert.deepEqual(fs.readdirSync(unit).filter((f) => /^cluster-.*\.test\.ts$/.test(f)), []);
+  assert.deepEqual(
+    fs.readdirSync(unit).filter((f) => /^cluster-.*\.test\.ts$/.test(f)),
+    [],
+  );
 });

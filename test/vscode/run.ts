@@ -17,18 +17,38 @@ const vsix = path.join(root, 'dist', 'kube-conflict-hints.vsix');
 
 function clusterEnv(): Record<string, string> {
   if (process.env.KCH_KUBECONFIG && fs.existsSync(process.env.KCH_KUBECONFIG)) {
-    return { KCH_KUBECONFIG: process.env.KCH_KUBECONFIG, KCH_AUDIT_LOG: process.env.KCH_AUDIT_LOG ?? '', KCH_SERVER: process.env.KCH_SERVER ?? '' };
+    return {
+      KCH_KUBECONFIG: process.env.KCH_KUBECONFIG,
+      KCH_AUDIT_LOG: process.env.KCH_AUDIT_LOG ?? '',
+      KCH_SERVER: process.env.KCH_SERVER ?? '',
+    };
   }
-  const up = spawnSync('node', ['--import', 'tsx', 'test/support/cluster-cli.ts', 'up'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  const up = spawnSync('node', ['--import', 'tsx', 'test/support/cluster-cli.ts', 'up'], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   if (up.status !== 0) throw new Error('test:vscode: the local kube-apiserver did not start (npm run cluster:up)');
-  const info = JSON.parse(fs.readFileSync(path.join(root, '.cache', 'cluster', 'env.json'), 'utf8')) as { kubeconfig: string; auditLog: string; server: string };
+  const info = JSON.parse(fs.readFileSync(path.join(root, '.cache', 'cluster', 'env.json'), 'utf8')) as {
+    kubeconfig: string;
+    auditLog: string;
+    server: string;
+  };
   return { KCH_KUBECONFIG: info.kubeconfig, KCH_AUDIT_LOG: info.auditLog, KCH_SERVER: info.server };
 }
 
 async function main(): Promise<void> {
   if (!fs.existsSync(vsix)) throw new Error('test:vscode: no dist/kube-conflict-hints.vsix (npm run package)');
   const suite = path.join(import.meta.dirname, 'out', 'suite.js');
-  await esbuild.build({ entryPoints: [path.join(import.meta.dirname, 'suite.ts')], outfile: suite, bundle: true, platform: 'node', target: 'node20', format: 'cjs', external: ['vscode'], logLevel: 'warning' });
+  await esbuild.build({
+    entryPoints: [path.join(import.meta.dirname, 'suite.ts')],
+    outfile: suite,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    external: ['vscode'],
+    logLevel: 'warning',
+  });
 
   const vscodeExecutablePath = await downloadAndUnzipVSCode(process.env.KCH_VSCODE_VERSION ?? '1.100.3');
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-vscode-'));
@@ -37,17 +57,31 @@ async function main(): Promise<void> {
   const workspace = path.join(scratch, 'workspace');
   fs.mkdirSync(path.join(userDataDir, 'User'), { recursive: true });
   fs.mkdirSync(workspace, { recursive: true });
-  fs.writeFileSync(path.join(userDataDir, 'User', 'settings.json'), JSON.stringify({ 'security.workspace.trust.enabled': false, 'workbench.startupEditor': 'none' }));
+  fs.writeFileSync(
+    path.join(userDataDir, 'User', 'settings.json'),
+    JSON.stringify({ 'security.workspace.trust.enabled': false, 'workbench.startupEditor': 'none' }),
+  );
   try {
     const [cli, ...cliArgs] = resolveCliArgsFromVSCodeExecutablePath(vscodeExecutablePath);
-    const install = spawnSync(cli as string, [...cliArgs, '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir, '--install-extension', vsix], { stdio: 'inherit' });
+    const install = spawnSync(
+      cli as string,
+      [...cliArgs, '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir, '--install-extension', vsix],
+      { stdio: 'inherit' },
+    );
     if (install.status !== 0) throw new Error(`test:vscode: installing the .vsix failed (exit ${install.status})`);
     await runTests({
       vscodeExecutablePath,
       extensionDevelopmentPath: path.join(import.meta.dirname, 'host'),
       extensionTestsPath: suite,
       extensionTestsEnv: { ...clusterEnv(), KCH_WORKSPACE: workspace },
-      launchArgs: [workspace, '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir, '--disable-workspace-trust'],
+      launchArgs: [
+        workspace,
+        '--user-data-dir',
+        userDataDir,
+        '--extensions-dir',
+        extensionsDir,
+        '--disable-workspace-trust',
+      ],
     });
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });

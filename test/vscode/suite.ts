@@ -55,7 +55,9 @@ function waitForProblems(uri: vscode.Uri, expected: readonly ExpectedProblem[], 
     };
     const timer = setTimeout(() => {
       done();
-      reject(new Error(`timed out waiting for ${what}: ${mismatch(seen(uri), expected)}; seen ${JSON.stringify(seen(uri))}`));
+      reject(
+        new Error(`timed out waiting for ${what}: ${mismatch(seen(uri), expected)}; seen ${JSON.stringify(seen(uri))}`),
+      );
     }, timeoutMs);
     const subscription = vscode.languages.onDidChangeDiagnostics(() => check());
     const done = () => {
@@ -88,7 +90,11 @@ function positionOf(document: vscode.TextDocument, word: string): vscode.Positio
 }
 
 async function hoverText(document: vscode.TextDocument, word: string): Promise<string> {
-  const hovers = await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', document.uri, positionOf(document, word));
+  const hovers = await vscode.commands.executeCommand<vscode.Hover[]>(
+    'vscode.executeHoverProvider',
+    document.uri,
+    positionOf(document, word),
+  );
   return hovers
     .flatMap((hover) => hover.contents)
     .map((content) => (typeof content === 'string' ? content : content.value))
@@ -97,7 +103,12 @@ async function hoverText(document: vscode.TextDocument, word: string): Promise<s
 
 async function applyQuickFix(document: vscode.TextDocument, word: string, title: RegExp): Promise<void> {
   const position = positionOf(document, word);
-  const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', document.uri, new vscode.Range(position, position), vscode.CodeActionKind.QuickFix.value);
+  const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>(
+    'vscode.executeCodeActionProvider',
+    document.uri,
+    new vscode.Range(position, position),
+    vscode.CodeActionKind.QuickFix.value,
+  );
   const action = actions.find((a) => title.test(a.title));
   assert.ok(action?.edit, `a quick fix ${title}; offered: ${JSON.stringify(actions.map((a) => a.title))}`);
   assert.ok(await vscode.workspace.applyEdit(action.edit));
@@ -136,7 +147,9 @@ const scenarios: { name: string; run(): Promise<void> }[] = [
       await waitForProblems(editor.document.uri, scenario.expected, 'the stale resourceVersion error');
       await applyQuickFix(editor.document, scenario.fix.word, scenario.fix.title);
       await waitForProblems(editor.document.uri, [], 'no error after the fix');
-      const answer = await apply(conn, userFieldManager, parseYaml(editor.document.getText()) as KubeObject, { dryRun: true });
+      const answer = await apply(conn, userFieldManager, parseYaml(editor.document.getText()) as KubeObject, {
+        dryRun: true,
+      });
       assert.ok(answer.ok, `the server accepts the fixed manifest (answered ${answer.status})`);
     },
   },
@@ -193,5 +206,6 @@ export async function run(): Promise<void> {
       await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     }
   }
-  if (failures.length) throw new Error(`${failures.length} of ${scenarios.length} scenarios failed: ${failures.join('; ')}`);
+  if (failures.length)
+    throw new Error(`${failures.length} of ${scenarios.length} scenarios failed: ${failures.join('; ')}`);
 }

@@ -48,7 +48,8 @@ export interface SnapshotCommand extends ClusterOptions {
   selectors: string[];
 }
 
-export type Command = CheckCommand | SnapshotCommand | { command: 'help'; topic?: 'check' | 'snapshot' } | { command: 'version' };
+export type Command =
+  CheckCommand | SnapshotCommand | { command: 'help'; topic?: 'check' | 'snapshot' } | { command: 'version' };
 
 export type ParsedCommand = { ok: true; command: Command } | { ok: false; message: string };
 
@@ -166,7 +167,10 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
     });
   } catch (e) {
     // node's messages name the option: "Unknown option '--foo'", "Option '--mode <value>' argument missing".
-    return { ok: false, message: `${(e as Error).message.replace(/\. To specify a positional argument.*$/s, '')} (see --help)` };
+    return {
+      ok: false,
+      message: `${(e as Error).message.replace(/\. To specify a positional argument.*$/s, '')} (see --help)`,
+    };
   }
   const v = parsed.values;
   if (v.help) return { ok: true, command: { command: 'help', topic: verb } };
@@ -175,45 +179,89 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
     ...(v.context !== undefined ? { context: v.context } : {}),
     ...(v.namespace !== undefined ? { namespace: v.namespace } : {}),
   };
-  for (const [name, value] of Object.entries({ kubeconfig: v.kubeconfig, context: v.context, namespace: v.namespace, 'field-manager': v['field-manager'], out: v.out, snapshot: v.snapshot })) {
+  for (const [name, value] of Object.entries({
+    kubeconfig: v.kubeconfig,
+    context: v.context,
+    namespace: v.namespace,
+    'field-manager': v['field-manager'],
+    out: v.out,
+    snapshot: v.snapshot,
+  })) {
     if (value !== undefined && value.trim() === '') return { ok: false, message: `--${name} needs a value` };
   }
 
   if (verb === 'snapshot') {
-    for (const option of ['field-manager', 'mode', 'format', 'verify', 'snapshot', 'min-severity', 'verbose', 'kustomize', 'kustomize-binary', 'search-root', 'helm', 'values', 'release', 'helm-binary'] as const) {
+    for (const option of [
+      'field-manager',
+      'mode',
+      'format',
+      'verify',
+      'snapshot',
+      'min-severity',
+      'verbose',
+      'kustomize',
+      'kustomize-binary',
+      'search-root',
+      'helm',
+      'values',
+      'release',
+      'helm-binary',
+    ] as const) {
       if (v[option] !== undefined) return { ok: false, message: `--${option} is an option of check, not of snapshot` };
     }
     if (v.out === undefined) return { ok: false, message: 'snapshot needs --out <dir>' };
-    if (parsed.positionals.length === 0) return { ok: false, message: 'snapshot needs manifests (files or directories) or kind/name selectors to save' };
+    if (parsed.positionals.length === 0)
+      return { ok: false, message: 'snapshot needs manifests (files or directories) or kind/name selectors to save' };
     return { ok: true, command: { command: 'snapshot', outDir: v.out, selectors: parsed.positionals, ...cluster } };
   }
 
-  if (v.out !== undefined) return { ok: false, message: '--out is an option of snapshot; check reads a snapshot with --snapshot <dir>' };
+  if (v.out !== undefined)
+    return { ok: false, message: '--out is an option of snapshot; check reads a snapshot with --snapshot <dir>' };
   const mode = v.mode ?? defaultSettings.applyMode;
-  if (!applyModes.includes(mode as ApplyMode)) return { ok: false, message: `--mode must be one of ${applyModes.join(', ')} (got ${JSON.stringify(mode)})` };
+  if (!applyModes.includes(mode as ApplyMode))
+    return { ok: false, message: `--mode must be one of ${applyModes.join(', ')} (got ${JSON.stringify(mode)})` };
   const format = v.format ?? 'text';
-  if (!formats.includes(format as OutputFormat)) return { ok: false, message: `--format must be one of ${formats.join(', ')} (got ${JSON.stringify(format)})` };
+  if (!formats.includes(format as OutputFormat))
+    return { ok: false, message: `--format must be one of ${formats.join(', ')} (got ${JSON.stringify(format)})` };
   const minimum = v['min-severity'] ?? (v.verbose ? 'information' : 'warning');
-  if (!severities.includes(minimum as Severity)) return { ok: false, message: `--min-severity must be one of ${severities.join(', ')} (got ${JSON.stringify(minimum)})` };
-  if (v.verbose && minimum !== 'information') return { ok: false, message: `--verbose prints information findings, --min-severity ${minimum} leaves them out: use one of them` };
+  if (!severities.includes(minimum as Severity))
+    return {
+      ok: false,
+      message: `--min-severity must be one of ${severities.join(', ')} (got ${JSON.stringify(minimum)})`,
+    };
+  if (v.verbose && minimum !== 'information')
+    return {
+      ok: false,
+      message: `--verbose prints information findings, --min-severity ${minimum} leaves them out: use one of them`,
+    };
   if (v.snapshot !== undefined) {
     if (v.verify) return { ok: false, message: '--verify asks the cluster, --snapshot reads none: use one of them' };
-    if (v.kubeconfig !== undefined || v.context !== undefined) return { ok: false, message: '--snapshot reads no cluster: --kubeconfig and --context do not apply' };
+    if (v.kubeconfig !== undefined || v.context !== undefined)
+      return { ok: false, message: '--snapshot reads no cluster: --kubeconfig and --context do not apply' };
   }
-  if (v.verify && mode === 'clientSide') return { ok: false, message: '--verify confirms --mode serverSide or create (a dry-run update is not offered)' };
-  if (v['kustomize-binary'] !== undefined && v['kustomize-binary'].trim() === '') return { ok: false, message: '--kustomize-binary needs a value' };
-  if (v['search-root'] !== undefined && v['search-root'].trim() === '') return { ok: false, message: '--search-root needs a folder' };
-  if ((v.kustomize ?? []).some((d) => d.trim() === '')) return { ok: false, message: '-k needs a kustomization folder' };
+  if (v.verify && mode === 'clientSide')
+    return { ok: false, message: '--verify confirms --mode serverSide or create (a dry-run update is not offered)' };
+  if (v['kustomize-binary'] !== undefined && v['kustomize-binary'].trim() === '')
+    return { ok: false, message: '--kustomize-binary needs a value' };
+  if (v['search-root'] !== undefined && v['search-root'].trim() === '')
+    return { ok: false, message: '--search-root needs a folder' };
+  if ((v.kustomize ?? []).some((d) => d.trim() === ''))
+    return { ok: false, message: '-k needs a kustomization folder' };
   for (const option of ['helm-binary', 'release'] as const) {
     if (v[option] !== undefined && v[option].trim() === '') return { ok: false, message: `--${option} needs a value` };
   }
-  if ([...(v.helm ?? []), ...(v.values ?? [])].some((d) => d.trim() === '')) return { ok: false, message: '--helm and --values need a path' };
+  if ([...(v.helm ?? []), ...(v.values ?? [])].some((d) => d.trim() === ''))
+    return { ok: false, message: '--helm and --values need a path' };
   if ((v.helm ?? []).length === 0) {
     for (const option of ['values', 'release', 'helm-binary'] as const) {
       if (v[option] !== undefined) return { ok: false, message: `--${option} goes with --helm <chart>` };
     }
   }
-  if (parsed.positionals.length === 0 && (v.kustomize ?? []).length === 0 && (v.helm ?? []).length === 0) return { ok: false, message: 'check needs manifests: name files or directories (e.g. `kube-conflict-hints check k8s/`)' };
+  if (parsed.positionals.length === 0 && (v.kustomize ?? []).length === 0 && (v.helm ?? []).length === 0)
+    return {
+      ok: false,
+      message: 'check needs manifests: name files or directories (e.g. `kube-conflict-hints check k8s/`)',
+    };
   return {
     ok: true,
     command: {

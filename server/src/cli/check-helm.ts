@@ -3,7 +3,17 @@
 // the release's ownership metadata Helm adds, and Helm's own ownership check; each finding then
 // moved to the template line that writes the field and the values line it reads.
 import * as path from 'node:path';
-import { definedKinds, locateOptions, releaseOriginFinding, relocateFindings, renderedObjectAnalysis, unjudgedOn, withDefinedKinds, type AnalysisSettings, type DefinedKind } from '../core/findings';
+import {
+  definedKinds,
+  locateOptions,
+  releaseOriginFinding,
+  relocateFindings,
+  renderedObjectAnalysis,
+  unjudgedOn,
+  withDefinedKinds,
+  type AnalysisSettings,
+  type DefinedKind,
+} from '../core/findings';
 import { withReason, type CheckedObject } from './report';
 import { verifyResource, type ClusterConnection, type ClusterProblem } from '../cluster';
 import { helmTarget, renderInstalledChart } from '../render/helm';
@@ -33,7 +43,12 @@ export interface HelmCheckRequest {
 }
 
 export type HelmCheckOutcome =
-  | { ok: true; objects: CheckedObject[]; charts: string[]; apply?: Pick<AnalysisSettings, 'fieldManager' | 'applyMode'> }
+  | {
+      ok: true;
+      objects: CheckedObject[];
+      charts: string[];
+      apply?: Pick<AnalysisSettings, 'fieldManager' | 'applyMode'>;
+    }
   | { ok: false; problem: ClusterProblem }
   | { ok: false; usage: string };
 
@@ -53,14 +68,23 @@ export async function checkHelmCharts(
   for (const chart of request.charts) {
     const target = helmTarget(chart, request.release);
     // The release and namespace: those named (--release, -n), else the cluster's, as the editor finds them (core/sources/helm-release.ts).
-    const { named, guess } = chartRelease(chart, { release: request.release, namespace: request.named?.namespace }, request.namespace);
-    const { found, out: result } = await renderInstalledChart({ chart, valuesFiles: request.valuesFiles, named, guess }, request.settings, (kinds) => reads.helmSightings(kinds));
+    const { named, guess } = chartRelease(
+      chart,
+      { release: request.release, namespace: request.named?.namespace },
+      request.namespace,
+    );
+    const { found, out: result } = await renderInstalledChart(
+      { chart, valuesFiles: request.valuesFiles, named, guess },
+      request.settings,
+      (kinds) => reads.helmSightings(kinds),
+    );
     charts.push(path.resolve(chart));
     if (!result.ok) {
       // Without helm (or naming a folder that is no chart) nothing can be checked: one line, exit 2.
       // A chart helm refuses (a template error) is that chart's error; the other charts go on.
       if (result.problem.kind === 'not-installed' || result.problem.kind === 'invalid-target') {
-        if (request.withoutHelm !== 'finding') return { ok: false, usage: describeRenderProblem(target, result.problem) };
+        if (request.withoutHelm !== 'finding')
+          return { ok: false, usage: describeRenderProblem(target, result.problem) };
         if (result.problem.kind === 'invalid-target') {
           const note = `not checked: ${describeRenderProblem(target, result.problem)}`;
           objects.push({ ...chartNote(chart, target.label, note), notJudged: note });
@@ -72,28 +96,65 @@ export async function checkHelmCharts(
           const other = helmTarget(c, request.release);
           const root = toSlashes(path.resolve(c));
           const message = `cannot render ${other.label}: ${result.problem.message.split('\n')[0]!.trim()} (install helm, or check the chart with --helm CHART --helm-binary FILE)`;
-          objects.push(...renderFailureEntries({ tool: 'helm', chart: root, valuesFiles: [] }, `${other.label} (${displayPath(root)})`, message, result.problem.message, 'tool-missing'));
+          objects.push(
+            ...renderFailureEntries(
+              { tool: 'helm', chart: root, valuesFiles: [] },
+              `${other.label} (${displayPath(root)})`,
+              message,
+              result.problem.message,
+              'tool-missing',
+            ),
+          );
         }
         charts.push(...request.charts.map((c) => path.resolve(c)));
         break;
       }
       const root = toSlashes(path.resolve(chart));
       // On Chart.yaml, and on the template or values line helm names.
-      objects.push(...renderFailureEntries({ tool: 'helm', chart: root, valuesFiles: request.valuesFiles.map((f) => toSlashes(path.resolve(f))) }, `${target.label} (${displayPath(root)})`, describeRenderProblem(target, result.problem), result.problem.message));
+      objects.push(
+        ...renderFailureEntries(
+          { tool: 'helm', chart: root, valuesFiles: request.valuesFiles.map((f) => toSlashes(path.resolve(f))) },
+          `${target.label} (${displayPath(root)})`,
+          describeRenderProblem(target, result.problem),
+          result.problem.message,
+        ),
+      );
       continue;
     }
     const { apply: applied, resources } = sentByHelm(result, severity);
-    const sent = { ...applied, settings: withDefinedKinds(applied.settings, [...defined, ...definedKinds(result.resources, result.sourceMap.target.label)]) };
+    const sent = {
+      ...applied,
+      settings: withDefinedKinds(applied.settings, [
+        ...defined,
+        ...definedKinds(result.resources, result.sourceMap.target.label),
+      ]),
+    };
     const settings = sent.settings;
     apply = { fieldManager: settings.fieldManager, applyMode: settings.applyMode };
     const label = `${result.sourceMap.target.label} (Helm ${result.helm.major}: ${result.helm.mode === 'serverSide' ? 'server-side apply' : 'client-side update'} as ${result.helm.fieldManager})`;
     // What Helm sends: the rendered objects but its hooks, with the release's ownership metadata, in the release's namespace.
     for (const resource of resources) {
       const answer = await reads.read(resource);
-      const renderedFrom = { target: result.sourceMap.target.label, root: displayPath(path.resolve(chart)), index: resource.documentIndex };
+      const renderedFrom = {
+        target: result.sourceMap.target.label,
+        root: displayPath(path.resolve(chart)),
+        index: resource.documentIndex,
+      };
       if (!answer.ok) {
         if (!('refused' in answer)) return { ok: false, problem: answer.problem };
-        objects.push(...renderedObjectEntries({ resource, findings: [], verification: undefined, sourceMap: result.sourceMap, options: locateOptions(resource, undefined), title: `${objectTitle(resource, undefined, '')} in ${label}`, notes: [], notJudged: answer.refused, rendered: renderedFrom }));
+        objects.push(
+          ...renderedObjectEntries({
+            resource,
+            findings: [],
+            verification: undefined,
+            sourceMap: result.sourceMap,
+            options: locateOptions(resource, undefined),
+            title: `${objectTitle(resource, undefined, '')} in ${label}`,
+            notes: [],
+            notJudged: answer.refused,
+            rendered: renderedFrom,
+          }),
+        );
         continue;
       }
       const facts = answer.facts;
@@ -102,7 +163,9 @@ export async function checkHelmCharts(
       const moved = relocateFindings(found, resource, resource.documentIndex, result.sourceMap, options);
       // --verify: the object as Helm sends it (ownership metadata included, never the template's
       // text), in the mode of the user's Helm; a difference lands on the source line of its field.
-      const verified = verifier ? await verifyResource(verifier, resource, found, facts, settings, { object: resource.object }) : { ok: true as const };
+      const verified = verifier
+        ? await verifyResource(verifier, resource, found, facts, settings, { object: resource.object })
+        : { ok: true as const };
       if (!verified.ok) return { ok: false, problem: verified.problem };
       objects.push(
         ...renderedObjectEntries({
@@ -118,14 +181,28 @@ export async function checkHelmCharts(
         }),
       );
     }
-    for (const note of result.notes) objects.push({ file: displayPath(path.resolve(chart)), title: `${target.label} (${displayPath(path.resolve(chart))})`, findings: [], notes: [note] });
+    for (const note of result.notes)
+      objects.push({
+        file: displayPath(path.resolve(chart)),
+        title: `${target.label} (${displayPath(path.resolve(chart))})`,
+        findings: [],
+        notes: [note],
+      });
     // How the release was settled, on Chart.yaml: one of several, or none found.
-    const said = releaseOriginFinding(found.origin, found.place, { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } });
-    if (said) objects.push({ file: displayPath(path.join(path.resolve(chart), 'Chart.yaml')), title: `${result.sourceMap.target.label} (${displayPath(path.resolve(chart))})`, findings: [said], notes: [] });
+    const said = releaseOriginFinding(found.origin, found.place, {
+      start: { line: 0, character: 0 },
+      end: { line: 0, character: 0 },
+    });
+    if (said)
+      objects.push({
+        file: displayPath(path.join(path.resolve(chart), 'Chart.yaml')),
+        title: `${result.sourceMap.target.label} (${displayPath(path.resolve(chart))})`,
+        findings: [said],
+        notes: [],
+      });
   }
   return { ok: true, objects, charts, ...(apply ? { apply } : {}) };
 }
-
 
 function chartNote(chart: string, label: string, note: string): CheckedObject {
   const root = path.resolve(chart);

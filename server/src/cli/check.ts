@@ -1,7 +1,26 @@
 // The check itself: every file, every object in it, the facts from the cluster or a snapshot,
 // the same analysis the editor runs, and (with --verify) the server's dry-run answer beside it.
 import * as path from 'node:path';
-import { analyzeResource, definedKinds, forcePreview, locateOptions, objectIdentity, overlayLabels, predictionOf, problemFindings, renderedObjectFindings, unjudgedOn, withDefinedKinds, type AnalysisSettings, type AutoscalerFacts, type DefinedKind, type Finding, type ForcePreview, type KubectlInvocation, type ResourceFacts } from '../core/findings';
+import {
+  analyzeResource,
+  definedKinds,
+  forcePreview,
+  locateOptions,
+  objectIdentity,
+  overlayLabels,
+  predictionOf,
+  problemFindings,
+  renderedObjectFindings,
+  unjudgedOn,
+  withDefinedKinds,
+  type AnalysisSettings,
+  type AutoscalerFacts,
+  type DefinedKind,
+  type Finding,
+  type ForcePreview,
+  type KubectlInvocation,
+  type ResourceFacts,
+} from '../core/findings';
 import { parseManifestText, type ManifestResource } from '../core/manifest/manifest';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget } from '../core/sources/source-map';
@@ -17,7 +36,8 @@ import { checkHelmCharts, type HelmCheckRequest } from './check-helm';
 import { renderedObjectEntries, renderFailureEntries } from './rendered-objects';
 import { isDirectory, toSlashes } from '../render/paths';
 
-export type CheckOutcome = { ok: true; report: CheckReport } | { ok: false; problem: ClusterProblem } | { ok: false; usage: string };
+export type CheckOutcome =
+  { ok: true; report: CheckReport } | { ok: false; problem: ClusterProblem } | { ok: false; usage: string };
 
 export async function runCheck(
   files: readonly string[],
@@ -31,26 +51,36 @@ export async function runCheck(
    * Kustomizations to build (`-k`), which tools render, the charts to render (`--helm`), and where
    * to look for the overlays that use a named file (none when undefined).
    */
-  rendering: { kustomizations: readonly string[]; settings: RenderSettings; helm?: Omit<HelmCheckRequest, 'settings'>; searchRoot?: string } = { kustomizations: [], settings: {} },
+  rendering: {
+    kustomizations: readonly string[];
+    settings: RenderSettings;
+    helm?: Omit<HelmCheckRequest, 'settings'>;
+    searchRoot?: string;
+  } = { kustomizations: [], settings: {} },
   /** The cluster flags the check was run with: the force preview's kubectl command repeats them. */
   kubectl: Omit<KubectlInvocation, 'file'> = {},
 ): Promise<CheckOutcome> {
   const objects: CheckedObject[] = [];
   const texts = new Map<string, string>();
   for (const file of files) {
-    const read = file === stdinTarget ? (stdin ?? { ok: false, message: 'the standard input was not read' }) : readTextFile(file);
+    const read =
+      file === stdinTarget ? (stdin ?? { ok: false, message: 'the standard input was not read' }) : readTextFile(file);
     if (!read.ok) return { ok: false, usage: read.message };
     texts.set(file, read.text);
   }
   // Only plain manifests are checked from their own text: a chart's template is not YAML, a patch is
   // a fragment, a kustomization is a recipe. Those are said to be skipped; other YAML is not Kubernetes.
-  if (rendering.searchRoot !== undefined && !isDirectory(rendering.searchRoot)) return { ok: false, usage: `--search-root ${rendering.searchRoot}: not a folder` };
+  if (rendering.searchRoot !== undefined && !isDirectory(rendering.searchRoot))
+    return { ok: false, usage: `--search-root ${rendering.searchRoot}: not a folder` };
   let kinds = classifyInputs(texts);
   // A base or a patch named alone is judged through the overlays that use it, which may live in
   // sibling folders nobody named: look for them under the search root (bounded), only when a named
   // file belongs to a kustomization at all.
   let around = new Map<string, string>();
-  if (rendering.searchRoot !== undefined && [...kinds.values()].some((k) => k.kind === 'kustomization' || k.kind === 'kustomization-input')) {
+  if (
+    rendering.searchRoot !== undefined &&
+    [...kinds.values()].some((k) => k.kind === 'kustomization' || k.kind === 'kustomization-input')
+  ) {
     around = findKustomizations(rendering.searchRoot);
     kinds = classifyInputs(texts, around);
   }
@@ -78,19 +108,39 @@ export async function runCheck(
   for (const [file, text] of texts) {
     if (kinds.get(file)!.kind === 'manifest' && !throughOverlays.has(file)) plain.set(file, parseManifestText(text));
   }
-  const defined: DefinedKind[] = [...plain].flatMap(([file, parsed]) => definedKinds(parsed.resources, displayPath(file)));
+  const defined: DefinedKind[] = [...plain].flatMap(([file, parsed]) =>
+    definedKinds(parsed.resources, displayPath(file)),
+  );
   const labels = labelsFor([...targets.keys()]);
-  const renders: { root: string; wanted: Set<string> | 'all'; target: RenderTarget; result: Extract<RenderResult, { ok: true }>; resources: readonly ManifestResource[] }[] = [];
+  const renders: {
+    root: string;
+    wanted: Set<string> | 'all';
+    target: RenderTarget;
+    result: Extract<RenderResult, { ok: true }>;
+    resources: readonly ManifestResource[];
+  }[] = [];
   for (const [root, { wanted }] of targets) {
     const target: RenderTarget = { kind: 'kustomize', root, label: labels.get(root)! };
     const out = await renderOverlay(target, rendering.settings);
     if (!out.ok) {
       // Without the tool nothing renders: one line, exit 2. One overlay the tool refuses is that
       // overlay's error; the other overlays are still checked.
-      if (out.problem?.kind === 'not-installed') return { ok: false, usage: describeRenderProblem(target, out.problem) };
+      if (out.problem?.kind === 'not-installed')
+        return { ok: false, usage: describeRenderProblem(target, out.problem) };
       const title = `${target.label} (${displayPath(root)})`;
-      if (out.problem) objects.push(...renderFailureEntries(out.source, title, describeRenderProblem(target, out.problem), out.problem.message));
-      else objects.push(...renderFailureEntries(out.source, title, `cannot check ${target.label}: ${out.unreadable}`, `cannot check ${target.label}: ${out.unreadable}`));
+      if (out.problem)
+        objects.push(
+          ...renderFailureEntries(out.source, title, describeRenderProblem(target, out.problem), out.problem.message),
+        );
+      else
+        objects.push(
+          ...renderFailureEntries(
+            out.source,
+            title,
+            `cannot check ${target.label}: ${out.unreadable}`,
+            `cannot check ${target.label}: ${out.unreadable}`,
+          ),
+        );
       continue;
     }
     renders.push({ root, wanted, target, result: out.result, resources: out.resources });
@@ -105,14 +155,35 @@ export async function runCheck(
       const rendered = { target: target.label, root: displayPath(root), index: resource.documentIndex };
       if (!answer.ok) {
         if (!('refused' in answer)) return { ok: false, problem: answer.problem };
-        objects.push(...renderedObjectEntries({ resource, findings: [], verification: undefined, sourceMap: result.sourceMap, options: locateOptions(resource, undefined), title: `${objectTitle(resource, undefined, '')} in ${target.label}`, notes: [], notJudged: answer.refused, rendered, ...(wanted !== 'all' ? { wanted } : {}) }));
+        objects.push(
+          ...renderedObjectEntries({
+            resource,
+            findings: [],
+            verification: undefined,
+            sourceMap: result.sourceMap,
+            options: locateOptions(resource, undefined),
+            title: `${objectTitle(resource, undefined, '')} in ${target.label}`,
+            notes: [],
+            notJudged: answer.refused,
+            rendered,
+            ...(wanted !== 'all' ? { wanted } : {}),
+          }),
+        );
         continue;
       }
       const findings = renderedObjectFindings(resource, answer.facts, { settings: together }, result.sourceMap);
       const options = locateOptions(resource, answer.facts.schema);
       // --verify: the rendered object is what would be sent, so it is what the dry run sends; the dry
       // run is compared with the findings on the rendered object, before they moved to the sources.
-      const verifiedRendered: VerifyAnswer = verifier ? await verifyResource(verifier, resource, analyzeResource(resource, answer.facts, together), answer.facts, settings) : { ok: true };
+      const verifiedRendered: VerifyAnswer = verifier
+        ? await verifyResource(
+            verifier,
+            resource,
+            analyzeResource(resource, answer.facts, together),
+            answer.facts,
+            settings,
+          )
+        : { ok: true };
       if (!verifiedRendered.ok) return { ok: false, problem: verifiedRendered.problem };
       objects.push(
         ...renderedObjectEntries({
@@ -129,7 +200,13 @@ export async function runCheck(
         }),
       );
     }
-    for (const note of result.notes) objects.push({ file: displayPath(root), title: `${target.label} (${displayPath(root)})`, findings: [], notes: [note] });
+    for (const note of result.notes)
+      objects.push({
+        file: displayPath(root),
+        title: `${target.label} (${displayPath(root)})`,
+        findings: [],
+        notes: [note],
+      });
   }
   // Charts named with --helm: rendered once each; their files among the named ones are covered by it.
   // A chart whose files are named without --helm is rendered as `helm install` would with no
@@ -139,15 +216,38 @@ export async function runCheck(
   const charts: string[] = [];
   let helmApply: Pick<AnalysisSettings, 'fieldManager' | 'applyMode'> | undefined;
   if (rendering.helm && rendering.helm.charts.length > 0) {
-    const helm = await checkHelmCharts({ ...rendering.helm, settings: rendering.settings }, reads, settings.severity, verifier, defined);
+    const helm = await checkHelmCharts(
+      { ...rendering.helm, settings: rendering.settings },
+      reads,
+      settings.severity,
+      verifier,
+      defined,
+    );
     if (!helm.ok) return helm;
     objects.push(...helm.objects);
     charts.push(...helm.charts.map(toSlashes));
     helmApply = helm.apply;
   }
-  const unnamed = [...new Set([...kinds.values()].flatMap((k) => (k.kind === 'helm-chart' ? [toSlashes(topChart(k.chart))] : [])))].filter((c) => !charts.includes(c));
+  const unnamed = [
+    ...new Set([...kinds.values()].flatMap((k) => (k.kind === 'helm-chart' ? [toSlashes(topChart(k.chart))] : []))),
+  ].filter((c) => !charts.includes(c));
   if (rendering.helm && unnamed.length > 0) {
-    const helm = await checkHelmCharts({ charts: unnamed, valuesFiles: [], namespace: rendering.helm.namespace, ...(rendering.helm.named?.namespace !== undefined ? { named: { namespace: rendering.helm.named.namespace } } : {}), settings: rendering.settings, withoutHelm: 'finding' }, reads, settings.severity, verifier, defined);
+    const helm = await checkHelmCharts(
+      {
+        charts: unnamed,
+        valuesFiles: [],
+        namespace: rendering.helm.namespace,
+        ...(rendering.helm.named?.namespace !== undefined
+          ? { named: { namespace: rendering.helm.named.namespace } }
+          : {}),
+        settings: rendering.settings,
+        withoutHelm: 'finding',
+      },
+      reads,
+      settings.severity,
+      verifier,
+      defined,
+    );
     if (!helm.ok) return helm;
     objects.push(...helm.objects);
     charts.push(...helm.charts.map(toSlashes));
@@ -168,18 +268,39 @@ export async function runCheck(
       continue;
     }
     const parsed = plain.get(file) ?? parseManifestText(text);
-    if (parsed.problems.length > 0) objects.push({ file: shown, title: shown, findings: problemFindings(parsed.problems), notes: [] });
+    if (parsed.problems.length > 0)
+      objects.push({ file: shown, title: shown, findings: problemFindings(parsed.problems), notes: [] });
     for (const resource of parsed.resources) {
       const answer = await reads.read(resource);
       if (!answer.ok) {
         if (!('refused' in answer)) return { ok: false, problem: answer.problem };
-        objects.push({ file: shown, object: objectIdentity(resource), title: objectTitle(resource, undefined, ''), findings: [], notes: [], notJudged: answer.refused });
+        objects.push({
+          file: shown,
+          object: objectIdentity(resource),
+          title: objectTitle(resource, undefined, ''),
+          findings: [],
+          notes: [],
+          notJudged: answer.refused,
+        });
         continue;
       }
       const findings = analyzeResource(resource, answer.facts, together);
-      const preview = await forcePreviewOf(resource, answer.facts, findings, together, reader, { file: file === stdinTarget ? '-' : shown, ...kubectl });
-      const checked: CheckedObject = { file: shown, object: objectIdentity(resource), title: answer.title, findings, notes: answer.notes, ...withReason(unjudgedOn(resource, answer.facts, together)), ...(preview ? { forcePreview: preview } : {}) };
-      const verified: VerifyAnswer = verifier ? await verifyResource(verifier, resource, findings, answer.facts, settings) : { ok: true };
+      const preview = await forcePreviewOf(resource, answer.facts, findings, together, reader, {
+        file: file === stdinTarget ? '-' : shown,
+        ...kubectl,
+      });
+      const checked: CheckedObject = {
+        file: shown,
+        object: objectIdentity(resource),
+        title: answer.title,
+        findings,
+        notes: answer.notes,
+        ...withReason(unjudgedOn(resource, answer.facts, together)),
+        ...(preview ? { forcePreview: preview } : {}),
+      };
+      const verified: VerifyAnswer = verifier
+        ? await verifyResource(verifier, resource, findings, answer.facts, settings)
+        : { ok: true };
       if (!verified.ok) return { ok: false, problem: verified.problem };
       objects.push(verified.verification ? { ...checked, verification: verified.verification } : checked);
       checkedObjects++;
@@ -193,10 +314,20 @@ export async function runCheck(
     ok: true,
     report: {
       // A check of charts alone is a check of what Helm sends, and the summary says so.
-      mode: helmApply && files.length === 0 && rendering.kustomizations.length === 0 ? helmApply.applyMode : settings.applyMode,
-      fieldManager: helmApply && files.length === 0 && rendering.kustomizations.length === 0 ? helmApply.fieldManager : settings.fieldManager,
+      mode:
+        helmApply && files.length === 0 && rendering.kustomizations.length === 0
+          ? helmApply.applyMode
+          : settings.applyMode,
+      fieldManager:
+        helmApply && files.length === 0 && rendering.kustomizations.length === 0
+          ? helmApply.fieldManager
+          : settings.fieldManager,
       source: reader.source,
-      files: [...files.map((f) => displayPath(f)), ...rendering.kustomizations.map((d) => displayPath(d)), ...(rendering.helm?.charts ?? []).map((d) => displayPath(d))],
+      files: [
+        ...files.map((f) => displayPath(f)),
+        ...rendering.kustomizations.map((d) => displayPath(d)),
+        ...(rendering.helm?.charts ?? []).map((d) => displayPath(d)),
+      ],
       objects,
     },
   };
@@ -215,13 +346,20 @@ async function forcePreviewOf(
   invocation: KubectlInvocation,
 ): Promise<ForcePreview | undefined> {
   if (!findings.some((f) => f.code === 'field-conflict') || facts.live.state !== 'exists') return undefined;
-  const autoscalers: AutoscalerFacts = reader.autoscalers ? await reader.autoscalers(resource) : { state: 'unknown', reason: 'a snapshot holds no HorizontalPodAutoscalers' };
-  return forcePreview({ object: objectIdentity(resource), prediction: predictionOf(resource, facts, settings), live: facts.live.object, fieldManager: settings.fieldManager, autoscalers, invocation });
+  const autoscalers: AutoscalerFacts = reader.autoscalers
+    ? await reader.autoscalers(resource)
+    : { state: 'unknown', reason: 'a snapshot holds no HorizontalPodAutoscalers' };
+  return forcePreview({
+    object: objectIdentity(resource),
+    prediction: predictionOf(resource, facts, settings),
+    live: facts.live.object,
+    fieldManager: settings.fieldManager,
+    autoscalers,
+    invocation,
+  });
 }
 
 /** `overlay production`; the folder as shown when two targets share a name. */
 function labelsFor(roots: readonly string[]): Map<string, string> {
   return overlayLabels(roots, kustomizationLabel, displayPath);
 }
-
-

@@ -4,7 +4,14 @@
 // other files are not named.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { classifyFiles, isKustomizationFileName, kustomizationFileNames, kustomizeRoots, type FileKind, type KnownFile } from '../core/sources/file-kinds';
+import {
+  classifyFiles,
+  isKustomizationFileName,
+  kustomizationFileNames,
+  kustomizeRoots,
+  type FileKind,
+  type KnownFile,
+} from '../core/sources/file-kinds';
 import { readTextFile, stdinTarget } from './files';
 import { isRegularFile, toSlashes } from '../render/paths';
 
@@ -13,12 +20,18 @@ const CONTEXT_NAMES = ['Chart.yaml', ...kustomizationFileNames];
 const MAX_ANCESTORS = 32;
 
 /** Kinds of `files` (as named), their texts given; the standard input is always a plain manifest. */
-export function classifyInputs(texts: ReadonlyMap<string, string>, around: ReadonlyMap<string, string> = new Map()): Map<string, FileKind> {
+export function classifyInputs(
+  texts: ReadonlyMap<string, string>,
+  around: ReadonlyMap<string, string> = new Map(),
+): Map<string, FileKind> {
   const { known, absoluteOf } = knownFiles(texts, around);
   const kinds = classifyFiles([...known.values()]);
   const result = new Map<string, FileKind>();
   for (const file of texts.keys()) {
-    result.set(file, file === stdinTarget ? { kind: 'manifest' } : (kinds.get(absoluteOf.get(file)!) ?? { kind: 'manifest' }));
+    result.set(
+      file,
+      file === stdinTarget ? { kind: 'manifest' } : (kinds.get(absoluteOf.get(file)!) ?? { kind: 'manifest' }),
+    );
   }
   return result;
 }
@@ -27,7 +40,10 @@ export function classifyInputs(texts: ReadonlyMap<string, string>, around: Reado
  * The files named, the Chart.yaml and kustomization files in the folders above them, and `around`
  * (kustomizations found elsewhere: the overlays that may use a named file).
  */
-function knownFiles(texts: ReadonlyMap<string, string>, around: ReadonlyMap<string, string> = new Map()): { known: Map<string, KnownFile>; absoluteOf: Map<string, string> } {
+function knownFiles(
+  texts: ReadonlyMap<string, string>,
+  around: ReadonlyMap<string, string> = new Map(),
+): { known: Map<string, KnownFile>; absoluteOf: Map<string, string> } {
   const known = new Map<string, KnownFile>();
   const absoluteOf = new Map<string, string>();
   for (const [file, text] of texts) {
@@ -82,14 +98,16 @@ const helmRoleWords: Record<Extract<FileKind, { kind: 'helm-chart' }>['role'], s
   other: 'a file',
 };
 
-
-
 /**
  * For each file that is a kustomization or a file one uses, the kustomization folders (absolute) to
  * build to check it: the overlays above it among the files named and the kustomizations found
  * around them.
  */
-export function kustomizeTargets(texts: ReadonlyMap<string, string>, kinds: ReadonlyMap<string, FileKind>, around: ReadonlyMap<string, string> = new Map()): Map<string, string[]> {
+export function kustomizeTargets(
+  texts: ReadonlyMap<string, string>,
+  kinds: ReadonlyMap<string, FileKind>,
+  around: ReadonlyMap<string, string> = new Map(),
+): Map<string, string[]> {
   const known = knownFiles(texts, around);
   const out = new Map<string, string[]>();
   for (const [file, kind] of kinds) {
@@ -109,7 +127,10 @@ const skippedFolders = new Set(['node_modules', 'vendor']);
  * hidden folders, node_modules and vendor skipped, links not followed (no loops, nothing outside).
  * Files that cannot be read are left out, as unknown context.
  */
-export function findKustomizations(root: string, limits: { depth: number; directories: number } = overlaySearchLimits): Map<string, string> {
+export function findKustomizations(
+  root: string,
+  limits: { depth: number; directories: number } = overlaySearchLimits,
+): Map<string, string> {
   const found = new Map<string, string>();
   let queue: string[] = [path.resolve(root)];
   let visited = 0;

@@ -11,11 +11,18 @@ import { objectTarget, type ManifestResource } from '../core/manifest/manifest';
 import { qualifiedResource } from '../core/ssa/messages';
 import type { ReportSource } from './report';
 import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
-import { autoscalersFor, createFactsSource, redactText, type ApiResourceInfo, type ClusterConnection, type ClusterProblem, type ClusterResult } from '../cluster';
+import {
+  autoscalersFor,
+  createFactsSource,
+  redactText,
+  type ApiResourceInfo,
+  type ClusterConnection,
+  type ClusterProblem,
+  type ClusterResult,
+} from '../cluster';
 
 export type FactsAnswer =
-  | { ok: true; facts: ResourceFacts; title: string; notes: string[] }
-  | { ok: false; problem: ClusterProblem };
+  { ok: true; facts: ResourceFacts; title: string; notes: string[] } | { ok: false; problem: ClusterProblem };
 
 export interface FactsReader {
   readonly source: ReportSource;
@@ -46,18 +53,25 @@ export class ObjectReads {
 
   constructor(private readonly reader: FactsReader) {}
 
-  async read(resource: ManifestResource): Promise<FactsAnswer | { ok: false; problem: ClusterProblem; refused: string }> {
+  async read(
+    resource: ManifestResource,
+  ): Promise<FactsAnswer | { ok: false; problem: ClusterProblem; refused: string }> {
     const answer = await this.reader.read(resource);
     if (answer.ok) this.answered++;
     if (answer.ok || answer.problem.kind !== 'forbidden') return answer;
     this.refusal ??= answer.problem;
     const words = redactText(answer.problem.message.replace(/\s+/g, ' ').trim());
-    return { ...answer, refused: `the cluster refuses to let it be read: ${words} (the check needs get and list on its kind, in its namespace)` };
+    return {
+      ...answer,
+      refused: `the cluster refuses to let it be read: ${words} (the check needs get and list on its kind, in its namespace)`,
+    };
   }
 
   /** Where a chart is installed, as the reader knows it (a snapshot knows of no release). */
   helmSightings(kinds: readonly { apiVersion: string; kind: string }[]): Promise<ClusterResult<HelmReleaseSightings>> {
-    return this.reader.helmSightings ? this.reader.helmSightings(kinds) : Promise.resolve({ ok: false, problem: { kind: 'other', message: 'a snapshot holds no release records' } });
+    return this.reader.helmSightings
+      ? this.reader.helmSightings(kinds)
+      : Promise.resolve({ ok: false, problem: { kind: 'other', message: 'a snapshot holds no release records' } });
   }
 
   /** The first refusal, when the cluster answered no read at all. */
@@ -67,9 +81,14 @@ export class ObjectReads {
 }
 
 /** `deployments.apps/web (namespace default)`, `namespaces/team-a`, as kubectl names objects. */
-export function objectTitle(resource: ManifestResource, served: ApiResourceInfo | undefined, namespace: string): string {
+export function objectTitle(
+  resource: ManifestResource,
+  served: ApiResourceInfo | undefined,
+  namespace: string,
+): string {
   const name = resource.name ?? (resource.generateName !== undefined ? `${resource.generateName}*` : '(no name)');
-  if (!served) return `${resource.kind}/${name} (${resource.apiVersion}${resource.namespace ? `, namespace ${resource.namespace}` : ''})`;
+  if (!served)
+    return `${resource.kind}/${name} (${resource.apiVersion}${resource.namespace ? `, namespace ${resource.namespace}` : ''})`;
   return `${qualifiedResource(served)}/${name}${served.namespaced ? ` (namespace ${namespace})` : ''}`;
 }
 
@@ -89,10 +108,20 @@ export function liveFactsReader(connection: ClusterConnection): FactsReader {
     async read(resource) {
       const answer = await facts.read(objectTarget(resource));
       if (!answer.ok) return answer;
-      return { ok: true, facts: answer.facts, title: objectTitle(resource, answer.served, answer.namespace), notes: answer.notes };
+      return {
+        ok: true,
+        facts: answer.facts,
+        title: objectTitle(resource, answer.served, answer.namespace),
+        notes: answer.notes,
+      };
     },
     helmSightings: (kinds) => connection.helmSightings(kinds),
-    autoscalers: (resource) => autoscalersFor(connection, { apiVersion: resource.apiVersion, kind: resource.kind, ...(resource.namespace ? { namespace: resource.namespace } : {}) }),
+    autoscalers: (resource) =>
+      autoscalersFor(connection, {
+        apiVersion: resource.apiVersion,
+        kind: resource.kind,
+        ...(resource.namespace ? { namespace: resource.namespace } : {}),
+      }),
     close: () => {
       facts.dispose();
       connection.dispose();

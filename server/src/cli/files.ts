@@ -31,7 +31,8 @@ export function collectManifestFiles(targets: readonly string[], options: { stdi
   const files: string[] = [];
   for (const target of targets) {
     if (target === stdinTarget) {
-      if (!options.stdin) return { ok: false, message: 'the standard input (-) is read by check only: save the manifests to a file' };
+      if (!options.stdin)
+        return { ok: false, message: 'the standard input (-) is read by check only: save the manifests to a file' };
       if (files.includes(stdinTarget)) return { ok: false, message: 'the standard input (-) can be named only once' };
       files.push(stdinTarget);
       continue;
@@ -45,7 +46,11 @@ export function collectManifestFiles(targets: readonly string[], options: { stdi
     if (stat.isDirectory()) {
       const found = findManifestFiles(target);
       if (!found.ok) return found;
-      if (found.files.length === 0) return { ok: false, message: `no manifests (${manifestExtensions.map((e) => `*${e}`).join(', ')}) under ${target}` };
+      if (found.files.length === 0)
+        return {
+          ok: false,
+          message: `no manifests (${manifestExtensions.map((e) => `*${e}`).join(', ')}) under ${target}`,
+        };
       files.push(...found.files);
     } else {
       const refused = refuseSpecial(target, stat);
@@ -90,9 +95,16 @@ function walk(dir: string, out: string[]): { ok: true } | { ok: false; message: 
     try {
       stat = fs.statSync(p);
     } catch (e) {
-      return { ok: false, message: `cannot read ${p}: ${entry.isSymbolicLink() ? `a link to a file that cannot be opened (${describeFsError(e)})` : describeFsError(e)}` };
+      return {
+        ok: false,
+        message: `cannot read ${p}: ${entry.isSymbolicLink() ? `a link to a file that cannot be opened (${describeFsError(e)})` : describeFsError(e)}`,
+      };
     }
-    if (stat.isDirectory()) return { ok: false, message: `cannot read ${p}: a link to a directory, named like a manifest (links to directories are not followed)` };
+    if (stat.isDirectory())
+      return {
+        ok: false,
+        message: `cannot read ${p}: a link to a directory, named like a manifest (links to directories are not followed)`,
+      };
     const refused = refuseSpecial(p, stat);
     if (refused) return { ok: false, message: refused };
     out.push(p);
@@ -135,7 +147,10 @@ export function readTextFile(file: string): FileText {
     case 'not-regular':
       return { ok: false, message: refuseSpecial(file, read.stat)! };
     case 'too-large':
-      return { ok: false, message: `${file} is larger than ${maxFileBytes / 1024 / 1024} MiB${read.grew ? '' : ` (${read.size} bytes)`}: not read` };
+      return {
+        ok: false,
+        message: `${file} is larger than ${maxFileBytes / 1024 / 1024} MiB${read.grew ? '' : ` (${read.size} bytes)`}: not read`,
+      };
     case 'error':
       return { ok: false, message: `cannot read ${file}: ${describeFsError(read.error)}` };
   }
@@ -161,10 +176,16 @@ export function readStandardInput(input: NodeJS.ReadableStream = process.stdin):
       const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
       chunks.push(bytes);
       total += bytes.length;
-      if (total > maxFileBytes) finish({ ok: false, message: `${stdinDisplayName} is larger than ${maxFileBytes / 1024 / 1024} MiB: not read` });
+      if (total > maxFileBytes)
+        finish({
+          ok: false,
+          message: `${stdinDisplayName} is larger than ${maxFileBytes / 1024 / 1024} MiB: not read`,
+        });
     });
     input.once('end', () => finish(decode(stdinDisplayName, Buffer.concat(chunks, total))));
-    input.once('error', (e: unknown) => finish({ ok: false, message: `cannot read ${stdinDisplayName}: ${describeFsError(e)}` }));
+    input.once('error', (e: unknown) =>
+      finish({ ok: false, message: `cannot read ${stdinDisplayName}: ${describeFsError(e)}` }),
+    );
   });
 }
 
@@ -176,7 +197,10 @@ function decode(file: string, bytes: Buffer): FileText {
     const line = before.split('\n').length;
     const column = at - before.lastIndexOf('\n');
     const code = text.codePointAt(at)!.toString(16).toUpperCase().padStart(4, '0');
-    return { ok: false, message: `${file}:${line}:${column}: control character U+${code}: not a text manifest (kubectl refuses it too)` };
+    return {
+      ok: false,
+      message: `${file}:${line}:${column}: control character U+${code}: not a text manifest (kubectl refuses it too)`,
+    };
   }
   return { ok: true, text };
 }
@@ -190,7 +214,9 @@ function decode(file: string, bytes: Buffer): FileText {
  */
 export function controlCharacter(text: string): number | undefined {
   const json = /^[\s\uFEFF]*\{/.test(text);
-  const match = json ? /[\u0000-\u0008\u000B\u000C\u000E-\u001F]/.exec(text) : /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u0084\u0086-\u009F\uFFFE\uFFFF]/.exec(text);
+  const match = json
+    ? /[\u0000-\u0008\u000B\u000C\u000E-\u001F]/.exec(text)
+    : /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u0084\u0086-\u009F\uFFFE\uFFFF]/.exec(text);
   return match ? match.index : undefined;
 }
 

@@ -11,7 +11,11 @@ import type { Range } from '../core/manifest/manifest';
 import { printableKeepingBreaks, printableLine } from './printable';
 import { againstWhat, summarize, type CheckReport } from './report';
 
-const commands: Record<Severity, 'error' | 'warning' | 'notice'> = { error: 'error', warning: 'warning', information: 'notice' };
+const commands: Record<Severity, 'error' | 'warning' | 'notice'> = {
+  error: 'error',
+  warning: 'warning',
+  information: 'notice',
+};
 
 export function escapeData(value: string): string {
   return printableKeepingBreaks(value).replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
@@ -29,24 +33,49 @@ function command(name: string, properties: Record<string, string | number>, mess
 }
 
 function location(file: string, r: Range): Record<string, number | string> {
-  return { file, line: r.start.line + 1, col: r.start.character + 1, endLine: r.end.line + 1, endColumn: r.end.character + 1 };
+  return {
+    file,
+    line: r.start.line + 1,
+    col: r.start.character + 1,
+    endLine: r.end.line + 1,
+    endColumn: r.end.character + 1,
+  };
 }
 
 export function formatGithub(report: CheckReport): string {
   const lines: string[] = [];
   for (const o of report.objects) {
     for (const f of o.findings) {
-      lines.push(command(commands[f.severity], { ...location(o.file, f.range), title: `${ruleFor(f.code).title} (${f.code})` }, `${o.title}: ${f.message}`));
+      lines.push(
+        command(
+          commands[f.severity],
+          { ...location(o.file, f.range), title: `${ruleFor(f.code).title} (${f.code})` },
+          `${o.title}: ${f.message}`,
+        ),
+      );
     }
     for (const d of o.verification?.differences ?? []) {
-      lines.push(command('error', { ...location(o.file, d.range), title: `${ruleFor(dryRunDiffersCode).title} (${dryRunDiffersCode})` }, `${o.title}: ${d.message}`));
+      lines.push(
+        command(
+          'error',
+          { ...location(o.file, d.range), title: `${ruleFor(dryRunDiffersCode).title} (${dryRunDiffersCode})` },
+          `${o.title}: ${d.message}`,
+        ),
+      );
     }
     // Not judged, and no finding says so (a finding's annotation says it by itself): a warning on the file.
-    if (o.notJudged !== undefined) lines.push(command('warning', { file: o.file, title: 'Not judged' }, `${o.title}: ${o.notJudged}`));
-    for (const n of o.notes) if (n !== o.notJudged) lines.push(command('notice', { file: o.file, title: 'Not fully checked' }, `${o.title}: ${n}`));
+    if (o.notJudged !== undefined)
+      lines.push(command('warning', { file: o.file, title: 'Not judged' }, `${o.title}: ${o.notJudged}`));
+    for (const n of o.notes)
+      if (n !== o.notJudged)
+        lines.push(command('notice', { file: o.file, title: 'Not fully checked' }, `${o.title}: ${n}`));
   }
   const s = summarize(report);
   const unjudged = s.notJudged > 0 ? `, ${s.notJudged} not judged` : '';
-  lines.push(printableLine(`kube-conflict-hints: ${s.errors} error(s), ${s.warnings} warning(s), ${s.information} information — ${s.judged} object(s) judged${unjudged} in ${s.files} file(s), ${report.mode} as ${JSON.stringify(report.fieldManager)}, against ${againstWhat(report.source)}`));
+  lines.push(
+    printableLine(
+      `kube-conflict-hints: ${s.errors} error(s), ${s.warnings} warning(s), ${s.information} information — ${s.judged} object(s) judged${unjudged} in ${s.files} file(s), ${report.mode} as ${JSON.stringify(report.fieldManager)}, against ${againstWhat(report.source)}`,
+    ),
+  );
   return `${lines.join('\n')}\n`;
 }

@@ -14,15 +14,33 @@ export interface CodeQualityIssue {
   check_name: string;
   fingerprint: string;
   severity: 'info' | 'minor' | 'major' | 'critical' | 'blocker';
-  location: { path: string; positions: { begin: { line: number; column: number }; end: { line: number; column: number } } };
+  location: {
+    path: string;
+    positions: { begin: { line: number; column: number }; end: { line: number; column: number } };
+  };
 }
 
-const severities: Record<Severity, CodeQualityIssue['severity']> = { error: 'critical', warning: 'major', information: 'info' };
+const severities: Record<Severity, CodeQualityIssue['severity']> = {
+  error: 'critical',
+  warning: 'major',
+  information: 'info',
+};
 
 export function toCodeQuality(report: CheckReport): CodeQualityIssue[] {
   const issues: CodeQualityIssue[] = [];
-  const add = (file: string, title: string, code: string, severity: CodeQualityIssue['severity'], message: string, range: Range, path?: string) => {
-    const fingerprint = createHash('sha256').update(JSON.stringify([file, title, code, path ?? '', message])).digest('hex').slice(0, 32);
+  const add = (
+    file: string,
+    title: string,
+    code: string,
+    severity: CodeQualityIssue['severity'],
+    message: string,
+    range: Range,
+    path?: string,
+  ) => {
+    const fingerprint = createHash('sha256')
+      .update(JSON.stringify([file, title, code, path ?? '', message]))
+      .digest('hex')
+      .slice(0, 32);
     issues.push({
       description: `${title}: ${message}`,
       check_name: `kube-conflict-hints/${code}`,
@@ -39,9 +57,14 @@ export function toCodeQuality(report: CheckReport): CodeQualityIssue[] {
   };
   for (const o of report.objects) {
     for (const f of o.findings) add(o.file, o.title, f.code, severities[f.severity], f.message, f.range, f.path);
-    for (const d of o.verification?.differences ?? []) add(o.file, o.title, dryRunDiffersCode, 'critical', d.message, d.range, d.path);
+    for (const d of o.verification?.differences ?? [])
+      add(o.file, o.title, dryRunDiffersCode, 'critical', d.message, d.range, d.path);
     // Not judged, and no finding says so (a finding's issue says it by itself): an issue on the file's first line.
-    if (o.notJudged !== undefined) add(o.file, o.title, 'not-judged', 'major', o.notJudged, { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } });
+    if (o.notJudged !== undefined)
+      add(o.file, o.title, 'not-judged', 'major', o.notJudged, {
+        start: { line: 0, character: 0 },
+        end: { line: 0, character: 0 },
+      });
   }
   return issues;
 }

@@ -13,7 +13,16 @@ import type { Range } from '../core/manifest/manifest';
 import type { ManagerIdentity } from '../core/ssa/messages';
 import type { ApplyMode } from '../core/ssa/predict';
 import { jsonText } from './printable';
-import { notJudged, summarize, type CheckedObject, type CheckReport, type RenderedFrom, type ReportSource, type ReportSummary, type Verification } from './report';
+import {
+  notJudged,
+  summarize,
+  type CheckedObject,
+  type CheckReport,
+  type RenderedFrom,
+  type ReportSource,
+  type ReportSummary,
+  type Verification,
+} from './report';
 
 /** schemas/findings.schema.json `version`. */
 export const jsonReportVersion = 1;
@@ -105,11 +114,27 @@ export interface PublicForcePreview {
     readonly subresource?: string;
     readonly apiVersion?: string;
     readonly time?: string;
-    readonly fields: readonly { readonly path: string; readonly liveValue?: JsonValue; readonly manifestValue?: JsonValue; readonly withoutForce?: boolean }[];
-    readonly takesBack?: { readonly certainty: 'will' | 'may'; readonly kind: 'autoscaler' | 'controller' | 'gitops'; readonly by: string; readonly reason: string; readonly paths: readonly string[] };
+    readonly fields: readonly {
+      readonly path: string;
+      readonly liveValue?: JsonValue;
+      readonly manifestValue?: JsonValue;
+      readonly withoutForce?: boolean;
+    }[];
+    readonly takesBack?: {
+      readonly certainty: 'will' | 'may';
+      readonly kind: 'autoscaler' | 'controller' | 'gitops';
+      readonly by: string;
+      readonly reason: string;
+      readonly paths: readonly string[];
+    };
     readonly note?: string;
   }[];
-  readonly uncertain: readonly { readonly manager: string; readonly operation: 'Apply' | 'Update'; readonly subresource?: string; readonly paths: readonly string[] }[];
+  readonly uncertain: readonly {
+    readonly manager: string;
+    readonly operation: 'Apply' | 'Update';
+    readonly subresource?: string;
+    readonly paths: readonly string[];
+  }[];
   readonly stillRefused: readonly string[];
   readonly command: string;
 }
@@ -138,7 +163,10 @@ function defined<T extends object>(record: T): T {
 }
 
 function publicRange(r: Range): PublicRange {
-  return { start: { line: r.start.line, character: r.start.character }, end: { line: r.end.line, character: r.end.character } };
+  return {
+    start: { line: r.start.line, character: r.start.character },
+    end: { line: r.end.line, character: r.end.character },
+  };
 }
 
 function publicObjectIdentity(o: ObjectIdentity): PublicObjectIdentity {
@@ -189,12 +217,27 @@ function publicForcePreview(p: ForcePreview): PublicForcePreview {
         subresource: l.subresource,
         apiVersion: l.apiVersion,
         time: l.time,
-        fields: l.fields.map((f) => defined({ path: f.path, liveValue: f.liveValue, manifestValue: f.manifestValue, withoutForce: f.withoutForce })),
-        takesBack: l.takesBack && { certainty: l.takesBack.certainty, kind: l.takesBack.kind, by: l.takesBack.by, reason: l.takesBack.reason, paths: [...l.takesBack.paths] },
+        fields: l.fields.map((f) =>
+          defined({
+            path: f.path,
+            liveValue: f.liveValue,
+            manifestValue: f.manifestValue,
+            withoutForce: f.withoutForce,
+          }),
+        ),
+        takesBack: l.takesBack && {
+          certainty: l.takesBack.certainty,
+          kind: l.takesBack.kind,
+          by: l.takesBack.by,
+          reason: l.takesBack.reason,
+          paths: [...l.takesBack.paths],
+        },
         note: l.note,
       }),
     ),
-    uncertain: p.uncertain.map((u) => defined({ manager: u.manager, operation: u.operation, subresource: u.subresource, paths: [...u.paths] })),
+    uncertain: p.uncertain.map((u) =>
+      defined({ manager: u.manager, operation: u.operation, subresource: u.subresource, paths: [...u.paths] }),
+    ),
     stillRefused: [...p.stillRefused],
     command: p.command,
   };
@@ -226,10 +269,21 @@ export function toJsonReport(report: CheckReport): JsonReport {
     mode: report.mode,
     fieldManager: report.fieldManager,
     source: publicSource(report.source),
-    summary: { errors: s.errors, warnings: s.warnings, information: s.information, disagreements: s.disagreements, objects: s.objects, judged: s.judged, notJudged: s.notJudged, files: s.files },
+    summary: {
+      errors: s.errors,
+      warnings: s.warnings,
+      information: s.information,
+      disagreements: s.disagreements,
+      objects: s.objects,
+      judged: s.judged,
+      notJudged: s.notJudged,
+      files: s.files,
+    },
     findings: report.objects.flatMap((o) => o.findings.map((f) => publicFinding(o.file, f, o.rendered))),
     objects: report.objects.map(publicObject),
-    notJudged: notJudged(report).map((n) => defined({ file: n.file, title: n.title, reason: n.reason, code: n.code, range: n.range && publicRange(n.range) })),
+    notJudged: notJudged(report).map((n) =>
+      defined({ file: n.file, title: n.title, reason: n.reason, code: n.code, range: n.range && publicRange(n.range) }),
+    ),
   };
 }
 

@@ -1,6 +1,14 @@
 // `--format sarif`: SARIF 2.1.0 (OASIS), as code-scanning services read it. The rules are the rule
 // catalogue, each with its help link and default level; the results are the findings.
-import { dryRunDiffersCode, findingCatalogue, findingCodes, forceLine, lossOf, type FindingCode, type Severity } from '../core/findings';
+import {
+  dryRunDiffersCode,
+  findingCatalogue,
+  findingCodes,
+  forceLine,
+  lossOf,
+  type FindingCode,
+  type Severity,
+} from '../core/findings';
 import type { Range } from '../core/manifest/manifest';
 import { jsonText } from './printable';
 import { notJudged, summarize, type CheckReport } from './report';
@@ -11,7 +19,11 @@ export interface SarifOptions {
   readonly baseUri: string;
 }
 
-const sarifLevels: Record<Severity, 'error' | 'warning' | 'note'> = { error: 'error', warning: 'warning', information: 'note' };
+const sarifLevels: Record<Severity, 'error' | 'warning' | 'note'> = {
+  error: 'error',
+  warning: 'warning',
+  information: 'note',
+};
 const informationUri = 'https://kubernetes.io/docs/reference/using-api/server-side-apply/';
 
 export interface SarifRule {
@@ -28,7 +40,9 @@ interface SarifResult {
   ruleIndex: number;
   level: 'error' | 'warning' | 'note';
   message: { text: string };
-  locations: { physicalLocation: { artifactLocation: { uri: string; uriBaseId?: string }; region: Record<string, number> } }[];
+  locations: {
+    physicalLocation: { artifactLocation: { uri: string; uriBaseId?: string }; region: Record<string, number> };
+  }[];
   relatedLocations?: unknown[];
   properties?: Record<string, unknown>;
 }
@@ -41,7 +55,11 @@ export interface JsonSarifLog {
     originalUriBaseIds: Record<string, { uri: string }>;
     results: SarifResult[];
     /** The run's counts, and every object or input not judged with why (SARIF's property bag, 3.8). */
-    properties: { judged: number; notJudged: number; notJudgedList: { file: string; title: string; reason: string; code?: FindingCode; startLine?: number }[] };
+    properties: {
+      judged: number;
+      notJudged: number;
+      notJudgedList: { file: string; title: string; reason: string; code?: FindingCode; startLine?: number }[];
+    };
   }[];
 }
 
@@ -69,7 +87,9 @@ export function toSarif(report: CheckReport, options: SarifOptions): JsonSarifLo
   const rules = sarifRules();
   const results: SarifResult[] = [];
   const artifactLocation = (file: string) =>
-    file.startsWith('/') ? { uri: new URL(`file://${encodeURI(file)}`).href } : { uri: encodeURI(file), uriBaseId: 'SRCROOT' };
+    file.startsWith('/')
+      ? { uri: new URL(`file://${encodeURI(file)}`).href }
+      : { uri: encodeURI(file), uriBaseId: 'SRCROOT' };
   const region = (r: Range) => ({
     startLine: r.start.line + 1,
     startColumn: r.start.character + 1,
@@ -113,7 +133,13 @@ export function toSarif(report: CheckReport, options: SarifOptions): JsonSarifLo
                   id: 1,
                   message: { text: `${o.title}: object ${o.rendered.index + 1} rendered from ${o.rendered.root}` },
                   physicalLocation: { artifactLocation: artifactLocation(o.rendered.root) },
-                  logicalLocations: [{ name: o.object?.name ?? '', fullyQualifiedName: `${o.rendered.target}/${o.object ? `${o.object.kind}/${o.object.namespace ?? ''}/${o.object.name}` : o.rendered.index}`, kind: 'object' }],
+                  logicalLocations: [
+                    {
+                      name: o.object?.name ?? '',
+                      fullyQualifiedName: `${o.rendered.target}/${o.object ? `${o.object.kind}/${o.object.namespace ?? ''}/${o.object.name}` : o.rendered.index}`,
+                      kind: 'object',
+                    },
+                  ],
                 },
               ],
             }
@@ -128,7 +154,10 @@ export function toSarif(report: CheckReport, options: SarifOptions): JsonSarifLo
         level: sarifLevels[findingCatalogue[dryRunDiffersCode].severity],
         message: { text: `${o.title}: ${d.message}` },
         locations: [{ physicalLocation: { artifactLocation: artifactLocation(o.file), region: region(d.range) } }],
-        properties: { serverAnswer: o.verification?.serverAnswer ?? '', ...(d.path !== undefined ? { path: d.path } : {}) },
+        properties: {
+          serverAnswer: o.verification?.serverAnswer ?? '',
+          ...(d.path !== undefined ? { path: d.path } : {}),
+        },
       });
     }
   }
@@ -146,7 +175,13 @@ export function toSarif(report: CheckReport, options: SarifOptions): JsonSarifLo
         properties: {
           judged: summary.judged,
           notJudged: summary.notJudged,
-          notJudgedList: notJudged(report).map((n) => ({ file: n.file, title: n.title, reason: n.reason, ...(n.code ? { code: n.code } : {}), ...(n.range ? { startLine: n.range.start.line + 1 } : {}) })),
+          notJudgedList: notJudged(report).map((n) => ({
+            file: n.file,
+            title: n.title,
+            reason: n.reason,
+            ...(n.code ? { code: n.code } : {}),
+            ...(n.range ? { startLine: n.range.start.line + 1 } : {}),
+          })),
         },
       },
     ],

@@ -35,20 +35,27 @@ export function formatText(report: CheckReport, options: TextOptions = {}): stri
       const forcing = f.code === 'field-conflict' && o.forcePreview ? forceLine(o.forcePreview, f) : undefined;
       if (forcing) lines.push(`  ${forcing}`);
     }
-    if (o.forcePreview && sorted.some((f) => f.code === 'field-conflict')) lines.push(`  to force: ${o.forcePreview.command}`);
+    if (o.forcePreview && sorted.some((f) => f.code === 'field-conflict'))
+      lines.push(`  to force: ${o.forcePreview.command}`);
     if (o.verification) {
-      for (const d of o.verification.differences) lines.push(`${position(o.file, d.range)} error ${dryRunDiffersCode} ${d.message}`);
+      for (const d of o.verification.differences)
+        lines.push(`${position(o.file, d.range)} error ${dryRunDiffersCode} ${d.message}`);
     }
     for (const n of o.notes) lines.push(`note: ${n}`);
     if (lines.length === 0) continue;
     let title = o.title;
-    if (o.verification) title += o.verification.agrees ? ' — the dry run agrees' : ` — the dry run answers: ${o.verification.serverAnswer}`;
+    if (o.verification)
+      title += o.verification.agrees
+        ? ' — the dry run agrees'
+        : ` — the dry run answers: ${o.verification.serverAnswer}`;
     // File and object names are the repository's: each line is printed as one line of plain text.
     blocks.push([title, ...lines].map(printableLine).join('\n'));
   }
   const s = summarize(report);
   const hidden = (severity: Severity, count: number) =>
-    count > 0 && !shown(severity) ? ` (not shown${options.shownWith?.[severity] ? `; ${options.shownWith[severity]} shows them` : ''})` : '';
+    count > 0 && !shown(severity)
+      ? ` (not shown${options.shownWith?.[severity] ? `; ${options.shownWith[severity]} shows them` : ''})`
+      : '';
   const counts = [
     plural(s.errors, 'error'),
     plural(s.warnings, 'warning') + hidden('warning', s.warnings),
@@ -60,7 +67,9 @@ export function formatText(report: CheckReport, options: TextOptions = {}): stri
   const unjudged = notJudged(report);
   if (unjudged.length === 0) blocks.push(printableLine(summary));
   else {
-    const lines = unjudged.map((n) => `  ${n.range ? position(n.file, n.range) : n.file} ${n.title}: ${n.code ? `${n.code} ` : ''}${n.reason}`);
+    const lines = unjudged.map(
+      (n) => `  ${n.range ? position(n.file, n.range) : n.file} ${n.title}: ${n.code ? `${n.code} ` : ''}${n.reason}`,
+    );
     blocks.push([`${summary}; ${unjudged.length} not judged:`, ...lines].map(printableLine).join('\n'));
   }
   return `${blocks.join('\n\n')}\n`;

@@ -16,20 +16,30 @@ sends initializationOptions { "clusterAccess": false } (or any clusterAccess but
 cluster access. See docs/editors.md.
 `;
 
-export type LspStart = { ok: true; start: () => Promise<never> } | { ok: false; message: string } | { ok: true; help: string };
+export type LspStart =
+  { ok: true; start: () => Promise<never> } | { ok: false; message: string } | { ok: true; help: string };
 
 export function languageServerCommand(args: readonly string[], bundleDir: string): LspStart {
   for (const arg of args) {
     if (arg === '--help' || arg === '-h') return { ok: true, help: lspUsage };
-    if (arg !== '--stdio') return { ok: false, message: `lsp: unknown option ${JSON.stringify(arg)}: the server speaks over stdio only (see lsp --help)` };
+    if (arg !== '--stdio')
+      return {
+        ok: false,
+        message: `lsp: unknown option ${JSON.stringify(arg)}: the server speaks over stdio only (see lsp --help)`,
+      };
   }
   const bundle = path.join(bundleDir, 'server.js');
-  if (!fs.existsSync(bundle)) return { ok: false, message: `lsp: the language server is missing beside the command (${bundle}); build it with npm run build` };
+  if (!fs.existsSync(bundle))
+    return {
+      ok: false,
+      message: `lsp: the language server is missing beside the command (${bundle}); build it with npm run build`,
+    };
   return {
     ok: true,
     start: () => {
       // The server reads its transport (and --standalone, see lsp/server.ts) from the command line.
       process.argv = [process.argv[0] ?? process.execPath, bundle, '--stdio', '--standalone'];
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- the bundle's path is known only at run time
       require(bundle);
       // The server owns the process from here and exits it when the editor says `exit`.
       return new Promise<never>(() => {});

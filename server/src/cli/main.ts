@@ -72,9 +72,22 @@ async function check(command: CheckCommand): Promise<number> {
     const rendering = {
       kustomizations: command.kustomizations,
       // The search root is the checked folder: no tool is taken from it by name, no overlay reads out of it.
-      settings: { ...(command.kustomizeBinary !== undefined ? { kustomize: command.kustomizeBinary } : {}), ...(command.helmBinary !== undefined ? { helm: command.helmBinary } : {}), workspace: path.resolve(searchRoot) },
+      settings: {
+        ...(command.kustomizeBinary !== undefined ? { kustomize: command.kustomizeBinary } : {}),
+        ...(command.helmBinary !== undefined ? { helm: command.helmBinary } : {}),
+        workspace: path.resolve(searchRoot),
+      },
       // A release lands in -n, else the context's namespace, as `helm install` without -n does.
-      helm: { charts: command.charts, valuesFiles: command.valuesFiles, namespace: command.namespace ?? connection?.defaultNamespace ?? 'default', ...(command.release !== undefined ? { release: command.release } : {}), named: { ...(command.release !== undefined ? { release: command.release } : {}), ...(command.namespace !== undefined ? { namespace: command.namespace } : {}) } },
+      helm: {
+        charts: command.charts,
+        valuesFiles: command.valuesFiles,
+        namespace: command.namespace ?? connection?.defaultNamespace ?? 'default',
+        ...(command.release !== undefined ? { release: command.release } : {}),
+        named: {
+          ...(command.release !== undefined ? { release: command.release } : {}),
+          ...(command.namespace !== undefined ? { namespace: command.namespace } : {}),
+        },
+      },
       searchRoot,
     };
     const kubectl = {
@@ -82,9 +95,21 @@ async function check(command: CheckCommand): Promise<number> {
       ...(command.context !== undefined ? { context: command.context } : {}),
       ...(command.namespace !== undefined ? { namespace: command.namespace } : {}),
     };
-    const outcome = await runCheck(files.files, reader, { fieldManager: command.fieldManager, applyMode: command.mode }, command.verify ? connection : undefined, stdin, (p) => progress.update(p), rendering, kubectl);
+    const outcome = await runCheck(
+      files.files,
+      reader,
+      { fieldManager: command.fieldManager, applyMode: command.mode },
+      command.verify ? connection : undefined,
+      stdin,
+      (p) => progress.update(p),
+      rendering,
+      kubectl,
+    );
     progress.finish();
-    if (!outcome.ok) return 'usage' in outcome ? fail(outcome.usage) : fail(describeProblem(outcome.problem, connection, command.verify));
+    if (!outcome.ok)
+      return 'usage' in outcome
+        ? fail(outcome.usage)
+        : fail(describeProblem(outcome.problem, connection, command.verify));
     await write(process.stdout, render(outcome.report, command));
     return exitCodeFor(summarize(outcome.report));
   } finally {
@@ -97,8 +122,10 @@ async function snapshot(command: SnapshotCommand): Promise<number> {
   const connection = await connect(command);
   try {
     const result = await takeSnapshot(connection, { outDir: command.outDir, selectors: command.selectors });
-    if (!result.ok) return 'usage' in result ? fail(result.usage) : fail(describeProblem(result.problem, connection, false));
-    for (const note of result.notes) process.stderr.write(`${printableLine(redactText(`${programName}: note: ${note}`))}\n`);
+    if (!result.ok)
+      return 'usage' in result ? fail(result.usage) : fail(describeProblem(result.problem, connection, false));
+    for (const note of result.notes)
+      process.stderr.write(`${printableLine(redactText(`${programName}: note: ${note}`))}\n`);
     await write(
       process.stdout,
       `${printableLine(`saved ${result.saved} live object${result.saved === 1 ? '' : 's'}, ${result.absent} absent, ${result.documents} OpenAPI document${result.documents === 1 ? '' : 's'} to ${command.outDir}`)}\n`,
@@ -117,11 +144,17 @@ function connect(options: ClusterOptions): Promise<ClusterConnection> {
   );
 }
 
-function render(report: CheckReport, { format, minimumSeverity }: Pick<CheckCommand, 'format' | 'minimumSeverity'>): string {
+function render(
+  report: CheckReport,
+  { format, minimumSeverity }: Pick<CheckCommand, 'format' | 'minimumSeverity'>,
+): string {
   switch (format) {
     case 'text':
       // A CI log gets the findings that need a look and the summary; `--verbose` the rest.
-      return formatText(report, { minimumSeverity, shownWith: { information: '--verbose', warning: '--min-severity warning' } });
+      return formatText(report, {
+        minimumSeverity,
+        shownWith: { information: '--verbose', warning: '--min-severity warning' },
+      });
     case 'json':
       return formatJson(report);
     case 'sarif':
@@ -134,7 +167,11 @@ function render(report: CheckReport, { format, minimumSeverity }: Pick<CheckComm
 }
 
 /** One line a user can act on: what failed, against which cluster, and the server's words. */
-export function describeProblem(problem: ClusterProblem, connection: ClusterConnection | undefined, verifying: boolean): string {
+export function describeProblem(
+  problem: ClusterProblem,
+  connection: ClusterConnection | undefined,
+  verifying: boolean,
+): string {
   const context = connection?.context?.name ?? connection?.settings.context ?? '';
   const server = connection?.context?.server;
   const where = `${server ? `the cluster at ${server}` : 'the cluster'}${context ? ` (context ${context})` : ''}`;
@@ -144,9 +181,13 @@ export function describeProblem(problem: ClusterProblem, connection: ClusterConn
       return `cannot reach ${where}: ${detail}`;
     case 'unauthenticated':
       // No credential to send (a plugin that failed, a key that cannot be loaded) is not a refusal.
-      return problem.httpStatus === undefined ? `cannot authenticate to ${where}: ${detail}` : `${where} does not accept the credentials: ${detail}`;
+      return problem.httpStatus === undefined
+        ? `cannot authenticate to ${where}: ${detail}`
+        : `${where} does not accept the credentials: ${detail}`;
     case 'forbidden': {
-      const needs = verifying ? 'get and list on the manifests\' kinds, and patch (or create) for the --verify dry runs' : 'get and list on the manifests\' kinds';
+      const needs = verifying
+        ? "get and list on the manifests' kinds, and patch (or create) for the --verify dry runs"
+        : "get and list on the manifests' kinds";
       return `${where} refuses: ${detail} (the check needs ${needs})`;
     }
     case 'configuration':

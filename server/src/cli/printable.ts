@@ -8,13 +8,23 @@
 
 const UNPRINTABLE = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 /** The same, line breaks aside: for formats whose own escaping carries a line break (GitHub's %0A). */
-const UNPRINTABLE_BUT_BREAKS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const UNPRINTABLE_BUT_BREAKS =
+  /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
-const named: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\u000b': '\\v', '\f': '\\f', '\b': '\\b', '\u0000': '\\0' };
+const named: Record<string, string> = {
+  '\n': '\\n',
+  '\r': '\\r',
+  '\u000b': '\\v',
+  '\f': '\\f',
+  '\b': '\\b',
+  '\u0000': '\\0',
+};
 
 function escapeOne(c: string): string {
   const code = c.charCodeAt(0);
-  return named[c] ?? (code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`);
+  return (
+    named[c] ?? (code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`)
+  );
 }
 
 /** One line for a terminal or a log: every control character (line breaks too) shown as an escape. */
@@ -33,5 +43,8 @@ export function printableKeepingBreaks(text: string): string {
  * stand inside strings, where `\uXXXX` is the same string to any JSON reader.
  */
 export function jsonText(value: unknown, indent?: number): string {
-  return JSON.stringify(value, null, indent).replace(/[\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value, null, indent).replace(
+    /[\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }

@@ -1,7 +1,16 @@
 // The report entries of one rendered object (an overlay's, a chart's): one per source file that its
 // findings or its dry-run differences land on, and the object itself at its origin. One place for
 // the command line's overlays and charts, so both report a rendered object alike.
-import { differenceFindings, objectIdentity, relocateFindings, renderFailureFindings, renderFailurePlaces, type Finding, type RelocatedFinding, type RenderFailureSource } from '../core/findings';
+import {
+  differenceFindings,
+  objectIdentity,
+  relocateFindings,
+  renderFailureFindings,
+  renderFailurePlaces,
+  type Finding,
+  type RelocatedFinding,
+  type RenderFailureSource,
+} from '../core/findings';
 import type { LocateOptions, ManifestResource } from '../core/manifest/manifest';
 import type { SourceMap } from '../core/sources/source-map';
 import { displayPath } from './files';
@@ -29,23 +38,20 @@ export function renderedObjectEntries(r: RenderedObjectReport): CheckedObject[] 
   const { resource, verification } = r;
   // A difference goes to the source line of its field, as findings do.
   const differences = verification
-    ? relocateFindings(
-        differenceFindings(verification),
-        resource,
-        resource.documentIndex,
-        r.sourceMap,
-        r.options,
-      )
+    ? relocateFindings(differenceFindings(verification), resource, resource.documentIndex, r.sourceMap, r.options)
     : [];
   const origin = r.sourceMap.objects.find((o) => o.index === resource.documentIndex)?.origin;
   const byFile = new Map<string, Finding[]>();
   if (origin) byFile.set(origin.file, []);
-  for (const { source, rendered: _rendered, ...f } of r.findings) byFile.set(source.file, [...(byFile.get(source.file) ?? []), f]);
+  for (const { source, rendered: _rendered, ...f } of r.findings)
+    byFile.set(source.file, [...(byFile.get(source.file) ?? []), f]);
   for (const d of differences) if (!byFile.has(d.source.file)) byFile.set(d.source.file, []);
   const entries: CheckedObject[] = [];
   for (const [file, list] of byFile) {
     if (r.wanted && !r.wanted.has(file)) continue;
-    const here = differences.filter((d) => d.source.file === file).map((d) => ({ message: d.message, range: d.range, ...(d.path !== undefined ? { path: d.path } : {}) }));
+    const here = differences
+      .filter((d) => d.source.file === file)
+      .map((d) => ({ message: d.message, range: d.range, ...(d.path !== undefined ? { path: d.path } : {}) }));
     entries.push({
       file: displayPath(file),
       object: objectIdentity(resource),
@@ -65,7 +71,13 @@ export function renderedObjectEntries(r: RenderedObjectReport): CheckedObject[] 
  * tool to run) on its Chart.yaml or kustomization, and one where the tool's words (`toolMessage`) name a place — a template's line, a
  * values file's — as the editor shows it (core/findings/render-failure.ts).
  */
-export function renderFailureEntries(source: RenderFailureSource, title: string, message: string, toolMessage: string, code: 'render-failed' | 'tool-missing' = 'render-failed'): CheckedObject[] {
+export function renderFailureEntries(
+  source: RenderFailureSource,
+  title: string,
+  message: string,
+  toolMessage: string,
+  code: 'render-failed' | 'tool-missing' = 'render-failed',
+): CheckedObject[] {
   return renderFailureFindings(code, renderFailurePlaces(source, toolMessage), message).map(({ file, ...finding }) => ({
     file: displayPath(file),
     title,

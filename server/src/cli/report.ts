@@ -1,7 +1,15 @@
 // What one run of `check` found, before it is printed: every file, every object in it with its
 // findings, notes and (with --verify) the server's dry-run answer. The printers (format-*.ts) turn
 // this one record into text, JSON, SARIF, GitHub annotations or a GitLab Code Quality report.
-import { meansNotJudged, type Finding, type FindingCode, type ForcePreview, type ObjectIdentity, type Severity, type Verification } from '../core/findings';
+import {
+  meansNotJudged,
+  type Finding,
+  type FindingCode,
+  type ForcePreview,
+  type ObjectIdentity,
+  type Severity,
+  type Verification,
+} from '../core/findings';
 import type { Range } from '../core/manifest/manifest';
 import type { ApplyMode } from '../core/ssa/predict';
 

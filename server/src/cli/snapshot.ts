@@ -84,14 +84,25 @@ export async function takeSnapshot(connection: ClusterConnection, request: Snaps
       continue;
     }
     const files = collectManifestFiles([selector]);
-    if (!files.ok) return { ok: false, usage: files.message.startsWith('no such file') ? `${files.message} (not a file, a directory or kind/name)` : files.message };
+    if (!files.ok)
+      return {
+        ok: false,
+        usage: files.message.startsWith('no such file')
+          ? `${files.message} (not a file, a directory or kind/name)`
+          : files.message,
+      };
     for (const file of files.files) {
       const read = readTextFile(file);
       if (!read.ok) return { ok: false, usage: read.message };
       const refs: Wanted[] = [];
       for (const r of parseManifestText(read.text).resources) {
         if (r.name === undefined) continue;
-        refs.push({ apiVersion: r.apiVersion, kind: r.kind, name: r.name, ...(r.namespace ? { namespace: r.namespace } : {}) });
+        refs.push({
+          apiVersion: r.apiVersion,
+          kind: r.kind,
+          name: r.name,
+          ...(r.namespace ? { namespace: r.namespace } : {}),
+        });
       }
       selected.push(refs);
     }
@@ -109,7 +120,11 @@ export async function takeSnapshot(connection: ClusterConnection, request: Snaps
       continue;
     }
     const resource = resolveSelector(index, item.kind);
-    if (!resource) return { ok: false, usage: `the cluster serves no kind named ${JSON.stringify(item.kind)} (selector ${item.selector})` };
+    if (!resource)
+      return {
+        ok: false,
+        usage: `the cluster serves no kind named ${JSON.stringify(item.kind)} (selector ${item.selector})`,
+      };
     wanted.push({ apiVersion: resource.apiVersion, kind: resource.kind, name: item.name });
   }
 
@@ -134,7 +149,11 @@ export async function takeSnapshot(connection: ClusterConnection, request: Snaps
     const { namespace } = placeInNamespace(served.value.namespaced, ref.namespace, connection.defaultNamespace);
     const live = await connection.getObject({ ...ref, namespace });
     if (live.state === 'failed') return { ok: false, problem: live.problem };
-    if (live.state === 'pending') return { ok: false, problem: { kind: 'unreachable', message: `no answer from the cluster for ${ref.kind} ${ref.name}` } };
+    if (live.state === 'pending')
+      return {
+        ok: false,
+        problem: { kind: 'unreachable', message: `no answer from the cluster for ${ref.kind} ${ref.name}` },
+      };
     apiVersions.add(ref.apiVersion);
     const file = `objects/${objectFileName(served.value, namespace, ref.name)}`;
     if (live.state === 'exists') objects.set(file, live.object);
@@ -150,8 +169,10 @@ export async function takeSnapshot(connection: ClusterConnection, request: Snaps
       const crdKind = findResource(index, crd.apiVersion, crd.kind);
       const read = crdKind.ok ? await connection.getObject(crd) : undefined;
       // A CRD that cannot be read (forbidden) leaves the versions unknown, offline as live.
-      if (crdKind.ok && read?.state === 'exists') objects.set(`objects/${objectFileName(crdKind.value, '', crd.name)}`, read.object);
-      else if (crdKind.ok && read?.state === 'absent') addAbsent({ apiVersion: crd.apiVersion, kind: crd.kind, namespace: '', name: crd.name });
+      if (crdKind.ok && read?.state === 'exists')
+        objects.set(`objects/${objectFileName(crdKind.value, '', crd.name)}`, read.object);
+      else if (crdKind.ok && read?.state === 'absent')
+        addAbsent({ apiVersion: crd.apiVersion, kind: crd.kind, namespace: '', name: crd.name });
     }
   }
 
@@ -191,12 +212,16 @@ export async function takeSnapshot(connection: ClusterConnection, request: Snaps
 }
 
 /** `deployment`, `deployments`, `Deployment`, `deploy`, `deployments.apps`, `deployments.v1.apps`. */
-export function resolveSelector(index: Pick<DiscoveryIndex, 'groups' | 'resources'>, text: string): ApiResourceInfo | undefined {
+export function resolveSelector(
+  index: Pick<DiscoveryIndex, 'groups' | 'resources'>,
+  text: string,
+): ApiResourceInfo | undefined {
   const [name, ...rest] = text.split('.');
   const suffix = rest.join('.');
   const lower = name!.toLowerCase();
   const candidates = index.resources.filter((r) => {
-    const named = r.resource === lower || r.singular === lower || r.kind.toLowerCase() === lower || r.shortNames.includes(lower);
+    const named =
+      r.resource === lower || r.singular === lower || r.kind.toLowerCase() === lower || r.shortNames.includes(lower);
     if (!named) return false;
     if (!suffix) return true;
     return r.group === suffix || `${r.version}.${r.group}` === suffix || (r.group === '' && r.version === suffix);
@@ -259,7 +284,8 @@ function planDirectory(dir: string): DirectoryPlan {
     } catch (e) {
       return { ok: false, message: `cannot read the directory ${dir}: ${describeFsError(e)}` };
     }
-    if (entries.length > 0) return { ok: false, message: `${dir} is not empty and holds no ${indexFile}: give an empty or new directory` };
+    if (entries.length > 0)
+      return { ok: false, message: `${dir} is not empty and holds no ${indexFile}: give an empty or new directory` };
     return { ok: true, remove: [] };
   }
   for (const folder of ['objects', 'openapi']) {
@@ -343,13 +369,18 @@ function readIndex(dir: string): IndexRead {
     return { state: 'invalid', message: `cannot read ${file}: ${describeFsError(e)}` };
   }
   if (!stat) return { state: 'missing' };
-  if (stat.isSymbolicLink()) return { state: 'invalid', message: `${file} is a symbolic link: a snapshot's files are its own` };
+  if (stat.isSymbolicLink())
+    return { state: 'invalid', message: `${file} is a symbolic link: a snapshot's files are its own` };
   const read = readTextFile(file);
   if (!read.ok) return { state: 'invalid', message: read.message };
   const parsed = parseJson(file, read.text);
   if (!parsed.ok) return { state: 'invalid', message: parsed.message };
   const invalid = indexProblem(parsed.value);
-  if (invalid) return { state: 'invalid', message: `${file} is not a snapshot this version of kube-conflict-hints can read (format ${snapshotFormat}): ${invalid}` };
+  if (invalid)
+    return {
+      state: 'invalid',
+      message: `${file} is not a snapshot this version of kube-conflict-hints can read (format ${snapshotFormat}): ${invalid}`,
+    };
   return { state: 'ok', index: parsed.value as unknown as SnapshotIndex };
 }
 
@@ -361,13 +392,17 @@ function readIndex(dir: string): IndexRead {
 function parseJson(file: string, text: string): { ok: true; value: unknown } | { ok: false; message: string } {
   try {
     const value = JSON.parse(text) as JsonValue;
-    if (jsonDepthExceeds(value, manifestLimits.depth)) return { ok: false, message: `${file} nests deeper than ${manifestLimits.depth} levels: not read` };
+    if (jsonDepthExceeds(value, manifestLimits.depth))
+      return { ok: false, message: `${file} nests deeper than ${manifestLimits.depth} levels: not read` };
     return { ok: true, value };
   } catch (e) {
     const position = /at position (\d+)/.exec((e as Error).message);
     if (!position) return { ok: false, message: `${file} is not JSON` };
     const before = text.slice(0, Number(position[1]));
-    return { ok: false, message: `${file} is not JSON (line ${before.split('\n').length}, column ${Number(position[1]) - before.lastIndexOf('\n')})` };
+    return {
+      ok: false,
+      message: `${file} is not JSON (line ${before.split('\n').length}, column ${Number(position[1]) - before.lastIndexOf('\n')})`,
+    };
   }
 }
 
@@ -385,20 +420,25 @@ function indexProblem(value: unknown): string | undefined {
   }
   if (!Array.isArray(value.objects)) return 'objects is not a list';
   for (const [i, entry] of value.objects.entries()) {
-    if (!isEntry(entry, 'objects')) return `objects[${i}] is ${quote(entry)}, not a file this tool writes (objects/NAME.json)`;
+    if (!isEntry(entry, 'objects'))
+      return `objects[${i}] is ${quote(entry)}, not a file this tool writes (objects/NAME.json)`;
   }
   if (!isJsonObject(value.openapi)) return 'openapi is not an object';
   for (const [apiVersion, entry] of Object.entries(value.openapi)) {
-    if (!isEntry(entry, 'openapi')) return `openapi[${quote(apiVersion)}] is ${quote(entry)}, not a file this tool writes (openapi/NAME.json)`;
+    if (!isEntry(entry, 'openapi'))
+      return `openapi[${quote(apiVersion)}] is ${quote(entry)}, not a file this tool writes (openapi/NAME.json)`;
   }
   if (!Array.isArray(value.absent)) return 'absent is not a list';
   for (const [i, a] of value.absent.entries()) {
-    if (!isJsonObject(a) || !['apiVersion', 'kind', 'namespace', 'name'].every((k) => isString(a[k]))) return `absent[${i}] is not an object reference`;
+    if (!isJsonObject(a) || !['apiVersion', 'kind', 'namespace', 'name'].every((k) => isString(a[k])))
+      return `absent[${i}] is not an object reference`;
   }
   const discovery = value.discovery;
-  if (!isJsonObject(discovery) || !Array.isArray(discovery.groups) || !Array.isArray(discovery.resources)) return 'discovery is not a discovery index';
+  if (!isJsonObject(discovery) || !Array.isArray(discovery.groups) || !Array.isArray(discovery.resources))
+    return 'discovery is not a discovery index';
   for (const [i, g] of discovery.groups.entries()) {
-    if (!isJsonObject(g) || !isString(g.name) || !isStrings(g.versions)) return `discovery.groups[${i}] is not an API group`;
+    if (!isJsonObject(g) || !isString(g.name) || !isStrings(g.versions))
+      return `discovery.groups[${i}] is not an API group`;
   }
   for (const [i, r] of discovery.resources.entries()) {
     const resource =
@@ -425,7 +465,10 @@ function readSnapshotFile(root: string, file: string): { ok: true; text: string 
   }
   const relative = path.relative(root, real);
   if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) {
-    return { ok: false, message: `${file} is a link to a file outside the snapshot directory: not read (a snapshot reads only its own files)` };
+    return {
+      ok: false,
+      message: `${file} is a link to a file outside the snapshot directory: not read (a snapshot reads only its own files)`,
+    };
   }
   return readTextFile(real);
 }
@@ -449,7 +492,13 @@ export function loadSnapshot(dir: string, namespace: string | undefined): Snapsh
     if (!fs.statSync(root).isDirectory()) return { ok: false, message: `${dir} is not a snapshot directory` };
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    return { ok: false, message: code === 'ENOENT' ? `no such snapshot directory: ${dir}` : `cannot read the snapshot directory ${dir}: ${describeFsError(e)}` };
+    return {
+      ok: false,
+      message:
+        code === 'ENOENT'
+          ? `no such snapshot directory: ${dir}`
+          : `cannot read the snapshot directory ${dir}: ${describeFsError(e)}`,
+    };
   }
   const read = readIndex(dir);
   if (read.state === 'invalid') return { ok: false, message: read.message };
@@ -505,10 +554,16 @@ export function loadSnapshot(dir: string, namespace: string | undefined): Snapsh
    * The schema with the documents of the versions other managers wrote at, and the kind's versions,
    * as the live check reads them (cluster/facts.ts `read`, cluster/versions.ts).
    */
-  function withManagerVersions(resource: ManifestResource, served: ApiResourceInfo, live: JsonObject): Pick<ResourceFacts, 'schema' | 'versions'> | undefined {
+  function withManagerVersions(
+    resource: ManifestResource,
+    served: ApiResourceInfo,
+    live: JsonObject,
+  ): Pick<ResourceFacts, 'schema' | 'versions'> | undefined {
     const recorded = otherManagerVersions(live, resource.apiVersion);
     if (recorded.length === 0) return undefined;
-    const others = recorded.filter((v) => (index ? findResource(index.discovery as DiscoveryIndex, v, resource.kind).ok : documents.has(v)));
+    const others = recorded.filter((v) =>
+      index ? findResource(index.discovery as DiscoveryIndex, v, resource.kind).ok : documents.has(v),
+    );
     const doc = documents.get(resource.apiVersion);
     const extra = others.flatMap((v) => (documents.has(v) ? [documents.get(v)!] : []));
     const key = JSON.stringify([resource.apiVersion, ...others]);
@@ -522,13 +577,19 @@ export function loadSnapshot(dir: string, namespace: string | undefined): Snapsh
       const ref = crdRef(served);
       const key = objectKey(ref.apiVersion, ref.kind, '', ref.name);
       const object = objects.get(key);
-      crd = object ? { state: 'exists', object, observedAt: 0 } : absent.has(key) ? { state: 'absent', observedAt: 0 } : { state: 'failed', problem: { kind: 'notFound', message: 'not in the snapshot' } };
+      crd = object
+        ? { state: 'exists', object, observedAt: 0 }
+        : absent.has(key)
+          ? { state: 'absent', observedAt: 0 }
+          : { state: 'failed', problem: { kind: 'notFound', message: 'not in the snapshot' } };
     }
     const { versions } = versionsFrom(served, crd);
     return { schema: extra.length > 0 ? schema : schemaFor(resource.apiVersion), ...(versions ? { versions } : {}) };
   }
 
-  function servedResource(resource: ManifestResource): { ok: true; served: ApiResourceInfo } | { ok: false; problem: ClusterProblem } {
+  function servedResource(
+    resource: ManifestResource,
+  ): { ok: true; served: ApiResourceInfo } | { ok: false; problem: ClusterProblem } {
     if (index) {
       const found = findResource(index.discovery as DiscoveryIndex, resource.apiVersion, resource.kind);
       return found.ok ? { ok: true, served: found.value } : { ok: false, problem: found.problem };
@@ -537,7 +598,17 @@ export function loadSnapshot(dir: string, namespace: string | undefined): Snapsh
     const namespaced = namespacedKinds.has(JSON.stringify([group, resource.kind])) || resource.namespace !== undefined;
     return {
       ok: true,
-      served: { group, version, apiVersion: resource.apiVersion, kind: resource.kind, resource: guessResource(resource.kind), namespaced, verbs: [], subresources: [], shortNames: [] },
+      served: {
+        group,
+        version,
+        apiVersion: resource.apiVersion,
+        kind: resource.kind,
+        resource: guessResource(resource.kind),
+        namespaced,
+        verbs: [],
+        subresources: [],
+        shortNames: [],
+      },
     };
   }
 
@@ -545,7 +616,11 @@ export function loadSnapshot(dir: string, namespace: string | undefined): Snapsh
     ok: true,
     reader: {
       // A snapshot written before servers were saved without their userinfo may still hold a password.
-      source: { kind: 'snapshot', directory: dir, ...(index ? { context: index.context, server: withoutUserinfo(index.server) } : {}) },
+      source: {
+        kind: 'snapshot',
+        directory: dir,
+        ...(index ? { context: index.context, server: withoutUserinfo(index.server) } : {}),
+      },
       async read(resource) {
         const found = servedResource(resource);
         if (!found.ok) {
@@ -568,18 +643,33 @@ export function loadSnapshot(dir: string, namespace: string | undefined): Snapsh
           else if (absent.has(key)) live = { state: 'absent' };
           else {
             live = { state: 'unavailable', message: 'not in the snapshot' };
-            notes.push(`not in the snapshot ${dir}: take it again with this file among the selectors, or add the object's \`kubectl get -o yaml --show-managed-fields\``);
+            notes.push(
+              `not in the snapshot ${dir}: take it again with this file among the selectors, or add the object's \`kubectl get -o yaml --show-managed-fields\``,
+            );
           }
         }
         const schema = schemaFor(resource.apiVersion);
         if (!schema && live.state === 'exists') {
-          notes.push(`no OpenAPI document for ${resource.apiVersion} in the snapshot: field conflicts are not predicted (\`kube-conflict-hints snapshot\` saves it)`);
+          notes.push(
+            `no OpenAPI document for ${resource.apiVersion} in the snapshot: field conflicts are not predicted (\`kube-conflict-hints snapshot\` saves it)`,
+          );
         }
-        const kind: KindFacts = { state: 'served', group: served.group, resource: served.resource, namespaced: served.namespaced };
+        const kind: KindFacts = {
+          state: 'served',
+          group: served.group,
+          resource: served.resource,
+          namespaced: served.namespaced,
+        };
         // A custom kind's validation rules come in its OpenAPI document, as the live check reads them.
         const doc = documents.get(resource.apiVersion);
         const rules = doc ? celSchemaFor(doc, resource.apiVersion, resource.kind) : undefined;
-        const facts: ResourceFacts = { kind, live, schema, ...(live.state === 'exists' ? withManagerVersions(resource, served, live.object) : {}), ...(rules ? { rules } : {}) };
+        const facts: ResourceFacts = {
+          kind,
+          live,
+          schema,
+          ...(live.state === 'exists' ? withManagerVersions(resource, served, live.object) : {}),
+          ...(rules ? { rules } : {}),
+        };
         return { ok: true, facts, title: objectTitle(resource, served, ns), notes };
       },
       close: () => {},

@@ -16,7 +16,10 @@ const versions = ['autoscaling/v2', 'autoscaling/v1'] as const;
  * The autoscalers that could target an object of this kind: none, without a request, for a kind
  * that has no scale subresource (an autoscaler can only scale through /scale).
  */
-export async function autoscalersFor(connection: ClusterConnection, target: { apiVersion: string; kind: string; namespace?: string }): Promise<AutoscalerFacts> {
+export async function autoscalersFor(
+  connection: ClusterConnection,
+  target: { apiVersion: string; kind: string; namespace?: string },
+): Promise<AutoscalerFacts> {
   const kind = await connection.resolveKind(target.apiVersion, target.kind);
   if (kind.ok && !kind.value.subresources.includes('scale')) return { state: 'read', autoscalers: [] };
   return readAutoscalers(connection, target.namespace ?? '');

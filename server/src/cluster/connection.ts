@@ -115,13 +115,19 @@ export interface ClusterConnection {
 }
 
 /** The kubeconfig's contexts without connecting anywhere (for a context picker). */
-export async function readKubeconfig(settings: Pick<ClusterSettings, 'kubeconfig'>, env: NodeJS.ProcessEnv = process.env): Promise<ClusterResult<KubeconfigSummary>> {
+export async function readKubeconfig(
+  settings: Pick<ClusterSettings, 'kubeconfig'>,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ClusterResult<KubeconfigSummary>> {
   const loaded = await loadKubeconfig(settings.kubeconfig || undefined, env);
   // A parse error may quote the line it stopped at: a token, a client key.
   return loaded.ok ? { ok: true, value: loaded.value.summary } : { ok: false, problem: redactProblem(loaded.problem) };
 }
 
-export async function createClusterConnection(settings: ClusterSettings, options: ClusterConnectionOptions = {}): Promise<ClusterConnection> {
+export async function createClusterConnection(
+  settings: ClusterSettings,
+  options: ClusterConnectionOptions = {},
+): Promise<ClusterConnection> {
   const env = options.env ?? process.env;
   const loaded = await loadKubeconfig(settings.kubeconfig || undefined, env);
   if (!loaded.ok) return unconfiguredConnection(settings, undefined, redactProblem(loaded.problem));
@@ -130,7 +136,11 @@ export async function createClusterConnection(settings: ClusterSettings, options
   return connectedConnection(settings, selected.value, options);
 }
 
-function connectedConnection(settings: ClusterSettings, selected: SelectedContext, options: ClusterConnectionOptions): ClusterConnection {
+function connectedConnection(
+  settings: ClusterSettings,
+  selected: SelectedContext,
+  options: ClusterConnectionOptions,
+): ClusterConnection {
   // What the kubeconfig holds as credentials never appears in a message, whoever quotes it.
   for (const user of selected.config.getUsers()) rememberSecrets(user.token, user.password, user.keyData);
   rememberSecrets(...userinfoOf(selected.server));
@@ -143,7 +153,10 @@ function connectedConnection(settings: ClusterSettings, selected: SelectedContex
   const discovery = new Discovery(transport);
   const openApi = new OpenApi(transport, undefined, { ...DEFAULT_OPENAPI_RETRY, ...options.openApiRetry });
   const defaultNamespace = settings.namespace || selected.contextNamespace;
-  const liveObjects = new LiveObjects(transport, discovery, defaultNamespace, { ...DEFAULT_LIVE_OBJECT_OPTIONS, ...options.liveObjects });
+  const liveObjects = new LiveObjects(transport, discovery, defaultNamespace, {
+    ...DEFAULT_LIVE_OBJECT_OPTIONS,
+    ...options.liveObjects,
+  });
   const verifier = new Verifier(transport, discovery);
   const namespaces = new Namespaces(transport, { ...DEFAULT_LIVE_OBJECT_OPTIONS, ...options.liveObjects });
   // A Secret's type and immutable, which its metadata-only read lacks (secret-fields.ts), join the live object.
@@ -160,7 +173,10 @@ function connectedConnection(settings: ClusterSettings, selected: SelectedContex
   };
   const secretsResource = () => discovery.resolveCached('v1', 'Secret');
   // A watched Namespace (an open Namespace manifest) says at once that a namespace appeared.
-  liveObjects.onChange((change) => change.apiVersion === 'v1' && change.kind === 'Namespace' && namespaces.observed(change.name, change.state));
+  liveObjects.onChange(
+    (change) =>
+      change.apiVersion === 'v1' && change.kind === 'Namespace' && namespaces.observed(change.name, change.state),
+  );
 
   // While the cluster is unreachable, throttling or failing, ask it now and then (GET /api), so the
   // status recovers even when no watch or retry is asking; Retry-After holds the probe too.
@@ -213,7 +229,9 @@ function connectedConnection(settings: ClusterSettings, selected: SelectedContex
     getObject: async (ref) => {
       const live = await liveObjects.get(ref);
       const resource = metadataOnlyKind(ref, live);
-      return resource && live.state === 'exists' ? { ...live, object: await secretFields.get(resource, live.object) } : live;
+      return resource && live.state === 'exists'
+        ? { ...live, object: await secretFields.get(resource, live.object) }
+        : live;
     },
     resolveRef: (ref) => liveObjects.resolveCached(ref),
     onObjectChange: (listener) => {
@@ -267,7 +285,11 @@ function userinfoOf(url: string): string[] {
   return [username, password].filter((part) => part !== '').flatMap((part) => [part, decoded(part)]);
 }
 
-function unconfiguredConnection(settings: ClusterSettings, kubeconfig: KubeconfigSummary | undefined, problem: ClusterProblem): ClusterConnection {
+function unconfiguredConnection(
+  settings: ClusterSettings,
+  kubeconfig: KubeconfigSummary | undefined,
+  problem: ClusterProblem,
+): ClusterConnection {
   const health = new HealthTracker(settings.context || kubeconfig?.currentContext, undefined, problem);
   const failed = <T>(): Promise<ClusterResult<T>> => Promise.resolve({ ok: false, problem });
   const rejected = (): Promise<DryRunOutcome> => Promise.resolve({ outcome: 'rejected', problem, causes: [] });

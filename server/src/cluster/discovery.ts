@@ -17,7 +17,9 @@ const AGGREGATED_ACCEPT = [
 ].join(',');
 
 /** Resources and groups from an APIGroupDiscoveryList body, or undefined when it is not one. */
-export function parseAggregatedDiscovery(body: JsonValue | undefined): { groups: ApiGroupInfo[]; resources: ApiResourceInfo[] } | undefined {
+export function parseAggregatedDiscovery(
+  body: JsonValue | undefined,
+): { groups: ApiGroupInfo[]; resources: ApiResourceInfo[] } | undefined {
   if (!isJsonObject(body) || body.kind !== 'APIGroupDiscoveryList' || !Array.isArray(body.items)) return undefined;
   const groups: ApiGroupInfo[] = [];
   const resources: ApiResourceInfo[] = [];
@@ -42,7 +44,9 @@ export function parseAggregatedDiscovery(body: JsonValue | undefined): { groups:
           ...(typeof r.singularResource === 'string' && r.singularResource ? { singular: r.singularResource } : {}),
           namespaced: r.scope === 'Namespaced',
           verbs: strings(r.verbs),
-          subresources: asArray(r.subresources).flatMap((s) => (isJsonObject(s) && typeof s.subresource === 'string' ? [s.subresource] : [])),
+          subresources: asArray(r.subresources).flatMap((s) =>
+            isJsonObject(s) && typeof s.subresource === 'string' ? [s.subresource] : [],
+          ),
           shortNames: strings(r.shortNames),
         });
       }
@@ -97,11 +101,17 @@ export function findResource(index: DiscoveryIndex, apiVersion: string, kind: st
   const found = byKind(index).get(`${apiVersion}\u0000${kind}`);
   if (found) return { ok: true, value: found };
   const [group] = splitApiVersion(apiVersion);
-  const elsewhere = [...new Set(index.resources.filter((r) => r.kind === kind && r.group === group).map((r) => r.apiVersion))];
+  const elsewhere = [
+    ...new Set(index.resources.filter((r) => r.kind === kind && r.group === group).map((r) => r.apiVersion)),
+  ];
   const hint = elsewhere.length ? ` (served: ${elsewhere.join(', ')})` : '';
   // A group is served when discovery lists it or any resource of it (an index saved by an older snapshot may lack groups).
-  const groupVersions = (index.groups ?? []).find((g) => g.name === group)?.versions ?? [...new Set(index.resources.filter((r) => r.group === group).map((r) => r.version))];
-  const otherGroups = [...new Set(index.resources.filter((r) => r.kind === kind && r.group !== group).map((r) => r.apiVersion))];
+  const groupVersions = (index.groups ?? []).find((g) => g.name === group)?.versions ?? [
+    ...new Set(index.resources.filter((r) => r.group === group).map((r) => r.version)),
+  ];
+  const otherGroups = [
+    ...new Set(index.resources.filter((r) => r.kind === kind && r.group !== group).map((r) => r.apiVersion)),
+  ];
   return {
     ok: false,
     problem: {
@@ -132,7 +142,11 @@ function byKind(index: DiscoveryIndex): Map<string, ApiResourceInfo> {
 
 /** The facts of a kind the cluster does not serve, from discovery's problem: one shape for the editor, the check and snapshots. */
 export function notServedKindFacts(problem: ClusterProblem): Extract<KindFacts, { state: 'notServed' }> {
-  return { state: 'notServed', message: problem.message, ...(problem.notServed ? { discovery: problem.notServed } : {}) };
+  return {
+    state: 'notServed',
+    message: problem.message,
+    ...(problem.notServed ? { discovery: problem.notServed } : {}),
+  };
 }
 
 /** Fetches discovery once per connection (i.e. per context) and again on demand. */
@@ -173,7 +187,10 @@ export class Discovery {
   }
 
   private async fetch(): Promise<ClusterResult<DiscoveryIndex>> {
-    const [core, named] = await Promise.all([this.get('/api', AGGREGATED_ACCEPT), this.get('/apis', AGGREGATED_ACCEPT)]);
+    const [core, named] = await Promise.all([
+      this.get('/api', AGGREGATED_ACCEPT),
+      this.get('/apis', AGGREGATED_ACCEPT),
+    ]);
     if (!core.ok) return core;
     if (!named.ok) return named;
     const coreAggregated = parseAggregatedDiscovery(core.value);
@@ -198,19 +215,34 @@ export class Discovery {
     if (isJsonObject(named)) {
       for (const g of asArray(named.groups)) {
         if (!isJsonObject(g) || typeof g.name !== 'string') continue;
-        const preferred = isJsonObject(g.preferredVersion) && typeof g.preferredVersion.version === 'string' ? g.preferredVersion.version : undefined;
-        const versions = asArray(g.versions).flatMap((v) => (isJsonObject(v) && typeof v.version === 'string' ? [v.version] : []));
-        groups.push({ name: g.name, versions: preferred ? [preferred, ...versions.filter((v) => v !== preferred)] : versions });
+        const preferred =
+          isJsonObject(g.preferredVersion) && typeof g.preferredVersion.version === 'string'
+            ? g.preferredVersion.version
+            : undefined;
+        const versions = asArray(g.versions).flatMap((v) =>
+          isJsonObject(v) && typeof v.version === 'string' ? [v.version] : [],
+        );
+        groups.push({
+          name: g.name,
+          versions: preferred ? [preferred, ...versions.filter((v) => v !== preferred)] : versions,
+        });
       }
     }
     // Group and version names become path segments: only names the API server itself accepts do.
     const groupVersions = groups.flatMap((g) =>
       g.versions
-        .filter((v) => nameProblems(v, 'dns1123Label').length === 0 && (g.name === '' || nameProblems(g.name, 'dns1123Subdomain').length === 0))
+        .filter(
+          (v) =>
+            nameProblems(v, 'dns1123Label').length === 0 &&
+            (g.name === '' || nameProblems(g.name, 'dns1123Subdomain').length === 0),
+        )
         .map((v) => (g.name ? `${g.name}/${v}` : v)),
     );
     const lists = await Promise.all(
-      groupVersions.map(async (gv) => ({ gv, result: await this.get(gv.includes('/') ? `/apis/${gv}` : `/api/${gv}`, 'application/json') })),
+      groupVersions.map(async (gv) => ({
+        gv,
+        result: await this.get(gv.includes('/') ? `/apis/${gv}` : `/api/${gv}`, 'application/json'),
+      })),
     );
     const resources: ApiResourceInfo[] = [];
     for (const { gv, result } of lists) {

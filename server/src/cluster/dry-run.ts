@@ -2,7 +2,13 @@
 // the prediction (core/findings/verification.ts). The editor's "Confirm with a dry-run apply" and
 // the command line's --verify both come here, so they send the same request and judge its answer
 // alike; they differ only in how they show the result.
-import { compareWithServer, type AnalysisSettings, type Finding, type ResourceFacts, type Verification } from '../core/findings';
+import {
+  compareWithServer,
+  type AnalysisSettings,
+  type Finding,
+  type ResourceFacts,
+  type Verification,
+} from '../core/findings';
 import type { ManifestResource } from '../core/manifest/manifest';
 import type { ClusterConnection } from './connection';
 import type { DryRunManifest } from './verifier';
@@ -36,7 +42,8 @@ export function sendDryRun(
   liveExists: boolean,
 ): Promise<DryRunOutcome> {
   const options = { fieldManager: settings.fieldManager, fieldValidation: 'Strict' as const };
-  if (createsIn(settings, liveExists)) return connection.dryRunCreate(sentManifest(manifest, settings, liveExists), options);
+  if (createsIn(settings, liveExists))
+    return connection.dryRunCreate(sentManifest(manifest, settings, liveExists), options);
   if (settings.applyMode === 'clientSide') return connection.dryRunPatch(manifest, options);
   return connection.dryRunApply(manifest, options);
 }
@@ -50,9 +57,20 @@ const createsIn = (settings: Pick<AnalysisSettings, 'applyMode'>, liveExists: bo
  * and for `kubectl apply` of a new object), so a create goes without it and never hears the
  * storage's 500 for it; an apply or a patch sends the object whole.
  */
-export function sentManifest(manifest: DryRunManifest, settings: Pick<AnalysisSettings, 'applyMode'>, liveExists: boolean): DryRunManifest {
+export function sentManifest(
+  manifest: DryRunManifest,
+  settings: Pick<AnalysisSettings, 'applyMode'>,
+  liveExists: boolean,
+): DryRunManifest {
   const meta = manifest.object.metadata;
-  if (!createsIn(settings, liveExists) || typeof meta !== 'object' || meta === null || Array.isArray(meta) || !('resourceVersion' in meta)) return manifest;
+  if (
+    !createsIn(settings, liveExists) ||
+    typeof meta !== 'object' ||
+    meta === null ||
+    Array.isArray(meta) ||
+    !('resourceVersion' in meta)
+  )
+    return manifest;
   const { resourceVersion: _cleared, ...rest } = meta;
   return { object: { ...manifest.object, metadata: rest } };
 }
@@ -62,7 +80,8 @@ export function sentManifest(manifest: DryRunManifest, settings: Pick<AnalysisSe
  * though it would have been (a name or namespace the API server refuses never reaches a URL), so it
  * is not verified. Neither: nothing to verify (a kind not served, no name to apply to).
  */
-export type VerifyAnswer = { ok: true; verification?: Verification; notSent?: string } | { ok: false; problem: ClusterProblem };
+export type VerifyAnswer =
+  { ok: true; verification?: Verification; notSent?: string } | { ok: false; problem: ClusterProblem };
 
 /**
  * The server's dry-run answer for one object beside its findings. Nothing for a kind not served
@@ -81,12 +100,14 @@ export async function verifyResource(
   manifest: DryRunManifest = dryRunManifestOf(resource),
 ): Promise<VerifyAnswer> {
   if (facts.kind.state !== 'served') return { ok: true };
-  if (resource.name === undefined && !(settings.applyMode === 'create' && resource.generateName !== undefined)) return { ok: true };
+  if (resource.name === undefined && !(settings.applyMode === 'create' && resource.generateName !== undefined))
+    return { ok: true };
   // The server never heard of this object: its refusal of the name is the prediction's own finding,
   // and counting it as the server's agreement would claim a dry run that was never sent.
   if (facts.live.state === 'invalidName') return { ok: true, notSent: facts.live.message };
   const outcome = await sendDryRun(connection, manifest, settings, facts.live.state === 'exists');
   // The verifier's own check of the path (a create's namespace, a default namespace): nothing was sent either.
-  if (outcome.outcome === 'rejected' && outcome.problem.kind === 'invalidName') return { ok: true, notSent: outcome.problem.message };
+  if (outcome.outcome === 'rejected' && outcome.problem.kind === 'invalidName')
+    return { ok: true, notSent: outcome.problem.message };
   return compareWithServer(resource, findings, outcome, facts.schema);
 }

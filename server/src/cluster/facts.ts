@@ -62,7 +62,8 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   function schemaFromDocument(doc: JsonObject, others: readonly JsonObject[] = []): SchemaModel {
     if (others.length > 0) {
       const known = combined.get(doc);
-      if (known && known.others.length === others.length && known.others.every((d, i) => d === others[i])) return known.schema;
+      if (known && known.others.length === others.length && known.others.every((d, i) => d === others[i]))
+        return known.schema;
       const schema = schemaFromOpenApi([doc, ...others]).schema;
       combined.set(doc, { others, schema });
       return schema;
@@ -114,10 +115,16 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     });
   }
 
-  function facts(ref: NamedObjectTarget, live: LiveObjectState, versions: ManagerVersions | undefined, namespace: NamespaceFacts | undefined): ResourceFacts {
+  function facts(
+    ref: NamedObjectTarget,
+    live: LiveObjectState,
+    versions: ManagerVersions | undefined,
+    namespace: NamespaceFacts | undefined,
+  ): ResourceFacts {
     const resource = connection.cachedResource(ref.apiVersion, ref.kind);
     let kind: KindFacts;
-    if (resource) kind = { state: 'served', group: resource.group, resource: resource.resource, namespaced: resource.namespaced };
+    if (resource)
+      kind = { state: 'served', group: resource.group, resource: resource.resource, namespaced: resource.namespaced };
     else if (live.state === 'failed' && live.problem.kind === 'kindNotServed') kind = notServedKindFacts(live.problem);
     else if (live.state === 'failed') kind = { state: 'unavailable', message: live.problem.message };
     else kind = { state: 'pending' };
@@ -136,7 +143,9 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   function peekVersions(ref: NamedObjectTarget, live: LiveObjectState): ManagerVersions | undefined {
     const resource = connection.cachedResource(ref.apiVersion, ref.kind);
     if (!resource || live.state !== 'exists') return undefined;
-    const known = peekManagerVersions(connection, ref, resource, live.object, (v) => connection.cachedOpenApiDocument(v));
+    const known = peekManagerVersions(connection, ref, resource, live.object, (v) =>
+      connection.cachedOpenApiDocument(v),
+    );
     for (const v of known.missing) void loadSchema(v);
     return known;
   }
@@ -145,7 +154,12 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     const kind = await connection.resolveKind(target.apiVersion, target.kind);
     if (!kind.ok) {
       if (kind.problem.kind !== 'kindNotServed') return { ok: false, problem: kind.problem };
-      return { ok: true, facts: { kind: notServedKindFacts(kind.problem), live: { state: 'absent' }, schema: undefined }, namespace: target.namespace ?? '', notes: [] };
+      return {
+        ok: true,
+        facts: { kind: notServedKindFacts(kind.problem), live: { state: 'absent' }, schema: undefined },
+        namespace: target.namespace ?? '',
+        notes: [],
+      };
     }
     const served = kind.value;
     const { namespace } = placeInNamespace(served.namespaced, target.namespace, connection.defaultNamespace);
@@ -153,27 +167,50 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
       target.name === undefined
         ? Promise.resolve<LiveObjectState>({ state: 'absent', observedAt: 0 })
         : // The manifest's own namespace, as peek asks: a default one is placed (and named, if refused) as the default.
-          connection.getObject({ apiVersion: target.apiVersion, kind: target.kind, name: target.name, ...(target.namespace ? { namespace: target.namespace } : {}) }),
+          connection.getObject({
+            apiVersion: target.apiVersion,
+            kind: target.kind,
+            name: target.name,
+            ...(target.namespace ? { namespace: target.namespace } : {}),
+          }),
       connection.openApiDocument(target.apiVersion),
     ]);
     if (live.state === 'failed' && live.problem.kind !== 'invalidName') return { ok: false, problem: live.problem };
-    if (live.state === 'pending') return { ok: false, problem: { kind: 'unreachable', message: `no answer from the cluster for ${served.resource} ${target.name ?? ''}`.trim() } };
+    if (live.state === 'pending')
+      return {
+        ok: false,
+        problem: {
+          kind: 'unreachable',
+          message: `no answer from the cluster for ${served.resource} ${target.name ?? ''}`.trim(),
+        },
+      };
     const notes: string[] = [];
     if (!schema.ok) {
-      if (schema.problem.kind !== 'kindNotServed' && schema.problem.kind !== 'notFound') return { ok: false, problem: schema.problem };
+      if (schema.problem.kind !== 'kindNotServed' && schema.problem.kind !== 'notFound')
+        return { ok: false, problem: schema.problem };
       notes.push(`${schema.problem.message} Field conflicts are not predicted without it.`);
     }
     // Managers recorded at other versions are compared in their own (versions.ts), as the server
     // does: the documents of those versions join the schema, and the kind's versions come along.
     // A version whose document cannot be read leaves its managers uncompared, which the analysis says.
-    const versions = live.state === 'exists'
-      ? await loadManagerVersions(connection, target, served, live.object, async (v) => {
-          const doc = await connection.openApiDocument(v);
-          return doc.ok ? doc.value : undefined;
-        })
-      : undefined;
+    const versions =
+      live.state === 'exists'
+        ? await loadManagerVersions(connection, target, served, live.object, async (v) => {
+            const doc = await connection.openApiDocument(v);
+            return doc.ok ? doc.value : undefined;
+          })
+        : undefined;
     // A new object's namespace must exist (namespaces.ts): the server answers 404 otherwise.
-    const namespaceFacts = await loadNamespaceFacts(connection, { apiVersion: target.apiVersion, kind: target.kind, name: target.name ?? '', ...(target.namespace ? { namespace: target.namespace } : {}) }, live);
+    const namespaceFacts = await loadNamespaceFacts(
+      connection,
+      {
+        apiVersion: target.apiVersion,
+        kind: target.kind,
+        name: target.name ?? '',
+        ...(target.namespace ? { namespace: target.namespace } : {}),
+      },
+      live,
+    );
     return {
       ok: true,
       facts: {
@@ -201,7 +238,13 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     read,
     async load(ref) {
       const answer = await read(ref);
-      return answer.ok ? answer.facts : { kind: { state: 'unavailable', message: answer.problem.message }, live: { state: 'unavailable', message: answer.problem.message }, schema: undefined };
+      return answer.ok
+        ? answer.facts
+        : {
+            kind: { state: 'unavailable', message: answer.problem.message },
+            live: { state: 'unavailable', message: answer.problem.message },
+            schema: undefined,
+          };
     },
     onChange(listener) {
       listeners.add(listener);
@@ -226,7 +269,8 @@ export function liveFacts(live: LiveObjectState): LiveFacts {
     case 'absent':
       return { state: 'absent' };
     case 'failed':
-      if (live.problem.kind === 'invalidName' && live.problem.field) return { state: 'invalidName', field: live.problem.field, message: live.problem.message };
+      if (live.problem.kind === 'invalidName' && live.problem.field)
+        return { state: 'invalidName', field: live.problem.field, message: live.problem.message };
       return { state: 'unavailable', message: live.problem.message };
   }
 }
@@ -235,7 +279,11 @@ export function liveFacts(live: LiveObjectState): LiveFacts {
  * The namespace to ask about for a ref: only for a namespaced object that does not exist (an
  * object that exists proves its namespace), once discovery placed it.
  */
-function namespaceToAsk(connection: ClusterConnection, ref: NamedObjectTarget, live: LiveObjectState): string | undefined {
+function namespaceToAsk(
+  connection: ClusterConnection,
+  ref: NamedObjectTarget,
+  live: LiveObjectState,
+): string | undefined {
   if (live.state !== 'absent') return undefined;
   const resolved = connection.resolveRef(ref);
   return resolved?.resource.namespaced && resolved.namespace ? resolved.namespace : undefined;
@@ -246,13 +294,21 @@ function factsOf(name: string, state: NamespaceState): NamespaceFacts {
 }
 
 /** What the analysis needs to know of the ref's namespace, from the cache (never waits); undefined when there is nothing to ask. */
-function peekNamespaceFacts(connection: ClusterConnection, ref: NamedObjectTarget, live: LiveObjectState): NamespaceFacts | undefined {
+function peekNamespaceFacts(
+  connection: ClusterConnection,
+  ref: NamedObjectTarget,
+  live: LiveObjectState,
+): NamespaceFacts | undefined {
   const name = namespaceToAsk(connection, ref, live);
   return name === undefined ? undefined : factsOf(name, connection.namespaces.peek(name));
 }
 
 /** The same, once the namespace's first read has an answer (the command line). */
-async function loadNamespaceFacts(connection: ClusterConnection, ref: NamedObjectTarget, live: LiveObjectState): Promise<NamespaceFacts | undefined> {
+async function loadNamespaceFacts(
+  connection: ClusterConnection,
+  ref: NamedObjectTarget,
+  live: LiveObjectState,
+): Promise<NamespaceFacts | undefined> {
   const name = namespaceToAsk(connection, ref, live);
   return name === undefined ? undefined : factsOf(name, await connection.namespaces.get(name));
 }

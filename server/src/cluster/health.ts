@@ -57,18 +57,31 @@ export class HealthTracker {
     if (outcome === 'stream-open' || (outcome.kind === 'response' && outcome.status < 400 && outcome.status >= 200)) {
       this.transportProblem = undefined;
       if (request.method === 'GET') this.forbidden.delete(key);
-    } else if (outcome.kind === 'response' && outcome.status !== 401 && outcome.status !== 403 && outcome.status !== 429 && !(outcome.status >= 500 && request.method === 'GET')) {
+    } else if (
+      outcome.kind === 'response' &&
+      outcome.status !== 401 &&
+      outcome.status !== 403 &&
+      outcome.status !== 429 &&
+      !(outcome.status >= 500 && request.method === 'GET')
+    ) {
       // Answered (404, 409, 410, 422, a dry run's 500 from a webhook): the server works.
       this.transportProblem = undefined;
       if (request.method === 'GET' && outcome.status < 500) this.forbidden.delete(key);
     } else {
-      const problem = redactProblem(classifyFailure(outcome, { method: request.method, path: request.path, ...request.purpose }));
+      const problem = redactProblem(
+        classifyFailure(outcome, { method: request.method, path: request.path, ...request.purpose }),
+      );
       if (problem.kind === 'forbidden') {
         this.transportProblem = undefined;
         // A refused dry run is the verifier's answer, not a sign that the editor cannot read; nor is
         // a refused read of something optional (namespaces.ts).
         if (request.method === 'GET' && !request.purpose?.optional) this.forbidden.set(key, problem);
-      } else if (problem.kind === 'unreachable' || problem.kind === 'unauthenticated' || isThrottled(problem) || isServerFailure(problem)) {
+      } else if (
+        problem.kind === 'unreachable' ||
+        problem.kind === 'unauthenticated' ||
+        isThrottled(problem) ||
+        isServerFailure(problem)
+      ) {
         this.transportProblem = problem;
       }
     }
@@ -105,7 +118,8 @@ export class HealthTracker {
       since: Date.now(),
       ...(this.answeredAt !== undefined ? { answeredAt: this.answeredAt } : {}),
     };
-    if (this.transportProblem) return { state: transportState(this.transportProblem), problem: this.transportProblem, ...base };
+    if (this.transportProblem)
+      return { state: transportState(this.transportProblem), problem: this.transportProblem, ...base };
     const forbidden = [...this.forbidden.values()].at(-1);
     if (forbidden) return { state: 'forbidden', problem: forbidden, ...base };
     return { state: this.observed ? 'connected' : 'unknown', ...base };

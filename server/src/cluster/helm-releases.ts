@@ -10,7 +10,12 @@
 // Which release is the chart's is decided in core (core/sources/helm-release.ts): here, only reading.
 import { isJsonObject, type JsonObject } from '../core/json';
 import { helmManagedByLabel, helmReleaseNameAnnotation, helmReleaseNamespaceAnnotation } from '../core/findings';
-import { helmChartLabel, type HelmReleaseSightings, type HelmSighting, type HelmReleaseRecord } from '../core/sources/helm-release';
+import {
+  helmChartLabel,
+  type HelmReleaseSightings,
+  type HelmSighting,
+  type HelmReleaseRecord,
+} from '../core/sources/helm-release';
 import { qualifiedResource } from '../core/ssa/messages';
 import type { Discovery } from './discovery';
 import type { ClusterTransport } from './http';
@@ -47,7 +52,13 @@ export async function readHelmSightings(
     }
     const purpose = { verb: 'list', resource: qualifiedResource(resource.value) };
     // Metadata only, whatever the kind: labels and annotations are all that is asked.
-    const outcome = await transport.send({ method: 'GET', path: path.value, query: { labelSelector, limit: String(PAGE) }, accept: metadataOnly.list, purpose });
+    const outcome = await transport.send({
+      method: 'GET',
+      path: path.value,
+      query: { labelSelector, limit: String(PAGE) },
+      accept: metadataOnly.list,
+      purpose,
+    });
     if (outcome.kind === 'response' && outcome.status === 200) {
       const body = parseJson(outcome.body);
       const items = isJsonObject(body) && Array.isArray(body.items) ? body.items : [];
@@ -64,7 +75,12 @@ export async function readHelmSightings(
     const release = meta.labels.name;
     if (!release || !meta.namespace) continue;
     const revision = Number(meta.labels.version);
-    records.push({ release, namespace: meta.namespace, revision: Number.isSafeInteger(revision) ? revision : 0, status: meta.labels.status ?? '' });
+    records.push({
+      release,
+      namespace: meta.namespace,
+      revision: Number.isSafeInteger(revision) ? revision : 0,
+      status: meta.labels.status ?? '',
+    });
   }
   const seen = new Set<string>();
   for (const { apiVersion, kind } of kinds) {
@@ -77,7 +93,15 @@ export async function readHelmSightings(
       const releaseNamespace = meta.annotations[helmReleaseNamespaceAnnotation];
       if (!release || !releaseNamespace || !meta.name) continue;
       const chart = meta.labels[helmChartLabel];
-      objects.push({ apiVersion, kind, namespace: meta.namespace, name: meta.name, release, releaseNamespace, ...(chart ? { chart } : {}) });
+      objects.push({
+        apiVersion,
+        kind,
+        namespace: meta.namespace,
+        name: meta.name,
+        release,
+        releaseNamespace,
+        ...(chart ? { chart } : {}),
+      });
     }
   }
   // Nothing read at all because the cluster is away: a problem, not "no release".
@@ -85,7 +109,12 @@ export async function readHelmSightings(
   return { ok: true, value: { records, objects, unread } };
 }
 
-function metadataOf(item: JsonObject): { name: string; namespace: string; labels: Record<string, string>; annotations: Record<string, string> } {
+function metadataOf(item: JsonObject): {
+  name: string;
+  namespace: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+} {
   const metadata = isJsonObject(item.metadata) ? item.metadata : {};
   const strings = (value: unknown): Record<string, string> => {
     const out: Record<string, string> = {};

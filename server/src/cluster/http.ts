@@ -23,7 +23,14 @@ import * as tls from 'node:tls';
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import type { User } from '@kubernetes/client-node/dist/config_types.js';
 import { errorMessage } from './kubeconfig';
-import { CLIENT_CREDENTIAL, CLIENT_SETUP, firstLine, parseRetryAfter, type HttpOutcome, type RequestPurpose } from './problems';
+import {
+  CLIENT_CREDENTIAL,
+  CLIENT_SETUP,
+  firstLine,
+  parseRetryAfter,
+  type HttpOutcome,
+  type RequestPurpose,
+} from './problems';
 import { isSecretPath, redactText, rememberSecrets, withoutLastAppliedValues, withoutUserinfo } from './redact';
 
 export interface ReadRequest {
@@ -119,7 +126,8 @@ export class ClusterTransport {
       this.inFlight--;
       // The caller's code runs first (it resolves with the answer now, in this tick's microtasks):
       // whatever it learns, or sends next, is done by the time the listeners ask.
-      if (this.inFlight === 0 && this.quietListeners.size > 0) setImmediate(() => this.inFlight === 0 && this.quietListeners.forEach((l) => l()));
+      if (this.inFlight === 0 && this.quietListeners.size > 0)
+        setImmediate(() => this.inFlight === 0 && this.quietListeners.forEach((l) => l()));
     }
   }
 
@@ -130,11 +138,23 @@ export class ClusterTransport {
       const req = this.request(prepared, resolve, (res, sent) => {
         // Answered: from now on only a body that stops flowing is abandoned.
         sent.setTimeout(this.options.requestTimeoutMs, () => {
-          sent.destroy(Object.assign(new Error(`${this.shownServer} stopped sending its answer for ${Math.round(this.options.requestTimeoutMs / 1000)} s`), { code: 'ETIMEDOUT' }));
+          sent.destroy(
+            Object.assign(
+              new Error(
+                `${this.shownServer} stopped sending its answer for ${Math.round(this.options.requestTimeoutMs / 1000)} s`,
+              ),
+              { code: 'ETIMEDOUT' },
+            ),
+          );
         });
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ ...this.response(res, received(request, Buffer.concat(chunks).toString('utf8'))), ...(prepared.credential ? { credential: prepared.credential } : {}) }));
+        res.on('end', () =>
+          resolve({
+            ...this.response(res, received(request, Buffer.concat(chunks).toString('utf8'))),
+            ...(prepared.credential ? { credential: prepared.credential } : {}),
+          }),
+        );
         res.on('error', (error) => resolve(networkOutcome(error)));
       });
       if (!req) return;
@@ -155,10 +175,16 @@ export class ClusterTransport {
     onResponse: (res: http.IncomingMessage, req: http.ClientRequest) => void,
   ): http.ClientRequest | undefined {
     try {
-      const req: http.ClientRequest = prepared.module.request(prepared.url, prepared.options, (res) => onResponse(res, req));
+      const req: http.ClientRequest = prepared.module.request(prepared.url, prepared.options, (res) =>
+        onResponse(res, req),
+      );
       return req;
     } catch (error) {
-      failed({ kind: 'network', code: CLIENT_SETUP, message: redactText(`Cannot send a request to ${this.shownServer}: ${errorMessage(error)}`) });
+      failed({
+        kind: 'network',
+        code: CLIENT_SETUP,
+        message: redactText(`Cannot send a request to ${this.shownServer}: ${errorMessage(error)}`),
+      });
       return undefined;
     }
   }
@@ -167,8 +193,10 @@ export class ClusterTransport {
   private response(res: http.IncomingMessage, body: string): HttpOutcome {
     const status = res.statusCode ?? 0;
     const header = res.headers['retry-after'];
-    const retryAfterMs = status === 429 || status >= 500 ? parseRetryAfter(Array.isArray(header) ? header[0] : header) : undefined;
-    if (retryAfterMs !== undefined) holds.set(this.server, Math.max(holds.get(this.server) ?? 0, Date.now() + retryAfterMs));
+    const retryAfterMs =
+      status === 429 || status >= 500 ? parseRetryAfter(Array.isArray(header) ? header[0] : header) : undefined;
+    if (retryAfterMs !== undefined)
+      holds.set(this.server, Math.max(holds.get(this.server) ?? 0, Date.now() + retryAfterMs));
     return { kind: 'response', status, body, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
   }
 
@@ -180,7 +208,12 @@ export class ClusterTransport {
    */
   private answerWithin(req: http.ClientRequest): void {
     const timer = setTimeout(() => {
-      req.destroy(Object.assign(new Error(`no answer from ${this.shownServer} within ${Math.round(this.options.requestTimeoutMs / 1000)} s`), { code: 'ETIMEDOUT' }));
+      req.destroy(
+        Object.assign(
+          new Error(`no answer from ${this.shownServer} within ${Math.round(this.options.requestTimeoutMs / 1000)} s`),
+          { code: 'ETIMEDOUT' },
+        ),
+      );
     }, this.options.requestTimeoutMs);
     timer.unref?.();
     req.once('response', () => clearTimeout(timer));
@@ -200,44 +233,60 @@ export class ClusterTransport {
       if ('failure' in prepared) return aborted ? 'ended' : this.report(request, prepared.failure);
       if (aborted) return 'ended';
       return new Promise<HttpOutcome | 'ended'>((resolve) => {
-        const req = this.request(prepared, (failure) => resolve(this.report(request, failure)), (res, sent) => {
-          sent.setTimeout(0); // a keep-alive socket may carry an idle timeout from an earlier request
-          const status = res.statusCode ?? 0;
-          if (status < 200 || status >= 300) {
-            if (status === 401 && prepared.credential) this.forgetCredential(prepared.credential);
-            const chunks: Buffer[] = [];
-            res.on('data', (chunk: Buffer) => chunks.push(chunk));
-            res.on('end', () => resolve(this.report(request, this.response(res, received(request, Buffer.concat(chunks).toString('utf8'))))));
-            res.on('error', (error) => resolve(this.report(request, networkOutcome(error))));
-            return;
-          }
-          opened = true;
-          this.report(request, 'stream-open');
-          let pending = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => {
-            pending += chunk;
-            let newline = pending.indexOf('\n');
-            while (newline >= 0) {
-              const line = pending.slice(0, newline).trim();
-              pending = pending.slice(newline + 1);
-              if (line && !aborted) onLine(received(request, line));
-              newline = pending.indexOf('\n');
+        const req = this.request(
+          prepared,
+          (failure) => resolve(this.report(request, failure)),
+          (res, sent) => {
+            sent.setTimeout(0); // a keep-alive socket may carry an idle timeout from an earlier request
+            const status = res.statusCode ?? 0;
+            if (status < 200 || status >= 300) {
+              if (status === 401 && prepared.credential) this.forgetCredential(prepared.credential);
+              const chunks: Buffer[] = [];
+              res.on('data', (chunk: Buffer) => chunks.push(chunk));
+              res.on('end', () =>
+                resolve(
+                  this.report(request, this.response(res, received(request, Buffer.concat(chunks).toString('utf8')))),
+                ),
+              );
+              res.on('error', (error) => resolve(this.report(request, networkOutcome(error))));
+              return;
             }
-          });
-          // Once open, a watch that drops says nothing about the server's health (load balancers
-          // close idle connections); the reconnect that follows is what reports.
-          res.on('end', () => resolve('ended'));
-          res.on('error', (error) => resolve(aborted ? 'ended' : networkOutcome(error)));
-          res.on('close', () => resolve(aborted || res.complete ? 'ended' : { kind: 'network', code: 'ECONNRESET', message: 'watch connection closed' }));
-        });
+            opened = true;
+            this.report(request, 'stream-open');
+            let pending = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => {
+              pending += chunk;
+              let newline = pending.indexOf('\n');
+              while (newline >= 0) {
+                const line = pending.slice(0, newline).trim();
+                pending = pending.slice(newline + 1);
+                if (line && !aborted) onLine(received(request, line));
+                newline = pending.indexOf('\n');
+              }
+            });
+            // Once open, a watch that drops says nothing about the server's health (load balancers
+            // close idle connections); the reconnect that follows is what reports.
+            res.on('end', () => resolve('ended'));
+            res.on('error', (error) => resolve(aborted ? 'ended' : networkOutcome(error)));
+            res.on('close', () =>
+              resolve(
+                aborted || res.complete
+                  ? 'ended'
+                  : { kind: 'network', code: 'ECONNRESET', message: 'watch connection closed' },
+              ),
+            );
+          },
+        );
         if (!req) return;
         // Until the server answers, the usual request timeout applies (a black-holed address); once
         // it has answered, silence is normal.
         this.answerWithin(req);
         // A watch is legitimately silent for minutes; TCP keep-alive finds a dead peer instead.
         req.on('socket', (socket) => socket.setKeepAlive(true, 15_000));
-        req.on('error', (error) => resolve(aborted ? 'ended' : opened ? networkOutcome(error) : this.report(request, networkOutcome(error))));
+        req.on('error', (error) =>
+          resolve(aborted ? 'ended' : opened ? networkOutcome(error) : this.report(request, networkOutcome(error))),
+        );
         abort = () => req.destroy();
         if (aborted) req.destroy();
         req.end();
@@ -252,14 +301,21 @@ export class ClusterTransport {
     };
   }
 
-  private async prepare(request: ClusterRequest, cancelled: () => boolean = () => false): Promise<PreparedRequest | { failure: HttpOutcome }> {
+  private async prepare(
+    request: ClusterRequest,
+    cancelled: () => boolean = () => false,
+  ): Promise<PreparedRequest | { failure: HttpOutcome }> {
     // Retry-After: wait it out rather than send (client-go's behaviour); several requests may wait.
-    while (Date.now() < this.holdUntil() && !this.disposed && !cancelled()) await this.pause(this.holdUntil() - Date.now());
+    while (Date.now() < this.holdUntil() && !this.disposed && !cancelled())
+      await this.pause(this.holdUntil() - Date.now());
     if (this.disposed) return { failure: { kind: 'network', code: 'ECANCELED', message: 'the connection was closed' } };
     this.requestsSent++;
     const target = this.server.replace(/\/+$/, '') + request.path;
     // The kubeconfig's server was checked when the context was selected; this is the last guard.
-    if (!URL.canParse(target)) return { failure: { kind: 'network', code: CLIENT_SETUP, message: `The server ${this.shownServer} is not a URL.` } };
+    if (!URL.canParse(target))
+      return {
+        failure: { kind: 'network', code: CLIENT_SETUP, message: `The server ${this.shownServer} is not a URL.` },
+      };
     const url = new URL(target);
     for (const [key, value] of Object.entries(request.query ?? {})) url.searchParams.set(key, value);
     if (request.method !== 'GET') url.searchParams.set('dryRun', 'All');
@@ -305,7 +361,9 @@ export class ClusterTransport {
   }
 
   /** The request options of the kubeconfig: TLS material, proxy agent, credentials. */
-  private async authenticate(): Promise<{ options: https.RequestOptions; credential?: string } | { failure: HttpOutcome }> {
+  private async authenticate(): Promise<
+    { options: https.RequestOptions; credential?: string } | { failure: HttpOutcome }
+  > {
     const user = this.config.getCurrentUser();
     const exec = user ? execConfig(user) : undefined;
     const options: https.RequestOptions = {};
@@ -330,7 +388,13 @@ export class ClusterTransport {
       return { options, credential: key };
     } catch (error) {
       // The library throws when a certificate file is missing or unreadable.
-      return { failure: { kind: 'network', code: 'EXEC_CREDENTIAL', message: redactText(`Cannot get credentials: ${errorMessage(error)}`) } };
+      return {
+        failure: {
+          kind: 'network',
+          code: 'EXEC_CREDENTIAL',
+          message: redactText(`Cannot get credentials: ${errorMessage(error)}`),
+        },
+      };
     }
   }
 
@@ -362,13 +426,18 @@ export class ClusterTransport {
       await this.config.applyToHTTPSOptions(full);
       await this.withoutExec().applyToHTTPSOptions(base);
     } catch (error) {
-      return { failure: { kind: 'network', code: 'EXEC_CREDENTIAL', message: execFailureMessage(error, execConfig(user)) } };
+      return {
+        failure: { kind: 'network', code: 'EXEC_CREDENTIAL', message: execFailureMessage(error, execConfig(user)) },
+      };
     } finally {
       for (const agent of [full.agent, base.agent]) if (agent && typeof agent === 'object') agent.destroy();
     }
     const authorization = (full.headers as http.OutgoingHttpHeaders | undefined)?.Authorization;
     const credential: ExecCredential = {
-      ...(typeof authorization === 'string' && authorization !== (base.headers as http.OutgoingHttpHeaders | undefined)?.Authorization ? { authorization } : {}),
+      ...(typeof authorization === 'string' &&
+      authorization !== (base.headers as http.OutgoingHttpHeaders | undefined)?.Authorization
+        ? { authorization }
+        : {}),
       ...(full.cert && !sameMaterial(full.cert, base.cert) ? { cert: full.cert } : {}),
       ...(full.key && !sameMaterial(full.key, base.key) ? { key: full.key } : {}),
       ...expiryOf(this.config, user.name),
@@ -480,10 +549,13 @@ function networkOutcome(error: unknown): HttpOutcome {
 const TLS_FIELDS = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername'] as const;
 
 function materialKey(tls: https.AgentOptions, secure: boolean): string {
-  return JSON.stringify([secure, ...TLS_FIELDS.map((k) => {
-    const value: unknown = tls[k];
-    return Buffer.isBuffer(value) ? value.toString('base64') : value;
-  })]);
+  return JSON.stringify([
+    secure,
+    ...TLS_FIELDS.map((k) => {
+      const value: unknown = tls[k];
+      return Buffer.isBuffer(value) ? value.toString('base64') : value;
+    }),
+  ]);
 }
 
 /**
@@ -507,17 +579,36 @@ function tlsMaterialProblem(material: https.AgentOptions): HttpOutcome | undefin
   const parts: [string, string, tls.SecureContextOptions | undefined][] = [
     ['certificate authority', CLIENT_SETUP, ca !== undefined ? { ca } : undefined],
     ['client certificate', CLIENT_CREDENTIAL, cert !== undefined ? { cert } : undefined],
-    ['client key', CLIENT_CREDENTIAL, key !== undefined ? { key, ...(passphrase !== undefined ? { passphrase } : {}) } : undefined],
-    ['client certificate and key', CLIENT_CREDENTIAL, cert !== undefined && key !== undefined ? { cert, key, ...(passphrase !== undefined ? { passphrase } : {}) } : undefined],
-    ['client certificate bundle (pfx)', CLIENT_CREDENTIAL, pfx !== undefined ? { pfx, ...(passphrase !== undefined ? { passphrase } : {}) } : undefined],
+    [
+      'client key',
+      CLIENT_CREDENTIAL,
+      key !== undefined ? { key, ...(passphrase !== undefined ? { passphrase } : {}) } : undefined,
+    ],
+    [
+      'client certificate and key',
+      CLIENT_CREDENTIAL,
+      cert !== undefined && key !== undefined
+        ? { cert, key, ...(passphrase !== undefined ? { passphrase } : {}) }
+        : undefined,
+    ],
+    [
+      'client certificate bundle (pfx)',
+      CLIENT_CREDENTIAL,
+      pfx !== undefined ? { pfx, ...(passphrase !== undefined ? { passphrase } : {}) } : undefined,
+    ],
   ];
   // OpenSSL's words without their number: `x509 certificate routines::key values mismatch`.
   const reason = (error: unknown) => errorMessage(error).replace(/^error:[0-9A-Fa-f]+:/, '');
   for (const [what, code, options] of parts) {
     const error = options && failure(options);
-    if (error !== undefined) return { kind: 'network', code, message: redactText(`The ${what} cannot be used: ${reason(error)}.`) };
+    if (error !== undefined)
+      return { kind: 'network', code, message: redactText(`The ${what} cannot be used: ${reason(error)}.`) };
   }
-  return { kind: 'network', code: CLIENT_SETUP, message: redactText(`The TLS settings cannot be used: ${reason(whole)}.`) };
+  return {
+    kind: 'network',
+    code: CLIENT_SETUP,
+    message: redactText(`The TLS settings cannot be used: ${reason(whole)}.`),
+  };
 }
 
 function sameMaterial(a: unknown, b: unknown): boolean {
@@ -556,7 +647,7 @@ function execConfig(user: User): { command?: unknown; args?: unknown; env?: unkn
 
 function stripExec(user: User): User {
   const { exec: _exec, authProvider, ...rest } = user;
-  const execProvider = (authProvider as { name?: string; config?: { exec?: unknown } } | undefined);
+  const execProvider = authProvider as { name?: string; config?: { exec?: unknown } } | undefined;
   return execProvider && execProvider.name !== 'exec' && !execProvider.config?.exec ? { ...rest, authProvider } : rest;
 }
 
@@ -576,7 +667,8 @@ function libraryCredentialCache(config: KubeConfig): Record<string, unknown>[] {
 
 function expiryOf(config: KubeConfig, userName: string): { expiresAt?: number } {
   for (const cache of libraryCredentialCache(config)) {
-    const stamp = (cache[userName] as { status?: { expirationTimestamp?: unknown } } | null | undefined)?.status?.expirationTimestamp;
+    const stamp = (cache[userName] as { status?: { expirationTimestamp?: unknown } } | null | undefined)?.status
+      ?.expirationTimestamp;
     const at = typeof stamp === 'string' ? Date.parse(stamp) : Number.NaN;
     if (!Number.isNaN(at)) return { expiresAt: at };
   }
@@ -596,7 +688,8 @@ function forgetLibraryCredential(config: KubeConfig, userName: string): void {
 export function execFailureMessage(error: unknown, exec: { command?: unknown } | undefined): string {
   const command = typeof exec?.command === 'string' ? path.basename(exec.command) : 'the exec credential plugin';
   const code = (error as { code?: unknown } | null)?.code;
-  if (error instanceof SyntaxError) return `Cannot get credentials: ${command} did not print an ExecCredential (its output is not JSON).`;
+  if (error instanceof SyntaxError)
+    return `Cannot get credentials: ${command} did not print an ExecCredential (its output is not JSON).`;
   if (typeof code === 'string') return `Cannot get credentials: cannot run ${command} (${code}).`;
   const detail = redactText(firstLine(errorMessage(error)));
   return `Cannot get credentials: ${command} failed${detail ? `: ${detail}` : ' without saying why'}.`;

@@ -42,7 +42,10 @@ export const MAX_KUBECONFIG_BYTES = 4 * 1024 * 1024;
 const MAX_CREDENTIAL_FILE_BYTES = 1024 * 1024;
 
 /** The files kubectl would read, in order: an explicit path, else KUBECONFIG's list, else ~/.kube/config. */
-export async function kubeconfigFiles(explicitPath: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<string[]> {
+export async function kubeconfigFiles(
+  explicitPath: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string[]> {
   const named = kubeconfigPaths(explicitPath, env);
   // client-go skips files of KUBECONFIG's list that do not exist (clientcmd/loader.go, Load); an
   // explicit path that does not exist is an error, said when it is read.
@@ -59,7 +62,11 @@ export async function kubeconfigFiles(explicitPath: string | undefined, env: Nod
 export function kubeconfigPaths(explicitPath: string | undefined, env: NodeJS.ProcessEnv = process.env): string[] {
   if (explicitPath) return [expandHome(explicitPath)];
   const fromEnv = env.KUBECONFIG;
-  if (fromEnv) return fromEnv.split(path.delimiter).filter((file) => file.length > 0).map(expandHome);
+  if (fromEnv)
+    return fromEnv
+      .split(path.delimiter)
+      .filter((file) => file.length > 0)
+      .map(expandHome);
   return [path.join(os.homedir(), '.kube', 'config')];
 }
 
@@ -69,7 +76,10 @@ export function kubeconfigPaths(explicitPath: string | undefined, env: NodeJS.Pr
  * client-node's own merge lets later files override current-context and throws on duplicate
  * names, which would make a working `kubectl` setup fail here.
  */
-export async function loadKubeconfig(explicitPath?: string, env: NodeJS.ProcessEnv = process.env): Promise<ClusterResult<LoadedKubeconfig>> {
+export async function loadKubeconfig(
+  explicitPath?: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ClusterResult<LoadedKubeconfig>> {
   const files = await kubeconfigFiles(explicitPath, env);
   if (files.length === 0) {
     const where = explicitPath ? explicitPath : env.KUBECONFIG ? `KUBECONFIG (${env.KUBECONFIG})` : '~/.kube/config';
@@ -114,7 +124,10 @@ export async function loadKubeconfig(explicitPath?: string, env: NodeJS.ProcessE
 }
 
 /** Point a loaded kubeconfig at one context (the settings' context, else the current one). */
-export async function selectLoadedContext(loaded: LoadedKubeconfig, contextName: string | undefined): Promise<ClusterResult<SelectedContext>> {
+export async function selectLoadedContext(
+  loaded: LoadedKubeconfig,
+  contextName: string | undefined,
+): Promise<ClusterResult<SelectedContext>> {
   const { config, summary } = loaded;
   const name = contextName || summary.currentContext;
   if (!name) return configurationProblem('The kubeconfig names no current-context; pick a context.');
@@ -126,10 +139,13 @@ export async function selectLoadedContext(loaded: LoadedKubeconfig, contextName:
   // The summary shows the server without its userinfo; requests go to the URL as written.
   const cluster = config.getCluster(context.cluster);
   const server = cluster?.server;
-  if (!context.server || !server) return configurationProblem(`Context "${name}" refers to cluster "${context.cluster}", which has no server.`);
+  if (!context.server || !server)
+    return configurationProblem(`Context "${name}" refers to cluster "${context.cluster}", which has no server.`);
   // Neither URL is quoted: one that does not parse has no userinfo to leave out.
   if (!URL.canParse(server) || !/^https?:$/.test(new URL(server).protocol)) {
-    return configurationProblem(`Cluster "${context.cluster}" of context "${name}" has a server that is not an http(s) URL.`);
+    return configurationProblem(
+      `Cluster "${context.cluster}" of context "${name}" has a server that is not an http(s) URL.`,
+    );
   }
   if (cluster.proxyUrl !== undefined && !URL.canParse(cluster.proxyUrl)) {
     return configurationProblem(`Cluster "${context.cluster}" of context "${name}" has a proxy-url that is not a URL.`);
@@ -153,7 +169,9 @@ async function inlineCredentialFiles(config: KubeConfig, context: ContextSummary
   const user = config.getUser(context.user);
   const read = async (file: string, what: string): Promise<ClusterResult<string>> => {
     const content = await readBoundedFile(file, MAX_CREDENTIAL_FILE_BYTES, 'base64');
-    return content.ok ? content : configurationProblem(`Cannot read the ${what} ${file} named by context "${context.name}": ${content.message}`);
+    return content.ok
+      ? content
+      : configurationProblem(`Cannot read the ${what} ${file} named by context "${context.name}": ${content.message}`);
   };
   const clusters = config.clusters.map((c) => ({ ...c }));
   const users = config.users.map((u) => ({ ...u }));
@@ -177,7 +195,10 @@ async function inlineCredentialFiles(config: KubeConfig, context: ContextSummary
   const tokenFile = (targetUser?.authProvider as { config?: { tokenFile?: unknown } } | undefined)?.config?.tokenFile;
   if (typeof tokenFile === 'string' && tokenFile !== '') {
     const token = await readBoundedFile(tokenFile, MAX_CREDENTIAL_FILE_BYTES);
-    if (!token.ok) return configurationProblem(`Cannot read the token file ${tokenFile} named by context "${context.name}": ${token.message}`);
+    if (!token.ok)
+      return configurationProblem(
+        `Cannot read the token file ${tokenFile} named by context "${context.name}": ${token.message}`,
+      );
   }
   config.loadFromOptions({ clusters, users, contexts: config.contexts, currentContext: config.currentContext });
   return { ok: true, value: undefined };
@@ -188,7 +209,10 @@ async function inlineCredentialFiles(config: KubeConfig, context: ContextSummary
  * would read it synchronously while parsing (and only then, so the token is as fresh either way).
  * Relative paths are relative to the kubeconfig, as kubectl resolves them.
  */
-async function inlineTokenFiles(text: string, directory: string): Promise<{ ok: true; value: string } | { ok: false; message: string }> {
+async function inlineTokenFiles(
+  text: string,
+  directory: string,
+): Promise<{ ok: true; value: string } | { ok: false; message: string }> {
   if (!text.includes('token-file')) return { ok: true, value: text };
   let parsed: unknown;
   try {
@@ -216,15 +240,27 @@ async function inlineTokenFiles(text: string, directory: string): Promise<{ ok: 
  * reader: a regular file, not a device, FIFO, socket or directory, of at most `maxBytes`, opened
  * non-blocking), its problems in the words of a kubeconfig's; a file that grows meanwhile is refused.
  */
-export async function readBoundedFile(file: string, maxBytes: number, encoding: BufferEncoding = 'utf8'): Promise<{ ok: true; value: string } | { ok: false; message: string }> {
+export async function readBoundedFile(
+  file: string,
+  maxBytes: number,
+  encoding: BufferEncoding = 'utf8',
+): Promise<{ ok: true; value: string } | { ok: false; message: string }> {
   const read = await readSmallFileAsync(file, { maxBytes });
   // A file that grew while it was read is refused, whatever its size.
-  if (read.ok) return read.grew ? { ok: false, message: 'it grew while it was being read' } : { ok: true, value: read.bytes.toString(encoding) };
+  if (read.ok)
+    return read.grew
+      ? { ok: false, message: 'it grew while it was being read' }
+      : { ok: true, value: read.bytes.toString(encoding) };
   switch (read.refused) {
     case 'not-regular':
       return { ok: false, message: `it is ${fileKind(read.stat)}, not a regular file` };
     case 'too-large':
-      return { ok: false, message: read.grew ? 'it grew while it was being read' : `it is ${formatBytes(read.size)}, over the limit of ${formatBytes(maxBytes)}` };
+      return {
+        ok: false,
+        message: read.grew
+          ? 'it grew while it was being read'
+          : `it is ${formatBytes(read.size)}, over the limit of ${formatBytes(maxBytes)}`,
+      };
     case 'error':
       return { ok: false, message: fileErrorMessage(read.error) };
   }

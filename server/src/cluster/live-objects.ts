@@ -21,7 +21,15 @@ import { checkObjectName, collectionPath, objectPath } from './names';
 import { classifyFailure, parseJson } from './problems';
 import { qualifiedResource } from '../core/ssa/messages';
 import { isSecretResource, redactSecret } from './redact';
-import type { ApiResourceInfo, ClusterProblem, ClusterResult, Disposable, LiveObjectChange, LiveObjectState, ResolvedObjectRef } from './types';
+import type {
+  ApiResourceInfo,
+  ClusterProblem,
+  ClusterResult,
+  Disposable,
+  LiveObjectChange,
+  LiveObjectState,
+  ResolvedObjectRef,
+} from './types';
 
 export interface LiveObjectOptions {
   /** Period of the GET-per-object fallback when list or watch is forbidden. */
@@ -97,7 +105,9 @@ export class LiveObjects {
     const resource = this.discovery.resolveCached(ref.apiVersion, ref.kind);
     if (resource) {
       const placed = this.locate(ref, resource);
-      return placed.ok ? this.collectionFor(placed.value).lookup(placed.value.ref.name) : { state: 'failed', problem: placed.problem };
+      return placed.ok
+        ? this.collectionFor(placed.value).lookup(placed.value.ref.name)
+        : { state: 'failed', problem: placed.problem };
     }
     const key = unresolvedKey(ref);
     const known = this.unresolved.get(key);
@@ -109,7 +119,8 @@ export class LiveObjects {
     }
     if (!known.problem) return { state: 'pending' };
     // A kind that was not served may be served now (a CRD was installed): look again now and then.
-    if (known.problem.kind === 'kindNotServed' && !known.resolving && Date.now() - known.at > NOT_SERVED_RECHECK_MS) void this.resolveLater(key, known);
+    if (known.problem.kind === 'kindNotServed' && !known.resolving && Date.now() - known.at > NOT_SERVED_RECHECK_MS)
+      void this.resolveLater(key, known);
     return { state: 'failed', problem: known.problem };
   }
 
@@ -131,7 +142,11 @@ export class LiveObjects {
   async list(apiVersion: string, kind: string, namespace: string): Promise<ClusterResult<JsonObject[]>> {
     const resource = await this.discovery.resolve(apiVersion, kind);
     if (!resource.ok) return resource;
-    const { namespace: placedNamespace, origin } = placeInNamespace(resource.value.namespaced, namespace, this.defaultNamespace);
+    const { namespace: placedNamespace, origin } = placeInNamespace(
+      resource.value.namespaced,
+      namespace,
+      this.defaultNamespace,
+    );
     const path = collectionPath(resource.value, placedNamespace, origin);
     if (!path.ok) return path;
     const ref: ResolvedObjectRef = { apiVersion, kind, name: '', namespace: placedNamespace, resource: resource.value };
@@ -151,7 +166,9 @@ export class LiveObjects {
     for (const collection of this.collections.values()) collection.wakeUp();
     if (this.retryTimers.size === 0) return;
     this.clearRetries();
-    for (const [key, entry] of this.unresolved) if (entry.problem && entry.problem.kind !== 'kindNotServed' && !entry.resolving) void this.resolveLater(key, entry);
+    for (const [key, entry] of this.unresolved)
+      if (entry.problem && entry.problem.kind !== 'kindNotServed' && !entry.resolving)
+        void this.resolveLater(key, entry);
   }
 
   dispose(): void {
@@ -167,7 +184,10 @@ export class LiveObjects {
     return [...this.collections.values()].map((c) => c.describe());
   }
 
-  private place(ref: NamedObjectTarget, resource: ApiResourceInfo): { ref: ResolvedObjectRef; origin: NamespaceOrigin } {
+  private place(
+    ref: NamedObjectTarget,
+    resource: ApiResourceInfo,
+  ): { ref: ResolvedObjectRef; origin: NamespaceOrigin } {
     const { namespace, origin } = placeInNamespace(resource.namespaced, ref.namespace, this.defaultNamespace);
     return { ref: { apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, namespace, resource }, origin };
   }
@@ -208,7 +228,8 @@ export class LiveObjects {
     entry.resolving = false;
     if (this.disposed || this.unresolved.get(key) !== entry) return;
     if (!resource.ok) {
-      const unchanged = entry.problem?.kind === resource.problem.kind && entry.problem.message === resource.problem.message;
+      const unchanged =
+        entry.problem?.kind === resource.problem.kind && entry.problem.message === resource.problem.message;
       entry.problem = resource.problem;
       entry.at = Date.now();
       if (resource.problem.kind !== 'kindNotServed') {
@@ -238,7 +259,13 @@ export class LiveObjects {
       // Kept as unresolved with its problem: asking again answers at once, without a request.
       entry.problem = placed.problem;
       entry.at = Date.now();
-      this.emit({ apiVersion: ref.apiVersion, kind: ref.kind, namespace: ref.namespace ?? '', name: ref.name, state: { state: 'failed', problem: placed.problem } });
+      this.emit({
+        apiVersion: ref.apiVersion,
+        kind: ref.kind,
+        namespace: ref.namespace ?? '',
+        name: ref.name,
+        state: { state: 'failed', problem: placed.problem },
+      });
       return;
     }
     this.unresolved.delete(key);
@@ -251,7 +278,9 @@ export class LiveObjects {
   private collectionFor({ ref, collectionPath: path }: Located): Collection {
     let collection = this.collections.get(path);
     if (!collection) {
-      collection = new Collection(this.transport, ref.resource, ref.namespace, path, this.options, (change) => this.emit(change));
+      collection = new Collection(this.transport, ref.resource, ref.namespace, path, this.options, (change) =>
+        this.emit(change),
+      );
       this.collections.set(path, collection);
       collection.start();
     }
@@ -327,7 +356,12 @@ class Collection {
   ) {}
 
   describe(): { path: string; mode: string; synced: boolean; objects: number } {
-    return { path: this.path, mode: this.mode, synced: this.synced, objects: this.mode === 'getEach' ? this.single.size : this.objects.size };
+    return {
+      path: this.path,
+      mode: this.mode,
+      synced: this.synced,
+      objects: this.mode === 'getEach' ? this.single.size : this.objects.size,
+    };
   }
 
   start(): void {
@@ -392,7 +426,17 @@ class Collection {
   /** Every object, once listed; the problem when the list failed or is not allowed. */
   listed(timeoutMs: number): Promise<ClusterResult<JsonObject[]>> {
     const answer = (): ClusterResult<JsonObject[]> | undefined => {
-      if (this.mode === 'getEach') return { ok: false, problem: { kind: 'forbidden', message: `listing ${qualifiedResource(this.resource)} is not allowed`, verb: 'list', resource: qualifiedResource(this.resource), ...(this.namespace ? { namespace: this.namespace } : {}) } };
+      if (this.mode === 'getEach')
+        return {
+          ok: false,
+          problem: {
+            kind: 'forbidden',
+            message: `listing ${qualifiedResource(this.resource)} is not allowed`,
+            verb: 'list',
+            resource: qualifiedResource(this.resource),
+            ...(this.namespace ? { namespace: this.namespace } : {}),
+          },
+        };
       if (this.synced) return { ok: true, value: [...this.objects.values()].map((o) => o.object) };
       if (this.problem) return { ok: false, problem: this.problem };
       if (this.stopped) return { ok: false, problem: { kind: 'other', message: 'the connection was closed' } };
@@ -410,21 +454,41 @@ class Collection {
         this.waiters.delete(check);
         resolve(known);
       };
-      const timeout = setTimeout(() => finish(answer() ?? { ok: false, problem: { kind: 'unreachable', message: `no answer from the cluster for ${qualifiedResource(this.resource)}` } }), timeoutMs);
+      const timeout = setTimeout(
+        () =>
+          finish(
+            answer() ?? {
+              ok: false,
+              problem: {
+                kind: 'unreachable',
+                message: `no answer from the cluster for ${qualifiedResource(this.resource)}`,
+              },
+            },
+          ),
+        timeoutMs,
+      );
       this.waiters.add(check);
     });
   }
 
   announce(name: string, state: LiveObjectState): void {
     this.announced.set(name, signature(state));
-    this.emit({ apiVersion: this.resource.apiVersion, kind: this.resource.kind, namespace: this.namespace, name, state });
+    this.emit({
+      apiVersion: this.resource.apiVersion,
+      kind: this.resource.kind,
+      namespace: this.namespace,
+      name,
+      state,
+    });
   }
 
   private current(name: string): LiveObjectState {
     if (this.mode === 'getEach') return this.single.get(name) ?? { state: 'pending' };
     if (this.synced) {
       const known = this.objects.get(name);
-      return known ? { state: 'exists', object: known.object, observedAt: known.observedAt } : { state: 'absent', observedAt: this.observedAt };
+      return known
+        ? { state: 'exists', object: known.object, observedAt: known.observedAt }
+        : { state: 'absent', observedAt: this.observedAt };
     }
     if (this.problem) return { state: 'failed', problem: this.problem };
     return { state: 'pending' };
@@ -496,10 +560,17 @@ class Collection {
     do {
       const query: Record<string, string> = { limit: '500' };
       if (continueToken) query.continue = continueToken;
-      const outcome = await this.transport.send({ method: 'GET', path: this.path, query, ...this.accept('list'), purpose: this.purpose('list') });
+      const outcome = await this.transport.send({
+        method: 'GET',
+        path: this.path,
+        query,
+        ...this.accept('list'),
+        purpose: this.purpose('list'),
+      });
       if (outcome.kind === 'response' && outcome.status === 200) {
         const body = parseJson(outcome.body);
-        if (!isJsonObject(body)) return this.fail({ kind: 'other', message: `GET ${this.path} did not answer a list.` });
+        if (!isJsonObject(body))
+          return this.fail({ kind: 'other', message: `GET ${this.path} did not answer a list.` });
         for (const item of Array.isArray(body.items) ? body.items : []) {
           if (!isJsonObject(item)) continue;
           const object = this.arrived(item);
@@ -552,12 +623,15 @@ class Collection {
     if (this.resourceVersion) query.resourceVersion = this.resourceVersion;
     let gone = false;
     // Watch events carry single objects: the object form of the metadata-only Accept.
-    const handle = this.transport.stream({ method: 'GET', path: this.path, query, ...this.accept('object'), purpose: this.purpose('watch') }, (line) => {
-      if (this.onEvent(line) === 'gone') {
-        gone = true;
-        handle.abort();
-      }
-    });
+    const handle = this.transport.stream(
+      { method: 'GET', path: this.path, query, ...this.accept('object'), purpose: this.purpose('watch') },
+      (line) => {
+        if (this.onEvent(line) === 'gone') {
+          gone = true;
+          handle.abort();
+        }
+      },
+    );
     this.stream = handle;
     const outcome = await handle.finished;
     if (this.stream === handle) this.stream = undefined;
@@ -593,7 +667,8 @@ class Collection {
     if (!name) return undefined;
     this.observedAt = Date.now();
     if (event.type === 'DELETED') this.objects.delete(name);
-    else if (event.type === 'ADDED' || event.type === 'MODIFIED') this.objects.set(name, { object, observedAt: this.observedAt });
+    else if (event.type === 'ADDED' || event.type === 'MODIFIED')
+      this.objects.set(name, { object, observedAt: this.observedAt });
     this.notify([name]);
     return undefined;
   }
@@ -602,7 +677,9 @@ class Collection {
   private async pollEach(generation: number): Promise<void> {
     while (!this.stopped && generation === this.generation) {
       // Names typed on the way to another (`w`, `we`, `web`) stop being polled after a while.
-      const recent = [...this.interest].filter((name) => Date.now() - (this.lastAsked.get(name) ?? 0) < POLL_INTEREST_MS);
+      const recent = [...this.interest].filter(
+        (name) => Date.now() - (this.lastAsked.get(name) ?? 0) < POLL_INTEREST_MS,
+      );
       await Promise.all(recent.map((name) => this.getOne(name)));
       await this.sleep(this.options.pollIntervalMs, generation);
     }
@@ -617,7 +694,12 @@ class Collection {
       return;
     }
     const path = located.value;
-    const outcome = await this.transport.send({ method: 'GET', path, ...this.accept('object'), purpose: this.purpose('get') });
+    const outcome = await this.transport.send({
+      method: 'GET',
+      path,
+      ...this.accept('object'),
+      purpose: this.purpose('get'),
+    });
     let state: LiveObjectState;
     if (outcome.kind === 'response' && outcome.status === 200) {
       const body = parseJson(outcome.body);
@@ -630,7 +712,10 @@ class Collection {
       const problem = classifyFailure(outcome, { method: 'GET', path, ...this.purpose('get') });
       const previous = this.single.get(name);
       // While unreachable, keep the last known object rather than forgetting it.
-      state = problem.kind === 'unreachable' && previous && previous.state !== 'pending' && previous.state !== 'failed' ? previous : { state: 'failed', problem };
+      state =
+        problem.kind === 'unreachable' && previous && previous.state !== 'pending' && previous.state !== 'failed'
+          ? previous
+          : { state: 'failed', problem };
     }
     this.single.set(name, state);
     this.notify([name]);

@@ -55,13 +55,30 @@ export function nameProblems(value: string, rule: NameRule): string[] {
   if (segment.length > 0) return segment;
   switch (rule) {
     case 'pathSegment':
-      return value.length > MAX_PATH_SEGMENT_LENGTH ? [`must be no more than ${MAX_PATH_SEGMENT_LENGTH} characters`] : [];
+      return value.length > MAX_PATH_SEGMENT_LENGTH
+        ? [`must be no more than ${MAX_PATH_SEGMENT_LENGTH} characters`]
+        : [];
     case 'dns1123Label':
-      return dnsProblems(value, 63, DNS1123_LABEL, "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character");
+      return dnsProblems(
+        value,
+        63,
+        DNS1123_LABEL,
+        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+      );
     case 'dns1035Label':
-      return dnsProblems(value, 63, DNS1035_LABEL, "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character");
+      return dnsProblems(
+        value,
+        63,
+        DNS1035_LABEL,
+        "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
+      );
     case 'dns1123Subdomain':
-      return dnsProblems(value, 253, DNS1123_SUBDOMAIN, "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character");
+      return dnsProblems(
+        value,
+        253,
+        DNS1123_SUBDOMAIN,
+        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+      );
   }
 }
 
@@ -79,7 +96,12 @@ function dnsProblems(value: string, maxLength: number, pattern: RegExp, rule: st
   return problems;
 }
 
-function invalidName(field: 'metadata.name' | 'metadata.namespace', value: string, problems: string[], origin: NamespaceOrigin = 'manifest'): ClusterProblem {
+function invalidName(
+  field: 'metadata.name' | 'metadata.namespace',
+  value: string,
+  problems: string[],
+  origin: NamespaceOrigin = 'manifest',
+): ClusterProblem {
   const shown = JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
   const what =
     field === 'metadata.name'
@@ -99,12 +121,17 @@ function invalidName(field: 'metadata.name' | 'metadata.namespace', value: strin
  * cannot be built. Group, version and resource come from discovery; they are checked as well, so
  * that even an odd server's discovery document cannot make a path leave its place.
  */
-export function collectionPath(resource: ApiResourceInfo, namespace: string, origin: NamespaceOrigin = 'manifest'): ClusterResult<string> {
+export function collectionPath(
+  resource: ApiResourceInfo,
+  namespace: string,
+  origin: NamespaceOrigin = 'manifest',
+): ClusterResult<string> {
   const served = servedSegments(resource);
   if (!served.ok) return served;
   if (!resource.namespaced) return { ok: true, value: `${served.value}/${resource.resource}` };
   const problems = nameProblems(namespace, 'dns1123Label');
-  if (problems.length > 0) return { ok: false, problem: invalidName('metadata.namespace', namespace, problems, origin) };
+  if (problems.length > 0)
+    return { ok: false, problem: invalidName('metadata.namespace', namespace, problems, origin) };
   return { ok: true, value: `${served.value}/namespaces/${encodeURIComponent(namespace)}/${resource.resource}` };
 }
 
@@ -115,7 +142,12 @@ export function allNamespacesPath(resource: ApiResourceInfo): ClusterResult<stri
 }
 
 /** The path of one object, or why the API server would refuse its name or namespace. */
-export function objectPath(resource: ApiResourceInfo, namespace: string, name: string, origin: NamespaceOrigin = 'manifest'): ClusterResult<string> {
+export function objectPath(
+  resource: ApiResourceInfo,
+  namespace: string,
+  name: string,
+  origin: NamespaceOrigin = 'manifest',
+): ClusterResult<string> {
   const collection = collectionPath(resource, namespace, origin);
   if (!collection.ok) return collection;
   const problem = checkObjectName(resource, name);
@@ -124,7 +156,10 @@ export function objectPath(resource: ApiResourceInfo, namespace: string, name: s
 }
 
 /** Why the API server would refuse `name` for this kind (undefined when it would accept it). */
-export function checkObjectName(resource: Pick<ApiResourceInfo, 'group' | 'kind'>, name: string): ClusterProblem | undefined {
+export function checkObjectName(
+  resource: Pick<ApiResourceInfo, 'group' | 'kind'>,
+  name: string,
+): ClusterProblem | undefined {
   const problems = nameProblems(name, nameRule(resource.group, resource.kind));
   return problems.length > 0 ? invalidName('metadata.name', name, problems) : undefined;
 }
@@ -137,9 +172,18 @@ function servedSegments(resource: ApiResourceInfo): ClusterResult<string> {
     nameProblems(resource.resource, 'pathSegment').length > 0 ||
     encodeURIComponent(resource.resource) !== resource.resource;
   if (bad) {
-    return { ok: false, problem: { kind: 'other', message: `The cluster's discovery names a resource that is not a valid URL path: ${JSON.stringify(`${resource.apiVersion} ${resource.resource}`)}.` } };
+    return {
+      ok: false,
+      problem: {
+        kind: 'other',
+        message: `The cluster's discovery names a resource that is not a valid URL path: ${JSON.stringify(`${resource.apiVersion} ${resource.resource}`)}.`,
+      },
+    };
   }
-  return { ok: true, value: resource.group ? `/apis/${resource.group}/${resource.version}` : `/api/${resource.version}` };
+  return {
+    ok: true,
+    value: resource.group ? `/apis/${resource.group}/${resource.version}` : `/api/${resource.version}`,
+  };
 }
 
 /**

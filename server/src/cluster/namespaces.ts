@@ -168,8 +168,13 @@ export class Namespaces implements NamespaceLookup {
   /** A missing namespace may be created any time: read it again while asked about. A failed read is retried with backoff; a 403 is not. */
   private scheduleNext(name: string, entry: Entry): void {
     let delay: number | undefined;
-    if (entry.state.state === 'absent' && Date.now() - entry.lastAsked < POLL_INTEREST_MS) delay = this.options.pollIntervalMs;
-    else if (entry.state.state === 'unknown' && entry.state.problem.kind !== 'forbidden' && entry.state.problem.kind !== 'invalidName') {
+    if (entry.state.state === 'absent' && Date.now() - entry.lastAsked < POLL_INTEREST_MS)
+      delay = this.options.pollIntervalMs;
+    else if (
+      entry.state.state === 'unknown' &&
+      entry.state.problem.kind !== 'forbidden' &&
+      entry.state.problem.kind !== 'invalidName'
+    ) {
       delay = Math.min(this.options.initialBackoffMs * 2 ** entry.attempts, this.options.maxBackoffMs);
       entry.attempts++;
     }
@@ -188,5 +193,9 @@ function signature(state: NamespaceState): string {
 
 /** A lookup for a connection that cannot read anything (no kubeconfig, no context). */
 export function unknownNamespaces(problem: ClusterProblem): NamespaceLookup {
-  return { peek: () => ({ state: 'unknown', problem }), get: () => Promise.resolve({ state: 'unknown', problem }), onChange: () => ({ dispose: () => {} }) };
+  return {
+    peek: () => ({ state: 'unknown', problem }),
+    get: () => Promise.resolve({ state: 'unknown', problem }),
+    onChange: () => ({ dispose: () => {} }),
+  };
 }

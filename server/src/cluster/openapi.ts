@@ -47,7 +47,11 @@ export function parseOpenApiIndex(body: unknown): OpenApiIndex | undefined {
   const paths: Record<string, string> = {};
   for (const [key, entry] of Object.entries(body.paths)) {
     // Each URL is requested later: only paths under /openapi/v3/ are taken (see names.ts).
-    if (isJsonObject(entry) && typeof entry.serverRelativeURL === 'string' && checkServerRelativePath(entry.serverRelativeURL.split('?', 1)[0]!, '/openapi/v3/')) {
+    if (
+      isJsonObject(entry) &&
+      typeof entry.serverRelativeURL === 'string' &&
+      checkServerRelativePath(entry.serverRelativeURL.split('?', 1)[0]!, '/openapi/v3/')
+    ) {
       paths[key] = entry.serverRelativeURL;
     }
   }
@@ -167,7 +171,10 @@ export class OpenApi {
     }
     const url = Object.hasOwn(index.value.paths, key) ? index.value.paths[key] : undefined;
     if (!url) {
-      return { ok: false, problem: { kind: 'kindNotServed', message: `The cluster publishes no OpenAPI v3 schema for ${apiVersion}.` } };
+      return {
+        ok: false,
+        problem: { kind: 'kindNotServed', message: `The cluster publishes no OpenAPI v3 schema for ${apiVersion}.` },
+      };
     }
     const cached = this.documents.get(url);
     if (cached) return { ok: true, value: cached };
@@ -187,7 +194,9 @@ export class OpenApi {
     const body = await this.fetchJson('/openapi/v3');
     if (!body.ok) return body;
     const index = parseOpenApiIndex(body.value);
-    return index ? { ok: true, value: index } : { ok: false, problem: { kind: 'other', message: 'GET /openapi/v3 did not answer an OpenAPI v3 index.' } };
+    return index
+      ? { ok: true, value: index }
+      : { ok: false, problem: { kind: 'other', message: 'GET /openapi/v3 did not answer an OpenAPI v3 index.' } };
   }
 
   private async fetchJson(relativeUrl: string): Promise<ClusterResult<JsonObject>> {

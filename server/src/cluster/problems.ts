@@ -142,7 +142,8 @@ function describeFailure(outcome: HttpOutcome, purpose: RequestPurpose): Cluster
     if (outcome.code === 'EXEC_CREDENTIAL' || outcome.code === CLIENT_CREDENTIAL) {
       return { kind: 'unauthenticated', message: outcome.message, code: outcome.code, request };
     }
-    const unreachable = UNREACHABLE_CODES.has(outcome.code) || outcome.code.startsWith('ERR_TLS') || /CERT|SSL/.test(outcome.code);
+    const unreachable =
+      UNREACHABLE_CODES.has(outcome.code) || outcome.code.startsWith('ERR_TLS') || /CERT|SSL/.test(outcome.code);
     return {
       kind: unreachable ? 'unreachable' : 'other',
       message: outcome.message,
@@ -158,12 +159,23 @@ function describeFailure(outcome: HttpOutcome, purpose: RequestPurpose): Cluster
     ...(status?.reason ? { reason: status.reason } : {}),
     request,
   };
-  const wait = outcome.retryAfterMs !== undefined ? `; it asks to wait ${Math.ceil(outcome.retryAfterMs / 1000)} s before trying again` : '';
+  const wait =
+    outcome.retryAfterMs !== undefined
+      ? `; it asks to wait ${Math.ceil(outcome.retryAfterMs / 1000)} s before trying again`
+      : '';
   switch (outcome.status) {
     case 401:
-      return { kind: 'unauthenticated', ...common, message: `The cluster refused the credentials (401 ${status?.message || 'Unauthorized'}).` };
+      return {
+        kind: 'unauthenticated',
+        ...common,
+        message: `The cluster refused the credentials (401 ${status?.message || 'Unauthorized'}).`,
+      };
     case 429:
-      return { kind: 'other', ...common, message: `The cluster is throttling requests (429 Too Many Requests${wait}): ${message}` };
+      return {
+        kind: 'other',
+        ...common,
+        message: `The cluster is throttling requests (429 Too Many Requests${wait}): ${message}`,
+      };
     case 403:
       return { kind: 'forbidden', ...common, ...forbiddenScope(message, purpose) };
     case 404:
@@ -171,7 +183,12 @@ function describeFailure(outcome: HttpOutcome, purpose: RequestPurpose): Cluster
     default:
       // A read that fails says the server is in trouble; a dry run's 500 is often its verdict on the
       // object (resourceVersion set on a create), so its words stand alone.
-      if (outcome.status >= 500 && purpose.method === 'GET') return { kind: 'other', ...common, message: `The cluster is failing (HTTP ${outcome.status}${wait}): ${message}` };
+      if (outcome.status >= 500 && purpose.method === 'GET')
+        return {
+          kind: 'other',
+          ...common,
+          message: `The cluster is failing (HTTP ${outcome.status}${wait}): ${message}`,
+        };
       return { kind: 'other', ...common };
   }
 }
@@ -180,7 +197,10 @@ function describeFailure(outcome: HttpOutcome, purpose: RequestPurpose): Cluster
 //   User "x" cannot list resource "deployments" in API group "apps" in the namespace "default"
 const FORBIDDEN_MESSAGE = /cannot (\S+) resource "([^"]+)"(?: in API group "([^"]*)")?(?: in the namespace "([^"]*)")?/;
 
-function forbiddenScope(message: string, purpose: RequestPurpose): Pick<ClusterProblem, 'verb' | 'resource' | 'namespace'> {
+function forbiddenScope(
+  message: string,
+  purpose: RequestPurpose,
+): Pick<ClusterProblem, 'verb' | 'resource' | 'namespace'> {
   const m = FORBIDDEN_MESSAGE.exec(message);
   if (m) {
     const [, verb, resource, group, namespace] = m;
@@ -199,6 +219,10 @@ function forbiddenScope(message: string, purpose: RequestPurpose): Pick<ClusterP
 
 /** The first line of a body or an error that says something, trimmed and cut at 200 characters. */
 export function firstLine(text: string): string {
-  const line = text.split('\n').map((l) => l.trim()).find((l) => l) ?? '';
+  const line =
+    text
+      .split('\n')
+      .map((l) => l.trim())
+      .find((l) => l) ?? '';
   return line.length > 200 ? `${line.slice(0, 200)}…` : line;
 }

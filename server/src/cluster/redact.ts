@@ -50,7 +50,11 @@ export function redactSecret(secret: JsonObject): JsonObject {
   const copy: JsonObject = { ...secret };
   for (const field of SECRET_VALUE_FIELDS) delete copy[field];
   const metadata = copy.metadata;
-  if (isJsonObject(metadata) && isJsonObject(metadata.annotations) && typeof metadata.annotations[LAST_APPLIED] === 'string') {
+  if (
+    isJsonObject(metadata) &&
+    isJsonObject(metadata.annotations) &&
+    typeof metadata.annotations[LAST_APPLIED] === 'string'
+  ) {
     copy.metadata = {
       ...metadata,
       annotations: { ...metadata.annotations, [LAST_APPLIED]: redactLastApplied(metadata.annotations[LAST_APPLIED]) },
@@ -130,7 +134,13 @@ const PATTERNS: [RegExp, string | ((...groups: string[]) => string)][] = [
   [new RegExp(String.raw`("${SENSITIVE_NAME}"\s*:\s*)"(?:[^"\\]|\\.)*"`, 'gi'), (_m, head) => `${head}"${REDACTED}"`],
   // name=value, name: value, Authorization: Bearer value (up to whitespace, a quote, a comma, ; or &).
   // Not a file name that happens to hold such a word (`/home/me/token-config: it is a directory`).
-  [new RegExp(String.raw`((?<![\\/\w-])${SENSITIVE_NAME}\s*[=:]\s*)(?!\[redacted\])${SCHEME}["']?[^\s"',;&]+["']?`, 'gi'), (_m, head) => `${head}${REDACTED}`],
+  [
+    new RegExp(
+      String.raw`((?<![\\/\w-])${SENSITIVE_NAME}\s*[=:]\s*)(?!\[redacted\])${SCHEME}["']?[^\s"',;&]+["']?`,
+      'gi',
+    ),
+    (_m, head) => `${head}${REDACTED}`,
+  ],
   // Authorization schemes wherever they stand.
   [/\b(Bearer|Basic|Negotiate)\s+(?!\[redacted\])[A-Za-z0-9._~+/=-]+/gi, (_m, scheme) => `${scheme} ${REDACTED}`],
   // JSON Web Tokens (service-account tokens, OIDC id-tokens).
@@ -139,7 +149,10 @@ const PATTERNS: [RegExp, string | ((...groups: string[]) => string)][] = [
   [/(?<![A-Za-z0-9])[0-9a-fA-F]{32,}(?![A-Za-z0-9])/g, REDACTED],
   // Long opaque strings (base64 tokens), told from names and paths by how often the kind of
   // character changes (see looksRandom).
-  [/(?<![A-Za-z0-9+/=_.-])[A-Za-z0-9+=_-][A-Za-z0-9+/=_-]{31,}(?![A-Za-z0-9+/=_.-])/g, (m) => (looksRandom(m) ? REDACTED : m)],
+  [
+    /(?<![A-Za-z0-9+/=_.-])[A-Za-z0-9+=_-][A-Za-z0-9+/=_-]{31,}(?![A-Za-z0-9+/=_.-])/g,
+    (m) => (looksRandom(m) ? REDACTED : m),
+  ],
 ];
 
 /**
@@ -161,7 +174,10 @@ export function redactText(text: string): string {
     if (out.includes(secret)) out = out.split(secret).join(REDACTED);
   }
   for (const [pattern, replacement] of PATTERNS) {
-    out = typeof replacement === 'string' ? out.replace(pattern, replacement) : out.replace(pattern, replacement as (match: string, ...groups: string[]) => string);
+    out =
+      typeof replacement === 'string'
+        ? out.replace(pattern, replacement)
+        : out.replace(pattern, replacement as (match: string, ...groups: string[]) => string);
   }
   return out;
 }

@@ -37,7 +37,9 @@ export interface SecretFieldsLookup {
   onChange(listener: (secret: { namespace: string; name: string }) => void): Disposable;
 }
 
-type Answer<T> = { readonly state: 'known'; readonly value: T } | { readonly state: 'unknown'; readonly at: number; readonly forbidden: boolean };
+type Answer<T> =
+  | { readonly state: 'known'; readonly value: T }
+  | { readonly state: 'unknown'; readonly at: number; readonly forbidden: boolean };
 
 interface Entry {
   /** Keyed by the resourceVersion it was asked at: a Table of a later version tells nothing of this one. */
@@ -67,7 +69,8 @@ export class SecretFields implements SecretFieldsLookup {
     if (!id) return live;
     const entry = this.entryFor(id.uid);
     if (this.shouldAskType(entry, id.resourceVersion) && !entry.typeReading) void this.readType(resource, id, entry);
-    if (mayBeImmutable(live) && this.shouldAskImmutable(entry, id.resourceVersion) && !entry.immutableReading) void this.readImmutable(resource, id, entry);
+    if (mayBeImmutable(live) && this.shouldAskImmutable(entry, id.resourceVersion) && !entry.immutableReading)
+      void this.readImmutable(resource, id, entry);
     return this.enriched(live, entry, id.resourceVersion);
   }
 
@@ -129,7 +132,10 @@ export class SecretFields implements SecretFieldsLookup {
    * At once when the answer held is about an older resourceVersion (the object changed since),
    * unless the user may not read the answer at all; otherwise as any answer is asked again (shouldAsk).
    */
-  private shouldAskAgain(held: (Answer<unknown> & { readonly resourceVersion: string }) | undefined, resourceVersion: string): boolean {
+  private shouldAskAgain(
+    held: (Answer<unknown> & { readonly resourceVersion: string }) | undefined,
+    resourceVersion: string,
+  ): boolean {
     const refused = held?.state === 'unknown' && held.forbidden;
     const aboutAnOlderVersion = held !== undefined && held.resourceVersion !== resourceVersion;
     if (aboutAnOlderVersion && !refused) return !this.disposed;
@@ -139,12 +145,17 @@ export class SecretFields implements SecretFieldsLookup {
   private enriched(live: JsonObject, entry: Entry, resourceVersion: string): JsonObject {
     const type = entry.type?.state === 'known' ? entry.type.value : undefined;
     const imm = entry.immutable;
-    const immutable = imm?.state === 'known' && (imm.value || imm.resourceVersion === resourceVersion) ? imm.value : undefined;
+    const immutable =
+      imm?.state === 'known' && (imm.value || imm.resourceVersion === resourceVersion) ? imm.value : undefined;
     if (type === undefined && immutable === undefined) return live;
     const key = `${type ?? ''}\u0000${immutable ?? ''}`;
     const held = this.copies.get(live);
     if (held?.key === key) return held.copy;
-    const copy: JsonObject = { ...live, ...(type !== undefined ? { type } : {}), ...(immutable !== undefined ? { immutable } : {}) };
+    const copy: JsonObject = {
+      ...live,
+      ...(type !== undefined ? { type } : {}),
+      ...(immutable !== undefined ? { immutable } : {}),
+    };
     this.copies.set(live, { key, copy });
     return copy;
   }
@@ -163,8 +174,15 @@ export class SecretFields implements SecretFieldsLookup {
     const reading = (async () => {
       const path = objectPath(resource, id.namespace, id.name);
       if (!path.ok) return unknown(false);
-      const outcome = await this.transport.send({ method: 'GET', path: path.value, query: { includeObject: 'None' }, accept: secretTable, purpose: { verb: 'get', resource: 'secrets', namespace: id.namespace, optional: true } });
-      if (outcome.kind !== 'response' || outcome.status !== 200) return unknown(outcome.kind === 'response' && outcome.status === 403);
+      const outcome = await this.transport.send({
+        method: 'GET',
+        path: path.value,
+        query: { includeObject: 'None' },
+        accept: secretTable,
+        purpose: { verb: 'get', resource: 'secrets', namespace: id.namespace, optional: true },
+      });
+      if (outcome.kind !== 'response' || outcome.status !== 200)
+        return unknown(outcome.kind === 'response' && outcome.status === 403);
       const type = tableType(parseJson(outcome.body), id.resourceVersion);
       return type === undefined ? unknown(false) : ({ state: 'known', value: type } as const);
     })().then((answer) => {
@@ -197,10 +215,12 @@ export class SecretFields implements SecretFieldsLookup {
       });
       if (outcome.kind !== 'response') return unknown(false);
       // Both tests held, the uid's among them: this incarnation is immutable.
-      if (outcome.status === 200) return isTable(parseJson(outcome.body)) ? { state: 'known', value: true } : unknown(false);
+      if (outcome.status === 200)
+        return isTable(parseJson(outcome.body)) ? { state: 'known', value: true } : unknown(false);
       // A failed test is a 422 Invalid that does not say which test failed: not immutable, or
       // another incarnation (which is asked about under its own uid), where nothing is judged anyway.
-      if (outcome.status === 422 && parseStatus(outcome.body)?.reason === 'Invalid') return { state: 'known', value: false };
+      if (outcome.status === 422 && parseStatus(outcome.body)?.reason === 'Invalid')
+        return { state: 'known', value: false };
       return unknown(outcome.status === 403);
     })().then((answer) => {
       entry.immutableReading = undefined;
@@ -234,14 +254,20 @@ const unknown = (forbidden: boolean): Answer<never> => ({ state: 'unknown', at: 
  * recorded (they were cleared, or the object predates them), so nothing can be told from them.
  */
 export function mayBeImmutable(live: JsonObject): boolean {
-  const entries = isJsonObject(live.metadata) && Array.isArray(live.metadata.managedFields) ? live.metadata.managedFields : [];
+  const entries =
+    isJsonObject(live.metadata) && Array.isArray(live.metadata.managedFields) ? live.metadata.managedFields : [];
   const recorded = entries.filter((e) => isJsonObject(e) && isJsonObject(e.fieldsV1));
   if (recorded.length === 0) return true;
   return recorded.some((e) => isJsonObject(e) && isJsonObject(e.fieldsV1) && 'f:immutable' in e.fieldsV1);
 }
 
 function isTable(answer: unknown): answer is JsonObject & { columnDefinitions: JsonValue[]; rows: JsonValue[] } {
-  return isJsonObject(answer) && answer.kind === 'Table' && Array.isArray(answer.columnDefinitions) && Array.isArray(answer.rows);
+  return (
+    isJsonObject(answer) &&
+    answer.kind === 'Table' &&
+    Array.isArray(answer.columnDefinitions) &&
+    Array.isArray(answer.rows)
+  );
 }
 
 /** The Type cell of the one row of a Secret's Table, when the Table is of the version `resourceVersion`. */

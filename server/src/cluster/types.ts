@@ -84,7 +84,8 @@ export type ClusterResult<T> = { ok: true; value: T } | { ok: false; problem: Cl
  * For the status bar. `forbidden` means the cluster answers but refuses something the editor needs;
  * `throttled` that it answers 429 (slow down), `failing` that its reads fail with 5xx.
  */
-export type ClusterHealthState = 'connected' | 'unreachable' | 'unauthenticated' | 'forbidden' | 'throttled' | 'failing' | 'unknown';
+export type ClusterHealthState =
+  'connected' | 'unreachable' | 'unauthenticated' | 'forbidden' | 'throttled' | 'failing' | 'unknown';
 
 /** One observation of a connection's health; protocol.ts's `ClusterHealth` is the state the status bar shows. */
 export interface ClusterHealthReport {

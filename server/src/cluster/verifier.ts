@@ -63,7 +63,11 @@ export class Verifier {
         method: 'PATCH',
         dryRun: 'All',
         path: path.value,
-        query: { fieldManager: options.fieldManager, force: 'false', ...(options.fieldValidation ? { fieldValidation: options.fieldValidation } : {}) },
+        query: {
+          fieldManager: options.fieldManager,
+          force: 'false',
+          ...(options.fieldValidation ? { fieldValidation: options.fieldValidation } : {}),
+        },
         contentType: 'application/apply-patch+yaml',
         // JSON is YAML, so the parsed object can stand in when there is no text.
         body: manifest.text ?? JSON.stringify(manifest.object),
@@ -90,7 +94,10 @@ export class Verifier {
         method: 'POST',
         dryRun: 'All',
         path: path.value,
-        query: { fieldManager: options.fieldManager, ...(options.fieldValidation ? { fieldValidation: options.fieldValidation } : {}) },
+        query: {
+          fieldManager: options.fieldManager,
+          ...(options.fieldValidation ? { fieldValidation: options.fieldValidation } : {}),
+        },
         contentType: text !== undefined && !looksLikeJson(text) ? 'application/yaml' : 'application/json',
         body: text ?? JSON.stringify(manifest.object),
       },
@@ -120,7 +127,10 @@ export class Verifier {
       method: 'PATCH',
       dryRun: 'All',
       path: path.value,
-      query: { fieldManager: options.fieldManager, ...(options.fieldValidation ? { fieldValidation: options.fieldValidation } : {}) },
+      query: {
+        fieldManager: options.fieldManager,
+        ...(options.fieldValidation ? { fieldValidation: options.fieldValidation } : {}),
+      },
       contentType,
       body: JSON.stringify(manifest.object),
     });
@@ -137,24 +147,46 @@ export class Verifier {
   ): Promise<ClusterResult<{ resource: ApiResourceInfo; namespace: string; name: string; origin: NamespaceOrigin }>> {
     const apiVersion = typeof object.apiVersion === 'string' ? object.apiVersion : '';
     const kind = typeof object.kind === 'string' ? object.kind : '';
-    if (!apiVersion || !kind) return { ok: false, problem: { kind: 'other', message: 'The manifest needs apiVersion and kind.' } };
+    if (!apiVersion || !kind)
+      return { ok: false, problem: { kind: 'other', message: 'The manifest needs apiVersion and kind.' } };
     const resource = await this.discovery.resolve(apiVersion, kind);
     if (!resource.ok) return resource;
     const metadata = isJsonObject(object.metadata) ? object.metadata : {};
-    const { namespace, origin } = placeInNamespace(resource.value.namespaced, typeof metadata.namespace === 'string' ? metadata.namespace : undefined, defaultNamespace);
+    const { namespace, origin } = placeInNamespace(
+      resource.value.namespaced,
+      typeof metadata.namespace === 'string' ? metadata.namespace : undefined,
+      defaultNamespace,
+    );
     const name = typeof metadata.name === 'string' ? metadata.name : '';
     return { ok: true, value: { resource: resource.value, namespace, name, origin } };
   }
 
-  private async send(request: DryRunWrite, resource: ApiResourceInfo, namespace: string, verb: string): Promise<DryRunOutcome> {
+  private async send(
+    request: DryRunWrite,
+    resource: ApiResourceInfo,
+    namespace: string,
+    verb: string,
+  ): Promise<DryRunOutcome> {
     const tableAnswer = readsMetadataOnly(resource);
-    const outcome = await this.transport.send(tableAnswer ? { ...request, query: { ...request.query, includeObject: 'None' }, accept: secretTable } : request);
+    const outcome = await this.transport.send(
+      tableAnswer ? { ...request, query: { ...request.query, includeObject: 'None' }, accept: secretTable } : request,
+    );
     if (outcome.kind === 'response' && outcome.status >= 200 && outcome.status < 300) {
       const body = parseJson(outcome.body);
-      if (tableAnswer && isJsonObject(body) && body.kind === 'Table') return { outcome: 'accepted', object: tableIdentity(resource, namespace, body) };
+      if (tableAnswer && isJsonObject(body) && body.kind === 'Table')
+        return { outcome: 'accepted', object: tableIdentity(resource, namespace, body) };
       if (!tableAnswer && isJsonObject(body)) return { outcome: 'accepted', object: body };
       // Another answer than the one asked for is not quoted: for a Secret, it may hold the values.
-      if (tableAnswer) return { outcome: 'rejected', problem: { kind: 'other', message: `The server did not answer the dry run of ${qualifiedResource(resource)} as a Table.`, httpStatus: outcome.status }, causes: [] };
+      if (tableAnswer)
+        return {
+          outcome: 'rejected',
+          problem: {
+            kind: 'other',
+            message: `The server did not answer the dry run of ${qualifiedResource(resource)} as a Table.`,
+            httpStatus: outcome.status,
+          },
+          causes: [],
+        };
     }
     if (outcome.kind === 'response' && outcome.status === 409) {
       const status = parseStatus(outcome.body);
@@ -185,9 +217,14 @@ export class Verifier {
  * managedfields/internal/conflict.go) from the optimistic lock ("the object has been modified",
  * apiserver storage) and a uid precondition ("Precondition failed: UID in precondition").
  */
-export function conflictKind(reason: string, message: string, causeCount: number): 'fieldManager' | 'alreadyExists' | 'resourceVersion' | 'uid' | 'other' {
+export function conflictKind(
+  reason: string,
+  message: string,
+  causeCount: number,
+): 'fieldManager' | 'alreadyExists' | 'resourceVersion' | 'uid' | 'other' {
   if (reason === 'AlreadyExists') return 'alreadyExists';
-  if (/^Apply failed with \d+ conflict/.test(message) || (causeCount > 0 && message.includes('conflict'))) return 'fieldManager';
+  if (/^Apply failed with \d+ conflict/.test(message) || (causeCount > 0 && message.includes('conflict')))
+    return 'fieldManager';
   // An apply naming a uid that no object has: `uid mismatch`; an update or delete: `UID in precondition`.
   if (/UID in precondition|uid mismatch/i.test(message)) return 'uid';
   if (/the object has been modified/.test(message)) return 'resourceVersion';
@@ -198,11 +235,18 @@ export function conflictKind(reason: string, message: string, causeCount: number
 function tableIdentity(resource: ApiResourceInfo, namespace: string, table: JsonObject): JsonObject {
   const row = Array.isArray(table.rows) && isJsonObject(table.rows[0]) ? table.rows[0] : undefined;
   const name = row && Array.isArray(row.cells) && typeof row.cells[0] === 'string' ? row.cells[0] : undefined;
-  const resourceVersion = isJsonObject(table.metadata) && typeof table.metadata.resourceVersion === 'string' ? table.metadata.resourceVersion : undefined;
+  const resourceVersion =
+    isJsonObject(table.metadata) && typeof table.metadata.resourceVersion === 'string'
+      ? table.metadata.resourceVersion
+      : undefined;
   return {
     apiVersion: resource.apiVersion,
     kind: resource.kind,
-    metadata: { ...(name !== undefined ? { name } : {}), ...(namespace ? { namespace } : {}), ...(resourceVersion !== undefined ? { resourceVersion } : {}) },
+    metadata: {
+      ...(name !== undefined ? { name } : {}),
+      ...(namespace ? { namespace } : {}),
+      ...(resourceVersion !== undefined ? { resourceVersion } : {}),
+    },
   };
 }
 

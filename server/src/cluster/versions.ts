@@ -23,7 +23,10 @@ const none: ManagerVersions = { documents: [], pending: false };
 
 /** The apiVersions of the same group, other than `apiVersion`, that the live object's managers were recorded at. */
 export function otherManagerVersions(live: JsonObject | undefined, apiVersion: string): string[] {
-  const entries = live && isJsonObject(live.metadata) && Array.isArray(live.metadata.managedFields) ? live.metadata.managedFields : [];
+  const entries =
+    live && isJsonObject(live.metadata) && Array.isArray(live.metadata.managedFields)
+      ? live.metadata.managedFields
+      : [];
   const [group] = splitApiVersion(apiVersion);
   const out = new Set<string>();
   for (const e of entries) {
@@ -46,7 +49,6 @@ export function crdVersions(crd: JsonObject): CrdVersions | undefined {
   return { conversion: strategy === 'Webhook' ? 'Webhook' : 'None', versions };
 }
 
-
 /** Core groups and the *.k8s.io groups are built in (a CRD there needs an approval few have). */
 export function surelyBuiltIn(group: string): boolean {
   return group === '' || !group.includes('.') || group.endsWith('.k8s.io');
@@ -54,7 +56,12 @@ export function surelyBuiltIn(group: string): boolean {
 
 /** The CustomResourceDefinition that defines a custom kind (read only when managers wrote at other versions). */
 export function crdRef(resource: { group: string; resource: string }) {
-  return { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: `${resource.resource}.${resource.group}`, namespace: '' };
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    name: `${resource.resource}.${resource.group}`,
+    namespace: '',
+  };
 }
 
 // One answer object per CRD object (and constants otherwise), so that the editor can tell by
@@ -64,7 +71,10 @@ const UNKNOWN: KindVersions = {};
 const perCrd = new WeakMap<JsonObject, KindVersions>();
 
 /** The kind's versions from its CRD as read (undefined: not read yet); also for a snapshot's saved CRD. */
-export function versionsFrom(resource: { group: string }, crd: LiveObjectState | undefined): { versions?: KindVersions; pending: boolean } {
+export function versionsFrom(
+  resource: { group: string },
+  crd: LiveObjectState | undefined,
+): { versions?: KindVersions; pending: boolean } {
   if (surelyBuiltIn(resource.group)) return { versions: BUILT_IN, pending: false };
   if (!crd || crd.state === 'pending') return { pending: true };
   if (crd.state === 'exists') {
@@ -94,7 +104,10 @@ export function peekManagerVersions(
   const others = otherManagerVersions(live, ref.apiVersion);
   if (others.length === 0) return { ...none, missing: [] };
   const served = others.filter((v) => connection.cachedResource(v, ref.kind) !== undefined);
-  const documents = served.flatMap((v): JsonObject[] => { const d = openApi(v); return d ? [d] : []; });
+  const documents = served.flatMap((v): JsonObject[] => {
+    const d = openApi(v);
+    return d ? [d] : [];
+  });
   const missing = served.filter((v) => !openApi(v));
   const crd = surelyBuiltIn(resource.group) ? undefined : connection.peekObject(crdRef(resource));
   const { versions, pending } = versionsFrom(resource, crd);
@@ -111,7 +124,9 @@ export async function loadManagerVersions(
 ): Promise<ManagerVersions> {
   const others = otherManagerVersions(live, ref.apiVersion);
   if (others.length === 0) return none;
-  const served = (await Promise.all(others.map(async (v) => ((await connection.resolveKind(v, ref.kind)).ok ? [v] : [])))).flat();
+  const served = (
+    await Promise.all(others.map(async (v) => ((await connection.resolveKind(v, ref.kind)).ok ? [v] : [])))
+  ).flat();
   const [documents, crd] = await Promise.all([
     Promise.all(served.map(loadOpenApi)).then((docs) => docs.filter((d): d is JsonObject => d !== undefined)),
     surelyBuiltIn(resource.group) ? Promise.resolve(undefined) : connection.getObject(crdRef(resource)),

@@ -76,7 +76,9 @@ export function jsonDepthExceeds(value: JsonValue | undefined, limit: number): b
 export function jsonCutAt(value: JsonValue, limit: number, cut: JsonValue): JsonValue {
   if (!jsonDepthExceeds(value, limit)) return value;
   const root: { v: JsonValue } = { v: null };
-  const stack: { from: JsonValue; depth: number; put: (v: JsonValue) => void }[] = [{ from: value, depth: 1, put: (v) => (root.v = v) }];
+  const stack: { from: JsonValue; depth: number; put: (v: JsonValue) => void }[] = [
+    { from: value, depth: 1, put: (v) => (root.v = v) },
+  ];
   while (stack.length > 0) {
     const { from, depth, put } = stack.pop()!;
     if (depth > limit) {
@@ -117,6 +119,10 @@ export function jsonAt(value: JsonValue | undefined, steps: readonly (string | n
  */
 export function canonicalJson(v: JsonValue | undefined): string {
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  if (isJsonObject(v)) return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(v[k])}`).join(',')}}`;
+  if (isJsonObject(v))
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(v[k])}`)
+      .join(',')}}`;
   return JSON.stringify(v ?? null);
 }

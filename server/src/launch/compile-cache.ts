@@ -69,7 +69,8 @@ function writeCache(file: string, data: Buffer): void {
   const family = path.basename(file).replace(/[0-9a-f]+\.v8$/, '');
   try {
     for (const other of fs.readdirSync(dir)) {
-      if (other.startsWith(family) && other.endsWith('.v8') && other !== path.basename(file)) fs.rmSync(path.join(dir, other), { force: true });
+      if (other.startsWith(family) && other.endsWith('.v8') && other !== path.basename(file))
+        fs.rmSync(path.join(dir, other), { force: true });
     }
   } catch {
     // Another process may be cleaning up too: an old file left behind costs only its space.
@@ -87,12 +88,20 @@ export function startBundle(bundle: string, variant = 'default'): void {
   const builtIn = (Module as unknown as { enableCompileCache?: (dir: string) => unknown }).enableCompileCache;
   if (!dir || typeof builtIn === 'function') {
     if (dir) builtIn!(dir);
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the bundle's path is known only at run time
     require(bundle);
     return;
   }
   const source = fs.readFileSync(bundle, 'utf8');
   // The text, V8 and platform the code was compiled for: V8 checks them too, this only keeps one file each.
-  const key = crypto.createHash('sha256').update(process.version).update(process.arch).update(process.versions.v8).update(source).digest('hex').slice(0, 32);
+  const key = crypto
+    .createHash('sha256')
+    .update(process.version)
+    .update(process.arch)
+    .update(process.versions.v8)
+    .update(source)
+    .digest('hex')
+    .slice(0, 32);
   // Node's options are part of the name: V8 refuses code compiled under other flags, and a server
   // started by the editor (serverExecArgv) and one started by `lsp` in a terminal keep one each.
   const options = crypto.createHash('sha256').update(process.execArgv.join('\u0000')).digest('hex').slice(0, 8);
@@ -114,7 +123,20 @@ export function startBundle(bundle: string, variant = 'default'): void {
   // The bundle requires only Node's own modules: a require of its place is all it needs.
   const bundleModule = new Module(bundle, module);
   bundleModule.filename = bundle;
-  const run = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: Module, filename: string, dirname: string) => void;
-  run.call(bundleModule.exports, bundleModule.exports, Module.createRequire(bundle), bundleModule, bundle, path.dirname(bundle));
+  const run = script.runInThisContext() as (
+    exports: unknown,
+    require: NodeJS.Require,
+    module: Module,
+    filename: string,
+    dirname: string,
+  ) => void;
+  run.call(
+    bundleModule.exports,
+    bundleModule.exports,
+    Module.createRequire(bundle),
+    bundleModule,
+    bundle,
+    path.dirname(bundle),
+  );
   bundleModule.loaded = true;
 }

@@ -7,7 +7,13 @@
 import { CodeActionKind, type CodeAction, type CodeActionParams, type TextEdit } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { locateOptions, showValue, type Finding } from '../core/findings';
-import { removeFieldEdits, removeFieldsEdits, removeFieldsInFileEdits, replaceValueEdits, type EditResult } from '../core/manifest/edits';
+import {
+  removeFieldEdits,
+  removeFieldsEdits,
+  removeFieldsInFileEdits,
+  replaceValueEdits,
+  type EditResult,
+} from '../core/manifest/edits';
 import { describeManager } from '../core/ssa/messages';
 import { requests } from '../protocol';
 import type { AnalyzedResource, DocumentAnalysis } from './document-analysis';
@@ -17,7 +23,11 @@ export const codeActionKinds = [CodeActionKind.QuickFix, CodeActionKind.SourceFi
 
 const contested = (f: Finding) => f.code === 'field-conflict' && f.path !== undefined;
 
-export function codeActions(params: CodeActionParams, document: TextDocument, analysis: DocumentAnalysis): CodeAction[] {
+export function codeActions(
+  params: CodeActionParams,
+  document: TextDocument,
+  analysis: DocumentAnalysis,
+): CodeAction[] {
   const text = document.getText();
   const uri = document.uri;
   const only = params.context.only;
@@ -34,32 +44,65 @@ export function codeActions(params: CodeActionParams, document: TextDocument, an
       const offer = (title: string, result: EditResult, preferred = false) => {
         // A fix that cannot be made safely (a value that comes through an alias, say) is still
         // listed, disabled, with the reason: the user learns why rather than finding nothing.
-        if (result.edits) actions.push({ title, kind: CodeActionKind.QuickFix, diagnostics: [diagnostic], isPreferred: preferred, edit: edit(result.edits) });
-        else actions.push({ title, kind: CodeActionKind.QuickFix, diagnostics: [diagnostic], disabled: { reason: result.reason } });
+        if (result.edits)
+          actions.push({
+            title,
+            kind: CodeActionKind.QuickFix,
+            diagnostics: [diagnostic],
+            isPreferred: preferred,
+            edit: edit(result.edits),
+          });
+        else
+          actions.push({
+            title,
+            kind: CodeActionKind.QuickFix,
+            diagnostics: [diagnostic],
+            disabled: { reason: result.reason },
+          });
       };
       if (contested(finding)) {
         const who = finding.manager ? describeManager(finding.manager) : 'its owner';
-        offer(`Remove ${finding.path} (leave it to ${who})`, removeFieldEdits(text, owner.resource, finding.path!, options), isAutoscalerReplicas(finding));
+        offer(
+          `Remove ${finding.path} (leave it to ${who})`,
+          removeFieldEdits(text, owner.resource, finding.path!, options),
+          isAutoscalerReplicas(finding),
+        );
         if (finding.liveValue !== undefined) {
-          offer(`Use the live value ${showValue(finding.liveValue)} for ${finding.path} (share ownership with ${who})`, replaceValueEdits(text, owner.resource, finding.path!, finding.liveValue, options));
+          offer(
+            `Use the live value ${showValue(finding.liveValue)} for ${finding.path} (share ownership with ${who})`,
+            replaceValueEdits(text, owner.resource, finding.path!, finding.liveValue, options),
+          );
         }
         // Forcing is the other way out of a conflict: show first what it takes and who takes it back.
         actions.push({
           title: 'Preview forcing…',
           kind: CodeActionKind.QuickFix,
           diagnostics: [diagnostic],
-          command: { title: 'Preview forcing…', command: requests.forcePreview.command, arguments: [{ uri, position: diagnostic.range.start }] },
+          command: {
+            title: 'Preview forcing…',
+            command: requests.forcePreview.command,
+            arguments: [{ uri, position: diagnostic.range.start }],
+          },
         });
         const all = owner.findings.filter(contested);
         if (all.length > 1) {
           offer(
             `Remove all ${all.length} contested fields of ${owner.resource.kind} ${JSON.stringify(owner.resource.name ?? '')}`,
-            removeFieldsEdits(text, owner.resource, all.map((f) => f.path!), options),
+            removeFieldsEdits(
+              text,
+              owner.resource,
+              all.map((f) => f.path!),
+              options,
+            ),
           );
         }
       } else if (finding.code === 'stale-resource-version' || finding.code === 'uid-mismatch') {
         const field = finding.code === 'stale-resource-version' ? '.metadata.resourceVersion' : '.metadata.uid';
-        offer(`Remove ${field.slice(1)} (apply to whatever version is live)`, removeFieldEdits(text, owner.resource, field, options), true);
+        offer(
+          `Remove ${field.slice(1)} (apply to whatever version is live)`,
+          removeFieldEdits(text, owner.resource, field, options),
+          true,
+        );
       }
     }
     // Editors ask for code actions at every cursor move; the file-wide edit (each removal is
@@ -67,7 +110,11 @@ export function codeActions(params: CodeActionParams, document: TextDocument, an
     const nearConflict = params.context.diagnostics.some((d) => findingOf(d)?.code === 'field-conflict');
     const fileWide = nearConflict ? fileWideRemoval(text, analysis) : undefined;
     if (fileWide && fileWide.count > 1) {
-      actions.push({ title: `Remove all ${fileWide.count} contested fields in this file`, kind: CodeActionKind.QuickFix, edit: edit(fileWide.edits) });
+      actions.push({
+        title: `Remove all ${fileWide.count} contested fields in this file`,
+        kind: CodeActionKind.QuickFix,
+        edit: edit(fileWide.edits),
+      });
     }
   }
 
@@ -95,11 +142,20 @@ function ownerOf(analysis: DocumentAnalysis, finding: Finding): AnalyzedResource
   return analysis.resources.find(({ resource: { range } }) => range.start.line <= line && line <= range.end.line);
 }
 
-function fileWideRemoval(text: string, analysis: DocumentAnalysis): { edits: readonly TextEdit[]; count: number; findings: Finding[] } | undefined {
-  const owners = analysis.resources.map((owner) => ({ owner, mine: owner.findings.filter(contested) })).filter(({ mine }) => mine.length > 0);
+function fileWideRemoval(
+  text: string,
+  analysis: DocumentAnalysis,
+): { edits: readonly TextEdit[]; count: number; findings: Finding[] } | undefined {
+  const owners = analysis.resources
+    .map((owner) => ({ owner, mine: owner.findings.filter(contested) }))
+    .filter(({ mine }) => mine.length > 0);
   const result = removeFieldsInFileEdits(
     text,
-    owners.map(({ owner, mine }) => ({ resource: owner.resource, paths: mine.map((f) => f.path!), options: locateOptions(owner.resource, owner.facts?.schema) })),
+    owners.map(({ owner, mine }) => ({
+      resource: owner.resource,
+      paths: mine.map((f) => f.path!),
+      options: locateOptions(owner.resource, owner.facts?.schema),
+    })),
   );
   // What could not go (a field written through a merge, an edit that collides with another
   // item's of the same List) stays, with its diagnostic; the rest of the file is still fixed.

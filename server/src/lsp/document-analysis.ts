@@ -2,8 +2,26 @@
 // content), each resource analysed once per (its text, the facts, the settings). A keystroke in one
 // document of a 500-document file re-parses and re-analyses that document only, and sends no
 // request: facts are peeked from the session's caches.
-import { analyzeResource, definedKinds, definedKindsKey, problemFindings, withDefinedKinds, type DefinedKind, type Finding, type ResourceFacts } from '../core/findings';
-import { createManifestCache, namedObject, parseManifestText, parseManifestTextInSlices, shiftRange, type ManifestCache, type ManifestResource, type ParsedManifest } from '../core/manifest/manifest';
+import {
+  analyzeResource,
+  definedKinds,
+  definedKindsKey,
+  problemFindings,
+  withDefinedKinds,
+  type DefinedKind,
+  type Finding,
+  type ResourceFacts,
+} from '../core/findings';
+import {
+  createManifestCache,
+  namedObject,
+  parseManifestText,
+  parseManifestTextInSlices,
+  shiftRange,
+  type ManifestCache,
+  type ManifestResource,
+  type ParsedManifest,
+} from '../core/manifest/manifest';
 import type { Settings } from '../protocol';
 import type { Session } from './session';
 
@@ -87,19 +105,26 @@ export class DocumentAnalyzer {
    * `analyze` afterwards finds the parse ready. `onFirstResource`: called once this version is
    * known to hold a Kubernetes object, while the rest of it is read.
    */
-  prepare(uri: string, version: number, text: string, onFirstResource?: (first: ManifestResource) => void): Promise<void> {
+  prepare(
+    uri: string,
+    version: number,
+    text: string,
+    onFirstResource?: (first: ManifestResource) => void,
+  ): Promise<void> {
     if (this.parsedByUri.get(uri)?.version === version) return Promise.resolve();
     const running = this.pending.get(uri);
     if (running?.version === version) return running.parsing;
     const cache = this.cacheFor(uri);
-    const parsing = parseManifestTextInSlices(text, cache, onFirstResource ? { onFirstResource } : {}).then((parsed) => {
-      if (this.pending.get(uri)?.parsing === parsing) this.pending.delete(uri);
-      const known = this.parsedByUri.get(uri);
-      if (!known || known.version < version) {
-        this.parsedByUri.set(uri, { version, parsed });
-        this.definedMayHaveChanged();
-      }
-    });
+    const parsing = parseManifestTextInSlices(text, cache, onFirstResource ? { onFirstResource } : {}).then(
+      (parsed) => {
+        if (this.pending.get(uri)?.parsing === parsing) this.pending.delete(uri);
+        const known = this.parsedByUri.get(uri);
+        if (!known || known.version < version) {
+          this.parsedByUri.set(uri, { version, parsed });
+          this.definedMayHaveChanged();
+        }
+      },
+    );
     this.pending.set(uri, { version, parsing });
     return parsing;
   }
@@ -127,13 +152,23 @@ export class DocumentAnalyzer {
    * `syntaxHeldBack`: why this document's syntax problems (and duplicate keys) are not shown here
    * (syntaxHeldBack below), or undefined when they are ours to show.
    */
-  analyze(uri: string, version: number, text: string, documentSettings: Settings, session: Session | undefined, syntaxHeldBack?: string): DocumentAnalysis {
+  analyze(
+    uri: string,
+    version: number,
+    text: string,
+    documentSettings: Settings,
+    session: Session | undefined,
+    syntaxHeldBack?: string,
+  ): DocumentAnalysis {
     const parsed = this.parse(uri, version, text);
     const previous = this.findingsByUri.get(uri) ?? new Map<string, CachedFindings>();
     const next = new Map<string, CachedFindings>();
     // The open documents are judged as applied together: a CRD in one makes its kind no error in another.
     const defined = this.definedKinds();
-    const settings = withDefinedKinds<Settings & { readonly definedKinds?: readonly DefinedKind[] }>(documentSettings, defined);
+    const settings = withDefinedKinds<Settings & { readonly definedKinds?: readonly DefinedKind[] }>(
+      documentSettings,
+      defined,
+    );
     const settingsKey = `${settings.fieldManager}\u0000${settings.applyMode}\u0000${session?.key ?? ''}\u0000${JSON.stringify(settings.severity)}\u0000${definedKindsKey(defined)}`;
     const resources: AnalyzedResource[] = [];
     // YAML that is not a Kubernetes manifest (a CI workflow, a compose file) is none of our
@@ -142,7 +177,9 @@ export class DocumentAnalyzer {
     // Whatever is left out here, every document is analysed on its own: a broken document never
     // hides the findings of the others.
     const findings: Finding[] = looksLikeManifests(parsed, text)
-      ? problemFindings(parsed.problems, settings.severity).map((f): Finding | HeldBack => (syntaxHeldBack !== undefined && syntaxProblemCodes.has(f.code) ? { ...f, heldBack: syntaxHeldBack } : f))
+      ? problemFindings(parsed.problems, settings.severity).map((f): Finding | HeldBack =>
+          syntaxHeldBack !== undefined && syntaxProblemCodes.has(f.code) ? { ...f, heldBack: syntaxHeldBack } : f,
+        )
       : [];
 
     for (const resource of parsed.resources) {
@@ -150,7 +187,13 @@ export class DocumentAnalyzer {
       if (!session || !named) {
         // Without a name there is nothing to look up, but the manifest alone can still be refused
         // (generateName with kubectl apply).
-        const own = resource.name ? [] : analyzeResource(resource, { kind: { state: 'pending' }, live: { state: 'pending' }, schema: undefined }, settings);
+        const own = resource.name
+          ? []
+          : analyzeResource(
+              resource,
+              { kind: { state: 'pending' }, live: { state: 'pending' }, schema: undefined },
+              settings,
+            );
         resources.push({ resource, facts: undefined, findings: own });
         findings.push(...own);
         continue;
@@ -158,12 +201,18 @@ export class DocumentAnalyzer {
       const facts = session.facts.peek(named);
       // The document's text is the key (an item of a List adds its index): no copy of the text per resource and keystroke.
       // A JSON value after another on its line is placed by its column too: the column joins the key.
-      const placed = resource.columnOffset === undefined ? resource.documentText : `${resource.columnOffset}\u0001${resource.documentText}`;
+      const placed =
+        resource.columnOffset === undefined
+          ? resource.documentText
+          : `${resource.columnOffset}\u0001${resource.documentText}`;
       const cacheKey = resource.itemIndex === undefined ? placed : `${resource.itemIndex}\u0000${placed}`;
       const cached = previous.get(cacheKey) ?? next.get(cacheKey);
       let resourceFindings: readonly Finding[];
       if (cached && cached.settingsKey === settingsKey && sameFacts(cached.facts, facts)) {
-        resourceFindings = cached.lineOffset === resource.lineOffset ? cached.findings : cached.findings.map((f) => shiftFinding(f, resource.lineOffset - cached.lineOffset));
+        resourceFindings =
+          cached.lineOffset === resource.lineOffset
+            ? cached.findings
+            : cached.findings.map((f) => shiftFinding(f, resource.lineOffset - cached.lineOffset));
       } else {
         resourceFindings = analyzeResource(resource, facts, settings);
       }
@@ -202,7 +251,11 @@ const syntaxProblemCodes: ReadonlySet<string> = new Set(['yaml-syntax', 'duplica
  * document's language that reports them (`otherServices`: language id → extension id). Undefined:
  * ours; else the words the document's state gives (`shown by redhat.vscode-yaml`).
  */
-export function syntaxHeldBack(settings: Pick<Settings, 'syntaxErrors'>, languageId: string, otherServices: Readonly<Record<string, string>>): string | undefined {
+export function syntaxHeldBack(
+  settings: Pick<Settings, 'syntaxErrors'>,
+  languageId: string,
+  otherServices: Readonly<Record<string, string>>,
+): string | undefined {
   if (settings.syntaxErrors === 'always') return undefined;
   if (settings.syntaxErrors === 'never') return 'not shown: kubeConflictHints.syntaxErrors is "never"';
   return Object.hasOwn(otherServices, languageId) ? `shown by ${otherServices[languageId]}` : undefined;
@@ -210,7 +263,11 @@ export function syntaxHeldBack(settings: Pick<Settings, 'syntaxErrors'>, languag
 
 /** How a message names a document: its file name (the CRD's name says the rest). */
 function documentName(uri: string): string {
-  const last = uri.replace(/[?#].*$/, '').split('/').pop() ?? uri;
+  const last =
+    uri
+      .replace(/[?#].*$/, '')
+      .split('/')
+      .pop() ?? uri;
   try {
     return decodeURIComponent(last) || uri;
   } catch {
@@ -224,7 +281,13 @@ function looksLikeManifests(parsed: ParsedManifest, text: string): boolean {
 
 /** Facts are compared by identity of what the caches hand out: a changed object is a new object. */
 function sameFacts(a: ResourceFacts, b: ResourceFacts): boolean {
-  if (a.schema !== b.schema || a.versions !== b.versions || a.kind.state !== b.kind.state || a.live.state !== b.live.state) return false;
+  if (
+    a.schema !== b.schema ||
+    a.versions !== b.versions ||
+    a.kind.state !== b.kind.state ||
+    a.live.state !== b.live.state
+  )
+    return false;
   if (a.namespace?.state !== b.namespace?.state || a.namespace?.name !== b.namespace?.name) return false;
   if (a.live.state === 'exists' && b.live.state === 'exists') return a.live.object === b.live.object;
   return sameKind(a.kind, b.kind);
@@ -233,11 +296,16 @@ function sameFacts(a: ResourceFacts, b: ResourceFacts): boolean {
 function sameKind(a: ResourceFacts['kind'], b: ResourceFacts['kind']): boolean {
   if (a === b) return true;
   // Served (nearly every object, on every keystroke): the fields it has. Anything else is rare.
-  if (a.state === 'served' && b.state === 'served') return a.group === b.group && a.resource === b.resource && a.namespaced === b.namespaced && Object.keys(a).length === Object.keys(b).length;
+  if (a.state === 'served' && b.state === 'served')
+    return (
+      a.group === b.group &&
+      a.resource === b.resource &&
+      a.namespaced === b.namespaced &&
+      Object.keys(a).length === Object.keys(b).length
+    );
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
 function shiftFinding(f: Finding, lines: number): Finding {
   return { ...f, range: shiftRange(f.range, lines) };
 }
-

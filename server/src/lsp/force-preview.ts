@@ -8,21 +8,33 @@ import type { Position } from '../core/manifest/manifest';
 import type { ForcePreviewResult } from '../protocol';
 import { resourceAt, type DocumentState } from './workspace';
 
-export async function forcePreviewAt(state: DocumentState, position: Position | undefined): Promise<ForcePreviewResult | null> {
+export async function forcePreviewAt(
+  state: DocumentState,
+  position: Position | undefined,
+): Promise<ForcePreviewResult | null> {
   const resources = state.analysis.resources;
   // Without a position: the first resource with a conflict (what a client without a cursor means).
-  const hit = position ? resourceAt(resources, position) : (resources.find((r) => r.findings.some((f) => f.code === 'field-conflict')) ?? resources[0]);
+  const hit = position
+    ? resourceAt(resources, position)
+    : (resources.find((r) => r.findings.some((f) => f.code === 'field-conflict')) ?? resources[0]);
   if (!hit?.facts || hit.facts.live.state !== 'exists') return null;
   const { resource, facts } = hit;
   const live = hit.facts.live.object;
   const { settings } = state;
-  const prediction = predictionOf(resource, facts, { fieldManager: settings.fieldManager, applyMode: settings.applyMode });
+  const prediction = predictionOf(resource, facts, {
+    fieldManager: settings.fieldManager,
+    applyMode: settings.applyMode,
+  });
   const takes = (prediction?.conflicts.length ?? 0) + (prediction?.forgiven.length ?? 0) > 0;
   // The autoscalers are read only when forcing takes something: that is when they matter.
   let autoscalers: AutoscalerFacts = { state: 'read', autoscalers: [] };
   if (takes) {
     autoscalers = state.session
-      ? await autoscalersFor(state.session.connection, { apiVersion: resource.apiVersion, kind: resource.kind, ...(resource.namespace ? { namespace: resource.namespace } : {}) })
+      ? await autoscalersFor(state.session.connection, {
+          apiVersion: resource.apiVersion,
+          kind: resource.kind,
+          ...(resource.namespace ? { namespace: resource.namespace } : {}),
+        })
       : { state: 'unknown', reason: 'no cluster access' };
   }
   const object = objectIdentity(resource);

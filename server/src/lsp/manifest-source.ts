@@ -4,7 +4,16 @@
 // objects. Any file no other source claims is read as one: a file without objects says nothing.
 import type { CodeAction, CodeActionParams, CodeLens, Hover, Position } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { fieldHover, managerNames, nodeAt, objectHover, ownershipHints, type Finding, type LineSpan, type OwnershipHint } from '../core/findings';
+import {
+  fieldHover,
+  managerNames,
+  nodeAt,
+  objectHover,
+  ownershipHints,
+  type Finding,
+  type LineSpan,
+  type OwnershipHint,
+} from '../core/findings';
 import { absoluteRange, isIdentityPath, type ManifestResource } from '../core/manifest/manifest';
 import { codeActions } from './code-actions';
 import type { AnalyzedResource } from './document-analysis';
@@ -75,7 +84,11 @@ export class ManifestSource implements DocumentSource {
   }
 }
 
-function codeLensTitle(resource: ManifestResource, facts: AnalyzedResource['facts'], findings: AnalyzedResource['findings']): string | undefined {
+function codeLensTitle(
+  resource: ManifestResource,
+  facts: AnalyzedResource['facts'],
+  findings: AnalyzedResource['findings'],
+): string | undefined {
   if (!facts || facts.kind.state !== 'served') return undefined;
   if (facts.live.state === 'absent') return 'new object: nothing to conflict with';
   if (facts.live.state !== 'exists') return undefined;
@@ -83,7 +96,11 @@ function codeLensTitle(resource: ManifestResource, facts: AnalyzedResource['fact
   const errors = findings.filter((f) => f.severity === 'error').length;
   const managers = managerNames(facts.live.object);
   const parts = [
-    conflicts > 0 ? `${conflicts} field conflict${conflicts === 1 ? '' : 's'}` : errors > 0 ? `${errors} error${errors === 1 ? '' : 's'}` : 'no conflicts',
+    conflicts > 0
+      ? `${conflicts} field conflict${conflicts === 1 ? '' : 's'}`
+      : errors > 0
+        ? `${errors} error${errors === 1 ? '' : 's'}`
+        : 'no conflicts',
     managers.length > 0 ? `managed by ${managers.join(', ')}` : 'no recorded owners',
   ];
   void resource;

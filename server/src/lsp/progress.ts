@@ -64,7 +64,10 @@ export class LoadProgress {
 
   private message({ pending, total }: Counts): { percentage: number; text: string } {
     const loaded = total - pending;
-    return { percentage: total > 0 ? Math.floor((loaded * 100) / total) : 0, text: `${loaded} of ${total} objects loaded from the cluster` };
+    return {
+      percentage: total > 0 ? Math.floor((loaded * 100) / total) : 0,
+      text: `${loaded} of ${total} objects loaded from the cluster`,
+    };
   }
 
   private update(): void {

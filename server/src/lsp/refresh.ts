@@ -7,7 +7,12 @@
 // and without a pause. While requests are still out, a change waits for them, at most
 // `refreshIntervalMs`. Refreshes are at least `refreshIntervalMs` apart: changes that arrive
 // together or in quick succession (a relist, a burst of watch events) collapse into one.
-import { CodeLensRefreshRequest, InlayHintRefreshRequest, type ClientCapabilities, type Connection } from 'vscode-languageserver/node';
+import {
+  CodeLensRefreshRequest,
+  InlayHintRefreshRequest,
+  type ClientCapabilities,
+  type Connection,
+} from 'vscode-languageserver/node';
 
 export const refreshIntervalMs = 50;
 
@@ -53,7 +58,10 @@ export class RefreshScheduler {
     // Soon after the last refresh: the rest of the interval. Else: at most the interval, and at
     // once if nothing is pending. (A clock set back counts as soon after.)
     const early = sinceLast >= refreshIntervalMs;
-    this.timer = setTimeout(() => this.fire(), early || sinceLast < 0 ? refreshIntervalMs : refreshIntervalMs - sinceLast);
+    this.timer = setTimeout(
+      () => this.fire(),
+      early || sinceLast < 0 ? refreshIntervalMs : refreshIntervalMs - sinceLast,
+    );
     if (early) this.goWhenQuiet();
   }
 
@@ -72,7 +80,8 @@ export class RefreshScheduler {
     this.last = Date.now();
     if (this.canRefreshDiagnostics) void this.connection.languages.diagnostics.refresh();
     if (this.canRefreshCodeLens) void this.connection.sendRequest(CodeLensRefreshRequest.type);
-    if (this.canRefreshInlayHints) void this.connection.sendRequest(InlayHintRefreshRequest.type).catch(() => undefined);
+    if (this.canRefreshInlayHints)
+      void this.connection.sendRequest(InlayHintRefreshRequest.type).catch(() => undefined);
     for (const listener of this.listeners) listener();
   }
 }

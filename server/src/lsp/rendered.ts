@@ -32,19 +32,66 @@ import {
   type Position,
 } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { definedKinds, findingCatalogue, findingPath, helmApply, locateOptions, overlayLabels, overlayLocalChange, releaseOriginFinding, removalFromSources, renderedLineHover, renderedObjectFindings, renderedOwnershipHints, renderFailureFindings, renderFailurePlaces, showValue, withDefinedKinds, type FailurePlace, type Finding, type LineSpan, type LocalChange, type OwnershipHint, type RelocatedFinding, type RenderedApply, type RenderFailureSource, type SourceRemoval } from '../core/findings';
+import {
+  definedKinds,
+  findingCatalogue,
+  findingPath,
+  helmApply,
+  locateOptions,
+  overlayLabels,
+  overlayLocalChange,
+  releaseOriginFinding,
+  removalFromSources,
+  renderedLineHover,
+  renderedObjectFindings,
+  renderedOwnershipHints,
+  renderFailureFindings,
+  renderFailurePlaces,
+  showValue,
+  withDefinedKinds,
+  type FailurePlace,
+  type Finding,
+  type LineSpan,
+  type LocalChange,
+  type OwnershipHint,
+  type RelocatedFinding,
+  type RenderedApply,
+  type RenderFailureSource,
+  type SourceRemoval,
+} from '../core/findings';
 import { jsonEqual, type JsonValue } from '../core/json';
 import { replaceValueEdits, type EditResult, type TextEdit } from '../core/manifest/edits';
 import { plainYamlValueAt, replacePlainYamlValueEdits } from '../core/manifest/edits-yaml';
-import { countedOverlays, entriesToKeep, overlayEntryOf, parseOverlayEntries, unmatchedEntries } from '../core/sources/overlay-choice';
+import {
+  countedOverlays,
+  entriesToKeep,
+  overlayEntryOf,
+  parseOverlayEntries,
+  unmatchedEntries,
+} from '../core/sources/overlay-choice';
 import { namedObject, parseManifestText, type ManifestResource } from '../core/manifest/manifest';
 import { isKustomizationFileName } from '../core/sources/file-kinds';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget, SourceLocation, SourceMap } from '../core/sources/source-map';
 import { describeManager } from '../core/ssa/messages';
-import { notifications, requests, sendNotification, type DocumentParams, type OverlaysResult, type ReleasesResult, type Settings } from '../protocol';
+import {
+  notifications,
+  requests,
+  sendNotification,
+  type DocumentParams,
+  type OverlaysResult,
+  type ReleasesResult,
+  type Settings,
+} from '../protocol';
 import { helmTarget, renderInstalledChart } from '../render/helm';
-import { chartRelease, overlayFailureSource, overlayKustomization, renderOverlay, sentByHelm, topChart } from '../render/targets';
+import {
+  chartRelease,
+  overlayFailureSource,
+  overlayKustomization,
+  renderOverlay,
+  sentByHelm,
+  topChart,
+} from '../render/targets';
 import { describeCandidate, placeKey, type ReleaseOrigin, type ReleasePlace } from '../core/sources/helm-release';
 import { readSmallText } from '../render/small-file';
 import { describeRenderProblem, type RenderProblem, type RenderSettings } from '../render/renderer';
@@ -73,7 +120,9 @@ interface Rendered {
   readonly covers: (file: string) => boolean;
 }
 
-type Outcome = { ok: true; rendered: Rendered } | ({ ok: false; notInstalled?: string; covers?: (file: string) => boolean } & RenderFailure);
+type Outcome =
+  | { ok: true; rendered: Rendered }
+  | ({ ok: false; notInstalled?: string; covers?: (file: string) => boolean } & RenderFailure);
 
 /** Why the last render failed, in the tool's words, and the places that say so (core/findings/render-failure.ts). */
 interface RenderFailure {
@@ -161,21 +210,34 @@ export class RenderedSources implements DocumentSource {
       // Where the tool's words point, and on any other file of the source at its first line: the
       // file open is not judged either.
       const here = failure.places.filter((p) => p.file === context.path);
-      const places = here.length > 0 ? here : [{ file: context.path, range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } } }];
-      for (const f of renderFailureFindings(failure.code, places, failure.message)) out.push({ code: f.code, severity: f.severity, message: f.message, range: f.range });
+      const places =
+        here.length > 0
+          ? here
+          : [{ file: context.path, range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } } }];
+      for (const f of renderFailureFindings(failure.code, places, failure.message))
+        out.push({ code: f.code, severity: f.severity, message: f.message, range: f.range });
     }
     // On Chart.yaml: the release was one of several, or none was found (core/findings/helm-release.ts).
     for (const rendering of context.renderings) {
       const release = rendering.failure ? undefined : rendering.result?.release;
       const helm = rendering.result?.helm;
       if (!release || !helm || release.chartFile !== context.path) continue;
-      const f = releaseOriginFinding(release.origin, helm, { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } });
+      const f = releaseOriginFinding(release.origin, helm, {
+        start: { line: 0, character: 0 },
+        end: { line: 0, character: 0 },
+      });
       if (f) out.push(f);
     }
     // Silent by the user's choice, not because nothing is wrong: said, with the way back.
-    if (context.renderings.length === 0 && context.excluded.length > 0) out.push(notChosenFinding(context.excluded.map((r) => context.labels.get(r)!)));
+    if (context.renderings.length === 0 && context.excluded.length > 0)
+      out.push(notChosenFinding(context.excluded.map((r) => context.labels.get(r)!)));
     for (const { rendering, resource, facts } of this.objects(context)) {
-      for (const f of renderedObjectFindings(resource, facts, this.applyOf(rendering.result!, context.settings), rendering.result!.sourceMap)) {
+      for (const f of renderedObjectFindings(
+        resource,
+        facts,
+        this.applyOf(rendering.result!, context.settings),
+        rendering.result!.sourceMap,
+      )) {
         if (f.source.file === context.path) out.push(f);
       }
     }
@@ -190,8 +252,17 @@ export class RenderedSources implements DocumentSource {
     let best: { text: string; label: string; diagnosed: boolean } | undefined;
     for (const { rendering, resource, facts } of this.objects(context)) {
       const map = rendering.result!.sourceMap;
-      const hover = renderedLineHover(resource, facts, this.applyOf(rendering.result!, context.settings), map, context.path, position.line, Date.now());
-      if (hover && (!best || (hover.diagnosed && !best.diagnosed))) best = { ...hover, label: `${resource.kind} ${resource.name ?? ''} in ${map.target.label}` };
+      const hover = renderedLineHover(
+        resource,
+        facts,
+        this.applyOf(rendering.result!, context.settings),
+        map,
+        context.path,
+        position.line,
+        Date.now(),
+      );
+      if (hover && (!best || (hover.diagnosed && !best.diagnosed)))
+        best = { ...hover, label: `${resource.kind} ${resource.name ?? ''} in ${map.target.label}` };
       if (best?.diagnosed) break;
     }
     if (!best) return null;
@@ -211,7 +282,15 @@ export class RenderedSources implements DocumentSource {
     for (const { rendering, resource, facts } of this.objects(context)) {
       if (facts.live.state !== 'exists') continue;
       const own = this.applyOf(rendering.result!, context.settings).settings;
-      for (const hint of renderedOwnershipHints(resource, facts.live.object, facts.schema, own, now, rendering.result!.sourceMap, context.path)) {
+      for (const hint of renderedOwnershipHints(
+        resource,
+        facts.live.object,
+        facts.schema,
+        own,
+        now,
+        rendering.result!.sourceMap,
+        context.path,
+      )) {
         // A base two overlays use, a template that renders two objects: the same words once.
         if (!out.some((h) => h.line === hint.line && h.label === hint.label)) out.push(hint);
       }
@@ -231,14 +310,33 @@ export class RenderedSources implements DocumentSource {
       if (finding?.code === 'overlay-not-chosen') {
         // The client shows the choice (VS Code: the quick pick of Choose Kustomize overlays…); other editors get the overlays as data.
         const args: DocumentParams = { uri: document.uri };
-        actions.push({ title: 'Choose Kustomize overlays…', kind: CodeActionKind.QuickFix, diagnostics: [diagnostic], isPreferred: true, command: { title: 'Choose Kustomize overlays…', command: requests.overlays.command, arguments: [args] } });
+        actions.push({
+          title: 'Choose Kustomize overlays…',
+          kind: CodeActionKind.QuickFix,
+          diagnostics: [diagnostic],
+          isPreferred: true,
+          command: { title: 'Choose Kustomize overlays…', command: requests.overlays.command, arguments: [args] },
+        });
         continue;
       }
       if (!finding || finding.code !== 'field-conflict' || !finding.path || !finding.source) continue;
       const who = finding.manager ? describeManager(finding.manager) : 'its owner';
       const offer = (title: string, result: EditResult, preferred = false, uri = document.uri) => {
-        if (result.edits) actions.push({ title, kind: CodeActionKind.QuickFix, diagnostics: [diagnostic], isPreferred: preferred, edit: { changes: { [uri]: [...result.edits] } } });
-        else actions.push({ title, kind: CodeActionKind.QuickFix, diagnostics: [diagnostic], disabled: { reason: result.reason } });
+        if (result.edits)
+          actions.push({
+            title,
+            kind: CodeActionKind.QuickFix,
+            diagnostics: [diagnostic],
+            isPreferred: preferred,
+            edit: { changes: { [uri]: [...result.edits] } },
+          });
+        else
+          actions.push({
+            title,
+            kind: CodeActionKind.QuickFix,
+            diagnostics: [diagnostic],
+            disabled: { reason: result.reason },
+          });
       };
       const leaveIt = finding.path === '.spec.replicas' && finding.manager?.subresource === 'scale';
       const line = finding.source.range.start.line;
@@ -251,15 +349,32 @@ export class RenderedSources implements DocumentSource {
         if (!removal?.files) return;
         const changes: Record<string, TextEdit[]> = {};
         for (const f of removal.files) changes[pathToFileURL(f.file).href] = [...f.edits];
-        actions.push({ title, kind: CodeActionKind.QuickFix, diagnostics: [diagnostic], isPreferred: preferred, edit: { changes } });
+        actions.push({
+          title,
+          kind: CodeActionKind.QuickFix,
+          diagnostics: [diagnostic],
+          isPreferred: preferred,
+          edit: { changes },
+        });
       };
       // A fix that edits a file other overlays render too says so in its title.
-      const removalShared = removal?.files ? await this.alsoUsedBy(removal.files.map((f) => f.file), finding.rendered.target.root) : undefined;
+      const removalShared = removal?.files
+        ? await this.alsoUsedBy(
+            removal.files.map((f) => f.file),
+            finding.rendered.target.root,
+          )
+        : undefined;
       const removalTitle = () => {
         const files = removal?.files?.map((f) => f.file) ?? [];
-        if (files.length === 1 && files[0] === context && finding.source.role === 'template') return `Remove this line from the template (leave ${finding.path} to ${who})`;
-        const others = files.filter((f) => f !== context).map((f) => path.posix.relative(path.posix.dirname(context ?? f), f));
-        const where = [...(files.includes(context ?? '') ? ['here'] : []), ...(others.length > 0 ? [`in ${others.join(' and ')}`] : [])].join(' and ');
+        if (files.length === 1 && files[0] === context && finding.source.role === 'template')
+          return `Remove this line from the template (leave ${finding.path} to ${who})`;
+        const others = files
+          .filter((f) => f !== context)
+          .map((f) => path.posix.relative(path.posix.dirname(context ?? f), f));
+        const where = [
+          ...(files.includes(context ?? '') ? ['here'] : []),
+          ...(others.length > 0 ? [`in ${others.join(' and ')}`] : []),
+        ].join(' and ');
         return `Remove ${finding.path} ${where || 'here'}${removalShared ? `, also used by ${removalShared}` : ''} (leave it to ${who})`;
       };
       switch (finding.source.role) {
@@ -277,7 +392,17 @@ export class RenderedSources implements DocumentSource {
           for (const place of places) {
             const valuesText = this.textOf(place.file);
             const also = await this.chartsAlsoUsing(pathToFileURL(place.file).href, finding);
-            const fix = valuesText === undefined ? undefined : valuesFix(finding, valuesText, place.range.start.line, `in ${path.posix.basename(place.file)} for`, who, also);
+            const fix =
+              valuesText === undefined
+                ? undefined
+                : valuesFix(
+                    finding,
+                    valuesText,
+                    place.range.start.line,
+                    `in ${path.posix.basename(place.file)} for`,
+                    who,
+                    also,
+                  );
             if (fix) offer(fix.title, fix.result, !(leaveIt && removes), pathToFileURL(place.file).href);
           }
           // Said only where it is true: a line with a control action or a block is not offered at all.
@@ -287,7 +412,9 @@ export class RenderedSources implements DocumentSource {
         case 'patch':
         case 'resource': {
           // A strategic-merge patch and a resource file write the object's own paths.
-          const owner = parseManifestText(text).resources.find((r) => r.range.start.line <= line && line <= r.range.end.line);
+          const owner = parseManifestText(text).resources.find(
+            (r) => r.range.start.line <= line && line <= r.range.end.line,
+          );
           if (!owner) break;
           // This file, or one the removal edits, is rendered by other overlays too: the same change
           // made in this overlay alone (a patch of its own) is offered beside the shared one, and
@@ -296,12 +423,32 @@ export class RenderedSources implements DocumentSource {
           const local = shared || removalShared ? await this.localChanges(document.uri, finding) : undefined;
           const label = finding.rendered.target.label;
           if (removes) offerRemoval(removalTitle(), leaveIt && !local?.remove.files);
-          else if (removal !== undefined) offer(`Remove ${finding.path} here (leave it to ${who})`, { edits: undefined, reason: 'reason' in removal ? removal.reason : `no source line writes ${finding.path}` });
+          else if (removal !== undefined)
+            offer(`Remove ${finding.path} here (leave it to ${who})`, {
+              edits: undefined,
+              reason: 'reason' in removal ? removal.reason : `no source line writes ${finding.path}`,
+            });
           // (Taking the live value is already local where this file is the overlay's own.)
-          if (local) this.offerLocal(actions, diagnostic, `Remove ${finding.path} from ${label} only (a patch of its own drops it; leave it to ${who})`, local.remove, leaveIt);
+          if (local)
+            this.offerLocal(
+              actions,
+              diagnostic,
+              `Remove ${finding.path} from ${label} only (a patch of its own drops it; leave it to ${who})`,
+              local.remove,
+              leaveIt,
+            );
           if (finding.liveValue !== undefined) {
-            offer(`Use the live value ${showValue(finding.liveValue)} for ${finding.path}${shared ? ` here, also used by ${shared}` : ''} (share ownership with ${who})`, replaceValueEdits(text, owner, finding.path, finding.liveValue));
-            if (shared && local?.take) this.offerLocal(actions, diagnostic, `Use the live value ${showValue(finding.liveValue)} for ${finding.path} in ${label} only (a patch of its own; share ownership with ${who})`, local.take);
+            offer(
+              `Use the live value ${showValue(finding.liveValue)} for ${finding.path}${shared ? ` here, also used by ${shared}` : ''} (share ownership with ${who})`,
+              replaceValueEdits(text, owner, finding.path, finding.liveValue),
+            );
+            if (shared && local?.take)
+              this.offerLocal(
+                actions,
+                diagnostic,
+                `Use the live value ${showValue(finding.liveValue)} for ${finding.path} in ${label} only (a patch of its own; share ownership with ${who})`,
+                local.take,
+              );
           }
           break;
         }
@@ -323,7 +470,12 @@ export class RenderedSources implements DocumentSource {
       const uri = pathToFileURL(file).href;
       const text = this.textOf(file);
       if (text === undefined) continue;
-      const open = new Map(this.workspace.documents.all().filter((d) => d.uri !== uri).map((d) => [d.uri, d.getText()]));
+      const open = new Map(
+        this.workspace.documents
+          .all()
+          .filter((d) => d.uri !== uri)
+          .map((d) => [d.uri, d.getText()]),
+      );
       const classified = await this.workspace.sourceFiles.classify(uri, text, open);
       for (const r of this.overlaysOf(classified)) if (r !== root) users.add(r);
     }
@@ -350,7 +502,13 @@ export class RenderedSources implements DocumentSource {
       .filter((c) => given.some((f) => path.resolve(c, f).split(path.sep).join('/') === file));
     if (others.length === 0) return undefined;
     // A chart by its folder's name; by its path in the workspace folder where two share a name.
-    const names = others.sort().map((c) => (others.filter((o) => path.posix.basename(o) === path.posix.basename(c)).length > 1 ? path.posix.relative(folder, c) || '.' : path.posix.basename(c)));
+    const names = others
+      .sort()
+      .map((c) =>
+        others.filter((o) => path.posix.basename(o) === path.posix.basename(c)).length > 1
+          ? path.posix.relative(folder, c) || '.'
+          : path.posix.basename(c),
+      );
     return `${names.length === 1 ? 'chart' : 'charts'} ${listed(names)}`;
   }
 
@@ -359,23 +517,55 @@ export class RenderedSources implements DocumentSource {
    * (core/findings/rendered.ts: a strategic-merge patch of the overlay's own); undefined when the
    * rendering that gave the finding is gone.
    */
-  private async localChanges(uri: string, finding: RelocatedFinding): Promise<{ take?: LocalChange; remove: LocalChange } | undefined> {
+  private async localChanges(
+    uri: string,
+    finding: RelocatedFinding,
+  ): Promise<{ take?: LocalChange; remove: LocalChange } | undefined> {
     const found = await this.findingObject(uri, finding);
     if (!found) return undefined;
-    if (!found.at) return { remove: { reason: `${finding.path ?? 'the field'} is not a field of the rendered object` } };
+    if (!found.at)
+      return { remove: { reason: `${finding.path ?? 'the field'} is not a field of the rendered object` } };
     const root = found.map.target.root;
     const change = (value: JsonValue) =>
-      overlayLocalChange(found.map, found.resource, found.at!, value, finding.source.file, overlayKustomization(root), (f) => this.textOf(f), (f) => fs.existsSync(f));
+      overlayLocalChange(
+        found.map,
+        found.resource,
+        found.at!,
+        value,
+        finding.source.file,
+        overlayKustomization(root),
+        (f) => this.textOf(f),
+        (f) => fs.existsSync(f),
+      );
     return { remove: change(null), ...(finding.liveValue !== undefined ? { take: change(finding.liveValue) } : {}) };
   }
 
   /** A change local to one overlay as a fix: plain edits, or with the patch file it creates (for a client that can create files). */
-  private offerLocal(actions: CodeAction[], diagnostic: Diagnostic, title: string, change: LocalChange, preferred = false): void {
+  private offerLocal(
+    actions: CodeAction[],
+    diagnostic: Diagnostic,
+    title: string,
+    change: LocalChange,
+    preferred = false,
+  ): void {
     const base = { title, kind: CodeActionKind.QuickFix, diagnostics: [diagnostic] };
     if (!change.files) return void actions.push({ ...base, disabled: { reason: change.reason } });
-    if (change.created && !this.canCreateFiles) return void actions.push({ ...base, disabled: { reason: 'the editor cannot create the patch file through a fix' } });
-    const edits = change.files.map((f) => TextDocumentEdit.create({ uri: pathToFileURL(f.file).href, version: this.workspace.documents.get(pathToFileURL(f.file).href)?.version ?? null }, [...f.edits]));
-    if (!change.created) return void actions.push({ ...base, isPreferred: preferred, edit: { documentChanges: edits } });
+    if (change.created && !this.canCreateFiles)
+      return void actions.push({
+        ...base,
+        disabled: { reason: 'the editor cannot create the patch file through a fix' },
+      });
+    const edits = change.files.map((f) =>
+      TextDocumentEdit.create(
+        {
+          uri: pathToFileURL(f.file).href,
+          version: this.workspace.documents.get(pathToFileURL(f.file).href)?.version ?? null,
+        },
+        [...f.edits],
+      ),
+    );
+    if (!change.created)
+      return void actions.push({ ...base, isPreferred: preferred, edit: { documentChanges: edits } });
     const created = pathToFileURL(change.created.file).href;
     const start = { line: 0, character: 0 };
     actions.push({
@@ -384,7 +574,9 @@ export class RenderedSources implements DocumentSource {
       edit: {
         documentChanges: [
           CreateFile.create(created, { overwrite: false, ignoreIfExists: false }),
-          TextDocumentEdit.create({ uri: created, version: null }, [{ range: { start, end: start }, newText: change.created.text }]),
+          TextDocumentEdit.create({ uri: created, version: null }, [
+            { range: { start, end: start }, newText: change.created.text },
+          ]),
           ...edits,
         ],
       },
@@ -406,7 +598,9 @@ export class RenderedSources implements DocumentSource {
     const found = await this.findingObject(uri, finding);
     if (!found) return undefined;
     if (!found.at) return [];
-    return found.map.locate(found.resource.documentIndex, found.at, locateOptions(found.resource, found.facts.schema)).filter((l) => l.role === 'values');
+    return found.map
+      .locate(found.resource.documentIndex, found.at, locateOptions(found.resource, found.facts.schema))
+      .filter((l) => l.role === 'values');
   }
 
   /**
@@ -418,7 +612,8 @@ export class RenderedSources implements DocumentSource {
     if (!context) return undefined;
     for (const { rendering, resource, facts } of this.objects(context)) {
       const map = rendering.result!.sourceMap;
-      if (map.target.root !== finding.rendered.target.root || resource.documentIndex !== finding.rendered.index) continue;
+      if (map.target.root !== finding.rendered.target.root || resource.documentIndex !== finding.rendered.index)
+        continue;
       return { map, resource, facts, at: findingPath(finding, resource.object) };
     }
     return undefined;
@@ -432,7 +627,13 @@ export class RenderedSources implements DocumentSource {
     const found = await this.findingObject(uri, finding);
     if (!found) return undefined;
     if (!found.at) return { reason: `${finding.path ?? 'the field'} is not a field of the rendered object` };
-    return removalFromSources(found.map, found.resource, found.at, locateOptions(found.resource, found.facts.schema), (f) => this.textOf(f));
+    return removalFromSources(
+      found.map,
+      found.resource,
+      found.at,
+      locateOptions(found.resource, found.facts.schema),
+      (f) => this.textOf(f),
+    );
   }
 
   /** A source file's text: the editor's when it is open, else the disk's (a regular file inside a workspace folder, of a sane size). */
@@ -446,7 +647,8 @@ export class RenderedSources implements DocumentSource {
   /** *Refresh from the cluster*: every chart renders again, so that where it is installed is read again. */
   renderAgain(): void {
     if (!this.workspace.clusterAccess) return;
-    for (const rendering of this.renderings.values()) if (rendering.spec.target.kind === 'helm') this.schedule(rendering);
+    for (const rendering of this.renderings.values())
+      if (rendering.spec.target.kind === 'helm') this.schedule(rendering);
   }
 
   /** A file was saved in the editor: the targets that read it render again, after a short pause. */
@@ -508,9 +710,16 @@ export class RenderedSources implements DocumentSource {
   }
 
   private applyOf(rendered: Rendered, settings: Settings): RenderedApply {
-    const apply = rendered.helm ? helmApply(rendered.helm, settings.severity) : { settings: { fieldManager: settings.fieldManager, applyMode: settings.applyMode, severity: settings.severity } };
+    const apply = rendered.helm
+      ? helmApply(rendered.helm, settings.severity)
+      : {
+          settings: { fieldManager: settings.fieldManager, applyMode: settings.applyMode, severity: settings.severity },
+        };
     // A CRD rendered with its resources is applied with them, as on the command line.
-    return { ...apply, settings: withDefinedKinds(apply.settings, definedKinds(rendered.resources, rendered.sourceMap.target.label)) };
+    return {
+      ...apply,
+      settings: withDefinedKinds(apply.settings, definedKinds(rendered.resources, rendered.sourceMap.target.label)),
+    };
   }
 
   /** Every rendered object of the file's targets that has been rendered, with its facts as the caches have them. */
@@ -552,10 +761,19 @@ export class RenderedSources implements DocumentSource {
     const found = this.overlaysOf(file);
     if (settings.kustomizeOverlays.length === 0) return found;
     const entries = parseOverlayEntries(folder, settings.kustomizeOverlays);
-    for (const { entry, reason } of entries.invalid) this.tellOnce(`invalid ${folder} ${entry}`, `kubeConflictHints.kustomizeOverlays: ${JSON.stringify(entry)} ${reason}; it is ignored.`, MessageType.Warning);
+    for (const { entry, reason } of entries.invalid)
+      this.tellOnce(
+        `invalid ${folder} ${entry}`,
+        `kubeConflictHints.kustomizeOverlays: ${JSON.stringify(entry)} ${reason}; it is ignored.`,
+        MessageType.Warning,
+      );
     if (entries.patterns.length > 0) {
       for (const entry of unmatchedEntries(folder, await this.workspace.sourceFiles.overlaysIn(folder), entries)) {
-        this.tellOnce(`unmatched ${folder} ${entry}`, `kubeConflictHints.kustomizeOverlays: ${JSON.stringify(entry)} names no Kustomize overlay in the workspace folder ${path.posix.basename(folder)}.`, MessageType.Warning);
+        this.tellOnce(
+          `unmatched ${folder} ${entry}`,
+          `kubeConflictHints.kustomizeOverlays: ${JSON.stringify(entry)} names no Kustomize overlay in the workspace folder ${path.posix.basename(folder)}.`,
+          MessageType.Warning,
+        );
       }
     }
     return countedOverlays(folder, found, entries);
@@ -567,7 +785,8 @@ export class RenderedSources implements DocumentSource {
     const file = await this.workspace.classify(uri);
     if (!file || !file.path) return none('Open a file of a Kustomize overlay first.');
     if (!file.folder) return none('The file is in no workspace folder: overlays are chosen per workspace folder.');
-    if (file.kind.kind !== 'kustomization' && file.kind.kind !== 'kustomization-input') return none('The file is not a kustomization or a file that one uses.');
+    if (file.kind.kind !== 'kustomization' && file.kind.kind !== 'kustomization-input')
+      return none('The file is not a kustomization or a file that one uses.');
     const folder = file.folder;
     const found = file.overlays.filter((r) => this.workspace.sourceFiles.folderOf(r) === folder);
     if (found.length === 0) return none('No overlay in the workspace folder uses this file.');
@@ -577,8 +796,17 @@ export class RenderedSources implements DocumentSource {
     const labels = overlayLabels(found, kustomizationLabel, (r) => overlayEntryOf(folder, r));
     return {
       folder: pathToFileURL(folder).href,
-      overlays: found.map((r) => ({ entry: overlayEntryOf(folder, r), label: labels.get(r)!, counted: counted.has(r) })),
-      keep: entriesToKeep(folder, await this.workspace.sourceFiles.overlaysIn(folder), found, settings.kustomizeOverlays),
+      overlays: found.map((r) => ({
+        entry: overlayEntryOf(folder, r),
+        label: labels.get(r)!,
+        counted: counted.has(r),
+      })),
+      keep: entriesToKeep(
+        folder,
+        await this.workspace.sourceFiles.overlaysIn(folder),
+        found,
+        settings.kustomizeOverlays,
+      ),
       everyOverlay: entries.patterns.length === 0,
     };
   }
@@ -596,11 +824,21 @@ export class RenderedSources implements DocumentSource {
       const helm = rendering.result?.helm;
       if (!release || !helm) continue;
       const origin = release.origin;
-      if (origin.kind !== 'ambiguous' && origin.kind !== 'chosen') return none(origin.kind === 'guessed' ? `No release of the chart found: ${origin.why}.` : `The chart is installed as one release: ${helm.release} in ${helm.namespace}.`);
+      if (origin.kind !== 'ambiguous' && origin.kind !== 'chosen')
+        return none(
+          origin.kind === 'guessed'
+            ? `No release of the chart found: ${origin.why}.`
+            : `The chart is installed as one release: ${helm.release} in ${helm.namespace}.`,
+        );
       return {
         folder: pathToFileURL(file.folder).href,
         chart: release.chartEntry,
-        releases: origin.among.map((c) => ({ value: placeKey(c), label: c.release, description: describeCandidate(c), judged: placeKey(c) === placeKey(helm) })),
+        releases: origin.among.map((c) => ({
+          value: placeKey(c),
+          label: c.release,
+          description: describeCandidate(c),
+          judged: placeKey(c) === placeKey(helm),
+        })),
       };
     }
     return none('The chart has not been rendered yet (or did not render).');
@@ -629,7 +867,12 @@ export class RenderedSources implements DocumentSource {
       (outcome) => this.finished(rendering, outcome),
       (error: unknown) => {
         const message = `cannot render ${rendering.spec.target.label}: ${error instanceof Error ? error.message : String(error)}`;
-        this.finished(rendering, { ok: false, code: 'render-failed', message, places: renderFailurePlaces(rendering.spec.failureSource(), message) });
+        this.finished(rendering, {
+          ok: false,
+          code: 'render-failed',
+          message,
+          places: renderFailurePlaces(rendering.spec.failureSource(), message),
+        });
       },
     );
   }
@@ -670,7 +913,10 @@ export class RenderedSources implements DocumentSource {
 
   /** An information message the user need not answer (a notification: nothing waits for a click). */
   private tell(message: string, type: MessageType = MessageType.Info): void {
-    void this.connection.sendNotification(ShowMessageNotification.type, { type, message: `Kube Conflict Hints: ${message}` });
+    void this.connection.sendNotification(ShowMessageNotification.type, {
+      type,
+      message: `Kube Conflict Hints: ${message}`,
+    });
   }
 
   /** A message said once per connection (a setting's bad entry is not repeated on every pull). */
@@ -680,10 +926,19 @@ export class RenderedSources implements DocumentSource {
     this.tell(message, type);
   }
 
-  private targetsOf(file: ClassifiedFile, settings: Settings, session: Session, overlays: readonly string[]): TargetSpec[] {
+  private targetsOf(
+    file: ClassifiedFile,
+    settings: Settings,
+    session: Session,
+    overlays: readonly string[],
+  ): TargetSpec[] {
     const folder = file.folder!;
     // The workspace folder is the checked one: no tool is taken from it by name, no overlay reads out of it.
-    const tools: RenderSettings = { ...(settings.helmPath ? { helm: settings.helmPath } : {}), ...(settings.kustomizePath ? { kustomize: settings.kustomizePath } : {}), workspace: folder };
+    const tools: RenderSettings = {
+      ...(settings.helmPath ? { helm: settings.helmPath } : {}),
+      ...(settings.kustomizePath ? { kustomize: settings.kustomizePath } : {}),
+      workspace: folder,
+    };
     if (file.kind.kind === 'helm-chart') {
       const chart = topChart(file.kind.chart, (p) => this.workspace.sourceFiles.inside(p));
       // Values files named in the settings (which the workspace may write), inside the chart's
@@ -691,15 +946,30 @@ export class RenderedSources implements DocumentSource {
       // put its values into what the chart renders, and so into the findings.
       const valuesFiles = settings.helmValuesFiles
         .map((f) => path.resolve(chart, f).split(path.sep).join('/'))
-        .filter((f) => this.workspace.sourceFiles.folderOf(f) === folder && isRegularFile(f) && isInsideReally(f, folder));
+        .filter(
+          (f) => this.workspace.sourceFiles.folderOf(f) === folder && isRegularFile(f) && isInsideReally(f, folder),
+        );
       // The release and namespace: the user's when both are named, else the cluster's (core/sources/helm-release.ts).
-      const { named, guess } = chartRelease(chart, { release: settings.helmRelease, namespace: settings.namespace }, session.connection.defaultNamespace || 'default');
+      const { named, guess } = chartRelease(
+        chart,
+        { release: settings.helmRelease, namespace: settings.namespace },
+        session.connection.defaultNamespace || 'default',
+      );
       const remembered = rememberedRelease(settings, path.posix.relative(folder, chart) || '.');
       const target = helmTarget(chart, guess.release);
       const coversChart = (p: string) => p.startsWith(`${chart}/`) || valuesFiles.includes(p);
       return [
         {
-          key: JSON.stringify(['helm', chart, guess, named, remembered ?? null, session.connection.context?.name ?? '', valuesFiles, tools.helm ?? '']),
+          key: JSON.stringify([
+            'helm',
+            chart,
+            guess,
+            named,
+            remembered ?? null,
+            session.connection.context?.name ?? '',
+            valuesFiles,
+            tools.helm ?? '',
+          ]),
           target,
           failureSource: () => ({ tool: 'helm', chart, valuesFiles }),
           covers: coversChart,
@@ -708,11 +978,28 @@ export class RenderedSources implements DocumentSource {
             // subcharts under charts/): helm reads them all. A link out of it is not followed: the
             // chart is not rendered (render/helm.ts), and the link itself is under the folder.
             const covers = coversChart;
-            const { found, out } = await renderInstalledChart({ chart, valuesFiles, named, guess, ...(remembered ? { remembered } : {}) }, tools, (kinds) => session.connection.helmSightings(kinds));
+            const { found, out } = await renderInstalledChart(
+              { chart, valuesFiles, named, guess, ...(remembered ? { remembered } : {}) },
+              tools,
+              (kinds) => session.connection.helmSightings(kinds),
+            );
             if (!out.ok) return { covers, ...failedOutcome(target, out.problem, { tool: 'helm', chart, valuesFiles }) };
             const { apply, resources } = sentByHelm(out);
             const helm = apply.helm!;
-            return { ok: true, rendered: { resources, sourceMap: out.sourceMap, helm, covers, release: { origin: found.origin, chartFile: `${chart}/Chart.yaml`, chartEntry: path.posix.relative(folder, chart) || '.' } } };
+            return {
+              ok: true,
+              rendered: {
+                resources,
+                sourceMap: out.sourceMap,
+                helm,
+                covers,
+                release: {
+                  origin: found.origin,
+                  chartFile: `${chart}/Chart.yaml`,
+                  chartEntry: path.posix.relative(folder, chart) || '.',
+                },
+              },
+            };
           },
         },
       ];
@@ -734,11 +1021,20 @@ export class RenderedSources implements DocumentSource {
           const files = new Set(out.read.keys());
           // Also any file beside one of its kustomizations: a generator's input or a patch that
           // does not exist yet (the build fails until it does) is named there, not read.
-          const folders = new Set([...files].filter((f) => isKustomizationFileName(path.posix.basename(f))).map((f) => path.posix.dirname(f)));
+          const folders = new Set(
+            [...files].filter((f) => isKustomizationFileName(path.posix.basename(f))).map((f) => path.posix.dirname(f)),
+          );
           const covers = (p: string) => files.has(p) || initial(p) || folders.has(path.posix.dirname(p));
-          if (out.ok) return { ok: true, rendered: { resources: out.resources, sourceMap: out.result.sourceMap, covers } };
+          if (out.ok)
+            return { ok: true, rendered: { resources: out.resources, sourceMap: out.result.sourceMap, covers } };
           if (out.problem) return { covers, ...failedOutcome(target, out.problem, out.source) };
-          return { ok: false, covers, code: 'render-failed', message: out.unreadable, places: renderFailurePlaces(out.source, out.unreadable) };
+          return {
+            ok: false,
+            covers,
+            code: 'render-failed',
+            message: out.unreadable,
+            places: renderFailurePlaces(out.source, out.unreadable),
+          };
         },
       };
     });
@@ -755,19 +1051,28 @@ export class RenderedSources implements DocumentSource {
   }
 }
 
-
 /**
  * Taking the live value on a values line, offered only where that makes the rendered field agree:
  * the values line holds the very value the template printed (`replicas: {{ .Values.replicaCount }}`).
  * A value the template changes on its way (`{{ .Values.image.repository }}:{{ .Values.image.tag }}`,
  * `{{ add .Values.x 1 }}`) is not one the live value can be written back into, so nothing is offered.
  */
-function valuesFix(finding: Finding, text: string, line: number, where: string, who: string, also?: string): { title: string; result: EditResult } | undefined {
+function valuesFix(
+  finding: Finding,
+  text: string,
+  line: number,
+  where: string,
+  who: string,
+  also?: string,
+): { title: string; result: EditResult } | undefined {
   if (finding.liveValue === undefined || finding.manifestValue === undefined) return undefined;
   const written = plainYamlValueAt(text, line);
   if (written === undefined || !jsonEqual(written, finding.manifestValue)) return undefined;
   const key = text.split('\n')[line]?.trim().split(':')[0] ?? 'this value';
-  return { title: `Use the live value ${showValue(finding.liveValue)} ${where} ${key}${also ? `, also used by ${also}` : ''} (share ownership with ${who})`, result: replacePlainYamlValueEdits(text, line, finding.liveValue) };
+  return {
+    title: `Use the live value ${showValue(finding.liveValue)} ${where} ${key}${also ? `, also used by ${also}` : ''} (share ownership with ${who})`,
+    result: replacePlainYamlValueEdits(text, line, finding.liveValue),
+  };
 }
 
 /**
@@ -801,11 +1106,17 @@ function modifiedAt(file: string): number | undefined {
 }
 
 /** A failed render as an outcome: the tool's words, and the places that show them. */
-function failedOutcome(target: RenderTarget, problem: RenderProblem, source: RenderFailureSource): Extract<Outcome, { ok: false }> {
+function failedOutcome(
+  target: RenderTarget,
+  problem: RenderProblem,
+  source: RenderFailureSource,
+): Extract<Outcome, { ok: false }> {
   const missing = problem.kind === 'not-installed';
   // The editor's words for a missing tool name the setting that names it.
   const setting = target.kind === 'helm' ? 'kubeConflictHints.helmPath' : 'kubeConflictHints.kustomizePath';
-  const message = missing ? `cannot render ${target.label}: ${problem.message.split('\n')[0]!.trim()} (install it, or name the binary with ${setting})` : describeRenderProblem(target, problem);
+  const message = missing
+    ? `cannot render ${target.label}: ${problem.message.split('\n')[0]!.trim()} (install it, or name the binary with ${setting})`
+    : describeRenderProblem(target, problem);
   return {
     ok: false,
     code: missing ? 'tool-missing' : 'render-failed',

@@ -3,7 +3,14 @@
 // per kind of input) and the handlers that answer the client (handlers/: each looks up a document
 // and asks the service). Nothing here knows Kubernetes, and nothing is kept at module level: every
 // piece of state belongs to a connection.
-import { createConnection, DidChangeWatchedFilesNotification, FileChangeType, ProposedFeatures, TextDocumentSyncKind, type Connection } from 'vscode-languageserver/node';
+import {
+  createConnection,
+  DidChangeWatchedFilesNotification,
+  FileChangeType,
+  ProposedFeatures,
+  TextDocumentSyncKind,
+  type Connection,
+} from 'vscode-languageserver/node';
 import { codeActionKinds } from './code-actions';
 import { DocumentService } from './document-service';
 import { serveCodeActions } from './handlers/code-actions';
@@ -39,12 +46,21 @@ export function startProcessServer(options: ServerOptions = {}): void {
 }
 
 /** Starts a server over a pair of streams: the protocol tests' in-memory transport. */
-export function startStreamServer(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, env: NodeJS.ProcessEnv = process.env, options: ServerOptions = {}): void {
+export function startStreamServer(
+  input: NodeJS.ReadableStream,
+  output: NodeJS.WritableStream,
+  env: NodeJS.ProcessEnv = process.env,
+  options: ServerOptions = {},
+): void {
   startServer(createConnection(ProposedFeatures.all, input, output), env, options);
 }
 
 /** Wires one connection. */
-export function startServer(connection: Connection, env: NodeJS.ProcessEnv = process.env, serverOptions: ServerOptions = {}): void {
+export function startServer(
+  connection: Connection,
+  env: NodeJS.ProcessEnv = process.env,
+  serverOptions: ServerOptions = {},
+): void {
   const settingsSources = new SettingsSources(connection);
   const progress = new LoadProgress(connection);
   const status = new StatusReporter(connection);
@@ -72,7 +88,11 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
   // Kubernetes objects claims whatever is left. A new kind of input adds its source here.
   const service = new DocumentService(workspace, [rendered, new ManifestSource(workspace, progress, dryRuns)]);
   const diagnostics = new DiagnosticsHandler(connection, workspace, service);
-  const pusher = new DiagnosticsPusher(connection, () => workspace.documents.keys(), (uri) => diagnostics.of(uri));
+  const pusher = new DiagnosticsPusher(
+    connection,
+    () => workspace.documents.keys(),
+    (uri) => diagnostics.of(uri),
+  );
   refresh.onRefresh(() => pusher.scheduleAll());
   serveHovers(connection, workspace, service);
   serveCodeActions(connection, workspace, service);
@@ -84,7 +104,9 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
   connection.onInitialize((params) => {
     workspace.initialize(params.initializationOptions, serverOptions.standalone === true);
     // Rendering reads and runs only inside the folders the editor opened.
-    workspace.sourceFiles.setFolders(params.workspaceFolders ? params.workspaceFolders.map((f) => f.uri) : params.rootUri ? [params.rootUri] : []);
+    workspace.sourceFiles.setFolders(
+      params.workspaceFolders ? params.workspaceFolders.map((f) => f.uri) : params.rootUri ? [params.rootUri] : [],
+    );
     watchFolders = params.capabilities.workspace?.workspaceFolders === true;
     watchFiles = params.capabilities.workspace?.didChangeWatchedFiles?.dynamicRegistration === true;
     const caps = params.capabilities;
@@ -114,7 +136,10 @@ export function startServer(connection: Connection, env: NodeJS.ProcessEnv = pro
     status.started(workspace);
     // A chart or an overlay reads files the editor does not send (`_helpers.tpl`, a generator's
     // `.env`, a file no editor has open): the editor's file watcher says when they change.
-    if (watchFiles) void connection.client.register(DidChangeWatchedFilesNotification.type, { watchers: [{ globPattern: '**/*' }] }).catch(() => undefined);
+    if (watchFiles)
+      void connection.client
+        .register(DidChangeWatchedFilesNotification.type, { watchers: [{ globPattern: '**/*' }] })
+        .catch(() => undefined);
     if (!watchFolders) return;
     connection.workspace.onDidChangeWorkspaceFolders(async () => {
       const folders = await connection.workspace.getWorkspaceFolders();

@@ -5,7 +5,14 @@
 // Trust is decided here, once for every way in: without the editor's word that the workspace is
 // trusted there is no session at all, so no kubeconfig is read and no exec plugin runs (a
 // kubeconfig named by a workspace's settings can run any program).
-import { createClusterConnection, createFactsSource, kubeconfigPaths, type ClusterConnection, type ClusterHealthReport, type FactsSource } from '../cluster';
+import {
+  createClusterConnection,
+  createFactsSource,
+  kubeconfigPaths,
+  type ClusterConnection,
+  type ClusterHealthReport,
+  type FactsSource,
+} from '../cluster';
 import type { Settings } from '../protocol';
 import { fingerprintOf, watchFiles } from './kubeconfig-watch';
 

@@ -19,7 +19,12 @@
 // `kustomizePath` run, a `kubeconfig` can run an exec plugin — are taken only from
 // `initializationOptions`, which are written where the server's own command is: whoever can set
 // them could already choose the command. From the other two sources they are ignored, once said.
-import { MessageType, ShowMessageNotification, type Connection, type InitializeParams } from 'vscode-languageserver/node';
+import {
+  MessageType,
+  ShowMessageNotification,
+  type Connection,
+  type InitializeParams,
+} from 'vscode-languageserver/node';
 import { sanitizeSettings, settingsSection, statedTrust, type Settings } from '../protocol';
 
 type RawSettings = Record<string, unknown>;
@@ -62,13 +67,20 @@ export class SettingsSources {
     let asked: RawSettings = {};
     if (this.canAsk) {
       try {
-        const raw: unknown = await this.connection.workspace.getConfiguration({ ...(uri ? { scopeUri: uri } : {}), section: settingsSection });
+        const raw: unknown = await this.connection.workspace.getConfiguration({
+          ...(uri ? { scopeUri: uri } : {}),
+          section: settingsSection,
+        });
         asked = isRecord(raw) ? raw : {};
       } catch {
         // A client that advertises the request and then fails it still gets the other sources.
       }
     }
-    return sanitizeSettings({ ...this.initial, ...this.launchOnly(this.pushed, 'workspace/didChangeConfiguration'), ...this.launchOnly(definedOnly(asked), 'workspace/configuration') });
+    return sanitizeSettings({
+      ...this.initial,
+      ...this.launchOnly(this.pushed, 'workspace/didChangeConfiguration'),
+      ...this.launchOnly(definedOnly(asked), 'workspace/configuration'),
+    });
   }
 
   /** Drops the program-choosing keys a project file may have answered (see the top of this file). */

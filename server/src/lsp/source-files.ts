@@ -8,7 +8,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readSmallTextAsync } from '../render/small-file';
-import { classifyFiles, kustomizationFileNames, kustomizeRoots, overlayRoots, type FileKind, type KnownFile } from '../core/sources/file-kinds';
+import {
+  classifyFiles,
+  kustomizationFileNames,
+  kustomizeRoots,
+  overlayRoots,
+  type FileKind,
+  type KnownFile,
+} from '../core/sources/file-kinds';
 
 const CONTEXT_NAMES = new Set(['Chart.yaml', ...kustomizationFileNames]);
 const MAX_DEPTH = 16;
@@ -54,7 +61,9 @@ export class SourceFiles {
 
   /** The workspace folder holding `p`, if any. */
   folderOf(p: string): string | undefined {
-    return this.folders.filter((f) => p === f || p.startsWith(f.endsWith('/') ? f : `${f}/`)).sort((a, b) => b.length - a.length)[0];
+    return this.folders
+      .filter((f) => p === f || p.startsWith(f.endsWith('/') ? f : `${f}/`))
+      .sort((a, b) => b.length - a.length)[0];
   }
 
   /** Whether `p` (absolute, `/`) lies inside a workspace folder. */
@@ -75,12 +84,20 @@ export class SourceFiles {
     for (const [u, t] of open) {
       // An open context file counts with its text, also before the scan has seen it on disk.
       const q = filePath(u);
-      if (q && (known.has(q) || (folder !== undefined && this.folderOf(q) === folder && CONTEXT_NAMES.has(path.posix.basename(q))))) known.set(q, { path: q, text: t });
+      if (
+        q &&
+        (known.has(q) ||
+          (folder !== undefined && this.folderOf(q) === folder && CONTEXT_NAMES.has(path.posix.basename(q))))
+      )
+        known.set(q, { path: q, text: t });
     }
     known.set(p, { path: p, text });
     const files = [...known.values()];
     const kind = classifyFiles(files).get(p) ?? { kind: 'manifest' };
-    const overlays = kind.kind === 'kustomization' || kind.kind === 'kustomization-input' ? kustomizeRoots(files, p).filter((r) => this.inside(r)) : [];
+    const overlays =
+      kind.kind === 'kustomization' || kind.kind === 'kustomization-input'
+        ? kustomizeRoots(files, p).filter((r) => this.inside(r))
+        : [];
     return { path: p, kind, ...(folder ? { folder } : {}), overlays };
   }
 
@@ -91,7 +108,10 @@ export class SourceFiles {
 
   /** Every chart of a workspace folder (the folders of its Chart.yaml files, subcharts too), from the bounded scan. */
   async chartsIn(folder: string): Promise<string[]> {
-    return (await this.scan(folder)).filter((f) => path.posix.basename(f.path) === 'Chart.yaml').map((f) => path.posix.dirname(f.path)).filter((c) => this.folderOf(c) === folder);
+    return (await this.scan(folder))
+      .filter((f) => path.posix.basename(f.path) === 'Chart.yaml')
+      .map((f) => path.posix.dirname(f.path))
+      .filter((c) => this.folderOf(c) === folder);
   }
 
   private scan(folder: string): Promise<KnownFile[]> {

@@ -22,7 +22,7 @@ export class StatusReporter {
         access.trust === 'untrusted'
           ? 'Untrusted workspace: no cluster is contacted.'
           : access.trust === 'garbled'
-            ? 'The editor\'s clusterAccess is neither true nor false: no cluster is contacted.'
+            ? "The editor's clusterAccess is neither true nor false: no cluster is contacted."
             : 'The editor did not say that this workspace is trusted: no cluster is contacted.';
       this.send({ health: 'disabled', context: '', detail });
       return;
@@ -30,7 +30,11 @@ export class StatusReporter {
     // The extension starts on every YAML and JSON file: a CI workflow or a compose file is no
     // reason to read the kubeconfig, whose exec plugin may open a login prompt. The cluster is
     // contacted once a Kubernetes manifest is open, or when the user asks (a command).
-    this.send({ health: 'idle', context: '', detail: 'No Kubernetes manifest is open yet: no cluster has been contacted.' });
+    this.send({
+      health: 'idle',
+      context: '',
+      detail: 'No Kubernetes manifest is open yet: no cluster has been contacted.',
+    });
   }
 
   /** A manifest or a command used this session: it becomes the one shown. */

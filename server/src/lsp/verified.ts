@@ -23,14 +23,18 @@ export class DryRunAnswers {
   async verify(uri: string): Promise<VerifyResult> {
     const state = await this.workspace.analysisOf(uri);
     if (!state || !state.session) {
-      const why = this.workspace.clusterAccess ? 'No Kubernetes object in this document.' : 'No cluster access in this workspace.';
+      const why = this.workspace.clusterAccess
+        ? 'No Kubernetes object in this document.'
+        : 'No cluster access in this workspace.';
       return { agreed: 0, differences: [], failed: [why] };
     }
     const { findings, ...result } = await verifyDocument(state.session, state.settings, state.analysis);
     this.verified.set(uri, { version: state.document.version, findings });
     for (const line of result.differences) this.connection.console.warn(redactText(`verify: ${line}`));
     for (const line of result.failed) this.connection.console.warn(redactText(`verify: could not verify ${line}`));
-    this.connection.console.info(`verify: ${result.agreed} resource(s) answered as predicted, ${result.differences.length} differed`);
+    this.connection.console.info(
+      `verify: ${result.agreed} resource(s) answered as predicted, ${result.differences.length} differed`,
+    );
     this.refresh.schedule();
     return result;
   }

@@ -19,9 +19,14 @@ export interface VerifyOutcome extends VerifyResult {
  * `--mode clientSide`): client-side apply sends a patch computed from the last-applied annotation,
  * which a dry run of the whole object would not reproduce.
  */
-export const clientSideNotVerified = 'A dry run confirms the serverSide and create modes; a dry-run update is not offered.';
+export const clientSideNotVerified =
+  'A dry run confirms the serverSide and create modes; a dry-run update is not offered.';
 
-export async function verifyDocument(session: Session, settings: Settings, analysis: DocumentAnalysis): Promise<VerifyOutcome> {
+export async function verifyDocument(
+  session: Session,
+  settings: Settings,
+  analysis: DocumentAnalysis,
+): Promise<VerifyOutcome> {
   const out: VerifyOutcome = { agreed: 0, differences: [], failed: [], findings: [] };
   if (settings.applyMode === 'clientSide') return { ...out, failed: [clientSideNotVerified] };
   await Promise.all(
@@ -49,7 +54,9 @@ export async function verifyDocument(session: Session, settings: Settings, analy
         out.agreed++;
         return;
       }
-      out.differences.push(`${label}: the server answered ${verification.serverAnswer}; ${verification.differences.map((d) => d.message).join('; ')}`);
+      out.differences.push(
+        `${label}: the server answered ${verification.serverAnswer}; ${verification.differences.map((d) => d.message).join('; ')}`,
+      );
       out.findings.push(...differenceFindings(verification));
     }),
   );

@@ -5,7 +5,13 @@
 import { TextDocuments } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { namedObject, rangeContains, type ManifestResource, type Position } from '../core/manifest/manifest';
-import { statedTrust, type InitializationOptions, type Settings, type StatedTrust, type SyntaxServices } from '../protocol';
+import {
+  statedTrust,
+  type InitializationOptions,
+  type Settings,
+  type StatedTrust,
+  type SyntaxServices,
+} from '../protocol';
 import { DocumentAnalyzer, syntaxHeldBack, type AnalyzedResource, type DocumentAnalysis } from './document-analysis';
 import { stalenessOf } from './stale';
 import { Sessions, type Session, type SessionEvents } from './session';
@@ -42,7 +48,9 @@ export class Workspace {
    */
   initialize(options: unknown, standalone: boolean): void {
     const trust = statedTrust(options);
-    this.syntaxServices = sanitizeSyntaxServices((options as Partial<InitializationOptions> | null | undefined)?.syntaxServices);
+    this.syntaxServices = sanitizeSyntaxServices(
+      (options as Partial<InitializationOptions> | null | undefined)?.syntaxServices,
+    );
     this.access = { trust, clusterAccess: trust === 'trusted' || (trust === 'unstated' && standalone) };
   }
 
@@ -103,7 +111,12 @@ export class Workspace {
     if (!document) return undefined;
     const known = this.kinds.get(uri);
     if (known && known.version === document.version && known.generation === this.kindGeneration) return known.file;
-    const open = new Map(this.documents.all().filter((d) => d.uri !== uri).map((d) => [d.uri, d.getText()]));
+    const open = new Map(
+      this.documents
+        .all()
+        .filter((d) => d.uri !== uri)
+        .map((d) => [d.uri, d.getText()]),
+    );
     const file = this.sourceFiles.classify(uri, document.getText(), open);
     this.kinds.set(uri, { version: document.version, generation: this.kindGeneration, file });
     return file;
@@ -141,13 +154,21 @@ export class Workspace {
     const isManifest = this.analyzer.parse(uri, document.version, document.getText()).resources.length > 0;
     const session = isManifest ? await this.sessionFor(settings) : undefined;
     const heldBack = syntaxHeldBack(settings, document.languageId, this.syntaxServices);
-    return { document, settings, session, analysis: this.analyzer.analyze(uri, document.version, document.getText(), settings, session, heldBack), file };
+    return {
+      document,
+      settings,
+      session,
+      analysis: this.analyzer.analyze(uri, document.version, document.getText(), settings, session, heldBack),
+      file,
+    };
   }
 }
 
 /** Kustomizations, the files they use and a chart's files: sources of rendered manifests. */
 export function isRenderedSource(file: ClassifiedFile): boolean {
-  return file.kind.kind === 'kustomization' || file.kind.kind === 'kustomization-input' || file.kind.kind === 'helm-chart';
+  return (
+    file.kind.kind === 'kustomization' || file.kind.kind === 'kustomization-input' || file.kind.kind === 'helm-chart'
+  );
 }
 
 const emptyAnalysis: DocumentAnalysis = {
@@ -166,5 +187,7 @@ export function resourceAt(resources: readonly AnalyzedResource[], position: Pos
 /** Language id → extension id, from whatever the client sent; anything else is dropped. */
 function sanitizeSyntaxServices(raw: unknown): SyntaxServices {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return {};
-  return Object.fromEntries(Object.entries(raw).filter((entry): entry is [string, string] => typeof entry[1] === 'string' && entry[1] !== ''));
+  return Object.fromEntries(
+    Object.entries(raw).filter((entry): entry is [string, string] => typeof entry[1] === 'string' && entry[1] !== ''),
+  );
 }

@@ -13,7 +13,14 @@ import * as path from 'node:path';
 import { helmSends } from '../core/findings';
 import { parseManifestText, type ManifestResource } from '../core/manifest/manifest';
 import { helmSourceMap } from '../core/sources/helm-map';
-import { findRelease, placeKey, releaseLabel, type ReleaseFound, type ReleasePlace, type ReleaseSearch } from '../core/sources/helm-release';
+import {
+  findRelease,
+  placeKey,
+  releaseLabel,
+  type ReleaseFound,
+  type ReleasePlace,
+  type ReleaseSearch,
+} from '../core/sources/helm-release';
 import type { RenderTarget } from '../core/sources/source-map';
 import type { RenderProblem, RenderResult, RenderSettings } from './renderer';
 import { runTool, toolOptions } from './run-tool';
@@ -58,17 +65,35 @@ const chartFile = { maxBytes: MAX_FILE_BYTES };
 const MAX_LINK_SCAN = 20_000;
 
 /** Which Helm the binary is, and so how it sends objects. */
-export async function helmApplyMode(settings: RenderSettings): Promise<{ ok: true; helm: HelmApplyMode } | { ok: false; problem: RenderProblem }> {
+export async function helmApplyMode(
+  settings: RenderSettings,
+): Promise<{ ok: true; helm: HelmApplyMode } | { ok: false; problem: RenderProblem }> {
   const command = settings.helm || 'helm';
-  const ran = await runTool({ command, args: ['version', '--template', '{{.Version}}'], cwd: process.cwd(), ...toolOptions(settings), timeoutMs: settings.timeoutMs ?? 20_000 });
+  const ran = await runTool({
+    command,
+    args: ['version', '--template', '{{.Version}}'],
+    cwd: process.cwd(),
+    ...toolOptions(settings),
+    timeoutMs: settings.timeoutMs ?? 20_000,
+  });
   if (!ran.ok) return { ok: false, problem: ran.problem };
   const version = ran.stdout.trim();
   const major = /^v?(\d+)\./.exec(version)?.[1];
   if (major !== '3' && major !== '4') {
-    return { ok: false, problem: { kind: 'invalid-target', command, message: `${command} says it is Helm ${JSON.stringify(version.slice(0, 40))}: only Helm 3 and Helm 4 are known` } };
+    return {
+      ok: false,
+      problem: {
+        kind: 'invalid-target',
+        command,
+        message: `${command} says it is Helm ${JSON.stringify(version.slice(0, 40))}: only Helm 3 and Helm 4 are known`,
+      },
+    };
   }
   const sends = helmSends(major === '4' ? 4 : 3);
-  return { ok: true, helm: { major: major === '4' ? 4 : 3, version, fieldManager: sends.fieldManager, mode: sends.applyMode } };
+  return {
+    ok: true,
+    helm: { major: major === '4' ? 4 : 3, version, fieldManager: sends.fieldManager, mode: sends.applyMode },
+  };
 }
 
 export async function renderHelm(request: HelmRenderRequest, settings: RenderSettings): Promise<HelmRenderResult> {
@@ -77,7 +102,14 @@ export async function renderHelm(request: HelmRenderRequest, settings: RenderSet
   const name = chartName(root);
   const release = request.release ?? name ?? path.basename(root);
   if (name === undefined) {
-    return { ok: false, problem: { kind: 'invalid-target', command, message: `${request.chart} is not a Helm chart (no Chart.yaml with a name)` } };
+    return {
+      ok: false,
+      problem: {
+        kind: 'invalid-target',
+        command,
+        message: `${request.chart} is not a Helm chart (no Chart.yaml with a name)`,
+      },
+    };
   }
   const mode = await helmApplyMode(settings);
   if (!mode.ok) return mode;
@@ -87,11 +119,25 @@ export async function renderHelm(request: HelmRenderRequest, settings: RenderSet
   // output, and so into the findings. Such a chart is not rendered.
   const out = unsafeChartFiles(root);
   if (out.length > 0) {
-    return { ok: false, problem: { kind: 'refused', command, message: `${out[0]}${out.length > 1 ? ` (and ${out.length - 1} more)` : ''}` } };
+    return {
+      ok: false,
+      problem: {
+        kind: 'refused',
+        command,
+        message: `${out[0]}${out.length > 1 ? ` (and ${out.length - 1} more)` : ''}`,
+      },
+    };
   }
 
   const valuesFiles = (request.valuesFiles ?? []).map((f) => path.resolve(f));
-  const args = ['template', release, root, '--namespace', request.namespace, ...valuesFiles.flatMap((f) => ['--values', f])];
+  const args = [
+    'template',
+    release,
+    root,
+    '--namespace',
+    request.namespace,
+    ...valuesFiles.flatMap((f) => ['--values', f]),
+  ];
   // Chart tests run only on `helm test`: they are never part of what an install or upgrade sends.
   args.push('--skip-tests');
   const ran = await runTool({ command, args, cwd: root, ...toolOptions(settings) });
@@ -103,15 +149,43 @@ export async function renderHelm(request: HelmRenderRequest, settings: RenderSet
     if (text !== undefined) files.set(toSlash(f), text);
   }
   const { resources } = parseManifestText(ran.stdout);
-  const sourceMap = helmSourceMap(resources, { root: toSlash(root), files, valuesFiles: valuesFiles.map(toSlash), release, namespace: request.namespace });
+  const sourceMap = helmSourceMap(resources, {
+    root: toSlash(root),
+    files,
+    valuesFiles: valuesFiles.map(toSlash),
+    release,
+    namespace: request.namespace,
+  });
   const hooks = new Set<number>();
   for (const r of resources) {
     const annotations = (r.object.metadata as { annotations?: Record<string, unknown> } | undefined)?.annotations;
     if (annotations && typeof annotations === 'object' && 'helm.sh/hook' in annotations) hooks.add(r.documentIndex);
   }
-  const notes = [...ran.notes, ...(hooks.size > 0 ? [`${hooks.size} hook object${hooks.size === 1 ? '' : 's'} (helm.sh/hook) not checked: Helm creates them at hook time, not with the release`] : [])];
-  const shown = ['helm', ...args.slice(0, 3).map((a, i) => (i === 2 ? path.relative(process.cwd(), root) || '.' : a)), ...args.slice(3)].join(' ');
-  return { ok: true, text: ran.stdout, sourceMap, notes, command: shown, release, namespace: request.namespace, helm: mode.helm, resources, hooks };
+  const notes = [
+    ...ran.notes,
+    ...(hooks.size > 0
+      ? [
+          `${hooks.size} hook object${hooks.size === 1 ? '' : 's'} (helm.sh/hook) not checked: Helm creates them at hook time, not with the release`,
+        ]
+      : []),
+  ];
+  const shown = [
+    'helm',
+    ...args.slice(0, 3).map((a, i) => (i === 2 ? path.relative(process.cwd(), root) || '.' : a)),
+    ...args.slice(3),
+  ].join(' ');
+  return {
+    ok: true,
+    text: ran.stdout,
+    sourceMap,
+    notes,
+    command: shown,
+    release,
+    namespace: request.namespace,
+    helm: mode.helm,
+    resources,
+    hooks,
+  };
 }
 
 /**
@@ -120,7 +194,13 @@ export async function renderHelm(request: HelmRenderRequest, settings: RenderSet
  * of the release found, failed or not (its failure is the chart's to show).
  */
 export async function renderInstalledChart(
-  request: { chart: string; valuesFiles: readonly string[]; named: Partial<ReleasePlace>; guess: ReleasePlace; remembered?: ReleasePlace },
+  request: {
+    chart: string;
+    valuesFiles: readonly string[];
+    named: Partial<ReleasePlace>;
+    guess: ReleasePlace;
+    remembered?: ReleasePlace;
+  },
   settings: RenderSettings,
   sightings: ReleaseSearch<Extract<HelmRenderResult, { ok: true }>>['sightings'],
 ): Promise<{ found: ReleaseFound<Extract<HelmRenderResult, { ok: true }>>; out: HelmRenderResult }> {
@@ -131,7 +211,10 @@ export async function renderInstalledChart(
     guess: request.guess,
     ...(request.remembered ? { remembered: request.remembered } : {}),
     render: async (place) => {
-      const out = await renderHelm({ chart: request.chart, namespace: place.namespace, valuesFiles: request.valuesFiles, release: place.release }, settings);
+      const out = await renderHelm(
+        { chart: request.chart, namespace: place.namespace, valuesFiles: request.valuesFiles, release: place.release },
+        settings,
+      );
       renders.set(placeKey(place), out);
       return out.ok ? out : undefined;
     },
@@ -147,7 +230,11 @@ export async function renderInstalledChart(
 export function helmTarget(chart: string, release?: string, namespace?: string): RenderTarget {
   const root = path.resolve(chart);
   const name = release ?? chartName(root) ?? path.basename(root);
-  return { kind: 'helm', root: toSlash(root), label: namespace === undefined ? `release ${name}` : releaseLabel({ release: name, namespace }) };
+  return {
+    kind: 'helm',
+    root: toSlash(root),
+    label: namespace === undefined ? `release ${name}` : releaseLabel({ release: name, namespace }),
+  };
 }
 
 /** The chart's name (Chart.yaml `name`): the release's name unless one is given. Undefined when the folder holds no chart. */
@@ -218,7 +305,8 @@ export function unsafeChartFiles(root: string): string[] {
           // A dangling link: helm says so itself.
         }
         // Said with the link's own text: where it really leads is not the repository's to learn.
-        if (target !== undefined && !inside(target)) out.push(`${toSlash(path.relative(root, p))} is a link out of the chart (${JSON.stringify(linkText(p))})`);
+        if (target !== undefined && !inside(target))
+          out.push(`${toSlash(path.relative(root, p))} is a link out of the chart (${JSON.stringify(linkText(p))})`);
       } else if (e.isDirectory() && e.name !== '.git' && depth < 64) {
         // A linked folder that stays inside is walked as itself.
         visit(p, depth + 1);
@@ -228,7 +316,9 @@ export function unsafeChartFiles(root: string): string[] {
   visit(root, 0);
   if (seen > MAX_LINK_SCAN) out.push(`the chart folder holds more than ${MAX_LINK_SCAN} entries`);
   if (gits.length > 0 && !ignoresGit(readSmallText(path.join(root, '.helmignore'), chartFile) ?? '')) {
-    out.push(`the chart folder holds ${gits[0]}, which helm would load and a template could print (add .git/ to .helmignore, as helm create does)`);
+    out.push(
+      `the chart folder holds ${gits[0]}, which helm would load and a template could print (add .git/ to .helmignore, as helm create does)`,
+    );
   }
   return out;
 }

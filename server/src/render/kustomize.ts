@@ -8,7 +8,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { kustomizationFileNames, kustomizationRefs } from '../core/sources/file-kinds';
-import { identityOf, kustomizationFileIn, kustomizeSourceMap, parseKustomizeOrigins, type KustomizeOrigin } from '../core/sources/kustomize-map';
+import {
+  identityOf,
+  kustomizationFileIn,
+  kustomizeSourceMap,
+  parseKustomizeOrigins,
+  type KustomizeOrigin,
+} from '../core/sources/kustomize-map';
 import type { RenderTarget } from '../core/sources/source-map';
 import { parseManifestText } from '../core/manifest/manifest';
 import type { Renderer, RenderResult, RenderSettings } from './renderer';
@@ -35,7 +41,9 @@ function toolsFor(settings: RenderSettings): Tool[] {
     ? [{ command: settings.kustomize, args: (d) => ['build', d], shown: `${settings.kustomize} build` }]
     : [{ command: 'kustomize', args: (d) => ['build', d], shown: 'kustomize build' }];
   // A binary the user named is the one to use: no quiet fallback to another tool.
-  return settings.kustomize ? kustomize : [...kustomize, { command: kubectl, args: (d) => ['kustomize', d], shown: `${kubectl} kustomize` }];
+  return settings.kustomize
+    ? kustomize
+    : [...kustomize, { command: kubectl, args: (d) => ['kustomize', d], shown: `${kubectl} kustomize` }];
 }
 
 /** The kustomization file of a folder on disk (`/`-separated): the first of kustomize's names, in its order, that is a regular file. */
@@ -47,11 +55,22 @@ export async function renderKustomization(target: RenderTarget, settings: Render
   const root = target.root;
   const { files: read, refused } = readKustomization(root, settings.workspace);
   if (kustomizationFileIn(toSlashes(root), read) === undefined && refused.length === 0) {
-    return { ok: false, problem: { kind: 'invalid-target', command: 'kustomize', message: `no kustomization.yaml in ${root}` } };
+    return {
+      ok: false,
+      problem: { kind: 'invalid-target', command: 'kustomize', message: `no kustomization.yaml in ${root}` },
+    };
   }
   // Not built at all: kustomize refuses most of these itself, but a folder outside the checked one
   // it would build, and what it printed would then be shown.
-  if (refused.length > 0) return { ok: false, problem: { kind: 'refused', command: 'kustomize', message: `${refused[0]}${refused.length > 1 ? ` (and ${refused.length - 1} more)` : ''}` } };
+  if (refused.length > 0)
+    return {
+      ok: false,
+      problem: {
+        kind: 'refused',
+        command: 'kustomize',
+        message: `${refused[0]}${refused.length > 1 ? ` (and ${refused.length - 1} more)` : ''}`,
+      },
+    };
   let plain: ToolResult | undefined;
   let tool: Tool | undefined;
   const missing: string[] = [];
@@ -64,7 +83,10 @@ export async function renderKustomization(target: RenderTarget, settings: Render
     missing.push(t.command);
   }
   if (!plain || !tool) {
-    const names = missing.length > 1 ? `neither ${missing.join(' nor ')} is installed` : `${missing[0]} is not installed or cannot be run`;
+    const names =
+      missing.length > 1
+        ? `neither ${missing.join(' nor ')} is installed`
+        : `${missing[0]} is not installed or cannot be run`;
     return { ok: false, problem: { kind: 'not-installed', command: missing[0] ?? 'kustomize', message: names } };
   }
   if (!plain.ok) return plain;
@@ -75,20 +97,38 @@ export async function renderKustomization(target: RenderTarget, settings: Render
   // Pair the two builds by position, as long as the identities agree (they are the same build, with
   // annotations added); else by identity.
   const byIdentity = new Map(origins.map((o) => [o.identity, o.origin]));
-  const paired: (KustomizeOrigin | undefined)[] = rendered.map((r, i) => (origins[i]?.identity === identityOf(r) ? origins[i]!.origin : byIdentity.get(identityOf(r))));
-  if (origins.length === 0 && rendered.length > 0) notes.push(`${target.label}: kustomize did not say where its objects come from; findings stay on the kustomization`);
+  const paired: (KustomizeOrigin | undefined)[] = rendered.map((r, i) =>
+    origins[i]?.identity === identityOf(r) ? origins[i]!.origin : byIdentity.get(identityOf(r)),
+  );
+  if (origins.length === 0 && rendered.length > 0)
+    notes.push(
+      `${target.label}: kustomize did not say where its objects come from; findings stay on the kustomization`,
+    );
   const sourceMap = kustomizeSourceMap({ target, rendered, origins: paired, files: read });
   return { ok: true, text: plain.stdout, sourceMap, notes, command: `${tool.shown} ${root}` };
 }
 
-async function buildOrigins(tool: Tool, root: string, settings: RenderSettings): Promise<{ identity: string; origin?: KustomizeOrigin }[]> {
+async function buildOrigins(
+  tool: Tool,
+  root: string,
+  settings: RenderSettings,
+): Promise<{ identity: string; origin?: KustomizeOrigin }[]> {
   let wrapper: string | undefined;
   try {
     wrapper = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'kch-kustomize-')));
     // kustomize refuses an absolute path as a resource; a relative one may lead anywhere.
     const relative = toSlashes(path.relative(wrapper, root));
-    fs.writeFileSync(path.join(wrapper, 'kustomization.yaml'), `resources:\n- ${JSON.stringify(relative)}\nbuildMetadata:\n- originAnnotations\n`, { mode: 0o600 });
-    const annotated = await runTool({ command: tool.command, args: tool.args(wrapper), cwd: root, ...toolOptions(settings) });
+    fs.writeFileSync(
+      path.join(wrapper, 'kustomization.yaml'),
+      `resources:\n- ${JSON.stringify(relative)}\nbuildMetadata:\n- originAnnotations\n`,
+      { mode: 0o600 },
+    );
+    const annotated = await runTool({
+      command: tool.command,
+      args: tool.args(wrapper),
+      cwd: root,
+      ...toolOptions(settings),
+    });
     return annotated.ok ? parseKustomizeOrigins(annotated.stdout, toSlashes(wrapper)) : [];
   } catch {
     return [];
@@ -148,7 +188,10 @@ export function readKustomization(root: string, workspace?: string): { files: Ma
         if (target === undefined) continue;
         // A checkout's .git is in or below an overlay at the root of its repository, and its config
         // holds the token CI checked out with: a generator would print it.
-        if (toSlashes(path.relative(top, target)).split('/').includes('.git') || toSlashes(named).split('/').includes('.git')) {
+        if (
+          toSlashes(path.relative(top, target)).split('/').includes('.git') ||
+          toSlashes(named).split('/').includes('.git')
+        ) {
           refused.push(`${JSON.stringify(ref.path)} in ${shown(file)} is inside a .git folder`);
           continue;
         }
@@ -156,7 +199,9 @@ export function readKustomization(root: string, workspace?: string): { files: Ma
           if (boundary === undefined || within(target, boundary)) visitDir(named, target, depth + 1);
           else refused.push(`${JSON.stringify(ref.path)} in ${shown(file)} is a folder outside the checked folder`);
         } else if (!within(target, real)) {
-          refused.push(`${JSON.stringify(ref.path)} in ${shown(file)} is not in or below the folder of that kustomization`);
+          refused.push(
+            `${JSON.stringify(ref.path)} in ${shown(file)} is not in or below the folder of that kustomization`,
+          );
         } else if (!files.has(named)) {
           const t = readSmallText(target, sourceFile);
           if (t !== undefined) files.set(named, t);

@@ -74,11 +74,19 @@ export function runTool(run: ToolRun): Promise<ToolResult> {
   const env = run.env ?? process.env;
   const untrusted = [run.cwd, ...(run.untrusted ?? [])];
   const program = resolveProgram(run.command, env.PATH ?? '', untrusted);
-  if (!program.ok) return Promise.resolve({ ok: false, problem: { kind: 'not-installed', command: run.command, message: program.message } });
+  if (!program.ok)
+    return Promise.resolve({
+      ok: false,
+      problem: { kind: 'not-installed', command: run.command, message: program.message },
+    });
   const limiter = resolveProgram('prlimit', env.PATH ?? '', untrusted);
   const maxMemory = run.maxMemoryBytes ?? toolMemoryLimit;
-  const [file, args] = limiter.ok ? [limiter.path, [`--data=${maxMemory}`, '--', program.path, ...run.args]] : [program.path, [...run.args]];
-  const notes = limiter.ok ? [] : [`${path.basename(run.command)} ran without a memory limit: prlimit (util-linux) was not found on PATH`];
+  const [file, args] = limiter.ok
+    ? [limiter.path, [`--data=${maxMemory}`, '--', program.path, ...run.args]]
+    : [program.path, [...run.args]];
+  const notes = limiter.ok
+    ? []
+    : [`${path.basename(run.command)} ran without a memory limit: prlimit (util-linux) was not found on PATH`];
   return new Promise((resolve) => {
     let settled = false;
     const finish = (result: ToolResult) => {
@@ -90,10 +98,25 @@ export function runTool(run: ToolRun): Promise<ToolResult> {
     let child: ReturnType<typeof spawn>;
     try {
       // A group of its own (detached), so that the whole group can be ended, not only this child.
-      child = spawn(file, args, { cwd: run.cwd, env, shell: false, detached: true, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
+      child = spawn(file, args, {
+        cwd: run.cwd,
+        env,
+        shell: false,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        windowsHide: true,
+      });
     } catch (error) {
       // Invalid arguments (a NUL byte in a path) throw synchronously.
-      resolve({ ok: false, problem: { kind: 'failed', command: run.command, exitCode: null, message: `${shown} could not be started: ${messageOf(error)}` } });
+      resolve({
+        ok: false,
+        problem: {
+          kind: 'failed',
+          command: run.command,
+          exitCode: null,
+          message: `${shown} could not be started: ${messageOf(error)}`,
+        },
+      });
       return;
     }
     const group = child.pid;
@@ -107,14 +130,28 @@ export function runTool(run: ToolRun): Promise<ToolResult> {
     let errBytes = 0;
     const timer = setTimeout(() => {
       end();
-      finish({ ok: false, problem: { kind: 'timeout', command: run.command, message: `${shown} did not finish within ${Math.round(timeoutMs / 1000)} s` } });
+      finish({
+        ok: false,
+        problem: {
+          kind: 'timeout',
+          command: run.command,
+          message: `${shown} did not finish within ${Math.round(timeoutMs / 1000)} s`,
+        },
+      });
     }, timeoutMs);
     timer.unref?.();
     child.stdout!.on('data', (chunk: Buffer) => {
       outBytes += chunk.length;
       if (outBytes > maxOutput) {
         end();
-        finish({ ok: false, problem: { kind: 'too-large', command: run.command, message: `${shown} printed more than ${Math.round(maxOutput / 1024 / 1024)} MiB: not read` } });
+        finish({
+          ok: false,
+          problem: {
+            kind: 'too-large',
+            command: run.command,
+            message: `${shown} printed more than ${Math.round(maxOutput / 1024 / 1024)} MiB: not read`,
+          },
+        });
         return;
       }
       stdout.push(chunk);
@@ -126,9 +163,24 @@ export function runTool(run: ToolRun): Promise<ToolResult> {
     child.on('error', (error: NodeJS.ErrnoException) => {
       end();
       if (error.code === 'ENOENT' || error.code === 'EACCES') {
-        finish({ ok: false, problem: { kind: 'not-installed', command: run.command, message: `${run.command} is not installed or cannot be run (${error.code})` } });
+        finish({
+          ok: false,
+          problem: {
+            kind: 'not-installed',
+            command: run.command,
+            message: `${run.command} is not installed or cannot be run (${error.code})`,
+          },
+        });
       } else {
-        finish({ ok: false, problem: { kind: 'failed', command: run.command, exitCode: null, message: `${shown} could not be started: ${error.message}` } });
+        finish({
+          ok: false,
+          problem: {
+            kind: 'failed',
+            command: run.command,
+            exitCode: null,
+            message: `${shown} could not be started: ${error.message}`,
+          },
+        });
       }
     });
     // What the tool leaves running when it exits (a wrapper's background child) ends with it; its
@@ -140,9 +192,24 @@ export function runTool(run: ToolRun): Promise<ToolResult> {
         finish({ ok: true, stdout: Buffer.concat(stdout).toString('utf8'), stderr: err, notes });
         return;
       }
-      const lines = err.split('\n').map((l) => l.trimEnd()).filter(Boolean).slice(0, STDERR_LINES);
-      const memory = limiter.ok && /out of memory|cannot allocate memory/i.test(err) ? ` (it reached its memory limit of ${Math.round(maxMemory / 1024 / 1024)} MiB)` : '';
-      finish({ ok: false, problem: { kind: 'failed', command: run.command, exitCode: code, message: `${lines.length > 0 ? lines.join('\n') : `${shown} failed (exit ${code})`}${memory}` } });
+      const lines = err
+        .split('\n')
+        .map((l) => l.trimEnd())
+        .filter(Boolean)
+        .slice(0, STDERR_LINES);
+      const memory =
+        limiter.ok && /out of memory|cannot allocate memory/i.test(err)
+          ? ` (it reached its memory limit of ${Math.round(maxMemory / 1024 / 1024)} MiB)`
+          : '';
+      finish({
+        ok: false,
+        problem: {
+          kind: 'failed',
+          command: run.command,
+          exitCode: code,
+          message: `${lines.length > 0 ? lines.join('\n') : `${shown} failed (exit ${code})`}${memory}`,
+        },
+      });
     });
   });
 }
@@ -154,10 +221,16 @@ export function runTool(run: ToolRun): Promise<ToolResult> {
  * empty entry (`PATH=:/usr/bin`, which means "the current folder") nor `.` nor `node_modules/.bin`
  * can make a render run a program the checked repository holds.
  */
-export function resolveProgram(command: string, searchPath: string, untrusted: readonly string[] = []): { ok: true; path: string } | { ok: false; message: string } {
+export function resolveProgram(
+  command: string,
+  searchPath: string,
+  untrusted: readonly string[] = [],
+): { ok: true; path: string } | { ok: false; message: string } {
   if (command.includes('/') || (path.sep !== '/' && command.includes(path.sep))) {
     const named = path.resolve(command);
-    return isExecutableFile(named) ? { ok: true, path: named } : { ok: false, message: `${command} is not installed or cannot be run (not an executable file)` };
+    return isExecutableFile(named)
+      ? { ok: true, path: named }
+      : { ok: false, message: `${command} is not installed or cannot be run (not an executable file)` };
   }
   const inside = untrusted.map(realOrResolved);
   let skipped = 0;
@@ -175,7 +248,10 @@ export function resolveProgram(command: string, searchPath: string, untrusted: r
     }
     return { ok: true, path: candidate };
   }
-  return { ok: false, message: `${command} is not installed or cannot be run (not found on PATH${skipped > 0 ? '; relative PATH entries and the checked folders are not searched' : ''})` };
+  return {
+    ok: false,
+    message: `${command} is not installed or cannot be run (not found on PATH${skipped > 0 ? '; relative PATH entries and the checked folders are not searched' : ''})`,
+  };
 }
 
 function isExecutableFile(file: string): boolean {
@@ -220,8 +296,16 @@ function endGroup(group: number): void {
 }
 
 /** What a render's settings say about how its tools run. */
-export function toolOptions(settings: { readonly timeoutMs?: number; readonly env?: NodeJS.ProcessEnv; readonly workspace?: string }): Pick<ToolRun, 'timeoutMs' | 'env' | 'untrusted'> {
-  return { ...(settings.timeoutMs ? { timeoutMs: settings.timeoutMs } : {}), ...(settings.env ? { env: settings.env } : {}), ...(settings.workspace !== undefined ? { untrusted: [settings.workspace] } : {}) };
+export function toolOptions(settings: {
+  readonly timeoutMs?: number;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly workspace?: string;
+}): Pick<ToolRun, 'timeoutMs' | 'env' | 'untrusted'> {
+  return {
+    ...(settings.timeoutMs ? { timeoutMs: settings.timeoutMs } : {}),
+    ...(settings.env ? { env: settings.env } : {}),
+    ...(settings.workspace !== undefined ? { untrusted: [settings.workspace] } : {}),
+  };
 }
 
 function messageOf(error: unknown): string {

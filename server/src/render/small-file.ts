@@ -65,7 +65,10 @@ export function readSmallFile(file: string, options: SmallFileOptions): SmallFil
 export async function readSmallFileAsync(file: string, options: SmallFileOptions): Promise<SmallFileRead> {
   let handle: fs.promises.FileHandle;
   try {
-    const refused = refusal(options.noLinks ? await fs.promises.lstat(file) : await fs.promises.stat(file), options.maxBytes);
+    const refused = refusal(
+      options.noLinks ? await fs.promises.lstat(file) : await fs.promises.stat(file),
+      options.maxBytes,
+    );
     if (refused) return refused;
     handle = await fs.promises.open(file, openFlags(options));
   } catch (error) {
@@ -89,7 +92,9 @@ export async function readSmallFileAsync(file: string, options: SmallFileOptions
 }
 
 function openFlags(options: SmallFileOptions): number {
-  return fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0) | (options.noLinks ? (fs.constants.O_NOFOLLOW ?? 0) : 0);
+  return (
+    fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0) | (options.noLinks ? (fs.constants.O_NOFOLLOW ?? 0) : 0)
+  );
 }
 
 function refusal(stat: fs.Stats, maxBytes: number): SmallFileRead | undefined {
@@ -110,7 +115,9 @@ class BoundedRead {
 
   /** Room for as much as the stat promised (one read for most files, one more finds the end), then more only while under the limit. */
   next(): Buffer {
-    return Buffer.allocUnsafe(Math.min(Math.max(this.size + 1 - this.total, 64 * 1024), this.maxBytes + 1 - this.total));
+    return Buffer.allocUnsafe(
+      Math.min(Math.max(this.size + 1 - this.total, 64 * 1024), this.maxBytes + 1 - this.total),
+    );
   }
 
   /** `n` bytes read into `chunk`: the answer at the end of the file or past the limit, else undefined (read on). */

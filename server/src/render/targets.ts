@@ -52,9 +52,19 @@ export function topChart(chart: string, within?: (folder: string) => boolean): s
  * `default`), as `helm install` without options would install it. Both named: the cluster is not
  * asked (core/sources/helm-release.ts findRelease).
  */
-export function chartRelease(chart: string, user: { readonly release?: string | undefined; readonly namespace?: string | undefined }, defaultNamespace: string): { named: Partial<ReleasePlace>; guess: ReleasePlace } {
-  const named = { ...(user.release ? { release: user.release } : {}), ...(user.namespace ? { namespace: user.namespace } : {}) };
-  const guess = { release: user.release || (chartName(chart) ?? path.posix.basename(toSlashes(path.resolve(chart)))), namespace: user.namespace || defaultNamespace };
+export function chartRelease(
+  chart: string,
+  user: { readonly release?: string | undefined; readonly namespace?: string | undefined },
+  defaultNamespace: string,
+): { named: Partial<ReleasePlace>; guess: ReleasePlace } {
+  const named = {
+    ...(user.release ? { release: user.release } : {}),
+    ...(user.namespace ? { namespace: user.namespace } : {}),
+  };
+  const guess = {
+    release: user.release || (chartName(chart) ?? path.posix.basename(toSlashes(path.resolve(chart)))),
+    namespace: user.namespace || defaultNamespace,
+  };
   return { named, guess };
 }
 
@@ -64,17 +74,39 @@ export function chartRelease(chart: string, user: { readonly release?: string | 
  * ownership metadata, sent as the user's Helm sends (field manager `helm`; Helm 4 server-side
  * apply, Helm 3 a client-side update).
  */
-export function sentByHelm(out: Extract<HelmRenderResult, { ok: true }>, severity?: RenderedApply['settings']['severity']): { apply: RenderedApply; resources: ManifestResource[] } {
+export function sentByHelm(
+  out: Extract<HelmRenderResult, { ok: true }>,
+  severity?: RenderedApply['settings']['severity'],
+): { apply: RenderedApply; resources: ManifestResource[] } {
   const apply = helmApply({ release: out.release, namespace: out.namespace, major: out.helm.major }, severity);
-  return { apply, resources: out.resources.filter((r) => !out.hooks.has(r.documentIndex)).map((r) => sentResource(r, apply)) };
+  return {
+    apply,
+    resources: out.resources.filter((r) => !out.hooks.has(r.documentIndex)).map((r) => sentResource(r, apply)),
+  };
 }
 
 export type OverlayRender =
-  | { readonly ok: true; readonly result: Extract<RenderResult, { ok: true }>; readonly resources: readonly ManifestResource[]; readonly read: ReadonlyMap<string, string> }
+  | {
+      readonly ok: true;
+      readonly result: Extract<RenderResult, { ok: true }>;
+      readonly resources: readonly ManifestResource[];
+      readonly read: ReadonlyMap<string, string>;
+    }
   /** The tool is missing or refused the overlay. */
-  | { readonly ok: false; readonly problem: RenderProblem; readonly source: RenderFailureSource; readonly read: ReadonlyMap<string, string> }
+  | {
+      readonly ok: false;
+      readonly problem: RenderProblem;
+      readonly source: RenderFailureSource;
+      readonly read: ReadonlyMap<string, string>;
+    }
   /** The tool printed text that is not YAML: `unreadable` says so. */
-  | { readonly ok: false; readonly problem?: undefined; readonly unreadable: string; readonly source: RenderFailureSource; readonly read: ReadonlyMap<string, string> };
+  | {
+      readonly ok: false;
+      readonly problem?: undefined;
+      readonly unreadable: string;
+      readonly source: RenderFailureSource;
+      readonly read: ReadonlyMap<string, string>;
+    };
 
 /**
  * An overlay built with the user's kustomize, its output read as the manifest stream that would be
@@ -86,7 +118,13 @@ export async function renderOverlay(target: RenderTarget, tools: RenderSettings)
   const out = await renderKustomization(target, tools);
   if (!out.ok) return { ok: false, problem: out.problem, source: overlayFailureSource(target.root, read), read };
   const parsed = parseManifestText(out.text);
-  if (parsed.problems.length > 0) return { ok: false, unreadable: `${out.command} printed text that is not YAML: ${parsed.problems[0]!.message}`, source: overlayFailureSource(target.root, read), read };
+  if (parsed.problems.length > 0)
+    return {
+      ok: false,
+      unreadable: `${out.command} printed text that is not YAML: ${parsed.problems[0]!.message}`,
+      source: overlayFailureSource(target.root, read),
+      read,
+    };
   return { ok: true, result: out, resources: parsed.resources, read };
 }
 

@@ -30,9 +30,20 @@ export function knownSnapshot(t: TestContext, prefix: string): Promise<KnownSnap
       const namespace = await freshNamespace(admin, `kch-${prefix}`);
       objectOf(await create(admin, 'kubectl-create', configMap(namespace, 'known', { a: '1' })), 'known');
       const dir = scratchDir(prefix);
-      writeFiles(dir, { 'known.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: known\n  namespace: ${namespace}\n` });
+      writeFiles(dir, {
+        'known.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: known\n  namespace: ${namespace}\n`,
+      });
       const snapshot = path.join(dir, 'snapshot');
-      const saved = await runCli(['snapshot', '--kubeconfig', cluster.kubeconfig, '--context', 'admin', '--out', snapshot, path.join(dir, 'known.yaml')]);
+      const saved = await runCli([
+        'snapshot',
+        '--kubeconfig',
+        cluster.kubeconfig,
+        '--context',
+        'admin',
+        '--out',
+        snapshot,
+        path.join(dir, 'known.yaml'),
+      ]);
       assert.equal(saved.status, 0, saved.stderr);
       return { cluster, namespace, snapshot, dir };
     })();

@@ -38,11 +38,26 @@ function outsideSecret(): { file: string; marker: string } {
 async function liveProbe(cluster: TestClusterInfo, prefix: string): Promise<string> {
   const conn = connect('admin', cluster.kubeconfig);
   const namespace = await freshNamespace(conn, prefix);
-  objectOf(await apply(conn, 'other-team', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'probe', namespace }, data: { leaked: 'live' } }), 'the live ConfigMap');
+  objectOf(
+    await apply(conn, 'other-team', {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'probe', namespace },
+      data: { leaked: 'live' },
+    }),
+    'the live ConfigMap',
+  );
   return namespace;
 }
 
-const clusterArgs = (cluster: TestClusterInfo, namespace: string) => ['--kubeconfig', cluster.kubeconfig, '--context', 'admin', '-n', namespace];
+const clusterArgs = (cluster: TestClusterInfo, namespace: string) => [
+  '--kubeconfig',
+  cluster.kubeconfig,
+  '--context',
+  'admin',
+  '-n',
+  namespace,
+];
 
 /** Whether a process is running (a zombie waiting for its parent to reap it is not). */
 function running(pid: number): boolean {
@@ -66,7 +81,8 @@ function chartWithLinkOut(repo: string, outside: string): string {
   writeFiles(chart, {
     'Chart.yaml': 'apiVersion: v2\nname: shop\nversion: 0.1.0\n',
     'values.yaml': '{}\n',
-    'templates/configmap.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: probe\ndata:\n  leaked: {{ .Files.Get "linked.txt" | quote }}\n',
+    'templates/configmap.yaml':
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: probe\ndata:\n  leaked: {{ .Files.Get "linked.txt" | quote }}\n',
   });
   fs.symlinkSync(outside, path.join(chart, 'linked.txt'));
   return chart;
@@ -82,24 +98,37 @@ test('item 1: a link out of a chart is refused: the file it names reaches neithe
   const chart = chartWithLinkOut(repo, secret.file);
 
   for (const format of ['text', 'sarif']) {
-    const run = await runCli(['check', '--helm', 'shop', '--helm-binary', helm, ...clusterArgs(cluster, namespace), '--format', format], { cwd: repo });
+    const run = await runCli(
+      ['check', '--helm', 'shop', '--helm-binary', helm, ...clusterArgs(cluster, namespace), '--format', format],
+      { cwd: repo },
+    );
     assert.doesNotMatch(run.stdout + run.stderr, new RegExp(secret.marker), `${format}: the outside file was printed`);
     // Said, not silently dropped: the chart's render-failed error names the link.
     assert.equal(run.status, 1, run.stderr);
     assert.match(run.stdout, /linked\.txt is a link out of the chart/, format);
     if (format === 'sarif') {
       const results = (JSON.parse(run.stdout) as { runs: { results: { ruleId: string }[] }[] }).runs[0]!.results;
-      assert.deepEqual(results.map((r) => r.ruleId), ['render-failed']);
+      assert.deepEqual(
+        results.map((r) => r.ruleId),
+        ['render-failed'],
+      );
     }
   }
 
   // The editor: the same chart, opened in a trusted workspace with the user's helm.
-  const server = await startTestServer({ settings: { kubeconfig: cluster.kubeconfig, context: 'admin', namespace, helmPath: helm }, workspaceFolders: [uriOf(repo)] });
+  const server = await startTestServer({
+    settings: { kubeconfig: cluster.kubeconfig, context: 'admin', namespace, helmPath: helm },
+    workspaceFolders: [uriOf(repo)],
+  });
   t.after(() => server.shutdown());
   const template = path.join(chart, 'templates', 'configmap.yaml');
   await server.open(uriOf(template), fs.readFileSync(template, 'utf8'));
   // The refusal is shown on the open file of the chart, for as long as the link is there.
-  const diagnostics = await server.diagnosticsUntil(uriOf(template), (ds) => ds.some((d) => d.code === 'render-failed' && /link out of the chart/.test(d.message)), 60_000);
+  const diagnostics = await server.diagnosticsUntil(
+    uriOf(template),
+    (ds) => ds.some((d) => d.code === 'render-failed' && /link out of the chart/.test(d.message)),
+    60_000,
+  );
   assert.match(diagnostics.find((d) => d.code === 'render-failed')!.message, /linked\.txt/);
   assert.doesNotMatch(JSON.stringify([diagnostics, server.notifications]), new RegExp(secret.marker));
 });
@@ -115,17 +144,23 @@ test('item 1: a chart at the root of a checkout cannot print .git/config (the cr
   writeFiles(repo, {
     '.git/config': `[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic ${marker}\n`,
     'Chart.yaml': 'apiVersion: v2\nname: shop\nversion: 0.1.0\n',
-    'templates/configmap.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: probe\ndata:\n  leaked: {{ .Files.Get ".git/config" | quote }}\n',
+    'templates/configmap.yaml':
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: probe\ndata:\n  leaked: {{ .Files.Get ".git/config" | quote }}\n',
   });
   for (const format of ['text', 'sarif']) {
-    const run = await runCli(['check', '--helm', '.', '--helm-binary', helm, ...clusterArgs(cluster, namespace), '--format', format], { cwd: repo });
+    const run = await runCli(
+      ['check', '--helm', '.', '--helm-binary', helm, ...clusterArgs(cluster, namespace), '--format', format],
+      { cwd: repo },
+    );
     assert.doesNotMatch(run.stdout + run.stderr, new RegExp(marker), format);
     assert.equal(run.status, 1, run.stderr);
     assert.match(run.stdout, /holds \.git/, format);
   }
   // A chart that leaves .git out, as `helm create` writes .helmignore, renders: the conflict, and an empty value.
   fs.writeFileSync(path.join(repo, '.helmignore'), '.git/\n');
-  const run = await runCli(['check', '--helm', '.', '--helm-binary', helm, ...clusterArgs(cluster, namespace)], { cwd: repo });
+  const run = await runCli(['check', '--helm', '.', '--helm-binary', helm, ...clusterArgs(cluster, namespace)], {
+    cwd: repo,
+  });
   assert.equal(run.status, 1, run.stderr);
   assert.match(run.stdout, /field-conflict \.data\.leaked is managed by "other-team": live "live", manifest ""/);
   assert.doesNotMatch(run.stdout + run.stderr, new RegExp(marker));
@@ -142,16 +177,30 @@ test('item 1: in the editor, a values file the workspace settings name is not re
   writeFiles(repo, {
     'shop/Chart.yaml': 'apiVersion: v2\nname: shop\nversion: 0.1.0\n',
     'shop/values.yaml': 'leaked: chart\n',
-    'shop/templates/configmap.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: probe\ndata:\n  leaked: {{ .Values.leaked | quote }}\n',
+    'shop/templates/configmap.yaml':
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: probe\ndata:\n  leaked: {{ .Values.leaked | quote }}\n',
   });
   // Beside the chart, inside the workspace folder: a link to a YAML file outside it (a kubeconfig, say).
   fs.symlinkSync(secret.file, path.join(repo, 'extra.yaml'));
   // helmValuesFiles is a setting the workspace's own .vscode/settings.json may write.
-  const server = await startTestServer({ settings: { kubeconfig: cluster.kubeconfig, context: 'admin', namespace, helmPath: helm, helmValuesFiles: ['../extra.yaml'] }, workspaceFolders: [uriOf(repo)] });
+  const server = await startTestServer({
+    settings: {
+      kubeconfig: cluster.kubeconfig,
+      context: 'admin',
+      namespace,
+      helmPath: helm,
+      helmValuesFiles: ['../extra.yaml'],
+    },
+    workspaceFolders: [uriOf(repo)],
+  });
   t.after(() => server.shutdown());
   const template = path.join(repo, 'shop', 'templates', 'configmap.yaml');
   await server.open(uriOf(template), fs.readFileSync(template, 'utf8'));
-  const found = await server.diagnosticsUntil(uriOf(template), (ds) => ds.some((d) => d.code === 'field-conflict'), 60_000);
+  const found = await server.diagnosticsUntil(
+    uriOf(template),
+    (ds) => ds.some((d) => d.code === 'field-conflict'),
+    60_000,
+  );
   // The chart rendered with its own values.yaml alone.
   assert.match(found.find((d) => d.code === 'field-conflict')!.message, /manifest "chart"/);
   assert.doesNotMatch(JSON.stringify([found, server.notifications]), new RegExp(secret.marker));
@@ -176,10 +225,26 @@ test('item 6: an empty, relative or in-repository PATH entry never runs a kustom
     fs.writeFileSync(path.join(repo, dir, 'kustomize'), planted, { mode: 0o755 });
   }
   // The real kustomize comes last, behind every entry that leads into the repository.
-  const PATH = ['', 'bin', '.', path.join(repo, 'node_modules', '.bin'), path.dirname(kustomize), path.dirname(process.execPath), '/usr/bin', '/bin'].join(':');
+  const PATH = [
+    '',
+    'bin',
+    '.',
+    path.join(repo, 'node_modules', '.bin'),
+    path.dirname(kustomize),
+    path.dirname(process.execPath),
+    '/usr/bin',
+    '/bin',
+  ].join(':');
   for (const format of ['text', 'sarif']) {
-    const run = await runCli(['check', '-k', 'overlay', ...clusterArgs(cluster, namespace), '--format', format], { cwd: repo, env: { PATH } });
-    assert.equal(fs.existsSync(ran), false, `the planted kustomize ran: ${fs.existsSync(ran) ? fs.readFileSync(ran, 'utf8') : ''}`);
+    const run = await runCli(['check', '-k', 'overlay', ...clusterArgs(cluster, namespace), '--format', format], {
+      cwd: repo,
+      env: { PATH },
+    });
+    assert.equal(
+      fs.existsSync(ran),
+      false,
+      `the planted kustomize ran: ${fs.existsSync(ran) ? fs.readFileSync(ran, 'utf8') : ''}`,
+    );
     // The real one did: the rendered ConfigMap's conflict with the other team is reported.
     assert.equal(run.status, 1, run.stderr);
     assert.match(run.stdout, /other-team/, format);
@@ -187,7 +252,7 @@ test('item 6: an empty, relative or in-repository PATH entry never runs a kustom
   }
 });
 
-test('item 6: a render runs in its own process group, and the whole group ends with it: a wrapper\'s child never outlives the check', async (t) => {
+test("item 6: a render runs in its own process group, and the whole group ends with it: a wrapper's child never outlives the check", async (t) => {
   const cluster = requireCluster(t);
   const kustomize = requireTool(t, 'kustomize');
   if (!cluster || !kustomize) return;
@@ -202,8 +267,15 @@ test('item 6: a render runs in its own process group, and the whole group ends w
   // careless one would) and then runs the real tool.
   const wrapper = path.join(repo, 'tools', 'kustomize');
   fs.mkdirSync(path.dirname(wrapper));
-  fs.writeFileSync(wrapper, `#!/bin/sh\nsleep 600 &\necho $! >> ${JSON.stringify(pids)}\n${JSON.stringify(kustomize)} "$@"\n`, { mode: 0o755 });
-  const run = await runCli(['check', '-k', 'overlay', '--kustomize-binary', wrapper, ...clusterArgs(cluster, namespace)], { cwd: repo });
+  fs.writeFileSync(
+    wrapper,
+    `#!/bin/sh\nsleep 600 &\necho $! >> ${JSON.stringify(pids)}\n${JSON.stringify(kustomize)} "$@"\n`,
+    { mode: 0o755 },
+  );
+  const run = await runCli(
+    ['check', '-k', 'overlay', '--kustomize-binary', wrapper, ...clusterArgs(cluster, namespace)],
+    { cwd: repo },
+  );
   assert.equal(run.status, 1, run.stderr);
   assert.match(run.stdout, /other-team/);
   const started = fs.readFileSync(pids, 'utf8').split('\n').filter(Boolean).map(Number);
@@ -217,7 +289,11 @@ test('item 6: a render stopped at its time limit ends its whole group, grandchil
   const pids = path.join(dir, 'pids');
   // A tool that starts a child, which starts its own (a `git fetch` under kustomize), and waits for ever.
   const tool = path.join(dir, 'tool');
-  fs.writeFileSync(tool, `#!/bin/sh\nsh -c 'sleep 600 & echo $! >> ${JSON.stringify(pids)}; wait' &\necho $! >> ${JSON.stringify(pids)}\necho $$ >> ${JSON.stringify(pids)}\nwait\n`, { mode: 0o755 });
+  fs.writeFileSync(
+    tool,
+    `#!/bin/sh\nsh -c 'sleep 600 & echo $! >> ${JSON.stringify(pids)}; wait' &\necho $! >> ${JSON.stringify(pids)}\necho $$ >> ${JSON.stringify(pids)}\nwait\n`,
+    { mode: 0o755 },
+  );
   const result = await runTool({ command: tool, args: [], cwd: dir, timeoutMs: 2000 });
   assert.equal(!result.ok && result.problem.kind, 'timeout');
   const started = fs.readFileSync(pids, 'utf8').split('\n').filter(Boolean).map(Number);
@@ -237,16 +313,35 @@ test('item 6: helm and kustomize run under a hard memory limit', async (t) => {
     'overlay/kustomization.yaml': 'resources:\n- configmap.yaml\n',
     'overlay/configmap.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: probe\ndata:\n  leaked: rendered\n',
     'shop/Chart.yaml': 'apiVersion: v2\nname: shop\nversion: 0.1.0\n',
-    'shop/templates/configmap.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: probe\ndata:\n  leaked: rendered\n',
+    'shop/templates/configmap.yaml':
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: probe\ndata:\n  leaked: rendered\n',
   });
   // Wrappers that write down the limits they were started with (and so the tool they exec) before running the real tool.
   const wrap = (name: string, real: string) => {
     const file = path.join(repo, 'tools', name);
     fs.mkdirSync(path.dirname(file), { recursive: true });
-    fs.writeFileSync(file, `#!/bin/sh\ngrep '^Max data size' /proc/self/limits >> ${JSON.stringify(path.join(limits, name))}\nexec ${JSON.stringify(real)} "$@"\n`, { mode: 0o755 });
+    fs.writeFileSync(
+      file,
+      `#!/bin/sh\ngrep '^Max data size' /proc/self/limits >> ${JSON.stringify(path.join(limits, name))}\nexec ${JSON.stringify(real)} "$@"\n`,
+      { mode: 0o755 },
+    );
     return file;
   };
-  const run = await runCli(['check', '-k', 'overlay', '--kustomize-binary', wrap('kustomize', kustomize), '--helm', 'shop', '--helm-binary', wrap('helm', helm), ...clusterArgs(cluster, namespace)], { cwd: repo });
+  const run = await runCli(
+    [
+      'check',
+      '-k',
+      'overlay',
+      '--kustomize-binary',
+      wrap('kustomize', kustomize),
+      '--helm',
+      'shop',
+      '--helm-binary',
+      wrap('helm', helm),
+      ...clusterArgs(cluster, namespace),
+    ],
+    { cwd: repo },
+  );
   assert.equal(run.status, 1, run.stderr);
   for (const name of ['kustomize', 'helm']) {
     const lines = fs.readFileSync(path.join(limits, name), 'utf8').split('\n').filter(Boolean);
@@ -260,7 +355,7 @@ test('item 6: helm and kustomize run under a hard memory limit', async (t) => {
   }
 });
 
-test('item 7: the product\'s own kustomization reader opens nothing outside the overlay: no ../ path, absolute path or link out', () => {
+test("item 7: the product's own kustomization reader opens nothing outside the overlay: no ../ path, absolute path or link out", () => {
   const secret = outsideSecret();
   const repo = scratchDir('hostile-reader');
   const overlay = path.join(repo, 'overlay');
@@ -299,12 +394,29 @@ test('item 7: an overlay that reaches out of the checked folder is not built, an
   });
   fs.symlinkSync(path.join(elsewhere, 'configmap.yaml'), path.join(repo, 'link-out', 'linked.yaml'));
   for (const format of ['text', 'sarif']) {
-    const run = await runCli(['check', '-k', 'folder-out', '-k', 'link-out', '--kustomize-binary', kustomize, ...clusterArgs(cluster, namespace), '--format', format], { cwd: repo });
+    const run = await runCli(
+      [
+        'check',
+        '-k',
+        'folder-out',
+        '-k',
+        'link-out',
+        '--kustomize-binary',
+        kustomize,
+        ...clusterArgs(cluster, namespace),
+        '--format',
+        format,
+      ],
+      { cwd: repo },
+    );
     assert.doesNotMatch(run.stdout + run.stderr, new RegExp(secret.marker), format);
     assert.equal(run.status, 1, run.stderr);
     if (format === 'sarif') {
       const results = (JSON.parse(run.stdout) as { runs: { results: { ruleId: string }[] }[] }).runs[0]!.results;
-      assert.deepEqual(results.map((r) => r.ruleId), ['render-failed', 'render-failed']);
+      assert.deepEqual(
+        results.map((r) => r.ruleId),
+        ['render-failed', 'render-failed'],
+      );
     } else {
       assert.match(run.stdout, /folder outside/);
     }
@@ -321,10 +433,14 @@ test('item 7: an overlay at the root of a checkout cannot generate from .git/con
   writeFiles(repo, {
     '.git/config': `[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic ${marker}\n`,
     // kustomize allows it: the file is in or below the kustomization's folder.
-    'kustomization.yaml': 'configMapGenerator:\n- name: probe\n  files:\n  - leaked=.git/config\ngeneratorOptions:\n  disableNameSuffixHash: true\n',
+    'kustomization.yaml':
+      'configMapGenerator:\n- name: probe\n  files:\n  - leaked=.git/config\ngeneratorOptions:\n  disableNameSuffixHash: true\n',
   });
   for (const format of ['text', 'sarif']) {
-    const run = await runCli(['check', '-k', '.', '--kustomize-binary', kustomize, ...clusterArgs(cluster, namespace), '--format', format], { cwd: repo });
+    const run = await runCli(
+      ['check', '-k', '.', '--kustomize-binary', kustomize, ...clusterArgs(cluster, namespace), '--format', format],
+      { cwd: repo },
+    );
     assert.doesNotMatch(run.stdout + run.stderr, new RegExp(marker), format);
     assert.equal(run.status, 1, run.stderr);
     assert.match(run.stdout, /inside a \.git folder/, format);
@@ -338,7 +454,15 @@ test('held: lookup in a chart does not reach the cluster (helm template has no c
   const conn = connect('admin', cluster.kubeconfig);
   const namespace = await freshNamespace(conn, 'hostile-lookup');
   const marker = `kch-lookup-${crypto.randomBytes(8).toString('hex')}`;
-  objectOf(await apply(conn, 'other-team', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'looked-up', namespace }, stringData: { token: marker } }), 'the Secret');
+  objectOf(
+    await apply(conn, 'other-team', {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'looked-up', namespace },
+      stringData: { token: marker },
+    }),
+    'the Secret',
+  );
   const { ca, token } = clusterCredentials(cluster.kubeconfig, 'admin');
   const proxy = await startRecordingProxy(cluster.server, ca);
   t.after(() => proxy.stop());
@@ -349,14 +473,35 @@ test('held: lookup in a chart does not reach the cluster (helm template has no c
     'shop/templates/configmap.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: probe\ndata:\n  leaked: {{ (lookup "v1" "Secret" "${namespace}" "looked-up").data | toJson | quote }}\n`,
   });
   // helm is given the same kubeconfig as the check, by KUBECONFIG as well as by the check's flag.
-  const run = await runCli(['check', '--helm', 'shop', '--helm-binary', helm, '--kubeconfig', kubeconfig, '-n', namespace, '--format', 'sarif'], { cwd: repo, env: { KUBECONFIG: kubeconfig } });
+  const run = await runCli(
+    [
+      'check',
+      '--helm',
+      'shop',
+      '--helm-binary',
+      helm,
+      '--kubeconfig',
+      kubeconfig,
+      '-n',
+      namespace,
+      '--format',
+      'sarif',
+    ],
+    { cwd: repo, env: { KUBECONFIG: kubeconfig } },
+  );
   assert.ok(run.status === 0 || run.status === 1, run.stderr);
   assert.doesNotMatch(run.stdout + run.stderr, new RegExp(marker));
   assert.doesNotMatch(run.stdout + run.stderr, new RegExp(Buffer.from(marker).toString('base64')));
   // Positive signal: the check's own reads went through the recorder (the rendered ConfigMap looked up).
   const urls = proxy.exchanges().map((e) => e.url);
-  assert.ok(urls.some((u) => u.includes('/configmaps')), urls.join('\n'));
-  assert.deepEqual(urls.filter((u) => u.includes('looked-up')), []);
+  assert.ok(
+    urls.some((u) => u.includes('/configmaps')),
+    urls.join('\n'),
+  );
+  assert.deepEqual(
+    urls.filter((u) => u.includes('looked-up')),
+    [],
+  );
   // The one read of Secrets is the check's own: Helm's release records, in every namespace, as metadata only.
   for (const e of proxy.exchanges().filter((x) => x.url.includes('/secrets'))) {
     assert.match(e.url, /^\/api\/v1\/secrets\?(.*&)?labelSelector=owner%3Dhelm(&|$)/, e.url);
@@ -364,7 +509,7 @@ test('held: lookup in a chart does not reach the cluster (helm template has no c
   }
 });
 
-test('held: a remote base is fetched by nobody but the user\'s kustomize, within the render, and nothing of the fetch outlives it', async (t) => {
+test("held: a remote base is fetched by nobody but the user's kustomize, within the render, and nothing of the fetch outlives it", async (t) => {
   const cluster = requireCluster(t);
   const kustomize = requireTool(t, 'kustomize');
   if (!cluster || !kustomize) return;
@@ -384,23 +529,51 @@ test('held: a remote base is fetched by nobody but the user\'s kustomize, within
     'overlay/configmap.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: probe\ndata:\n  leaked: rendered\n',
   });
   // The product's own reader of the overlay (the editor's and the command line's) reads its two files and fetches nothing.
-  assert.deepEqual([...readKustomizationFiles(path.join(repo, 'overlay')).keys()].map((f) => path.basename(f)).sort(), ['configmap.yaml', 'kustomization.yaml']);
+  assert.deepEqual([...readKustomizationFiles(path.join(repo, 'overlay')).keys()].map((f) => path.basename(f)).sort(), [
+    'configmap.yaml',
+    'kustomization.yaml',
+  ]);
   assert.equal(asked.length, 0, 'the product itself fetched');
   // The build: the user's kustomize asks (positive signal), and only it.
-  const run = await runCli(['check', '-k', 'overlay', '--kustomize-binary', kustomize, ...clusterArgs(cluster, namespace), '--format', 'sarif'], { cwd: repo, env: { GIT_TERMINAL_PROMPT: '0' } });
+  const run = await runCli(
+    [
+      'check',
+      '-k',
+      'overlay',
+      '--kustomize-binary',
+      kustomize,
+      ...clusterArgs(cluster, namespace),
+      '--format',
+      'sarif',
+    ],
+    { cwd: repo, env: { GIT_TERMINAL_PROMPT: '0' } },
+  );
   assert.equal(run.status, 1, run.stderr);
   assert.ok(asked.length > 0, 'kustomize did not fetch the remote base');
   for (const a of asked) assert.match(a.agent, /^(git\/|Go-http-client)/, JSON.stringify(a));
-  const results = (JSON.parse(run.stdout) as { runs: { results: { ruleId: string; locations: { physicalLocation: { region: { startLine: number } } }[] }[] }[] }).runs[0]!.results;
-  // The refusal, on the kustomization and on the entry kustomize could not read.
-  assert.deepEqual(results.map((r) => [r.ruleId, r.locations[0]!.physicalLocation.region.startLine]), [['render-failed', 1], ['render-failed', 2]]);
-  // Nothing of the fetch is left running (git, its remote helper).
-  const left = fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
-    try {
-      return running(Number(p)) && fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(`127.0.0.1:${port}`);
-    } catch {
-      return false;
+  const results = (
+    JSON.parse(run.stdout) as {
+      runs: { results: { ruleId: string; locations: { physicalLocation: { region: { startLine: number } } }[] }[] }[];
     }
-  });
+  ).runs[0]!.results;
+  // The refusal, on the kustomization and on the entry kustomize could not read.
+  assert.deepEqual(
+    results.map((r) => [r.ruleId, r.locations[0]!.physicalLocation.region.startLine]),
+    [
+      ['render-failed', 1],
+      ['render-failed', 2],
+    ],
+  );
+  // Nothing of the fetch is left running (git, its remote helper).
+  const left = fs
+    .readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        return running(Number(p)) && fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(`127.0.0.1:${port}`);
+      } catch {
+        return false;
+      }
+    });
   assert.deepEqual(left, []);
 });

@@ -26,7 +26,18 @@ function index(over: Record<string, unknown> = {}): string {
     discovery: {
       groups: [{ name: '', versions: ['v1'] }],
       resources: [
-        { group: '', version: 'v1', apiVersion: 'v1', kind: 'ConfigMap', resource: 'configmaps', singular: 'configmap', namespaced: true, verbs: ['get', 'list'], subresources: [], shortNames: ['cm'] },
+        {
+          group: '',
+          version: 'v1',
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          resource: 'configmaps',
+          singular: 'configmap',
+          namespaced: true,
+          verbs: ['get', 'list'],
+          subresources: [],
+          shortNames: ['cm'],
+        },
       ],
     },
     openapi: {},
@@ -63,7 +74,8 @@ const readCases: ReadCase[] = [
   },
   {
     name: 'an OpenAPI document at an absolute path',
-    plant: (snap, outside) => writeFiles(snap, { 'snapshot.json': index({ openapi: { v1: path.join(outside, 'secret.txt') } }) }),
+    plant: (snap, outside) =>
+      writeFiles(snap, { 'snapshot.json': index({ openapi: { v1: path.join(outside, 'secret.txt') } }) }),
     says: /openapi\["v1"\] is ".*secret\.txt", not a file this tool writes/,
   },
   {
@@ -77,7 +89,11 @@ const readCases: ReadCase[] = [
   },
   {
     name: 'an OpenAPI document that is not JSON',
-    plant: (snap) => writeFiles(snap, { 'snapshot.json': index({ openapi: { v1: 'openapi/api__v1.json' } }), 'openapi/api__v1.json': `{"a": ${secret}}` }),
+    plant: (snap) =>
+      writeFiles(snap, {
+        'snapshot.json': index({ openapi: { v1: 'openapi/api__v1.json' } }),
+        'openapi/api__v1.json': `{"a": ${secret}}`,
+      }),
     says: /openapi\/api__v1\.json is not JSON( \(line \d+, column \d+\))?$/m,
   },
   {
@@ -231,7 +247,11 @@ const writeCases: WriteCase[] = [
   },
   {
     name: 'lists a directory among its objects',
-    plant: (snap) => writeFiles(snap, { 'snapshot.json': index({ objects: ['objects/dir.json'] }), 'objects/dir.json/keep.txt': precious }),
+    plant: (snap) =>
+      writeFiles(snap, {
+        'snapshot.json': index({ objects: ['objects/dir.json'] }),
+        'objects/dir.json/keep.txt': precious,
+      }),
     says: /objects\/dir\.json, listed in snapshot\.json, is a directory: nothing was removed/,
   },
   {
@@ -259,13 +279,18 @@ for (const c of writeCases) {
     const snap = path.join(base, 'snap');
     c.plant(snap, base, s);
     const before = listTree(base, snap);
-    const run = await runCli(['snapshot', '--kubeconfig', s.cluster.kubeconfig, '--context', 'viewer', '--out', 'snap', 'app.yaml'], { cwd: base });
+    const run = await runCli(
+      ['snapshot', '--kubeconfig', s.cluster.kubeconfig, '--context', 'viewer', '--out', 'snap', 'app.yaml'],
+      { cwd: base },
+    );
     if (c.says) {
       oneLine(run);
       assert.match(run.stderr, c.says);
     } else {
       assert.equal(run.status, 0, run.stderr);
-      const saved = JSON.parse(fs.readFileSync(path.join(snap, s.objectFile), 'utf8')) as { metadata: { name: string } };
+      const saved = JSON.parse(fs.readFileSync(path.join(snap, s.objectFile), 'utf8')) as {
+        metadata: { name: string };
+      };
       assert.equal(saved.metadata.name, 'app');
       assert.ok(!fs.lstatSync(path.join(snap, s.objectFile)).isSymbolicLink());
     }

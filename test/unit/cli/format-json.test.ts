@@ -14,7 +14,9 @@ import type { Finding } from '../../../server/src/core/findings';
 import { dryRunDiffersCode, findingCodes } from '../../../server/src/core/findings/catalogue';
 import { checkOfHistories } from '../../support/findings-fixtures';
 
-const schema = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '..', '..', '..', 'schemas', 'findings.schema.json'), 'utf8'));
+const schema = JSON.parse(
+  fs.readFileSync(path.join(import.meta.dirname, '..', '..', '..', 'schemas', 'findings.schema.json'), 'utf8'),
+);
 const ajv = new Ajv({ allErrors: true, strict: true });
 addFormats(ajv);
 const validate = ajv.compile(schema);
@@ -34,9 +36,19 @@ describe('the JSON output of captured histories', () => {
     const json = toJsonReport(report);
     assert.deepEqual(
       json.findings.map((f) => `${f.file} ${f.code} ${f.range.start.line}:${f.range.start.character}`),
-      report.objects.flatMap((o) => o.findings.map((f) => `${o.file} ${f.code} ${f.range.start.line}:${f.range.start.character}`)),
+      report.objects.flatMap((o) =>
+        o.findings.map((f) => `${o.file} ${f.code} ${f.range.start.line}:${f.range.start.character}`),
+      ),
     );
-    assert.ok(json.findings.some((f) => f.code === 'field-conflict' && f.manager?.subresource === 'scale' && f.liveValue === 5 && f.manifestValue === 3));
+    assert.ok(
+      json.findings.some(
+        (f) =>
+          f.code === 'field-conflict' &&
+          f.manager?.subresource === 'scale' &&
+          f.liveValue === 5 &&
+          f.manifestValue === 3,
+      ),
+    );
   });
 });
 
@@ -63,7 +75,11 @@ describe('the public record is a mapping, not the internal one', () => {
       docs: 'https://kubernetes.io/docs/',
     };
     // Found on a rendered object (an overlay, a chart): the finding also says which one.
-    const mapped = publicFinding('k8s/a.yaml', full, { target: 'overlay production', root: 'deploy/overlays/production', index: 0 });
+    const mapped = publicFinding('k8s/a.yaml', full, {
+      target: 'overlay production',
+      root: 'deploy/overlays/production',
+      index: 0,
+    });
     assert.deepEqual(Object.keys(mapped).sort(), declared(schema.definitions.finding));
     assert.deepEqual(Object.keys(mapped.rendered!).sort(), declared(schema.definitions.rendered));
     assert.deepEqual(Object.keys(mapped.manager!).sort(), declared(schema.definitions.managerIdentity));
@@ -81,7 +97,14 @@ describe('the public record is a mapping, not the internal one', () => {
       objects: report.objects.map((o) => ({
         ...grown(o),
         ...(o.object ? { object: grown(o.object) } : {}),
-        ...(o.verification ? { verification: { ...grown(o.verification), differences: o.verification.differences.map((d) => ({ ...grown(d), range: grown(d.range) })) } } : {}),
+        ...(o.verification
+          ? {
+              verification: {
+                ...grown(o.verification),
+                differences: o.verification.differences.map((d) => ({ ...grown(d), range: grown(d.range) })),
+              },
+            }
+          : {}),
         findings: o.findings.map((f) => ({
           ...grown(f),
           range: { start: grown(f.range.start), end: grown(f.range.end) },
@@ -97,7 +120,10 @@ describe('the public record is a mapping, not the internal one', () => {
   });
 
   test('the schema names every code the analysis can give; dry-run answers are in `verification`, not findings', () => {
-    assert.deepEqual([...schema.definitions.finding.properties.code.enum].sort(), findingCodes.filter((c) => c !== dryRunDiffersCode).sort());
+    assert.deepEqual(
+      [...schema.definitions.finding.properties.code.enum].sort(),
+      findingCodes.filter((c) => c !== dryRunDiffersCode).sort(),
+    );
     const json = toJsonReport(checkOfHistories());
     assert.ok(json.objects.some((o) => o.verification?.differences.length));
     assert.ok(json.findings.every((f) => f.code !== dryRunDiffersCode));

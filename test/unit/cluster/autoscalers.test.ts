@@ -5,7 +5,12 @@
 // API server would refuse never reaches a URL.
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import { autoscalersFor, createClusterConnection, readAutoscalers, type ClusterConnection } from '../../../server/src/cluster';
+import {
+  autoscalersFor,
+  createClusterConnection,
+  readAutoscalers,
+  type ClusterConnection,
+} from '../../../server/src/cluster';
 import { auditSentinel, readAuditEvents } from '../../support/cluster';
 import { requireCluster } from '../../support/env';
 import { connect, create, freshNamespace, objectOf, request } from '../../support/seed';
@@ -36,27 +41,46 @@ test('the autoscalers of a namespace, kept current by the watch; a user who may 
   assert.deepEqual(names(await readAutoscalers(c, namespace)), ['web']);
   objectOf(await create(admin, 'kubectl-create', hpa(namespace, 'api', 'api')), 'create api');
   // The watch brings the new one; asking again is answered from the cache.
-  for (let i = 0; i < 100 && JSON.stringify(names(await readAutoscalers(c, namespace))) !== '["api","web"]'; i++) await new Promise((r) => setTimeout(r, 100));
+  for (let i = 0; i < 100 && JSON.stringify(names(await readAutoscalers(c, namespace))) !== '["api","web"]'; i++)
+    await new Promise((r) => setTimeout(r, 100));
   assert.deepEqual(names(await readAutoscalers(c, namespace)), ['api', 'web']);
   await auditSentinel(cluster.auditLog, (p) => request(admin, 'GET', p));
-  const lists = readAuditEvents(cluster.auditLog).filter((e) => e.userAgent === userAgent && e.verb === 'list' && e.objectRef?.resource === 'horizontalpodautoscalers');
+  const lists = readAuditEvents(cluster.auditLog).filter(
+    (e) => e.userAgent === userAgent && e.verb === 'list' && e.objectRef?.resource === 'horizontalpodautoscalers',
+  );
   assert.equal(lists.length, 1, 'one LIST, then the watch');
 
   // A ConfigMap has no /scale: no autoscaler can target it, and nothing is asked.
-  assert.deepEqual(await autoscalersFor(c, { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'elsewhere' }), { state: 'read', autoscalers: [] });
-  assert.deepEqual(names(await autoscalersFor(c, { apiVersion: 'apps/v1', kind: 'Deployment', namespace })), ['api', 'web']);
+  assert.deepEqual(await autoscalersFor(c, { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'elsewhere' }), {
+    state: 'read',
+    autoscalers: [],
+  });
+  assert.deepEqual(names(await autoscalersFor(c, { apiVersion: 'apps/v1', kind: 'Deployment', namespace })), [
+    'api',
+    'web',
+  ]);
 
   const refused = await readAutoscalers(c, '../secrets');
   assert.equal(refused.state, 'unknown');
   assert.match(refused.state === 'unknown' ? refused.reason : '', /not a name the API server accepts/);
 
-  const stranger = await createClusterConnection({ kubeconfig: cluster.kubeconfig, context: 'stranger' }, { userAgent });
+  const stranger = await createClusterConnection(
+    { kubeconfig: cluster.kubeconfig, context: 'stranger' },
+    { userAgent },
+  );
   open.push(stranger);
   const forbidden = await readAutoscalers(stranger, namespace);
   assert.equal(forbidden.state, 'unknown');
-  assert.match(forbidden.state === 'unknown' ? forbidden.reason : '', /^HorizontalPodAutoscalers may not be listed here/);
+  assert.match(
+    forbidden.state === 'unknown' ? forbidden.reason : '',
+    /^HorizontalPodAutoscalers may not be listed here/,
+  );
 
   // Once a sentinel after them is in the log, every request above is: none held the refused name.
   await auditSentinel(cluster.auditLog, (p) => request(admin, 'GET', p));
-  assert.ok(readAuditEvents(cluster.auditLog).filter((e) => e.userAgent === userAgent).every((e) => !e.requestURI.includes('..') && !/\/secrets(\/|\?|$)/.test(e.requestURI)));
+  assert.ok(
+    readAuditEvents(cluster.auditLog)
+      .filter((e) => e.userAgent === userAgent)
+      .every((e) => !e.requestURI.includes('..') && !/\/secrets(\/|\?|$)/.test(e.requestURI)),
+  );
 });

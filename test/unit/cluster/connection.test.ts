@@ -16,8 +16,15 @@ import { connect } from '../../support/seed';
 const open: ClusterConnection[] = [];
 after(() => open.forEach((c) => c.dispose()));
 
-async function connection(cluster: TestClusterInfo, context: string, extra: { kubeconfig?: string } = {}): Promise<ClusterConnection> {
-  const c = await createClusterConnection({ kubeconfig: extra.kubeconfig ?? cluster.kubeconfig, context }, { userAgent: 'kch-cluster-layer-test' });
+async function connection(
+  cluster: TestClusterInfo,
+  context: string,
+  extra: { kubeconfig?: string } = {},
+): Promise<ClusterConnection> {
+  const c = await createClusterConnection(
+    { kubeconfig: extra.kubeconfig ?? cluster.kubeconfig, context },
+    { userAgent: 'kch-cluster-layer-test' },
+  );
   open.push(c);
   return c;
 }
@@ -43,13 +50,28 @@ describe('connection', () => {
     // A kubeconfig whose user runs a program that prints an ExecCredential, as cloud plugins do.
     const token = connect('admin').token;
     const plugin = path.join(scratch, 'credential-plugin.mjs');
-    fs.writeFileSync(plugin, `process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: ${JSON.stringify(token)} } }));\n`);
-    const config = parseYaml(fs.readFileSync(cluster.kubeconfig, 'utf8')) as { users: { name: string; user: object }[] };
+    fs.writeFileSync(
+      plugin,
+      `process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: ${JSON.stringify(token)} } }));\n`,
+    );
+    const config = parseYaml(fs.readFileSync(cluster.kubeconfig, 'utf8')) as {
+      users: { name: string; user: object }[];
+    };
     config.users.push({
       name: 'exec-user',
-      user: { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [plugin], interactiveMode: 'Never' } },
+      user: {
+        exec: {
+          apiVersion: 'client.authentication.k8s.io/v1',
+          command: process.execPath,
+          args: [plugin],
+          interactiveMode: 'Never',
+        },
+      },
     });
-    (config as unknown as { contexts: object[] }).contexts.push({ name: 'exec', context: { cluster: 'kch-test', user: 'exec-user' } });
+    (config as unknown as { contexts: object[] }).contexts.push({
+      name: 'exec',
+      context: { cluster: 'kch-test', user: 'exec-user' },
+    });
     const file = path.join(scratch, 'exec-kubeconfig.yaml');
     fs.writeFileSync(file, toYaml(config));
     const c = await connection(cluster, 'exec', { kubeconfig: file });
@@ -62,7 +84,10 @@ describe('connection', () => {
     const cluster = requireCluster(t);
     if (!cluster) return;
     const config = parseYaml(fs.readFileSync(cluster.kubeconfig, 'utf8')) as { users: object[]; contexts: object[] };
-    config.users.push({ name: 'broken', user: { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: path.join(scratch, 'no-such-plugin') } } });
+    config.users.push({
+      name: 'broken',
+      user: { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: path.join(scratch, 'no-such-plugin') } },
+    });
     config.contexts.push({ name: 'broken', context: { cluster: 'kch-test', user: 'broken' } });
     const file = path.join(scratch, 'broken-kubeconfig.yaml');
     fs.writeFileSync(file, toYaml(config));
@@ -76,7 +101,9 @@ describe('connection', () => {
   test('a wrong token is unauthenticated (401)', async (t) => {
     const cluster = requireCluster(t);
     if (!cluster) return;
-    const config = parseYaml(fs.readFileSync(cluster.kubeconfig, 'utf8')) as { users: { name: string; user: { token: string } }[] };
+    const config = parseYaml(fs.readFileSync(cluster.kubeconfig, 'utf8')) as {
+      users: { name: string; user: { token: string } }[];
+    };
     for (const u of config.users) u.user.token = 'not-a-valid-token';
     const file = path.join(scratch, 'bad-token-kubeconfig.yaml');
     fs.writeFileSync(file, toYaml(config));
@@ -114,7 +141,9 @@ describe('connection', () => {
     const cluster = requireCluster(t);
     if (!cluster) return;
     const port = await closedPort();
-    const config = parseYaml(fs.readFileSync(cluster.kubeconfig, 'utf8')) as { clusters: { cluster: { server: string } }[] };
+    const config = parseYaml(fs.readFileSync(cluster.kubeconfig, 'utf8')) as {
+      clusters: { cluster: { server: string } }[];
+    };
     config.clusters[0]!.cluster.server = `https://127.0.0.1:${port}`;
     const file = path.join(scratch, 'closed-port-kubeconfig.yaml');
     fs.writeFileSync(file, toYaml(config));
@@ -126,7 +155,10 @@ describe('connection', () => {
     assert.equal(state.state === 'failed' && state.problem.kind, 'unreachable');
     assert.equal(state.state === 'failed' && state.problem.code, 'ECONNREFUSED');
     assert.equal(c.health().state, 'unreachable');
-    const verdict = await c.dryRunApply({ object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } } }, { fieldManager: 'kubectl' });
+    const verdict = await c.dryRunApply(
+      { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } } },
+      { fieldManager: 'kubectl' },
+    );
     assert.equal(verdict.outcome, 'rejected');
     assert.equal(verdict.outcome === 'rejected' && verdict.problem.kind, 'unreachable');
   });
@@ -222,7 +254,9 @@ describe('OpenAPI v3', () => {
     assert.deepEqual(containers['x-kubernetes-list-map-keys'], ['name']);
     const core = await c.openApiDocument('v1');
     assert.ok(core.ok);
-    assert.ok(isJsonObject(((core.value.components as JsonObject).schemas as JsonObject)['io.k8s.api.core.v1.ServicePort']));
+    assert.ok(
+      isJsonObject(((core.value.components as JsonObject).schemas as JsonObject)['io.k8s.api.core.v1.ServicePort']),
+    );
   });
 
   test('cached under the hashed URL: asking again sends nothing', async (t) => {

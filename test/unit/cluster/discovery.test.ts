@@ -28,8 +28,16 @@ const aggregated: JsonObject = {
               shortNames: ['deploy'],
               categories: ['all'],
               subresources: [
-                { subresource: 'scale', responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' }, verbs: ['get', 'patch', 'update'] },
-                { subresource: 'status', responseKind: { group: '', version: '', kind: 'Deployment' }, verbs: ['get', 'patch', 'update'] },
+                {
+                  subresource: 'scale',
+                  responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
+                  verbs: ['get', 'patch', 'update'],
+                },
+                {
+                  subresource: 'status',
+                  responseKind: { group: '', version: '', kind: 'Deployment' },
+                  verbs: ['get', 'patch', 'update'],
+                },
               ],
             },
           ],
@@ -43,7 +51,13 @@ const aggregated: JsonObject = {
         {
           version: 'v1',
           resources: [
-            { resource: 'clusterroles', responseKind: { group: '', version: '', kind: 'ClusterRole' }, scope: 'Cluster', singularResource: 'clusterrole', verbs: ['get', 'list'] },
+            {
+              resource: 'clusterroles',
+              responseKind: { group: '', version: '', kind: 'ClusterRole' },
+              scope: 'Cluster',
+              singularResource: 'clusterrole',
+              verbs: ['get', 'list'],
+            },
           ],
         },
       ],
@@ -56,9 +70,31 @@ const classicAppsV1: JsonObject = {
   apiVersion: 'v1',
   groupVersion: 'apps/v1',
   resources: [
-    { name: 'deployments', singularName: 'deployment', namespaced: true, kind: 'Deployment', verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'], shortNames: ['deploy'], categories: ['all'] },
-    { name: 'deployments/scale', singularName: '', namespaced: true, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] },
-    { name: 'deployments/status', singularName: '', namespaced: true, kind: 'Deployment', verbs: ['get', 'patch', 'update'] },
+    {
+      name: 'deployments',
+      singularName: 'deployment',
+      namespaced: true,
+      kind: 'Deployment',
+      verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
+      shortNames: ['deploy'],
+      categories: ['all'],
+    },
+    {
+      name: 'deployments/scale',
+      singularName: '',
+      namespaced: true,
+      group: 'autoscaling',
+      version: 'v1',
+      kind: 'Scale',
+      verbs: ['get', 'patch', 'update'],
+    },
+    {
+      name: 'deployments/status',
+      singularName: '',
+      namespaced: true,
+      kind: 'Deployment',
+      verbs: ['get', 'patch', 'update'],
+    },
   ],
 };
 

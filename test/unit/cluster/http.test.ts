@@ -19,7 +19,13 @@ before(async () => {
     let body = '';
     req.on('data', (chunk: Buffer) => (body += chunk.toString()));
     req.on('end', () => {
-      seen.push({ method: req.method ?? '', url: new URL(req.url ?? '/', 'http://x'), authorization: req.headers.authorization, contentType: req.headers['content-type'], body });
+      seen.push({
+        method: req.method ?? '',
+        url: new URL(req.url ?? '/', 'http://x'),
+        authorization: req.headers.authorization,
+        contentType: req.headers['content-type'],
+        body,
+      });
       res.writeHead(200, { 'Content-Type': 'application/json' });
       res.end('{}');
     });
@@ -38,7 +44,10 @@ before(async () => {
   const selected = await selectLoadedContext(loaded.value, undefined);
   assert.ok(selected.ok);
   const config = selected.value.config;
-  transport = new ClusterTransport(config, `http://127.0.0.1:${port}`, { requestTimeoutMs: 2_000, userAgent: 'kch-unit' });
+  transport = new ClusterTransport(config, `http://127.0.0.1:${port}`, {
+    requestTimeoutMs: 2_000,
+    userAgent: 'kch-unit',
+  });
 });
 after(() => {
   transport.dispose();

@@ -9,10 +9,14 @@ import { createClusterConnection, readKubeconfig } from '../../../server/src/clu
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-kubeconfig-'));
 after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-function kubeconfigFile(name: string, body: { clusters: [string, string][]; contexts: [string, string, string?][]; current?: string }): string {
+function kubeconfigFile(
+  name: string,
+  body: { clusters: [string, string][]; contexts: [string, string, string?][]; current?: string },
+): string {
   const file = path.join(dir, name);
   const lines = ['apiVersion: v1', 'kind: Config', 'clusters:'];
-  for (const [cluster, server] of body.clusters) lines.push(`- name: ${cluster}`, '  cluster:', `    server: ${server}`);
+  for (const [cluster, server] of body.clusters)
+    lines.push(`- name: ${cluster}`, '  cluster:', `    server: ${server}`);
   lines.push('users:', '- name: me', '  user:', '    token: secret-token');
   lines.push('contexts:');
   for (const [context, cluster, namespace] of body.contexts) {
@@ -26,12 +30,21 @@ function kubeconfigFile(name: string, body: { clusters: [string, string][]; cont
 
 const first = kubeconfigFile('first.yaml', {
   clusters: [['prod', 'https://prod.example:6443']],
-  contexts: [['prod', 'prod', 'shop'], ['shared', 'prod']],
+  contexts: [
+    ['prod', 'prod', 'shop'],
+    ['shared', 'prod'],
+  ],
   current: 'prod',
 });
 const second = kubeconfigFile('second.yaml', {
-  clusters: [['prod', 'https://other.example:6443'], ['dev', 'https://dev.example:6443']],
-  contexts: [['dev', 'dev'], ['shared', 'dev', 'ignored']],
+  clusters: [
+    ['prod', 'https://other.example:6443'],
+    ['dev', 'https://dev.example:6443'],
+  ],
+  contexts: [
+    ['dev', 'dev'],
+    ['shared', 'dev', 'ignored'],
+  ],
   current: 'dev',
 });
 const missing = path.join(dir, 'missing.yaml');
@@ -67,15 +80,42 @@ describe('kubeconfig files', () => {
     const connection = await createClusterConnection({}, { env: { KUBECONFIG: missing } });
     assert.equal(connection.health().state, 'unreachable');
     assert.equal(connection.health().problem?.kind, 'configuration');
-    assert.deepEqual(connection.peekObject({ apiVersion: 'v1', kind: 'ConfigMap', name: 'x' }), { state: 'failed', problem: connection.health().problem });
+    assert.deepEqual(connection.peekObject({ apiVersion: 'v1', kind: 'ConfigMap', name: 'x' }), {
+      state: 'failed',
+      problem: connection.health().problem,
+    });
   });
 });
 
 describe('context and namespace', () => {
-  const rows: { name: string; settings: { context?: string; namespace?: string }; context: string; server: string; namespace: string }[] = [
-    { name: 'the current context and its namespace', settings: {}, context: 'prod', server: 'https://prod.example:6443', namespace: 'shop' },
-    { name: 'a chosen context without a namespace uses "default"', settings: { context: 'dev' }, context: 'dev', server: 'https://dev.example:6443', namespace: 'default' },
-    { name: 'the namespace setting wins over the context', settings: { context: 'prod', namespace: 'team-a' }, context: 'prod', server: 'https://prod.example:6443', namespace: 'team-a' },
+  const rows: {
+    name: string;
+    settings: { context?: string; namespace?: string };
+    context: string;
+    server: string;
+    namespace: string;
+  }[] = [
+    {
+      name: 'the current context and its namespace',
+      settings: {},
+      context: 'prod',
+      server: 'https://prod.example:6443',
+      namespace: 'shop',
+    },
+    {
+      name: 'a chosen context without a namespace uses "default"',
+      settings: { context: 'dev' },
+      context: 'dev',
+      server: 'https://dev.example:6443',
+      namespace: 'default',
+    },
+    {
+      name: 'the namespace setting wins over the context',
+      settings: { context: 'prod', namespace: 'team-a' },
+      context: 'prod',
+      server: 'https://prod.example:6443',
+      namespace: 'team-a',
+    },
   ];
   for (const row of rows) {
     test(row.name, async () => {
@@ -92,12 +132,28 @@ describe('context and namespace', () => {
     });
   }
 
-  test('a server or proxy that is not a URL is the kubeconfig\'s problem, said without quoting it', async () => {
+  test("a server or proxy that is not a URL is the kubeconfig's problem, said without quoting it", async () => {
     const file = kubeconfigFile('not-urls.yaml', {
-      clusters: [['spaced', '"https://alice:pw@exa mple:6443"'], ['schemeless', '127.0.0.1:6443'], ['proxied', 'https://prod.example:6443']],
-      contexts: [['spaced', 'spaced'], ['schemeless', 'schemeless'], ['proxied', 'proxied']],
+      clusters: [
+        ['spaced', '"https://alice:pw@exa mple:6443"'],
+        ['schemeless', '127.0.0.1:6443'],
+        ['proxied', 'https://prod.example:6443'],
+      ],
+      contexts: [
+        ['spaced', 'spaced'],
+        ['schemeless', 'schemeless'],
+        ['proxied', 'proxied'],
+      ],
     });
-    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('    server: https://prod.example:6443', '    server: https://prod.example:6443\n    proxy-url: "http://u:pw@pro xy:3128"'));
+    fs.writeFileSync(
+      file,
+      fs
+        .readFileSync(file, 'utf8')
+        .replace(
+          '    server: https://prod.example:6443',
+          '    server: https://prod.example:6443\n    proxy-url: "http://u:pw@pro xy:3128"',
+        ),
+    );
     for (const [context, says] of [
       ['spaced', 'Cluster "spaced" of context "spaced" has a server that is not an http(s) URL.'],
       ['schemeless', 'Cluster "schemeless" of context "schemeless" has a server that is not an http(s) URL.'],
@@ -113,7 +169,10 @@ describe('context and namespace', () => {
   test('an unknown context names the ones that exist', async () => {
     const connection = await createClusterConnection({ context: 'staging' }, { env });
     assert.equal(connection.context, undefined);
-    assert.match(connection.health().problem?.message ?? '', /"staging" is not in the kubeconfig \(contexts: prod, shared, dev\)/);
+    assert.match(
+      connection.health().problem?.message ?? '',
+      /"staging" is not in the kubeconfig \(contexts: prod, shared, dev\)/,
+    );
     assert.equal(connection.kubeconfig?.contexts.length, 3, 'the picker still lists the contexts');
   });
 });

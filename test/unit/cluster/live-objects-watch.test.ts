@@ -35,13 +35,35 @@ const discovery = {
   items: [
     {
       metadata: { name: '' },
-      versions: [{ version: 'v1', resources: [{ resource: 'configmaps', responseKind: { kind: 'ConfigMap' }, scope: 'Namespaced', verbs: ['get', 'list', 'watch'] }] }],
+      versions: [
+        {
+          version: 'v1',
+          resources: [
+            {
+              resource: 'configmaps',
+              responseKind: { kind: 'ConfigMap' },
+              scope: 'Namespaced',
+              verbs: ['get', 'list', 'watch'],
+            },
+          ],
+        },
+      ],
     },
   ],
 };
 
 function startFake(port = 0): Promise<FakeApi> {
-  const api: FakeApi = { port: 0, objects: new Map(), rv: 10, requests: [], watchers: new Set(), listForbidden: false, expireNextWatch: false, refuseNextWatch: false, server: undefined as never };
+  const api: FakeApi = {
+    port: 0,
+    objects: new Map(),
+    rv: 10,
+    requests: [],
+    watchers: new Set(),
+    listForbidden: false,
+    expireNextWatch: false,
+    refuseNextWatch: false,
+    server: undefined as never,
+  };
   api.server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     api.requests.push(`${req.method} ${url.pathname}${url.searchParams.get('watch') ? '?watch' : ''}`);
@@ -49,18 +71,37 @@ function startFake(port = 0): Promise<FakeApi> {
       res.writeHead(status, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify(body));
     };
-    if (url.pathname === '/api' || url.pathname === '/apis') return json(200, url.pathname === '/api' ? discovery : { ...discovery, items: [] });
+    if (url.pathname === '/api' || url.pathname === '/apis')
+      return json(200, url.pathname === '/api' ? discovery : { ...discovery, items: [] });
     const collection = '/api/v1/namespaces/default/configmaps';
     if (url.pathname === collection && url.searchParams.get('watch')) {
-      if (api.listForbidden) return json(403, { kind: 'Status', code: 403, reason: 'Forbidden', message: 'configmaps is forbidden: User "u" cannot watch resource "configmaps" in API group "" in the namespace "default"' });
+      if (api.listForbidden)
+        return json(403, {
+          kind: 'Status',
+          code: 403,
+          reason: 'Forbidden',
+          message:
+            'configmaps is forbidden: User "u" cannot watch resource "configmaps" in API group "" in the namespace "default"',
+        });
       if (api.refuseNextWatch) {
         api.refuseNextWatch = false;
-        return json(504, { kind: 'Status', code: 504, reason: 'Timeout', message: 'Timeout: Too large resource version: 99, current: 12', details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }] } });
+        return json(504, {
+          kind: 'Status',
+          code: 504,
+          reason: 'Timeout',
+          message: 'Timeout: Too large resource version: 99, current: 12',
+          details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }] },
+        });
       }
       res.writeHead(200, { 'Content-Type': 'application/json' });
       if (api.expireNextWatch) {
         api.expireNextWatch = false;
-        res.end(JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' } }) + '\n');
+        res.end(
+          JSON.stringify({
+            type: 'ERROR',
+            object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' },
+          }) + '\n',
+        );
         return;
       }
       api.watchers.add(res);
@@ -68,12 +109,26 @@ function startFake(port = 0): Promise<FakeApi> {
       return;
     }
     if (url.pathname === collection) {
-      if (api.listForbidden) return json(403, { kind: 'Status', code: 403, reason: 'Forbidden', message: 'configmaps is forbidden: User "u" cannot list resource "configmaps" in API group "" in the namespace "default"' });
-      return json(200, { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: String(api.rv) }, items: [...api.objects.values()].map(configMap) });
+      if (api.listForbidden)
+        return json(403, {
+          kind: 'Status',
+          code: 403,
+          reason: 'Forbidden',
+          message:
+            'configmaps is forbidden: User "u" cannot list resource "configmaps" in API group "" in the namespace "default"',
+        });
+      return json(200, {
+        kind: 'ConfigMapList',
+        apiVersion: 'v1',
+        metadata: { resourceVersion: String(api.rv) },
+        items: [...api.objects.values()].map(configMap),
+      });
     }
     if (url.pathname.startsWith(collection + '/')) {
       const found = api.objects.get(url.pathname.slice(collection.length + 1));
-      return found ? json(200, { apiVersion: 'v1', kind: 'ConfigMap', ...configMap(found) }) : json(404, { kind: 'Status', code: 404, reason: 'NotFound', message: 'not found' });
+      return found
+        ? json(200, { apiVersion: 'v1', kind: 'ConfigMap', ...configMap(found) })
+        : json(404, { kind: 'Status', code: 404, reason: 'NotFound', message: 'not found' });
     }
     json(404, { kind: 'Status', code: 404, message: 'no such path' });
   });
@@ -104,10 +159,15 @@ function modify(api: FakeApi, name: string, value: string): void {
   const object = { name, rv: api.rv, value };
   const type = api.objects.has(name) ? 'MODIFIED' : 'ADDED';
   api.objects.set(name, object);
-  for (const watcher of api.watchers) if (!watcher.destroyed) watcher.write(JSON.stringify({ type, object: configMap(object) }) + '\n');
+  for (const watcher of api.watchers)
+    if (!watcher.destroyed) watcher.write(JSON.stringify({ type, object: configMap(object) }) + '\n');
 }
 
-function waitForChange(connection: ClusterConnection, predicate: (c: LiveObjectChange) => boolean, timeoutMs = 5_000): Promise<LiveObjectChange> {
+function waitForChange(
+  connection: ClusterConnection,
+  predicate: (c: LiveObjectChange) => boolean,
+  timeoutMs = 5_000,
+): Promise<LiveObjectChange> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       subscription.dispose();
@@ -140,7 +200,10 @@ describe('live object cache against a flaky server', () => {
       kubeconfig,
       `apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: http://127.0.0.1:${api.port}\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: fake\n  context: {cluster: fake, user: u}\ncurrent-context: fake\n`,
     );
-    connection = await createClusterConnection({ kubeconfig }, { liveObjects: { initialBackoffMs: 50, maxBackoffMs: 200, pollIntervalMs: 200 } });
+    connection = await createClusterConnection(
+      { kubeconfig },
+      { liveObjects: { initialBackoffMs: 50, maxBackoffMs: 200, pollIntervalMs: 200 } },
+    );
   });
   after(() => {
     connection.dispose();
@@ -154,7 +217,11 @@ describe('live object cache against a flaky server', () => {
     const filled = await connection.getObject(ref);
     assert.equal(filled.state, 'exists');
     assert.equal(connection.peekObject(ref).state, 'exists', 'synchronous once filled');
-    assert.equal(connection.peekObject({ ...ref, name: 'new-one' }).state, 'absent', 'a name missing from a synced list is absent without a request');
+    assert.equal(
+      connection.peekObject({ ...ref, name: 'new-one' }).state,
+      'absent',
+      'a name missing from a synced list is absent without a request',
+    );
     await waitUntil(() => api.watchers.size === 1);
     const changed = waitForChange(connection, (c) => c.name === 'app' && valueOf(c) === 'two');
     modify(api, 'app', 'two');
@@ -171,7 +238,10 @@ describe('live object cache against a flaky server', () => {
     sub.dispose();
     assert.deepEqual(states, [], 'a dropped watch is not an unreachable server');
     const since = api.requests.slice(before);
-    assert.ok(since.every((r) => r.endsWith('?watch')), `only a new watch: ${since.join(', ')}`);
+    assert.ok(
+      since.every((r) => r.endsWith('?watch')),
+      `only a new watch: ${since.join(', ')}`,
+    );
     const changed = waitForChange(connection, (c) => c.name === 'app' && valueOf(c) === 'three');
     modify(api, 'app', 'three');
     await changed;
@@ -263,7 +333,10 @@ describe('a cluster that is down when the editor first asks', () => {
       kubeconfig,
       `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "http://127.0.0.1:${port}", insecure-skip-tls-verify: true}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n`,
     );
-    const connection = await createClusterConnection({ kubeconfig }, { liveObjects: { initialBackoffMs: 50, maxBackoffMs: 200, pollIntervalMs: 200 } });
+    const connection = await createClusterConnection(
+      { kubeconfig },
+      { liveObjects: { initialBackoffMs: 50, maxBackoffMs: 200, pollIntervalMs: 200 } },
+    );
     const ref = { apiVersion: 'v1', kind: 'ConfigMap', name: 'app' };
     let api: FakeApi | undefined;
     try {

@@ -6,22 +6,46 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { createClusterConnection, type ClusterConnection, type LiveObjectChange, type LiveObjectState } from '../../../server/src/cluster';
+import {
+  createClusterConnection,
+  type ClusterConnection,
+  type LiveObjectChange,
+  type LiveObjectState,
+} from '../../../server/src/cluster';
 import { requireCluster, type TestClusterInfo } from '../../support/env';
 import { startFaultProxy } from '../../support/fault-proxy';
-import { apply, clientSideApply, configMap, connect, deleteObject, freshNamespace, kubectlEdit, objectOf, patch, type KubeObject } from '../../support/seed';
+import {
+  apply,
+  clientSideApply,
+  configMap,
+  connect,
+  deleteObject,
+  freshNamespace,
+  kubectlEdit,
+  objectOf,
+  patch,
+  type KubeObject,
+} from '../../support/seed';
 
 const open: ClusterConnection[] = [];
 after(() => open.forEach((c) => c.dispose()));
 
 async function viewer(cluster: TestClusterInfo): Promise<ClusterConnection> {
-  const c = await createClusterConnection({ kubeconfig: cluster.kubeconfig, context: 'viewer' }, { userAgent: 'kch-cluster-layer-test' });
+  const c = await createClusterConnection(
+    { kubeconfig: cluster.kubeconfig, context: 'viewer' },
+    { userAgent: 'kch-cluster-layer-test' },
+  );
   open.push(c);
   return c;
 }
 
 function refOf(obj: KubeObject): { apiVersion: string; kind: string; name: string; namespace: string } {
-  return { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name, namespace: obj.metadata.namespace ?? 'default' };
+  return {
+    apiVersion: obj.apiVersion,
+    kind: obj.kind,
+    name: obj.metadata.name,
+    namespace: obj.metadata.namespace ?? 'default',
+  };
 }
 
 function objectOfState(state: LiveObjectState): KubeObject {
@@ -29,7 +53,11 @@ function objectOfState(state: LiveObjectState): KubeObject {
   return (state as { object: unknown }).object as KubeObject;
 }
 
-function nextChange(c: ClusterConnection, predicate: (change: LiveObjectChange) => boolean, timeoutMs = 10_000): Promise<LiveObjectChange> {
+function nextChange(
+  c: ClusterConnection,
+  predicate: (change: LiveObjectChange) => boolean,
+  timeoutMs = 10_000,
+): Promise<LiveObjectChange> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       sub.dispose();
@@ -59,7 +87,10 @@ describe('live objects', () => {
     const live = objectOfState(await c.getObject(refOf(settings)));
     assert.deepEqual(
       live.metadata.managedFields?.map((m) => [m.manager, m.operation]),
-      [['kubectl', 'Apply'], ['kubectl-edit', 'Update']],
+      [
+        ['kubectl', 'Apply'],
+        ['kubectl-edit', 'Update'],
+      ],
     );
     assert.deepEqual(live.data, { mode: 'debug', level: 'info' });
     assert.equal(live.kind, 'ConfigMap');
@@ -93,7 +124,11 @@ describe('live objects', () => {
     const c = await viewer(cluster);
     objectOfState(await c.getObject(refOf(settings)));
 
-    const edited = nextChange(c, (ch) => ch.name === 'settings' && ch.state.state === 'exists' && JSON.stringify(ch.state.object).includes('"debug"'));
+    const edited = nextChange(
+      c,
+      (ch) =>
+        ch.name === 'settings' && ch.state.state === 'exists' && JSON.stringify(ch.state.object).includes('"debug"'),
+    );
     const started = Date.now();
     objectOf(await kubectlEdit(admin, settings, { data: { mode: 'debug' } }), 'edit');
     const change = await edited;
@@ -101,7 +136,9 @@ describe('live objects', () => {
     assert.ok(elapsed < 5_000, `arrived after ${elapsed} ms`);
     assert.equal(change.namespace, namespace);
     assert.deepEqual(objectOfState(c.peekObject(refOf(settings))).data, { mode: 'debug' });
-    assert.ok(objectOfState(c.peekObject(refOf(settings))).metadata.managedFields?.some((m) => m.manager === 'kubectl-edit'));
+    assert.ok(
+      objectOfState(c.peekObject(refOf(settings))).metadata.managedFields?.some((m) => m.manager === 'kubectl-edit'),
+    );
 
     const deleted = nextChange(c, (ch) => ch.name === 'settings' && ch.state.state === 'absent');
     objectOf(await deleteObject(admin, settings), 'delete');
@@ -119,7 +156,14 @@ describe('live objects', () => {
     const admin = connect('admin');
     const namespace = await freshNamespace(admin, 'kch-secret');
     const value = Buffer.from('hunter2-very-secret').toString('base64');
-    const secret: KubeObject = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db', namespace }, type: 'Opaque', data: { password: value }, stringData: { user: 'root-user-name' } };
+    const secret: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'db', namespace },
+      type: 'Opaque',
+      data: { password: value },
+      stringData: { user: 'root-user-name' },
+    };
     // Client-side apply also stores a copy of the values in the last-applied annotation.
     objectOf(await clientSideApply(admin, secret), 'seed');
     const c = await viewer(cluster);
@@ -127,7 +171,10 @@ describe('live objects', () => {
     const forbidden = [value, 'hunter2', 'root-user-name'];
     const leaks = (o: unknown): string[] => forbidden.filter((s) => JSON.stringify(o).includes(s));
     assert.deepEqual(leaks(live), []);
-    assert.ok(JSON.stringify(live.metadata.managedFields).includes('f:password'), 'who owns which key is still visible');
+    assert.ok(
+      JSON.stringify(live.metadata.managedFields).includes('f:password'),
+      'who owns which key is still visible',
+    );
 
     const newValue = Buffer.from('rotated-secret-value').toString('base64');
     forbidden.push(newValue, 'rotated-secret-value');
@@ -143,7 +190,14 @@ describe('live objects', () => {
     const admin = connect('admin');
     const namespace = await freshNamespace(admin, 'kch-secret-whole');
     const value = Buffer.from('whole-object-secret').toString('base64');
-    const secret: KubeObject = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db', namespace }, type: 'Opaque', data: { password: value }, stringData: { user: 'whole-user-name' } };
+    const secret: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'db', namespace },
+      type: 'Opaque',
+      data: { password: value },
+      stringData: { user: 'whole-user-name' },
+    };
     objectOf(await clientSideApply(admin, secret), 'seed');
     // Between the product and the server, something that does not know the metadata-only form and
     // asks for the whole object: the answer holds the values, and the last-applied copy of them.
@@ -161,8 +215,17 @@ describe('live objects', () => {
       'the server answered a read of Secrets with whole objects',
     );
     const forbidden = [value, 'whole-object-secret', 'whole-user-name'];
-    assert.deepEqual(forbidden.filter((s) => JSON.stringify(live).includes(s)), []);
-    assert.deepEqual(forbidden.filter((s) => JSON.stringify(c.peekObject(refOf(secret))).includes(s)), []);
-    assert.ok(JSON.stringify(live.metadata.managedFields).includes('f:password'), 'who owns which key is still visible');
+    assert.deepEqual(
+      forbidden.filter((s) => JSON.stringify(live).includes(s)),
+      [],
+    );
+    assert.deepEqual(
+      forbidden.filter((s) => JSON.stringify(c.peekObject(refOf(secret))).includes(s)),
+      [],
+    );
+    assert.ok(
+      JSON.stringify(live.metadata.managedFields).includes('f:password'),
+      'who owns which key is still visible',
+    );
   });
 });

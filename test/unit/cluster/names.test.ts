@@ -3,10 +3,22 @@
 // protocol test in test/security/hostile-repo/names.test.ts shows the same against a real server.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { checkServerRelativePath, collectionPath, nameProblems, objectPath, type NameRule } from '../../../server/src/cluster/names';
+import {
+  checkServerRelativePath,
+  collectionPath,
+  nameProblems,
+  objectPath,
+  type NameRule,
+} from '../../../server/src/cluster/names';
 import type { ApiResourceInfo } from '../../../server/src/cluster';
 
-const resource = (group: string, version: string, kind: string, plural: string, namespaced: boolean): ApiResourceInfo => ({
+const resource = (
+  group: string,
+  version: string,
+  kind: string,
+  plural: string,
+  namespaced: boolean,
+): ApiResourceInfo => ({
   group,
   version,
   apiVersion: group ? `${group}/${version}` : version,
@@ -54,7 +66,10 @@ describe('names the API server refuses never become a path', () => {
       const path = objectPath(of, 'default', name);
       assert.ok(!path.ok, `a path was built: ${path.ok ? path.value : ''}`);
       assert.equal(path.problem.field, 'metadata.name');
-      assert.match(path.problem.message, /is not a name the API server accepts: .+\. The cluster is not asked about this object\.$/);
+      assert.match(
+        path.problem.message,
+        /is not a name the API server accepts: .+\. The cluster is not asked about this object\.$/,
+      );
     });
   }
 });
@@ -62,11 +77,26 @@ describe('names the API server refuses never become a path', () => {
 describe('names the API server accepts give the path kubectl uses', () => {
   const rows: { of: ApiResourceInfo; namespace: string; name: string; path: string }[] = [
     { of: secrets, namespace: 'default', name: 'db', path: '/api/v1/namespaces/default/secrets/db' },
-    { of: secrets, namespace: 'team-a', name: 'tls.example.com', path: '/api/v1/namespaces/team-a/secrets/tls.example.com' },
-    { of: clusterRoles, namespace: '', name: 'system:controller:x', path: '/apis/rbac.authorization.k8s.io/v1/clusterroles/system%3Acontroller%3Ax' },
+    {
+      of: secrets,
+      namespace: 'team-a',
+      name: 'tls.example.com',
+      path: '/api/v1/namespaces/team-a/secrets/tls.example.com',
+    },
+    {
+      of: clusterRoles,
+      namespace: '',
+      name: 'system:controller:x',
+      path: '/apis/rbac.authorization.k8s.io/v1/clusterroles/system%3Acontroller%3Ax',
+    },
     { of: namespaces, namespace: 'ignored', name: 'team-a', path: '/api/v1/namespaces/team-a' },
     { of: widgets, namespace: 'w', name: 'a.b-c', path: '/apis/example.com/v1/namespaces/w/widgets/a.b-c' },
-    { of: secrets, namespace: 'default', name: 'x'.repeat(253), path: `/api/v1/namespaces/default/secrets/${'x'.repeat(253)}` },
+    {
+      of: secrets,
+      namespace: 'default',
+      name: 'x'.repeat(253),
+      path: `/api/v1/namespaces/default/secrets/${'x'.repeat(253)}`,
+    },
   ];
   for (const row of rows) {
     test(`${row.of.kind} ${row.name.slice(0, 30)}`, () => {

@@ -27,9 +27,36 @@ test("a Secret's type and immutable are learned once per object, without a value
   const admin = connect('admin', cluster.kubeconfig);
   const namespace = await freshNamespace(admin, 'secret-fields');
   const b64 = (s: string) => Buffer.from(s).toString('base64');
-  objectOf(await create(admin, 'kubectl-create', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'token', namespace }, type: 'example.com/token', data: { t: b64('x') } }), 'create token');
-  objectOf(await apply(admin, 'kubectl', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'frozen', namespace }, immutable: true, data: { a: b64('1') } }), 'apply frozen');
-  objectOf(await apply(admin, 'kubectl', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'thawed', namespace }, immutable: false, data: { a: b64('1') } }), 'apply thawed');
+  objectOf(
+    await create(admin, 'kubectl-create', {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'token', namespace },
+      type: 'example.com/token',
+      data: { t: b64('x') },
+    }),
+    'create token',
+  );
+  objectOf(
+    await apply(admin, 'kubectl', {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'frozen', namespace },
+      immutable: true,
+      data: { a: b64('1') },
+    }),
+    'apply frozen',
+  );
+  objectOf(
+    await apply(admin, 'kubectl', {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'thawed', namespace },
+      immutable: false,
+      data: { a: b64('1') },
+    }),
+    'apply thawed',
+  );
 
   const userAgent = `kch-secret-fields-test-${process.pid}`;
   const c = await createClusterConnection({ kubeconfig: cluster.kubeconfig, context: 'admin' }, { userAgent });
@@ -46,24 +73,56 @@ test("a Secret's type and immutable are learned once per object, without a value
   assert.equal(await live(c, namespace, 'frozen'), await live(c, namespace, 'frozen'));
 
   await auditSentinel(cluster.auditLog, (p) => request(admin, 'GET', p));
-  const events = readAuditEvents(cluster.auditLog).filter((e) => e.userAgent === userAgent && e.objectRef?.resource === 'secrets' && e.stage === 'ResponseComplete');
-  const asked = (verb: string, name: string) => events.filter((e) => e.verb === verb && e.objectRef?.name === name).length;
-  assert.deepEqual(['token', 'frozen', 'thawed'].map((n) => asked('get', n)), [1, 1, 1], 'one Table GET per Secret');
-  assert.deepEqual(['token', 'frozen', 'thawed'].map((n) => asked('patch', n)), [0, 1, 1], 'a dry-run test only where immutable is recorded');
+  const events = readAuditEvents(cluster.auditLog).filter(
+    (e) => e.userAgent === userAgent && e.objectRef?.resource === 'secrets' && e.stage === 'ResponseComplete',
+  );
+  const asked = (verb: string, name: string) =>
+    events.filter((e) => e.verb === verb && e.objectRef?.name === name).length;
+  assert.deepEqual(
+    ['token', 'frozen', 'thawed'].map((n) => asked('get', n)),
+    [1, 1, 1],
+    'one Table GET per Secret',
+  );
+  assert.deepEqual(
+    ['token', 'frozen', 'thawed'].map((n) => asked('patch', n)),
+    [0, 1, 1],
+    'a dry-run test only where immutable is recorded',
+  );
   assert.ok(events.filter((e) => e.verb === 'patch').every((e) => e.requestURI.includes('dryRun=All')));
 
   // Deleted and created again, mutable: another uid, asked about again.
-  objectOf(await deleteObject(admin, { apiVersion: 'v1', kind: 'Secret', metadata: { namespace, name: 'frozen' } }), 'delete frozen');
-  const again = objectOf(await apply(admin, 'kubectl', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'frozen', namespace }, type: 'example.com/token', immutable: false, data: { a: b64('1') } }), 'apply frozen again');
+  objectOf(
+    await deleteObject(admin, { apiVersion: 'v1', kind: 'Secret', metadata: { namespace, name: 'frozen' } }),
+    'delete frozen',
+  );
+  const again = objectOf(
+    await apply(admin, 'kubectl', {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'frozen', namespace },
+      type: 'example.com/token',
+      immutable: false,
+      data: { a: b64('1') },
+    }),
+    'apply frozen again',
+  );
   let seen: JsonObject = {};
   for (let i = 0; i < 100; i++) {
     // The watch brings the deletion first, then the new object.
     const state = await c.getObject({ apiVersion: 'v1', kind: 'Secret', namespace, name: 'frozen' });
     seen = state.state === 'exists' ? state.object : { metadata: {} };
-    if ((seen.metadata as JsonObject).uid === again.metadata.uid && seen.type === 'example.com/token' && seen.immutable !== undefined) break;
+    if (
+      (seen.metadata as JsonObject).uid === again.metadata.uid &&
+      seen.type === 'example.com/token' &&
+      seen.immutable !== undefined
+    )
+      break;
     await new Promise((r) => setTimeout(r, 100));
   }
-  assert.deepEqual([(seen.metadata as JsonObject).uid, seen.type, seen.immutable], [again.metadata.uid, 'example.com/token', false]);
+  assert.deepEqual(
+    [(seen.metadata as JsonObject).uid, seen.type, seen.immutable],
+    [again.metadata.uid, 'example.com/token', false],
+  );
 
   // A user who may read but not patch: the type, and immutable left unknown.
   const viewer = await createClusterConnection({ kubeconfig: cluster.kubeconfig, context: 'viewer' }, { userAgent });

@@ -21,7 +21,10 @@ test('callers asking during a read share it; later callers get the kept value wi
   const c = counting();
   const [a, b] = [c.load.load(), c.load.load()];
   c.finish();
-  assert.deepEqual(await Promise.all([a, b]), [{ ok: true, value: 1 }, { ok: true, value: 1 }]);
+  assert.deepEqual(await Promise.all([a, b]), [
+    { ok: true, value: 1 },
+    { ok: true, value: 1 },
+  ]);
   assert.deepEqual(await c.load.load(), { ok: true, value: 1 });
   assert.equal(c.reads(), 1);
 });

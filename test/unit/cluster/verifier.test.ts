@@ -37,13 +37,10 @@ describe('dry-run apply', () => {
     assert.equal(verdict.conflict, 'fieldManager');
     assert.equal(verdict.reason, 'Conflict');
     assert.match(verdict.message, /^Apply failed with 2 conflicts/);
-    assert.deepEqual(
-      verdict.causes.map((cause) => [cause.field, cause.message]).sort(),
-      [
-        ['.spec.replicas', 'conflict with "kube-controller-manager" with subresource "scale" using apps/v1'],
-        ['.spec.template.spec.containers[name="app"].image', 'conflict with "kubectl-edit" using apps/v1'],
-      ],
-    );
+    assert.deepEqual(verdict.causes.map((cause) => [cause.field, cause.message]).sort(), [
+      ['.spec.replicas', 'conflict with "kube-controller-manager" with subresource "scale" using apps/v1'],
+      ['.spec.template.spec.containers[name="app"].image', 'conflict with "kubectl-edit" using apps/v1'],
+    ]);
     assert.ok(verdict.causes.every((cause) => cause.reason === 'FieldManagerConflict'));
     const after = objectOf(await get(seedConn, manifest), 'read back');
     assert.equal(after.metadata.resourceVersion, live.metadata.resourceVersion, 'a dry run stores nothing');
@@ -60,7 +57,15 @@ describe('dry-run apply', () => {
     // YAML text as the user wrote it, comments included, is what the server decodes.
     const text = `# settings for prod\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: ${namespace}\ndata:\n  mode: prod # unchanged\n`;
     const verdict = await c.dryRunApply(
-      { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace }, data: { mode: 'prod' } }, text },
+      {
+        object: {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'settings', namespace },
+          data: { mode: 'prod' },
+        },
+        text,
+      },
       { fieldManager: 'kubectl' },
     );
     assert.equal(verdict.outcome, 'accepted', JSON.stringify(verdict));
@@ -79,12 +84,20 @@ describe('dry-run apply', () => {
     if (!cluster) return;
     const seedConn = connect('admin');
     const namespace = await freshNamespace(seedConn, 'kch-verify');
-    const seeded = objectOf(await apply(seedConn, 'kubectl', configMap(namespace, 'settings', { mode: 'prod' })), 'seed');
+    const seeded = objectOf(
+      await apply(seedConn, 'kubectl', configMap(namespace, 'settings', { mode: 'prod' })),
+      'seed',
+    );
     objectOf(await apply(seedConn, 'kubectl', configMap(namespace, 'settings', { mode: 'debug' })), 'second write');
     const c = await admin(cluster);
     const base = { apiVersion: 'v1', kind: 'ConfigMap', data: { mode: 'debug' } };
     const stale = await c.dryRunApply(
-      { object: { ...base, metadata: { name: 'settings', namespace, resourceVersion: seeded.metadata.resourceVersion! } } },
+      {
+        object: {
+          ...base,
+          metadata: { name: 'settings', namespace, resourceVersion: seeded.metadata.resourceVersion! },
+        },
+      },
       { fieldManager: 'kubectl' },
     );
     assert.equal(stale.outcome === 'conflict' && stale.conflict, 'resourceVersion', JSON.stringify(stale));
@@ -96,12 +109,15 @@ describe('dry-run apply', () => {
     if (wrongUid.outcome !== 'rejected') return;
     assert.equal(wrongUid.problem.httpStatus, 422);
     assert.equal(wrongUid.problem.reason, 'Invalid');
-    assert.deepEqual(wrongUid.causes.map((cause) => cause.field), ['metadata.uid']);
+    assert.deepEqual(
+      wrongUid.causes.map((cause) => cause.field),
+      ['metadata.uid'],
+    );
   });
 });
 
 describe('dry-run create', () => {
-  test('an existing name is AlreadyExists in the server\'s words; a new one is accepted', async (t) => {
+  test("an existing name is AlreadyExists in the server's words; a new one is accepted", async (t) => {
     const cluster = requireCluster(t);
     if (!cluster) return;
     const seedConn = connect('admin');
@@ -114,7 +130,10 @@ describe('dry-run create', () => {
     if (verdict.outcome !== 'conflict') return;
     assert.equal(verdict.conflict, 'alreadyExists');
     assert.equal(verdict.message, 'configmaps "app-config" already exists');
-    const fresh = await c.dryRunCreate({ object: asJson(configMap(namespace, 'brand-new', { a: 'b' })) }, { fieldManager: 'kubectl-create' });
+    const fresh = await c.dryRunCreate(
+      { object: asJson(configMap(namespace, 'brand-new', { a: 'b' })) },
+      { fieldManager: 'kubectl-create' },
+    );
     assert.equal(fresh.outcome, 'accepted');
     const notStored = await get(seedConn, configMap(namespace, 'brand-new', {}));
     assert.equal(notStored.status, 404, 'the dry-run create stored nothing');
@@ -133,7 +152,9 @@ describe('audit', () => {
     assert.ok(ours.length > 0, 'the test requests are in the audit log');
     const writes = ours.filter((entry) => !['get', 'list', 'watch'].includes(entry.verb));
     assert.ok(writes.length > 0, 'the dry runs are there');
-    const withoutDryRun = writes.filter((entry) => new URL(entry.requestURI, 'https://x').searchParams.get('dryRun') !== 'All');
+    const withoutDryRun = writes.filter(
+      (entry) => new URL(entry.requestURI, 'https://x').searchParams.get('dryRun') !== 'All',
+    );
     assert.deepEqual(withoutDryRun, []);
   });
 });

@@ -48,7 +48,8 @@ test('jsonDepthExceeds: agrees with the recursive definition on 3,000 random val
   for (let i = 0; i < 3000; i++) {
     const value = make(0);
     const d = depth(value);
-    for (let limit = 0; limit <= d + 1; limit++) assert.equal(jsonDepthExceeds(value, limit), d > limit, `${JSON.stringify(value)} at ${limit}`);
+    for (let limit = 0; limit <= d + 1; limit++)
+      assert.equal(jsonDepthExceeds(value, limit), d > limit, `${JSON.stringify(value)} at ${limit}`);
   }
 });
 

@@ -49,7 +49,18 @@ process.stdout.write(JSON.stringify({ tag: ${JSON.stringify(tag)}, filename: __f
   );
 }
 
-function run(p: Place, env: NodeJS.ProcessEnv = {}): { tag: string; filename: string; dirname: string; sameExports: boolean; join: string; args: string[]; work: number } {
+function run(
+  p: Place,
+  env: NodeJS.ProcessEnv = {},
+): {
+  tag: string;
+  filename: string;
+  dirname: string;
+  sameExports: boolean;
+  join: string;
+  args: string[];
+  work: number;
+} {
   const runner = path.join(p.root, 'start.cjs');
   fs.writeFileSync(runner, `require(${JSON.stringify(launcher)}).startBundle(${JSON.stringify(p.bundle)}, 'test');\n`);
   const r = spawnSync(process.execPath, ['--import', 'tsx', runner, 'one', 'two'], {
@@ -60,71 +71,100 @@ function run(p: Place, env: NodeJS.ProcessEnv = {}): { tag: string; filename: st
   return JSON.parse(r.stdout);
 }
 
-const cacheFiles = (p: Place): string[] => (fs.existsSync(p.cacheDir) ? fs.readdirSync(p.cacheDir).filter((f) => f.endsWith('.v8')) : []);
+const cacheFiles = (p: Place): string[] =>
+  fs.existsSync(p.cacheDir) ? fs.readdirSync(p.cacheDir).filter((f) => f.endsWith('.v8')) : [];
 const onlyCache = (p: Place): string => {
   const files = cacheFiles(p);
   assert.equal(files.length, 1, `cache files: ${files.join(', ')}`);
   return path.join(p.cacheDir, files[0]!);
 };
 
-test('the bundle runs as require would run it, and a second start uses the code the first left', { skip: builtIn && 'Node keeps this cache itself here (module.enableCompileCache)' }, () => {
-  const p = place();
-  const first = run(p);
-  assert.deepEqual(first, { tag: 'first', filename: p.bundle, dirname: p.root, sameExports: true, join: path.join('a', 'b'), args: ['one', 'two'], work: 295 });
-  const file = onlyCache(p);
-  assert.match(path.basename(file), /^demo-bundle-test-[0-9a-f]{8}-[0-9a-f]{32}\.v8$/);
-  if (process.platform !== 'win32') {
-    assert.equal(fs.statSync(p.cacheDir).mode & 0o777, 0o700);
+test(
+  'the bundle runs as require would run it, and a second start uses the code the first left',
+  { skip: builtIn && 'Node keeps this cache itself here (module.enableCompileCache)' },
+  () => {
+    const p = place();
+    const first = run(p);
+    assert.deepEqual(first, {
+      tag: 'first',
+      filename: p.bundle,
+      dirname: p.root,
+      sameExports: true,
+      join: path.join('a', 'b'),
+      args: ['one', 'two'],
+      work: 295,
+    });
+    const file = onlyCache(p);
+    assert.match(path.basename(file), /^demo-bundle-test-[0-9a-f]{8}-[0-9a-f]{32}\.v8$/);
+    if (process.platform !== 'win32') {
+      assert.equal(fs.statSync(p.cacheDir).mode & 0o777, 0o700);
+      assert.equal(fs.statSync(file).mode & 0o777, 0o600);
+    }
+    const made = fs.readFileSync(file);
+    const madeAt = fs.statSync(file).mtimeMs;
+    assert.deepEqual(run(p), first);
+    // Taken as it was: V8 accepted it, so nothing was written again.
+    assert.equal(fs.statSync(file).mtimeMs, madeAt);
+    assert.ok(fs.readFileSync(file).equals(made));
+  },
+);
+
+test(
+  'a cache V8 refuses (not its code) is replaced by a good one, and the run is as without it',
+  { skip: builtIn && 'Node keeps this cache itself here' },
+  () => {
+    const p = place();
+    const first = run(p);
+    const file = onlyCache(p);
+    fs.writeFileSync(file, Buffer.alloc(4096, 7), { mode: 0o600 });
+    assert.deepEqual(run(p), first);
+    const replaced = fs.readFileSync(file);
+    assert.ok(!replaced.equals(Buffer.alloc(4096, 7)), 'the refused cache was replaced');
+    const at = fs.statSync(file).mtimeMs;
+    run(p);
+    assert.equal(fs.statSync(file).mtimeMs, at, 'the replacement is used');
+  },
+);
+
+test(
+  "a cache file others could have written is not read: it is replaced by one of this user's",
+  { skip: (builtIn && 'Node keeps this cache itself here') || (process.platform === 'win32' && 'no modes on Windows') },
+  () => {
+    const p = place();
+    run(p);
+    const file = onlyCache(p);
+    fs.chmodSync(file, 0o666);
+    run(p);
+    // A good cache that was read would have been used and left alone; this one was rewritten.
     assert.equal(fs.statSync(file).mode & 0o777, 0o600);
-  }
-  const made = fs.readFileSync(file);
-  const madeAt = fs.statSync(file).mtimeMs;
-  assert.deepEqual(run(p), first);
-  // Taken as it was: V8 accepted it, so nothing was written again.
-  assert.equal(fs.statSync(file).mtimeMs, madeAt);
-  assert.ok(fs.readFileSync(file).equals(made));
-});
+  },
+);
 
-test('a cache V8 refuses (not its code) is replaced by a good one, and the run is as without it', { skip: builtIn && 'Node keeps this cache itself here' }, () => {
-  const p = place();
-  const first = run(p);
-  const file = onlyCache(p);
-  fs.writeFileSync(file, Buffer.alloc(4096, 7), { mode: 0o600 });
-  assert.deepEqual(run(p), first);
-  const replaced = fs.readFileSync(file);
-  assert.ok(!replaced.equals(Buffer.alloc(4096, 7)), 'the refused cache was replaced');
-  const at = fs.statSync(file).mtimeMs;
-  run(p);
-  assert.equal(fs.statSync(file).mtimeMs, at, 'the replacement is used');
-});
+test(
+  'a cache directory others could write is not used at all',
+  { skip: (builtIn && 'Node keeps this cache itself here') || (process.platform === 'win32' && 'no modes on Windows') },
+  () => {
+    const p = place();
+    fs.mkdirSync(p.cacheDir, { recursive: true });
+    fs.chmodSync(p.cacheDir, 0o777);
+    assert.equal(run(p).tag, 'first');
+    assert.deepEqual(cacheFiles(p), []);
+  },
+);
 
-test('a cache file others could have written is not read: it is replaced by one of this user\'s', { skip: (builtIn && 'Node keeps this cache itself here') || (process.platform === 'win32' && 'no modes on Windows') }, () => {
-  const p = place();
-  run(p);
-  const file = onlyCache(p);
-  fs.chmodSync(file, 0o666);
-  run(p);
-  // A good cache that was read would have been used and left alone; this one was rewritten.
-  assert.equal(fs.statSync(file).mode & 0o777, 0o600);
-});
-
-test('a cache directory others could write is not used at all', { skip: (builtIn && 'Node keeps this cache itself here') || (process.platform === 'win32' && 'no modes on Windows') }, () => {
-  const p = place();
-  fs.mkdirSync(p.cacheDir, { recursive: true });
-  fs.chmodSync(p.cacheDir, 0o777);
-  assert.equal(run(p).tag, 'first');
-  assert.deepEqual(cacheFiles(p), []);
-});
-
-test('a changed bundle gets its own cache, and the one of the old text is removed', { skip: builtIn && 'Node keeps this cache itself here' }, () => {
-  const p = place();
-  run(p);
-  const old = onlyCache(p);
-  writeBundle(p.bundle, 'second');
-  assert.equal(run(p).tag, 'second');
-  const current = onlyCache(p);
-  assert.notEqual(current, old);
-});
+test(
+  'a changed bundle gets its own cache, and the one of the old text is removed',
+  { skip: builtIn && 'Node keeps this cache itself here' },
+  () => {
+    const p = place();
+    run(p);
+    const old = onlyCache(p);
+    writeBundle(p.bundle, 'second');
+    assert.equal(run(p).tag, 'second');
+    const current = onlyCache(p);
+    assert.notEqual(current, old);
+  },
+);
 
 const noCache: { name: string; env: (p: Place) => NodeJS.ProcessEnv }[] = [
   { name: 'KCH_COMPILE_CACHE=off', env: () => ({ KCH_COMPILE_CACHE: 'off' }) },

@@ -33,17 +33,39 @@ const cases: Case[] = [
   { name: 'changes in one turn: one refresh', steps: [{ change: 3 }, { wait: 2 * I }], refreshesAt: [0] },
   {
     name: 'the list landed, its schema is on its way: once, when the schema lands',
-    steps: [{ send: true }, { send: true }, { wait: 5 }, { answer: true, change: true }, { wait: 10 }, { answer: true, change: true }, { wait: 2 * I }],
+    steps: [
+      { send: true },
+      { send: true },
+      { wait: 5 },
+      { answer: true, change: true },
+      { wait: 10 },
+      { answer: true, change: true },
+      { wait: 2 * I },
+    ],
     refreshesAt: [15],
   },
   {
     name: 'an answer that takes long: at the interval, then again when it lands',
-    steps: [{ send: true }, { send: true }, { answer: true, change: true }, { wait: 3 * I }, { answer: true, change: true }, { wait: 2 * I }],
+    steps: [
+      { send: true },
+      { send: true },
+      { answer: true, change: true },
+      { wait: 3 * I },
+      { answer: true, change: true },
+      { wait: 2 * I },
+    ],
     refreshesAt: [I, 3 * I],
   },
   {
     name: 'the answer that lands last asks for more (a list, then its schema): when that lands too',
-    steps: [{ send: true }, { wait: 5 }, { answer: true, change: true, asks: true }, { wait: 5 }, { answer: true, change: true }, { wait: 2 * I }],
+    steps: [
+      { send: true },
+      { wait: 5 },
+      { answer: true, change: true, asks: true },
+      { wait: 5 },
+      { answer: true, change: true },
+      { wait: 2 * I },
+    ],
     refreshesAt: [10],
   },
   {
@@ -53,10 +75,25 @@ const cases: Case[] = [
   },
   {
     name: 'a burst of watch events over a while: at most one refresh per interval',
-    steps: [{ change: 1 }, { wait: 20 }, { change: 1 }, { wait: 20 }, { change: 1 }, { wait: 20 }, { change: 1 }, { wait: 20 }, { change: 1 }, { wait: 3 * I }],
+    steps: [
+      { change: 1 },
+      { wait: 20 },
+      { change: 1 },
+      { wait: 20 },
+      { change: 1 },
+      { wait: 20 },
+      { change: 1 },
+      { wait: 20 },
+      { change: 1 },
+      { wait: 3 * I },
+    ],
     refreshesAt: [0, I, 2 * I],
   },
-  { name: 'an answer with no change: nothing to refresh', steps: [{ send: true }, { wait: 10 }, { answer: true }, { wait: 2 * I }], refreshesAt: [] },
+  {
+    name: 'an answer with no change: nothing to refresh',
+    steps: [{ send: true }, { wait: 10 }, { answer: true }, { wait: 2 * I }],
+    refreshesAt: [],
+  },
 ];
 
 for (const c of cases) {
@@ -64,7 +101,9 @@ for (const c of cases) {
     mock.timers.enable({ apis: ['setTimeout', 'setImmediate', 'Date'], now: 0 });
     try {
       const refreshes: number[] = [];
-      const connection = { languages: { diagnostics: { refresh: () => refreshes.push(Date.now()) } } } as unknown as Connection;
+      const connection = {
+        languages: { diagnostics: { refresh: () => refreshes.push(Date.now()) } },
+      } as unknown as Connection;
       const scheduler = new RefreshScheduler(connection);
       scheduler.initialize({ workspace: { diagnostics: { refreshSupport: true } } });
       let inFlight = 0;

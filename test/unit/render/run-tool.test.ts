@@ -6,12 +6,18 @@ import { test } from 'node:test';
 import { runTool, type ToolResult } from '../../../server/src/render/run-tool';
 
 const node = process.execPath;
-const script = (code: string, extra: object = {}) => runTool({ command: node, args: ['-e', code], cwd: os.tmpdir(), ...extra });
+const script = (code: string, extra: object = {}) =>
+  runTool({ command: node, args: ['-e', code], cwd: os.tmpdir(), ...extra });
 
 const cases: { name: string; run: () => Promise<ToolResult>; expect: (r: ToolResult) => void }[] = [
   {
     name: 'standard output is the answer; arguments reach the tool as given, never through a shell',
-    run: () => runTool({ command: node, args: ['-e', 'process.stdout.write(JSON.stringify(process.argv.slice(1)))', '$(touch x)', 'a b;c'], cwd: os.tmpdir() }),
+    run: () =>
+      runTool({
+        command: node,
+        args: ['-e', 'process.stdout.write(JSON.stringify(process.argv.slice(1)))', '$(touch x)', 'a b;c'],
+        cwd: os.tmpdir(),
+      }),
     expect: (r) => assert.deepEqual(r.ok && JSON.parse(r.stdout), ['$(touch x)', 'a b;c']),
   },
   {
@@ -35,12 +41,19 @@ const cases: { name: string; run: () => Promise<ToolResult>; expect: (r: ToolRes
   },
   {
     name: 'output beyond the limit is not read',
-    run: () => script('const b = "x".repeat(65536); function w() { while (process.stdout.write(b)); process.stdout.once("drain", w); } w()', { maxOutputBytes: 1024 * 1024 }),
+    run: () =>
+      script(
+        'const b = "x".repeat(65536); function w() { while (process.stdout.write(b)); process.stdout.once("drain", w); } w()',
+        { maxOutputBytes: 1024 * 1024 },
+      ),
     expect: (r) => assert.equal(!r.ok && r.problem.kind, 'too-large'),
   },
   {
     name: 'nothing is read from standard input: a tool that waits for it sees its end at once',
-    run: () => script('let n = 0; process.stdin.on("data", (c) => n += c.length).on("end", () => process.stdout.write(String(n)))'),
+    run: () =>
+      script(
+        'let n = 0; process.stdin.on("data", (c) => n += c.length).on("end", () => process.stdout.write(String(n)))',
+      ),
     expect: (r) => assert.equal(r.ok && r.stdout, '0'),
   },
 ];

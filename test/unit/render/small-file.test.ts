@@ -7,7 +7,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { readSmallFile, readSmallFileAsync, readSmallText, readSmallTextAsync } from '../../../server/src/render/small-file';
+import {
+  readSmallFile,
+  readSmallFileAsync,
+  readSmallText,
+  readSmallTextAsync,
+} from '../../../server/src/render/small-file';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-small-file-'));
 test.after(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -18,7 +23,11 @@ const file = (name: string, text: string) => {
 };
 
 const readers = [
-  { name: 'sync', read: async (p: string, o: Parameters<typeof readSmallFile>[1]) => readSmallFile(p, o), text: async (p: string, o: Parameters<typeof readSmallFile>[1]) => readSmallText(p, o) },
+  {
+    name: 'sync',
+    read: async (p: string, o: Parameters<typeof readSmallFile>[1]) => readSmallFile(p, o),
+    text: async (p: string, o: Parameters<typeof readSmallFile>[1]) => readSmallText(p, o),
+  },
   { name: 'async', read: readSmallFileAsync, text: readSmallTextAsync },
 ];
 

@@ -8,7 +8,10 @@ import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { chartRelease, overlayFailureSource, topChart } from '../../../server/src/render/targets';
 
-const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'kch-targets-'))).split(path.sep).join('/');
+const dir = fs
+  .realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'kch-targets-')))
+  .split(path.sep)
+  .join('/');
 after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 function chart(folder: string, name: string): string {
@@ -41,25 +44,41 @@ test('the editor looks no higher than its workspace folders', () => {
   const outer = chart(`${dir}/outer`, 'outer');
   const sub = chart(`${outer}/charts/sub`, 'sub');
   assert.equal(topChart(sub), outer);
-  assert.equal(topChart(sub, (folder) => folder.startsWith(`${outer}/charts/`)), sub);
+  assert.equal(
+    topChart(sub, (folder) => folder.startsWith(`${outer}/charts/`)),
+    sub,
+  );
 });
 
-test('the release: named, else the chart\'s name in the user\'s namespace, else the default one', () => {
+test("the release: named, else the chart's name in the user's namespace, else the default one", () => {
   const web = chart(`${dir}/rel/web`, 'storefront');
   assert.deepEqual(chartRelease(web, {}, 'team'), { named: {}, guess: { release: 'storefront', namespace: 'team' } });
-  assert.deepEqual(chartRelease(web, { release: 'prod', namespace: 'shop' }, 'team'), { named: { release: 'prod', namespace: 'shop' }, guess: { release: 'prod', namespace: 'shop' } });
+  assert.deepEqual(chartRelease(web, { release: 'prod', namespace: 'shop' }, 'team'), {
+    named: { release: 'prod', namespace: 'shop' },
+    guess: { release: 'prod', namespace: 'shop' },
+  });
   // Empty settings name nothing.
-  assert.deepEqual(chartRelease(web, { release: '', namespace: '' }, 'default'), { named: {}, guess: { release: 'storefront', namespace: 'default' } });
+  assert.deepEqual(chartRelease(web, { release: '', namespace: '' }, 'default'), {
+    named: {},
+    guess: { release: 'storefront', namespace: 'default' },
+  });
   // A folder without a chart's name: the folder's.
   fs.mkdirSync(`${dir}/rel/nameless`, { recursive: true });
   assert.equal(chartRelease(`${dir}/rel/nameless`, {}, 'default').guess.release, 'nameless');
 });
 
-test('an overlay\'s failure is shown on its kustomization, by kustomize\'s names in order', () => {
+test("an overlay's failure is shown on its kustomization, by kustomize's names in order", () => {
   const overlay = `${dir}/overlays/prod`;
   fs.mkdirSync(overlay, { recursive: true });
-  assert.deepEqual(overlayFailureSource(overlay), { tool: 'kustomize', kustomization: `${overlay}/kustomization.yaml` });
+  assert.deepEqual(overlayFailureSource(overlay), {
+    tool: 'kustomize',
+    kustomization: `${overlay}/kustomization.yaml`,
+  });
   fs.writeFileSync(`${overlay}/Kustomization`, 'resources: []\n');
   const read = new Map([[`${overlay}/Kustomization`, 'resources: []\n']]);
-  assert.deepEqual(overlayFailureSource(overlay, read), { tool: 'kustomize', kustomization: `${overlay}/Kustomization`, kustomizationText: 'resources: []\n' });
+  assert.deepEqual(overlayFailureSource(overlay, read), {
+    tool: 'kustomize',
+    kustomization: `${overlay}/Kustomization`,
+    kustomizationText: 'resources: []\n',
+  });
 });

@@ -44,14 +44,19 @@ const MAX_DEPTH = 64;
  * document does not describe the kind or no node of it carries a rule (nothing to evaluate).
  */
 export function celSchemaFor(document: JsonValue, apiVersion: string, kind: string): CelNode | undefined {
-  const schemas = isJsonObject(document) && isJsonObject(document.components) && isJsonObject(document.components.schemas) ? document.components.schemas : undefined;
+  const schemas =
+    isJsonObject(document) && isJsonObject(document.components) && isJsonObject(document.components.schemas)
+      ? document.components.schemas
+      : undefined;
   if (!schemas) return undefined;
   const slash = apiVersion.indexOf('/');
   const group = slash < 0 ? '' : apiVersion.slice(0, slash);
   const version = apiVersion.slice(slash + 1);
   for (const spec of Object.values(schemas)) {
     if (!isJsonObject(spec) || !Array.isArray(spec['x-kubernetes-group-version-kind'])) continue;
-    const names = spec['x-kubernetes-group-version-kind'].some((g) => isJsonObject(g) && (g.group ?? '') === group && g.version === version && g.kind === kind);
+    const names = spec['x-kubernetes-group-version-kind'].some(
+      (g) => isJsonObject(g) && (g.group ?? '') === group && g.version === version && g.kind === kind,
+    );
     if (!names || !isJsonObject(spec.properties) || !('metadata' in spec.properties)) continue;
     const node = convert(schemas, spec, 0, new Map());
     return node.hasRules ? node : undefined;
@@ -61,7 +66,14 @@ export function celSchemaFor(document: JsonValue, apiVersion: string, kind: stri
 
 function resolve(schemas: JsonObject, spec: JsonObject): JsonObject {
   let ref = typeof spec.$ref === 'string' ? spec.$ref : undefined;
-  if (ref === undefined && Array.isArray(spec.allOf) && spec.allOf.length === 1 && isJsonObject(spec.allOf[0]) && typeof spec.allOf[0].$ref === 'string') ref = spec.allOf[0].$ref;
+  if (
+    ref === undefined &&
+    Array.isArray(spec.allOf) &&
+    spec.allOf.length === 1 &&
+    isJsonObject(spec.allOf[0]) &&
+    typeof spec.allOf[0].$ref === 'string'
+  )
+    ref = spec.allOf[0].$ref;
   if (ref === undefined) return spec;
   const target = schemas[ref.slice(ref.lastIndexOf('/') + 1)];
   // Siblings of the reference (a default, a description) stay with the field.
@@ -87,7 +99,11 @@ function convert(schemas: JsonObject, raw: JsonObject, depth: number, seen: Map<
   if (known) return known;
   const spec = resolve(schemas, raw);
   const rules = Array.isArray(spec['x-kubernetes-validations']) ? spec['x-kubernetes-validations'].flatMap(ruleOf) : [];
-  const out: { -readonly [K in keyof CelNode]: CelNode[K] } = { type: typeof spec.type === 'string' ? spec.type : '', rules, hasRules: rules.length > 0 };
+  const out: { -readonly [K in keyof CelNode]: CelNode[K] } = {
+    type: typeof spec.type === 'string' ? spec.type : '',
+    rules,
+    hasRules: rules.length > 0,
+  };
   if (typeof spec.format === 'string' && spec.format !== '') out.format = spec.format;
   if (spec['x-kubernetes-int-or-string'] === true) out.intOrString = true;
   if (spec['x-kubernetes-preserve-unknown-fields'] === true) out.preserveUnknownFields = true;
@@ -95,7 +111,8 @@ function convert(schemas: JsonObject, raw: JsonObject, depth: number, seen: Map<
   if (spec.nullable === true) out.nullable = true;
   if (spec.default !== undefined) out.default = spec.default;
   if (typeof spec['x-kubernetes-list-type'] === 'string') out.listType = spec['x-kubernetes-list-type'];
-  if (Array.isArray(spec['x-kubernetes-list-map-keys'])) out.listMapKeys = spec['x-kubernetes-list-map-keys'].filter((k): k is string => typeof k === 'string');
+  if (Array.isArray(spec['x-kubernetes-list-map-keys']))
+    out.listMapKeys = spec['x-kubernetes-list-map-keys'].filter((k): k is string => typeof k === 'string');
   if (ref !== undefined) seen.set(ref, out);
   if (depth >= MAX_DEPTH) return out;
   if (isJsonObject(spec.properties)) {
@@ -123,7 +140,15 @@ function convert(schemas: JsonObject, raw: JsonObject, depth: number, seen: Map<
  * `$ref`) with what stands beside the reference (a `default: {}`), words left out.
  */
 function refKey(spec: JsonObject): string | undefined {
-  const ref = typeof spec.$ref === 'string' ? spec.$ref : Array.isArray(spec.allOf) && spec.allOf.length === 1 && isJsonObject(spec.allOf[0]) && typeof spec.allOf[0].$ref === 'string' ? spec.allOf[0].$ref : undefined;
+  const ref =
+    typeof spec.$ref === 'string'
+      ? spec.$ref
+      : Array.isArray(spec.allOf) &&
+          spec.allOf.length === 1 &&
+          isJsonObject(spec.allOf[0]) &&
+          typeof spec.allOf[0].$ref === 'string'
+        ? spec.allOf[0].$ref
+        : undefined;
   if (ref === undefined) return undefined;
   const { description: _words, ...beside } = withoutRef(spec);
   return Object.keys(beside).length === 0 ? ref : `${ref} ${JSON.stringify(beside)}`;

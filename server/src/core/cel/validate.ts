@@ -55,7 +55,15 @@ export interface CelValidationInput {
 export function validateCelRules(input: CelValidationInput): RuleVerdict[] {
   const out: RuleVerdict[] = [];
   const object = withDefaults(input.schema, input.object) as JsonObject;
-  walk(input.schema, object, input.old, { path: [], field: '' }, { update: input.old !== undefined, parentUnchanged: false }, true, out);
+  walk(
+    input.schema,
+    object,
+    input.old,
+    { path: [], field: '' },
+    { update: input.old !== undefined, parentUnchanged: false },
+    true,
+    out,
+  );
   return out;
 }
 
@@ -64,9 +72,18 @@ interface Place {
   readonly field: string;
 }
 
-const child = (at: Place, name: string): Place => ({ path: [...at.path, { kind: 'field', name }], field: at.field === '' ? name : `${at.field}.${name}` });
-const mapKey = (at: Place, key: string): Place => ({ path: [...at.path, { kind: 'field', name: key }], field: `${at.field}[${key}]` });
-const item = (at: Place, i: number, element: PathElement): Place => ({ path: [...at.path, element], field: `${at.field}[${i}]` });
+const child = (at: Place, name: string): Place => ({
+  path: [...at.path, { kind: 'field', name }],
+  field: at.field === '' ? name : `${at.field}.${name}`,
+});
+const mapKey = (at: Place, key: string): Place => ({
+  path: [...at.path, { kind: 'field', name: key }],
+  field: `${at.field}[${key}]`,
+});
+const item = (at: Place, i: number, element: PathElement): Place => ({
+  path: [...at.path, element],
+  field: `${at.field}[${i}]`,
+});
 
 /**
  * Ratcheting: on an update, a failure of a rule without `oldSelf` is forgiven where the nearest
@@ -77,7 +94,15 @@ interface Ratchet {
   readonly parentUnchanged: boolean;
 }
 
-function walk(node: CelNode, value: JsonValue | undefined, old: JsonValue | undefined, at: Place, ratchet: Ratchet, resourceRoot: boolean, out: RuleVerdict[]): void {
+function walk(
+  node: CelNode,
+  value: JsonValue | undefined,
+  old: JsonValue | undefined,
+  at: Place,
+  ratchet: Ratchet,
+  resourceRoot: boolean,
+  out: RuleVerdict[],
+): void {
   if (value === undefined || value === null || !node.hasRules) return;
   const unchanged = ratchet.update && (old !== undefined ? jsonEqual(value, old) : ratchet.parentUnchanged);
   const below: Ratchet = { update: ratchet.update, parentUnchanged: unchanged };
@@ -90,10 +115,16 @@ function walk(node: CelNode, value: JsonValue | undefined, old: JsonValue | unde
     const keys = node.listType === 'map' ? (node.listMapKeys ?? []) : undefined;
     const olds = Array.isArray(old) ? old : [];
     value.forEach((v, i) => {
-      const correlated = keys && isJsonObject(v) ? olds.find((o) => isJsonObject(o) && keys.every((k) => jsonEqual(o[k], v[k]))) : undefined;
-      const element: PathElement = keys && isJsonObject(v)
-        ? { kind: 'key', fields: Object.fromEntries(keys.filter((k) => v[k] !== undefined).map((k) => [k, v[k]!])) }
-        : node.listType === 'set' ? { kind: 'value', value: v } : { kind: 'index', index: i };
+      const correlated =
+        keys && isJsonObject(v)
+          ? olds.find((o) => isJsonObject(o) && keys.every((k) => jsonEqual(o[k], v[k])))
+          : undefined;
+      const element: PathElement =
+        keys && isJsonObject(v)
+          ? { kind: 'key', fields: Object.fromEntries(keys.filter((k) => v[k] !== undefined).map((k) => [k, v[k]!])) }
+          : node.listType === 'set'
+            ? { kind: 'value', value: v }
+            : { kind: 'index', index: i };
       walk(node.items!, v, correlated, item(at, i, element), below, node.items!.embeddedResource === true, out);
     });
     return;
@@ -101,23 +132,48 @@ function walk(node: CelNode, value: JsonValue | undefined, old: JsonValue | unde
   if (!isJsonObject(value)) return;
   const oldMap = isJsonObject(old) ? old : undefined;
   if (node.additionalProperties) {
-    for (const [k, v] of Object.entries(value)) walk(node.additionalProperties, v, oldMap?.[k], mapKey(at, k), below, node.additionalProperties.embeddedResource === true, out);
+    for (const [k, v] of Object.entries(value))
+      walk(
+        node.additionalProperties,
+        v,
+        oldMap?.[k],
+        mapKey(at, k),
+        below,
+        node.additionalProperties.embeddedResource === true,
+        out,
+      );
   }
   if (node.properties) {
     for (const [k, v] of Object.entries(value)) {
       const sub = Object.hasOwn(node.properties, k) ? node.properties[k] : undefined;
       // At a resource's root only apiVersion, kind and metadata's name and generateName are visible.
-      if (sub && !(resourceRoot && k === 'metadata')) walk(sub, v, oldMap?.[k], child(at, k), below, sub.embeddedResource === true, out);
+      if (sub && !(resourceRoot && k === 'metadata'))
+        walk(sub, v, oldMap?.[k], child(at, k), below, sub.embeddedResource === true, out);
     }
   }
 }
 
-function evaluateRule(node: CelNode, rule: CelRule, value: JsonValue, old: JsonValue | undefined, at: Place, unchanged: boolean, resourceRoot: boolean): RuleVerdict | undefined {
+function evaluateRule(
+  node: CelNode,
+  rule: CelRule,
+  value: JsonValue,
+  old: JsonValue | undefined,
+  at: Place,
+  unchanged: boolean,
+  resourceRoot: boolean,
+): RuleVerdict | undefined {
   const compiled = compile(rule.rule, rule.optionalOldSelf === true);
   const transition = compiled.ok ? compiled.usesOldSelf : /\boldSelf\b/.test(rule.rule);
   // A transition rule needs an old value, unless it takes oldSelf as an optional.
   if (transition && old === undefined && rule.optionalOldSelf !== true) return undefined;
-  const unknown = (why: string): RuleVerdict => ({ kind: 'unknown', rule, path: at.path, field: at.field || '<nil>', why, transition });
+  const unknown = (why: string): RuleVerdict => ({
+    kind: 'unknown',
+    rule,
+    path: at.path,
+    field: at.field || '<nil>',
+    why,
+    transition,
+  });
   if (!compiled.ok) return unknown(compiled.why);
   let self: unknown;
   let oldSelf: unknown;
@@ -128,7 +184,10 @@ function evaluateRule(node: CelNode, rule: CelRule, value: JsonValue, old: JsonV
     if (e instanceof Unsupported) return unknown(e.message);
     throw e;
   }
-  if (JSON.stringify(value).length > COST_GUARD_BYTES) return unknown('the value is large enough to reach the API server\'s CEL cost budget, which the product does not count');
+  if (JSON.stringify(value).length > COST_GUARD_BYTES)
+    return unknown(
+      "the value is large enough to reach the API server's CEL cost budget, which the product does not count",
+    );
   const activation = (opt: boolean): Record<string, unknown> => {
     if (opt) return { self, oldSelf: old !== undefined ? Optional.of(oldSelf) : Optional.none() };
     return old !== undefined ? { self, oldSelf } : { self };
@@ -141,8 +200,12 @@ function evaluateRule(node: CelNode, rule: CelRule, value: JsonValue, old: JsonV
   // a different answer means the order decides, and the product cannot tell which the server sees.
   if (hasUnorderedList(node)) {
     try {
-      const sorted = run(compiled, { ...activation(rule.optionalOldSelf === true), ...sortedActivation(node, value, old, resourceRoot, rule.optionalOldSelf === true) });
-      if (!sorted.ok || sorted.value !== result.value) return unknown('it compares lists whose order the API server ignores (list type set or map)');
+      const sorted = run(compiled, {
+        ...activation(rule.optionalOldSelf === true),
+        ...sortedActivation(node, value, old, resourceRoot, rule.optionalOldSelf === true),
+      });
+      if (!sorted.ok || sorted.value !== result.value)
+        return unknown('it compares lists whose order the API server ignores (list type set or map)');
     } catch (e) {
       if (!(e instanceof Unsupported)) throw e;
     }
@@ -168,7 +231,14 @@ function evaluateRule(node: CelNode, rule: CelRule, value: JsonValue, old: JsonV
   } else {
     message = fallbackMessage(rule);
   }
-  return { kind: 'broken', rule, path, field, ...(message !== undefined ? { detail: fieldError(node, rule.reason, message) } : {}), transition };
+  return {
+    kind: 'broken',
+    rule,
+    path,
+    field,
+    ...(message !== undefined ? { detail: fieldError(node, rule.reason, message) } : {}),
+    transition,
+  };
 }
 
 const COST_GUARD_BYTES = 256 * 1024;
@@ -217,25 +287,83 @@ function relativePath(jsonPath: string): Place {
 
 /** Kubernetes' CEL has these and the library evaluates them the same way. Anything else is unknown. */
 const FUNCTIONS = new Set([
-  'size', 'int', 'uint', 'double', 'string', 'bool', 'bytes', 'dyn', 'type', 'timestamp', 'duration', 'has', 'matches',
+  'size',
+  'int',
+  'uint',
+  'double',
+  'string',
+  'bool',
+  'bytes',
+  'dyn',
+  'type',
+  'timestamp',
+  'duration',
+  'has',
+  'matches',
 ]);
 const METHODS = new Set([
-  'size', 'startsWith', 'endsWith', 'contains', 'matches', 'lowerAscii', 'upperAscii', 'trim', 'indexOf', 'lastIndexOf', 'substring', 'split', 'join',
-  'all', 'exists', 'exists_one', 'map', 'filter',
-  'orValue', 'hasValue', 'value', 'or',
-  'getDate', 'getDayOfMonth', 'getDayOfWeek', 'getDayOfYear', 'getFullYear', 'getHours', 'getMilliseconds', 'getMinutes', 'getMonth', 'getSeconds',
+  'size',
+  'startsWith',
+  'endsWith',
+  'contains',
+  'matches',
+  'lowerAscii',
+  'upperAscii',
+  'trim',
+  'indexOf',
+  'lastIndexOf',
+  'substring',
+  'split',
+  'join',
+  'all',
+  'exists',
+  'exists_one',
+  'map',
+  'filter',
+  'orValue',
+  'hasValue',
+  'value',
+  'or',
+  'getDate',
+  'getDayOfMonth',
+  'getDayOfWeek',
+  'getDayOfYear',
+  'getFullYear',
+  'getHours',
+  'getMilliseconds',
+  'getMinutes',
+  'getMonth',
+  'getSeconds',
 ]);
 /** Namespaces of Kubernetes CEL libraries: `sets.contains(...)`, `format.dns1123Label()`. */
-const NAMESPACES = new Set(['optional', 'sets', 'math', 'format', 'strings', 'base64', 'lists', 'regex', 'ip', 'cidr', 'url', 'quantity', 'semver', 'authorizer']);
+const NAMESPACES = new Set([
+  'optional',
+  'sets',
+  'math',
+  'format',
+  'strings',
+  'base64',
+  'lists',
+  'regex',
+  'ip',
+  'cidr',
+  'url',
+  'quantity',
+  'semver',
+  'authorizer',
+]);
 const NAMESPACED = new Set(['optional.of', 'optional.none']);
 
 type Compiled =
-  | { ok: true; usesOldSelf: boolean; evaluate: (ctx: Record<string, unknown>) => unknown }
-  | { ok: false; why: string };
+  { ok: true; usesOldSelf: boolean; evaluate: (ctx: Record<string, unknown>) => unknown } | { ok: false; why: string };
 
 const environments = {
-  plain: new Environment({ enableOptionalTypes: true }).registerVariable('self', 'dyn').registerVariable('oldSelf', 'dyn'),
-  optional: new Environment({ enableOptionalTypes: true }).registerVariable('self', 'dyn').registerVariable('oldSelf', 'optional<dyn>'),
+  plain: new Environment({ enableOptionalTypes: true })
+    .registerVariable('self', 'dyn')
+    .registerVariable('oldSelf', 'dyn'),
+  optional: new Environment({ enableOptionalTypes: true })
+    .registerVariable('self', 'dyn')
+    .registerVariable('oldSelf', 'optional<dyn>'),
 };
 /** Compiled expressions by text; rules repeat on every keystroke and every list item. */
 const compiledCache = new Map<string, Compiled>();
@@ -280,7 +408,10 @@ function compileUncached(expression: string, optionalOldSelf: boolean): Compiled
   };
   visit(parsed.ast);
   if (calls.size > 0) {
-    return { ok: false, why: `it uses ${[...calls].join(', ')}, ${calls.size === 1 ? 'a Kubernetes CEL function' : 'Kubernetes CEL functions'} the product's CEL library does not have` };
+    return {
+      ok: false,
+      why: `it uses ${[...calls].join(', ')}, ${calls.size === 1 ? 'a Kubernetes CEL function' : 'Kubernetes CEL functions'} the product's CEL library does not have`,
+    };
   }
   return { ok: true, usesOldSelf, evaluate: parsed };
 }
@@ -308,13 +439,37 @@ function firstLine(e: unknown): string {
 
 class Unsupported extends Error {}
 
-const RESERVED = new Set(['true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if', 'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while']);
+const RESERVED = new Set([
+  'true',
+  'false',
+  'null',
+  'in',
+  'as',
+  'break',
+  'const',
+  'continue',
+  'else',
+  'for',
+  'function',
+  'if',
+  'import',
+  'let',
+  'loop',
+  'package',
+  'namespace',
+  'return',
+  'var',
+  'void',
+  'while',
+]);
 
 /** A property name as CEL spells it (apiserver/pkg/cel escaping); undefined when it cannot be spelled. */
 export function escapeProperty(name: string): string | undefined {
   if (RESERVED.has(name)) return `__${name}__`;
   if (!/^[a-zA-Z_][a-zA-Z0-9_./-]*$/.test(name)) return undefined;
-  return name.replace(/__|\.|-|\//g, (m) => (m === '__' ? '__underscores__' : m === '.' ? '__dot__' : m === '-' ? '__dash__' : '__slash__'));
+  return name.replace(/__|\.|-|\//g, (m) =>
+    m === '__' ? '__underscores__' : m === '.' ? '__dot__' : m === '-' ? '__dash__' : '__slash__',
+  );
 }
 
 function record(): Record<string, unknown> {
@@ -323,7 +478,8 @@ function record(): Record<string, unknown> {
 
 function toCel(node: CelNode | undefined, v: JsonValue, resourceRoot: boolean): unknown {
   if (v === null) return null;
-  if (!node || node.preserveUnknownFields && !node.properties && !node.additionalProperties && !node.items) return untyped(v);
+  if (!node || (node.preserveUnknownFields && !node.properties && !node.additionalProperties && !node.items))
+    return untyped(v);
   if (node.intOrString) return typeof v === 'number' ? integer(v) : v;
   switch (node.type) {
     case 'integer':
@@ -333,7 +489,9 @@ function toCel(node: CelNode | undefined, v: JsonValue, resourceRoot: boolean): 
       return v;
     case 'string':
       if (node.format !== undefined && ['date', 'date-time', 'datetime', 'duration', 'byte'].includes(node.format)) {
-        throw new Unsupported(`it reads a string of format ${node.format}, which Kubernetes' CEL types as a ${node.format === 'duration' ? 'duration' : node.format === 'byte' ? 'bytes value' : 'timestamp'}`);
+        throw new Unsupported(
+          `it reads a string of format ${node.format}, which Kubernetes' CEL types as a ${node.format === 'duration' ? 'duration' : node.format === 'byte' ? 'bytes value' : 'timestamp'}`,
+        );
       }
       return v;
     case 'array':
@@ -354,7 +512,8 @@ function toCel(node: CelNode | undefined, v: JsonValue, resourceRoot: boolean): 
           else if (node.preserveUnknownFields) out[name] = untyped(x);
         }
       } else if (node.additionalProperties) {
-        for (const [k, x] of Object.entries(v)) out[k] = toCel(node.additionalProperties, x, node.additionalProperties.embeddedResource === true);
+        for (const [k, x] of Object.entries(v))
+          out[k] = toCel(node.additionalProperties, x, node.additionalProperties.embeddedResource === true);
       } else if (node.preserveUnknownFields) {
         return untyped(v);
       }
@@ -402,7 +561,13 @@ function hasUnorderedList(node: CelNode | undefined, depth = 0): boolean {
 }
 
 /** The same values with every set and map list sorted: what the server's order-blind equality sees. */
-function sortedActivation(node: CelNode, value: JsonValue, old: JsonValue | undefined, resourceRoot: boolean, optional: boolean): Record<string, unknown> {
+function sortedActivation(
+  node: CelNode,
+  value: JsonValue,
+  old: JsonValue | undefined,
+  resourceRoot: boolean,
+  optional: boolean,
+): Record<string, unknown> {
   const self = toCel(node, sortLists(node, value), resourceRoot);
   if (old === undefined) return optional ? { self, oldSelf: Optional.none() } : { self };
   const oldSelf = toCel(node, sortLists(node, old), resourceRoot);
@@ -414,12 +579,19 @@ function sortLists(node: CelNode | undefined, v: JsonValue): JsonValue {
   if (Array.isArray(v)) {
     const items = v.map((x) => sortLists(node.items, x));
     if (node.listType !== 'set' && node.listType !== 'map') return items;
-    const keyOf = (x: JsonValue) => JSON.stringify(node.listType === 'map' && isJsonObject(x) ? (node.listMapKeys ?? []).map((k) => x[k] ?? null) : x);
+    const keyOf = (x: JsonValue) =>
+      JSON.stringify(
+        node.listType === 'map' && isJsonObject(x) ? (node.listMapKeys ?? []).map((k) => x[k] ?? null) : x,
+      );
     return [...items].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0));
   }
   if (isJsonObject(v)) {
     const out: JsonObject = {};
-    for (const [k, x] of Object.entries(v)) out[k] = sortLists(node.properties && Object.hasOwn(node.properties, k) ? node.properties[k] : node.additionalProperties, x);
+    for (const [k, x] of Object.entries(v))
+      out[k] = sortLists(
+        node.properties && Object.hasOwn(node.properties, k) ? node.properties[k] : node.additionalProperties,
+        x,
+      );
     return out;
   }
   return v;

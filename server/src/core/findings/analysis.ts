@@ -25,7 +25,11 @@ import type { FieldPath } from '../ssa/path';
 import type { ApplyPrediction, FieldConflict, PredictedStatus } from '../ssa/predict';
 import { rootTypeFor, type SchemaModel } from '../ssa/schema';
 
-export function analyzeResource(resource: ManifestResource, facts: ResourceFacts, settings: AnalysisSettings): Finding[] {
+export function analyzeResource(
+  resource: ManifestResource,
+  facts: ResourceFacts,
+  settings: AnalysisSettings,
+): Finding[] {
   return withSeverity(findingsOf(resource, facts, settings), settings.severity);
 }
 
@@ -37,15 +41,22 @@ export function analyzeResource(resource: ManifestResource, facts: ResourceFacts
  * is judged: its finding says what the server answers). The stops of `analyzeResource`, named, so
  * that the command line can list the object as not judged rather than count it clean.
  */
-export function unjudgedOn(resource: ManifestResource, facts: ResourceFacts, settings: Pick<AnalysisSettings, 'applyMode'>): string | undefined {
+export function unjudgedOn(
+  resource: ManifestResource,
+  facts: ResourceFacts,
+  settings: Pick<AnalysisSettings, 'applyMode'>,
+): string | undefined {
   // kubectl apply refuses a generateName before anything of the cluster matters (the first stop).
   if (generateNameRefusal(resource, settings.applyMode) !== undefined) return undefined;
   if (facts.kind.state === 'notServed' || facts.live.state === 'invalidName') return undefined;
-  if (facts.kind.state === 'unavailable') return `the cluster did not say whether it serves ${resource.apiVersion} ${resource.kind}: ${facts.kind.message}`;
-  if (facts.kind.state === 'pending') return `the cluster has not said yet whether it serves ${resource.apiVersion} ${resource.kind}`;
+  if (facts.kind.state === 'unavailable')
+    return `the cluster did not say whether it serves ${resource.apiVersion} ${resource.kind}: ${facts.kind.message}`;
+  if (facts.kind.state === 'pending')
+    return `the cluster has not said yet whether it serves ${resource.apiVersion} ${resource.kind}`;
   if (facts.live.state === 'unavailable') return `the live object is not known: ${facts.live.message}`;
   if (facts.live.state === 'pending') return 'the live object is not known yet';
-  if (facts.schema === undefined && settings.applyMode === 'serverSide' && facts.live.state === 'exists') return `no schema of ${resource.apiVersion}: the fields are not compared with the live object's`;
+  if (facts.schema === undefined && settings.applyMode === 'serverSide' && facts.live.state === 'exists')
+    return `no schema of ${resource.apiVersion}: the fields are not compared with the live object's`;
   return undefined;
 }
 
@@ -91,7 +102,14 @@ type Stop = (j: Judgement) => Finding[] | undefined;
 /** A judgement of the predicted apply. */
 type Rule = (a: ApplyJudgement) => Finding[];
 
-const stops: readonly Stop[] = [kubectlRefusesGenerateName, kindNotServed, nameRefused, factsUnknown, noSchemaToCompare, liveTooDeep];
+const stops: readonly Stop[] = [
+  kubectlRefusesGenerateName,
+  kindNotServed,
+  nameRefused,
+  factsUnknown,
+  noSchemaToCompare,
+  liveTooDeep,
+];
 
 const rules: readonly Rule[] = [
   missingNamespace,
@@ -123,7 +141,8 @@ function judgement(resource: ManifestResource, facts: ResourceFacts, settings: A
   let kindAt: Range | undefined;
   const kindRange = (): Range => (kindAt ??= at([{ kind: 'field', name: 'kind' }]).value);
   let nameAt: Range | undefined;
-  const nameRange = (): Range => (nameAt ??= resource.name !== undefined ? at(metadataPath('name')).value : kindRange());
+  const nameRange = (): Range =>
+    (nameAt ??= resource.name !== undefined ? at(metadataPath('name')).value : kindRange());
   return {
     resource,
     facts,
@@ -143,9 +162,14 @@ function applyJudgement(j: Judgement, served: ServedKind): ApplyJudgement {
   // A new object in a namespace that does not exist: the server answers 404 for the namespace. The
   // rest of the judgement (a new object's) still holds once the namespace is there.
   const written = resource.namespace !== undefined && resource.namespace !== '';
-  const judged = served.namespaced && !live && facts.namespace?.state === 'missing'
-    ? judgeMissingNamespace(facts.namespace.name, written ? 'manifest' : 'default', (settings.definedKinds ?? []).filter((d): d is DefinedNamespace => !isCustomKind(d)))
-    : undefined;
+  const judged =
+    served.namespaced && !live && facts.namespace?.state === 'missing'
+      ? judgeMissingNamespace(
+          facts.namespace.name,
+          written ? 'manifest' : 'default',
+          (settings.definedKinds ?? []).filter((d): d is DefinedNamespace => !isCustomKind(d)),
+        )
+      : undefined;
   const prediction = predict(resource, live, facts, settings, resourceName);
   // A missing namespace is looked at last: whatever the prediction refuses a new object for (its
   // body, a server-side apply's uid) is answered before it.
@@ -212,8 +236,23 @@ function kubectlRefusesGenerateName({ resource, settings, object, at }: Judgemen
  */
 function kindNotServed({ resource, facts, settings, object, kindRange }: Judgement): Finding[] | undefined {
   if (facts.kind.state !== 'notServed') return undefined;
-  const judged = judgeNotServed(resource.apiVersion, resource.kind, facts.kind.discovery, settings.definedKinds, facts.kind.message);
-  return [{ code: judged.code, severity: defaultSeverity(judged.code), message: judged.message, range: kindRange(), object, docs: judged.docs }];
+  const judged = judgeNotServed(
+    resource.apiVersion,
+    resource.kind,
+    facts.kind.discovery,
+    settings.definedKinds,
+    facts.kind.message,
+  );
+  return [
+    {
+      code: judged.code,
+      severity: defaultSeverity(judged.code),
+      message: judged.message,
+      range: kindRange(),
+      object,
+      docs: judged.docs,
+    },
+  ];
 }
 
 /** A name or namespace the API server refuses: the cluster was not asked. */
@@ -221,13 +260,29 @@ function nameRefused({ resource, facts, object, at, kindRange }: Judgement): Fin
   if (facts.live.state !== 'invalidName') return undefined;
   const field = facts.live.field === 'metadata.name' ? 'name' : 'namespace';
   // A default namespace (from the settings) has no place in the text: the name carries it.
-  const where = resource[field] !== undefined ? at(metadataPath(field)).value : resource.name !== undefined ? at(metadataPath('name')).value : kindRange();
-  return [{ code: 'invalid-manifest', severity: defaultSeverity('invalid-manifest'), message: facts.live.message, range: where, object, path: `.${facts.live.field}` }];
+  const where =
+    resource[field] !== undefined
+      ? at(metadataPath(field)).value
+      : resource.name !== undefined
+        ? at(metadataPath('name')).value
+        : kindRange();
+  return [
+    {
+      code: 'invalid-manifest',
+      severity: defaultSeverity('invalid-manifest'),
+      message: facts.live.message,
+      range: where,
+      object,
+      path: `.${facts.live.field}`,
+    },
+  ];
 }
 
 /** Nothing is said while the cluster has not told what it serves or what the object is (unjudgedOn names these stops, and the one without a schema below, for the command line's summary). */
 function factsUnknown({ facts }: Judgement): Finding[] | undefined {
-  return facts.kind.state !== 'served' || facts.live.state === 'pending' || facts.live.state === 'unavailable' ? [] : undefined;
+  return facts.kind.state !== 'served' || facts.live.state === 'pending' || facts.live.state === 'unavailable'
+    ? []
+    : undefined;
 }
 
 /** Without a schema a server-side apply's fields are not compared: only that the object exists. */
@@ -319,18 +374,44 @@ function refusedRequest({ resource, live, prediction, at, nameRange, object, ord
 
 function fieldConflicts({ resource, facts, prediction, object, order }: ApplyJudgement): Finding[] {
   const conflictStatus = prediction.statuses.find((s) => s.kind === 'fieldConflict');
-  return prediction.conflicts.map((conflict) => conflictFinding(resource, object, conflict, facts.schema, conflictStatus?.message, order('fieldConflict')));
+  return prediction.conflicts.map((conflict) =>
+    conflictFinding(resource, object, conflict, facts.schema, conflictStatus?.message, order('fieldConflict')),
+  );
 }
 
 /** Fields the server will not let the update change: its validation (422) comes after every refusal above. */
-function immutableFields({ resource, settings, live, prediction, served, at, object, afterRefusals }: ApplyJudgement): Finding[] {
+function immutableFields({
+  resource,
+  settings,
+  live,
+  prediction,
+  served,
+  at,
+  object,
+  afterRefusals,
+}: ApplyJudgement): Finding[] {
   if (!live || settings.applyMode === 'create') return [];
   const after = settings.applyMode === 'serverSide' ? prediction.merged : resource.object;
   if (!isJsonObject(after)) return [];
   const serverSide = settings.applyMode === 'serverSide';
   const secretData = immutableSecretData(resource, live, serverSide ? (prediction.unreadRemovals ?? []) : []);
-  const findings = immutableFindings(resource, object, live, after, serverSide, served.group, at, afterRefusals, secretData.change);
-  if (secretData.unverified) findings.push({ ...secretData.unverified, object, range: at([{ kind: 'field', name: secretData.unverified.field }]).key });
+  const findings = immutableFindings(
+    resource,
+    object,
+    live,
+    after,
+    serverSide,
+    served.group,
+    at,
+    afterRefusals,
+    secretData.change,
+  );
+  if (secretData.unverified)
+    findings.push({
+      ...secretData.unverified,
+      object,
+      range: at([{ kind: 'field', name: secretData.unverified.field }]).key,
+    });
   return findings;
 }
 
@@ -388,9 +469,28 @@ function wouldDelete({ resource, facts, settings, live, prediction, object }: Ap
  * CRD validation rules judge the object the request would store; the server checks them after
  * ownership and the lock, so any refusal above comes first.
  */
-function validationRules({ resource, facts, settings, live, served, prediction, at, object, afterRefusals }: ApplyJudgement): Finding[] {
+function validationRules({
+  resource,
+  facts,
+  settings,
+  live,
+  served,
+  prediction,
+  at,
+  object,
+  afterRefusals,
+}: ApplyJudgement): Finding[] {
   if (!facts.rules || builtInGroups.has(served.group)) return [];
-  return validationRuleFindings({ resource, object, rules: facts.rules, mode: settings.applyMode, live, merged: prediction.merged, rangeFor: at, orderNote: afterRefusals });
+  return validationRuleFindings({
+    resource,
+    object,
+    rules: facts.rules,
+    mode: settings.applyMode,
+    live,
+    merged: prediction.merged,
+    rangeFor: at,
+    orderNote: afterRefusals,
+  });
 }
 
 /** That the object exists (not for a create, which it refuses), and who controls it. */
@@ -468,14 +568,21 @@ function immutableFindings(
   orderNote: string,
   also?: ImmutableChange,
 ): Finding[] {
-  const changes = [...immutableChanges({ group, kind: resource.kind, live, after, afterIsWhole }), ...(also ? [also] : [])];
+  const changes = [
+    ...immutableChanges({ group, kind: resource.kind, live, after, afterIsWhole }),
+    ...(also ? [also] : []),
+  ];
   // The server lists every cause in one 422; its whole message is known when there is one cause.
   const causes = new Set(changes.map((c) => `${c.cause.field}: ${c.cause.message}`));
   return changes.map((c) => {
     const path = formatServerPath(c.path);
     const said = `${c.cause.field}: ${c.cause.message}`;
     const serverMessage = invalidMessage(resource.kind, group, resource.name ?? '', said);
-    const values = c.detail ?? (c.live !== undefined ? `live ${liveAndManifest(c.live, c.after)}` : `live unset, manifest ${c.after !== undefined ? showValue(c.after) : 'unset'}`);
+    const values =
+      c.detail ??
+      (c.live !== undefined
+        ? `live ${liveAndManifest(c.live, c.after)}`
+        : `live unset, manifest ${c.after !== undefined ? showValue(c.after) : 'unset'}`);
     return {
       code: 'field-immutable',
       severity: defaultSeverity('field-immutable'),
@@ -505,14 +612,29 @@ function immutableSecretData(
 ): { change?: ImmutableChange; unverified?: Omit<Finding, 'object' | 'range'> & { field: string } } {
   if (resource.apiVersion !== 'v1' || resource.kind !== 'Secret' || live.immutable !== true) return {};
   const docs = 'https://kubernetes.io/docs/concepts/configuration/secret/#secret-immutable';
-  const keysOf = (field: string) => (isJsonObject(resource.object[field]) ? Object.keys(resource.object[field] as JsonObject) : []);
+  const keysOf = (field: string) =>
+    isJsonObject(resource.object[field]) ? Object.keys(resource.object[field] as JsonObject) : [];
   // A key pruned from data but written in stringData comes back (the server merges stringData into
   // data after the field manager has run): it changes only if its value does.
   const stringData = new Set(keysOf('stringData'));
-  const removed = unreadRemovals.filter((p) => p[0]?.kind === 'field' && p[0].name === 'data' && p.length === 2 && p[1]?.kind === 'field' && !stringData.has(p[1].name));
+  const removed = unreadRemovals.filter(
+    (p) =>
+      p[0]?.kind === 'field' &&
+      p[0].name === 'data' &&
+      p.length === 2 &&
+      p[1]?.kind === 'field' &&
+      !stringData.has(p[1].name),
+  );
   if (removed.length > 0) {
     const keys = removed.map((p) => formatServerPath(p).slice(1)).join(', ');
-    return { change: { path: [{ kind: 'field', name: 'data' }], cause: IMMUTABLE_DATA_CAUSE('data'), docs, detail: `the apply removes ${keys}, which its manager set before` } };
+    return {
+      change: {
+        path: [{ kind: 'field', name: 'data' }],
+        cause: IMMUTABLE_DATA_CAUSE('data'),
+        docs,
+        detail: `the apply removes ${keys}, which its manager set before`,
+      },
+    };
   }
   const written = [...keysOf('data').map((k) => `data.${k}`), ...keysOf('stringData').map((k) => `stringData.${k}`)];
   if (written.length === 0) return {};
@@ -537,9 +659,11 @@ function managersSuffix(live: JsonObject | undefined): string {
 }
 
 function controllerOf(live: JsonObject): { kind: string; name: string } | undefined {
-  const refs = isJsonObject(live.metadata) && Array.isArray(live.metadata.ownerReferences) ? live.metadata.ownerReferences : [];
+  const refs =
+    isJsonObject(live.metadata) && Array.isArray(live.metadata.ownerReferences) ? live.metadata.ownerReferences : [];
   for (const ref of refs) {
-    if (isJsonObject(ref) && ref.controller === true) return { kind: String(ref.kind ?? ''), name: String(ref.name ?? '') };
+    if (isJsonObject(ref) && ref.controller === true)
+      return { kind: String(ref.kind ?? ''), name: String(ref.name ?? '') };
   }
   return undefined;
 }
@@ -552,7 +676,9 @@ function controllerOf(live: JsonObject): { kind: string; name: string } | undefi
  */
 function unverifiedSecretData({ prediction, object, nameRange }: ApplyJudgement): Finding[] {
   // Keys only: `.data` itself shows up because the map is absent from the metadata-only read.
-  const data = prediction.uncertain.filter((c) => c.path.length > 1 && c.path[0]?.kind === 'field' && c.path[0].name === 'data');
+  const data = prediction.uncertain.filter(
+    (c) => c.path.length > 1 && c.path[0]?.kind === 'field' && c.path[0].name === 'data',
+  );
   if (data.length === 0) return [];
   const paths = [...new Set(data.map((c) => formatServerPath(c.path)))];
   const managers = [...new Map(data.map((c) => [describeManager(c.manager), c.manager])).entries()];

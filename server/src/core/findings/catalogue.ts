@@ -17,12 +17,15 @@ export const docsLinks = {
   ownerReferences: 'https://kubernetes.io/docs/concepts/overview/working-with-objects/owners-dependents/',
   apiVersions: 'https://kubernetes.io/docs/reference/using-api/deprecation-guide/',
   customResources: 'https://kubernetes.io/docs/concepts/extend-kubernetes/api-extension/custom-resources/',
-  crdVersions: 'https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definition-versioning/',
+  crdVersions:
+    'https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definition-versioning/',
   generateName: 'https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/object-meta/',
   syntax: 'https://kubernetes.io/docs/concepts/overview/working-with-objects/',
   namespaces: 'https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/',
-  validationRules: 'https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#validation-rules',
-  transitionRules: 'https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#transition-rules',
+  validationRules:
+    'https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#validation-rules',
+  transitionRules:
+    'https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#transition-rules',
 } as const;
 
 export interface FindingRule {
@@ -58,13 +61,15 @@ export const findingCatalogue = {
   'field-conflict': {
     severity: 'error',
     title: 'Server-Side Apply field conflict',
-    description: 'The manifest sets a field that another field manager owns with a different value: kubectl apply --server-side answers 409 Conflict.',
+    description:
+      'The manifest sets a field that another field manager owns with a different value: kubectl apply --server-side answers 409 Conflict.',
     docs: docsLinks.ssaConflicts,
   },
   'owned-by-release': {
     severity: 'error',
     title: 'The object belongs to another Helm release',
-    description: 'A chart renders an object that exists without this release\'s ownership metadata (meta.helm.sh/release-name): helm install or upgrade stops before sending anything.',
+    description:
+      "A chart renders an object that exists without this release's ownership metadata (meta.helm.sh/release-name): helm install or upgrade stops before sending anything.",
     docs: 'https://helm.sh/docs/faq/changes_since_helm2/#improved-upgrade-strategy-3-way-strategic-merge-patches',
   },
   'already-exists': {
@@ -83,7 +88,8 @@ export const findingCatalogue = {
   'stale-resource-version': {
     severity: 'error',
     title: 'Stale metadata.resourceVersion',
-    description: 'The manifest carries a resourceVersion the object has moved past: the optimistic lock answers 409 Conflict.',
+    description:
+      'The manifest carries a resourceVersion the object has moved past: the optimistic lock answers 409 Conflict.',
     docs: docsLinks.concurrency,
   },
   'uid-mismatch': {
@@ -97,19 +103,21 @@ export const findingCatalogue = {
     severity: 'error',
     title: 'The server will not let this field change',
     description:
-      'The manifest changes a field the API server keeps as it was created (a workload\'s selector, a StatefulSet\'s claims and service name, a Job\'s pod template, a Service\'s cluster IP, a claim\'s or volume\'s spec, an immutable ConfigMap, a binding\'s roleRef, a StorageClass\'s parameters, ...): the update is refused with 422 Invalid. Delete and create the object again, or keep the live value.',
+      "The manifest changes a field the API server keeps as it was created (a workload's selector, a StatefulSet's claims and service name, a Job's pod template, a Service's cluster IP, a claim's or volume's spec, an immutable ConfigMap, a binding's roleRef, a StorageClass's parameters, ...): the update is refused with 422 Invalid. Delete and create the object again, or keep the live value.",
     docs: 'https://kubernetes.io/docs/reference/kubernetes-api/',
   },
   'would-delete': {
     severity: 'warning',
     title: 'The apply would delete a field',
-    description: 'The field manager set this field last time, the manifest no longer does and nobody else owns it: the apply removes it.',
+    description:
+      'The field manager set this field last time, the manifest no longer does and nobody else owns it: the apply removes it.',
     docs: docsLinks.fieldManagement,
   },
   'controlled-by': {
     severity: 'warning',
     title: 'Managed by a controller',
-    description: 'The live object has a controller owner reference: the controller will revert changes applied by hand.',
+    description:
+      'The live object has a controller owner reference: the controller will revert changes applied by hand.',
     docs: docsLinks.ownerReferences,
   },
   'kind-not-served': {
@@ -139,7 +147,7 @@ export const findingCatalogue = {
     severity: 'information',
     title: 'Namespace created by the files checked with it',
     description:
-      'The object\'s namespace does not exist in the cluster yet, but a Namespace object among the files checked with it creates it: the Namespace has to be sent before the object, as kubectl sends objects in the order given and an object sent before its Namespace fails.',
+      "The object's namespace does not exist in the cluster yet, but a Namespace object among the files checked with it creates it: the Namespace has to be sent before the object, as kubectl sends objects in the order given and an object sent before its Namespace fails.",
     docs: docsLinks.namespaces,
     quiet: true,
   },
@@ -147,20 +155,21 @@ export const findingCatalogue = {
     severity: 'error',
     title: 'A CRD validation rule fails',
     description:
-      'A rule of the CustomResourceDefinition (x-kubernetes-validations, a CEL expression) is false for the object the request would store — the live object with the manifest merged in — or, for a transition rule, for that object against the live one (self == oldSelf: immutable once set): the server refuses it with 422 Invalid, in the rule\'s own message.',
+      "A rule of the CustomResourceDefinition (x-kubernetes-validations, a CEL expression) is false for the object the request would store — the live object with the manifest merged in — or, for a transition rule, for that object against the live one (self == oldSelf: immutable once set): the server refuses it with 422 Invalid, in the rule's own message.",
     docs: docsLinks.validationRules,
   },
   'validation-rule-unknown': {
     severity: 'information',
     title: 'A CRD validation rule cannot be evaluated here',
     description:
-      'A rule of the CustomResourceDefinition uses what the product\'s CEL library does not evaluate as Kubernetes does (an extension function such as quantity(), isSorted(), url() or ip(), a timestamp or duration field, a value large enough for the server\'s cost budget): whether the server accepts the object is unknown, and only a dry run tells.',
+      "A rule of the CustomResourceDefinition uses what the product's CEL library does not evaluate as Kubernetes does (an extension function such as quantity(), isSorted(), url() or ip(), a timestamp or duration field, a value large enough for the server's cost budget): whether the server accepts the object is unknown, and only a dry run tells.",
     docs: docsLinks.validationRules,
   },
   'render-failed': {
     severity: 'error',
     title: 'The source does not render',
-    description: 'kustomize build (or helm template) refused the kustomization or chart: what it would send cannot be checked, and applying it would fail the same way.',
+    description:
+      'kustomize build (or helm template) refused the kustomization or chart: what it would send cannot be checked, and applying it would fail the same way.',
     docs: 'https://kubectl.docs.kubernetes.io/references/kustomize/',
     withoutCluster: true,
     notJudged: true,
@@ -169,7 +178,7 @@ export const findingCatalogue = {
     severity: 'warning',
     title: 'The chart is installed as several releases',
     description:
-      'The cluster holds the chart\'s objects under more than one release (their meta.helm.sh/release-name and release-namespace annotations, and Helm\'s release records): the findings are for the one named in the message. In the editor, choose the release with Choose the Helm release… (remembered per chart); on the command line, name it with --release and -n.',
+      "The cluster holds the chart's objects under more than one release (their meta.helm.sh/release-name and release-namespace annotations, and Helm's release records): the findings are for the one named in the message. In the editor, choose the release with Choose the Helm release… (remembered per chart); on the command line, name it with --release and -n.",
     docs: 'https://helm.sh/docs/helm/helm_list/',
   },
   'release-guessed': {
@@ -202,7 +211,8 @@ export const findingCatalogue = {
   'invalid-manifest': {
     severity: 'error',
     title: 'The server refuses the manifest',
-    description: 'The manifest does not fit the schema the cluster serves, so the server refuses it before checking ownership.',
+    description:
+      'The manifest does not fit the schema the cluster serves, so the server refuses it before checking ownership.',
     docs: docsLinks.fieldManagement,
   },
   'yaml-syntax': {
@@ -231,7 +241,8 @@ export const findingCatalogue = {
   'too-large': {
     severity: 'warning',
     title: 'Too large to analyse',
-    description: 'The document is larger, nests deeper or expands through aliases further than the analysis takes on; nothing is said about it.',
+    description:
+      'The document is larger, nests deeper or expands through aliases further than the analysis takes on; nothing is said about it.',
     docs: docsLinks.syntax,
     withoutCluster: true,
     notJudged: true,
@@ -239,7 +250,8 @@ export const findingCatalogue = {
   'generate-name-apply': {
     severity: 'error',
     title: 'generateName with kubectl apply',
-    description: 'kubectl apply (client- or server-side) refuses an object with generateName and no name before sending it: "cannot use generate name with apply".',
+    description:
+      'kubectl apply (client- or server-side) refuses an object with generateName and no name before sending it: "cannot use generate name with apply".',
     docs: docsLinks.generateName,
     withoutCluster: true,
   },
@@ -269,7 +281,8 @@ export const findingCatalogue = {
   'dry-run-differs': {
     severity: 'error',
     title: 'The server answers differently',
-    description: 'With --verify: the dry run of the manifest got another answer from the API server than the prediction.',
+    description:
+      'With --verify: the dry run of the manifest got another answer from the API server than the prediction.',
     docs: docsLinks.ssaConflicts,
   },
 } as const satisfies Record<string, FindingRule>;
@@ -288,7 +301,9 @@ export function ruleFor(code: FindingCode): FindingRule {
 
 /** Whether an editor shows this code as a hint (see FindingRule.quiet) when the user has not chosen its severity. */
 export function shownAsHint(code: FindingCode, chosen: Readonly<Record<string, unknown>> | undefined): boolean {
-  return (findingCatalogue[code] as FindingRule).quiet === true && !Object.prototype.hasOwnProperty.call(chosen ?? {}, code);
+  return (
+    (findingCatalogue[code] as FindingRule).quiet === true && !Object.prototype.hasOwnProperty.call(chosen ?? {}, code)
+  );
 }
 
 /** Whether a finding of this code means that (a part of) its file was not judged. */

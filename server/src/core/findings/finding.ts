@@ -69,5 +69,8 @@ export function withSeverity(findings: readonly Finding[], overrides: SeverityOv
 
 /** Problems of the text itself (syntax, decoding, duplicate keys), as findings. */
 export function problemFindings(problems: readonly ManifestProblem[], overrides?: SeverityOverrides): Finding[] {
-  return withSeverity(problems.map((p) => ({ code: p.code, severity: defaultSeverity(p.code), message: p.message, range: p.range })), overrides);
+  return withSeverity(
+    problems.map((p) => ({ code: p.code, severity: defaultSeverity(p.code), message: p.message, range: p.range })),
+    overrides,
+  );
 }

@@ -111,22 +111,41 @@ export interface ForcePreview {
 const gitOps: Record<string, string> = {
   'argocd-controller': 'Argo CD applies it again when the Application syncs with self-heal on',
   'argocd-application-controller': 'Argo CD applies it again when the Application syncs with self-heal on',
-  'kustomize-controller': 'Flux (kustomize-controller) applies it again at its next reconciliation unless the Kustomization is suspended',
+  'kustomize-controller':
+    'Flux (kustomize-controller) applies it again at its next reconciliation unless the Kustomization is suspended',
   'helm-controller': 'Flux (helm-controller) corrects it when the HelmRelease has drift detection enabled',
 };
 
 /** Managers that are people or one-off tools: nothing writes their fields back on its own. */
 function isOneOff(manager: string): boolean {
-  return manager === 'kubectl' || manager.startsWith('kubectl-') || manager === 'helm' || manager === 'before-first-apply' || manager === 'ancient-changes';
+  return (
+    manager === 'kubectl' ||
+    manager.startsWith('kubectl-') ||
+    manager === 'helm' ||
+    manager === 'before-first-apply' ||
+    manager === 'ancient-changes'
+  );
 }
 
 export function forcePreview(input: ForcePreviewInput): ForcePreview {
   const { object, prediction, live } = input;
-  const command = kubectlForceCommand(input.invocation, input.fieldManager, object.namespace !== undefined && object.namespace !== '');
-  const stillRefused = (prediction?.statuses ?? []).filter((s) => s.kind !== 'fieldConflict').map((s) => `${s.code}${s.reason ? ` ${s.reason}` : ''}: ${s.message}`);
-  if (!prediction) return { object, fieldManager: input.fieldManager, losses: [], uncertain: [], stillRefused, command };
+  const command = kubectlForceCommand(
+    input.invocation,
+    input.fieldManager,
+    object.namespace !== undefined && object.namespace !== '',
+  );
+  const stillRefused = (prediction?.statuses ?? [])
+    .filter((s) => s.kind !== 'fieldConflict')
+    .map((s) => `${s.code}${s.reason ? ` ${s.reason}` : ''}: ${s.message}`);
+  if (!prediction)
+    return { object, fieldManager: input.fieldManager, losses: [], uncertain: [], stillRefused, command };
 
-  const entries = new Map(decodeManagedFields(isJsonObject(live?.metadata) ? live.metadata.managedFields : undefined).entries.map((e) => [managerIdentifier(e.identity), e]));
+  const entries = new Map(
+    decodeManagedFields(isJsonObject(live?.metadata) ? live.metadata.managedFields : undefined).entries.map((e) => [
+      managerIdentifier(e.identity),
+      e,
+    ]),
+  );
   const groups = new Map<string, { manager: ManagerIdentity; fields: ForceField[] }>();
   const add = (c: FieldConflict, withoutForce: boolean) => {
     const id = managerIdentifier(c.manager);
@@ -144,7 +163,8 @@ export function forcePreview(input: ForcePreviewInput): ForcePreview {
   for (const c of prediction.conflicts) add(c, false);
   for (const c of prediction.forgiven) add(c, true);
 
-  const targeting = input.autoscalers.state === 'read' ? autoscalersTargeting(object, input.autoscalers.autoscalers) : [];
+  const targeting =
+    input.autoscalers.state === 'read' ? autoscalersTargeting(object, input.autoscalers.autoscalers) : [];
   const controller = live ? controllerOf(live) : undefined;
   const losses: ForceLoss[] = [];
   // The server's order of managers (by identifier), as its conflict message lists them.
@@ -157,7 +177,7 @@ export function forcePreview(input: ForcePreviewInput): ForcePreview {
       manager: manager.manager,
       operation: manager.operation,
       ...(manager.subresource ? { subresource: manager.subresource } : {}),
-      ...(entry?.apiVersion ?? manager.apiVersion ? { apiVersion: entry?.apiVersion ?? manager.apiVersion } : {}),
+      ...((entry?.apiVersion ?? manager.apiVersion) ? { apiVersion: entry?.apiVersion ?? manager.apiVersion } : {}),
       ...(entry?.time !== undefined ? { time: entry.time } : {}),
       fields,
       ...judged,
@@ -167,7 +187,12 @@ export function forcePreview(input: ForcePreviewInput): ForcePreview {
   const uncertainGroups = new Map<string, UncertainLoss & { paths: string[] }>();
   for (const c of prediction.uncertain) {
     const id = managerIdentifier(c.manager);
-    const group = uncertainGroups.get(id) ?? { manager: c.manager.manager, operation: c.manager.operation, ...(c.manager.subresource ? { subresource: c.manager.subresource } : {}), paths: [] };
+    const group = uncertainGroups.get(id) ?? {
+      manager: c.manager.manager,
+      operation: c.manager.operation,
+      ...(c.manager.subresource ? { subresource: c.manager.subresource } : {}),
+      paths: [],
+    };
     const path = formatServerPath(c.path);
     if (!group.paths.includes(path)) group.paths.push(path);
     uncertainGroups.set(id, group);
@@ -191,7 +216,15 @@ function judgeTakeBack(
   const scaled = viaScale ? paths : replicas;
   if (scaled.length > 0 && targeting.length > 0) {
     const names = targeting.map((n) => `HorizontalPodAutoscaler ${n}`).join(', ');
-    return { takesBack: { certainty: 'will', kind: 'autoscaler', by: 'kube-controller-manager', reason: `an autoscaler (${names}) scales this ${object.kind}`, paths: scaled } };
+    return {
+      takesBack: {
+        certainty: 'will',
+        kind: 'autoscaler',
+        by: 'kube-controller-manager',
+        reason: `an autoscaler (${names}) scales this ${object.kind}`,
+        paths: scaled,
+      },
+    };
   }
   const hpaLike = viaScale && manager.manager === 'kube-controller-manager';
   if (hpaLike && autoscalers.state === 'unknown') {
@@ -206,7 +239,8 @@ function judgeTakeBack(
     };
   }
   const gitOpsReason = gitOps[manager.manager];
-  if (gitOpsReason) return { takesBack: { certainty: 'may', kind: 'gitops', by: manager.manager, reason: gitOpsReason, paths } };
+  if (gitOpsReason)
+    return { takesBack: { certainty: 'may', kind: 'gitops', by: manager.manager, reason: gitOpsReason, paths } };
   if (controller && !isOneOff(manager.manager)) {
     // A built-in controller (kube-controller-manager) of a built-in owner sets its objects again on
     // every sync; another manager under a controller is probably that controller, not certainly.
@@ -246,8 +280,11 @@ function groupOf(apiVersion: string): string {
 }
 
 function controllerOf(live: JsonObject): { kind: string; name: string } | undefined {
-  const refs = isJsonObject(live.metadata) && Array.isArray(live.metadata.ownerReferences) ? live.metadata.ownerReferences : [];
-  for (const ref of refs) if (isJsonObject(ref) && ref.controller === true) return { kind: String(ref.kind ?? ''), name: String(ref.name ?? '') };
+  const refs =
+    isJsonObject(live.metadata) && Array.isArray(live.metadata.ownerReferences) ? live.metadata.ownerReferences : [];
+  for (const ref of refs)
+    if (isJsonObject(ref) && ref.controller === true)
+      return { kind: String(ref.kind ?? ''), name: String(ref.name ?? '') };
   return undefined;
 }
 
@@ -256,7 +293,11 @@ function controllerOf(live: JsonObject): { kind: string; name: string } | undefi
  * with the kubeconfig, context and namespace the user's settings choose. A namespace is only
  * passed for an object that names none: kubectl refuses a flag that differs from the manifest's.
  */
-export function kubectlForceCommand(invocation: KubectlInvocation, fieldManager: string, objectHasNamespace: boolean): string {
+export function kubectlForceCommand(
+  invocation: KubectlInvocation,
+  fieldManager: string,
+  objectHasNamespace: boolean,
+): string {
   const args = ['kubectl', 'apply', '--server-side', '--force-conflicts', `--field-manager=${fieldManager}`];
   if (invocation.kubeconfig) args.push(`--kubeconfig=${invocation.kubeconfig}`);
   if (invocation.context) args.push(`--context=${invocation.context}`);
@@ -280,13 +321,19 @@ export function lossLabel(loss: Pick<ForceLoss, 'manager' | 'operation' | 'subre
  * The line the command line prints under a field conflict: what forcing takes from that manager
  * and who takes it back. Undefined when the preview does not list the field.
  */
-export function forceLine(preview: ForcePreview, conflict: { path?: string; manager?: ManagerIdentity }): string | undefined {
+export function forceLine(
+  preview: ForcePreview,
+  conflict: { path?: string; manager?: ManagerIdentity },
+): string | undefined {
   const loss = lossOf(preview, conflict);
   return loss && `forcing takes ${conflict.path} from ${lossLabel(loss)}${takeBackClause(loss, conflict.path)}`;
 }
 
 /** The manager's loss that holds a conflict's field; undefined when the preview does not list it. */
-export function lossOf(preview: ForcePreview, conflict: { path?: string; manager?: ManagerIdentity }): ForceLoss | undefined {
+export function lossOf(
+  preview: ForcePreview,
+  conflict: { path?: string; manager?: ManagerIdentity },
+): ForceLoss | undefined {
   if (!conflict.manager || conflict.path === undefined) return undefined;
   const id = managerIdentifier(conflict.manager);
   const loss = preview.losses.find((l) => managerIdentifier(lossIdentity(l)) === id);
@@ -294,7 +341,12 @@ export function lossOf(preview: ForcePreview, conflict: { path?: string; manager
 }
 
 function lossIdentity(loss: ForceLoss): ManagerIdentity {
-  return { manager: loss.manager, operation: loss.operation, ...(loss.operation === 'Update' && loss.apiVersion ? { apiVersion: loss.apiVersion } : {}), ...(loss.subresource ? { subresource: loss.subresource } : {}) };
+  return {
+    manager: loss.manager,
+    operation: loss.operation,
+    ...(loss.operation === 'Update' && loss.apiVersion ? { apiVersion: loss.apiVersion } : {}),
+    ...(loss.subresource ? { subresource: loss.subresource } : {}),
+  };
 }
 
 /** `, which will take it back: ...` for one path, or for all of the manager's fields. */
@@ -302,7 +354,9 @@ function takeBackClause(loss: ForceLoss, path?: string): string {
   const it = path === undefined && loss.fields.length > 1 ? 'them' : 'it';
   const back = loss.takesBack;
   if (back && (path === undefined || back.paths.includes(path))) {
-    return back.by === loss.manager ? `, which ${back.certainty} take ${it} back: ${back.reason}` : `; ${back.by} ${back.certainty} set ${it} again: ${back.reason}`;
+    return back.by === loss.manager
+      ? `, which ${back.certainty} take ${it} back: ${back.reason}`
+      : `; ${back.by} ${back.certainty} set ${it} again: ${back.reason}`;
   }
   const role = managerRole(lossIdentity(loss));
   return `; nothing is known to take ${it} back${loss.note ? ` (${loss.note})` : role ? ` (${role.short})` : ''}`;
@@ -312,27 +366,53 @@ function takeBackClause(loss: ForceLoss, path?: string): string {
 export function renderForcePreview(preview: ForcePreview): string {
   const o = preview.object;
   const lines: string[] = [];
-  lines.push(`Force preview: ${o.kind} ${o.namespace ? `${o.namespace}/` : ''}${o.name} (${o.apiVersion}), applied as ${JSON.stringify(preview.fieldManager)}`);
+  lines.push(
+    `Force preview: ${o.kind} ${o.namespace ? `${o.namespace}/` : ''}${o.name} (${o.apiVersion}), applied as ${JSON.stringify(preview.fieldManager)}`,
+  );
   lines.push('');
   const fieldCount = preview.losses.reduce((n, l) => n + l.fields.length, 0);
-  if (preview.losses.length === 0) lines.push('kubectl apply --server-side --force-conflicts would take no field from another manager.');
-  else lines.push(`kubectl apply --server-side --force-conflicts would take ${fieldCount} field${fieldCount === 1 ? '' : 's'} from ${preview.losses.length} manager${preview.losses.length === 1 ? '' : 's'}:`);
+  if (preview.losses.length === 0)
+    lines.push('kubectl apply --server-side --force-conflicts would take no field from another manager.');
+  else
+    lines.push(
+      `kubectl apply --server-side --force-conflicts would take ${fieldCount} field${fieldCount === 1 ? '' : 's'} from ${preview.losses.length} manager${preview.losses.length === 1 ? '' : 's'}:`,
+    );
   for (const loss of preview.losses) {
     lines.push('');
-    const details = [loss.operation, loss.subresource ? `subresource ${loss.subresource}` : undefined, loss.apiVersion, loss.time ? `last written ${loss.time}` : 'no time recorded'].filter(Boolean).join(', ');
+    const details = [
+      loss.operation,
+      loss.subresource ? `subresource ${loss.subresource}` : undefined,
+      loss.apiVersion,
+      loss.time ? `last written ${loss.time}` : 'no time recorded',
+    ]
+      .filter(Boolean)
+      .join(', ');
     lines.push(`${loss.manager} (${details})`);
     for (const f of loss.fields) {
-      const [live, manifest] = f.liveValue !== undefined && f.manifestValue !== undefined ? showValues(f.liveValue, f.manifestValue) : [f.liveValue !== undefined ? showValue(f.liveValue) : 'unset', f.manifestValue !== undefined ? showValue(f.manifestValue) : 'unset'];
-      const values = f.liveValue !== undefined || f.manifestValue !== undefined ? `  live ${live} → manifest ${manifest}` : '';
-      lines.push(`  ${f.path}${values}${f.withoutForce ? '  (taken even without --force-conflicts: kubectl\'s last-applied configuration set it)' : ''}`);
+      const [live, manifest] =
+        f.liveValue !== undefined && f.manifestValue !== undefined
+          ? showValues(f.liveValue, f.manifestValue)
+          : [
+              f.liveValue !== undefined ? showValue(f.liveValue) : 'unset',
+              f.manifestValue !== undefined ? showValue(f.manifestValue) : 'unset',
+            ];
+      const values =
+        f.liveValue !== undefined || f.manifestValue !== undefined ? `  live ${live} → manifest ${manifest}` : '';
+      lines.push(
+        `  ${f.path}${values}${f.withoutForce ? "  (taken even without --force-conflicts: kubectl's last-applied configuration set it)" : ''}`,
+      );
     }
     const back = loss.takesBack;
     if (back) {
       const which = back.paths.length === loss.fields.length ? '' : ` ${back.paths.join(', ')}`;
-      lines.push(`  ${back.certainty === 'will' ? 'Will be taken back' : 'May be taken back'}${which} by ${back.by}: ${back.reason}.`);
+      lines.push(
+        `  ${back.certainty === 'will' ? 'Will be taken back' : 'May be taken back'}${which} by ${back.by}: ${back.reason}.`,
+      );
     } else {
       const role = managerRole(lossIdentity(loss));
-      lines.push(`  Nothing is known to take ${loss.fields.length === 1 ? 'it' : 'them'} back${loss.note ? `: ${loss.note}` : role ? ` (${role.short})` : ''}.`);
+      lines.push(
+        `  Nothing is known to take ${loss.fields.length === 1 ? 'it' : 'them'} back${loss.note ? `: ${loss.note}` : role ? ` (${role.short})` : ''}.`,
+      );
     }
   }
   if (preview.uncertain.length > 0) {
@@ -349,6 +429,6 @@ export function renderForcePreview(preview: ForcePreview): string {
   lines.push('The command:');
   lines.push(`  ${preview.command}`);
   lines.push('');
-  lines.push('Nothing has been sent: this preview comes from the live object\'s managedFields.');
+  lines.push("Nothing has been sent: this preview comes from the live object's managedFields.");
   return `${lines.join('\n')}\n`;
 }

@@ -8,7 +8,13 @@ import { isJsonObject, type JsonObject } from '../json';
 import type { Range } from '../manifest/manifest';
 import type { Finding, ObjectIdentity } from './finding';
 import { findingCatalogue } from './catalogue';
-import { describeCandidate, placeKey, releaseLabel, type ReleaseOrigin, type ReleasePlace } from '../sources/helm-release';
+import {
+  describeCandidate,
+  placeKey,
+  releaseLabel,
+  type ReleaseOrigin,
+  type ReleasePlace,
+} from '../sources/helm-release';
 
 export const helmManagedByLabel = 'app.kubernetes.io/managed-by';
 export const helmReleaseNameAnnotation = 'meta.helm.sh/release-name';
@@ -24,7 +30,11 @@ export function helmAppliedObject(object: JsonObject, release: string, namespace
     metadata: {
       ...metadata,
       labels: { ...labels, [helmManagedByLabel]: 'Helm' },
-      annotations: { ...annotations, [helmReleaseNameAnnotation]: release, [helmReleaseNamespaceAnnotation]: namespace },
+      annotations: {
+        ...annotations,
+        [helmReleaseNameAnnotation]: release,
+        [helmReleaseNamespaceAnnotation]: namespace,
+      },
     },
   };
 }
@@ -48,8 +58,14 @@ export function releaseOwnershipFinding(
   const errors: string[] = [];
   const require = (kind: 'label' | 'annotation', map: JsonObject, key: string, want: string) => {
     const have = map[key];
-    if (have === undefined) errors.push(`${kind} validation error: missing key ${JSON.stringify(key)}: must be set to ${JSON.stringify(want)}`);
-    else if (have !== want) errors.push(`${kind} validation error: key ${JSON.stringify(key)} must equal ${JSON.stringify(want)}: current value is ${JSON.stringify(have)}`);
+    if (have === undefined)
+      errors.push(
+        `${kind} validation error: missing key ${JSON.stringify(key)}: must be set to ${JSON.stringify(want)}`,
+      );
+    else if (have !== want)
+      errors.push(
+        `${kind} validation error: key ${JSON.stringify(key)} must equal ${JSON.stringify(want)}: current value is ${JSON.stringify(have)}`,
+      );
   };
   require('label', labels, helmManagedByLabel, 'Helm');
   require('annotation', annotations, helmReleaseNameAnnotation, release);

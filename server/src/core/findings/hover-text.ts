@@ -15,24 +15,30 @@ import { rootTypeFor } from '../ssa/schema';
 export function objectHover(resource: ManifestResource, facts: ResourceFacts | undefined, now: number): string {
   const title = `**${resource.kind} ${JSON.stringify(resource.name ?? resource.generateName ?? '')}**`;
   if (!facts) return `${title}\n\nNot checked against a cluster.`;
-  if (facts.kind.state === 'notServed') return `${title}\n\nThe cluster does not serve ${resource.kind} in ${resource.apiVersion}.`;
+  if (facts.kind.state === 'notServed')
+    return `${title}\n\nThe cluster does not serve ${resource.kind} in ${resource.apiVersion}.`;
   if (facts.live.state === 'invalidName') return `${title}\n\n${facts.live.message}`;
   if (facts.kind.state === 'unavailable' || facts.live.state === 'unavailable') {
     return `${title}\n\nThe cluster could not be asked: ${facts.live.state === 'unavailable' ? facts.live.message : facts.kind.state === 'unavailable' ? facts.kind.message : ''}`;
   }
   if (facts.kind.state === 'pending' || facts.live.state === 'pending') return `${title}\n\nAsking the cluster…`;
   const resourceName = qualifiedResource({ group: facts.kind.group, resource: facts.kind.resource });
-  if (facts.live.state === 'absent') return `${title}\n\n${resourceName} ${JSON.stringify(resource.name ?? '')} does not exist yet: applying creates it.`;
+  if (facts.live.state === 'absent')
+    return `${title}\n\n${resourceName} ${JSON.stringify(resource.name ?? '')} does not exist yet: applying creates it.`;
   const live = facts.live.object;
   const metadata = isJsonObject(live.metadata) ? live.metadata : {};
   const lines = [title, ''];
   const created = typeof metadata.creationTimestamp === 'string' ? metadata.creationTimestamp : undefined;
-  lines.push(`Exists${created ? `, created ${when(created, now)}` : ''}; resourceVersion \`${String(metadata.resourceVersion ?? '')}\`.`);
+  lines.push(
+    `Exists${created ? `, created ${when(created, now)}` : ''}; resourceVersion \`${String(metadata.resourceVersion ?? '')}\`.`,
+  );
   const entries = Array.isArray(metadata.managedFields) ? metadata.managedFields.filter(isJsonObject) : [];
   if (entries.length > 0) {
     lines.push('', '| manager | operation | subresource | apiVersion | last write |', '|---|---|---|---|---|');
     for (const e of entries) {
-      lines.push(`| ${cell(e.manager)} | ${cell(e.operation)} | ${cell(e.subresource)} | ${cell(e.apiVersion)} | ${typeof e.time === 'string' ? when(e.time, now) : notRecorded} |`);
+      lines.push(
+        `| ${cell(e.manager)} | ${cell(e.operation)} | ${cell(e.subresource)} | ${cell(e.apiVersion)} | ${typeof e.time === 'string' ? when(e.time, now) : notRecorded} |`,
+      );
     }
   } else {
     lines.push('', 'No field ownership is recorded (the next server-side apply records `before-first-apply`).');
@@ -58,19 +64,26 @@ export function fieldHover(
     if (owners.some((o) => !o.exact)) lines.push('', '_(below): owns fields inside this one._');
   }
   // A Secret is read as metadata only: outside metadata there is no live value to show.
-  const secret = resource.kind === 'Secret' && resource.apiVersion === 'v1' && path[0]?.kind === 'field' && !['metadata', 'apiVersion', 'kind'].includes(path[0].name);
+  const secret =
+    resource.kind === 'Secret' &&
+    resource.apiVersion === 'v1' &&
+    path[0]?.kind === 'field' &&
+    !['metadata', 'apiVersion', 'kind'].includes(path[0].name);
   if (!secret && node.kind === 'scalar') {
     const root = facts.schema && rootTypeFor(facts.schema, resource.apiVersion, resource.kind);
     const liveValue = valueAtPath(facts.schema, root, live, path);
     const mine: JsonValue = nodeToJson(node);
     if (liveValue === undefined) lines.push('', 'Not set on the live object.');
     // (showValue writes JSON, recursively: a live value may nest far deeper than the manifest.)
-    else if (jsonDepthExceeds(liveValue, manifestLimits.depth)) lines.push('', `Live value: nested deeper than ${manifestLimits.depth} levels (manifest: \`${showValue(mine)}\`).`);
+    else if (jsonDepthExceeds(liveValue, manifestLimits.depth))
+      lines.push(
+        '',
+        `Live value: nested deeper than ${manifestLimits.depth} levels (manifest: \`${showValue(mine)}\`).`,
+      );
     else if (!jsonEqual(liveValue, mine)) {
       const [shownLive, shownMine] = showValues(liveValue, mine);
       lines.push('', `Live value: \`${shownLive}\` (manifest: \`${shownMine}\`).`);
-    }
-    else lines.push('', 'Same value as the live object: applying it shares ownership.');
+    } else lines.push('', 'Same value as the live object: applying it shares ownership.');
   }
   const explained = new Set<string>();
   for (const o of owners) {
@@ -103,11 +116,15 @@ export function lineHover(
   lead: { readonly fields: ReadonlySet<number>; readonly diagnosed: boolean },
   now: number,
 ): string {
-  const first = lead.fields.size > 0 ? [...lead.fields].sort((a, b) => a - b) : fields.length > 0 ? [fields.length - 1] : [];
+  const first =
+    lead.fields.size > 0 ? [...lead.fields].sort((a, b) => a - b) : fields.length > 0 ? [fields.length - 1] : [];
   const parts = first.map((i) => fieldHover(resource, facts, fields[i]!.path, fields[i]!.node, now));
   const others = fields.filter((_, i) => !first.includes(i)).map((f) => `\`${formatServerPath(f.path)}\``);
   if (others.length > 0) {
-    const shown = others.length > maxOthersNamed ? [...others.slice(0, maxOthersNamed), `and ${others.length - maxOthersNamed} more`] : others;
+    const shown =
+      others.length > maxOthersNamed
+        ? [...others.slice(0, maxOthersNamed), `and ${others.length - maxOthersNamed} more`]
+        : others;
     parts.push(`Also written on this line${lead.diagnosed ? ', without a finding' : ''}: ${shown.join(', ')}.`);
   }
   return parts.join('\n\n---\n\n');
@@ -129,7 +146,11 @@ function unknownOwnership(facts: ResourceFacts | undefined): string {
 
 /** The owners of a field as a Markdown table (the hover's, and the ownership hints' tooltip). */
 export function ownersTable(owners: readonly FieldOwner[], now: number): string[] {
-  return ['| owner | operation | subresource | apiVersion | last write |', '|---|---|---|---|---|', ...owners.map((o) => ownerRow(o, now))];
+  return [
+    '| owner | operation | subresource | apiVersion | last write |',
+    '|---|---|---|---|---|',
+    ...owners.map((o) => ownerRow(o, now)),
+  ];
 }
 
 function ownerRow(o: FieldOwner, now: number): string {

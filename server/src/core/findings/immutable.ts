@@ -93,8 +93,16 @@ export interface ImmutableChange {
   readonly detail?: string;
 }
 
-const immutable = (field: string, value: string): ImmutableCause => ({ field, message: `Invalid value: ${value}: field is immutable`, exact: true });
-const forbidden = (field: string, sentence: string, exact = true): ImmutableCause => ({ field, message: `Forbidden: ${sentence}`, exact });
+const immutable = (field: string, value: string): ImmutableCause => ({
+  field,
+  message: `Invalid value: ${value}: field is immutable`,
+  exact: true,
+});
+const forbidden = (field: string, sentence: string, exact = true): ImmutableCause => ({
+  field,
+  message: `Forbidden: ${sentence}`,
+  exact,
+});
 
 const selectorRule = (group: string, kinds: string[], source: string): ImmutableRule => ({
   group,
@@ -124,11 +132,14 @@ const CONFIGMAP_IMMUTABLE = 'field is immutable when `immutable` is set';
 /** The server's words when an immutable Secret's (or ConfigMap's) `data` changes. */
 export const IMMUTABLE_DATA_CAUSE = (field: string): ImmutableCause => forbidden(field, CONFIGMAP_IMMUTABLE);
 /** A Secret's type as validation sees it: empty or absent is defaulted to Opaque. */
-const secretTypeAfter = (after: JsonValue | undefined): string => (typeof after === 'string' && after !== '' ? after : 'Opaque');
+const secretTypeAfter = (after: JsonValue | undefined): string =>
+  typeof after === 'string' && after !== '' ? after : 'Opaque';
 
 /** A Job that is suspended and never started may change its pods' scheduling directives. */
 const jobSchedulingMayChange = (live: JsonObject): boolean =>
-  isJsonObject(live.spec) && live.spec.suspend === true && !(isJsonObject(live.status) && live.status.startTime !== undefined && live.status.startTime !== null);
+  isJsonObject(live.spec) &&
+  live.spec.suspend === true &&
+  !(isJsonObject(live.status) && live.status.startTime !== undefined && live.status.startTime !== null);
 
 const serviceIsExternalName = (o: JsonObject) => isJsonObject(o.spec) && o.spec.type === 'ExternalName';
 const stringsAt = (o: JsonObject, name: string): string[] => {
@@ -147,12 +158,14 @@ function clusterIPsAfter(after: JsonObject, live: JsonObject): string[] {
   // An empty clusterIP keeps the allocated one (service storage patchAllocatedValues).
   if (ip === undefined || ip === '') return ips.length > 0 ? ips : stringsAt(live, 'clusterIPs');
   // clusterIP changed alone: the list follows it (normalizeClusterIPs).
-  if (ips.length === 0 || jsonEqual(ips, stringsAt(live, 'clusterIPs'))) return [ip, ...stringsAt(live, 'clusterIPs').slice(1)];
+  if (ips.length === 0 || jsonEqual(ips, stringsAt(live, 'clusterIPs')))
+    return [ip, ...stringsAt(live, 'clusterIPs').slice(1)];
   return ips;
 }
 const isHeadless = (ips: readonly string[]) => ips.length === 1 && ips[0] === 'None';
 
-const PVC_SPEC = 'spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims';
+const PVC_SPEC =
+  'spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims';
 const POD_SPEC =
   'pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,' +
   '`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)';
@@ -191,7 +204,14 @@ export const immutableRules: readonly ImmutableRule[] = [
     // Scheduling directives of a suspended Job that never started (validatePodTemplateUpdate).
     except: (live) =>
       jobSchedulingMayChange(live)
-        ? [['metadata', 'labels'], ['metadata', 'annotations'], ['spec', 'nodeSelector'], ['spec', 'tolerations'], ['spec', 'schedulingGates'], ['spec', 'affinity', 'nodeAffinity']]
+        ? [
+            ['metadata', 'labels'],
+            ['metadata', 'annotations'],
+            ['spec', 'nodeSelector'],
+            ['spec', 'tolerations'],
+            ['spec', 'schedulingGates'],
+            ['spec', 'affinity', 'nodeAffinity'],
+          ]
         : [],
     // The server prints the whole template as a Go struct, with the defaults and labels it adds.
     cause: () => ({ field: 'spec.template', message: 'Invalid value: …: field is immutable', exact: false }),
@@ -250,7 +270,8 @@ export const immutableRules: readonly ImmutableRule[] = [
     kinds: ['Service'],
     path: ['spec', 'ipFamilies'],
     compare: 'written',
-    applies: (live, after) => !serviceIsExternalName(live) && !serviceIsExternalName(after) && !isHeadless(stringsAt(live, 'clusterIPs')),
+    applies: (live, after) =>
+      !serviceIsExternalName(live) && !serviceIsExternalName(after) && !isHeadless(stringsAt(live, 'clusterIPs')),
     changed: ({ afterObject, liveObject }) => {
       const family = stringsAt(afterObject, 'ipFamilies')[0];
       const ip = clusterIPsAfter(afterObject, liveObject)[0];
@@ -259,7 +280,11 @@ export const immutableRules: readonly ImmutableRule[] = [
     cause: ({ afterObject, liveObject }) => {
       const family = stringsAt(afterObject, 'ipFamilies')[0] ?? '';
       const ip = clusterIPsAfter(afterObject, liveObject)[0] ?? '';
-      return { field: 'spec.clusterIPs[0]', message: `Invalid value: ${goJson(ip)}: expected an ${family} value as indicated by \`ipFamilies[0]\``, exact: true };
+      return {
+        field: 'spec.clusterIPs[0]',
+        message: `Invalid value: ${goJson(ip)}: expected an ${family} value as indicated by \`ipFamilies[0]\``,
+        exact: true,
+      };
     },
     source: 'pkg/apis/core/validation/validation.go ValidateService (clusterIPs against ipFamilies)',
     docs: docs.service,
@@ -290,10 +315,18 @@ export const immutableRules: readonly ImmutableRule[] = [
     compare: 'written',
     // Everything but the volume source may change (or has a rule of its own below).
     except: [
-      ['capacity'], ['accessModes'], ['claimRef'], ['persistentVolumeReclaimPolicy'], ['storageClassName'], ['mountOptions'],
-      ['volumeMode'], ['nodeAffinity'], ['volumeAttributesClassName'],
+      ['capacity'],
+      ['accessModes'],
+      ['claimRef'],
+      ['persistentVolumeReclaimPolicy'],
+      ['storageClassName'],
+      ['mountOptions'],
+      ['volumeMode'],
+      ['nodeAffinity'],
+      ['volumeAttributesClassName'],
     ],
-    cause: () => forbidden('spec.persistentvolumesource', 'spec.persistentvolumesource is immutable after creation …', false),
+    cause: () =>
+      forbidden('spec.persistentvolumesource', 'spec.persistentvolumesource is immutable after creation …', false),
     source: 'pkg/apis/core/validation/validation.go ValidatePersistentVolumeUpdate',
     docs: docs.volumes,
   },
@@ -314,8 +347,13 @@ export const immutableRules: readonly ImmutableRule[] = [
     path: ['spec'],
     compare: 'written',
     except: [
-      ['containers', '*', 'image'], ['initContainers', '*', 'image'], ['activeDeadlineSeconds'], ['tolerations'],
-      ['terminationGracePeriodSeconds'], ['schedulingGates'], ['ephemeralContainers'],
+      ['containers', '*', 'image'],
+      ['initContainers', '*', 'image'],
+      ['activeDeadlineSeconds'],
+      ['tolerations'],
+      ['terminationGracePeriodSeconds'],
+      ['schedulingGates'],
+      ['ephemeralContainers'],
     ],
     cause: () => forbidden('spec', `${POD_SPEC} …`, false),
     source: 'pkg/apis/core/validation/validation.go ValidatePodUpdate',
@@ -355,7 +393,11 @@ export const immutableRules: readonly ImmutableRule[] = [
       const ref = isJsonObject(after) ? after : {};
       const s = (v: JsonValue | undefined) => goJson(typeof v === 'string' ? v : '');
       // rbac.RoleRef has no JSON tags: Go prints its field names.
-      return { field: 'roleRef', message: `Invalid value: {"APIGroup":${s(ref.apiGroup)},"Kind":${s(ref.kind)},"Name":${s(ref.name)}}: cannot change roleRef`, exact: true };
+      return {
+        field: 'roleRef',
+        message: `Invalid value: {"APIGroup":${s(ref.apiGroup)},"Kind":${s(ref.kind)},"Name":${s(ref.name)}}: cannot change roleRef`,
+        exact: true,
+      };
     },
     source: 'pkg/apis/rbac/validation/validation.go ValidateRoleBindingUpdate, ValidateClusterRoleBindingUpdate',
     docs: docs.rbac,
@@ -426,7 +468,8 @@ export function immutableChanges(input: ImmutableInput): ImmutableChange[] {
     const base: FieldPath = rule.path.map((name) => ({ kind: 'field', name }));
     let changed: { path: FieldPath; after?: JsonValue; live?: JsonValue } | undefined;
     if (rule.changed) {
-      if ((input.afterIsWhole || after !== undefined) && rule.changed(causeInput)) changed = { path: base, ...values(after, live) };
+      if ((input.afterIsWhole || after !== undefined) && rule.changed(causeInput))
+        changed = { path: base, ...values(after, live) };
     } else if (rule.compare === 'whole' && input.afterIsWhole) {
       if (!jsonEqual(after, live)) changed = { path: base, ...values(after, live) };
     } else {
@@ -443,8 +486,10 @@ export function immutableChanges(input: ImmutableInput): ImmutableChange[] {
   return out;
 }
 
-const values = (after: JsonValue | undefined, live: JsonValue | undefined) => ({ ...(after !== undefined ? { after } : {}), ...(live !== undefined ? { live } : {}) });
-
+const values = (after: JsonValue | undefined, live: JsonValue | undefined) => ({
+  ...(after !== undefined ? { after } : {}),
+  ...(live !== undefined ? { live } : {}),
+});
 
 /**
  * The first field the apply writes with another value than the live one (`written`): maps key by
@@ -458,13 +503,26 @@ function firstDifference(
   relative: readonly string[],
   except: readonly (readonly string[])[],
 ): { path: FieldPath; after?: JsonValue; live?: JsonValue } | undefined {
-  if (except.some((e) => e.length === relative.length && e.every((name, n) => name === relative[n] || (name === '*' && relative[n] === '*')))) return undefined;
+  if (
+    except.some(
+      (e) =>
+        e.length === relative.length &&
+        e.every((name, n) => name === relative[n] || (name === '*' && relative[n] === '*')),
+    )
+  )
+    return undefined;
   const changed = { path, ...values(after, live) };
   if (live === undefined || live === null) return isEmpty(after) ? undefined : changed;
   if (isJsonObject(after)) {
     if (!isJsonObject(live)) return changed;
     for (const [key, value] of Object.entries(after)) {
-      const found = firstDifference(value, live[key], [...path, { kind: 'field', name: key }], [...relative, key], except);
+      const found = firstDifference(
+        value,
+        live[key],
+        [...path, { kind: 'field', name: key }],
+        [...relative, key],
+        except,
+      );
       if (found) return found;
     }
     return undefined;
@@ -482,10 +540,13 @@ function firstDifference(
 
 /** A list item by its `name` where it has one (how the manifest is searched), else by position. */
 function itemElement(item: JsonValue, n: number): PathElement {
-  return isJsonObject(item) && typeof item.name === 'string' ? { kind: 'key', fields: { name: item.name } } : { kind: 'index', index: n };
+  return isJsonObject(item) && typeof item.name === 'string'
+    ? { kind: 'key', fields: { name: item.name } }
+    : { kind: 'index', index: n };
 }
 
-const isEmpty = (v: JsonValue): boolean => v === null || (Array.isArray(v) && v.length === 0) || (isJsonObject(v) && Object.keys(v).length === 0);
+const isEmpty = (v: JsonValue): boolean =>
+  v === null || (Array.isArray(v) && v.length === 0) || (isJsonObject(v) && Object.keys(v).length === 0);
 
 /** Quantities (`requests`, `limits`, `capacity`) are compared by amount: the server stores `1Gi` for `1024Mi`. */
 function sameScalar(a: JsonValue, b: JsonValue, relative: readonly string[]): boolean {
@@ -497,7 +558,18 @@ function sameScalar(a: JsonValue, b: JsonValue, relative: readonly string[]): bo
 }
 
 const BINARY: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60 };
-const DECIMAL: Record<string, number> = { n: 1e-9, u: 1e-6, m: 1e-3, '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18 };
+const DECIMAL: Record<string, number> = {
+  n: 1e-9,
+  u: 1e-6,
+  m: 1e-3,
+  '': 1,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  P: 1e15,
+  E: 1e18,
+};
 
 /** resource.Quantity's amount of a string or number, undefined when it is none. */
 function quantity(v: JsonValue): number | undefined {
@@ -519,7 +591,8 @@ function familyOf(ip: string): 'IPv4' | 'IPv6' {
 function goLabelSelector(v: JsonValue | undefined): string {
   if (!isJsonObject(v)) return 'null';
   const parts: string[] = [];
-  if (isJsonObject(v.matchLabels) && Object.keys(v.matchLabels).length > 0) parts.push(`"matchLabels":${goJsonValue(v.matchLabels)}`);
+  if (isJsonObject(v.matchLabels) && Object.keys(v.matchLabels).length > 0)
+    parts.push(`"matchLabels":${goJsonValue(v.matchLabels)}`);
   if (Array.isArray(v.matchExpressions) && v.matchExpressions.length > 0) {
     const items = v.matchExpressions.map((e) => {
       const r = isJsonObject(e) ? e : {};

@@ -6,12 +6,29 @@
 export type { AnalysisSettings, KindFacts, LiveFacts, NamespaceFacts, ResourceFacts } from './facts';
 export { objectIdentity, problemFindings, type Finding, type ObjectIdentity, type SeverityOverrides } from './finding';
 // The rule catalogue: every code, its severity, title and link.
-export { dryRunDiffersCode, findingCatalogue, findingCodes, meansNotJudged, restsOnCluster, ruleFor, severities, shownAsHint, type FindingCode, type Severity } from './catalogue';
+export {
+  dryRunDiffersCode,
+  findingCatalogue,
+  findingCodes,
+  meansNotJudged,
+  restsOnCluster,
+  ruleFor,
+  severities,
+  shownAsHint,
+  type FindingCode,
+  type Severity,
+} from './catalogue';
 
 // Judging one object, and the prediction the judgement is made of.
 export { analyzeResource, unjudgedOn } from './analysis';
 export { predictionOf } from './prediction';
-export { definedKinds, definedKindsKey, withDefinedKinds, type DefinedKind, type NotServedDiscovery } from './kind-served';
+export {
+  definedKinds,
+  definedKindsKey,
+  withDefinedKinds,
+  type DefinedKind,
+  type NotServedDiscovery,
+} from './kind-served';
 
 // Where a finding is shown, and how a value is written in a message.
 export { locateOptions } from './locate';
@@ -33,8 +50,18 @@ export {
   type SourceRemoval,
 } from './rendered';
 export { findingPath, relocateFindings, type RelocatedFinding } from './relocate';
-export { renderFailureFindings, renderFailurePlaces, type FailurePlace, type RenderFailureSource } from './render-failure';
-export { helmManagedByLabel, helmReleaseNameAnnotation, helmReleaseNamespaceAnnotation, releaseOriginFinding } from './helm-release';
+export {
+  renderFailureFindings,
+  renderFailurePlaces,
+  type FailurePlace,
+  type RenderFailureSource,
+} from './render-failure';
+export {
+  helmManagedByLabel,
+  helmReleaseNameAnnotation,
+  helmReleaseNamespaceAnnotation,
+  releaseOriginFinding,
+} from './helm-release';
 
 // The server's own answer to a dry run, set beside the prediction.
 export { compareWithServer, differenceFindings, type Verification, type VerificationDifference } from './verification';
@@ -45,4 +72,12 @@ export { managerNames } from './managers';
 export { nodeAt } from './ownership';
 export { ownershipHints, renderedOwnershipHints, type LineSpan, type OwnershipHint } from './ownership-hints';
 export { ownershipLegend, ownershipView } from './ownership-view';
-export { forceLine, forcePreview, lossOf, renderForcePreview, type AutoscalerFacts, type ForcePreview, type KubectlInvocation } from './force-preview';
+export {
+  forceLine,
+  forcePreview,
+  lossOf,
+  renderForcePreview,
+  type AutoscalerFacts,
+  type ForcePreview,
+  type KubectlInvocation,
+} from './force-preview';

@@ -87,7 +87,13 @@ export function definedKinds(resources: Iterable<ManifestResource>, file: string
   for (const r of list) {
     if (r.kind !== 'CustomResourceDefinition' || !r.apiVersion.startsWith('apiextensions.k8s.io/')) continue;
     const spec = r.object.spec;
-    if (!isJsonObject(spec) || typeof spec.group !== 'string' || !isJsonObject(spec.names) || typeof spec.names.kind !== 'string') continue;
+    if (
+      !isJsonObject(spec) ||
+      typeof spec.group !== 'string' ||
+      !isJsonObject(spec.names) ||
+      typeof spec.names.kind !== 'string'
+    )
+      continue;
     const versions = servedVersions(spec);
     if (versions.length === 0) continue;
     out.push({ group: spec.group, kind: spec.names.kind, versions, crd: r.name ?? '', file });
@@ -104,13 +110,18 @@ export function isCustomKind(d: DefinedKind): d is DefinedCustomKind {
 function servedVersions(spec: JsonObject): string[] {
   const listed = Array.isArray(spec.versions) ? spec.versions : [];
   // v1 requires `served` on each version; v1beta1 allowed a bare `version` (served) instead.
-  const versions = listed.flatMap((v: JsonValue) => (isJsonObject(v) && typeof v.name === 'string' && v.served !== false ? [v.name] : []));
+  const versions = listed.flatMap((v: JsonValue) =>
+    isJsonObject(v) && typeof v.name === 'string' && v.served !== false ? [v.name] : [],
+  );
   if (listed.length === 0 && typeof spec.version === 'string') versions.push(spec.version);
   return versions;
 }
 
 /** The settings of an analysis that also knows the kinds `defined` (unchanged when there are none). */
-export function withDefinedKinds<T extends { readonly definedKinds?: readonly DefinedKind[] }>(settings: T, defined: readonly DefinedKind[]): T {
+export function withDefinedKinds<T extends { readonly definedKinds?: readonly DefinedKind[] }>(
+  settings: T,
+  defined: readonly DefinedKind[],
+): T {
   if (defined.length === 0) return settings;
   return { ...settings, definedKinds: [...(settings.definedKinds ?? []), ...defined] };
 }
@@ -118,7 +129,11 @@ export function withDefinedKinds<T extends { readonly definedKinds?: readonly De
 /** A stable key of a set of defined kinds: analyses made with the same key saw the same definitions. */
 export function definedKindsKey(defined: readonly DefinedKind[] | undefined): string {
   if (!defined || defined.length === 0) return '';
-  return JSON.stringify(defined.map((d) => (isCustomKind(d) ? [d.group, d.kind, d.versions, d.crd, d.file] : [d.namespace, d.file])).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1)));
+  return JSON.stringify(
+    defined
+      .map((d) => (isCustomKind(d) ? [d.group, d.kind, d.versions, d.crd, d.file] : [d.namespace, d.file]))
+      .sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1)),
+  );
 }
 
 /** What to tell the user about a kind the cluster does not serve: the code, the sentence, the link. */
@@ -157,14 +172,31 @@ export function judgeNotServed(
     };
   }
   // The CRDs among the files define the kind, but not at this version: say so beside the cause.
-  const filesToo = sameKind.length > 0 ? ` The CustomResourceDefinition ${sameKind[0]!.crd} in ${sameKind[0]!.file} does not serve ${version} either (it serves ${sameKind[0]!.versions.join(', ')}).` : '';
-  if (!discovery) return { code: 'kind-not-served', message: (fallback.trim() || `The cluster does not serve ${kind} in ${apiVersion}.`) + filesToo, docs: docsLinks.apiVersions };
+  const filesToo =
+    sameKind.length > 0
+      ? ` The CustomResourceDefinition ${sameKind[0]!.crd} in ${sameKind[0]!.file} does not serve ${version} either (it serves ${sameKind[0]!.versions.join(', ')}).`
+      : '';
+  if (!discovery)
+    return {
+      code: 'kind-not-served',
+      message: (fallback.trim() || `The cluster does not serve ${kind} in ${apiVersion}.`) + filesToo,
+      docs: docsLinks.apiVersions,
+    };
 
   if (builtInGroups.has(group) && sameKind.length === 0) {
     // Kubernetes' own kind at a version that was removed (or is not enabled): what is served instead.
-    const instead = [...new Set([...discovery.kindServedIn, ...discovery.kindServedElsewhere.filter((v) => builtInGroups.has(splitApiVersion(v)[0]))])];
+    const instead = [
+      ...new Set([
+        ...discovery.kindServedIn,
+        ...discovery.kindServedElsewhere.filter((v) => builtInGroups.has(splitApiVersion(v)[0])),
+      ]),
+    ];
     const hint = instead.length ? ` (served: ${instead.join(', ')})` : '';
-    return { code: 'kind-not-served', message: `The cluster does not serve ${kind} in ${apiVersion}${hint}.`, docs: docsLinks.apiVersions };
+    return {
+      code: 'kind-not-served',
+      message: `The cluster does not serve ${kind} in ${apiVersion}${hint}.`,
+      docs: docsLinks.apiVersions,
+    };
   }
   if (discovery.kindServedIn.length > 0) {
     // The CRD is installed, but does not serve this version.
@@ -175,7 +207,10 @@ export function judgeNotServed(
     };
   }
   // A kind of that name in another group (a project that moved its CRDs to a new group) is worth a word.
-  const elsewhere = discovery.kindServedElsewhere.length > 0 ? ` The cluster serves a ${kind} in ${discovery.kindServedElsewhere.join(', ')}.` : '';
+  const elsewhere =
+    discovery.kindServedElsewhere.length > 0
+      ? ` The cluster serves a ${kind} in ${discovery.kindServedElsewhere.join(', ')}.`
+      : '';
   const groupSaid =
     discovery.groupVersions.length === 0
       ? `The cluster serves no API group ${group}`

@@ -11,7 +11,13 @@ import type { ApplyMode } from '../ssa/predict';
  * undefined when it sends the object.
  */
 export function generateNameRefusal(resource: ManifestResource, mode: ApplyMode): string | undefined {
-  if (mode === 'create' || resource.name !== undefined || resource.generateName === undefined || resource.generateName === '') return undefined;
+  if (
+    mode === 'create' ||
+    resource.name !== undefined ||
+    resource.generateName === undefined ||
+    resource.generateName === ''
+  )
+    return undefined;
   return `from ${resource.generateName}: cannot use generate name with apply`;
 }
 
@@ -36,8 +42,18 @@ export function kubectlMetadataRefusal(object: JsonObject): string | undefined {
     resourceVersion: ['string'],
     uid: ['types.UID'],
   };
-  const jsonKind = (v: JsonValue): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'object' ? 'object' : typeof v === 'boolean' ? 'bool' : typeof v);
-  const words = (value: JsonValue, field: string, type: string) => `json: cannot unmarshal ${jsonKind(value)} into Go struct field ObjectMeta.metadata.${field} of type ${type}`;
+  const jsonKind = (v: JsonValue): string =>
+    v === null
+      ? 'null'
+      : Array.isArray(v)
+        ? 'array'
+        : typeof v === 'object'
+          ? 'object'
+          : typeof v === 'boolean'
+            ? 'bool'
+            : typeof v;
+  const words = (value: JsonValue, field: string, type: string) =>
+    `json: cannot unmarshal ${jsonKind(value)} into Go struct field ObjectMeta.metadata.${field} of type ${type}`;
   for (const field of Object.keys(metadata).sort()) {
     // Own keys only: a metadata key such as `constructor` must not find an Object method.
     const types = Object.hasOwn(goTypes, field) ? goTypes[field] : undefined;
@@ -50,7 +66,11 @@ export function kubectlMetadataRefusal(object: JsonObject): string | undefined {
     }
     const isMap = container.startsWith('map[');
     if (isMap ? !isJsonObject(value) : !Array.isArray(value)) return words(value, field, container);
-    const items = Array.isArray(value) ? value : Object.keys(value as JsonObject).sort().map((k) => (value as JsonObject)[k]!);
+    const items = Array.isArray(value)
+      ? value
+      : Object.keys(value as JsonObject)
+          .sort()
+          .map((k) => (value as JsonObject)[k]!);
     const bad = items.find((v) => v !== null && typeof v !== 'string');
     if (bad !== undefined) return words(bad, field, item);
   }

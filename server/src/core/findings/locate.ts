@@ -19,7 +19,9 @@ export function rangeFor(resource: ManifestResource, path: FieldPath, schema: Sc
     if (loc) {
       // The root's "key" would be the whole document; point at its first line instead.
       if (n === 0) return { key: firstCharacter(resource.range), value: firstCharacter(resource.range) };
-      return n === path.length ? { key: loc.keyRange, value: loc.valueRange, node: loc.node.kind } : { key: loc.keyRange, value: loc.keyRange };
+      return n === path.length
+        ? { key: loc.keyRange, value: loc.valueRange, node: loc.node.kind }
+        : { key: loc.keyRange, value: loc.keyRange };
     }
   }
   return { key: firstCharacter(resource.range), value: firstCharacter(resource.range) };

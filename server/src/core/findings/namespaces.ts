@@ -49,7 +49,10 @@ export function judgeMissingNamespace(
 ): MissingNamespaceJudgement {
   const serverMessage = namespaceNotFoundMessage(namespace);
   const creator = defined.find((d) => d.namespace === namespace);
-  const where = origin === 'manifest' ? `namespace ${JSON.stringify(namespace)}` : `default namespace ${JSON.stringify(namespace)} (from the namespace setting or the kubeconfig context)`;
+  const where =
+    origin === 'manifest'
+      ? `namespace ${JSON.stringify(namespace)}`
+      : `default namespace ${JSON.stringify(namespace)} (from the namespace setting or the kubeconfig context)`;
   if (creator) {
     // Whether the Namespace is sent first depends on the order of the apply, which a folder, a
     // stream and a set of open documents do not all fix: the rule is said, not guessed.

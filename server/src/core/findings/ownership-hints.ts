@@ -49,9 +49,17 @@ interface OwnedField {
 }
 
 /** The hints of a plain manifest: each on the line of the field's key. */
-export function ownershipHints(resource: ManifestResource, live: JsonObject, schema: SchemaModel | undefined, settings: HintSettings, now: number, lines?: LineSpan): OwnershipHint[] {
+export function ownershipHints(
+  resource: ManifestResource,
+  live: JsonObject,
+  schema: SchemaModel | undefined,
+  settings: HintSettings,
+  now: number,
+  lines?: LineSpan,
+): OwnershipHint[] {
   const byLine = new Map<number, OwnedField[]>();
-  for (const field of ownedFields(resource, live, schema, lines)) byLine.set(field.line, [...(byLine.get(field.line) ?? []), field]);
+  for (const field of ownedFields(resource, live, schema, lines))
+    byLine.set(field.line, [...(byLine.get(field.line) ?? []), field]);
   return hintsOf(byLine, settings, now);
 }
 
@@ -60,11 +68,24 @@ export function ownershipHints(resource: ManifestResource, live: JsonObject, sch
  * `map` describes) on the lines of the source file `file` that set its fields: a template line, the
  * values line it reads, a patch's or a resource file's key.
  */
-export function renderedOwnershipHints(resource: ManifestResource, live: JsonObject, schema: SchemaModel | undefined, settings: HintSettings, now: number, map: SourceMap, file: string): OwnershipHint[] {
+export function renderedOwnershipHints(
+  resource: ManifestResource,
+  live: JsonObject,
+  schema: SchemaModel | undefined,
+  settings: HintSettings,
+  now: number,
+  map: SourceMap,
+  file: string,
+): OwnershipHint[] {
   const options = locateOptions(resource, schema);
   const byLine = new Map<number, OwnedField[]>();
   for (const field of ownedFields(resource, live, schema)) {
-    const here = new Set(map.locate(resource.documentIndex, field.path, options).filter((l) => l.file === file).map((l) => l.range.start.line));
+    const here = new Set(
+      map
+        .locate(resource.documentIndex, field.path, options)
+        .filter((l) => l.file === file)
+        .map((l) => l.range.start.line),
+    );
     for (const line of here) byLine.set(line, [...(byLine.get(line) ?? []), { ...field, line }]);
   }
   return hintsOf(byLine, settings, now);
@@ -73,11 +94,20 @@ export function renderedOwnershipHints(resource: ManifestResource, live: JsonObj
 /** Whether an owner is the identity the user applies as (in server-side mode an Apply; never a subresource's writer). */
 export function isOwnManager(owner: FieldOwner, settings: HintSettings): boolean {
   const m = owner.manager;
-  return m.manager === settings.fieldManager && !m.subresource && (settings.applyMode !== 'serverSide' || m.operation === 'Apply');
+  return (
+    m.manager === settings.fieldManager &&
+    !m.subresource &&
+    (settings.applyMode !== 'serverSide' || m.operation === 'Apply')
+  );
 }
 
 /** The fields the manifest sets that some manager owns exactly, decoded once for the whole object. */
-function ownedFields(resource: ManifestResource, live: JsonObject, schema: SchemaModel | undefined, lines?: LineSpan): OwnedField[] {
+function ownedFields(
+  resource: ManifestResource,
+  live: JsonObject,
+  schema: SchemaModel | undefined,
+  lines?: LineSpan,
+): OwnedField[] {
   const ownership = decodeOwnership(live);
   if (ownership.entries.length === 0) return [];
   const out: OwnedField[] = [];
@@ -93,12 +123,18 @@ function ownedFields(resource: ManifestResource, live: JsonObject, schema: Schem
   return out;
 }
 
-function hintsOf(byLine: ReadonlyMap<number, readonly OwnedField[]>, settings: HintSettings, now: number): OwnershipHint[] {
+function hintsOf(
+  byLine: ReadonlyMap<number, readonly OwnedField[]>,
+  settings: HintSettings,
+  now: number,
+): OwnershipHint[] {
   const hints: OwnershipHint[] = [];
   for (const [line, fields] of [...byLine].sort((a, b) => a[0] - b[0])) {
     const others = new Map<string, FieldOwner>();
     for (const field of fields) {
-      for (const o of field.owners) if (!isOwnManager(o, settings) && !others.has(managerIdentifier(o.manager))) others.set(managerIdentifier(o.manager), o);
+      for (const o of field.owners)
+        if (!isOwnManager(o, settings) && !others.has(managerIdentifier(o.manager)))
+          others.set(managerIdentifier(o.manager), o);
     }
     if (others.size === 0) continue;
     const sorted = [...others.values()].sort((a, b) => (timeOf(a) === timeOf(b) ? 0 : timeOf(a) < timeOf(b) ? 1 : -1));
@@ -106,7 +142,13 @@ function hintsOf(byLine: ReadonlyMap<number, readonly OwnedField[]>, settings: H
     const relative = latest.time !== undefined ? ago(latest.time, now) : undefined;
     const label = `${ownerName(latest)}${relative ? ` · ${relative}` : ''}${sorted.length > 1 ? ` +${sorted.length - 1}` : ''}`;
     const contested = fields.filter((f) => f.owners.some((o) => !isOwnManager(o, settings)));
-    hints.push({ line, label, tooltip: tooltipOf(contested, now), others: sorted, paths: contested.map((f) => formatServerPath(f.path)) });
+    hints.push({
+      line,
+      label,
+      tooltip: tooltipOf(contested, now),
+      others: sorted,
+      paths: contested.map((f) => formatServerPath(f.path)),
+    });
   }
   return hints;
 }
@@ -120,7 +162,9 @@ function tooltipOf(fields: readonly OwnedField[], now: number): string {
     if (same) same.paths.push(formatServerPath(f.path));
     else sections.push({ paths: [formatServerPath(f.path)], key, owners: f.owners });
   }
-  return sections.map((s) => [s.paths.map((p) => `**\`${p}\`**`).join(', '), '', ...ownersTable(s.owners, now)].join('\n')).join('\n\n');
+  return sections
+    .map((s) => [s.paths.map((p) => `**\`${p}\`**`).join(', '), '', ...ownersTable(s.owners, now)].join('\n'))
+    .join('\n\n');
 }
 
 /** `kubectl-edit`; with its subresource, which tells an autoscaler from the controller: `kube-controller-manager (scale)`. */

@@ -57,8 +57,15 @@ function legendText(legend: readonly OwnershipLegendEntry[], options: OwnershipV
   ]);
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const filtered = options.manager !== undefined;
-  const header = filtered ? `# Managers (only the lines of ${JSON.stringify(options.manager)} are marked):` : '# Managers:';
-  return [header, ...rows.map((r, i) => `#  ${filtered && legend[i]!.manager === options.manager ? '>' : ' '} ${r.map((c, j) => (j < r.length - 1 ? c.padEnd(widths[j]!) : c)).join('   ')}`.trimEnd())];
+  const header = filtered
+    ? `# Managers (only the lines of ${JSON.stringify(options.manager)} are marked):`
+    : '# Managers:';
+  return [
+    header,
+    ...rows.map((r, i) =>
+      `#  ${filtered && legend[i]!.manager === options.manager ? '>' : ' '} ${r.map((c, j) => (j < r.length - 1 ? c.padEnd(widths[j]!) : c)).join('   ')}`.trimEnd(),
+    ),
+  ];
 }
 
 /**
@@ -69,7 +76,11 @@ function legendText(legend: readonly OwnershipLegendEntry[], options: OwnershipV
 export const ownershipViewDepth = 100;
 export const deeperMarker = `… nested deeper than ${ownershipViewDepth} levels, not shown`;
 
-export function ownershipView(live: JsonObject, schema: SchemaModel | undefined, options: OwnershipViewOptions = {}): string {
+export function ownershipView(
+  live: JsonObject,
+  schema: SchemaModel | undefined,
+  options: OwnershipViewOptions = {},
+): string {
   const metadata = isJsonObject(live.metadata) ? live.metadata : {};
   const { managedFields: _omitted, ...rest } = metadata;
   const shown = jsonCutAt({ ...live, metadata: rest }, ownershipViewDepth, deeperMarker);
@@ -82,7 +93,9 @@ export function ownershipView(live: JsonObject, schema: SchemaModel | undefined,
   const lines = text.split('\n');
   const ownersByLine = new Map<number, string>();
   forEachNode(resource, (visit) => {
-    const owners = ownersIn(ownership, serverPath(resource, visit.path, schema)).filter((o) => o.exact && (options.manager === undefined || o.manager.manager === options.manager));
+    const owners = ownersIn(ownership, serverPath(resource, visit.path, schema)).filter(
+      (o) => o.exact && (options.manager === undefined || o.manager.manager === options.manager),
+    );
     if (owners.length === 0) return;
     const label = owners
       .map((o) => `${o.manager.manager} (${[o.manager.operation, o.manager.subresource].filter(Boolean).join(', ')})`)
@@ -94,6 +107,8 @@ export function ownershipView(live: JsonObject, schema: SchemaModel | undefined,
   const width = Math.min(60, longest + 2);
   // At least two spaces before the `#`: glued to a long value it would be part of the value, for
   // YAML and for the view's grammar alike.
-  const marked = lines.map((line, i) => (ownersByLine.has(i) ? `${line.padEnd(Math.max(width, line.length + 2))}# ${ownersByLine.get(i)}` : line));
+  const marked = lines.map((line, i) =>
+    ownersByLine.has(i) ? `${line.padEnd(Math.max(width, line.length + 2))}# ${ownersByLine.get(i)}` : line,
+  );
   return [...legend, ...marked].join('\n');
 }

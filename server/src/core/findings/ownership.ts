@@ -4,7 +4,16 @@ import { isJsonObject, jsonCutAt, type JsonObject, type JsonValue } from '../jso
 import { hasPath, isEmptySet, pathElementKey, type FieldSet } from '../ssa/field-set';
 import { listItemElement } from '../ssa/to-field-set';
 import { decodeManagedFields, type ManagedFieldsEntry } from '../ssa/managed-fields';
-import { absoluteRange, forEachNode, manifestLimits, rangeContains, type ManifestNode, type ManifestResource, type Position, type Range } from '../manifest/manifest';
+import {
+  absoluteRange,
+  forEachNode,
+  manifestLimits,
+  rangeContains,
+  type ManifestNode,
+  type ManifestResource,
+  type Position,
+  type Range,
+} from '../manifest/manifest';
 import type { ManagerIdentity } from '../ssa/messages';
 import type { FieldPath, PathElement } from '../ssa/path';
 import { fieldType, resolveType, rootTypeFor, type Atom, type SchemaModel } from '../ssa/schema';
@@ -32,7 +41,11 @@ export interface Ownership {
 export function decodeOwnership(live: JsonObject): Ownership {
   const metadata = isJsonObject(live.metadata) ? live.metadata : {};
   const raw = Array.isArray(metadata.managedFields) ? metadata.managedFields : [];
-  const cut = raw.map((e) => (isJsonObject(e) && e.fieldsV1 !== undefined ? { ...e, fieldsV1: jsonCutAt(e.fieldsV1, manifestLimits.depth + 2, {}) } : e));
+  const cut = raw.map((e) =>
+    isJsonObject(e) && e.fieldsV1 !== undefined
+      ? { ...e, fieldsV1: jsonCutAt(e.fieldsV1, manifestLimits.depth + 2, {}) }
+      : e,
+  );
   return { entries: decodeManagedFields(cut).entries };
 }
 
@@ -42,7 +55,12 @@ export function ownersIn(ownership: Ownership, path: FieldPath): FieldOwner[] {
   for (const e of ownership.entries) {
     const exact = hasPath(e.fields, path);
     if (!exact && !ownsBelow(e.fields, path)) continue;
-    owners.push({ manager: e.identity, apiVersion: e.apiVersion, ...(e.time !== undefined ? { time: e.time } : {}), exact });
+    owners.push({
+      manager: e.identity,
+      apiVersion: e.apiVersion,
+      ...(e.time !== undefined ? { time: e.time } : {}),
+      exact,
+    });
   }
   return [...owners.filter((o) => o.exact), ...owners.filter((o) => !o.exact)];
 }
@@ -73,8 +91,15 @@ export interface NodeAtPosition {
  * The deepest field of the resource whose key — or, for a scalar, whose value — holds the position.
  * List items are named by their key fields (from the schema), or by index without one.
  */
-export function nodeAt(resource: ManifestResource, position: Position, schema: SchemaModel | undefined): NodeAtPosition | undefined {
-  const rel = { line: position.line - resource.lineOffset, character: position.character - (position.line === resource.lineOffset ? (resource.columnOffset ?? 0) : 0) };
+export function nodeAt(
+  resource: ManifestResource,
+  position: Position,
+  schema: SchemaModel | undefined,
+): NodeAtPosition | undefined {
+  const rel = {
+    line: position.line - resource.lineOffset,
+    character: position.character - (position.line === resource.lineOffset ? (resource.columnOffset ?? 0) : 0),
+  };
   let best: { path: FieldPath; node: ManifestNode; keyRange: Range } | undefined;
   forEachNode(resource, (visit) => {
     const inKey = rangeContains(visit.keyRange, rel);
@@ -93,7 +118,11 @@ export function nodeAt(resource: ManifestResource, position: Position, schema: S
 }
 
 /** Turns list indexes into the item's identity (key fields or set value) where the schema says how. */
-export function serverPath(resource: ManifestResource, indexPath: FieldPath, schema: SchemaModel | undefined): FieldPath {
+export function serverPath(
+  resource: ManifestResource,
+  indexPath: FieldPath,
+  schema: SchemaModel | undefined,
+): FieldPath {
   const root = schema ? rootTypeFor(schema, resource.apiVersion, resource.kind) : undefined;
   let atom: Atom | undefined = schema && root ? resolveType(schema, root) : undefined;
   let value: JsonValue | undefined = resource.object;
@@ -121,4 +150,3 @@ export function serverPath(resource: ManifestResource, indexPath: FieldPath, sch
 function ownField(value: JsonValue | undefined, name: string): JsonValue | undefined {
   return isJsonObject(value) && Object.prototype.hasOwnProperty.call(value, name) ? value[name] : undefined;
 }
-

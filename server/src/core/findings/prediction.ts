@@ -9,12 +9,25 @@ import type { AnalysisSettings, ResourceFacts } from './facts';
 /**
  * Predictions already made, per facts and resource (both plain data, never changed once made).
  */
-const predictions = new WeakMap<ResourceFacts, WeakMap<ManifestResource, { fieldManager: string; applyMode: AnalysisSettings['applyMode']; prediction: ApplyPrediction }>>();
+const predictions = new WeakMap<
+  ResourceFacts,
+  WeakMap<
+    ManifestResource,
+    { fieldManager: string; applyMode: AnalysisSettings['applyMode']; prediction: ApplyPrediction }
+  >
+>();
 
 /** The apply predicted for a served kind (`resourceName`: its group and resource), made at most once per facts, resource and settings. */
-export function predict(resource: ManifestResource, live: JsonObject | undefined, facts: ResourceFacts, settings: AnalysisSettings, resourceName: { group: string; resource: string }): ApplyPrediction {
+export function predict(
+  resource: ManifestResource,
+  live: JsonObject | undefined,
+  facts: ResourceFacts,
+  settings: AnalysisSettings,
+  resourceName: { group: string; resource: string },
+): ApplyPrediction {
   const known = predictions.get(facts)?.get(resource);
-  if (known && known.fieldManager === settings.fieldManager && known.applyMode === settings.applyMode) return known.prediction;
+  if (known && known.fieldManager === settings.fieldManager && known.applyMode === settings.applyMode)
+    return known.prediction;
   const prediction = predictApply({
     manifestObject: resource.object,
     live,
@@ -34,8 +47,15 @@ export function predict(resource: ManifestResource, live: JsonObject | undefined
  * The prediction the findings of an existing object are made of, for judgements on the same apply
  * (the force preview); undefined where the analysis predicts nothing (no schema, nothing live...).
  */
-export function predictionOf(resource: ManifestResource, facts: ResourceFacts, settings: AnalysisSettings): ApplyPrediction | undefined {
+export function predictionOf(
+  resource: ManifestResource,
+  facts: ResourceFacts,
+  settings: AnalysisSettings,
+): ApplyPrediction | undefined {
   if (facts.kind.state !== 'served' || facts.live.state !== 'exists' || facts.schema === undefined) return undefined;
   if (jsonDepthExceeds(facts.live.object, manifestLimits.depth)) return undefined;
-  return predict(resource, facts.live.object, facts, settings, { group: facts.kind.group, resource: facts.kind.resource });
+  return predict(resource, facts.live.object, facts, settings, {
+    group: facts.kind.group,
+    resource: facts.kind.resource,
+  });
 }

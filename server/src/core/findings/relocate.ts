@@ -35,7 +35,8 @@ export function relocateFindings(
     const path = findingPath(f, resource.object);
     let locations: SourceLocation[] = [];
     if (path) {
-      for (let n = path.length; n > 0 && locations.length === 0; n--) locations = map.locate(index, path.slice(0, n), options);
+      for (let n = path.length; n > 0 && locations.length === 0; n--)
+        locations = map.locate(index, path.slice(0, n), options);
     }
     if (locations.length === 0 && origin) locations = [origin];
     const rendered = { target: map.target, index, range: f.range };
@@ -70,4 +71,3 @@ export function findingPath(f: Finding, object: JsonValue): FieldPath | undefine
       return undefined;
   }
 }
-

@@ -41,15 +41,28 @@ export function renderFailurePlaces(source: RenderFailureSource, message: string
 }
 
 /** The findings of a failed render: one per place, in the tool's words. */
-export function renderFailureFindings(code: Extract<FindingCode, 'render-failed' | 'tool-missing'>, places: readonly FailurePlace[], message: string): (Finding & { readonly file: string })[] {
-  return places.map((p) => ({ code, severity: findingCatalogue[code].severity, message, range: p.range, file: p.file }));
+export function renderFailureFindings(
+  code: Extract<FindingCode, 'render-failed' | 'tool-missing'>,
+  places: readonly FailurePlace[],
+  message: string,
+): (Finding & { readonly file: string })[] {
+  return places.map((p) => ({
+    code,
+    severity: findingCatalogue[code].severity,
+    message,
+    range: p.range,
+    file: p.file,
+  }));
 }
 
 function helmPlace(source: Extract<RenderFailureSource, { tool: 'helm' }>, message: string): FailurePlace | undefined {
   // A template: `parse error at (NAME/templates/x.yaml:79)`, `NAME/templates/x.yaml:9:22`, `template: NAME/...:9:22:`.
   // NAME is the chart's name (Chart.yaml), not its folder's; the rest is the path inside the chart.
-  const template = /(?:^|[\s(])[^\s/():]+\/((?:charts\/[^\s/:()]+\/)*templates\/[^\s:()]+):(\d+)(?::(\d+))?/m.exec(message);
-  if (template && !template[1]!.split('/').includes('..')) return at(`${source.chart}/${template[1]}`, Number(template[2]) - 1, template[3] ? Number(template[3]) - 1 : 0);
+  const template = /(?:^|[\s(])[^\s/():]+\/((?:charts\/[^\s/:()]+\/)*templates\/[^\s:()]+):(\d+)(?::(\d+))?/m.exec(
+    message,
+  );
+  if (template && !template[1]!.split('/').includes('..'))
+    return at(`${source.chart}/${template[1]}`, Number(template[2]) - 1, template[3] ? Number(template[3]) - 1 : 0);
   const line = yamlLine(message);
   // The chart's own values.yaml.
   if (/cannot load values\.yaml\b/.test(message)) return at(`${source.chart}/values.yaml`, line, 0);
@@ -62,7 +75,10 @@ function helmPlace(source: Extract<RenderFailureSource, { tool: 'helm' }>, messa
   return undefined;
 }
 
-function kustomizePlace(source: Extract<RenderFailureSource, { tool: 'kustomize' }>, message: string): FailurePlace | undefined {
+function kustomizePlace(
+  source: Extract<RenderFailureSource, { tool: 'kustomize' }>,
+  message: string,
+): FailurePlace | undefined {
   if (/invalid Kustomization: yaml: line \d+/.test(message)) return at(source.kustomization, yamlLine(message), 0);
   // An entry the overlay's kustomization names that cannot be read: the line that names it.
   const entry = /accumulating resources from '([^']+)'/.exec(message)?.[1];

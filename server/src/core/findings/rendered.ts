@@ -14,7 +14,13 @@ import { decodeOwnership, ownersIn, serverPath } from './ownership';
 import { findingPath, relocateFindings, type RelocatedFinding } from './relocate';
 import type { JsonValue } from '../json';
 import { removeFieldEdits, setFieldEdits, type TextEdit } from '../manifest/edits';
-import { forEachNode, locate, parseManifestText, type LocateOptions, type ManifestResource } from '../manifest/manifest';
+import {
+  forEachNode,
+  locate,
+  parseManifestText,
+  type LocateOptions,
+  type ManifestResource,
+} from '../manifest/manifest';
 import { joinPath, kustomizationRefs } from '../sources/file-kinds';
 import { removeTemplateLineEdits } from '../sources/helm-map';
 import { addPatchEntryEdits, ownStrategicPatches, strategicPatchText } from '../sources/overlay-patch';
@@ -33,12 +39,18 @@ export interface RenderedApply {
  * How Helm `major` sends a release's objects (docs/helm.md): as the field manager `helm`; Helm 4 a
  * server-side apply, Helm 3 a create, then client-side updates. The one place that says it.
  */
-export function helmSends(major: 3 | 4): { readonly fieldManager: 'helm'; readonly applyMode: 'serverSide' | 'clientSide' } {
+export function helmSends(major: 3 | 4): {
+  readonly fieldManager: 'helm';
+  readonly applyMode: 'serverSide' | 'clientSide';
+} {
   return { fieldManager: 'helm', applyMode: major === 4 ? 'serverSide' : 'clientSide' };
 }
 
 /** The analysis settings for a chart rendered by Helm `major`: the field manager `helm`, in Helm's mode. */
-export function helmApply(helm: { release: string; namespace: string; major: 3 | 4 }, severity?: AnalysisSettings['severity']): RenderedApply {
+export function helmApply(
+  helm: { release: string; namespace: string; major: 3 | 4 },
+  severity?: AnalysisSettings['severity'],
+): RenderedApply {
   return { settings: { ...helmSends(helm.major), ...(severity ? { severity } : {}) }, helm };
 }
 
@@ -56,24 +68,49 @@ export function sentResource(rendered: ManifestResource, apply: RenderedApply): 
  * The findings of one sent object (`resource`, from sentResource; document `resource.documentIndex`
  * of the rendered stream), each on the source lines that set its field.
  */
-export function renderedObjectFindings(resource: ManifestResource, facts: ResourceFacts, apply: RenderedApply, map: SourceMap): RelocatedFinding[] {
-  return relocateFindings(renderedObjectAnalysis(resource, facts, apply), resource, resource.documentIndex, map, locateOptions(resource, facts.schema));
+export function renderedObjectFindings(
+  resource: ManifestResource,
+  facts: ResourceFacts,
+  apply: RenderedApply,
+  map: SourceMap,
+): RelocatedFinding[] {
+  return relocateFindings(
+    renderedObjectAnalysis(resource, facts, apply),
+    resource,
+    resource.documentIndex,
+    map,
+    locateOptions(resource, facts.schema),
+  );
 }
 
 /**
  * The findings of one sent object on the rendered object itself, before they move to the sources:
  * what a dry run of the object is compared with.
  */
-export function renderedObjectAnalysis(resource: ManifestResource, facts: ResourceFacts, apply: RenderedApply): Finding[] {
+export function renderedObjectAnalysis(
+  resource: ManifestResource,
+  facts: ResourceFacts,
+  apply: RenderedApply,
+): Finding[] {
   const found = analyzeResource(resource, facts, apply.settings);
   if (apply.helm) {
     const { release, namespace, major } = apply.helm;
     // The analysis speaks of kubectl; here the request is Helm's.
     for (const [i, f] of found.entries()) {
-      found[i] = { ...f, message: f.message.replace('kubectl apply --server-side would fail', `helm install and upgrade would fail (Helm ${major} applies server-side)`) };
+      found[i] = {
+        ...f,
+        message: f.message.replace(
+          'kubectl apply --server-side would fail',
+          `helm install and upgrade would fail (Helm ${major} applies server-side)`,
+        ),
+      };
     }
     const live = facts.live.state === 'exists' ? facts.live.object : undefined;
-    const nameRange = locate(resource, [{ kind: 'field', name: 'metadata' }, { kind: 'field', name: 'name' }])?.valueRange ?? resource.range;
+    const nameRange =
+      locate(resource, [
+        { kind: 'field', name: 'metadata' },
+        { kind: 'field', name: 'name' },
+      ])?.valueRange ?? resource.range;
     const owned = releaseOwnershipFinding(live, release, namespace, objectIdentity(resource), nameRange);
     if (owned) found.push(owned);
   }
@@ -100,7 +137,8 @@ export function renderedLineHover(
   const fields: WrittenField[] = [];
   forEachNode(resource, (visit) => {
     const path = serverPath(resource, visit.path, facts.schema);
-    if (map.locate(resource.documentIndex, path, options).some((l) => l.file === file && l.range.start.line === line)) fields.push({ path, node: visit.node });
+    if (map.locate(resource.documentIndex, path, options).some((l) => l.file === file && l.range.start.line === line))
+      fields.push({ path, node: visit.node });
   });
   if (fields.length === 0) return undefined;
   const diagnosed = new Set<number>();
@@ -109,14 +147,18 @@ export function renderedLineHover(
     const about = findingPath(f, resource.object);
     // The deepest field written here that holds the finding's field (a finding moved up to a parent lands on the parent's line).
     let best: number | undefined;
-    for (const [i, w] of fields.entries()) if (about && isPrefix(w.path, about) && (best === undefined || w.path.length > fields[best]!.path.length)) best = i;
+    for (const [i, w] of fields.entries())
+      if (about && isPrefix(w.path, about) && (best === undefined || w.path.length > fields[best]!.path.length))
+        best = i;
     if (best !== undefined) diagnosed.add(best);
   }
-  if (diagnosed.size > 0) return { text: lineHover(resource, facts, fields, { fields: diagnosed, diagnosed: true }, now), diagnosed: true };
+  if (diagnosed.size > 0)
+    return { text: lineHover(resource, facts, fields, { fields: diagnosed, diagnosed: true }, now), diagnosed: true };
   const contested = new Set<number>();
   if (facts.live.state === 'exists') {
     const ownership = decodeOwnership(facts.live.object);
-    for (const [i, w] of fields.entries()) if (ownersIn(ownership, w.path).some((o) => o.exact && !isOwnManager(o, apply.settings))) contested.add(i);
+    for (const [i, w] of fields.entries())
+      if (ownersIn(ownership, w.path).some((o) => o.exact && !isOwnManager(o, apply.settings))) contested.add(i);
   }
   return { text: lineHover(resource, facts, fields, { fields: contested, diagnosed: false }, now), diagnosed: false };
 }
@@ -126,9 +168,15 @@ function isPrefix(prefix: FieldPath, path: FieldPath): boolean {
 }
 
 /** `overlay production`; the folder as `shown` says it when two overlays share a name. */
-export function overlayLabels(roots: readonly string[], name: (root: string) => string, shown: (root: string) => string): Map<string, string> {
+export function overlayLabels(
+  roots: readonly string[],
+  name: (root: string) => string,
+  shown: (root: string) => string,
+): Map<string, string> {
   const names = roots.map(name);
-  return new Map(roots.map((r, i) => [r, `overlay ${names.filter((n) => n === names[i]).length > 1 ? shown(r) : names[i]}`]));
+  return new Map(
+    roots.map((r, i) => [r, `overlay ${names.filter((n) => n === names[i]).length > 1 ? shown(r) : names[i]}`]),
+  );
 }
 
 /** The edits of one source file. */
@@ -142,7 +190,8 @@ export interface SourceFileEdits {
  * order the tool applies them, the object's own file first), or why that cannot be done — then
  * nothing is edited, since removing the field from some writers only hands it to the next one.
  */
-export type SourceRemoval = { readonly files: readonly SourceFileEdits[] } | { readonly files?: undefined; readonly reason: string };
+export type SourceRemoval =
+  { readonly files: readonly SourceFileEdits[] } | { readonly files?: undefined; readonly reason: string };
 
 /**
  * Removes `path` from rendered object `resource` (document `resource.documentIndex` of `map`'s
@@ -154,7 +203,13 @@ export type SourceRemoval = { readonly files: readonly SourceFileEdits[] } | { r
  * line that does more than write the value, or a file `textOf` does not give (outside the
  * workspace, unreadable). `textOf` gives a source file's current text (the editor's, else the disk's).
  */
-export function removalFromSources(map: SourceMap, resource: ManifestResource, path: FieldPath, options: LocateOptions, textOf: (file: string) => string | undefined): SourceRemoval {
+export function removalFromSources(
+  map: SourceMap,
+  resource: ManifestResource,
+  path: FieldPath,
+  options: LocateOptions,
+  textOf: (file: string) => string | undefined,
+): SourceRemoval {
   const shown = formatPath(path);
   const writers = map.writers(resource.documentIndex, path, options);
   if (writers.length === 0) return { reason: `no source line writes ${shown} itself` };
@@ -164,9 +219,13 @@ export function removalFromSources(map: SourceMap, resource: ManifestResource, p
   for (const [file, places] of byFile) {
     const name = file.slice(file.lastIndexOf('/') + 1);
     const text = textOf(file);
-    if (text === undefined) return { reason: `${name} also sets ${shown}, and it cannot be edited here (outside the workspace, or unreadable)` };
+    if (text === undefined)
+      return {
+        reason: `${name} also sets ${shown}, and it cannot be edited here (outside the workspace, or unreadable)`,
+      };
     const edits: TextEdit[] = [];
-    if (places.some((p) => p.role === 'kustomization')) return { reason: `an entry of ${name} also sets ${shown}: remove it there by hand` };
+    if (places.some((p) => p.role === 'kustomization'))
+      return { reason: `an entry of ${name} also sets ${shown}: remove it there by hand` };
     if (places.some((p) => p.role === 'template')) {
       // One line per key: a template writes the key once where it renders this object.
       const last = path.at(-1);
@@ -180,8 +239,16 @@ export function removalFromSources(map: SourceMap, resource: ManifestResource, p
       const docs = parseManifestText(text).resources;
       const holding = new Set<ManifestResource>();
       for (const p of places) {
-        const doc = docs.find((d) => d.kind === resource.kind && d.range.start.line <= p.range.start.line && p.range.start.line <= d.range.end.line);
-        if (!doc) return { reason: `${name} also sets ${shown} in a way no edit here can undo (a JSON 6902 or inline patch): remove it there by hand` };
+        const doc = docs.find(
+          (d) =>
+            d.kind === resource.kind &&
+            d.range.start.line <= p.range.start.line &&
+            p.range.start.line <= d.range.end.line,
+        );
+        if (!doc)
+          return {
+            reason: `${name} also sets ${shown} in a way no edit here can undo (a JSON 6902 or inline patch): remove it there by hand`,
+          };
         holding.add(doc);
       }
       for (const doc of holding) {
@@ -190,7 +257,12 @@ export function removalFromSources(map: SourceMap, resource: ManifestResource, p
         edits.push(...removal.edits);
       }
     }
-    out.push({ file, edits: edits.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character) });
+    out.push({
+      file,
+      edits: edits.sort(
+        (a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character,
+      ),
+    });
   }
   return { files: out };
 }
@@ -228,36 +300,83 @@ export function overlayLocalChange(
   const shown = formatPath(path);
   if (map.target.kind !== 'kustomize') return { reason: 'only a Kustomize overlay takes a patch of its own' };
   const keys = path.map((e) => (e.kind === 'field' ? e.name : undefined));
-  if (keys.length === 0 || keys.some((k) => k === undefined)) return { reason: `${shown} is an item of a list: a patch of the overlay would merge the list by keys only kustomize knows` };
-  if (value !== null && typeof value === 'object') return { reason: `the value of ${shown} is a map or a list, which a strategic-merge patch merges rather than sets` };
+  if (keys.length === 0 || keys.some((k) => k === undefined))
+    return {
+      reason: `${shown} is an item of a list: a patch of the overlay would merge the list by keys only kustomize knows`,
+    };
+  if (value !== null && typeof value === 'object')
+    return {
+      reason: `the value of ${shown} is a map or a list, which a strategic-merge patch merges rather than sets`,
+    };
   const origin = map.objects.find((o) => o.index === resource.documentIndex)?.origin;
   const originText = origin?.role === 'resource' ? textOf(origin.file) : undefined;
-  const doc = origin && originText !== undefined ? parseManifestText(originText).resources.find((d) => d.kind === resource.kind && d.range.start.line <= origin.range.start.line && origin.range.start.line <= d.range.end.line) : undefined;
-  if (!doc?.name) return { reason: `the ${resource.kind} does not come from a resource file that names it, so a patch cannot name it` };
+  const doc =
+    origin && originText !== undefined
+      ? parseManifestText(originText).resources.find(
+          (d) =>
+            d.kind === resource.kind &&
+            d.range.start.line <= origin.range.start.line &&
+            origin.range.start.line <= d.range.end.line,
+        )
+      : undefined;
+  if (!doc?.name)
+    return {
+      reason: `the ${resource.kind} does not come from a resource file that names it, so a patch cannot name it`,
+    };
   const root = map.target.root;
   const kustomizationText = textOf(kustomization);
-  if (kustomizationText === undefined) return { reason: `${kustomization.slice(kustomization.lastIndexOf('/') + 1)} cannot be read` };
-  const own = ownStrategicPatches(kustomizationText).map((ref) => joinPath(root, ref)).filter((f) => f.startsWith(`${root}/`));
+  if (kustomizationText === undefined)
+    return { reason: `${kustomization.slice(kustomization.lastIndexOf('/') + 1)} cannot be read` };
+  const own = ownStrategicPatches(kustomizationText)
+    .map((ref) => joinPath(root, ref))
+    .filter((f) => f.startsWith(`${root}/`));
   // The overlay names the field's last writer itself: a patch added here might come before it and
   // lose. Only when that writer is a strategic-merge patch of the overlay's own is the change made,
   // in it: nothing of the overlay writes the field after it.
   const namedByOverlay = kustomizationRefs(kustomizationText).some((r) => joinPath(root, r.path) === lastWriter);
-  if (namedByOverlay && !own.includes(lastWriter)) return { reason: `${shown} is set by a file the overlay's kustomization names itself (a JSON 6902 patch, a patch with a target): edit it there` };
+  if (namedByOverlay && !own.includes(lastWriter))
+    return {
+      reason: `${shown} is set by a file the overlay's kustomization names itself (a JSON 6902 patch, a patch with a target): edit it there`,
+    };
   // The overlay's own patch of the object, if it has one.
   for (const file of namedByOverlay ? [lastWriter] : own) {
     const text = textOf(file);
-    const patch = text === undefined ? undefined : parseManifestText(text).resources.find((d) => d.kind === doc.kind && d.name === doc.name && d.apiVersion === doc.apiVersion && (d.namespace ?? doc.namespace) === (doc.namespace ?? d.namespace));
+    const patch =
+      text === undefined
+        ? undefined
+        : parseManifestText(text).resources.find(
+            (d) =>
+              d.kind === doc.kind &&
+              d.name === doc.name &&
+              d.apiVersion === doc.apiVersion &&
+              (d.namespace ?? doc.namespace) === (doc.namespace ?? d.namespace),
+          );
     if (text === undefined || !patch) continue;
     const edit = setFieldEdits(text, patch, path, value);
     if (edit.edits) return { files: [{ file, edits: edit.edits }] };
     if (namedByOverlay) return { reason: edit.reason };
   }
-  if (namedByOverlay) return { reason: `${lastWriter.slice(lastWriter.lastIndexOf('/') + 1)} sets ${shown} in a way no edit here can change: edit it there` };
-  const text = strategicPatchText({ apiVersion: doc.apiVersion, kind: doc.kind, name: doc.name, ...(doc.namespace !== undefined ? { namespace: doc.namespace } : {}) }, keys as string[], value);
+  if (namedByOverlay)
+    return {
+      reason: `${lastWriter.slice(lastWriter.lastIndexOf('/') + 1)} sets ${shown} in a way no edit here can change: edit it there`,
+    };
+  const text = strategicPatchText(
+    {
+      apiVersion: doc.apiVersion,
+      kind: doc.kind,
+      name: doc.name,
+      ...(doc.namespace !== undefined ? { namespace: doc.namespace } : {}),
+    },
+    keys as string[],
+    value,
+  );
   if (text === undefined) return { reason: `${shown} cannot be written as a patch` };
   const stem = `${doc.kind}-${doc.name}-patch`.toLowerCase().replace(/[^a-z0-9.-]+/g, '-');
-  const name = [`${stem}.yaml`, ...Array.from({ length: 8 }, (_, i) => `${stem}-${i + 2}.yaml`)].find((n) => !exists(`${root}/${n}`));
-  if (!name) return { reason: `every name tried for the patch file is taken in ${root.slice(root.lastIndexOf('/') + 1)}` };
+  const name = [`${stem}.yaml`, ...Array.from({ length: 8 }, (_, i) => `${stem}-${i + 2}.yaml`)].find(
+    (n) => !exists(`${root}/${n}`),
+  );
+  if (!name)
+    return { reason: `every name tried for the patch file is taken in ${root.slice(root.lastIndexOf('/') + 1)}` };
   const entry = addPatchEntryEdits(kustomizationText, name);
   if (!entry.edits) return { reason: entry.reason };
   return { files: [{ file: kustomization, edits: entry.edits }], created: { file: `${root}/${name}`, text } };

@@ -21,12 +21,15 @@ export function showValues(a: JsonValue, b: JsonValue): [string, string] {
   let differ = 0;
   while (differ < s.length && differ < t.length && s[differ] === t[differ]) differ++;
   // The plain cut shows where they part, with a few characters after it.
-  if ((s.length <= shownLength && t.length <= shownLength) || s === t || differ + 10 <= shownLength - 3) return [showValue(a), showValue(b)];
+  if ((s.length <= shownLength && t.length <= shownLength) || s === t || differ + 10 <= shownLength - 3)
+    return [showValue(a), showValue(b)];
   // The element the difference is in: after the last separator of the shared part (a map entry's
   // key included), unless that is far back (inside a long string): then a few characters before.
-  const boundary = Math.max(s.lastIndexOf(',', differ - 1), s.lastIndexOf('[', differ - 1), s.lastIndexOf('{', differ - 1)) + 1;
+  const boundary =
+    Math.max(s.lastIndexOf(',', differ - 1), s.lastIndexOf('[', differ - 1), s.lastIndexOf('{', differ - 1)) + 1;
   const start = differ - boundary <= 40 ? boundary : differ - 10;
-  const cut = (v: string) => (v.length - start <= shownLength - 3 ? `...${v.slice(start)}` : `...${v.slice(start, start + shownLength - 6)}...`);
+  const cut = (v: string) =>
+    v.length - start <= shownLength - 3 ? `...${v.slice(start)}` : `...${v.slice(start, start + shownLength - 6)}...`;
   return [cut(s), cut(t)];
 }
 

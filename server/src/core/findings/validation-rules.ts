@@ -31,7 +31,11 @@ export interface RuleJudgementInput {
 export function validationRuleFindings(input: RuleJudgementInput): Finding[] {
   const stored = storedObject(input);
   if (!stored) return [];
-  const verdicts = validateCelRules({ schema: input.rules, object: stored, ...(input.mode !== 'create' && input.live ? { old: input.live } : {}) });
+  const verdicts = validateCelRules({
+    schema: input.rules,
+    object: stored,
+    ...(input.mode !== 'create' && input.live ? { old: input.live } : {}),
+  });
   return verdicts.map((v) => findingOf(input, v));
 }
 
@@ -46,7 +50,8 @@ function storedObject(input: RuleJudgementInput): JsonObject | undefined {
   if (mode === 'create') return live ? undefined : resource.object;
   if (!live) return resource.object;
   if (mode === 'serverSide') return isJsonObject(input.merged) ? input.merged : undefined;
-  const annotations = isJsonObject(live.metadata) && isJsonObject(live.metadata.annotations) ? live.metadata.annotations : {};
+  const annotations =
+    isJsonObject(live.metadata) && isJsonObject(live.metadata.annotations) ? live.metadata.annotations : {};
   const raw = annotations['kubectl.kubernetes.io/last-applied-configuration'];
   let last: JsonValue = {};
   if (typeof raw === 'string') {

@@ -14,7 +14,12 @@ import { defaultSeverity, dryRunDiffersCode } from './catalogue';
 /** The server's answer, as the verifier returns it (plain data; `P` is the cluster's problem record). */
 export type DryRunAnswer<P extends { kind: string; message: string; reason?: string }> =
   | { outcome: 'accepted' }
-  | { outcome: 'conflict'; conflict: 'fieldManager' | 'alreadyExists' | 'resourceVersion' | 'uid' | 'other'; message: string; causes: readonly ConflictCause[] }
+  | {
+      outcome: 'conflict';
+      conflict: 'fieldManager' | 'alreadyExists' | 'resourceVersion' | 'uid' | 'other';
+      message: string;
+      causes: readonly ConflictCause[];
+    }
   | { outcome: 'rejected'; problem: P; causes: readonly ConflictCause[] };
 
 export interface VerificationDifference {
@@ -33,7 +38,17 @@ export interface Verification {
 }
 
 /** The 409s and refusals the prediction can name, by the finding code that names them. */
-const refusalCodes = new Set(['field-conflict', 'already-exists', 'stale-resource-version', 'uid-mismatch', 'invalid-manifest', 'namespace-not-found', 'namespace-from-files', 'validation-rule-fails', 'field-immutable']);
+const refusalCodes = new Set([
+  'field-conflict',
+  'already-exists',
+  'stale-resource-version',
+  'uid-mismatch',
+  'invalid-manifest',
+  'namespace-not-found',
+  'namespace-from-files',
+  'validation-rule-fails',
+  'field-immutable',
+]);
 
 /** Problems that are no answer about the manifest at all: the object could not be verified. */
 const noAnswer = new Set(['unreachable', 'unauthenticated', 'forbidden', 'configuration']);
@@ -53,7 +68,10 @@ export function compareWithServer<P extends { kind: string; message: string; rea
   const predicted = findings.filter((f) => refusalCodes.has(f.code));
   const whole = firstCharacter(resource.range);
   const differences: VerificationDifference[] = [];
-  const done = (serverAnswer: string) => ({ ok: true as const, verification: { agrees: differences.length === 0, serverAnswer, differences } });
+  const done = (serverAnswer: string) => ({
+    ok: true as const,
+    verification: { agrees: differences.length === 0, serverAnswer, differences },
+  });
 
   if (outcome.outcome === 'rejected') {
     if (noAnswer.has(outcome.problem.kind)) return { ok: false, problem: outcome.problem };
@@ -63,16 +81,26 @@ export function compareWithServer<P extends { kind: string; message: string; rea
     // checked together is not there for it either.
     // A CRD validation rule: the server's 422 lists the failure in the words the finding carries;
     // a rule the product could not evaluate, or the data of an immutable Secret, leaves a 422 possible.
-    const foreseen = predicted.some(
-      (f) =>
-        f.code === 'invalid-manifest' ||
-        (f.code === 'validation-rule-fails' && outcome.problem.reason === 'Invalid' && (f.serverMessage === undefined || answer.includes(f.serverMessage))) ||
-        (f.code === 'uid-mismatch' && f.liveValue !== undefined && outcome.problem.reason === 'Invalid') ||
-        // A field the server keeps as it was (422 Invalid).
-        (f.code === 'field-immutable' && outcome.problem.reason === 'Invalid') ||
-        ((f.code === 'namespace-not-found' || f.code === 'namespace-from-files') && outcome.problem.reason === 'NotFound'),
-    ) || (outcome.problem.reason === 'Invalid' && findings.some((f) => f.code === 'validation-rule-unknown' || f.code === 'secret-immutable-data-unverified'));
-    if (!foreseen) differences.push({ message: `the server refuses the manifest: ${answer}; the prediction did not foresee it`, range: whole });
+    const foreseen =
+      predicted.some(
+        (f) =>
+          f.code === 'invalid-manifest' ||
+          (f.code === 'validation-rule-fails' &&
+            outcome.problem.reason === 'Invalid' &&
+            (f.serverMessage === undefined || answer.includes(f.serverMessage))) ||
+          (f.code === 'uid-mismatch' && f.liveValue !== undefined && outcome.problem.reason === 'Invalid') ||
+          // A field the server keeps as it was (422 Invalid).
+          (f.code === 'field-immutable' && outcome.problem.reason === 'Invalid') ||
+          ((f.code === 'namespace-not-found' || f.code === 'namespace-from-files') &&
+            outcome.problem.reason === 'NotFound'),
+      ) ||
+      (outcome.problem.reason === 'Invalid' &&
+        findings.some((f) => f.code === 'validation-rule-unknown' || f.code === 'secret-immutable-data-unverified'));
+    if (!foreseen)
+      differences.push({
+        message: `the server refuses the manifest: ${answer}; the prediction did not foresee it`,
+        range: whole,
+      });
     return done(answer);
   }
 
@@ -91,7 +119,9 @@ export function compareWithServer<P extends { kind: string; message: string; rea
   if (outcome.conflict === 'fieldManager') {
     const key = (manager: string, path: string) => `${manager}\u0000${path}`;
     const predictedConflicts = predicted.filter((f) => f.code === 'field-conflict');
-    const predictedKeys = new Set(predictedConflicts.map((f) => key(f.manager ? describeManager(f.manager) : '', f.path ?? '')));
+    const predictedKeys = new Set(
+      predictedConflicts.map((f) => key(f.manager ? describeManager(f.manager) : '', f.path ?? '')),
+    );
     const serverKeys = new Set(outcome.causes.map((c) => key(c.message.replace(/^conflicts? with /, ''), c.field)));
     for (const cause of outcome.causes) {
       if (predictedKeys.has(key(cause.message.replace(/^conflicts? with /, ''), cause.field))) continue;
@@ -111,7 +141,12 @@ export function compareWithServer<P extends { kind: string; message: string; rea
     }
     return done(answer);
   }
-  const expectedCode = { alreadyExists: 'already-exists', resourceVersion: 'stale-resource-version', uid: 'uid-mismatch', other: undefined }[outcome.conflict];
+  const expectedCode = {
+    alreadyExists: 'already-exists',
+    resourceVersion: 'stale-resource-version',
+    uid: 'uid-mismatch',
+    other: undefined,
+  }[outcome.conflict];
   if (!expectedCode || !predicted.some((f) => f.code === expectedCode)) {
     differences.push({ message: `the server answers 409: ${answer}; the prediction did not foresee it`, range: whole });
   }
@@ -120,11 +155,21 @@ export function compareWithServer<P extends { kind: string; message: string; rea
 
 /** The differences as findings, on the lines they concern (the editor shows them as diagnostics). */
 export function differenceFindings(verification: Verification): Finding[] {
-  return verification.differences.map((d) => ({ code: dryRunDiffersCode, severity: defaultSeverity(dryRunDiffersCode), message: d.message, range: d.range, ...(d.path !== undefined ? { path: d.path } : {}) }));
+  return verification.differences.map((d) => ({
+    code: dryRunDiffersCode,
+    severity: defaultSeverity(dryRunDiffersCode),
+    message: d.message,
+    range: d.range,
+    ...(d.path !== undefined ? { path: d.path } : {}),
+  }));
 }
 
 /** Where the manifest writes a field the server names, or its nearest written ancestor. */
-function rangeOfPath(resource: ManifestResource, serverPath: string, schema: SchemaModel | undefined): Range | undefined {
+function rangeOfPath(
+  resource: ManifestResource,
+  serverPath: string,
+  schema: SchemaModel | undefined,
+): Range | undefined {
   const path = parsePath(serverPath);
   return path ? rangeFor(resource, path, schema).key : undefined;
 }

@@ -31,7 +31,9 @@ export function addressOf(object: JsonValue, path: FieldPath, options: LocateOpt
         (item) =>
           isJsonObject(item) &&
           Object.entries(element.fields).every(([name, want]) => {
-            const have = Object.prototype.hasOwnProperty.call(item, name) ? item[name] : options.keyFieldDefault?.(listPath, name);
+            const have = Object.prototype.hasOwnProperty.call(item, name)
+              ? item[name]
+              : options.keyFieldDefault?.(listPath, name);
             return have !== undefined && jsonEqual(have, want);
           }),
       );
@@ -76,11 +78,17 @@ function isEmptyCollection(value: JsonValue | undefined): boolean {
  * The object without the fields at `addresses`, and without the maps and lists that are left empty
  * by that, up to (never including) the root and the addresses `keep` protects.
  */
-export function withoutFields(object: JsonObject, addresses: readonly JsonAddress[], keep: (address: JsonAddress) => boolean): JsonObject {
+export function withoutFields(
+  object: JsonObject,
+  addresses: readonly JsonAddress[],
+  keep: (address: JsonAddress) => boolean,
+): JsonObject {
   const result = cloneJson(object);
   // Deepest and last first, so an index still points at its item when a list loses several.
   // An address inside another one goes with it.
-  const outermost = addresses.filter((a, i) => !addresses.some((b, j) => j !== i && isPrefix(b, a) && (b.length < a.length || j < i)));
+  const outermost = addresses.filter(
+    (a, i) => !addresses.some((b, j) => j !== i && isPrefix(b, a) && (b.length < a.length || j < i)),
+  );
   const sorted = [...outermost].sort(compareAddresses).reverse();
   for (const address of sorted) {
     if (address.length === 0) continue;
@@ -104,7 +112,12 @@ export function withValue(object: JsonObject, address: JsonAddress, value: JsonV
   const step = address.at(-1);
   if (typeof step === 'number' && Array.isArray(container)) container[step] = cloneJson(value);
   else if (typeof step === 'string' && isJsonObject(container)) {
-    Object.defineProperty(container, step, { value: cloneJson(value), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(container, step, {
+      value: cloneJson(value),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return result;
 }

@@ -36,7 +36,10 @@ export function renderInline(value: JsonValue, inFlow: boolean): string {
 /** The value as JSON text, for documents written as JSON: still YAML that kubectl reads the same. */
 export function renderJson(value: JsonValue): string {
   if (Array.isArray(value)) return `[${value.map(renderJson).join(', ')}]`;
-  if (isJsonObject(value)) return `{${Object.entries(value).map(([k, v]) => `${doubleQuoted(k)}: ${renderJson(v)}`).join(', ')}}`;
+  if (isJsonObject(value))
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${doubleQuoted(k)}: ${renderJson(v)}`)
+      .join(', ')}}`;
   return typeof value === 'string' ? doubleQuoted(value) : renderScalar(value, true);
 }
 
@@ -100,7 +103,8 @@ const FLOW_INDICATOR = /[,[\]{}]/;
 
 function isPlainSafe(s: string, inFlow: boolean): boolean {
   if (s === '' || s !== s.trim() || /[\0-\x1f\x7f-\x9f\u2028\u2029\ufeff]/.test(s)) return false;
-  if (INDICATOR_START.test(s) || /^-(\s|$)/.test(s) || s.includes(': ') || s.includes(' #') || s.endsWith(':')) return false;
+  if (INDICATOR_START.test(s) || /^-(\s|$)/.test(s) || s.includes(': ') || s.includes(' #') || s.endsWith(':'))
+    return false;
   if (inFlow && FLOW_INDICATOR.test(s)) return false;
   const kubectl = resolveScalar(s, true, undefined);
   if (!kubectl.ok || kubectl.value !== s) return false;
@@ -117,5 +121,8 @@ function isPlainSafe(s: string, inFlow: boolean): boolean {
  * escaped, or go-yaml would fold or reject them.
  */
 export function doubleQuoted(s: string): string {
-  return JSON.stringify(s).replace(/[\x7f-\x9f\u2028\u2029\ufeff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(s).replace(
+    /[\x7f-\x9f\u2028\u2029\ufeff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }

@@ -28,7 +28,8 @@ export function replacePlainYamlValueEdits(text: string, line: number, value: Js
   if (!resource || !path) return { edits: undefined, reason: 'this line sets no value that can be replaced' };
   const result = replaceValueEdits(HEAD + text, resource, path, value);
   if (!result.edits) return result;
-  if (result.edits.some((e) => e.range.start.line < HEAD_LINES)) return { edits: undefined, reason: 'the edit would change the top of the file' };
+  if (result.edits.some((e) => e.range.start.line < HEAD_LINES))
+    return { edits: undefined, reason: 'the edit would change the top of the file' };
   const up = (p: { line: number; character: number }) => ({ line: p.line - HEAD_LINES, character: p.character });
   return { edits: result.edits.map((e) => ({ ...e, range: { start: up(e.range.start), end: up(e.range.end) } })) };
 }
@@ -38,7 +39,9 @@ function asResource(text: string): ManifestResource | undefined {
   // stream are not edited (the head would not belong to them all).
   if (/^---/m.test(text) || /^\s*[{[]/.test(text) || /^["']?(apiVersion|kind)["']?\s*:/m.test(text)) return undefined;
   const parsed = parseManifestText(HEAD + text);
-  return parsed.problems.length === 0 && parsed.resources.length === 1 && parsed.resources[0]!.itemIndex === undefined ? parsed.resources[0] : undefined;
+  return parsed.problems.length === 0 && parsed.resources.length === 1 && parsed.resources[0]!.itemIndex === undefined
+    ? parsed.resources[0]
+    : undefined;
 }
 
 /** The value written by the key (or list item) on `line` of `text`; undefined when the line writes none. */

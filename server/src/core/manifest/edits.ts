@@ -53,7 +53,8 @@ export interface TextEdit {
 }
 
 /** The edits (non-overlapping, in text order), or why there are none: `edits` is then undefined. */
-export type EditResult = { readonly edits: readonly TextEdit[] } | { readonly edits: undefined; readonly reason: string };
+export type EditResult =
+  { readonly edits: readonly TextEdit[] } | { readonly edits: undefined; readonly reason: string };
 
 /** A field path, or the API server's spelling of one (a Finding's `path`). */
 export type PathInput = FieldPath | string;
@@ -66,7 +67,12 @@ const KEPT_TOP_LEVEL = new Set(['apiVersion', 'kind', 'metadata']);
  * whose `cpu` goes is removed whole), never the object's root or what names the object.
  * `resource` must come from parseManifestText(text).
  */
-export function removeFieldEdits(text: string, resource: ManifestResource, path: PathInput, options: LocateOptions = {}): EditResult {
+export function removeFieldEdits(
+  text: string,
+  resource: ManifestResource,
+  path: PathInput,
+  options: LocateOptions = {},
+): EditResult {
   return removeFieldsEdits(text, resource, [path], options);
 }
 
@@ -74,7 +80,12 @@ export function removeFieldEdits(text: string, resource: ManifestResource, path:
  * Removes several fields of one resource at once, in one set of non-overlapping edits: a parent
  * and its child, or two siblings that together empty their parent, are handled as one removal.
  */
-export function removeFieldsEdits(text: string, resource: ManifestResource, paths: readonly PathInput[], options: LocateOptions = {}): EditResult {
+export function removeFieldsEdits(
+  text: string,
+  resource: ManifestResource,
+  paths: readonly PathInput[],
+  options: LocateOptions = {},
+): EditResult {
   const lines = textLines(text);
   if (!parsedFrom(lines, resource)) return refuse(STALE);
   const plan = new RemovalPlan(resource);
@@ -142,18 +153,23 @@ export function replaceValueEdits(
  */
 export function setFieldEdits(text: string, resource: ManifestResource, path: FieldPath, value: JsonValue): EditResult {
   const name = formatPath(path);
-  if (path.length === 0 || path.some((e) => e.kind !== 'field')) return refuse(`${name} is not reached through map keys alone`);
+  if (path.length === 0 || path.some((e) => e.kind !== 'field'))
+    return refuse(`${name} is not reached through map keys alone`);
   if (locate(resource, path)) return replaceValueEdits(text, resource, path, value);
   const lines = textLines(text);
   if (!parsedFrom(lines, resource)) return refuse(STALE);
   let depth = path.length - 1;
   while (depth > 0 && !locate(resource, path.slice(0, depth))) depth--;
   const at = depth === 0 ? undefined : locate(resource, path.slice(0, depth));
-  if (at?.through) return refuse(`${formatPath(path.slice(0, depth))} is written through an alias or a merge; edit it by hand`);
+  if (at?.through)
+    return refuse(`${formatPath(path.slice(0, depth))} is written through an alias or a merge; edit it by hand`);
   const parent = at ? at.node : resource.root;
   if (parent.kind !== 'map') return refuse(`${formatPath(path.slice(0, depth))} is not a map here`);
   const written = parent.entries.filter((e) => placementOf(lines, resource, parent, e).kind === 'here');
-  if (written.length === 0 || isFlow(lines, resource, parent)) return refuse(`${formatPath(path.slice(0, depth)) || 'the object'} is not written as a block map here; edit it by hand`);
+  if (written.length === 0 || isFlow(lines, resource, parent))
+    return refuse(
+      `${formatPath(path.slice(0, depth)) || 'the object'} is not written as a block map here; edit it by hand`,
+    );
   const column = absoluteRange(resource, written[0]!.keyRange).start.character;
   const end = Math.max(...written.map((e) => childEnd(lines, resource, parent, e)));
   const rest = path.slice(depth).map((e) => (e.kind === 'field' ? e.name : ''));
@@ -165,7 +181,12 @@ export function setFieldEdits(text: string, resource: ManifestResource, path: Fi
   const expected = cloneJson(resource.object);
   let container = expected;
   for (const e of path.slice(0, depth)) container = container[e.kind === 'field' ? e.name : ''] as JsonObject;
-  Object.defineProperty(container, rest[0]!, { value: (nested as JsonObject)[rest[0]!], enumerable: true, writable: true, configurable: true });
+  Object.defineProperty(container, rest[0]!, {
+    value: (nested as JsonObject)[rest[0]!],
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
   return checked(lines, resource, [edit], expected, name);
 }
 
@@ -194,7 +215,11 @@ export interface FileRemovalResult {
  * fix, `source.fixAll`): whatever can be removed is, each path that cannot is reported with its
  * reason. Items of one List document are checked together, since they share a document.
  */
-export function removeFieldsInFileEdits(text: string, requests: readonly RemovalRequest[], defaults: LocateOptions = {}): FileRemovalResult {
+export function removeFieldsInFileEdits(
+  text: string,
+  requests: readonly RemovalRequest[],
+  defaults: LocateOptions = {},
+): FileRemovalResult {
   const skipped: SkippedRemoval[] = [];
   const byDocument = new Map<number, DocumentEdits[]>();
   for (const request of requests) {
@@ -243,13 +268,16 @@ function compatibleEdits(text: string, group: readonly DocumentEdits[], skipped:
   const documentIndex = group[0]!.resource.documentIndex;
   const itemsAfter = (edits: readonly TextEdit[]) =>
     parseManifestText(applyTextEdits(text, edits)).resources.filter((r) => r.documentIndex === documentIndex);
-  const objectOf = (items: readonly ManifestResource[], itemIndex: number | undefined) => items.find((r) => r.itemIndex === itemIndex)?.object;
+  const objectOf = (items: readonly ManifestResource[], itemIndex: number | undefined) =>
+    items.find((r) => r.itemIndex === itemIndex)?.object;
   const original = itemsAfter([]);
   const accepted: DocumentEdits[] = [];
   for (const entry of group) {
     const candidate = [...accepted, entry];
     const all = candidate.flatMap((c) => c.edits);
-    const spans = all.map((e) => ({ start: offsetAt(lines, e.range.start), end: offsetAt(lines, e.range.end) })).sort((a, b) => a.start - b.start);
+    const spans = all
+      .map((e) => ({ start: offsetAt(lines, e.range.start), end: offsetAt(lines, e.range.end) }))
+      .sort((a, b) => a.start - b.start);
     const disjoint = spans.every((s, i) => i === 0 || spans[i - 1]!.end <= s.start);
     const together = disjoint ? itemsAfter(all) : [];
     const holds =
@@ -332,7 +360,12 @@ function headRange(child: MapEntry | ListItem): Range {
 }
 
 function sameRange(a: Range, b: Range): boolean {
-  return a.start.line === b.start.line && a.start.character === b.start.character && a.end.line === b.end.line && a.end.character === b.end.character;
+  return (
+    a.start.line === b.start.line &&
+    a.start.character === b.start.character &&
+    a.end.line === b.end.line &&
+    a.end.character === b.end.character
+  );
 }
 
 function stepsTo(resource: ManifestResource, path: FieldPath, options: LocateOptions): Step[] | undefined {
@@ -355,9 +388,17 @@ function stepsTo(resource: ManifestResource, path: FieldPath, options: LocateOpt
 }
 
 /** How a child is written: in its parent's text, with `*alias` as its value, or not here at all (`<<`). */
-type Placement = { readonly kind: 'here' } | { readonly kind: 'aliasValue'; readonly alias: Range } | { readonly kind: 'merged'; readonly from: Range };
+type Placement =
+  | { readonly kind: 'here' }
+  | { readonly kind: 'aliasValue'; readonly alias: Range }
+  | { readonly kind: 'merged'; readonly from: Range };
 
-function placementOf(lines: TextLines, resource: ManifestResource, container: Container, child: MapEntry | ListItem): Placement {
+function placementOf(
+  lines: TextLines,
+  resource: ManifestResource,
+  container: Container,
+  child: MapEntry | ListItem,
+): Placement {
   if (!child.via) return { kind: 'here' };
   const via = absoluteRange(resource, child.via);
   if (!isEntry(child)) return { kind: 'aliasValue', alias: via };
@@ -372,7 +413,12 @@ function placementOf(lines: TextLines, resource: ManifestResource, container: Co
 }
 
 /** Why an edit at the end of `steps` would change other places too, or undefined when it would not. */
-function throughOtherPlaces(lines: TextLines, resource: ManifestResource, steps: readonly Step[], name: string): string | undefined {
+function throughOtherPlaces(
+  lines: TextLines,
+  resource: ManifestResource,
+  steps: readonly Step[],
+  name: string,
+): string | undefined {
   for (let i = 0; i < steps.length; i++) {
     const step = steps[i]!;
     const placement = placementOf(lines, resource, step.container, step.child);
@@ -407,8 +453,12 @@ function writtenTwice(resource: ManifestResource, step: Step, name: string): str
   if (!isEntry(step.child)) return undefined;
   // Both document-relative: the key's range and the problems of the document read alone.
   const key = step.child.keyRange;
-  const duplicate = parseManifestText(resource.documentText).problems.some((p) => p.code === 'duplicate-key' && sameRange(p.range, key));
-  return duplicate ? `${name} is written twice in its map: kubectl reads only the last, and removing it would bring back the other; remove both by hand` : undefined;
+  const duplicate = parseManifestText(resource.documentText).problems.some(
+    (p) => p.code === 'duplicate-key' && sameRange(p.range, key),
+  );
+  return duplicate
+    ? `${name} is written twice in its map: kubectl reads only the last, and removing it would bring back the other; remove both by hand`
+    : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -434,7 +484,11 @@ class RemovalPlan {
     steps.forEach((step, i) => {
       if (i === steps.length - 1 || step.node.kind === 'scalar' || this.states.has(step.node)) return;
       const kept = i === 0 && isEntry(step.child) && KEPT_TOP_LEVEL.has(step.child.key);
-      this.states.set(step.node, { removed: new Set(), parent: { container: step.container, index: step.index }, kept });
+      this.states.set(step.node, {
+        removed: new Set(),
+        parent: { container: step.container, index: step.index },
+        kept,
+      });
     });
     const last = steps.at(-1)!;
     this.states.get(last.container)!.removed.add(last.index);
@@ -442,7 +496,7 @@ class RemovalPlan {
   }
 
   private propagate(): void {
-    for (let changed = true; changed; ) {
+    for (let changed = true; changed;) {
       changed = false;
       for (const [container, state] of this.states) {
         if (state.kept || !state.parent || state.removed.size < childrenOf(container).length) continue;
@@ -510,7 +564,12 @@ interface ChildExtent {
  * and for an `*alias` that is where the anchored value ends, earlier in the text: the end is
  * therefore the furthest of the range and of its children's own ends.
  */
-function childEnd(lines: TextLines, resource: ManifestResource, container: Container, child: MapEntry | ListItem): number {
+function childEnd(
+  lines: TextLines,
+  resource: ManifestResource,
+  container: Container,
+  child: MapEntry | ListItem,
+): number {
   const head = offsetAt(lines, absoluteRange(resource, headRange(child)).end);
   const placement = placementOf(lines, resource, container, child);
   if (placement.kind === 'aliasValue') return Math.max(head, offsetAt(lines, placement.alias.end));
@@ -522,13 +581,19 @@ function nodeEnd(lines: TextLines, resource: ManifestResource, node: ManifestNod
   if (node.kind === 'scalar' || isFlow(lines, resource, node)) return end;
   let furthest = end;
   for (const child of childrenOf(node)) {
-    if (placementOf(lines, resource, node, child).kind !== 'merged') furthest = Math.max(furthest, childEnd(lines, resource, node, child));
+    if (placementOf(lines, resource, node, child).kind !== 'merged')
+      furthest = Math.max(furthest, childEnd(lines, resource, node, child));
   }
   return furthest;
 }
 
 /** The children written in the container's own text, in text order; `merged` when a `<<` adds others. */
-function writtenChildren(lines: TextLines, resource: ManifestResource, container: Container, flow: boolean): { children: ChildExtent[]; merged: boolean } {
+function writtenChildren(
+  lines: TextLines,
+  resource: ManifestResource,
+  container: Container,
+  flow: boolean,
+): { children: ChildExtent[]; merged: boolean } {
   const children: ChildExtent[] = [];
   let merged = false;
   childrenOf(container).forEach((child, index) => {
@@ -539,7 +604,8 @@ function writtenChildren(lines: TextLines, resource: ManifestResource, container
     }
     const head = absoluteRange(resource, headRange(child));
     // In a flow list the item is its own head: its `&anchor` or `!tag` goes with it.
-    const start = flow && !isEntry(child) ? startWithProperties(lines, offsetAt(lines, head.start)) : offsetAt(lines, head.start);
+    const start =
+      flow && !isEntry(child) ? startWithProperties(lines, offsetAt(lines, head.start)) : offsetAt(lines, head.start);
     children.push({ index, start, end: childEnd(lines, resource, container, child) });
   });
   return { children: children.sort((a, b) => a.start - b.start), merged };
@@ -549,7 +615,12 @@ function writtenChildren(lines: TextLines, resource: ManifestResource, container
  * `{a: 1, b: 2}` → `{a: 1}`, `[x, y]` → `[y]`: each run of removed children goes with the comma
  * after it, or, when it ends the collection, with the comma before it.
  */
-function flowDeletions(lines: TextLines, resource: ManifestResource, container: Container, removed: ReadonlySet<number>): Span[] | string {
+function flowDeletions(
+  lines: TextLines,
+  resource: ManifestResource,
+  container: Container,
+  removed: ReadonlySet<number>,
+): Span[] | string {
   const { children, merged } = writtenChildren(lines, resource, container, true);
   if (merged) return 'the map also takes entries from a `<<` merge; edit it by hand';
   const spans: Span[] = [];
@@ -593,7 +664,12 @@ function lastRunDeletions(lines: TextLines, previous: ChildExtent, first: ChildE
  * it). A comment at its column after it belongs to what follows. The first entry of a map written
  * on its list item's line (`- name: a`) gives up its place on that line to what follows.
  */
-function blockDeletions(lines: TextLines, resource: ManifestResource, container: Container, removed: ReadonlySet<number>): Span[] {
+function blockDeletions(
+  lines: TextLines,
+  resource: ManifestResource,
+  container: Container,
+  removed: ReadonlySet<number>,
+): Span[] {
   // Entries a `<<` merges in are not written here and cannot be among the removed ones (that is
   // refused earlier); the written ones are found by their own lines, the `<<` line stays.
   const { children } = writtenChildren(lines, resource, container, false);
@@ -622,7 +698,9 @@ function blockDeletions(lines: TextLines, resource: ManifestResource, container:
     if (last && s.start <= last.end) merged[merged.length - 1] = { ...last, end: Math.max(last.end, s.end) };
     else merged.push(s);
   }
-  return merged.map((s) => (s.inline ? { start: s.start, end: skipWhitespace(lines.text, s.end) } : tidyBlankLines(lines, s, s.first)));
+  return merged.map((s) =>
+    s.inline ? { start: s.start, end: skipWhitespace(lines.text, s.end) } : tidyBlankLines(lines, s, s.first),
+  );
 }
 
 /**
@@ -639,7 +717,11 @@ function tidyBlankLines(lines: TextLines, span: Span, first: boolean): Span {
     return { start, end: span.end };
   }
   let end = span.end;
-  for (let line = lineOf(lines, end); line < lineCount(lines) && end < lines.text.length && isBlankLine(lines, line); line++) {
+  for (
+    let line = lineOf(lines, end);
+    line < lineCount(lines) && end < lines.text.length && isBlankLine(lines, line);
+    line++
+  ) {
     end = nextLineStart(lines, line);
   }
   return { start: span.start, end };
@@ -670,7 +752,10 @@ function replacement(lines: TextLines, resource: ManifestResource, step: Step, v
   let oldStart = startWithProperties(lines, offsetAt(lines, valueRange.start));
   let oldEnd = placement.kind === 'aliasValue' ? offsetAt(lines, valueRange.end) : nodeEnd(lines, resource, step.node);
   const flowContainer = isFlow(lines, resource, step.container);
-  const edit = (start: number, end: number, newText: string): TextEdit => ({ range: rangeAt(lines, start, end), newText });
+  const edit = (start: number, end: number, newText: string): TextEdit => ({
+    range: rangeAt(lines, start, end),
+    newText,
+  });
 
   if (flowContainer) {
     // A document written as JSON gets JSON; a flow collection inside YAML gets YAML's flow style.
@@ -696,12 +781,19 @@ function replacement(lines: TextLines, resource: ManifestResource, step: Step, v
   // A comment left on the value's last line goes with the old value, unless that is the key's line.
   const lastLineRest = restOfLineComment(lines, oldEnd);
   const oldEndWithComment = lastLineRest !== undefined ? lineContentEnd(lines, lineOf(lines, oldEnd)) : oldEnd;
-  const headComment = sameLine ? (lineOf(lines, oldEnd) === headLine ? lastLineRest : undefined) : restOfLineComment(lines, indicatorEnd);
+  const headComment = sameLine
+    ? lineOf(lines, oldEnd) === headLine
+      ? lastLineRest
+      : undefined
+    : restOfLineComment(lines, indicatorEnd);
   const comment = headComment ? ` ${headComment}` : '';
 
   const style = blockStyle(lines, resource);
   const oldText = lines.text.slice(oldStart, oldEnd);
-  const preferFlow = (oldText.startsWith('{') || oldText.startsWith('[')) && !oldText.includes('\n') && renderInline(value, false).length <= 80;
+  const preferFlow =
+    (oldText.startsWith('{') || oldText.startsWith('[')) &&
+    !oldText.includes('\n') &&
+    renderInline(value, false).length <= 80;
   if (!isBlockValue(value) || preferFlow) {
     const inline = renderInline(value, false);
     if (sameLine) return edit(oldStart, oldEnd, oldStart === indicatorEnd ? ` ${inline}` : inline);
@@ -714,10 +806,13 @@ function replacement(lines: TextLines, resource: ManifestResource, step: Step, v
   if (!isEntry(step.child)) {
     // A list item: the value starts after `- `, its other lines under its first.
     const rendered = renderBlock(value, headColumn + 2, style);
-    const body = comment ? `${comment}${eol}${rendered.join(eol)}` : ` ${rendered[0]!.trimStart()}${rendered.length > 1 ? eol : ''}${rendered.slice(1).join(eol)}`;
+    const body = comment
+      ? `${comment}${eol}${rendered.join(eol)}`
+      : ` ${rendered[0]!.trimStart()}${rendered.length > 1 ? eol : ''}${rendered.slice(1).join(eol)}`;
     return edit(indicatorEnd, oldEndWithComment, body);
   }
-  const oldColumn = offsetAt(lines, valueRange.start) - lineStart(lines, lineOf(lines, offsetAt(lines, valueRange.start)));
+  const oldColumn =
+    offsetAt(lines, valueRange.start) - lineStart(lines, lineOf(lines, offsetAt(lines, valueRange.start)));
   const indent = Array.isArray(value)
     ? oldIsBlock && step.node.kind === 'list'
       ? oldColumn
@@ -742,7 +837,11 @@ function blockStyle(lines: TextLines, resource: ManifestResource): BlockStyle {
       if (e.via) continue;
       const keyColumn = e.keyRange.start.character;
       const child = e.value;
-      if (child.kind !== 'scalar' && !isFlow(lines, resource, child) && child.range.start.line > e.keyRange.start.line) {
+      if (
+        child.kind !== 'scalar' &&
+        !isFlow(lines, resource, child) &&
+        child.range.start.line > e.keyRange.start.line
+      ) {
         const column = child.range.start.character;
         if (child.kind === 'map' && indentUnit === undefined && column > keyColumn) indentUnit = column - keyColumn;
         if (child.kind === 'list' && indentlessSequences === undefined) indentlessSequences = column === keyColumn;
@@ -774,7 +873,8 @@ function checked(
   for (const e of sorted) {
     const start = offsetAt(lines, e.range.start);
     const end = offsetAt(lines, e.range.end);
-    if (start < documentStart || end > documentEnd) return refuse(`the edit of ${name} would reach into another document; edit it by hand`);
+    if (start < documentStart || end > documentEnd)
+      return refuse(`the edit of ${name} would reach into another document; edit it by hand`);
     shifted.push({ start: start - documentStart, end: end - documentStart, newText: e.newText });
   }
   let afterText = resource.documentText;
@@ -794,7 +894,9 @@ function checked(
     const isTarget = was.itemIndex === resource.itemIndex;
     if (!jsonEqual(after.resources[i]!.object, isTarget ? expected : was.object)) {
       if (isTarget && removed.some((p) => locate(after.resources[i]!, p) !== undefined)) {
-        return refuse(`${name} would still be there after the edit: a \`<<\` merge gives the same key another value; edit it by hand`);
+        return refuse(
+          `${name} would still be there after the edit: a \`<<\` merge gives the same key another value; edit it by hand`,
+        );
       }
       return refuse(
         isTarget

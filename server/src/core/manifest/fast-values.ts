@@ -42,7 +42,8 @@ const schema = FAILSAFE_SCHEMA.extend({ implicit: [kubectlPlainScalar] });
 const UNSURE_AFTER_SPACE = /[\s,[{](?:[&*!]\S|<<[ \t]*:|\?(?:\s|$))/;
 const UNSURE_AT_LINE_START = /^(?:[&*!]\S|<<[ \t]*:|\?(?:\s|$)|%|---[ \t]+[^\s#]|\.\.\.)/m;
 const UNSURE_ANYWHERE = /[\t\r\uFEFF]|__proto__/;
-const unsure = (source: string): boolean => UNSURE_ANYWHERE.test(source) || UNSURE_AFTER_SPACE.test(source) || UNSURE_AT_LINE_START.test(source);
+const unsure = (source: string): boolean =>
+  UNSURE_ANYWHERE.test(source) || UNSURE_AFTER_SPACE.test(source) || UNSURE_AT_LINE_START.test(source);
 
 /**
  * The document's value as kubectl decodes it, or undefined where this path declines (the full
@@ -163,7 +164,17 @@ function quotedEnd(source: string, start: number, quote: number): number {
   return -1;
 }
 
-const [NEWLINE, SPACE, HASH, DOUBLE_QUOTE, SINGLE_QUOTE, BACKSLASH, OPEN_BRACKET, OPEN_BRACE, DASH] = ['\n', ' ', '#', '"', "'", '\\', '[', '{', '-'].map((c) => c.charCodeAt(0)) as [number, number, number, number, number, number, number, number, number];
+const [NEWLINE, SPACE, HASH, DOUBLE_QUOTE, SINGLE_QUOTE, BACKSLASH, OPEN_BRACKET, OPEN_BRACE, DASH] = [
+  '\n',
+  ' ',
+  '#',
+  '"',
+  "'",
+  '\\',
+  '[',
+  '{',
+  '-',
+].map((c) => c.charCodeAt(0)) as [number, number, number, number, number, number, number, number, number];
 const codes = (chars: string): Uint8Array => {
   const table = new Uint8Array(128);
   for (const c of chars) table[c.charCodeAt(0)] = 1;

@@ -37,7 +37,8 @@ export interface JsonStream {
 }
 
 // Go's words alone ("invalid character '-' in numeric literal" for a `---`) do not say why.
-const STOPS = ': the text starts with `{`, so kubectl reads it as JSON objects one after another, and stops reading here';
+const STOPS =
+  ': the text starts with `{`, so kubectl reads it as JSON objects one after another, and stops reading here';
 
 /** How far kubectl looks for the `{` that makes a stream JSON (its decoder's buffer size). */
 const GUESS_WINDOW = 4096;
@@ -69,7 +70,10 @@ export function splitJsonStream(text: string): JsonStream {
       scanner.value();
       // kubectl decodes each value into an object; a list, a string or a number stops it.
       if (first !== '{') {
-        return { values, error: { at: scanner.position(start), message: `a JSON ${describeValue(first)}, not an object${STOPS}` } };
+        return {
+          values,
+          error: { at: scanner.position(start), message: `a JSON ${describeValue(first)}, not an object${STOPS}` },
+        };
       }
       values.push({ start: scanner.position(start), end: scanner.pos, text: text.slice(start, scanner.pos) });
     }
@@ -230,7 +234,14 @@ class Scanner {
 }
 
 function quoteChar(code: number): string {
-  const escapes: Record<number, string> = { 0x09: "'\\t'", 0x0a: "'\\n'", 0x0b: "'\\v'", 0x0c: "'\\f'", 0x0d: "'\\r'", 0x27: "'\\''" };
+  const escapes: Record<number, string> = {
+    0x09: "'\\t'",
+    0x0a: "'\\n'",
+    0x0b: "'\\v'",
+    0x0c: "'\\f'",
+    0x0d: "'\\r'",
+    0x27: "'\\''",
+  };
   if (escapes[code]) return escapes[code];
   if (code < 0x20 || code === 0x7f) return `'\\x${code.toString(16).padStart(2, '0')}'`;
   return `'${String.fromCodePoint(code)}'`;

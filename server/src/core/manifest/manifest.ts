@@ -137,7 +137,11 @@ export type NamespaceOrigin = 'manifest' | 'default';
  * Where an object lands, as kubectl places it: an object of a namespaced kind in its own namespace,
  * else in the default one; an object of a cluster-scoped kind in none ('').
  */
-export function placeInNamespace(namespaced: boolean, namespace: string | undefined, defaultNamespace: string): { readonly namespace: string; readonly origin: NamespaceOrigin } {
+export function placeInNamespace(
+  namespaced: boolean,
+  namespace: string | undefined,
+  defaultNamespace: string,
+): { readonly namespace: string; readonly origin: NamespaceOrigin } {
   return { namespace: namespaced ? namespace || defaultNamespace : '', origin: namespace ? 'manifest' : 'default' };
 }
 
@@ -283,7 +287,11 @@ export async function parseManifestTextInSlices(
 }
 
 /** The parse, one document per step (each step gives the objects found so far), so that callers can decide when to pause. */
-function* parseSteps(text: string, cache: ManifestCache | undefined, valuesFirst = true): Generator<readonly ManifestResource[], ParsedManifest> {
+function* parseSteps(
+  text: string,
+  cache: ManifestCache | undefined,
+  valuesFirst = true,
+): Generator<readonly ManifestResource[], ParsedManifest> {
   if (text.length > manifestLimits.textLength) {
     if (cache) cache.documents = new Map();
     const problem = tooLarge(
@@ -307,7 +315,8 @@ function* parseSteps(text: string, cache: ManifestCache | undefined, valuesFirst
     }
     reused.set(chunk.text, parsed);
     for (const r of parsed.resources) resources.push(placeResource(r, documentIndex, chunk));
-    for (const p of parsed.problems) problems.push({ ...p, range: shiftRange(p.range, chunk.startLine, chunk.startCharacter) });
+    for (const p of parsed.problems)
+      problems.push({ ...p, range: shiftRange(p.range, chunk.startLine, chunk.startCharacter) });
     if (chunk.problem) problems.push(chunk.problem);
     if (fresh) yield resources;
   }
@@ -359,13 +368,23 @@ function jsonStreamChunks(text: string): DocumentChunk[] {
   const stream = splitJsonStream(text);
   const chunks: DocumentChunk[] = stream.values.map((v) => {
     let i = v.start.offset;
-    while (i > v.start.offset - v.start.character && (text[i - 1] === ' ' || text[i - 1] === '\t' || text[i - 1] === '\r')) i--;
+    while (
+      i > v.start.offset - v.start.character &&
+      (text[i - 1] === ' ' || text[i - 1] === '\t' || text[i - 1] === '\r')
+    )
+      i--;
     const indented = i === v.start.offset - v.start.character;
-    return indented ? { text: ' '.repeat(v.start.character) + v.text, startLine: v.start.line } : { text: v.text, startLine: v.start.line, startCharacter: v.start.character };
+    return indented
+      ? { text: ' '.repeat(v.start.character) + v.text, startLine: v.start.line }
+      : { text: v.text, startLine: v.start.line, startCharacter: v.start.character };
   });
   if (stream.error) {
     const at = { line: stream.error.at.line, character: stream.error.at.character };
-    chunks.push({ text: '', startLine: at.line, problem: { code: 'yaml-syntax', message: stream.error.message, range: { start: at, end: at } } });
+    chunks.push({
+      text: '',
+      startLine: at.line,
+      problem: { code: 'yaml-syntax', message: stream.error.message, range: { start: at, end: at } },
+    });
   }
   return chunks.length > 0 ? chunks : [{ text, startLine: 0 }];
 }
@@ -376,13 +395,23 @@ function jsonStreamChunks(text: string): DocumentChunk[] {
  */
 export function shiftRange(r: Range, lines: number, column = 0): Range {
   if (lines === 0 && column === 0) return r;
-  const shift = (p: Position): Position => ({ line: p.line + lines, character: p.line === 0 ? p.character + column : p.character });
+  const shift = (p: Position): Position => ({
+    line: p.line + lines,
+    character: p.line === 0 ? p.character + column : p.character,
+  });
   return { start: shift(r.start), end: shift(r.end) };
 }
 
 // The fields that say which object a manifest is: a fix never removes them (that would address
 // another object), and hovering them tells about the object itself rather than one field.
-const IDENTITY_PATHS = new Set(['.apiVersion', '.kind', '.metadata', '.metadata.name', '.metadata.generateName', '.metadata.namespace']);
+const IDENTITY_PATHS = new Set([
+  '.apiVersion',
+  '.kind',
+  '.metadata',
+  '.metadata.name',
+  '.metadata.generateName',
+  '.metadata.namespace',
+]);
 
 /** True for the fields that name the object: apiVersion, kind, metadata and its name, generateName, namespace. */
 export function isIdentityPath(path: FieldPath): boolean {
@@ -452,7 +481,13 @@ const tooDeepMessage = `This document nests deeper than ${manifestLimits.depth} 
 function placeResource(r: DocumentResource, documentIndex: number, chunk: DocumentChunk): ManifestResource {
   // A document that did not move since the last parse (most of a file, after a keystroke) keeps its placed resource.
   const known = placements.get(r);
-  if (known && known.documentIndex === documentIndex && known.lineOffset === chunk.startLine && known.columnOffset === chunk.startCharacter) return known;
+  if (
+    known &&
+    known.documentIndex === documentIndex &&
+    known.lineOffset === chunk.startLine &&
+    known.columnOffset === chunk.startCharacter
+  )
+    return known;
   const made = placeAnew(r, documentIndex, chunk);
   placements.set(r, made);
   return made;
@@ -462,7 +497,12 @@ function placeResource(r: DocumentResource, documentIndex: number, chunk: Docume
 const placements = new WeakMap<DocumentResource, ManifestResource>();
 
 function placeAnew(r: DocumentResource, documentIndex: number, chunk: DocumentChunk): ManifestResource {
-  const placement = { documentIndex, lineOffset: chunk.startLine, ...(chunk.startCharacter !== undefined ? { columnOffset: chunk.startCharacter } : {}), documentText: chunk.text };
+  const placement = {
+    documentIndex,
+    lineOffset: chunk.startLine,
+    ...(chunk.startCharacter !== undefined ? { columnOffset: chunk.startCharacter } : {}),
+    documentText: chunk.text,
+  };
   if (!(LAZY in r)) return { ...r, range: shiftRange(r.range, chunk.startLine, chunk.startCharacter), ...placement };
   const { apiVersion, kind, name, generateName, namespace, object, itemIndex } = r;
   const placed = {
@@ -477,7 +517,10 @@ function placeAnew(r: DocumentResource, documentIndex: number, chunk: DocumentCh
   } as ManifestResource;
   let range: Range | undefined;
   Object.defineProperty(placed, 'root', { enumerable: true, get: () => r.root });
-  Object.defineProperty(placed, 'range', { enumerable: true, get: () => (range ??= shiftRange(r.range, chunk.startLine, chunk.startCharacter)) });
+  Object.defineProperty(placed, 'range', {
+    enumerable: true,
+    get: () => (range ??= shiftRange(r.range, chunk.startLine, chunk.startCharacter)),
+  });
   Object.defineProperty(placed, LAZY, { value: r });
   return placed;
 }
@@ -515,7 +558,12 @@ function lazyResources(source: string, value: JsonValue): DocumentResource[] {
   const tree = (): DocumentResource => {
     if (!full) {
       const parsed = fullParse(source).resources[0];
-      full = parsed ?? { ...head, object: value, root: { kind: 'map', range: emptyRange, entries: [] }, range: emptyRange };
+      full = parsed ?? {
+        ...head,
+        object: value,
+        root: { kind: 'map', range: emptyRange, entries: [] },
+        range: emptyRange,
+      };
       treesBuilt.add(resource);
     }
     return full;
@@ -567,17 +615,32 @@ function fullParse(source: string): ParsedDocument {
   for (const next of composer.compose(tokens, true, source.length)) {
     if (!doc) doc = next;
     else {
-      doc.errors.push(new YAMLParseError(next.range.slice(0, 2) as [number, number], 'MULTIPLE_DOCS', 'Source contains multiple documents; please use YAML.parseAllDocuments()'));
+      doc.errors.push(
+        new YAMLParseError(
+          next.range.slice(0, 2) as [number, number],
+          'MULTIPLE_DOCS',
+          'Source contains multiple documents; please use YAML.parseAllDocuments()',
+        ),
+      );
       break;
     }
   }
   if (!doc) return { resources: [], problems: [] };
-  const ctx: DocumentContext = { source, lines, doc, problems: [], converted: new Map(), converting: new Set(), aliasTargets: new Map() };
+  const ctx: DocumentContext = {
+    source,
+    lines,
+    doc,
+    problems: [],
+    converted: new Map(),
+    converting: new Set(),
+    aliasTargets: new Map(),
+  };
   for (const e of doc.errors) {
     // The parser recurses per level of nesting and reports running out of stack as an error, once
     // per level it gives up on: the document is one `too-large`, as a document deep within the stack is.
     if (e.code === 'RESOURCE_EXHAUSTION') {
-      if (!ctx.problems.some((p) => p.code === 'too-large')) ctx.problems.push(tooLarge(tooDeepMessage, rangeOf(ctx, e.pos[0], e.pos[1])));
+      if (!ctx.problems.some((p) => p.code === 'too-large'))
+        ctx.problems.push(tooLarge(tooDeepMessage, rangeOf(ctx, e.pos[0], e.pos[1])));
     } else ctx.problems.push({ code: 'yaml-syntax', message: e.message, range: rangeOf(ctx, e.pos[0], e.pos[1]) });
   }
   if (doc.errors.length > 0 || !doc.contents) return { resources: [], problems: ctx.problems };
@@ -599,7 +662,9 @@ function fullParse(source: string): ParsedDocument {
     }
   } catch (e) {
     if (!(e instanceof DecodeError)) throw e;
-    ctx.problems.push(e.code === 'too-large' ? tooLarge(e.message, e.range) : { code: e.code, message: e.message, range: e.range });
+    ctx.problems.push(
+      e.code === 'too-large' ? tooLarge(e.message, e.range) : { code: e.code, message: e.message, range: e.range },
+    );
     return { resources: [], problems: ctx.problems };
   }
   return { resources: resourcesOf(root), problems: ctx.problems };
@@ -696,7 +761,9 @@ function resourceHead(node: MapNode, object: JsonObject): Omit<DocumentResource,
 }
 
 /** What names a resource: apiVersion and kind (both needed), name, generateName, namespace. */
-function headOf(object: JsonObject): Pick<DocumentResource, 'apiVersion' | 'kind' | 'name' | 'generateName' | 'namespace'> | undefined {
+function headOf(
+  object: JsonObject,
+): Pick<DocumentResource, 'apiVersion' | 'kind' | 'name' | 'generateName' | 'namespace'> | undefined {
   const { apiVersion, kind } = object;
   if (typeof apiVersion !== 'string' || typeof kind !== 'string' || !apiVersion || !kind) return undefined;
   const metadata = object.metadata;
@@ -766,7 +833,10 @@ function convertScalar(ctx: DocumentContext, node: Scalar): Converted {
   if (!r.ok) throw new DecodeError(r.message, range);
   if (typeof r.value === 'number' && !Number.isFinite(r.value)) {
     // sigs.k8s.io/yaml hands the float to encoding/json, which refuses it.
-    throw new DecodeError(`json: unsupported value: ${Number.isNaN(r.value) ? 'NaN' : r.value > 0 ? '+Inf' : '-Inf'}`, range);
+    throw new DecodeError(
+      `json: unsupported value: ${Number.isNaN(r.value) ? 'NaN' : r.value > 0 ? '+Inf' : '-Inf'}`,
+      range,
+    );
   }
   return { node: { kind: 'scalar', range, value: r.value }, json: r.value, size: 1, height: 1 };
 }
@@ -776,20 +846,29 @@ function convertSeq(ctx: DocumentContext, seq: YAMLSeq.Parsed, depth: number): C
   const json: JsonValue[] = [];
   let size = 1;
   let height = 1;
-  const cstItems = seq.srcToken && 'items' in seq.srcToken && seq.srcToken.type === 'block-seq' ? seq.srcToken.items : undefined;
+  const cstItems =
+    seq.srcToken && 'items' in seq.srcToken && seq.srcToken.type === 'block-seq' ? seq.srcToken.items : undefined;
   seq.items.forEach((raw, i) => {
     const item = raw as YamlNode | null;
     if (!item) return;
     const c = convert(ctx, item, depth + 1);
     const valueRange = isAlias(item) ? c.node.range : c.node.range;
     const marker = cstItems?.[i]?.start.find((t) => t.type === 'seq-item-ind');
-    const markerRange = marker ? rangeOf(ctx, marker.offset, marker.offset + 1) : isAlias(item) ? nodeRange(ctx, item) : valueRange;
+    const markerRange = marker
+      ? rangeOf(ctx, marker.offset, marker.offset + 1)
+      : isAlias(item)
+        ? nodeRange(ctx, item)
+        : valueRange;
     items.push({ markerRange, value: c.node, ...(isAlias(item) && { via: nodeRange(ctx, item) }) });
     json.push(c.json);
     size += c.size;
     height = Math.max(height, c.height + 1);
   });
-  const range = collectionRange(ctx, seq, items.map((i) => i.value.range));
+  const range = collectionRange(
+    ctx,
+    seq,
+    items.map((i) => i.value.range),
+  );
   return { node: { kind: 'list', range, items }, json, size, height };
 }
 
@@ -827,7 +906,12 @@ function convertMap(ctx: DocumentContext, map: YAMLMap.Parsed, depth: number): C
     const key = keyNode ? keyOf(ctx, keyNode, keyRange) : 'null';
     const value = valueNode
       ? convert(ctx, valueNode, depth + 1)
-      : { node: { kind: 'scalar', range: { start: keyRange.end, end: keyRange.end }, value: null } as ScalarNode, json: null, size: 1, height: 1 };
+      : {
+          node: { kind: 'scalar', range: { start: keyRange.end, end: keyRange.end }, value: null } as ScalarNode,
+          json: null,
+          size: 1,
+          height: 1,
+        };
     const previous = entries.get(key);
     if (previous && !previous.merged) {
       ctx.problems.push({
@@ -854,7 +938,11 @@ function convertMap(ctx: DocumentContext, map: YAMLMap.Parsed, depth: number): C
   let height = 1;
   for (const e of entries.values()) {
     setOwn(json, e.key, e.json);
-    out.push(e.via ? { key: e.key, keyRange: e.keyRange, value: e.value, via: e.via } : { key: e.key, keyRange: e.keyRange, value: e.value });
+    out.push(
+      e.via
+        ? { key: e.key, keyRange: e.keyRange, value: e.value, via: e.via }
+        : { key: e.key, keyRange: e.keyRange, value: e.value },
+    );
     size += e.size;
     height = Math.max(height, e.height + 1);
   }
@@ -870,11 +958,17 @@ function isMergeKey(key: Scalar): boolean {
 // decode.go merge(): a map, an alias of a map, or a sequence of those in which earlier maps win,
 // so they are returned last. The merged entries override keys written before the `<<` (go-yaml v2
 // applies the merge in place; checked with kubectl).
-function mergeSources(ctx: DocumentContext, value: YamlNode, keyRange: Range, depth: number): { node: MapNode; json: JsonValue; size: number; height: number }[] {
+function mergeSources(
+  ctx: DocumentContext,
+  value: YamlNode,
+  keyRange: Range,
+  depth: number,
+): { node: MapNode; json: JsonValue; size: number; height: number }[] {
   // The merged map's entries become this map's: they sit at this map's level.
   const asMap = (n: YamlNode) => {
     const c = convert(ctx, n, depth);
-    if (c.node.kind !== 'map') throw new DecodeError('map merge requires map or sequence of maps as the value', keyRange);
+    if (c.node.kind !== 'map')
+      throw new DecodeError('map merge requires map or sequence of maps as the value', keyRange);
     return { node: c.node, json: c.json, size: c.size, height: c.height };
   };
   if (isSeq(value)) return (value.items as YamlNode[]).map(asMap).reverse();
@@ -895,7 +989,8 @@ function keyOf(ctx: DocumentContext, keyNode: YamlNode, keyRange: Range): string
 
 // `__proto__` is a legal key; plain assignment would set the prototype instead.
 function setOwn(obj: JsonObject, key: string, value: JsonValue): void {
-  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
   else obj[key] = value;
 }
 
@@ -987,7 +1082,11 @@ export function nodeToJson(node: ManifestNode): JsonValue {
  * contain dots (`.metadata.labels.app.kubernetes.io/name`) are resolved against the keys written in
  * the manifest.
  */
-export function locatePathString(resource: ManifestResource, text: string, options: LocateOptions = {}): Location | undefined {
+export function locatePathString(
+  resource: ManifestResource,
+  text: string,
+  options: LocateOptions = {},
+): Location | undefined {
   const path = parsePath(text, (parent) => {
     const at = locate(resource, parent, options);
     return at?.node.kind === 'map' ? at.node.entries.map((e) => e.key) : undefined;

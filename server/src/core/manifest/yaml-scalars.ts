@@ -135,7 +135,9 @@ function resolve(tag: string, text: string): Resolved {
 // resolve.go allowedTimestampFormats, read loosely: only used to keep such text a string, which
 // every other reading would also do, so precision here does not change a value.
 function looksLikeTimestamp(text: string): boolean {
-  return /^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([Tt ][0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(\.[0-9]*)?(Z|[-+][0-9]{1,2}(:[0-9]{2})?)?)?$/.test(text);
+  return /^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([Tt ][0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(\.[0-9]*)?(Z|[-+][0-9]{1,2}(:[0-9]{2})?)?)?$/.test(
+    text,
+  );
 }
 
 const RESOLVABLE = new Set(['', STR, BOOL, INT, FLOAT, NULL, TIMESTAMP]);

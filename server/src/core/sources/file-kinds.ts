@@ -110,7 +110,8 @@ function looksLikeKubernetes(text: string): boolean {
   // of a file of blank lines would take time quadratic in its length. A byte order mark before the
   // first key is allowed, as kubectl allows it.
   return (
-    (/(?:^|[{,])[ \t\uFEFF]*["']?apiVersion["']?[ \t]*:/m.test(text) && /(?:^|[{,])[ \t\uFEFF]*["']?kind["']?[ \t]*:/m.test(text)) ||
+    (/(?:^|[{,])[ \t\uFEFF]*["']?apiVersion["']?[ \t]*:/m.test(text) &&
+      /(?:^|[{,])[ \t\uFEFF]*["']?kind["']?[ \t]*:/m.test(text)) ||
     (/"apiVersion"\s*:/.test(text) && /"kind"\s*:/.test(text))
   );
 }
@@ -152,19 +153,26 @@ export function kustomizationRefs(text: string): KustomizationRefs {
       if (!g || typeof g !== 'object') return;
       const gen = g as Record<string, unknown>;
       // `files` entries are `path` or `key=path`.
-      if (Array.isArray(gen.files)) for (const f of gen.files) add(typeof f === 'string' ? f.slice(f.indexOf('=') + 1) : undefined, 'generator-input');
+      if (Array.isArray(gen.files))
+        for (const f of gen.files)
+          add(typeof f === 'string' ? f.slice(f.indexOf('=') + 1) : undefined, 'generator-input');
       if (Array.isArray(gen.envs)) for (const e of gen.envs) add(e, 'generator-input');
       add(gen.env, 'generator-input');
     });
   }
-  for (const field of ['configurations', 'generators', 'transformers', 'validators']) each(field, (v) => add(v, 'configuration'));
+  for (const field of ['configurations', 'generators', 'transformers', 'validators'])
+    each(field, (v) => add(v, 'configuration'));
   const openapi = k.openapi;
   if (openapi && typeof openapi === 'object') add((openapi as Record<string, unknown>).path, 'configuration');
   return refs;
 }
 
 function isRemote(ref: string): boolean {
-  return /^[a-z][a-z0-9+.-]*:\/\//i.test(ref) || /^(git@|github\.com\/|gitlab\.com\/|bitbucket\.org\/)/.test(ref) || /\?ref=|\.git(\/\/|$)/.test(ref);
+  return (
+    /^[a-z][a-z0-9+.-]*:\/\//i.test(ref) ||
+    /^(git@|github\.com\/|gitlab\.com\/|bitbucket\.org\/)/.test(ref) ||
+    /\?ref=|\.git(\/\/|$)/.test(ref)
+  );
 }
 
 // --- `/` paths, without node:path (core does no I/O and imports nothing that does) ---
@@ -244,5 +252,8 @@ export function overlayRoots(files: readonly KnownFile[]): string[] {
     dirs.set(dir, /^kind:[ \t]*["']?Component\b/m.test(f.text));
     for (const ref of kustomizationRefs(f.text)) used.add(joinPath(dir, ref.path));
   }
-  return [...dirs].filter(([dir, component]) => !component && !used.has(dir)).map(([dir]) => dir).sort();
+  return [...dirs]
+    .filter(([dir, component]) => !component && !used.has(dir))
+    .map(([dir]) => dir)
+    .sort();
 }

@@ -60,13 +60,14 @@ export function helmSourceMap(resources: readonly ManifestResource[], chart: Hel
   for (const [i, resource] of resources.entries()) {
     const source = sourceComment(resource.documentText);
     // `CHART/templates/x.yaml`: the first segment is the top chart's name, whatever its folder is called.
-    const file = source !== undefined && source.includes('/') ? `${root}/${source.slice(source.indexOf('/') + 1)}` : chartFile;
+    const file =
+      source !== undefined && source.includes('/') ? `${root}/${source.slice(source.indexOf('/') + 1)}` : chartFile;
     const ordinal = sameSourceSeen.get(file) ?? 0;
     sameSourceSeen.set(file, ordinal + 1);
     located.push({ file, ordinal, resource });
     const template = templateOf(file);
     const first = template?.documents[Math.min(ordinal, template.documents.length - 1)]?.firstLine ?? 0;
-    const range = template ? template.keyRange(first) ?? lineRange(first, 0) : lineRange(0, 0);
+    const range = template ? (template.keyRange(first) ?? lineRange(first, 0)) : lineRange(0, 0);
     objects.push({ index: i, origin: { file: template ? file : chartFile, range, role: 'template' } });
   }
 
@@ -82,12 +83,19 @@ export function helmSourceMap(resources: readonly ManifestResource[], chart: Hel
       const doc = template.documentFor(at.resource.kind, at.ordinal);
       if (!doc) return [];
       const chain = subchartChain(root, at.file, chart.files);
-      const found = walk(doc, at.ordinal, address, at.resource.object, (ref) => values.locate(chain, ref) !== undefined);
+      const found = walk(
+        doc,
+        at.ordinal,
+        address,
+        at.resource.object,
+        (ref) => values.locate(chain, ref) !== undefined,
+      );
       if (!found) return [];
       const out: SourceLocation[] = [{ file: at.file, range: found.range, role: 'template' }];
       for (const ref of found.values) {
         const place = values.locate(chain, ref);
-        if (place && !out.some((o) => o.file === place.file && o.range.start.line === place.range.start.line)) out.push(place);
+        if (place && !out.some((o) => o.file === place.file && o.range.start.line === place.range.start.line))
+          out.push(place);
       }
       return out;
     },
@@ -118,32 +126,47 @@ export function removeTemplateLineEdits(text: string, line: number, key?: string
     }
   };
   for (const doc of readTemplate(text).documents) if (!hit) visit(doc.root);
-  if (!hit) return refuse(raw.includes('{{') ? 'the line holds a template action: its value is not written here' : 'the line writes no key of the rendered object');
+  if (!hit)
+    return refuse(
+      raw.includes('{{')
+        ? 'the line holds a template action: its value is not written here'
+        : 'the line writes no key of the rendered object',
+    );
   const { node, parent } = hit;
-  if (node.key === undefined) return refuse('the key is templated: which field the line writes is known only when rendered');
+  if (node.key === undefined)
+    return refuse('the key is templated: which field the line writes is known only when rendered');
   if (key !== undefined && node.key !== key) return refuse(`the line writes ${node.key}, not ${key}`);
   const indent = raw.length - raw.trimStart().length;
   const after = raw.slice(node.range.end.character).replace(/^\s*:/, '').trim();
   if (raw.includes('{{')) {
     // One action, the whole value (quoted or not), printing a scalar: the line is the key's only writer.
     const actions = findActions(raw);
-    const single = actions.length === 1 && /^("?)\{\{[^]*\}\}\1$/.test(after) && raw.indexOf('{{') >= node.range.end.character;
+    const single =
+      actions.length === 1 && /^("?)\{\{[^]*\}\}\1$/.test(after) && raw.indexOf('{{') >= node.range.end.character;
     const body = actions[0]?.body ?? '';
-    if (!single || CONTROL.test(body) || /\b(toYaml|toJson|nindent|indent|tpl)\b/.test(body) || /-\s*\}\}/.test(after)) return refuse('the line holds a template action: its value is not written here');
+    if (!single || CONTROL.test(body) || /\b(toYaml|toJson|nindent|indent|tpl)\b/.test(body) || /-\s*\}\}/.test(after))
+      return refuse('the line holds a template action: its value is not written here');
   } else if (node.literal === undefined) return refuse('the line does not write a literal value of its own');
-  if (!node.inlineValue || node.children.length > 0 || /^[|>]/.test(after)) return refuse('the line does not write a literal value of its own');
-  if (node.range.start.character !== indent) return refuse('the key starts a list item: removing the line would remove the item');
-  if (parent.kind !== 'root' && parent.children.length < 2) return refuse('it is the only key of its parent, which would be left empty');
+  if (!node.inlineValue || node.children.length > 0 || /^[|>]/.test(after))
+    return refuse('the line does not write a literal value of its own');
+  if (node.range.start.character !== indent)
+    return refuse('the key starts a list item: removing the line would remove the item');
+  if (parent.kind !== 'root' && parent.children.length < 2)
+    return refuse('it is the only key of its parent, which would be left empty');
   const lines = text.split('\n');
   for (let l = line + 1; l < lines.length; l++) {
     const next = lines[l]!.replace(/\r$/, '');
     if (next.trim() === '') continue;
-    if (next.length - next.trimStart().length > indent && !next.trim().startsWith('#')) return refuse('the value goes on below the line');
+    if (next.length - next.trimStart().length > indent && !next.trim().startsWith('#'))
+      return refuse('the value goes on below the line');
     break;
   }
   const last = line + 1 >= lines.length;
   const range: Range = last
-    ? { start: { line: Math.max(0, line - 1), character: line > 0 ? lines[line - 1]!.length : 0 }, end: { line, character: lines[line]!.length } }
+    ? {
+        start: { line: Math.max(0, line - 1), character: line > 0 ? lines[line - 1]!.length : 0 },
+        end: { line, character: lines[line]!.length },
+      }
     : { start: { line, character: 0 }, end: { line: line + 1, character: 0 } };
   return { edits: [{ range, newText: '' }] };
 }
@@ -267,7 +290,9 @@ function findActions(text: string): Action[] {
 function refsIn(body: string, frame: Frame): ValuesRef[] {
   const code = body.replace(/"(?:[^"\\]|\\.)*"|`[^`]*`/g, '""');
   const out: ValuesRef[] = [];
-  for (const m of code.matchAll(/(\$[A-Za-z0-9_]*)((?:\.[A-Za-z_][A-Za-z0-9_]*)*)|(?<![\w)\]])((?:\.[A-Za-z_][A-Za-z0-9_]*)+|\.(?![\w.]))/g)) {
+  for (const m of code.matchAll(
+    /(\$[A-Za-z0-9_]*)((?:\.[A-Za-z_][A-Za-z0-9_]*)*)|(?<![\w)\]])((?:\.[A-Za-z_][A-Za-z0-9_]*)+|\.(?![\w.]))/g,
+  )) {
     const ref = resolve(m[1], m[2] ?? m[3] ?? '', frame);
     if (ref) out.push(ref);
   }
@@ -385,13 +410,32 @@ function readTemplate(text: string): Template {
     return defining;
   };
 
-  const documents: { root: TNode; firstLine: number; kind?: string; unitOf?: number; stack: { node: TNode; ranges: number[] }[] }[] = [];
+  const documents: {
+    root: TNode;
+    firstLine: number;
+    kind?: string;
+    unitOf?: number;
+    stack: { node: TNode; ranges: number[] }[];
+  }[] = [];
   let current: (typeof documents)[number] | undefined;
   const open = (line: number): (typeof documents)[number] => {
     if (current) return current;
-    const root: TNode = { kind: 'root', col: -1, line, range: lineRange(line, 0), children: [], refs: [], inlineValue: false };
+    const root: TNode = {
+      kind: 'root',
+      col: -1,
+      line,
+      range: lineRange(line, 0),
+      children: [],
+      refs: [],
+      inlineValue: false,
+    };
     const ranges = rangesAt(lineStarts[line]!);
-    current = { root, firstLine: line, stack: [{ node: root, ranges }], ...(ranges.length > 0 ? { unitOf: ranges.at(-1)! } : {}) };
+    current = {
+      root,
+      firstLine: line,
+      stack: [{ node: root, ranges }],
+      ...(ranges.length > 0 ? { unitOf: ranges.at(-1)! } : {}),
+    };
     documents.push(current);
     return current;
   };
@@ -417,14 +461,27 @@ function readTemplate(text: string): Template {
     const acts = (lineActions.get(ln) ?? []).filter((a) => a.action.start >= lineStart);
     if (trimmed === '' || trimmed.startsWith('#')) {
       // An action alone on its line: it prints (a block of YAML) unless it is control or a comment.
-      const printing = acts.filter((a) => !CONTROL.test(a.action.body) && !a.action.body.startsWith('/*') && !/^\$\w+\s*:?=/.test(a.action.body));
+      const printing = acts.filter(
+        (a) => !CONTROL.test(a.action.body) && !a.action.body.startsWith('/*') && !/^\$\w+\s*:?=/.test(a.action.body),
+      );
       if (printing.length === 0 || trimmed.startsWith('#')) continue;
       const p = printing[0]!;
       const startCol = p.action.start - lineStart;
       const col = printColumn(p.action.body, startCol);
-      const yamlOf = /\btoYaml\b/.test(p.action.body) ? firstRef(p.action.body.replace(/^.*?\btoYaml\b/s, ''), p.frame) : undefined;
+      const yamlOf = /\btoYaml\b/.test(p.action.body)
+        ? firstRef(p.action.body.replace(/^.*?\btoYaml\b/s, ''), p.frame)
+        : undefined;
       const endCol = Math.min(rawLines[ln]!.replace(/\r$/, '').length, startCol + (p.action.end - p.action.start));
-      const node: TNode = { kind: 'print', col, line: ln, range: { start: { line: ln, character: startCol }, end: { line: ln, character: endCol } }, children: [], refs: [], inlineValue: true, ...(yamlOf ? { yamlOf } : {}) };
+      const node: TNode = {
+        kind: 'print',
+        col,
+        line: ln,
+        range: { start: { line: ln, character: startCol }, end: { line: ln, character: endCol } },
+        children: [],
+        refs: [],
+        inlineValue: true,
+        ...(yamlOf ? { yamlOf } : {}),
+      };
       place(open(ln), node, p.ranges);
       continue;
     }
@@ -435,7 +492,15 @@ function readTemplate(text: string): Template {
     let rest = m.slice(col);
     let parentItem: TNode | undefined;
     while (/^-(\s|$)/.test(rest)) {
-      const item: TNode = { kind: 'item', col, line: ln, range: { start: { line: ln, character: col }, end: { line: ln, character: col + 1 } }, children: [], refs: [], inlineValue: false };
+      const item: TNode = {
+        kind: 'item',
+        col,
+        line: ln,
+        range: { start: { line: ln, character: col }, end: { line: ln, character: col + 1 } },
+        children: [],
+        refs: [],
+        inlineValue: false,
+      };
       if (parentItem) {
         parentItem.children.push(item);
         doc.stack.push({ node: item, ranges: lineRanges });
@@ -463,9 +528,17 @@ function readTemplate(text: string): Template {
     if (!keyRanges.has(ln)) keyRanges.set(ln, range);
     const toYaml = valueActions.find((a) => /\btoYaml\b/.test(a.action.body));
     const yamlOf = toYaml ? firstRef(toYaml.action.body.replace(/^.*?\btoYaml\b/s, ''), toYaml.frame) : undefined;
-    const literal = value !== '' && !valueText.includes('\u0001') && !value.startsWith('#') ? unquote(valueText.replace(/\s+#.*$/, '')) : undefined;
+    const literal =
+      value !== '' && !valueText.includes('\u0001') && !value.startsWith('#')
+        ? unquote(valueText.replace(/\s+#.*$/, ''))
+        : undefined;
     const node: TNode = {
-      kind: 'key', col, line: ln, range, children: [], refs: yamlOf ? [] : valueRefs,
+      kind: 'key',
+      col,
+      line: ln,
+      range,
+      children: [],
+      refs: yamlOf ? [] : valueRefs,
       // `key: {{ toYaml ... | nindent N }}` writes the block below itself: still a parent.
       inlineValue: value !== '' && !value.startsWith('#') && !toYaml,
       ...(templated ? {} : { key: unquote(keyText) }),
@@ -551,7 +624,13 @@ interface Found {
 }
 
 /** `inValues`: whether a values file sets the path (`.Values.x.y`), to tell which printing action wrote a key. */
-function walk(doc: TemplateDocument, ordinal: number, address: JsonAddress, object: JsonObject, inValues: (ref: ValuesRef) => boolean): Found | undefined {
+function walk(
+  doc: TemplateDocument,
+  ordinal: number,
+  address: JsonAddress,
+  object: JsonObject,
+  inValues: (ref: ValuesRef) => boolean,
+): Found | undefined {
   let node: TNode = doc.root;
   let value: JsonValue = object;
   const bound = new Map<number, string | number>();
@@ -559,15 +638,26 @@ function walk(doc: TemplateDocument, ordinal: number, address: JsonAddress, obje
   let best: TNode | undefined;
   for (let i = 0; i < address.length; i++) {
     const step = address[i]!;
-    const next: JsonValue | undefined = typeof step === 'number' ? (Array.isArray(value) ? value[step] : undefined) : isJsonObject(value) ? value[step] : undefined;
+    const next: JsonValue | undefined =
+      typeof step === 'number'
+        ? Array.isArray(value)
+          ? value[step]
+          : undefined
+        : isJsonObject(value)
+          ? value[step]
+          : undefined;
     let child: TNode | undefined;
     if (typeof step === 'string') {
-      child = node.children.find((c) => c.kind === 'key' && c.key === step) ?? node.children.find((c) => c.kind === 'key' && c.key === undefined);
+      child =
+        node.children.find((c) => c.kind === 'key' && c.key === step) ??
+        node.children.find((c) => c.kind === 'key' && c.key === undefined);
       if (child && child.key === undefined && child.unitOf !== undefined) bound.set(child.unitOf, step);
     } else {
       child = pickItem(node, step, next);
       if (child && child.unitOf !== undefined) {
-        const before = node.children.filter((c) => c.kind === 'item' && c.unitOf === undefined && c.line < child!.line).length;
+        const before = node.children.filter(
+          (c) => c.kind === 'item' && c.unitOf === undefined && c.line < child!.line,
+        ).length;
         bound.set(child.unitOf, step - before);
       }
     }
@@ -579,9 +669,17 @@ function walk(doc: TemplateDocument, ordinal: number, address: JsonAddress, obje
       if (printers.length === 0) return best ? { range: best.range, values: [] } : undefined;
       // `labels:` holds `include "x.labels"` and `toYaml .Values.podLabels`: the values file tells
       // which wrote the key; otherwise the one that does not print values.
-      const fromValues = printers.find((p) => p.yamlOf !== undefined && isRef(concrete([...p.yamlOf, ...rest], bound)) && inValues(concrete([...p.yamlOf, ...rest], bound)!));
+      const fromValues = printers.find(
+        (p) =>
+          p.yamlOf !== undefined &&
+          isRef(concrete([...p.yamlOf, ...rest], bound)) &&
+          inValues(concrete([...p.yamlOf, ...rest], bound)!),
+      );
       const printer = fromValues ?? printers.find((p) => p.yamlOf === undefined) ?? printers[0]!;
-      return { range: printer.range, values: printer.yamlOf ? [concrete([...printer.yamlOf, ...rest], bound)].filter(isRef) : [] };
+      return {
+        range: printer.range,
+        values: printer.yamlOf ? [concrete([...printer.yamlOf, ...rest], bound)].filter(isRef) : [],
+      };
     }
     node = child;
     if (node.kind !== 'item') best = node;
@@ -600,7 +698,8 @@ function walk(doc: TemplateDocument, ordinal: number, address: JsonAddress, obje
 function pickItem(node: TNode, index: number, item: JsonValue | undefined): TNode | undefined {
   const items = node.children.filter((c) => c.kind === 'item');
   if (items.length === 0) return undefined;
-  const literals = (it: TNode): TNode[] => it.children.filter((c) => c.kind === 'key' && c.key !== undefined && c.literal !== undefined);
+  const literals = (it: TNode): TNode[] =>
+    it.children.filter((c) => c.kind === 'key' && c.key !== undefined && c.literal !== undefined);
   const agrees = (it: TNode): number => {
     if (!isJsonObject(item)) return 0;
     let score = 0;
@@ -658,7 +757,10 @@ class ValuesFiles {
     // subchart's name, then the user's files (which address the top chart).
     const candidates: { file: string; path: ValuesRef }[] = [];
     for (let depth = chain.length; depth >= 0; depth--) {
-      const dir = [root, ...chain.slice(0, depth).map((c, k) => `charts/${this.folderOf(root, chain.slice(0, k), c)}`)].join('/');
+      const dir = [
+        root,
+        ...chain.slice(0, depth).map((c, k) => `charts/${this.folderOf(root, chain.slice(0, k), c)}`),
+      ].join('/');
       candidates.push({ file: `${dir}/values.yaml`, path: [...chain.slice(depth), ...path] });
     }
     for (const f of this.chart.valuesFiles) candidates.push({ file: f, path: [...chain, ...path] });
@@ -675,7 +777,8 @@ class ValuesFiles {
     const base = [root, ...parents.map((p) => `charts/${p}`)].join('/');
     for (const file of this.chart.files.keys()) {
       const m = new RegExp(`^${escapeRegExp(base)}/charts/([^/]+)/Chart\\.yaml$`).exec(file);
-      if (m && new RegExp(`^name:[ \\t]*["']?${escapeRegExp(name)}["']?\\s*$`, 'm').test(this.chart.files.get(file)!)) return m[1]!;
+      if (m && new RegExp(`^name:[ \\t]*["']?${escapeRegExp(name)}["']?\\s*$`, 'm').test(this.chart.files.get(file)!))
+        return m[1]!;
     }
     return name;
   }
@@ -704,7 +807,10 @@ class ValuesFiles {
     const start = values.lines.linePos(keyNode.range[0]);
     const end = values.lines.linePos(isScalar(keyNode) ? keyNode.range[1] : keyNode.range[0]);
     // A list item's range starts at its value; the key of a pair ends where it ends.
-    return { start: { line: start.line - 1, character: start.col - 1 }, end: { line: end.line - 1, character: end.col - 1 } };
+    return {
+      start: { line: start.line - 1, character: start.col - 1 },
+      end: { line: end.line - 1, character: end.col - 1 },
+    };
   }
 
   private read(file: string): ParsedValues | undefined {

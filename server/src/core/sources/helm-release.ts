@@ -75,14 +75,21 @@ type Rendered = Pick<ManifestResource, 'apiVersion' | 'kind' | 'name' | 'namespa
 /** The kinds to list, namespaced ones of the chart first come first (the cluster layer skips cluster-scoped ones). */
 export function sightingKinds(rendered: readonly Rendered[]): { apiVersion: string; kind: string }[] {
   const kinds = new Map<string, { apiVersion: string; kind: string }>();
-  for (const r of rendered) if (r.apiVersion && r.kind) kinds.set(`${r.apiVersion} ${r.kind}`, { apiVersion: r.apiVersion, kind: r.kind });
+  for (const r of rendered)
+    if (r.apiVersion && r.kind) kinds.set(`${r.apiVersion} ${r.kind}`, { apiVersion: r.apiVersion, kind: r.kind });
   return [...kinds.values()];
 }
 
 /** The releases whose live objects look like this chart's (step 2), most likely first. */
-export function releaseCandidates(chartName: string, rendered: readonly Rendered[], sightings: HelmReleaseSightings, want: Partial<ReleasePlace> = {}): ReleaseCandidate[] {
+export function releaseCandidates(
+  chartName: string,
+  rendered: readonly Rendered[],
+  sightings: HelmReleaseSightings,
+  want: Partial<ReleasePlace> = {},
+): ReleaseCandidate[] {
   const byKind = new Map<string, Rendered[]>();
-  for (const r of rendered) byKind.set(groupKind(r.apiVersion, r.kind), [...(byKind.get(groupKind(r.apiVersion, r.kind)) ?? []), r]);
+  for (const r of rendered)
+    byKind.set(groupKind(r.apiVersion, r.kind), [...(byKind.get(groupKind(r.apiVersion, r.kind)) ?? []), r]);
   const places = new Map<string, ReleasePlace>();
   const add = (place: ReleasePlace) => {
     if (want.release !== undefined && place.release !== want.release) return;
@@ -96,14 +103,23 @@ export function releaseCandidates(chartName: string, rendered: readonly Rendered
     if (ofChart) add({ release: s.release, namespace: s.releaseNamespace });
   }
   // A record of a release named as the settings guess (objects not listable, or none of the listed kinds).
-  for (const r of sightings.records) if (want.release !== undefined ? r.release === want.release : r.release === chartName) add(r);
+  for (const r of sightings.records)
+    if (want.release !== undefined ? r.release === want.release : r.release === chartName) add(r);
   const newest = newestRecords(sightings.records);
   return [...places.values()]
     .map((p): ReleaseCandidate => {
       const record = newest.get(placeKey(p));
-      return record ? { release: p.release, namespace: p.namespace, revision: record.revision, status: record.status } : { release: p.release, namespace: p.namespace };
+      return record
+        ? { release: p.release, namespace: p.namespace, revision: record.revision, status: record.status }
+        : { release: p.release, namespace: p.namespace };
     })
-    .sort((a, b) => rank(a) - rank(b) || (b.revision ?? 0) - (a.revision ?? 0) || a.namespace.localeCompare(b.namespace) || a.release.localeCompare(b.release));
+    .sort(
+      (a, b) =>
+        rank(a) - rank(b) ||
+        (b.revision ?? 0) - (a.revision ?? 0) ||
+        a.namespace.localeCompare(b.namespace) ||
+        a.release.localeCompare(b.release),
+    );
 }
 
 /**
@@ -111,10 +127,24 @@ export function releaseCandidates(chartName: string, rendered: readonly Rendered
  * exists in the place it renders to and carries the release's metadata. A release known only from
  * its record (none of its objects could be listed) is taken at its word.
  */
-export function confirmsRelease(place: ReleasePlace, rendered: readonly Rendered[], sightings: HelmReleaseSightings): boolean {
-  const ofRelease = sightings.objects.filter((s) => s.release === place.release && s.releaseNamespace === place.namespace);
-  if (ofRelease.length === 0) return sightings.records.some((r) => r.release === place.release && r.namespace === place.namespace);
-  return rendered.some((r) => ofRelease.some((s) => groupKind(s.apiVersion, s.kind) === groupKind(r.apiVersion, r.kind) && s.name === r.name && s.namespace === (r.namespace || place.namespace)));
+export function confirmsRelease(
+  place: ReleasePlace,
+  rendered: readonly Rendered[],
+  sightings: HelmReleaseSightings,
+): boolean {
+  const ofRelease = sightings.objects.filter(
+    (s) => s.release === place.release && s.releaseNamespace === place.namespace,
+  );
+  if (ofRelease.length === 0)
+    return sightings.records.some((r) => r.release === place.release && r.namespace === place.namespace);
+  return rendered.some((r) =>
+    ofRelease.some(
+      (s) =>
+        groupKind(s.apiVersion, s.kind) === groupKind(r.apiVersion, r.kind) &&
+        s.name === r.name &&
+        s.namespace === (r.namespace || place.namespace),
+    ),
+  );
 }
 
 /** `release web in namespace shop`: how every message, hover and lens names a release. */
@@ -168,7 +198,9 @@ export interface ReleaseSearch<R extends { readonly resources: readonly Rendered
   /** The chart rendered as a release in a namespace; undefined when it did not render. */
   render(place: ReleasePlace): Promise<R | undefined>;
   /** The cluster's sightings for these kinds, or why there are none (the cluster layer's answer as it is). */
-  sightings(kinds: { apiVersion: string; kind: string }[]): Promise<{ ok: true; value: HelmReleaseSightings } | { ok: false; problem: { message: string } }>;
+  sightings(
+    kinds: { apiVersion: string; kind: string }[],
+  ): Promise<{ ok: true; value: HelmReleaseSightings } | { ok: false; problem: { message: string } }>;
 }
 
 export interface ReleaseFound<R> {
@@ -182,10 +214,14 @@ export interface ReleaseFound<R> {
 const MAX_CONFIRMED = 6;
 
 /** Steps 1 to 3 above: the release and namespace to render the chart as, and that render. */
-export async function findRelease<R extends { readonly resources: readonly Rendered[] }>(search: ReleaseSearch<R>): Promise<ReleaseFound<R>> {
+export async function findRelease<R extends { readonly resources: readonly Rendered[] }>(
+  search: ReleaseSearch<R>,
+): Promise<ReleaseFound<R>> {
   const first = await search.render(search.guess);
-  if (search.named.release !== undefined && search.named.namespace !== undefined) return { place: search.guess, origin: { kind: 'settings' }, rendered: first };
-  if (!first) return { place: search.guess, origin: { kind: 'guessed', why: 'the chart did not render' }, rendered: first };
+  if (search.named.release !== undefined && search.named.namespace !== undefined)
+    return { place: search.guess, origin: { kind: 'settings' }, rendered: first };
+  if (!first)
+    return { place: search.guess, origin: { kind: 'guessed', why: 'the chart did not render' }, rendered: first };
   const seen = await search.sightings(sightingKinds(first.resources));
   if (!seen.ok) return { place: search.guess, origin: { kind: 'guessed', why: seen.problem.message }, rendered: first };
   const candidates = releaseCandidates(search.chartName, first.resources, seen.value, search.named);
@@ -196,13 +232,22 @@ export async function findRelease<R extends { readonly resources: readonly Rende
     if (rendered && confirmsRelease(candidate, rendered.resources, seen.value)) confirmed.push({ candidate, rendered });
   }
   if (confirmed.length === 0) {
-    const why = seen.value.unread.length > 0 ? `no release of chart ${search.chartName} found (not readable: ${seen.value.unread.join('; ')})` : `no release of chart ${search.chartName} found in the cluster`;
+    const why =
+      seen.value.unread.length > 0
+        ? `no release of chart ${search.chartName} found (not readable: ${seen.value.unread.join('; ')})`
+        : `no release of chart ${search.chartName} found in the cluster`;
     return { place: search.guess, origin: { kind: 'guessed', why }, rendered: first };
   }
   const plain = (c: ReleaseCandidate): ReleasePlace => ({ release: c.release, namespace: c.namespace });
-  if (confirmed.length === 1) return { place: plain(confirmed[0]!.candidate), origin: { kind: 'found' }, rendered: confirmed[0]!.rendered };
+  if (confirmed.length === 1)
+    return { place: plain(confirmed[0]!.candidate), origin: { kind: 'found' }, rendered: confirmed[0]!.rendered };
   const among = confirmed.map((c) => c.candidate);
   const remembered = search.remembered && confirmed.find((c) => placeKey(c.candidate) === placeKey(search.remembered!));
-  if (remembered) return { place: plain(remembered.candidate), origin: { kind: 'chosen', among }, rendered: remembered.rendered };
-  return { place: plain(confirmed[0]!.candidate), origin: { kind: 'ambiguous', among }, rendered: confirmed[0]!.rendered };
+  if (remembered)
+    return { place: plain(remembered.candidate), origin: { kind: 'chosen', among }, rendered: remembered.rendered };
+  return {
+    place: plain(confirmed[0]!.candidate),
+    origin: { kind: 'ambiguous', among },
+    rendered: confirmed[0]!.rendered,
+  };
 }

@@ -14,7 +14,14 @@
 // Pure: the renderer reads the files and runs the tool; this module reads texts.
 import { isMap, isScalar, isSeq, LineCounter, parseAllDocuments, parseDocument, type Document, type Node } from 'yaml';
 import { isJsonObject, type JsonObject, type JsonValue } from '../json';
-import { firstCharacter, locate, parseManifestText, type LocateOptions, type ManifestResource, type Range } from '../manifest/manifest';
+import {
+  firstCharacter,
+  locate,
+  parseManifestText,
+  type LocateOptions,
+  type ManifestResource,
+  type Range,
+} from '../manifest/manifest';
 import { formatPath, listItemIndex, valueAtFieldPath, type FieldPath } from '../ssa/path';
 import { basename, dirname, joinPath, kustomizationFileNames } from './file-kinds';
 import type { RenderedObject, RenderTarget, SourceLocation, SourceMap } from './source-map';
@@ -47,7 +54,10 @@ const namespaceFieldSpecs: readonly (readonly [string, string])[] = [
 ];
 
 /** The kustomization file of a folder, among the files read. */
-export function kustomizationFileIn(dir: string, files: ReadonlyMap<string, string> | ReadonlySet<string>): string | undefined {
+export function kustomizationFileIn(
+  dir: string,
+  files: ReadonlyMap<string, string> | ReadonlySet<string>,
+): string | undefined {
   return kustomizationFileNames.map((n) => joinPath(dir, n)).find((f) => files.has(f));
 }
 
@@ -56,7 +66,10 @@ export function kustomizationFileIn(dir: string, files: ReadonlyMap<string, stri
  * can pair them with the plain build's objects. Paths in the annotations are relative to the folder
  * of the kustomization that was built (`wrapperDir`).
  */
-export function parseKustomizeOrigins(annotatedText: string, wrapperDir: string): { identity: string; origin?: KustomizeOrigin }[] {
+export function parseKustomizeOrigins(
+  annotatedText: string,
+  wrapperDir: string,
+): { identity: string; origin?: KustomizeOrigin }[] {
   return parseManifestText(annotatedText).resources.map((r) => {
     const metadata = isJsonObject(r.object.metadata) ? r.object.metadata : {};
     const annotations = isJsonObject(metadata.annotations) ? metadata.annotations : {};
@@ -118,7 +131,12 @@ export function kustomizeSourceMap(input: KustomizeMapInput): SourceMap {
     return docs;
   };
 
-  const objects: (RenderedObject & { chain: ChainStep[]; doc?: ManifestResource; generator?: GeneratorRef; names: Set<string>[] })[] = [];
+  const objects: (RenderedObject & {
+    chain: ChainStep[];
+    doc?: ManifestResource;
+    generator?: GeneratorRef;
+    names: Set<string>[];
+  })[] = [];
   const notes: string[] = [];
   input.rendered.forEach((r, i) => {
     const origin = input.origins[i];
@@ -132,7 +150,10 @@ export function kustomizeSourceMap(input: KustomizeMapInput): SourceMap {
     if (origin?.path !== undefined) {
       chain = chainTo(root, (level) => refsOf(level, ['resources', 'bases', 'crds']).includes(origin.path!), levelAt);
       const candidates = docsOf(origin.path).filter((d) => d.kind === r.kind);
-      doc = candidates.length === 1 ? candidates[0] : candidates.find((d) => d.name !== undefined && (r.name ?? '').includes(d.name));
+      doc =
+        candidates.length === 1
+          ? candidates[0]
+          : candidates.find((d) => d.name !== undefined && (r.name ?? '').includes(d.name));
       if (doc) {
         origName = doc.name ?? origName;
         originLocation = { file: origin.path, range: firstCharacter(doc.range), role: 'resource' };
@@ -149,7 +170,9 @@ export function kustomizeSourceMap(input: KustomizeMapInput): SourceMap {
       }
     }
     if (!chain || !originLocation) {
-      notes.push(`${r.kind} ${r.name ?? ''}: kustomize did not say which file it comes from; its findings stay on the kustomization`);
+      notes.push(
+        `${r.kind} ${r.name ?? ''}: kustomize did not say which file it comes from; its findings stay on the kustomization`,
+      );
       chain = chain ?? [{ level: root }];
       originLocation = originLocation ?? { file: root.file, range: firstLineOfFile(), role: 'kustomization' };
     }
@@ -163,7 +186,14 @@ export function kustomizeSourceMap(input: KustomizeMapInput): SourceMap {
       current = `${str(level.k.namePrefix)}${current}${str(level.k.nameSuffix)}`;
       seen.add(current);
     }
-    objects.push({ index: r.documentIndex, origin: originLocation, chain, ...(doc ? { doc } : {}), ...(generator ? { generator } : {}), names });
+    objects.push({
+      index: r.documentIndex,
+      origin: originLocation,
+      chain,
+      ...(doc ? { doc } : {}),
+      ...(generator ? { generator } : {}),
+      names,
+    });
   });
 
   const byIndex = new Map(objects.map((o) => [o.index, o]));
@@ -184,14 +214,24 @@ export function kustomizeSourceMap(input: KustomizeMapInput): SourceMap {
   };
 
   /** The last writer of `path` of object `index`; each writer, in kustomize's order, pushed to `writers`. */
-  function trace(index: number, path: FieldPath, options: LocateOptions, writers?: SourceLocation[]): SourceLocation | undefined {
+  function trace(
+    index: number,
+    path: FieldPath,
+    options: LocateOptions,
+    writers?: SourceLocation[],
+  ): SourceLocation | undefined {
     const o = byIndex.get(index);
     const r = renderedByIndex.get(index);
     if (!o || !r) return undefined;
     let best: SourceLocation | undefined;
     if (o.doc) {
       const at = locate(o.doc, path, options);
-      if (at) best = { file: o.origin.file, range: at.node.kind === 'scalar' ? at.valueRange : at.keyRange, role: 'resource' };
+      if (at)
+        best = {
+          file: o.origin.file,
+          range: at.node.kind === 'scalar' ? at.valueRange : at.keyRange,
+          role: 'resource',
+        };
     } else if (o.origin.role === 'kustomization') {
       best = (o.generator && generatedKey(o.generator, path)) ?? o.origin;
       // An overlay's generator entry of the same name with `behavior: merge` (or `replace`) writes
@@ -202,8 +242,18 @@ export function kustomizeSourceMap(input: KustomizeMapInput): SourceMap {
         for (let c = o.chain.length - 2; c >= 0; c--) {
           const level = o.chain[c]!.level;
           each(level.k[field], (entry, i) => {
-            if (!isJsonObject(entry) || !isJsonObject(name) || entry.name !== name.name || (entry.behavior !== 'merge' && entry.behavior !== 'replace')) return;
-            best = generatedKey({ level, field, index: i }, path) ?? (entry.behavior === 'replace' ? { file: level.file, range: level.yaml.rangeAt([field, i], 'key')!, role: 'kustomization' } : best);
+            if (
+              !isJsonObject(entry) ||
+              !isJsonObject(name) ||
+              entry.name !== name.name ||
+              (entry.behavior !== 'merge' && entry.behavior !== 'replace')
+            )
+              return;
+            best =
+              generatedKey({ level, field, index: i }, path) ??
+              (entry.behavior === 'replace'
+                ? { file: level.file, range: level.yaml.rangeAt([field, i], 'key')!, role: 'kustomization' }
+                : best);
           });
         }
       }
@@ -227,7 +277,13 @@ export function kustomizeSourceMap(input: KustomizeMapInput): SourceMap {
 }
 
 /** The levels from the root down to the kustomization `lists` accepts (resources first, then components). */
-function chainTo(root: Level, lists: (level: Level) => boolean, levelAt: (dir: string) => Level | undefined, depth = 0, visited = new Set<string>()): ChainStep[] | undefined {
+function chainTo(
+  root: Level,
+  lists: (level: Level) => boolean,
+  levelAt: (dir: string) => Level | undefined,
+  depth = 0,
+  visited = new Set<string>(),
+): ChainStep[] | undefined {
   if (lists(root)) return [{ level: root }];
   if (depth > 64 || visited.has(root.dir)) return undefined;
   visited.add(root.dir);
@@ -304,7 +360,18 @@ function transformers(
           wrote((inside && inBlock(level, ['patches', i, 'patch'], inside)) ?? at(['patches', i, 'patch']));
         }
       } else {
-        wrote(smpInline(entry.patch, r, names, path, options, () => at(['patches', i, 'patch']), target, (hit) => inBlock(level, ['patches', i, 'patch'], hit)));
+        wrote(
+          smpInline(
+            entry.patch,
+            r,
+            names,
+            path,
+            options,
+            () => at(['patches', i, 'patch']),
+            target,
+            (hit) => inBlock(level, ['patches', i, 'patch'], hit),
+          ),
+        );
       }
     }
   });
@@ -312,7 +379,11 @@ function transformers(
   // a Namespace object the kustomization holds (so `kubectl create -k` finds it already there on this
   // line, not on the placeholder name of the resource file), and the service namespace of an
   // APIService and of a CRD's conversion webhook.
-  if (typeof k.namespace === 'string' && (p === '.metadata.namespace' || namespaceFieldSpecs.some(([kind, field]) => r.kind === kind && p === field))) wrote(at(['namespace'], 'value'));
+  if (
+    typeof k.namespace === 'string' &&
+    (p === '.metadata.namespace' || namespaceFieldSpecs.some(([kind, field]) => r.kind === kind && p === field))
+  )
+    wrote(at(['namespace'], 'value'));
   // Labels: commonLabels everywhere kustomize puts them; `labels` on metadata, and on templates and
   // selectors when asked to.
   const last = path.at(-1);
@@ -321,14 +392,21 @@ function transformers(
     const onMetadata = path.length === 3 && p.startsWith('.metadata.labels.');
     const onTemplate = /\.template\.metadata\.labels\./.test(p) && parent.name === 'labels';
     const onSelector = parent.name === 'matchLabels' || (parent.name === 'selector' && path.length === 3);
-    if ((parent.name === 'labels' || onSelector) && isJsonObject(k.commonLabels) && last.name in k.commonLabels) wrote(at(['commonLabels', last.name]));
+    if ((parent.name === 'labels' || onSelector) && isJsonObject(k.commonLabels) && last.name in k.commonLabels)
+      wrote(at(['commonLabels', last.name]));
     each(k.labels, (entry, i) => {
       if (!isJsonObject(entry) || !isJsonObject(entry.pairs) || !(last.name in entry.pairs)) return;
-      if (onMetadata || (onTemplate && entry.includeTemplates === true) || (onSelector && entry.includeSelectors === true) || (onTemplate && entry.includeSelectors === true)) {
+      if (
+        onMetadata ||
+        (onTemplate && entry.includeTemplates === true) ||
+        (onSelector && entry.includeSelectors === true) ||
+        (onTemplate && entry.includeSelectors === true)
+      ) {
         wrote(at(['labels', i, 'pairs', last.name]));
       }
     });
-    if (parent.name === 'annotations' && isJsonObject(k.commonAnnotations) && last.name in k.commonAnnotations) wrote(at(['commonAnnotations', last.name]));
+    if (parent.name === 'annotations' && isJsonObject(k.commonAnnotations) && last.name in k.commonAnnotations)
+      wrote(at(['commonAnnotations', last.name]));
   }
   // JSON 6902 patches (the deprecated field).
   each(k.patchesJson6902, (entry) => {
@@ -341,7 +419,8 @@ function transformers(
   });
   if (p === '.spec.replicas') {
     each(k.replicas, (entry, i) => {
-      if (isJsonObject(entry) && typeof entry.name === 'string' && names.has(entry.name)) wrote(at(['replicas', i, 'count'], 'value'));
+      if (isJsonObject(entry) && typeof entry.name === 'string' && names.has(entry.name))
+        wrote(at(['replicas', i, 'count'], 'value'));
     });
   }
   if (last?.kind === 'field' && last.name === 'image') {
@@ -361,7 +440,15 @@ function transformers(
 }
 
 /** A strategic-merge patch file: each of its documents that patches `r` and sets `path`, in order (the last wins). */
-function smp(docs: readonly ManifestResource[], file: string, r: ManifestResource, names: ReadonlySet<string>, path: FieldPath, options: LocateOptions, target: JsonObject | undefined): SourceLocation[] {
+function smp(
+  docs: readonly ManifestResource[],
+  file: string,
+  r: ManifestResource,
+  names: ReadonlySet<string>,
+  path: FieldPath,
+  options: LocateOptions,
+  target: JsonObject | undefined,
+): SourceLocation[] {
   const out: SourceLocation[] = [];
   for (const d of docs) {
     if (!target && (d.kind !== r.kind || !names.has(d.name ?? ''))) continue;
@@ -397,12 +484,22 @@ function smpInline(
 function inBlock(level: Level, segments: (string | number)[], hit: SourceLocation): SourceLocation | undefined {
   const block = level.yaml.literalBlockAt(segments);
   if (!block) return undefined;
-  const move = (p: { line: number; character: number }) => ({ line: p.line + block.firstLine, character: p.character + block.indent });
+  const move = (p: { line: number; character: number }) => ({
+    line: p.line + block.firstLine,
+    character: p.character + block.indent,
+  });
   return { file: level.file, range: { start: move(hit.range.start), end: move(hit.range.end) }, role: 'patch' };
 }
 
 /** The JSON 6902 operation in a patch file that last sets `path` (or a parent of it): on its value. */
-function json6902(yaml: YamlText, file: string, role: 'patch', prefix: (string | number)[], r: ManifestResource, path: FieldPath): SourceLocation | undefined {
+function json6902(
+  yaml: YamlText,
+  file: string,
+  role: 'patch',
+  prefix: (string | number)[],
+  r: ManifestResource,
+  path: FieldPath,
+): SourceLocation | undefined {
   const ops = Array.isArray(yaml.json) ? yaml.json : [];
   const pointer = pointerOf(r.object, path);
   if (!pointer) return undefined;
@@ -412,19 +509,28 @@ function json6902(yaml: YamlText, file: string, role: 'patch', prefix: (string |
     const opPath = splitPointer(String(op.path));
     const rest = pointer.slice(opPath.length);
     // Inside the operation's value when it writes a whole subtree (an added container).
-    const range = 'value' in op ? (yaml.rangeAt([...prefix, i, 'value', ...rest.map((s) => (/^\d+$/.test(s) ? Number(s) : s))], 'value') ?? yaml.rangeAt([...prefix, i, 'value'], 'key')) : yaml.rangeAt([...prefix, i, 'path'], 'value');
+    const range =
+      'value' in op
+        ? (yaml.rangeAt([...prefix, i, 'value', ...rest.map((s) => (/^\d+$/.test(s) ? Number(s) : s))], 'value') ??
+          yaml.rangeAt([...prefix, i, 'value'], 'key'))
+        : yaml.rangeAt([...prefix, i, 'path'], 'value');
     if (range) best = { file, range, role };
   });
   return best;
 }
 
 function opSets(op: JsonValue, r: ManifestResource, path: FieldPath): boolean {
-  if (!isJsonObject(op) || typeof op.path !== 'string' || !['add', 'replace', 'copy', 'move'].includes(String(op.op))) return false;
+  if (!isJsonObject(op) || typeof op.path !== 'string' || !['add', 'replace', 'copy', 'move'].includes(String(op.op)))
+    return false;
   const pointer = pointerOf(r.object, path);
   if (!pointer) return false;
   const opPath = splitPointer(op.path);
   if (opPath.length > pointer.length) return false;
-  return opPath.every((seg, i) => seg === pointer[i] || (seg === '-' && i === opPath.length - 1 && isLastIndex(r.object, pointer.slice(0, i), pointer[i]!)));
+  return opPath.every(
+    (seg, i) =>
+      seg === pointer[i] ||
+      (seg === '-' && i === opPath.length - 1 && isLastIndex(r.object, pointer.slice(0, i), pointer[i]!)),
+  );
 }
 
 function isLastIndex(object: JsonValue, parent: string[], seg: string): boolean {
@@ -461,24 +567,36 @@ function selects(target: JsonObject, r: ManifestResource, names: ReadonlySet<str
   }
   const metadata = isJsonObject(r.object.metadata) ? r.object.metadata : {};
   if (typeof target.labelSelector === 'string' && !matchesSelector(target.labelSelector, metadata.labels)) return false;
-  if (typeof target.annotationSelector === 'string' && !matchesSelector(target.annotationSelector, metadata.annotations)) return false;
+  if (
+    typeof target.annotationSelector === 'string' &&
+    !matchesSelector(target.annotationSelector, metadata.annotations)
+  )
+    return false;
   return true;
 }
 
 function matchesSelector(selector: string, map: JsonValue | undefined): boolean {
   const m = isJsonObject(map) ? map : {};
-  return selector.split(',').map((s) => s.trim()).filter(Boolean).every((term) => {
-    const ne = /^([^!=]+)!=(.*)$/.exec(term);
-    if (ne) return m[ne[1]!.trim()] !== ne[2]!.trim();
-    const eq = /^([^=]+)==?(.*)$/.exec(term);
-    if (eq) return m[eq[1]!.trim()] === eq[2]!.trim();
-    if (term.startsWith('!')) return !(term.slice(1) in m);
-    return term in m;
-  });
+  return selector
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .every((term) => {
+      const ne = /^([^!=]+)!=(.*)$/.exec(term);
+      if (ne) return m[ne[1]!.trim()] !== ne[2]!.trim();
+      const eq = /^([^=]+)==?(.*)$/.exec(term);
+      if (eq) return m[eq[1]!.trim()] === eq[2]!.trim();
+      if (term.startsWith('!')) return !(term.slice(1) in m);
+      return term in m;
+    });
 }
 
 /** The generator entry (`configMapGenerator[i]`) that made `r`: by its name and the object's kind. */
-function generatorEntry(level: Level, r: ManifestResource, generator: string | undefined): { name: string; range: Range; field: string; index: number } | undefined {
+function generatorEntry(
+  level: Level,
+  r: ManifestResource,
+  generator: string | undefined,
+): { name: string; range: Range; field: string; index: number } | undefined {
   const field = generator === 'SecretGenerator' || r.kind === 'Secret' ? 'secretGenerator' : 'configMapGenerator';
   const list = level.k[field];
   if (!Array.isArray(list)) return undefined;
@@ -490,7 +608,12 @@ function generatorEntry(level: Level, r: ManifestResource, generator: string | u
     const rendered = r.name ?? '';
     // Generated names carry a hash suffix (unless disabled) after the kustomization's own suffix.
     const base = `${prefix}${g.name}${suffix}`;
-    if (rendered === g.name || rendered.includes(base) || rendered.startsWith(`${g.name}-`) || rendered.includes(g.name)) {
+    if (
+      rendered === g.name ||
+      rendered.includes(base) ||
+      rendered.startsWith(`${g.name}-`) ||
+      rendered.includes(g.name)
+    ) {
       const range = level.yaml.rangeAt([field, i], 'key');
       if (range) found = { name: g.name, range, field, index: i };
     }
@@ -511,7 +634,13 @@ interface GeneratorRef {
  * on the generator's entry: the file is not read here.
  */
 function generatedKey(g: GeneratorRef, path: FieldPath): SourceLocation | undefined {
-  if (path.length !== 2 || path[0]!.kind !== 'field' || path[1]!.kind !== 'field' || !['data', 'binaryData', 'stringData'].includes(path[0]!.name)) return undefined;
+  if (
+    path.length !== 2 ||
+    path[0]!.kind !== 'field' ||
+    path[1]!.kind !== 'field' ||
+    !['data', 'binaryData', 'stringData'].includes(path[0]!.name)
+  )
+    return undefined;
   const key = path[1]!.name;
   const entry = (g.level.k[g.field] as JsonValue[] | undefined)?.[g.index];
   if (!isJsonObject(entry)) return undefined;
@@ -551,7 +680,10 @@ function pointerOf(object: JsonValue, path: FieldPath): string[] | undefined {
 }
 
 function splitPointer(pointer: string): string[] {
-  return pointer.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
 function valueAtPointer(object: JsonValue, segs: string[]): JsonValue | undefined {
@@ -563,7 +695,6 @@ function valueAtPointer(object: JsonValue, segs: string[]): JsonValue | undefine
   }
   return v;
 }
-
 
 /** `nginx:1.25`, `registry:5000/app@sha256:…` → the name without tag or digest. */
 function imageRepo(image: string): string {
@@ -629,7 +760,9 @@ export function yamlText(text: string): YamlText {
   const nodeAt = (segments: readonly (string | number)[]): Node | null | undefined => {
     let node = doc?.contents as Node | null | undefined;
     for (const seg of segments) {
-      if (isMap(node)) node = node.items.find((it) => isScalar(it.key) && String(it.key.value) === String(seg))?.value as Node | null | undefined;
+      if (isMap(node))
+        node = node.items.find((it) => isScalar(it.key) && String(it.key.value) === String(seg))?.value as
+          Node | null | undefined;
       else if (isSeq(node) && typeof seg === 'number') node = node.items[seg] as Node | undefined;
       else return undefined;
     }
@@ -665,7 +798,8 @@ export function yamlText(text: string): YamlText {
         } else return undefined;
       }
       // A map or list as the value reads best on its key: its first item is only one of many.
-      if (prefer === 'value' && node?.range && !(keyRange && (isMap(node) || isSeq(node)))) return toRange(node.range[0], node.range[1]);
+      if (prefer === 'value' && node?.range && !(keyRange && (isMap(node) || isSeq(node))))
+        return toRange(node.range[0], node.range[1]);
       return keyRange ? toRange(keyRange[0], keyRange[1]) : undefined;
     },
   };

@@ -43,14 +43,15 @@ function checkEntry(folder: string, entry: string): { relative: string } | { rea
   const raw = entry.trim();
   if (raw === '') return { reason: 'is empty' };
   if (raw.length > MAX_ENTRY_LENGTH) return { reason: `is longer than ${MAX_ENTRY_LENGTH} characters` };
-  // eslint-disable-next-line no-control-regex
+
   if (/[\u0000-\u001f\u007f]/.test(raw)) return { reason: 'holds a control character' };
   const slashed = raw.replace(/\\/g, '/');
   const base = normalizePath(folder);
   let relative: string;
   if (slashed.startsWith('/') || /^[A-Za-z]:\//.test(slashed) || slashed.startsWith('~')) {
     const absolute = normalizePath(slashed);
-    if (absolute !== base && !absolute.startsWith(base === '/' ? '/' : `${base}/`)) return { reason: 'is outside the workspace folder' };
+    if (absolute !== base && !absolute.startsWith(base === '/' ? '/' : `${base}/`))
+      return { reason: 'is outside the workspace folder' };
     relative = absolute === base ? '.' : absolute.slice(base === '/' ? 1 : base.length + 1);
   } else {
     // `..` may only lead back into the folder (`a/../b`), never out of it.
@@ -110,7 +111,9 @@ export function countedOverlays(folder: string, roots: readonly string[], entrie
  * at all, which the user should hear about.
  */
 export function unmatchedEntries(folder: string, allRoots: readonly string[], entries: OverlayEntries): string[] {
-  return entries.patterns.filter((p) => !allRoots.some((root) => p.matches(overlayEntryOf(folder, root)))).map((p) => p.entry);
+  return entries.patterns
+    .filter((p) => !allRoots.some((root) => p.matches(overlayEntryOf(folder, root))))
+    .map((p) => p.entry);
 }
 
 /**
@@ -120,7 +123,12 @@ export function unmatchedEntries(folder: string, allRoots: readonly string[], en
  * `offered` as it is, and for an entry (a glob) that names some of them, the other overlays it
  * names. Invalid entries are kept as written: the user hears about them, and it is theirs to fix.
  */
-export function entriesToKeep(folder: string, allRoots: readonly string[], offered: readonly string[], current: readonly string[]): string[] {
+export function entriesToKeep(
+  folder: string,
+  allRoots: readonly string[],
+  offered: readonly string[],
+  current: readonly string[],
+): string[] {
   const parsed = parseOverlayEntries(folder, current);
   const offeredEntries = new Set(offered.map((r) => overlayEntryOf(folder, r)));
   const others = allRoots.map((r) => overlayEntryOf(folder, r)).filter((e) => !offeredEntries.has(e));

@@ -27,9 +27,12 @@ export function ownStrategicPatches(kustomizationText: string): string[] {
   if (!k) return [];
   const out: string[] = [];
   if (Array.isArray(k.patches)) {
-    for (const p of k.patches) if (isJsonObject(p) && typeof p.path === 'string' && p.target === undefined && p.patch === undefined) out.push(p.path);
+    for (const p of k.patches)
+      if (isJsonObject(p) && typeof p.path === 'string' && p.target === undefined && p.patch === undefined)
+        out.push(p.path);
   }
-  if (Array.isArray(k.patchesStrategicMerge)) for (const p of k.patchesStrategicMerge) if (typeof p === 'string' && !p.includes('\n')) out.push(p);
+  if (Array.isArray(k.patchesStrategicMerge))
+    for (const p of k.patchesStrategicMerge) if (typeof p === 'string' && !p.includes('\n')) out.push(p);
   return out;
 }
 
@@ -45,30 +48,46 @@ export function addPatchEntryEdits(kustomizationText: string, ref: string): Edit
   const doc = parseDocument(kustomizationText);
   const entry = renderBlock([{ path: ref }], 0, { indentUnit: 2, indentlessSequences: true });
   let edit: TextEdit;
-  const patches = isMap(doc.contents) ? doc.contents.items.find((p) => isScalar(p.key) && p.key.value === 'patches') : undefined;
+  const patches = isMap(doc.contents)
+    ? doc.contents.items.find((p) => isScalar(p.key) && p.key.value === 'patches')
+    : undefined;
   if (!patches) {
-    if (before.patches !== undefined) return { edits: undefined, reason: 'the kustomization\'s patches are not written as its own key; add the patch by hand' };
+    if (before.patches !== undefined)
+      return {
+        edits: undefined,
+        reason: "the kustomization's patches are not written as its own key; add the patch by hand",
+      };
     // At the end, on a line of its own.
     const end = kustomizationText.length;
     const lead = end === 0 || kustomizationText.endsWith('\n') ? '' : lines.eol;
-    edit = { range: rangeAt(lines, end, end), newText: `${lead}patches:${lines.eol}${entry.join(lines.eol)}${lines.eol}` };
+    edit = {
+      range: rangeAt(lines, end, end),
+      newText: `${lead}patches:${lines.eol}${entry.join(lines.eol)}${lines.eol}`,
+    };
   } else {
     const seq = patches.value;
-    if (!isSeq(seq) || seq.flow || seq.items.length === 0 || !seq.range) return { edits: undefined, reason: 'the kustomization\'s patches are not a block list; add the patch by hand' };
+    if (!isSeq(seq) || seq.flow || seq.items.length === 0 || !seq.range)
+      return { edits: undefined, reason: "the kustomization's patches are not a block list; add the patch by hand" };
     const first = seq.items[0] as { range?: [number, number, number] };
-    if (!first.range) return { edits: undefined, reason: 'the kustomization\'s patches cannot be read; add the patch by hand' };
+    if (!first.range)
+      return { edits: undefined, reason: "the kustomization's patches cannot be read; add the patch by hand" };
     // The items' `-` sits where the first item's line starts its text.
     const firstLine = lineText(lines, lineOf(lines, first.range[0]));
     const column = firstLine.search(/\S/);
-    if (column < 0 || firstLine[column] !== '-') return { edits: undefined, reason: 'the kustomization\'s patches are not a block list; add the patch by hand' };
+    if (column < 0 || firstLine[column] !== '-')
+      return { edits: undefined, reason: "the kustomization's patches are not a block list; add the patch by hand" };
     const lastLine = lineOf(lines, Math.max(seq.range[1] - 1, seq.range[0]));
     const at = lineContentEnd(lines, lastLine);
-    edit = { range: rangeAt(lines, at, at), newText: `${lines.eol}${entry.map((l) => ' '.repeat(column) + l).join(lines.eol)}` };
+    edit = {
+      range: rangeAt(lines, at, at),
+      newText: `${lines.eol}${entry.map((l) => ' '.repeat(column) + l).join(lines.eol)}`,
+    };
   }
   const start = lines.text.slice(0, offsetAt(lines, edit.range.start));
   const after = kustomizationValue(`${start}${edit.newText}${lines.text.slice(start.length)}`);
   const wanted = { ...before, patches: [...((before.patches as JsonValue[] | undefined) ?? []), { path: ref }] };
-  if (!after || !jsonEqual(after, wanted)) return { edits: undefined, reason: 'adding the patch would change the kustomization otherwise; add it by hand' };
+  if (!after || !jsonEqual(after, wanted))
+    return { edits: undefined, reason: 'adding the patch would change the kustomization otherwise; add it by hand' };
   return { edits: [edit] };
 }
 
@@ -78,7 +97,11 @@ export function addPatchEntryEdits(kustomizationText: string, ref: string): Edit
  * keys `keys` (null deletes the field from what the overlay renders). Undefined when the text
  * would not read back as that patch.
  */
-export function strategicPatchText(identity: ObjectTarget & { readonly name: string }, keys: readonly string[], value: JsonValue): string | undefined {
+export function strategicPatchText(
+  identity: ObjectTarget & { readonly name: string },
+  keys: readonly string[],
+  value: JsonValue,
+): string | undefined {
   const patch: JsonObject = {
     apiVersion: identity.apiVersion,
     kind: identity.kind,
@@ -98,5 +121,7 @@ export function strategicPatchText(identity: ObjectTarget & { readonly name: str
   Object.defineProperty(container, last, { value, enumerable: true, writable: true, configurable: true });
   const text = `${renderBlock(patch, 0, { indentUnit: 2, indentlessSequences: true }).join('\n')}\n`;
   const read = parseManifestText(text);
-  return read.problems.length === 0 && read.resources.length === 1 && jsonEqual(read.resources[0]!.object, patch) ? text : undefined;
+  return read.problems.length === 0 && read.resources.length === 1 && jsonEqual(read.resources[0]!.object, patch)
+    ? text
+    : undefined;
 }

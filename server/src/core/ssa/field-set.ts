@@ -331,7 +331,8 @@ export function recursiveDifferenceSets(a: FieldSet, b: FieldSet): FieldSet {
 export function leafSet(set: FieldSet): FieldSet {
   const out = newMutable();
   for (const [k, pe] of set.members) if (!set.children.has(k)) out.members.set(k, pe);
-  for (const [k, node] of set.children) out.children.set(k, { element: node.element, set: toMutable(leafSet(node.set)) });
+  for (const [k, node] of set.children)
+    out.children.set(k, { element: node.element, set: toMutable(leafSet(node.set)) });
   return out;
 }
 
@@ -373,7 +374,17 @@ export function comparePathElements(a: PathElement, b: PathElement): number {
 /** Total order over values: numbers, strings, booleans, lists, maps, null (value.Compare). */
 export function compareJsonValues(a: JsonValue, b: JsonValue): number {
   const rank = (v: JsonValue): number =>
-    typeof v === 'number' ? 0 : typeof v === 'string' ? 1 : typeof v === 'boolean' ? 2 : Array.isArray(v) ? 3 : v === null ? 5 : 4;
+    typeof v === 'number'
+      ? 0
+      : typeof v === 'string'
+        ? 1
+        : typeof v === 'boolean'
+          ? 2
+          : Array.isArray(v)
+            ? 3
+            : v === null
+              ? 5
+              : 4;
   const ra = rank(a);
   const rb = rank(b);
   if (ra !== rb) return ra - rb;

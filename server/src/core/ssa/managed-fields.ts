@@ -17,15 +17,20 @@ export interface ManagedFieldsEntry {
  * fieldsType) are reported and skipped; a later entry with the same identity replaces an earlier
  * one, as the server's map does.
  */
-export function decodeManagedFields(managedFields: JsonValue | undefined): { entries: ManagedFieldsEntry[]; problems: string[] } {
+export function decodeManagedFields(managedFields: JsonValue | undefined): {
+  entries: ManagedFieldsEntry[];
+  problems: string[];
+} {
   const problems: string[] = [];
   const byId = new Map<string, ManagedFieldsEntry>();
   if (!Array.isArray(managedFields)) return { entries: [], problems };
   managedFields.forEach((raw, i) => {
     if (!isJsonObject(raw)) return void problems.push(`managedFields[${i}] is not an object`);
     const operation = raw.operation;
-    if (operation !== 'Apply' && operation !== 'Update') return void problems.push(`managedFields[${i}]: operation must be \`Apply\` or \`Update\``);
-    if (typeof raw.apiVersion !== 'string' || raw.apiVersion === '') return void problems.push(`managedFields[${i}]: apiVersion must not be empty`);
+    if (operation !== 'Apply' && operation !== 'Update')
+      return void problems.push(`managedFields[${i}]: operation must be \`Apply\` or \`Update\``);
+    if (typeof raw.apiVersion !== 'string' || raw.apiVersion === '')
+      return void problems.push(`managedFields[${i}]: apiVersion must not be empty`);
     if (raw.fieldsType !== 'FieldsV1') return void problems.push(`managedFields[${i}]: fieldsType must be FieldsV1`);
     const identity: ManagerIdentity = {
       manager: typeof raw.manager === 'string' ? raw.manager : '',

@@ -4,9 +4,27 @@
 // `undefined` means "absent"; `null` is a present null value — the server keeps the difference.
 import { isJsonObject, jsonEqual, type JsonObject, type JsonValue } from '../json';
 import type { FieldPath, PathElement } from './path';
-import { FieldPathWalk, FieldSetBuilder, hasPath, isEmptySet, pathElementKey, withPrefix, type FieldSet } from './field-set';
+import {
+  FieldPathWalk,
+  FieldSetBuilder,
+  hasPath,
+  isEmptySet,
+  pathElementKey,
+  withPrefix,
+  type FieldSet,
+} from './field-set';
 import { listItemElement } from './to-field-set';
-import { deduceAtom, deducedTypeRef, fieldType, resolveType, type Atom, type ListType, type MapType, type SchemaModel, type TypeRef } from './schema';
+import {
+  deduceAtom,
+  deducedTypeRef,
+  fieldType,
+  resolveType,
+  type Atom,
+  type ListType,
+  type MapType,
+  type SchemaModel,
+  type TypeRef,
+} from './schema';
 
 type Value = JsonValue | undefined;
 
@@ -183,7 +201,11 @@ export function compareValues(schema: SchemaModel, root: TypeRef, lhs: Value, rh
         const keys = new Set([...Object.keys(lm ?? {}), ...Object.keys(rm ?? {})]);
         for (const key of keys) {
           walk.push({ kind: 'field', name: key });
-          compare(fieldType(map, key) ?? deducedTypeRef, lm && has(lm, key) ? lm[key] : undefined, rm && has(rm, key) ? rm[key] : undefined);
+          compare(
+            fieldType(map, key) ?? deducedTypeRef,
+            lm && has(lm, key) ? lm[key] : undefined,
+            rm && has(rm, key) ? rm[key] : undefined,
+          );
           walk.pop();
         }
         return;
@@ -218,7 +240,11 @@ export function compareValues(schema: SchemaModel, root: TypeRef, lhs: Value, rh
 
   const compareListItems = (list: ListType, l: JsonValue[] | undefined, r: JsonValue[] | undefined): void => {
     const all: { key: string; pe: PathElement }[] = [];
-    const gather = (items: JsonValue[] | undefined, into: Map<string, JsonValue[]>, other?: Map<string, JsonValue[]>) => {
+    const gather = (
+      items: JsonValue[] | undefined,
+      into: Map<string, JsonValue[]>,
+      other?: Map<string, JsonValue[]>,
+    ) => {
       for (const item of items ?? []) {
         const pe = listItemElement(schema, list, item);
         if (typeof pe === 'string') continue;
@@ -304,7 +330,12 @@ export function removeItems(schema: SchemaModel, tr: TypeRef, value: JsonValue, 
  * by their identity as the schema gives it, key fields left to their default included (a port
  * written without `protocol` is the TCP one); without the schema only fields and indexes are found.
  */
-export function valueAtPath(schema: SchemaModel | undefined, root: TypeRef | undefined, value: Value, path: FieldPath): Value {
+export function valueAtPath(
+  schema: SchemaModel | undefined,
+  root: TypeRef | undefined,
+  value: Value,
+  path: FieldPath,
+): Value {
   let tr: TypeRef | undefined = root;
   let v: Value = value;
   for (const pe of path) {

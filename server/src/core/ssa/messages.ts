@@ -54,7 +54,11 @@ export interface ConflictCause {
 
 /** One `details.causes[]` entry per (manager, path). */
 export function conflictCauses(conflicts: readonly { manager: ManagerIdentity; path: FieldPath }[]): ConflictCause[] {
-  return conflicts.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with ${describeManager(c.manager)}`, field: formatServerPath(c.path) }));
+  return conflicts.map((c) => ({
+    reason: 'FieldManagerConflict',
+    message: `conflict with ${describeManager(c.manager)}`,
+    field: formatServerPath(c.path),
+  }));
 }
 
 /**
@@ -91,7 +95,8 @@ export function alreadyExistsMessage(resource: { group: string; resource: string
   return `${qualifiedResource(resource)} ${goQuote(name)} already exists`;
 }
 
-export const OPTIMISTIC_LOCK_MESSAGE = 'the object has been modified; please apply your changes to the latest version and try again';
+export const OPTIMISTIC_LOCK_MESSAGE =
+  'the object has been modified; please apply your changes to the latest version and try again';
 
 export function optimisticLockMessage(resource: { group: string; resource: string }, name: string): string {
   return `Operation cannot be fulfilled on ${qualifiedResource(resource)} ${goQuote(name)}: ${OPTIMISTIC_LOCK_MESSAGE}`;
@@ -150,13 +155,15 @@ function goPlain(v: JsonValue, sharp: boolean): string {
   }
   // fmt prints map keys sorted.
   const keys = Object.keys(v).sort(compareGoStrings);
-  if (sharp) return `map[string]interface {}{${keys.map((k) => `${goQuote(k)}:${goPlain(v[k] as JsonValue, true)}`).join(', ')}}`;
+  if (sharp)
+    return `map[string]interface {}{${keys.map((k) => `${goQuote(k)}:${goPlain(v[k] as JsonValue, true)}`).join(', ')}}`;
   return `map[${keys.map((k) => `${k}:${goPlain(v[k] as JsonValue, false)}`).join(' ')}]`;
 }
 
 /** typed/helpers.go ValidationErrors.Error: one error alone, several under `errors:`. */
 export function validationErrorsMessage(errors: readonly { path: FieldPath; message: string }[]): string {
-  const one = (e: { path: FieldPath; message: string }) => (e.path.length === 0 ? e.message : `${formatServerPath(e.path)}: ${e.message}`);
+  const one = (e: { path: FieldPath; message: string }) =>
+    e.path.length === 0 ? e.message : `${formatServerPath(e.path)}: ${e.message}`;
   if (errors.length === 1) return one(errors[0]!);
   return ['errors:', ...errors.map((e) => `  ${one(e)}`)].join('\n');
 }
@@ -165,8 +172,14 @@ export function validationErrorsMessage(errors: readonly { path: FieldPath; mess
  * structuredmerge.go Apply: the applied configuration cannot be typed, a 500 naming the object
  * as `namespace/name; group/version, Kind=Kind` (objectGVKNN).
  */
-export function typedPatchRefusalMessage(config: { apiVersion?: JsonValue; kind?: JsonValue; metadata?: JsonValue }, errors: readonly { path: FieldPath; message: string }[]): string {
-  const meta = config.metadata !== null && typeof config.metadata === 'object' && !Array.isArray(config.metadata) ? config.metadata : {};
+export function typedPatchRefusalMessage(
+  config: { apiVersion?: JsonValue; kind?: JsonValue; metadata?: JsonValue },
+  errors: readonly { path: FieldPath; message: string }[],
+): string {
+  const meta =
+    config.metadata !== null && typeof config.metadata === 'object' && !Array.isArray(config.metadata)
+      ? config.metadata
+      : {};
   const str = (v: JsonValue | undefined) => (typeof v === 'string' ? v : '');
   // schema.GroupVersionKind.String: `group/version, Kind=kind`, so `/v1` for the core group.
   const apiVersion = str(config.apiVersion);

@@ -77,8 +77,15 @@ function formatNumber(n: number): string {
 }
 
 const GO_ESCAPES: Record<string, string> = {
-  '\x07': '\\a', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\v': '\\v',
-  '"': '\\"', '\\': '\\\\',
+  '\x07': '\\a',
+  '\b': '\\b',
+  '\f': '\\f',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+  '\v': '\\v',
+  '"': '\\"',
+  '\\': '\\\\',
 };
 const GO_PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
 
@@ -92,7 +99,8 @@ export function goQuote(s: string): string {
     else {
       const cp = ch.codePointAt(0)!;
       if (cp < 0x20 || cp === 0x7f) out += `\\x${cp.toString(16).padStart(2, '0')}`;
-      else if (cp >= 0xd800 && cp <= 0xdfff) out += '\\ufffd'; // a lone surrogate is not valid UTF-8
+      else if (cp >= 0xd800 && cp <= 0xdfff)
+        out += '\\ufffd'; // a lone surrogate is not valid UTF-8
       else if (cp < 0x10000) out += `\\u${cp.toString(16).padStart(4, '0')}`;
       else out += `\\U${cp.toString(16).padStart(8, '0')}`;
     }
@@ -160,7 +168,8 @@ export function parsePath(
       let name = text.slice(i + 1, naiveEnd);
       for (const known of fieldNamesAt?.(path) ?? []) {
         const after = i + 1 + known.length;
-        const fits = text.startsWith(known, i + 1) && (after === text.length || text[after] === '.' || text[after] === '[');
+        const fits =
+          text.startsWith(known, i + 1) && (after === text.length || text[after] === '.' || text[after] === '[');
         if (fits && known.length > name.length) name = known;
       }
       path.push(field(name));
@@ -209,7 +218,9 @@ function parseBracket(text: string, from: number): { element: PathElement; end: 
 /** A scalar as value.ToString prints it: a Go-quoted string, a number, true/false or null. */
 function parseValue(text: string, from: number): { value: JsonValue; end: number } | undefined {
   if (text[from] === '"') return goUnquote(text, from);
-  const m = /^(?:null|true|false|[-+]?(?:Inf|NaN)|-?[0-9]+(?:\.[0-9]+)?(?:e[-+][0-9]+)?)/.exec(text.slice(from, from + 64));
+  const m = /^(?:null|true|false|[-+]?(?:Inf|NaN)|-?[0-9]+(?:\.[0-9]+)?(?:e[-+][0-9]+)?)/.exec(
+    text.slice(from, from + 64),
+  );
   if (!m) return undefined;
   const word = m[0];
   const value: JsonValue = word === 'null' ? null : word === 'true' ? true : word === 'false' ? false : Number(word);
@@ -223,7 +234,11 @@ function parseValue(text: string, from: number): { value: JsonValue; end: number
  * the schema). `unsetKeysMatch`: a key field an item does not write matches, as in a rendered object
  * that leaves a key to its default (a port without `protocol`).
  */
-export function valueAtFieldPath(value: JsonValue | undefined, path: FieldPath, options: { unsetKeysMatch?: boolean } = {}): JsonValue | undefined {
+export function valueAtFieldPath(
+  value: JsonValue | undefined,
+  path: FieldPath,
+  options: { unsetKeysMatch?: boolean } = {},
+): JsonValue | undefined {
   let v = value;
   for (const el of path) {
     if (v === undefined) return undefined;
@@ -234,8 +249,18 @@ export function valueAtFieldPath(value: JsonValue | undefined, path: FieldPath, 
 }
 
 /** The index of the list item a path element names (for an index, the index itself); -1 when no item matches. */
-export function listItemIndex(list: readonly JsonValue[], el: Exclude<PathElement, { kind: 'field' }>, options: { unsetKeysMatch?: boolean } = {}): number {
+export function listItemIndex(
+  list: readonly JsonValue[],
+  el: Exclude<PathElement, { kind: 'field' }>,
+  options: { unsetKeysMatch?: boolean } = {},
+): number {
   if (el.kind === 'index') return el.index;
   if (el.kind === 'value') return list.findIndex((item) => jsonEqual(item, el.value));
-  return list.findIndex((item) => isJsonObject(item) && Object.entries(el.fields).every(([k, want]) => (options.unsetKeysMatch && item[k] === undefined) || jsonEqual(item[k], want)));
+  return list.findIndex(
+    (item) =>
+      isJsonObject(item) &&
+      Object.entries(el.fields).every(
+        ([k, want]) => (options.unsetKeysMatch && item[k] === undefined) || jsonEqual(item[k], want),
+      ),
+  );
 }

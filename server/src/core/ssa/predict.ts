@@ -17,7 +17,13 @@ import {
   unionSets,
   type FieldSet,
 } from './field-set';
-import { ensureNamedFieldsAreMembers, reconcileFieldSetWithSchema, toFieldSet, typeProblems, type ValueProblem } from './to-field-set';
+import {
+  ensureNamedFieldsAreMembers,
+  reconcileFieldSetWithSchema,
+  toFieldSet,
+  typeProblems,
+  type ValueProblem,
+} from './to-field-set';
 import { compareValues, mergeValues, removeItems, valueAtPath, type Comparison } from './merge';
 import { decodeManagedFields } from './managed-fields';
 import {
@@ -190,7 +196,14 @@ export function predictApply(input: PredictApplyInput): ApplyPrediction {
   const meta = isJsonObject(config.metadata) ? config.metadata : {};
   const name = typeof meta.name === 'string' ? meta.name : '';
   const liveMeta = live && isJsonObject(live.metadata) ? live.metadata : undefined;
-  const empty: Omit<ApplyPrediction, 'statuses' | 'problems'> = { conflicts: [], uncertain: [], unconverted: [], forgiven: [], deletions: [], deletionsByManager: [] };
+  const empty: Omit<ApplyPrediction, 'statuses' | 'problems'> = {
+    conflicts: [],
+    uncertain: [],
+    unconverted: [],
+    forgiven: [],
+    deletions: [],
+    deletionsByManager: [],
+  };
   const done = (rest: Omit<ApplyPrediction, 'statuses' | 'problems' | 'status'>): ApplyPrediction => {
     const first = statuses[0];
     return { ...rest, statuses, problems, ...(first ? { status: first } : {}) };
@@ -205,7 +218,12 @@ export function predictApply(input: PredictApplyInput): ApplyPrediction {
     // generateName: the server picks a fresh name, so the manifest's own name cannot collide.
     const generated = typeof meta.generateName === 'string' && meta.generateName !== '' && name === '';
     if (live && !generated) {
-      statuses.push({ code: 409, reason: 'AlreadyExists', kind: 'alreadyExists', message: alreadyExistsMessage(input.resource, name) });
+      statuses.push({
+        code: 409,
+        reason: 'AlreadyExists',
+        kind: 'alreadyExists',
+        message: alreadyExistsMessage(input.resource, name),
+      });
     }
     return done(empty);
   }
@@ -220,7 +238,10 @@ export function predictApply(input: PredictApplyInput): ApplyPrediction {
     problems.push({
       code: 'managedFieldsInManifest',
       message: 'metadata.managedFields must be nil',
-      path: [{ kind: 'field', name: 'metadata' }, { kind: 'field', name: 'managedFields' }],
+      path: [
+        { kind: 'field', name: 'metadata' },
+        { kind: 'field', name: 'managedFields' },
+      ],
     });
     statuses.push({ code: 400, reason: 'BadRequest', kind: 'refused', message: 'metadata.managedFields must be nil' });
     return done(empty);
@@ -233,14 +254,23 @@ export function predictApply(input: PredictApplyInput): ApplyPrediction {
       // manager cannot type is refused before the uid check that follows it.
       const root = rootTypeFor(input.schema, String(config.apiVersion ?? ''), String(config.kind ?? ''));
       if (root) {
-        const refusals = [...toFieldSet(input.schema, root, config).problems, ...typeProblems(input.schema, root, config)];
+        const refusals = [
+          ...toFieldSet(input.schema, root, config).problems,
+          ...typeProblems(input.schema, root, config),
+        ];
         problems.push(...refusals.map(asEngineProblem));
         if (refusals.length > 0) {
           statuses.push(typedRefusal(config, refusals));
           return done(empty);
         }
       }
-      if (uid) statuses.push({ code: 409, reason: 'Conflict', kind: 'uidMismatch', message: uidMismatchMessage(input.resource, name, uid) });
+      if (uid)
+        statuses.push({
+          code: 409,
+          reason: 'Conflict',
+          kind: 'uidMismatch',
+          message: uidMismatchMessage(input.resource, name, uid),
+        });
     }
     return done(empty);
   }
@@ -249,7 +279,10 @@ export function predictApply(input: PredictApplyInput): ApplyPrediction {
   if (mode === 'serverSide') {
     const root = rootTypeFor(input.schema, String(config.apiVersion ?? ''), String(config.kind ?? ''));
     if (!root) {
-      problems.push({ code: 'kindNotInSchema', message: `no schema for ${String(config.apiVersion)} ${String(config.kind)}` });
+      problems.push({
+        code: 'kindNotInSchema',
+        message: `no schema for ${String(config.apiVersion)} ${String(config.kind)}`,
+      });
     } else {
       const predicted = predictFieldConflicts(input, root, problems);
       result = predicted;
@@ -257,10 +290,12 @@ export function predictApply(input: PredictApplyInput): ApplyPrediction {
       if (refusals.length > 0) statuses.push(typedRefusal(config, refusals as { server: ValueProblem['server'] }[]));
       // A conversion to a manager's version that fails ends the apply before conflicts are reported.
       else if (predicted.conversionRefusal) {
-        problems.push({ code: 'conversion', message: `the server cannot convert this object to the apiVersion another manager's fields are recorded at: ${predicted.conversionRefusal}` });
+        problems.push({
+          code: 'conversion',
+          message: `the server cannot convert this object to the apiVersion another manager's fields are recorded at: ${predicted.conversionRefusal}`,
+        });
         statuses.push({ code: 500, reason: '', kind: 'refused', message: predicted.conversionRefusal });
-      }
-      else if (result.conflicts.length > 0) {
+      } else if (result.conflicts.length > 0) {
         statuses.push({
           code: 409,
           reason: 'Conflict',
@@ -278,7 +313,12 @@ export function predictApply(input: PredictApplyInput): ApplyPrediction {
   // A resourceVersion that parses to 0 ("" or "0") asks for no precondition: the registry updates
   // unconditionally (store.go Update: newResourceVersion == 0 && AllowUnconditionalUpdate).
   if (rv !== undefined && !/^0*$/.test(rv) && rv !== liveRv) {
-    statuses.push({ code: 409, reason: 'Conflict', kind: 'staleResourceVersion', message: optimisticLockMessage(input.resource, name) });
+    statuses.push({
+      code: 409,
+      reason: 'Conflict',
+      kind: 'staleResourceVersion',
+      message: optimisticLockMessage(input.resource, name),
+    });
   }
   const liveUid = typeof liveMeta?.uid === 'string' ? liveMeta.uid : undefined;
   if (uid !== undefined && uid !== '' && uid !== liveUid) {
@@ -287,8 +327,19 @@ export function predictApply(input: PredictApplyInput): ApplyPrediction {
       code: 422,
       reason: 'Invalid',
       kind: 'uidMismatch',
-      message: invalidMessage(String(config.kind ?? ''), input.resource.group, name, `metadata.uid: Invalid value: ${goQuote(uid)}: field is immutable`),
-      causes: [{ reason: 'FieldValueInvalid', message: `Invalid value: ${goQuote(uid)}: field is immutable`, field: 'metadata.uid' }],
+      message: invalidMessage(
+        String(config.kind ?? ''),
+        input.resource.group,
+        name,
+        `metadata.uid: Invalid value: ${goQuote(uid)}: field is immutable`,
+      ),
+      causes: [
+        {
+          reason: 'FieldValueInvalid',
+          message: `Invalid value: ${goQuote(uid)}: field is immutable`,
+          field: 'metadata.uid',
+        },
+      ],
     });
   }
   return done(result);
@@ -300,7 +351,15 @@ function asEngineProblem(p: ValueProblem): EngineProblem {
 
 /** The applied configuration cannot be typed: a 500, before conflicts and the lock. */
 function typedRefusal(config: JsonObject, refusals: readonly { server: ValueProblem['server'] }[]): PredictedStatus {
-  return { code: 500, reason: '', kind: 'refused', message: typedPatchRefusalMessage(config, refusals.map((r) => r.server)) };
+  return {
+    code: 500,
+    reason: '',
+    kind: 'refused',
+    message: typedPatchRefusalMessage(
+      config,
+      refusals.map((r) => r.server),
+    ),
+  };
 }
 
 interface ManagerState {
@@ -326,24 +385,38 @@ function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems
   const configFieldSet = toFieldSet(schema, root, config);
   const refusals = [...configFieldSet.problems, ...typeProblems(schema, root, config)];
   problems.push(...refusals.map(asEngineProblem));
-  if (refusals.length > 0) return { conflicts: [], uncertain: [], unconverted: [], forgiven: [], deletions: [], deletionsByManager: [] };
+  if (refusals.length > 0)
+    return { conflicts: [], uncertain: [], unconverted: [], forgiven: [], deletions: [], deletionsByManager: [] };
 
   const decoded = decodeManagedFields(liveMeta.managedFields);
   for (const message of decoded.problems) problems.push({ code: 'managedFields', message });
   const managers = new Map<string, ManagerState>();
-  for (const e of decoded.entries) managers.set(managerIdentifier(e.identity), { identity: e.identity, apiVersion: e.apiVersion, set: e.fields });
+  for (const e of decoded.entries)
+    managers.set(managerIdentifier(e.identity), { identity: e.identity, apiVersion: e.apiVersion, set: e.fields });
 
   // skipnonapplied.go: an object without managedFields gets a `before-first-apply` Update
   // manager that owns every field it has, before the apply is looked at.
   if (managers.size === 0) {
-    const identity: ManagerIdentity = { manager: 'before-first-apply', operation: 'Update', apiVersion, ...(subresource ? { subresource } : {}) };
+    const identity: ManagerIdentity = {
+      manager: 'before-first-apply',
+      operation: 'Update',
+      apiVersion,
+      ...(subresource ? { subresource } : {}),
+    };
     const c = compareValues(schema, root, {}, live);
-    const owned = differenceSets(excludeReset(unionSets(c.added, c.modified)), fieldSetFromPaths(STRIPPED_FOR_EVERY_MANAGER));
+    const owned = differenceSets(
+      excludeReset(unionSets(c.added, c.modified)),
+      fieldSetFromPaths(STRIPPED_FOR_EVERY_MANAGER),
+    );
     if (!isEmptySet(owned)) managers.set(managerIdentifier(identity), { identity, apiVersion, set: owned });
   }
   reconcileManagedFieldsWithSchemaChanges(schema, String(config.kind ?? ''), root, managers);
 
-  const applier: ManagerIdentity = { manager: input.fieldManager || 'unknown', operation: 'Apply', ...(subresource ? { subresource } : {}) };
+  const applier: ManagerIdentity = {
+    manager: input.fieldManager || 'unknown',
+    operation: 'Apply',
+    ...(subresource ? { subresource } : {}),
+  };
   const applierId = managerIdentifier(applier);
 
   // update.go Apply: merge, record the new set, prune what this applier dropped.
@@ -363,7 +436,14 @@ function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems
   // speaks first is not fixed; the first by identifier is named here.)
   const conversionRefusal =
     firstRefusal(views, (v) => (v.kind === 'refused' ? v.message : liveTyping(v, live))) ??
-    (lastSet && !isEmptySet(lastSet) ? firstRefusal(views, (v, version) => prefixed(liveTyping(v, merged), `failed to prune fields: failed add back owned items: failed to convert merged object at version ${version}: `)) : undefined) ??
+    (lastSet && !isEmptySet(lastSet)
+      ? firstRefusal(views, (v, version) =>
+          prefixed(
+            liveTyping(v, merged),
+            `failed to prune fields: failed add back owned items: failed to convert merged object at version ${version}: `,
+          ),
+        )
+      : undefined) ??
     firstRefusal(views, (v) => prefixed(liveTyping(v, merged), 'failed to convert new object: '));
   function liveTyping(v: ManagerView, value: JsonValue): string | undefined {
     if (v.kind !== 'relabelled' || !v.crd || v.root === root) return undefined;
@@ -378,11 +458,13 @@ function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems
   for (const [id, m] of managers) {
     const removed = intersectSets(m.set, comparison.removed);
     const removedFromApplier = id === applierId ? intersectSets(lastSet ?? emptyFieldSet, comparison.removed) : removed;
-    if (!isEmptySet(removedFromApplier)) deletionsByManager.push({ manager: m.identity, paths: setPaths(removedFromApplier) });
+    if (!isEmptySet(removedFromApplier))
+      deletionsByManager.push({ manager: m.identity, paths: setPaths(removedFromApplier) });
     if (id === applierId) continue;
     const view = views.get(m.apiVersion);
     if (!view) {
-      for (const path of setPaths(intersectSets(m.set, changed))) conflictsFound.push(withValues(schema, root, live, config, { manager: m.identity, path }));
+      for (const path of setPaths(intersectSets(m.set, changed)))
+        conflictsFound.push(withValues(schema, root, live, config, { manager: m.identity, path }));
       continue;
     }
     // Nothing changed at the request's version: nothing changes in any other version either.
@@ -396,7 +478,12 @@ function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems
       const gaps = relabelledGaps(schema, view.root, [live, merged], setPaths(m.set));
       if (gaps.length > 0) {
         const shown = gaps.slice(0, 3).map(formatServerPath).join(', ');
-        unconverted.push({ manager: m.identity, apiVersion: m.apiVersion, reason: `${shown} ${gaps.length === 1 ? 'does' : 'do'} not map one to one between ${apiVersion} and ${m.apiVersion}, and the product does not know that conversion`, paths: byPath });
+        unconverted.push({
+          manager: m.identity,
+          apiVersion: m.apiVersion,
+          reason: `${shown} ${gaps.length === 1 ? 'does' : 'do'} not map one to one between ${apiVersion} and ${m.apiVersion}, and the product does not know that conversion`,
+          paths: byPath,
+        });
         continue;
       }
     }
@@ -406,7 +493,12 @@ function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems
       const vMerged = view.kind === 'converted' && isJsonObject(merged) ? view.convert(merged) : merged;
       const vReset = fieldSetFromPaths(input.resetFields ?? defaultResetFields(schema, view.root));
       const c = compareValues(schema, view.root, vLive, vMerged);
-      at = { root: view.root, live: vLive, merged: vMerged, changed: recursiveDifferenceSets(unionSets(c.modified, c.added), vReset) };
+      at = {
+        root: view.root,
+        live: vLive,
+        merged: vMerged,
+        changed: recursiveDifferenceSets(unionSets(c.modified, c.added), vReset),
+      };
       changedAt.set(m.apiVersion, at);
     }
     for (const path of setPaths(intersectSets(m.set, at.changed))) {
@@ -416,7 +508,10 @@ function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems
     }
   }
 
-  const unread = new Set(input.unreadLiveFields ?? unreadLiveFields(apiVersion, String(config.kind ?? ''), isJsonObject(live) ? live : undefined));
+  const unread = new Set(
+    input.unreadLiveFields ??
+      unreadLiveFields(apiVersion, String(config.kind ?? ''), isJsonObject(live) ? live : undefined),
+  );
   let unreadRemovals: FieldPath[] = [];
   if (unread.size > 0 && lastSet && !isEmptySet(lastSet)) {
     let others: FieldSet = emptyFieldSet;
@@ -437,7 +532,9 @@ function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems
     }
   }
   // A manager only the server can compare: its path-by-path guesses are named, never claimed.
-  const guesses = unconverted.flatMap((u) => u.paths.map((path) => withValues(schema, root, live, config, { manager: u.manager, path })));
+  const guesses = unconverted.flatMap((u) =>
+    u.paths.map((path) => withValues(schema, root, live, config, { manager: u.manager, path })),
+  );
   return {
     conflicts,
     uncertain: [...uncertain, ...guesses],
@@ -452,7 +549,12 @@ function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems
 }
 
 /** The view of every apiVersion other than the request's that a manager (not the applier) was recorded at. */
-function viewsOfManagers(input: PredictApplyInput, root: TypeRef, managers: Map<string, ManagerState>, applierId: string): Map<string, ManagerView> {
+function viewsOfManagers(
+  input: PredictApplyInput,
+  root: TypeRef,
+  managers: Map<string, ManagerState>,
+  applierId: string,
+): Map<string, ManagerView> {
   const apiVersion = String(input.manifestObject.apiVersion ?? '');
   const kind = String(input.manifestObject.kind ?? '');
   const views = new Map<string, ManagerView>();
@@ -463,7 +565,10 @@ function viewsOfManagers(input: PredictApplyInput, root: TypeRef, managers: Map<
   return views;
 }
 
-function firstRefusal(views: Map<string, ManagerView>, refusal: (view: ManagerView, version: string) => string | undefined): string | undefined {
+function firstRefusal(
+  views: Map<string, ManagerView>,
+  refusal: (view: ManagerView, version: string) => string | undefined,
+): string | undefined {
   for (const version of [...views.keys()].sort()) {
     const message = refusal(views.get(version)!, version);
     if (message) return message;
@@ -481,7 +586,12 @@ function prefixed(message: string | undefined, prefix: string): string | undefin
  * the version it was recorded at (a struct that became atomic is owned as a whole), before the
  * merge and every comparison. Changes the map in place.
  */
-function reconcileManagedFieldsWithSchemaChanges(schema: SchemaModel, kind: string, requestRoot: TypeRef, managers: Map<string, ManagerState>): void {
+function reconcileManagedFieldsWithSchemaChanges(
+  schema: SchemaModel,
+  kind: string,
+  requestRoot: TypeRef,
+  managers: Map<string, ManagerState>,
+): void {
   for (const m of managers.values()) {
     if (isEmptySet(m.set)) continue;
     const root = rootTypeFor(schema, m.apiVersion, kind) ?? requestRoot;
@@ -506,7 +616,13 @@ export function unreadLiveFields(apiVersion: string, kind: string, live?: JsonOb
  * prune (update.go): remove what the applier owned last time and no longer sets, unless another
  * manager (or the new config) owns that exact path; a dropped list item goes as a whole.
  */
-function prune(schema: SchemaModel, root: TypeRef, merged: JsonValue, managers: Map<string, ManagerState>, lastSet: FieldSet): JsonValue {
+function prune(
+  schema: SchemaModel,
+  root: TypeRef,
+  merged: JsonValue,
+  managers: Map<string, ManagerState>,
+  lastSet: FieldSet,
+): JsonValue {
   const ensure = (s: FieldSet): FieldSet => ensureNamedFieldsAreMembers(schema, root, s);
   const fieldsOf = (v: JsonValue): FieldSet => toFieldSet(schema, root, v).set;
   let pruned = removeItems(schema, root, merged, ensure(lastSet));
@@ -514,9 +630,19 @@ function prune(schema: SchemaModel, root: TypeRef, merged: JsonValue, managers: 
   let managed: FieldSet = emptyFieldSet;
   for (const m of managers.values()) managed = unionSets(managed, m.set);
   const mergedSet = ensure(fieldsOf(merged));
-  pruned = removeItems(schema, root, merged, differenceSets(mergedSet, unionSets(ensure(fieldsOf(pruned)), ensure(managed))));
+  pruned = removeItems(
+    schema,
+    root,
+    merged,
+    differenceSets(mergedSet, unionSets(ensure(fieldsOf(pruned)), ensure(managed))),
+  );
   // addBackDanglingItems
-  return removeItems(schema, root, merged, intersectSets(differenceSets(mergedSet, ensure(fieldsOf(pruned))), ensure(lastSet)));
+  return removeItems(
+    schema,
+    root,
+    merged,
+    intersectSets(differenceSets(mergedSet, ensure(fieldsOf(pruned))), ensure(lastSet)),
+  );
 }
 
 /**
@@ -524,8 +650,14 @@ function prune(schema: SchemaModel, root: TypeRef, merged: JsonValue, managers: 
  * toFieldSet(lastApplied) minus everything that differs between it and the live object.
  * Undefined when there is no usable annotation (then nothing is forgiven).
  */
-function allowedConflictsFromLastApplied(schema: SchemaModel, root: TypeRef, live: JsonObject, apiVersion: string): FieldSet | undefined {
-  const annotations = isJsonObject(live.metadata) && isJsonObject(live.metadata.annotations) ? live.metadata.annotations : undefined;
+function allowedConflictsFromLastApplied(
+  schema: SchemaModel,
+  root: TypeRef,
+  live: JsonObject,
+  apiVersion: string,
+): FieldSet | undefined {
+  const annotations =
+    isJsonObject(live.metadata) && isJsonObject(live.metadata.annotations) ? live.metadata.annotations : undefined;
   const raw = annotations?.[LAST_APPLIED];
   if (typeof raw !== 'string' || raw === '') return undefined;
   let lastApplied: JsonValue;
@@ -551,7 +683,13 @@ function defaultResetFields(schema: SchemaModel, root: TypeRef): FieldPath[] {
   return atom?.map && 'status' in atom.map.fields ? [[{ kind: 'field', name: 'status' }]] : [];
 }
 
-function withValues(schema: SchemaModel, root: TypeRef, live: JsonValue, config: JsonValue, c: { manager: ManagerIdentity; path: FieldPath }): FieldConflict {
+function withValues(
+  schema: SchemaModel,
+  root: TypeRef,
+  live: JsonValue,
+  config: JsonValue,
+  c: { manager: ManagerIdentity; path: FieldPath },
+): FieldConflict {
   const liveValue = valueAtPath(schema, root, live, c.path);
   const manifestValue = valueAtPath(schema, root, config, c.path);
   return {

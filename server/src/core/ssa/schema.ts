@@ -93,14 +93,18 @@ export function schemaFromOpenApi(documents: readonly JsonValue[]): { schema: Sc
     for (const [name, spec] of Object.entries(schemas)) {
       if (!isJsonObject(spec) || typeof spec.$ref === 'string') continue;
       const conv: Converter = { preserveUnknownFields: false, name, problems };
-      types[name] = name === QUANTITY ? { scalar: 'untyped' } : name === RAW_EXTENSION ? untypedAtomicAtom : visitSpec(conv, spec);
-      for (const gvk of Array.isArray(spec['x-kubernetes-group-version-kind']) ? spec['x-kubernetes-group-version-kind'] : []) {
+      types[name] =
+        name === QUANTITY ? { scalar: 'untyped' } : name === RAW_EXTENSION ? untypedAtomicAtom : visitSpec(conv, spec);
+      for (const gvk of Array.isArray(spec['x-kubernetes-group-version-kind'])
+        ? spec['x-kubernetes-group-version-kind']
+        : []) {
         if (!isJsonObject(gvk) || typeof gvk.version !== 'string' || typeof gvk.kind !== 'string') continue;
-        const apiVersion = typeof gvk.group === 'string' && gvk.group !== '' ? `${gvk.group}/${gvk.version}` : gvk.version;
+        const apiVersion =
+          typeof gvk.group === 'string' && gvk.group !== '' ? `${gvk.group}/${gvk.version}` : gvk.version;
         const key = kindKey(apiVersion, gvk.kind);
         // A kind can be listed on several helper types (DeleteOptions, WatchEvent); the type
         // that carries `kind` as its own root with `metadata` is the object itself.
-        if (!(key in kinds) || isJsonObject(spec.properties) && 'metadata' in spec.properties) kinds[key] = name;
+        if (!(key in kinds) || (isJsonObject(spec.properties) && 'metadata' in spec.properties)) kinds[key] = name;
       }
     }
   }
@@ -128,8 +132,10 @@ export function resolveType(schema: SchemaModel, ref: TypeRef): Atom | undefined
   const known = byRelationship.get(rel);
   if (known !== undefined) return known ?? undefined;
   let made: Atom | null = null;
-  if (atom.map) made = { ...atom, map: { ...atom.map, elementRelationship: rel === 'atomic' ? 'atomic' : 'separable' } };
-  else if (atom.list) made = { ...atom, list: { ...atom.list, elementRelationship: rel === 'atomic' ? 'atomic' : 'associative' } };
+  if (atom.map)
+    made = { ...atom, map: { ...atom.map, elementRelationship: rel === 'atomic' ? 'atomic' : 'separable' } };
+  else if (atom.list)
+    made = { ...atom, list: { ...atom.list, elementRelationship: rel === 'atomic' ? 'atomic' : 'associative' } };
   byRelationship.set(rel, made);
   return made ?? undefined;
 }
@@ -179,7 +185,9 @@ function visitSpec(parent: Converter, spec: JsonObject): Atom {
     case 'boolean':
       return { scalar: 'boolean' };
     case 'string':
-      return { scalar: spec.format === undefined || spec.format === '' || spec.format === 'byte' ? 'string' : 'untyped' };
+      return {
+        scalar: spec.format === undefined || spec.format === '' || spec.format === 'byte' ? 'string' : 'untyped',
+      };
     default:
       conv.problems.push(`${conv.name}: unrecognized type ${JSON.stringify(typ)}`);
       return { scalar: 'untyped' };
@@ -210,7 +218,10 @@ function parseObject(conv: Converter, spec: JsonObject): MapType {
   const properties = isJsonObject(spec.properties) ? spec.properties : {};
   for (const [name, member] of Object.entries(properties)) {
     if (!isJsonObject(member)) continue;
-    fields[name] = member.default === undefined ? { type: makeRef(conv, member) } : { type: makeRef(conv, member), default: member.default };
+    fields[name] =
+      member.default === undefined
+        ? { type: makeRef(conv, member) }
+        : { type: makeRef(conv, member), default: member.default };
   }
   let elementType: TypeRef | undefined;
   const extra = spec.additionalProperties;
@@ -237,7 +248,10 @@ function parseList(conv: Converter, spec: JsonObject): ListType {
   return { elementType, elementRelationship: relationship, keys };
 }
 
-function listRelationship(conv: Converter, spec: JsonObject): { relationship: 'atomic' | 'associative'; keys: string[] } {
+function listRelationship(
+  conv: Converter,
+  spec: JsonObject,
+): { relationship: 'atomic' | 'associative'; keys: string[] } {
   const listType = spec['x-kubernetes-list-type'];
   if (listType !== undefined) {
     if (listType === 'atomic') return { relationship: 'atomic', keys: [] };

@@ -3,9 +3,29 @@
 // (typed/helpers.go listItemToPathElement, keyedAssociativeListItemToPathElement).
 import { isJsonObject, type JsonValue } from '../json';
 import type { FieldPath, PathElement } from './path';
-import { FieldPathWalk, FieldSetBuilder, insertPath, newFieldSet, pathElementKey, isEmptySet, recursiveDifferenceSets, unionSets, type FieldSet } from './field-set';
+import {
+  FieldPathWalk,
+  FieldSetBuilder,
+  insertPath,
+  newFieldSet,
+  pathElementKey,
+  isEmptySet,
+  recursiveDifferenceSets,
+  unionSets,
+  type FieldSet,
+} from './field-set';
 import { formatServerPath, goTypeName, goValueSharpV, goValueV } from './messages';
-import { deduceAtom, deducedTypeRef, fieldType, resolveType, UNTYPED_DEDUCED, type ListType, type MapType, type SchemaModel, type TypeRef } from './schema';
+import {
+  deduceAtom,
+  deducedTypeRef,
+  fieldType,
+  resolveType,
+  UNTYPED_DEDUCED,
+  type ListType,
+  type MapType,
+  type SchemaModel,
+  type TypeRef,
+} from './schema';
 
 /** Something in a value the server would refuse before looking at ownership. */
 export interface ValueProblem {
@@ -50,7 +70,11 @@ export function listItemElement(schema: SchemaModel, list: ListType, item: JsonV
  * itself plus its children; granular map entries own themselves; `null` and `{}` own themselves;
  * an empty granular list owns nothing. Duplicated list items are owned as one item, no children.
  */
-export function toFieldSet(schema: SchemaModel, root: TypeRef, value: JsonValue): { set: FieldSet; problems: ValueProblem[] } {
+export function toFieldSet(
+  schema: SchemaModel,
+  root: TypeRef,
+  value: JsonValue,
+): { set: FieldSet; problems: ValueProblem[] } {
   const walk = new FieldPathWalk();
   const owned = new FieldSetBuilder(walk);
   const problems: ValueProblem[] = [];
@@ -99,7 +123,12 @@ export function toFieldSet(schema: SchemaModel, root: TypeRef, value: JsonValue)
       const duplicates = new Set<string>();
       elements.forEach((pe, i) => {
         if (typeof pe === 'string') {
-          problems.push({ path: [...path, { kind: 'index', index: i }], code: 'badListItem', message: pe, server: { path: [...path], message: `element ${i}: ${pe}` } });
+          problems.push({
+            path: [...path, { kind: 'index', index: i }],
+            code: 'badListItem',
+            message: pe,
+            server: { path: [...path], message: `element ${i}: ${pe}` },
+          });
           return;
         }
         const k = pathElementKey(pe);
@@ -138,7 +167,12 @@ export function typeProblems(schema: SchemaModel, root: TypeRef, value: JsonValu
   const problems: ValueProblem[] = [];
   const path: PathElement[] = [];
   const report = (message: string, serverMessage = message): void => {
-    problems.push({ path: [...path], code: 'typeMismatch', message, server: { path: [...path], message: serverMessage } });
+    problems.push({
+      path: [...path],
+      code: 'typeMismatch',
+      message,
+      server: { path: [...path], message: serverMessage },
+    });
   };
   const visit = (tr: TypeRef, v: JsonValue): void => {
     const resolved = resolveType(schema, tr);
@@ -158,12 +192,20 @@ export function typeProblems(schema: SchemaModel, root: TypeRef, value: JsonValu
     }
     if (atom.scalar) {
       const ok =
-        atom.scalar === 'string' ? typeof v === 'string'
-        : atom.scalar === 'numeric' ? typeof v === 'number'
-        : atom.scalar === 'boolean' ? typeof v === 'boolean'
-        : typeof v !== 'object';
+        atom.scalar === 'string'
+          ? typeof v === 'string'
+          : atom.scalar === 'numeric'
+            ? typeof v === 'number'
+            : atom.scalar === 'boolean'
+              ? typeof v === 'boolean'
+              : typeof v !== 'object';
       if (ok) return;
-      const expected = { string: 'string', numeric: 'numeric (int or float)', boolean: 'boolean', untyped: 'any scalar' }[atom.scalar];
+      const expected = {
+        string: 'string',
+        numeric: 'numeric (int or float)',
+        boolean: 'boolean',
+        untyped: 'any scalar',
+      }[atom.scalar];
       // validateScalar prints the value with a different verb for each expectation (only built
       // for a value that is wrong: formatting every scalar of a large schema is not free).
       const got = atom.scalar === 'string' ? goValueSharpV(v) : atom.scalar === 'numeric' ? goTypeName(v) : goValueV(v);
@@ -171,10 +213,14 @@ export function typeProblems(schema: SchemaModel, root: TypeRef, value: JsonValu
       return;
     }
     if (atom.list) {
-      if (!Array.isArray(v)) return report(`expected list, got ${JSON.stringify(v)}`, `expected list, got ${goValueV(v)}`);
+      if (!Array.isArray(v))
+        return report(`expected list, got ${JSON.stringify(v)}`, `expected list, got ${goValueV(v)}`);
       const list = atom.list;
       v.forEach((item, i) => {
-        const pe: PathElement | string = list.elementRelationship === 'associative' ? listItemElement(schema, list, item) : { kind: 'index', index: i };
+        const pe: PathElement | string =
+          list.elementRelationship === 'associative'
+            ? listItemElement(schema, list, item)
+            : { kind: 'index', index: i };
         if (typeof pe === 'string') return;
         path.push(pe);
         visit(list.elementType, item);
@@ -223,7 +269,11 @@ export function ensureNamedFieldsAreMembers(schema: SchemaModel, tr: TypeRef | u
  * children. Free-form maps (no fields, untyped elements: x-kubernetes-preserve-unknown-fields) are
  * not looked into. Undefined when nothing changes, as upstream returns nil.
  */
-export function reconcileFieldSetWithSchema(schema: SchemaModel, root: TypeRef, fieldSet: FieldSet): FieldSet | undefined {
+export function reconcileFieldSetWithSchema(
+  schema: SchemaModel,
+  root: TypeRef,
+  fieldSet: FieldSet,
+): FieldSet | undefined {
   const toRemove = newFieldSet();
   const toAdd = newFieldSet();
   let changed = false;
@@ -246,7 +296,12 @@ export function reconcileFieldSetWithSchema(schema: SchemaModel, root: TypeRef, 
         if (set && !isEmptySet(set)) ownWhole();
         return;
       }
-      if (set) visitItems(set, (pe) => (pe.kind === 'field' && Object.prototype.hasOwnProperty.call(map.fields, pe.name) ? map.fields[pe.name]?.type : map.elementType));
+      if (set)
+        visitItems(set, (pe) =>
+          pe.kind === 'field' && Object.prototype.hasOwnProperty.call(map.fields, pe.name)
+            ? map.fields[pe.name]?.type
+            : map.elementType,
+        );
       return;
     }
     if (atom.scalar) return;
@@ -282,6 +337,7 @@ export function reconcileFieldSetWithSchema(schema: SchemaModel, root: TypeRef, 
 /** A map with no fields whose elements are untyped: what x-kubernetes-preserve-unknown-fields gives. */
 function isUntypedDeducedMap(map: MapType): boolean {
   const el = map.elementType;
-  const untyped = el !== undefined && (el.named !== undefined ? el.named === UNTYPED_DEDUCED : el.inlined?.scalar === 'untyped');
+  const untyped =
+    el !== undefined && (el.named !== undefined ? el.named === UNTYPED_DEDUCED : el.inlined?.scalar === 'untyped');
   return untyped && Object.keys(map.fields).length === 0;
 }

@@ -54,9 +54,13 @@ export function managerView(
     const entry = crd.versions.find((v) => v.name === name);
     // apiextensions conversion/converter.go: the CRD converter refuses a version it does not list;
     // the field manager's first conversion (of the live object) returns that error as it is.
-    if (!entry) return { kind: 'refused', message: `request to convert CR to an invalid group/version: ${managerVersion}` };
+    if (!entry)
+      return { kind: 'refused', message: `request to convert CR to an invalid group/version: ${managerVersion}` };
     if (crd.conversion === 'Webhook') {
-      return { kind: 'unknown', reason: `the cluster converts ${managerVersion} with a conversion webhook, which only the server can call` };
+      return {
+        kind: 'unknown',
+        reason: `the cluster converts ${managerVersion} with a conversion webhook, which only the server can call`,
+      };
     }
     const own = rootTypeFor(schema, managerVersion, kind);
     if (own) return { kind: 'relabelled', root: own, crd: true };
@@ -64,7 +68,10 @@ export function managerView(
     // whether it is the request's.
     const requested = crd.versions.find((v) => v.name === splitApiVersion(request.apiVersion)[1]);
     if (requested && requested.schema === entry.schema) return { kind: 'relabelled', root: request.root, crd: true };
-    return { kind: 'unknown', reason: `the schema of ${managerVersion} (not served) differs from ${request.apiVersion}'s` };
+    return {
+      kind: 'unknown',
+      reason: `the schema of ${managerVersion} (not served) differs from ${request.apiVersion}'s`,
+    };
   }
   const conversion = knownConversion(group, kind, request.apiVersion, managerVersion);
   const own = rootTypeFor(schema, managerVersion, kind);
@@ -84,9 +91,15 @@ export function managerView(
  * field of the objects the manager's version does not declare, or a field the manager owns that
  * the compared schema does not declare — a field renamed or moved between the versions.
  */
-export function relabelledGaps(schema: SchemaModel, root: TypeRef, objects: readonly JsonValue[], owned: readonly FieldPath[]): FieldPath[] {
+export function relabelledGaps(
+  schema: SchemaModel,
+  root: TypeRef,
+  objects: readonly JsonValue[],
+  owned: readonly FieldPath[],
+): FieldPath[] {
   const gaps: FieldPath[] = [];
-  for (const o of objects) for (const p of typeProblems(schema, root, o)) if (p.message === 'field not declared in schema') gaps.push(p.path);
+  for (const o of objects)
+    for (const p of typeProblems(schema, root, o)) if (p.message === 'field not declared in schema') gaps.push(p.path);
   for (const path of owned) if (!declared(schema, root, path)) gaps.push(path);
   return gaps;
 }
@@ -118,7 +131,12 @@ export function splitApiVersion(apiVersion: string): [group: string, version: st
 // autoscaling/v2 mirrors field for field: pkg/apis/autoscaling/v2/conversion.go only drops the
 // round-trip annotations).
 
-function knownConversion(group: string, kind: string, from: string, to: string): ((value: JsonObject) => JsonObject) | undefined {
+function knownConversion(
+  group: string,
+  kind: string,
+  from: string,
+  to: string,
+): ((value: JsonObject) => JsonObject) | undefined {
   if (group !== 'autoscaling' || kind !== 'HorizontalPodAutoscaler') return undefined;
   if (from === 'autoscaling/v2' && to === 'autoscaling/v1') return hpaV2ToV1;
   if (from === 'autoscaling/v1' && to === 'autoscaling/v2') return hpaV1ToV2;
@@ -130,14 +148,20 @@ const CURRENT_METRICS = 'autoscaling.alpha.kubernetes.io/current-metrics';
 const CONDITIONS = 'autoscaling.alpha.kubernetes.io/conditions';
 const BEHAVIOR = 'autoscaling.alpha.kubernetes.io/behavior';
 /** helpers.go DropRoundTripHorizontalPodAutoscalerAnnotations */
-const ROUND_TRIP = [METRICS, BEHAVIOR, 'autoscaling.alpha.kubernetes.io/scale-down-tolerance', 'autoscaling.alpha.kubernetes.io/scale-up-tolerance', CURRENT_METRICS, CONDITIONS];
+const ROUND_TRIP = [
+  METRICS,
+  BEHAVIOR,
+  'autoscaling.alpha.kubernetes.io/scale-down-tolerance',
+  'autoscaling.alpha.kubernetes.io/scale-up-tolerance',
+  CURRENT_METRICS,
+  CONDITIONS,
+];
 
 const obj = (v: JsonValue | undefined): JsonObject => (isJsonObject(v) ? v : {});
 const list = (v: JsonValue | undefined): JsonValue[] => (Array.isArray(v) ? v : []);
 const set = (o: JsonObject, k: string, v: JsonValue | undefined): void => {
   if (v !== undefined && v !== null) o[k] = v;
 };
-
 
 function withAnnotations(meta: JsonObject, add: Record<string, string>): JsonObject {
   const annotations: JsonObject = { ...obj(meta.annotations) };
@@ -151,7 +175,12 @@ function withAnnotations(meta: JsonObject, add: Record<string, string>): JsonObj
 
 const isCpuUtilization = (m: JsonObject): boolean => {
   const r = obj(m.resource);
-  return m.type === 'Resource' && isJsonObject(m.resource) && r.name === 'cpu' && typeof obj(r.target).averageUtilization === 'number';
+  return (
+    m.type === 'Resource' &&
+    isJsonObject(m.resource) &&
+    r.name === 'cpu' &&
+    typeof obj(r.target).averageUtilization === 'number'
+  );
 };
 
 /** v2 (internal) MetricSpec -> v1 MetricSpec (Convert_autoscaling_*MetricSource_To_v1_*). */
@@ -161,7 +190,11 @@ function metricSpecToV1(m: JsonObject): JsonObject {
   const metric = (s: JsonObject) => obj(s.metric);
   if (isJsonObject(m.object)) {
     const s = m.object;
-    const o: JsonObject = { target: obj(s.describedObject), metricName: metric(s).name ?? '', targetValue: target(s).value ?? '0' };
+    const o: JsonObject = {
+      target: obj(s.describedObject),
+      metricName: metric(s).name ?? '',
+      targetValue: target(s).value ?? '0',
+    };
     set(o, 'selector', metric(s).selector);
     set(o, 'averageValue', target(s).averageValue);
     out.object = o;
@@ -214,13 +247,19 @@ function metricSpecToV2(m: JsonObject): JsonObject {
     const s = m.object;
     out.object = {
       describedObject: obj(s.target),
-      target: metricTarget(s.averageValue === undefined || s.averageValue === null ? 'Value' : 'AverageValue', { value: s.targetValue ?? '0', averageValue: s.averageValue }),
+      target: metricTarget(s.averageValue === undefined || s.averageValue === null ? 'Value' : 'AverageValue', {
+        value: s.targetValue ?? '0',
+        averageValue: s.averageValue,
+      }),
       metric: identifier(s.metricName, s.selector),
     };
   }
   if (isJsonObject(m.pods)) {
     const s = m.pods;
-    out.pods = { metric: identifier(s.metricName, s.selector), target: metricTarget('AverageValue', { averageValue: s.targetAverageValue ?? '0' }) };
+    out.pods = {
+      metric: identifier(s.metricName, s.selector),
+      target: metricTarget('AverageValue', { averageValue: s.targetAverageValue ?? '0' }),
+    };
   }
   for (const k of ['resource', 'containerResource'] as const) {
     const s = m[k];
@@ -228,14 +267,20 @@ function metricSpecToV2(m: JsonObject): JsonObject {
     const utilization = s.targetAverageUtilization;
     const o: JsonObject = { name: s.name ?? '' };
     if (k === 'containerResource') o.container = s.container ?? '';
-    o.target = metricTarget(utilization === undefined || utilization === null ? 'AverageValue' : 'Utilization', { averageValue: s.targetAverageValue, averageUtilization: utilization });
+    o.target = metricTarget(utilization === undefined || utilization === null ? 'AverageValue' : 'Utilization', {
+      averageValue: s.targetAverageValue,
+      averageUtilization: utilization,
+    });
     out[k] = o;
   }
   if (isJsonObject(m.external)) {
     const s = m.external;
     out.external = {
       metric: identifier(s.metricName, s.metricSelector),
-      target: metricTarget(s.targetValue === undefined || s.targetValue === null ? 'AverageValue' : 'Value', { value: s.targetValue, averageValue: s.targetAverageValue }),
+      target: metricTarget(s.targetValue === undefined || s.targetValue === null ? 'AverageValue' : 'Value', {
+        value: s.targetValue,
+        averageValue: s.targetAverageValue,
+      }),
     };
   }
   return out;
@@ -261,15 +306,25 @@ function hpaV2ToV1(o: JsonObject): JsonObject {
   if (spec.behavior !== undefined && spec.behavior !== null) annotations[BEHAVIOR] = canonicalJson(spec.behavior);
   if (list(status.conditions).length > 0) annotations[CONDITIONS] = canonicalJson(list(status.conditions));
 
-  const v1Status: JsonObject = { currentReplicas: status.currentReplicas ?? 0, desiredReplicas: status.desiredReplicas ?? 0 };
+  const v1Status: JsonObject = {
+    currentReplicas: status.currentReplicas ?? 0,
+    desiredReplicas: status.desiredReplicas ?? 0,
+  };
   set(v1Status, 'observedGeneration', status.observedGeneration);
   set(v1Status, 'lastScaleTime', status.lastScaleTime);
   // The last CPU metric with a utilization wins: the loop does not stop at the first.
   for (const m of list(status.currentMetrics).map(obj)) {
     const r = obj(m.resource);
-    if (m.type === 'Resource' && r.name === 'cpu' && typeof obj(r.current).averageUtilization === 'number') v1Status.currentCPUUtilizationPercentage = obj(r.current).averageUtilization as number;
+    if (m.type === 'Resource' && r.name === 'cpu' && typeof obj(r.current).averageUtilization === 'number')
+      v1Status.currentCPUUtilizationPercentage = obj(r.current).averageUtilization as number;
   }
-  return { ...o, apiVersion: 'autoscaling/v1', metadata: withAnnotations(obj(o.metadata), annotations), spec: v1Spec, status: v1Status };
+  return {
+    ...o,
+    apiVersion: 'autoscaling/v1',
+    metadata: withAnnotations(obj(o.metadata), annotations),
+    spec: v1Spec,
+    status: v1Status,
+  };
 }
 
 /** Convert_v1_HorizontalPodAutoscaler_To_autoscaling_HorizontalPodAutoscaler, then to v2. */
@@ -289,7 +344,10 @@ function hpaV1ToV2(o: JsonObject): JsonObject {
   const v2Spec: JsonObject = { scaleTargetRef: obj(spec.scaleTargetRef), maxReplicas: spec.maxReplicas ?? 0 };
   set(v2Spec, 'minReplicas', spec.minReplicas);
   const cpu = typeof spec.targetCPUUtilizationPercentage === 'number' ? spec.targetCPUUtilizationPercentage : undefined;
-  const cpuMetric = (utilization: number): JsonObject => ({ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: utilization } } });
+  const cpuMetric = (utilization: number): JsonObject => ({
+    type: 'Resource',
+    resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: utilization } },
+  });
   let metrics: JsonValue[] = cpu !== undefined ? [cpuMetric(cpu)] : [];
   const others = parsed(METRICS);
   if (Array.isArray(others)) metrics = [...others.map((m) => metricSpecToV2(obj(m))), ...metrics];
@@ -299,17 +357,31 @@ function hpaV1ToV2(o: JsonObject): JsonObject {
   const behavior = parsed(BEHAVIOR);
   if (isJsonObject(behavior) && Object.keys(behavior).length > 0) v2Spec.behavior = behavior;
 
-  const v2Status: JsonObject = { currentReplicas: status.currentReplicas ?? 0, desiredReplicas: status.desiredReplicas ?? 0 };
+  const v2Status: JsonObject = {
+    currentReplicas: status.currentReplicas ?? 0,
+    desiredReplicas: status.desiredReplicas ?? 0,
+  };
   set(v2Status, 'observedGeneration', status.observedGeneration);
   set(v2Status, 'lastScaleTime', status.lastScaleTime);
   const current = parsed(CURRENT_METRICS);
   if (Array.isArray(current)) v2Status.currentMetrics = current;
   else if (typeof status.currentCPUUtilizationPercentage === 'number') {
-    v2Status.currentMetrics = [{ type: 'Resource', resource: { name: 'cpu', current: { averageUtilization: status.currentCPUUtilizationPercentage } } }];
+    v2Status.currentMetrics = [
+      {
+        type: 'Resource',
+        resource: { name: 'cpu', current: { averageUtilization: status.currentCPUUtilizationPercentage } },
+      },
+    ];
   }
   const conditions = parsed(CONDITIONS);
   if (Array.isArray(conditions)) v2Status.conditions = conditions;
-  return { ...o, apiVersion: 'autoscaling/v2', metadata: withAnnotations(obj(o.metadata), {}), spec: v2Spec, status: v2Status };
+  return {
+    ...o,
+    apiVersion: 'autoscaling/v2',
+    metadata: withAnnotations(obj(o.metadata), {}),
+    spec: v2Spec,
+    status: v2Status,
+  };
 }
 
 /**
@@ -319,12 +391,16 @@ function hpaV1ToV2(o: JsonObject): JsonObject {
 export function manifestPathFor(kind: string, manifestVersion: string, managerPath: FieldPath): FieldPath | undefined {
   if (kind !== 'HorizontalPodAutoscaler') return undefined;
   const [first, second, third] = managerPath.map((pe) => (pe.kind === 'field' ? pe.name : ''));
-  const spec = (name: string): FieldPath => [{ kind: 'field', name: 'spec' }, { kind: 'field', name }];
+  const spec = (name: string): FieldPath => [
+    { kind: 'field', name: 'spec' },
+    { kind: 'field', name },
+  ];
   if (manifestVersion === 'autoscaling/v2') {
     if (first === 'spec' && second === 'targetCPUUtilizationPercentage') return spec('metrics');
     if (first === 'metadata' && second === 'annotations' && third === METRICS) return spec('metrics');
     if (first === 'metadata' && second === 'annotations' && third === BEHAVIOR) return spec('behavior');
   }
-  if (manifestVersion === 'autoscaling/v1' && first === 'spec' && second === 'metrics') return spec('targetCPUUtilizationPercentage');
+  if (manifestVersion === 'autoscaling/v1' && first === 'spec' && second === 'metrics')
+    return spec('targetCPUUtilizationPercentage');
   return undefined;
 }

@@ -29,9 +29,15 @@ export class Commands {
   constructor(connection: Connection) {
     connection.onExecuteCommand(async (params: ExecuteCommandParams) => {
       const entry = this.byCommand.get(params.command);
-      if (!entry) throw new Error(`unknown command ${JSON.stringify(params.command)}; the server offers ${serverCommandIds.join(', ')}`);
+      if (!entry)
+        throw new Error(
+          `unknown command ${JSON.stringify(params.command)}; the server offers ${serverCommandIds.join(', ')}`,
+        );
       const args = documentParams(params.arguments ?? []);
-      if (entry.request.needsDocument && !args) throw new Error(`${params.command} needs the document: arguments [{ "uri": ..., "position": ... }] or [uri, position]`);
+      if (entry.request.needsDocument && !args)
+        throw new Error(
+          `${params.command} needs the document: arguments [{ "uri": ..., "position": ... }] or [uri, position]`,
+        );
       return (await entry.handler(args ?? { uri: '' })) ?? null;
     });
   }
@@ -48,7 +54,10 @@ function documentParams(args: readonly unknown[]): (DocumentParams & { manager?:
   const [first, second, third] = args;
   const manager = (value: unknown) => (typeof value === 'string' && value !== '' ? { manager: value } : {});
   const position = (value: unknown) =>
-    typeof value === 'object' && value !== null && Number.isInteger((value as { line?: unknown }).line) && Number.isInteger((value as { character?: unknown }).character)
+    typeof value === 'object' &&
+    value !== null &&
+    Number.isInteger((value as { line?: unknown }).line) &&
+    Number.isInteger((value as { character?: unknown }).character)
       ? { line: (value as { line: number }).line, character: (value as { character: number }).character }
       : undefined;
   if (typeof first === 'string') {
@@ -57,7 +66,11 @@ function documentParams(args: readonly unknown[]): (DocumentParams & { manager?:
   }
   if (typeof first === 'object' && first !== null && typeof (first as { uri?: unknown }).uri === 'string') {
     const at = position((first as { position?: unknown }).position);
-    return { uri: (first as { uri: string }).uri, ...(at ? { position: at } : {}), ...manager((first as { manager?: unknown }).manager) };
+    return {
+      uri: (first as { uri: string }).uri,
+      ...(at ? { position: at } : {}),
+      ...manager((first as { manager?: unknown }).manager),
+    };
   }
   return undefined;
 }

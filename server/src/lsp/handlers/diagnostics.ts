@@ -2,7 +2,11 @@
 // pull: the findings the document's source gives (document-service.ts), whatever kind of file it
 // is, shown with the user's severities, marked while the facts are old, and the document's state
 // (judged, old, not judged) sent when it changes.
-import { DocumentDiagnosticReportKind, type Connection, type DocumentDiagnosticReport } from 'vscode-languageserver/node';
+import {
+  DocumentDiagnosticReportKind,
+  type Connection,
+  type DocumentDiagnosticReport,
+} from 'vscode-languageserver/node';
 import { meansNotJudged, restsOnCluster, ruleFor, type Finding } from '../../core/findings';
 import { notifications, sendNotification, type DocumentStateParams } from '../../protocol';
 import { isHeldBack } from '../document-analysis';
@@ -32,7 +36,8 @@ export class DiagnosticsHandler {
       // nothing is sent or read again.
       const sent = JSON.stringify(items);
       const last = this.reported.get(uri);
-      if (last && params.previousResultId === last.resultId && last.sent === sent) return { kind: DocumentDiagnosticReportKind.Unchanged, resultId: last.resultId };
+      if (last && params.previousResultId === last.resultId && last.sent === sent)
+        return { kind: DocumentDiagnosticReportKind.Unchanged, resultId: last.resultId };
       const resultId = String(this.nextResultId++);
       if (this.workspace.documents.get(uri)) this.reported.set(uri, { resultId, sent });
       return { kind: DocumentDiagnosticReportKind.Full, resultId, items };
@@ -52,7 +57,9 @@ export class DiagnosticsHandler {
     const stale = await this.workspace.stalenessOf(uri);
     // A syntax error another language service underlines is not shown twice; the state counts it.
     const ours = findings.filter((f) => !isHeldBack(f));
-    const shown = stale ? ours.map((f) => (restsOnCluster(f.code) ? { ...f, message: `${f.message} (${stale})` } : f)) : ours;
+    const shown = stale
+      ? ours.map((f) => (restsOnCluster(f.code) ? { ...f, message: `${f.message} (${stale})` } : f))
+      : ours;
     const { severity } = await this.workspace.settingsFor(uri);
     this.states.report(uri, documentState(uri, findings, stale));
     return { version: document.version, diagnostics: shown.map((f) => toDiagnostic(f, severity)) };
@@ -62,7 +69,12 @@ export class DiagnosticsHandler {
 /** A document's state from what its diagnostics are made of: not judged beats old, old beats judged. */
 function documentState(uri: string, findings: readonly Finding[], stale: string | undefined): DocumentStateParams {
   const notJudged = findings.find((f) => meansNotJudged(f.code));
-  if (notJudged) return { uri, state: 'not-judged', reason: `${ruleFor(notJudged.code).title}: ${notJudged.message}${isHeldBack(notJudged) ? ` (${notJudged.heldBack})` : ''}` };
+  if (notJudged)
+    return {
+      uri,
+      state: 'not-judged',
+      reason: `${ruleFor(notJudged.code).title}: ${notJudged.message}${isHeldBack(notJudged) ? ` (${notJudged.heldBack})` : ''}`,
+    };
   if (stale) return { uri, state: 'old', reason: `Judged on old facts: ${stale}.` };
   return { uri, state: 'judged' };
 }

@@ -13,6 +13,12 @@ export function serveHovers(connection: Connection, workspace: Workspace, servic
     // While the cluster does not answer, owners and live values are as it last said.
     const stale = hover && (await workspace.stalenessOf(params.textDocument.uri));
     if (!hover || !stale || typeof hover.contents !== 'object' || !('kind' in hover.contents)) return hover;
-    return { ...hover, contents: { kind: hover.contents.kind, value: `${notLive(stale, hover.contents.kind)}\n\n${hover.contents.value}` } };
+    return {
+      ...hover,
+      contents: {
+        kind: hover.contents.kind,
+        value: `${notLive(stale, hover.contents.kind)}\n\n${hover.contents.value}`,
+      },
+    };
   });
 }

@@ -14,7 +14,11 @@ export function serveInlayHints(connection: Connection, workspace: Workspace, se
     const uri = params.textDocument.uri;
     const document = workspace.documents.get(uri);
     if (!document || !(await workspace.settingsFor(uri)).ownershipHints) return [];
-    const hints = await service.ownershipHints(document, { start: params.range.start.line, end: params.range.end.line }, Date.now());
+    const hints = await service.ownershipHints(
+      document,
+      { start: params.range.start.line, end: params.range.end.line },
+      Date.now(),
+    );
     // While the cluster does not answer, the owners are as it last said: marked as findings and hovers are.
     const stale = hints.length > 0 ? await workspace.stalenessOf(uri) : undefined;
     return hints.map((h) => ({
@@ -28,5 +32,7 @@ export function serveInlayHints(connection: Connection, workspace: Workspace, se
 
 /** Where the line ends, before its line break: the hint follows the whole line, as a blame annotation does. */
 function lineLength(document: TextDocument, line: number): number {
-  return document.getText({ start: { line, character: 0 }, end: { line: line + 1, character: 0 } }).replace(/\r?\n$/, '').length;
+  return document
+    .getText({ start: { line, character: 0 }, end: { line: line + 1, character: 0 } })
+    .replace(/\r?\n$/, '').length;
 }

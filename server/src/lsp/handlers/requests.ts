@@ -5,7 +5,15 @@
 import type { Connection } from 'vscode-languageserver/node';
 import { readKubeconfig } from '../../cluster';
 import { managerNames, ownershipLegend, ownershipView } from '../../core/findings';
-import { notifications, onNotification, requests, type ContextsResult, type OverlaysResult, type OwnershipResult, type ReleasesResult } from '../../protocol';
+import {
+  notifications,
+  onNotification,
+  requests,
+  type ContextsResult,
+  type OverlaysResult,
+  type OwnershipResult,
+  type ReleasesResult,
+} from '../../protocol';
 import { forcePreviewAt } from '../force-preview';
 import type { RefreshScheduler } from '../refresh';
 import type { DryRunAnswers } from '../verified';
@@ -29,7 +37,15 @@ export interface RenderChoices {
   releaseChoices(uri: string): Promise<ReleasesResult>;
 }
 
-export function serveRequests({ connection, commands, workspace, refresh, dryRuns, rendered, env }: RequestContext): void {
+export function serveRequests({
+  connection,
+  commands,
+  workspace,
+  refresh,
+  dryRuns,
+  rendered,
+  env,
+}: RequestContext): void {
   commands.serve(connection, requests.refresh, async (params) => {
     // A user's command connects even with no manifest open; the Kubernetes extension's context
     // switch (sent without `connect`) only refreshes what is already connected.
@@ -53,7 +69,9 @@ export function serveRequests({ connection, commands, workspace, refresh, dryRun
     const read = await readKubeconfig({ kubeconfig: settings.kubeconfig }, env);
     if (!read.ok) return { contexts: [], problem: read.problem.message };
     return {
-      ...(settings.context || read.value.currentContext ? { current: settings.context || read.value.currentContext } : {}),
+      ...(settings.context || read.value.currentContext
+        ? { current: settings.context || read.value.currentContext }
+        : {}),
       contexts: read.value.contexts.map((c) => ({
         name: c.name,
         cluster: c.cluster,
@@ -74,7 +92,8 @@ export function serveRequests({ connection, commands, workspace, refresh, dryRun
 
   commands.serve(connection, requests.ownership, async (params): Promise<OwnershipResult | null> => {
     const state = await workspace.analysisOf(params.uri);
-    const hit = state && (params.position ? resourceAt(state.analysis.resources, params.position) : state.analysis.resources[0]);
+    const hit =
+      state && (params.position ? resourceAt(state.analysis.resources, params.position) : state.analysis.resources[0]);
     if (!hit || !hit.facts || hit.facts.live.state !== 'exists') return null;
     const { resource } = hit;
     const live = hit.facts.live.object;

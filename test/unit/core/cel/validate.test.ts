@@ -19,9 +19,17 @@ function schemaOf(spec: JsonObject): CelNode {
         'com.example.v1.Thing': {
           type: 'object',
           'x-kubernetes-group-version-kind': [{ group: 'example.com', version: 'v1', kind: 'Thing' }],
-          properties: { apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { $ref: '#/components/schemas/ObjectMeta' }, spec },
+          properties: {
+            apiVersion: { type: 'string' },
+            kind: { type: 'string' },
+            metadata: { $ref: '#/components/schemas/ObjectMeta' },
+            spec,
+          },
         },
-        ObjectMeta: { type: 'object', properties: { name: { type: 'string' }, creationTimestamp: { type: 'string', format: 'date-time' } } },
+        ObjectMeta: {
+          type: 'object',
+          properties: { name: { type: 'string' }, creationTimestamp: { type: 'string', format: 'date-time' } },
+        },
       },
     },
   };
@@ -30,12 +38,23 @@ function schemaOf(spec: JsonObject): CelNode {
   return node;
 }
 
-const thing = (spec: JsonValue): JsonObject => ({ apiVersion: 'example.com/v1', kind: 'Thing', metadata: { name: 't' }, spec });
+const thing = (spec: JsonValue): JsonObject => ({
+  apiVersion: 'example.com/v1',
+  kind: 'Thing',
+  metadata: { name: 't' },
+  spec,
+});
 
 /** Each verdict as `kind field: detail-or-why`. */
 function judge(spec: JsonObject, object: JsonValue, old?: JsonValue): string[] {
-  const verdicts = validateCelRules({ schema: schemaOf(spec), object: thing(object), ...(old !== undefined ? { old: thing(old) } : {}) });
-  return verdicts.map((v: RuleVerdict) => (v.kind === 'broken' ? `broken ${v.field}: ${v.detail ?? '(message unknown)'}` : `unknown ${v.field}: ${v.why}`));
+  const verdicts = validateCelRules({
+    schema: schemaOf(spec),
+    object: thing(object),
+    ...(old !== undefined ? { old: thing(old) } : {}),
+  });
+  return verdicts.map((v: RuleVerdict) =>
+    v.kind === 'broken' ? `broken ${v.field}: ${v.detail ?? '(message unknown)'}` : `unknown ${v.field}: ${v.why}`,
+  );
 }
 
 const rule = (r: string, extra: JsonObject = {}) => ({ 'x-kubernetes-validations': [{ rule: r, ...extra }] });
@@ -43,11 +62,23 @@ const rule = (r: string, extra: JsonObject = {}) => ({ 'x-kubernetes-validations
 const cases: { name: string; spec: JsonObject; object: JsonValue; old?: JsonValue; expect: (string | RegExp)[] }[] = [
   {
     name: 'an extension function the library lacks is unknown, never evaluated',
-    spec: { type: 'object', properties: { size: { type: 'string', ...rule("quantity(self).isLessThan(quantity('1Gi'))") } } },
+    spec: {
+      type: 'object',
+      properties: { size: { type: 'string', ...rule("quantity(self).isLessThan(quantity('1Gi'))") } },
+    },
     object: { size: '2Gi' },
     expect: [/^unknown spec\.size: it uses .*quantity\(\).*the product's CEL library does not have$/],
   },
-  ...['self.isSorted()', "url(self[0]).getHost() == 'x'", "ip(self[0]).family() == 4", "format.dns1123Label().validate(self[0]).hasValue()", 'sets.contains(self, ["a"])', "self[0].charAt(0) == 'a'", "self[0].replace('a', 'b') == 'b'", 'self.sum() > 0'].map((r) => ({
+  ...[
+    'self.isSorted()',
+    "url(self[0]).getHost() == 'x'",
+    'ip(self[0]).family() == 4',
+    'format.dns1123Label().validate(self[0]).hasValue()',
+    'sets.contains(self, ["a"])',
+    "self[0].charAt(0) == 'a'",
+    "self[0].replace('a', 'b') == 'b'",
+    'self.sum() > 0',
+  ].map((r) => ({
     name: `${r} is unknown`,
     spec: { type: 'object', properties: { list: { type: 'array', items: { type: 'string' }, ...rule(r) } } },
     object: { list: ['b', 'a'] },
@@ -55,7 +86,10 @@ const cases: { name: string; spec: JsonObject; object: JsonValue; old?: JsonValu
   })),
   {
     name: 'a list method the library has only for strings fails at run time: unknown',
-    spec: { type: 'object', properties: { list: { type: 'array', items: { type: 'string' }, ...rule("self.indexOf('a') == 0") } } },
+    spec: {
+      type: 'object',
+      properties: { list: { type: 'array', items: { type: 'string' }, ...rule("self.indexOf('a') == 0") } },
+    },
     object: { list: ['b', 'a'] },
     expect: [/^unknown spec\.list: the product's CEL library cannot evaluate it here/],
   },
@@ -70,7 +104,10 @@ const cases: { name: string; spec: JsonObject; object: JsonValue; old?: JsonValu
     name: 'macros, optionals and string functions the library shares are evaluated',
     spec: {
       type: 'object',
-      ...rule("self.items.all(i, i.startsWith('a')) && self.items.exists(i, i.size() > 2) && self.items.filter(i, i.contains('x')).size() == 1 && self.?missing.orValue('d') == 'd'", { message: 'macros' }),
+      ...rule(
+        "self.items.all(i, i.startsWith('a')) && self.items.exists(i, i.size() > 2) && self.items.filter(i, i.contains('x')).size() == 1 && self.?missing.orValue('d') == 'd'",
+        { message: 'macros' },
+      ),
       properties: { items: { type: 'array', items: { type: 'string' } }, missing: { type: 'string' } },
     },
     object: { items: ['ax', 'abc'] },
@@ -78,32 +115,58 @@ const cases: { name: string; spec: JsonObject; object: JsonValue; old?: JsonValu
   },
   {
     name: 'a transition rule does not run without an old value',
-    spec: { type: 'object', properties: { region: { type: 'string', ...rule('self == oldSelf', { message: 'immutable' }) } } },
+    spec: {
+      type: 'object',
+      properties: { region: { type: 'string', ...rule('self == oldSelf', { message: 'immutable' }) } },
+    },
     object: { region: 'us' },
     expect: [],
   },
   {
     name: 'a transition rule compares with the old value, and is never forgiven',
-    spec: { type: 'object', properties: { size: { type: 'integer', ...rule('self >= oldSelf', { message: 'may only grow', reason: 'FieldValueForbidden' }) } } },
+    spec: {
+      type: 'object',
+      properties: {
+        size: {
+          type: 'integer',
+          ...rule('self >= oldSelf', { message: 'may only grow', reason: 'FieldValueForbidden' }),
+        },
+      },
+    },
     object: { size: 3 },
     old: { size: 5 },
     expect: ['broken spec.size: Forbidden: may only grow'],
   },
   {
     name: 'integers and numbers are CEL int and double',
-    spec: { type: 'object', ...rule('self.count + 1 == 3 && self.ratio == 0.5 && type(self.count) == int && type(self.ratio) == double'), properties: { count: { type: 'integer' }, ratio: { type: 'number' } } },
+    spec: {
+      type: 'object',
+      ...rule('self.count + 1 == 3 && self.ratio == 0.5 && type(self.count) == int && type(self.ratio) == double'),
+      properties: { count: { type: 'integer' }, ratio: { type: 'number' } },
+    },
     object: { count: 2, ratio: 0.5 },
     expect: [],
   },
   {
     name: 'optionalOldSelf runs without an old value, oldSelf an empty optional; fieldPath moves the field',
-    spec: { type: 'object', ...rule('!self.locked || oldSelf.hasValue()', { optionalOldSelf: true, message: 'cannot start locked', fieldPath: '.locked' }), properties: { locked: { type: 'boolean' } } },
+    spec: {
+      type: 'object',
+      ...rule('!self.locked || oldSelf.hasValue()', {
+        optionalOldSelf: true,
+        message: 'cannot start locked',
+        fieldPath: '.locked',
+      }),
+      properties: { locked: { type: 'boolean' } },
+    },
     object: { locked: true },
     expect: ['broken spec.locked: Invalid value: "object": cannot start locked'],
   },
   {
     name: 'a failed plain rule on an unchanged value is forgiven (ratcheting)',
-    spec: { type: 'object', properties: { name: { type: 'string', ...rule("self.startsWith('v-')") }, size: { type: 'integer' } } },
+    spec: {
+      type: 'object',
+      properties: { name: { type: 'string', ...rule("self.startsWith('v-')") }, size: { type: 'integer' } },
+    },
     object: { name: 'x', size: 2 },
     old: { name: 'x', size: 1 },
     expect: [],
@@ -113,43 +176,85 @@ const cases: { name: string; spec: JsonObject; object: JsonValue; old?: JsonValu
     spec: { type: 'object', properties: { name: { type: 'string', ...rule("self.startsWith('v-')") } } },
     object: { name: 'y' },
     old: { name: 'x' },
-    expect: ["broken spec.name: Invalid value: \"string\": failed rule: self.startsWith('v-')"],
+    expect: ['broken spec.name: Invalid value: "string": failed rule: self.startsWith(\'v-\')'],
   },
   {
     name: 'map-list items are correlated by their keys, and named by index as the server names them',
     spec: {
       type: 'object',
       properties: {
-        ports: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'], items: { type: 'object', properties: { name: { type: 'string' }, port: { type: 'integer', ...rule('self == oldSelf', { message: 'immutable' }) } } } },
+        ports: {
+          type: 'array',
+          'x-kubernetes-list-type': 'map',
+          'x-kubernetes-list-map-keys': ['name'],
+          items: {
+            type: 'object',
+            properties: {
+              name: { type: 'string' },
+              port: { type: 'integer', ...rule('self == oldSelf', { message: 'immutable' }) },
+            },
+          },
+        },
       },
     },
-    object: { ports: [{ name: 'b', port: 2 }, { name: 'a', port: 9 }] },
-    old: { ports: [{ name: 'a', port: 1 }, { name: 'b', port: 2 }] },
+    object: {
+      ports: [
+        { name: 'b', port: 2 },
+        { name: 'a', port: 9 },
+      ],
+    },
+    old: {
+      ports: [
+        { name: 'a', port: 1 },
+        { name: 'b', port: 2 },
+      ],
+    },
     expect: ['broken spec.ports[1].port: Invalid value: "integer": immutable'],
   },
   {
     name: 'items of an atomic list have no old value: their transition rules do not run',
-    spec: { type: 'object', properties: { list: { type: 'array', items: { type: 'integer', ...rule('self == oldSelf') } } } },
+    spec: {
+      type: 'object',
+      properties: { list: { type: 'array', items: { type: 'integer', ...rule('self == oldSelf') } } },
+    },
     object: { list: [2] },
     old: { list: [1] },
     expect: [],
   },
   {
     name: 'equality of set lists does not depend on order for the server: where order decides, unknown',
-    spec: { type: 'object', properties: { tags: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'string' }, ...rule('self == oldSelf', { message: 'immutable' }) } } },
+    spec: {
+      type: 'object',
+      properties: {
+        tags: {
+          type: 'array',
+          'x-kubernetes-list-type': 'set',
+          items: { type: 'string' },
+          ...rule('self == oldSelf', { message: 'immutable' }),
+        },
+      },
+    },
     object: { tags: ['b', 'a'] },
     old: { tags: ['a', 'b'] },
     expect: [/^unknown spec\.tags: it compares lists whose order the API server ignores/],
   },
   {
     name: 'defaults are filled in before the rules run',
-    spec: { type: 'object', ...rule('self.min <= self.max', { message: 'min above max' }), properties: { min: { type: 'integer', default: 1 }, max: { type: 'integer', default: 10 } } },
+    spec: {
+      type: 'object',
+      ...rule('self.min <= self.max', { message: 'min above max' }),
+      properties: { min: { type: 'integer', default: 1 }, max: { type: 'integer', default: 10 } },
+    },
     object: { min: 20 },
     expect: ['broken spec: Invalid value: "object": min above max'],
   },
   {
     name: 'a property name CEL cannot spell is escaped',
-    spec: { type: 'object', ...rule("self.x__dash__y == 'a' && self.__namespace__ == 'n'"), properties: { 'x-y': { type: 'string' }, namespace: { type: 'string' } } },
+    spec: {
+      type: 'object',
+      ...rule("self.x__dash__y == 'a' && self.__namespace__ == 'n'"),
+      properties: { 'x-y': { type: 'string' }, namespace: { type: 'string' } },
+    },
     object: { 'x-y': 'a', namespace: 'n' },
     expect: [],
   },
@@ -158,13 +263,30 @@ const cases: { name: string; spec: JsonObject; object: JsonValue; old?: JsonValu
     spec: {
       type: 'object',
       properties: {
-        a: { type: 'string', 'x-kubernetes-validations': [{ rule: "self == 'ok'", messageExpression: "'a is ' + self" }] },
-        b: { type: 'string', 'x-kubernetes-validations': [{ rule: "self == 'ok'", messageExpression: "'b is ' + self.reverse()", message: 'b is wrong' }] },
-        c: { type: 'string', 'x-kubernetes-validations': [{ rule: "self == 'ok'", messageExpression: "'c is ' + string(self.size() / 0)", message: 'c is wrong' }] },
+        a: {
+          type: 'string',
+          'x-kubernetes-validations': [{ rule: "self == 'ok'", messageExpression: "'a is ' + self" }],
+        },
+        b: {
+          type: 'string',
+          'x-kubernetes-validations': [
+            { rule: "self == 'ok'", messageExpression: "'b is ' + self.reverse()", message: 'b is wrong' },
+          ],
+        },
+        c: {
+          type: 'string',
+          'x-kubernetes-validations': [
+            { rule: "self == 'ok'", messageExpression: "'c is ' + string(self.size() / 0)", message: 'c is wrong' },
+          ],
+        },
       },
     },
     object: { a: 'no', b: 'no', c: 'no' },
-    expect: ['broken spec.a: Invalid value: "string": a is no', 'broken spec.b: (message unknown)', 'broken spec.c: Invalid value: "string": c is wrong'],
+    expect: [
+      'broken spec.a: Invalid value: "string": a is no',
+      'broken spec.b: (message unknown)',
+      'broken spec.c: Invalid value: "string": c is wrong',
+    ],
   },
   {
     name: 'an expression the library cannot compile is unknown',
@@ -189,30 +311,66 @@ test('CRD validation rules: a root rule reads metadata.name and is reported at <
         T: {
           type: 'object',
           'x-kubernetes-group-version-kind': [{ group: 'example.com', version: 'v1', kind: 'Thing' }],
-          'x-kubernetes-validations': [{ rule: 'self.metadata.name.size() <= 3 && !has(self.metadata.labels)', message: 'short names only' }],
+          'x-kubernetes-validations': [
+            { rule: 'self.metadata.name.size() <= 3 && !has(self.metadata.labels)', message: 'short names only' },
+          ],
           properties: { metadata: { type: 'object' } },
         },
       },
     },
   };
   const schema = celSchemaFor(doc, 'example.com/v1', 'Thing')!;
-  const verdicts = validateCelRules({ schema, object: { apiVersion: 'example.com/v1', kind: 'Thing', metadata: { name: 'long-name', labels: { a: 'b' } } } });
-  assert.deepEqual(verdicts.map((v) => [v.kind, v.field, v.kind === 'broken' ? v.detail : '']), [['broken', '<nil>', 'Invalid value: "object": short names only']]);
+  const verdicts = validateCelRules({
+    schema,
+    object: { apiVersion: 'example.com/v1', kind: 'Thing', metadata: { name: 'long-name', labels: { a: 'b' } } },
+  });
+  assert.deepEqual(
+    verdicts.map((v) => [v.kind, v.field, v.kind === 'broken' ? v.detail : '']),
+    [['broken', '<nil>', 'Invalid value: "object": short names only']],
+  );
 });
 
-test('CRD validation rules: the live object\'s metadata (a creationTimestamp, a timestamp for CEL) does not make a root rule unknown', () => {
+test("CRD validation rules: the live object's metadata (a creationTimestamp, a timestamp for CEL) does not make a root rule unknown", () => {
   const schema = schemaOf({ type: 'object', properties: { a: { type: 'string', ...rule("self != ''") } } });
-  const withRoot: CelNode = { ...schema, rules: [{ rule: 'self.metadata.name.size() <= 3', message: 'short names only' }], hasRules: true };
+  const withRoot: CelNode = {
+    ...schema,
+    rules: [{ rule: 'self.metadata.name.size() <= 3', message: 'short names only' }],
+    hasRules: true,
+  };
   const meta = { name: 'long-name', creationTimestamp: '2024-01-01T00:00:00Z', uid: 'u' };
-  const verdicts = validateCelRules({ schema: withRoot, object: { apiVersion: 'example.com/v1', kind: 'Thing', metadata: meta, spec: { a: 'y' } }, old: { apiVersion: 'example.com/v1', kind: 'Thing', metadata: meta, spec: { a: 'x' } } });
-  assert.deepEqual(verdicts.map((v) => [v.kind, v.field, v.kind === 'broken' ? v.detail : v.why]), [['broken', '<nil>', 'Invalid value: "object": short names only']]);
+  const verdicts = validateCelRules({
+    schema: withRoot,
+    object: { apiVersion: 'example.com/v1', kind: 'Thing', metadata: meta, spec: { a: 'y' } },
+    old: { apiVersion: 'example.com/v1', kind: 'Thing', metadata: meta, spec: { a: 'x' } },
+  });
+  assert.deepEqual(
+    verdicts.map((v) => [v.kind, v.field, v.kind === 'broken' ? v.detail : v.why]),
+    [['broken', '<nil>', 'Invalid value: "object": short names only']],
+  );
 });
 
 test('CRD validation rules: a kind without rules has no rule schema, and built-in documents have none', () => {
-  assert.equal(celSchemaFor({ components: { schemas: { T: { type: 'object', 'x-kubernetes-group-version-kind': [{ group: 'example.com', version: 'v1', kind: 'Thing' }], properties: { metadata: {} } } } } }, 'example.com/v1', 'Thing'), undefined);
+  assert.equal(
+    celSchemaFor(
+      {
+        components: {
+          schemas: {
+            T: {
+              type: 'object',
+              'x-kubernetes-group-version-kind': [{ group: 'example.com', version: 'v1', kind: 'Thing' }],
+              properties: { metadata: {} },
+            },
+          },
+        },
+      },
+      'example.com/v1',
+      'Thing',
+    ),
+    undefined,
+  );
 });
 
-test('the served schemas of built-in kinds, whose types refer to each other (a CRD\'s JSONSchemaProps to itself from a dozen fields), are read through: no rules, nothing to evaluate', () => {
+test("the served schemas of built-in kinds, whose types refer to each other (a CRD's JSONSchemaProps to itself from a dozen fields), are read through: no rules, nothing to evaluate", () => {
   // Captured from the local kube-apiserver (test/fixtures/openapi/README.md). Walked as a tree, a
   // CustomResourceDefinition's schema never ends: `check` on a folder holding a CRD hung.
   const dir = path.join(import.meta.dirname, '..', '..', '..', 'fixtures', 'openapi');
@@ -223,7 +381,11 @@ test('the served schemas of built-in kinds, whose types refer to each other (a C
   ];
   for (const [file, apiVersion, kind] of kinds) {
     const doc = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as JsonValue;
-    assert.equal(celSchemaFor(doc, apiVersion, kind), undefined, `${kind}: built-in kinds carry no CEL rules in their schema`);
+    assert.equal(
+      celSchemaFor(doc, apiVersion, kind),
+      undefined,
+      `${kind}: built-in kinds carry no CEL rules in their schema`,
+    );
   }
 });
 
@@ -234,9 +396,21 @@ test('a named schema used in many places is one node; a rule inside it is found 
         'com.example.v1.Thing': {
           type: 'object',
           'x-kubernetes-group-version-kind': [{ group: 'example.com', version: 'v1', kind: 'Thing' }],
-          properties: { metadata: { type: 'object' }, spec: { type: 'object', properties: { a: { $ref: '#/components/schemas/Part' }, b: { allOf: [{ $ref: '#/components/schemas/Part' }] } } } },
+          properties: {
+            metadata: { type: 'object' },
+            spec: {
+              type: 'object',
+              properties: {
+                a: { $ref: '#/components/schemas/Part' },
+                b: { allOf: [{ $ref: '#/components/schemas/Part' }] },
+              },
+            },
+          },
         },
-        Part: { type: 'object', properties: { n: { type: 'integer', ...rule('self >= 0') }, next: { $ref: '#/components/schemas/Part' } } },
+        Part: {
+          type: 'object',
+          properties: { n: { type: 'integer', ...rule('self >= 0') }, next: { $ref: '#/components/schemas/Part' } },
+        },
       },
     },
   };
@@ -245,5 +419,8 @@ test('a named schema used in many places is one node; a rule inside it is found 
   const a = node.properties?.spec?.properties?.a;
   assert.equal(a, node.properties?.spec?.properties?.b, 'one node for one named schema');
   assert.equal(a?.properties?.next, a, 'a reference to itself is the same node');
-  assert.deepEqual(a?.properties?.n?.rules.map((r) => r.rule), ['self >= 0']);
+  assert.deepEqual(
+    a?.properties?.n?.rules.map((r) => r.rule),
+    ['self >= 0'],
+  );
 });

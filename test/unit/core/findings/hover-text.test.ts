@@ -7,7 +7,14 @@ import { describe, test } from 'node:test';
 import type { ResourceFacts } from '../../../../server/src/core/findings';
 import { fieldHover, objectHover, when } from '../../../../server/src/core/findings/hover-text';
 import { nodeAt } from '../../../../server/src/core/findings/ownership';
-import { capturedHistory, cases, factsOf, manifestResource, positionOf, type Place } from '../../../support/findings-fixtures';
+import {
+  capturedHistory,
+  cases,
+  factsOf,
+  manifestResource,
+  positionOf,
+  type Place,
+} from '../../../support/findings-fixtures';
 
 interface HoverCase {
   name: string;
@@ -33,7 +40,8 @@ describe('hovers on captured histories', () => {
     test(kase.name, () => {
       const h = capturedHistory(kase.history);
       const resource = manifestResource(h);
-      const facts: ResourceFacts | undefined = kase.live === 'not-asked' ? undefined : factsOf(h, kase.live === 'absent' ? 'absent' : 'exists');
+      const facts: ResourceFacts | undefined =
+        kase.live === 'not-asked' ? undefined : factsOf(h, kase.live === 'absent' ? 'absent' : 'exists');
       let text: string;
       if (kase.hover === 'object') text = objectHover(resource, facts, now);
       else {
@@ -43,8 +51,13 @@ describe('hovers on captured histories', () => {
       }
       const lines = text.split('\n');
       for (const l of kase.lines ?? []) assert.ok(lines.includes(l), `missing ${JSON.stringify(l)} in\n${text}`);
-      for (const m of kase.matches ?? []) assert.ok(lines.some((l) => new RegExp(m).test(l)), `no line matches /${m}/ in\n${text}`);
-      for (const m of kase.never ?? []) assert.ok(!lines.some((l) => new RegExp(m).test(l)), `a line matches /${m}/ in\n${text}`);
+      for (const m of kase.matches ?? [])
+        assert.ok(
+          lines.some((l) => new RegExp(m).test(l)),
+          `no line matches /${m}/ in\n${text}`,
+        );
+      for (const m of kase.never ?? [])
+        assert.ok(!lines.some((l) => new RegExp(m).test(l)), `a line matches /${m}/ in\n${text}`);
     });
   }
 });
@@ -64,5 +77,6 @@ describe('when', () => {
     });
   }
   test('a time the server wrote oddly is shown as written', () => assert.equal(when('yesterday', now), 'yesterday'));
-  test('a time in the future is not "ago" a negative amount', () => assert.equal(when('2030-01-01T00:00:10Z', now), '0 s ago (2030-01-01T00:00:10Z)'));
+  test('a time in the future is not "ago" a negative amount', () =>
+    assert.equal(when('2030-01-01T00:00:10Z', now), '0 s ago (2030-01-01T00:00:10Z)'));
 });

@@ -20,7 +20,12 @@ function group(name: string, versions: Record<string, string[]>): JsonObject {
     metadata: { name },
     versions: Object.entries(versions).map(([version, kinds]) => ({
       version,
-      resources: kinds.map((kind) => ({ resource: `${kind.toLowerCase()}s`, responseKind: { group: '', version: '', kind }, scope: 'Namespaced', verbs: ['get'] })),
+      resources: kinds.map((kind) => ({
+        resource: `${kind.toLowerCase()}s`,
+        responseKind: { group: '', version: '', kind },
+        scope: 'Namespaced',
+        verbs: ['get'],
+      })),
     })),
   };
 }
@@ -108,7 +113,8 @@ const cases: Case[] = [
     apiVersion: 'monitoring.coreos.com/v1',
     kind: 'ServiceMonitor',
     code: 'kind-not-served',
-    message: /^The cluster serves the API group monitoring\.coreos\.com \(v1\) but no kind ServiceMonitor in it: ServiceMonitor is a custom resource whose CustomResourceDefinition is not installed\./,
+    message:
+      /^The cluster serves the API group monitoring\.coreos\.com \(v1\) but no kind ServiceMonitor in it: ServiceMonitor is a custom resource whose CustomResourceDefinition is not installed\./,
     docs: docsLinks.customResources,
   },
   {
@@ -116,7 +122,8 @@ const cases: Case[] = [
     apiVersion: 'example.com/v1beta1',
     kind: 'Widget',
     code: 'kind-not-served',
-    message: 'The cluster does not serve Widget in example.com/v1beta1 (served: example.com/v1): its CustomResourceDefinition does not serve v1beta1.',
+    message:
+      'The cluster does not serve Widget in example.com/v1beta1 (served: example.com/v1): its CustomResourceDefinition does not serve v1beta1.',
     docs: docsLinks.crdVersions,
   },
   {
@@ -125,7 +132,8 @@ const cases: Case[] = [
     kind: 'Certificate',
     crds: certificateCrd,
     code: 'kind-from-new-crd',
-    message: /^Certificate \(cert-manager\.io\/v1\) is defined by the CustomResourceDefinition certificates\.cert-manager\.io in crds\/cert-manager\.yaml, which the cluster does not serve yet: .*Apply the CRD first .*in one pass creates the CRD and fails on this object/,
+    message:
+      /^Certificate \(cert-manager\.io\/v1\) is defined by the CustomResourceDefinition certificates\.cert-manager\.io in crds\/cert-manager\.yaml, which the cluster does not serve yet: .*Apply the CRD first .*in one pass creates the CRD and fails on this object/,
     docs: docsLinks.customResources,
   },
   {
@@ -134,7 +142,8 @@ const cases: Case[] = [
     kind: 'Certificate',
     crds: certificateCrd,
     code: 'kind-not-served',
-    message: /is not installed\..* The CustomResourceDefinition certificates\.cert-manager\.io in crds\/cert-manager\.yaml does not serve v1alpha2 either \(it serves v1\)\.$/,
+    message:
+      /is not installed\..* The CustomResourceDefinition certificates\.cert-manager\.io in crds\/cert-manager\.yaml does not serve v1alpha2 either \(it serves v1\)\.$/,
     docs: docsLinks.customResources,
   },
   {
@@ -149,7 +158,9 @@ const cases: Case[] = [
 ];
 
 function manifest(apiVersion: string, kind: string) {
-  const parsed = parseManifestText(`apiVersion: ${apiVersion}\nkind: ${kind}\nmetadata:\n  name: one\n  namespace: default\n`);
+  const parsed = parseManifestText(
+    `apiVersion: ${apiVersion}\nkind: ${kind}\nmetadata:\n  name: one\n  namespace: default\n`,
+  );
   assert.equal(parsed.resources.length, 1);
   return parsed.resources[0]!;
 }
@@ -163,8 +174,14 @@ function factsFor(apiVersion: string, kind: string): ResourceFacts {
 describe('a kind the cluster does not serve', () => {
   for (const c of cases) {
     test(c.name, () => {
-      const defined: DefinedKind[] = c.crds ? definedKinds(parseManifestText(c.crds).resources, 'crds/cert-manager.yaml') : [];
-      const findings = analyzeResource(manifest(c.apiVersion, c.kind), factsFor(c.apiVersion, c.kind), { fieldManager: 'kubectl', applyMode: 'serverSide', definedKinds: defined });
+      const defined: DefinedKind[] = c.crds
+        ? definedKinds(parseManifestText(c.crds).resources, 'crds/cert-manager.yaml')
+        : [];
+      const findings = analyzeResource(manifest(c.apiVersion, c.kind), factsFor(c.apiVersion, c.kind), {
+        fieldManager: 'kubectl',
+        applyMode: 'serverSide',
+        definedKinds: defined,
+      });
       assert.equal(findings.length, 1, JSON.stringify(findings));
       const [f] = findings;
       assert.equal(f!.code, c.code);
@@ -181,15 +198,37 @@ describe('a kind the cluster does not serve', () => {
     assert.equal(defaultSeverity('kind-from-new-crd'), 'information');
   });
 
-  test('without discovery (an older snapshot) the cluster layer\'s sentence is said as it is', () => {
-    const judged = judgeNotServed('cert-manager.io/v1', 'Certificate', undefined, [], 'The cluster does not serve Certificate in cert-manager.io/v1.');
-    assert.deepEqual(judged, { code: 'kind-not-served', message: 'The cluster does not serve Certificate in cert-manager.io/v1.', docs: docsLinks.apiVersions });
+  test("without discovery (an older snapshot) the cluster layer's sentence is said as it is", () => {
+    const judged = judgeNotServed(
+      'cert-manager.io/v1',
+      'Certificate',
+      undefined,
+      [],
+      'The cluster does not serve Certificate in cert-manager.io/v1.',
+    );
+    assert.deepEqual(judged, {
+      code: 'kind-not-served',
+      message: 'The cluster does not serve Certificate in cert-manager.io/v1.',
+      docs: docsLinks.apiVersions,
+    });
   });
 
-  test('the user\'s severity for the new code applies to it', () => {
+  test("the user's severity for the new code applies to it", () => {
     const defined = definedKinds(parseManifestText(certificateCrd).resources, 'crds.yaml');
-    const settings = { fieldManager: 'kubectl', applyMode: 'serverSide' as const, definedKinds: defined, severity: { 'kind-from-new-crd': 'off' as const } };
-    assert.deepEqual(analyzeResource(manifest('cert-manager.io/v1', 'Certificate'), factsFor('cert-manager.io/v1', 'Certificate'), settings), []);
+    const settings = {
+      fieldManager: 'kubectl',
+      applyMode: 'serverSide' as const,
+      definedKinds: defined,
+      severity: { 'kind-from-new-crd': 'off' as const },
+    };
+    assert.deepEqual(
+      analyzeResource(
+        manifest('cert-manager.io/v1', 'Certificate'),
+        factsFor('cert-manager.io/v1', 'Certificate'),
+        settings,
+      ),
+      [],
+    );
   });
 });
 
@@ -203,8 +242,20 @@ describe('the kinds a CustomResourceDefinition defines', () => {
       'apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: broken\nspec:\n  group: y.example.com\n  versions: [{ name: v1, served: true }]\n',
     ].join('---\n');
     assert.deepEqual(definedKinds(parseManifestText(text).resources, 'all.yaml'), [
-      { group: 'cert-manager.io', kind: 'Certificate', versions: ['v1'], crd: 'certificates.cert-manager.io', file: 'all.yaml' },
-      { group: 'old.example.com', kind: 'Widget', versions: ['v1alpha1'], crd: 'widgets.old.example.com', file: 'all.yaml' },
+      {
+        group: 'cert-manager.io',
+        kind: 'Certificate',
+        versions: ['v1'],
+        crd: 'certificates.cert-manager.io',
+        file: 'all.yaml',
+      },
+      {
+        group: 'old.example.com',
+        kind: 'Widget',
+        versions: ['v1alpha1'],
+        crd: 'widgets.old.example.com',
+        file: 'all.yaml',
+      },
     ]);
   });
 });

@@ -7,14 +7,20 @@
 // same name.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { analyzeResource, type AnalysisSettings, type NamespaceFacts, type ResourceFacts } from '../../../../server/src/core/findings';
+import {
+  analyzeResource,
+  type AnalysisSettings,
+  type NamespaceFacts,
+  type ResourceFacts,
+} from '../../../../server/src/core/findings';
 import { defaultSeverity, docsLinks, type FindingCode } from '../../../../server/src/core/findings/catalogue';
 import { definedKinds } from '../../../../server/src/core/findings/kind-served';
 import type { JsonObject } from '../../../../server/src/core/json';
 import { parseManifestText } from '../../../../server/src/core/manifest/manifest';
 import type { ApplyMode } from '../../../../server/src/core/ssa/predict';
 
-const configMap = (namespaceLine: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-config\n${namespaceLine}data:\n  mode: fast\n`;
+const configMap = (namespaceLine: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-config\n${namespaceLine}data:\n  mode: fast\n`;
 const inTeamA = configMap('  namespace: team-a\n');
 const noNamespace = configMap('');
 const namespaceObject = (name: string) => `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${name}\n`;
@@ -30,7 +36,14 @@ interface Case {
   together?: string;
   mode?: ApplyMode;
   /** The finding, or none. */
-  expect?: { code: FindingCode; line: number; character: number; path?: string; message: RegExp; serverMessage?: string };
+  expect?: {
+    code: FindingCode;
+    line: number;
+    character: number;
+    path?: string;
+    message: RegExp;
+    serverMessage?: string;
+  };
 }
 
 const missing = (name: string): NamespaceFacts => ({ state: 'missing', name });
@@ -38,7 +51,7 @@ const notFound = (name: string) => `namespaces "${name}" not found`;
 
 const cases: Case[] = [
   {
-    name: 'a namespace written in the manifest that does not exist: the server\'s 404, on the namespace',
+    name: "a namespace written in the manifest that does not exist: the server's 404, on the namespace",
     text: inTeamA,
     namespace: missing('team-a'),
     expect: {
@@ -46,7 +59,8 @@ const cases: Case[] = [
       line: 4,
       character: 13,
       path: '.metadata.namespace',
-      message: /^namespaces "team-a" not found: the namespace "team-a" does not exist in the cluster, so the API server refuses this object \(404 NotFound\)/,
+      message:
+        /^namespaces "team-a" not found: the namespace "team-a" does not exist in the cluster, so the API server refuses this object \(404 NotFound\)/,
       serverMessage: notFound('team-a'),
     },
   },
@@ -55,14 +69,28 @@ const cases: Case[] = [
     text: inTeamA,
     namespace: missing('team-a'),
     mode: 'create',
-    expect: { code: 'namespace-not-found', line: 4, character: 13, path: '.metadata.namespace', message: /^namespaces "team-a" not found:/, serverMessage: notFound('team-a') },
+    expect: {
+      code: 'namespace-not-found',
+      line: 4,
+      character: 13,
+      path: '.metadata.namespace',
+      message: /^namespaces "team-a" not found:/,
+      serverMessage: notFound('team-a'),
+    },
   },
   {
     name: 'so does a client-side apply (its create)',
     text: inTeamA,
     namespace: missing('team-a'),
     mode: 'clientSide',
-    expect: { code: 'namespace-not-found', line: 4, character: 13, path: '.metadata.namespace', message: /^namespaces "team-a" not found:/, serverMessage: notFound('team-a') },
+    expect: {
+      code: 'namespace-not-found',
+      line: 4,
+      character: 13,
+      path: '.metadata.namespace',
+      message: /^namespaces "team-a" not found:/,
+      serverMessage: notFound('team-a'),
+    },
   },
   {
     name: 'the default namespace (settings, context) does not exist: said on the name, which carries it',
@@ -72,7 +100,8 @@ const cases: Case[] = [
       code: 'namespace-not-found',
       line: 3,
       character: 8,
-      message: /^namespaces "staging" not found: the default namespace "staging" \(from the namespace setting or the kubeconfig context\) does not exist/,
+      message:
+        /^namespaces "staging" not found: the default namespace "staging" \(from the namespace setting or the kubeconfig context\) does not exist/,
       serverMessage: notFound('staging'),
     },
   },
@@ -86,7 +115,8 @@ const cases: Case[] = [
       line: 4,
       character: 13,
       path: '.metadata.namespace',
-      message: /^The namespace "team-a" does not exist in the cluster yet; the Namespace in k8s\/namespace\.yaml creates it\. Apply it before this object: .*\(namespaces "team-a" not found\)\.$/,
+      message:
+        /^The namespace "team-a" does not exist in the cluster yet; the Namespace in k8s\/namespace\.yaml creates it\. Apply it before this object: .*\(namespaces "team-a" not found\)\.$/,
     },
   },
   {
@@ -94,10 +124,21 @@ const cases: Case[] = [
     text: inTeamA,
     namespace: missing('team-a'),
     together: namespaceObject('team-b'),
-    expect: { code: 'namespace-not-found', line: 4, character: 13, path: '.metadata.namespace', message: /^namespaces "team-a" not found:/, serverMessage: notFound('team-a') },
+    expect: {
+      code: 'namespace-not-found',
+      line: 4,
+      character: 13,
+      path: '.metadata.namespace',
+      message: /^namespaces "team-a" not found:/,
+      serverMessage: notFound('team-a'),
+    },
   },
   { name: 'the namespace exists: nothing', text: inTeamA, namespace: { state: 'exists', name: 'team-a' } },
-  { name: 'the namespace may not be read (403) or is not answered yet: unknown, nothing said', text: inTeamA, namespace: { state: 'unknown', name: 'team-a' } },
+  {
+    name: 'the namespace may not be read (403) or is not answered yet: unknown, nothing said',
+    text: inTeamA,
+    namespace: { state: 'unknown', name: 'team-a' },
+  },
   { name: 'not asked (a snapshot): nothing', text: inTeamA },
   {
     name: 'a cluster-scoped kind has no namespace to miss',
@@ -109,7 +150,12 @@ const cases: Case[] = [
     name: 'an object that exists proves its namespace',
     text: inTeamA,
     namespace: missing('team-a'),
-    live: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'app-config', namespace: 'team-a', resourceVersion: '7', managedFields: [] }, data: { mode: 'fast' } },
+    live: {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'app-config', namespace: 'team-a', resourceVersion: '7', managedFields: [] },
+      data: { mode: 'fast' },
+    },
   },
 ];
 
@@ -118,13 +164,23 @@ function analyse(c: Case, settings: Partial<AnalysisSettings> = {}) {
   assert.equal(parsed.resources.length, 1);
   const resource = parsed.resources[0]!;
   const facts: ResourceFacts = {
-    kind: { state: 'served', group: resource.apiVersion.includes('/') ? resource.apiVersion.split('/')[0]! : '', resource: `${resource.kind.toLowerCase()}s`, namespaced: c.namespaced ?? true },
+    kind: {
+      state: 'served',
+      group: resource.apiVersion.includes('/') ? resource.apiVersion.split('/')[0]! : '',
+      resource: `${resource.kind.toLowerCase()}s`,
+      namespaced: c.namespaced ?? true,
+    },
     live: c.live ? { state: 'exists', object: c.live } : { state: 'absent' },
     ...(c.namespace ? { namespace: c.namespace } : {}),
     schema: undefined,
   };
   const defined = c.together ? definedKinds(parseManifestText(c.together).resources, 'k8s/namespace.yaml') : [];
-  return analyzeResource(resource, facts, { fieldManager: 'kubectl', applyMode: c.mode ?? 'serverSide', definedKinds: defined, ...settings });
+  return analyzeResource(resource, facts, {
+    fieldManager: 'kubectl',
+    applyMode: c.mode ?? 'serverSide',
+    definedKinds: defined,
+    ...settings,
+  });
 }
 
 const namespaceCodes: readonly string[] = ['namespace-not-found', 'namespace-from-files'];
@@ -154,13 +210,27 @@ describe('a new object in a namespace that does not exist', () => {
     assert.equal(defaultSeverity('namespace-from-files'), 'information');
   });
 
-  test('the user\'s severity applies to the new codes', () => {
-    assert.deepEqual(analyse(cases[0]!, { severity: { 'namespace-not-found': 'off' } }).filter((f) => namespaceCodes.includes(f.code)), []);
-    assert.deepEqual(analyse(cases[0]!, { severity: { 'namespace-not-found': 'warning' } }).filter((f) => namespaceCodes.includes(f.code)).map((f) => f.severity), ['warning']);
+  test("the user's severity applies to the new codes", () => {
+    assert.deepEqual(
+      analyse(cases[0]!, { severity: { 'namespace-not-found': 'off' } }).filter((f) => namespaceCodes.includes(f.code)),
+      [],
+    );
+    assert.deepEqual(
+      analyse(cases[0]!, { severity: { 'namespace-not-found': 'warning' } })
+        .filter((f) => namespaceCodes.includes(f.code))
+        .map((f) => f.severity),
+      ['warning'],
+    );
   });
 
-  test('Namespace objects among the files are gathered with the CRDs\' kinds; other namespaced objects are not', () => {
-    const text = [namespaceObject('team-a'), inTeamA, 'apiVersion: example.com/v1\nkind: Namespace\nmetadata:\n  name: not-a-namespace\n'].join('---\n');
-    assert.deepEqual(definedKinds(parseManifestText(text).resources, 'all.yaml'), [{ namespace: 'team-a', file: 'all.yaml' }]);
+  test("Namespace objects among the files are gathered with the CRDs' kinds; other namespaced objects are not", () => {
+    const text = [
+      namespaceObject('team-a'),
+      inTeamA,
+      'apiVersion: example.com/v1\nkind: Namespace\nmetadata:\n  name: not-a-namespace\n',
+    ].join('---\n');
+    assert.deepEqual(definedKinds(parseManifestText(text).resources, 'all.yaml'), [
+      { namespace: 'team-a', file: 'all.yaml' },
+    ]);
   });
 });

@@ -32,7 +32,13 @@ describe('ownership hints on captured histories', () => {
   for (const kase of cases<HintCase>('ownership-hints.cases.yaml')) {
     test(kase.name, () => {
       const h = capturedHistory(kase.history);
-      const hints = ownershipHints(manifestResource(h), h.live, schema, { fieldManager: kase.fieldManager, applyMode: kase.applyMode }, Date.parse(kase.now));
+      const hints = ownershipHints(
+        manifestResource(h),
+        h.live,
+        schema,
+        { fieldManager: kase.fieldManager, applyMode: kase.applyMode },
+        Date.parse(kase.now),
+      );
       const text = h.manifest;
       const shown = hints.map((hint) => `${hint.line + 1}: ${text.split('\n')[hint.line]} → ${hint.label}`).join('\n');
       for (const [pattern, label] of kase.hints) {
@@ -40,10 +46,18 @@ describe('ownership hints on captured histories', () => {
         assert.equal(hint?.label ?? null, label, `the hint on /${pattern}/; all hints:\n${shown}`);
       }
       const expected = kase.hints.filter(([, label]) => label !== null).map(([pattern]) => lineOf(text, pattern));
-      assert.deepEqual(hints.map((x) => x.line).sort((a, b) => a - b), expected.sort((a, b) => a - b), `only the lines listed are hinted; all hints:\n${shown}`);
+      assert.deepEqual(
+        hints.map((x) => x.line).sort((a, b) => a - b),
+        expected.sort((a, b) => a - b),
+        `only the lines listed are hinted; all hints:\n${shown}`,
+      );
       for (const [pattern, wanted] of kase.tooltips ?? []) {
         const tooltip = hints.find((x) => x.line === lineOf(text, pattern))?.tooltip ?? '';
-        for (const w of wanted) assert.ok(tooltip.split('\n').some((l) => new RegExp(w).test(l)), `no line of the tooltip on /${pattern}/ matches /${w}/:\n${tooltip}`);
+        for (const w of wanted)
+          assert.ok(
+            tooltip.split('\n').some((l) => new RegExp(w).test(l)),
+            `no line of the tooltip on /${pattern}/ matches /${w}/:\n${tooltip}`,
+          );
       }
     });
   }
@@ -55,7 +69,10 @@ describe('ownership hints on captured histories', () => {
     const now = Date.parse('2026-12-04T01:05:21Z');
     const all = ownershipHints(resource, h.live, schema, settings, now);
     const replicas = lineOf(h.manifest, '^  replicas:');
-    assert.deepEqual(ownershipHints(resource, h.live, schema, settings, now, { start: replicas, end: replicas }), all.filter((x) => x.line === replicas));
+    assert.deepEqual(
+      ownershipHints(resource, h.live, schema, settings, now, { start: replicas, end: replicas }),
+      all.filter((x) => x.line === replicas),
+    );
     assert.equal(all.length, 2, 'replicas and image');
   });
 });
@@ -65,7 +82,11 @@ describe('ownership hints on a rendered source', () => {
   // template line and the values line it reads; its image from a template line of another file.
   const template = '/chart/templates/deployment.yaml';
   const values = '/chart/values.yaml';
-  const at = (file: string, line: number, role: SourceLocation['role']): SourceLocation => ({ file, role, range: { start: { line, character: 2 }, end: { line, character: 10 } } });
+  const at = (file: string, line: number, role: SourceLocation['role']): SourceLocation => ({
+    file,
+    role,
+    range: { start: { line, character: 2 }, end: { line, character: 10 } },
+  });
   const places: Record<string, SourceLocation[]> = {
     '.spec.replicas': [at(template, 7, 'template'), at(values, 1, 'values')],
     '.spec.template.spec.containers[name="app"].image': [at(template, 20, 'template')],
@@ -81,9 +102,34 @@ describe('ownership hints on a rendered source', () => {
   const now = Date.parse('2026-12-04T01:05:21Z');
 
   test('each hint lands on the lines of the file asked about that set the field', () => {
-    const onTemplate = renderedOwnershipHints(resource, h.live, schema, { fieldManager: 'helm', applyMode: 'serverSide' }, now, map, template);
-    assert.deepEqual(onTemplate.map((x) => [x.line, x.label]), [[7, 'kube-controller-manager (scale)'], [20, 'kubectl-edit · 3 days ago']]);
-    const onValues = renderedOwnershipHints(resource, h.live, schema, { fieldManager: 'helm', applyMode: 'serverSide' }, now, map, values);
-    assert.deepEqual(onValues.map((x) => [x.line, x.label]), [[1, 'kube-controller-manager (scale)']]);
+    const onTemplate = renderedOwnershipHints(
+      resource,
+      h.live,
+      schema,
+      { fieldManager: 'helm', applyMode: 'serverSide' },
+      now,
+      map,
+      template,
+    );
+    assert.deepEqual(
+      onTemplate.map((x) => [x.line, x.label]),
+      [
+        [7, 'kube-controller-manager (scale)'],
+        [20, 'kubectl-edit · 3 days ago'],
+      ],
+    );
+    const onValues = renderedOwnershipHints(
+      resource,
+      h.live,
+      schema,
+      { fieldManager: 'helm', applyMode: 'serverSide' },
+      now,
+      map,
+      values,
+    );
+    assert.deepEqual(
+      onValues.map((x) => [x.line, x.label]),
+      [[1, 'kube-controller-manager (scale)']],
+    );
   });
 });

@@ -32,10 +32,19 @@ describe('ownership view of captured live objects', () => {
   for (const kase of cases<ViewCase>('ownership-view.cases.yaml')) {
     test(kase.name, () => {
       const h = capturedHistory(kase.history);
-      const view = ownershipView(h.live, schema, { now, ...(kase.manager !== undefined ? { manager: kase.manager } : {}) });
+      const view = ownershipView(h.live, schema, {
+        now,
+        ...(kase.manager !== undefined ? { manager: kase.manager } : {}),
+      });
       const lines = view.split('\n').map(splitComment);
-      const legend = view.split('\n').filter((l, i, all) => l.startsWith('#') && all.slice(0, i).every((before) => before.startsWith('#')));
-      for (const pattern of kase.legend ?? []) assert.ok(legend.some((l) => new RegExp(pattern).test(l)), `no legend line matches /${pattern}/ in\n${legend.join('\n')}`);
+      const legend = view
+        .split('\n')
+        .filter((l, i, all) => l.startsWith('#') && all.slice(0, i).every((before) => before.startsWith('#')));
+      for (const pattern of kase.legend ?? [])
+        assert.ok(
+          legend.some((l) => new RegExp(pattern).test(l)),
+          `no legend line matches /${pattern}/ in\n${legend.join('\n')}`,
+        );
       for (const [pattern, owners] of kase.owners) {
         const line = lines.find((l) => new RegExp(pattern).test(l.yaml));
         assert.ok(line, `no line matches /${pattern}/ in\n${view}`);
@@ -49,7 +58,11 @@ describe('ownership view of captured live objects', () => {
       const h = capturedHistory(name);
       const { managedFields: _omitted, ...metadata } = h.live.metadata as Record<string, unknown>;
       assert.deepEqual(parse(ownershipView(h.live, schema)), { ...h.live, metadata }, name);
-      assert.deepEqual(parse(ownershipView(h.live, schema, { now, manager: 'kubectl' })), { ...h.live, metadata }, `${name}, filtered`);
+      assert.deepEqual(
+        parse(ownershipView(h.live, schema, { now, manager: 'kubectl' })),
+        { ...h.live, metadata },
+        `${name}, filtered`,
+      );
     }
   });
 });

@@ -31,13 +31,31 @@ const map: SourceMap = {
   },
   writers: () => [],
 };
-const finding = (extra: Partial<Finding>): Finding => ({ code: 'field-conflict', severity: 'error', message: 'm', range: line(7), ...extra });
+const finding = (extra: Partial<Finding>): Finding => ({
+  code: 'field-conflict',
+  severity: 'error',
+  message: 'm',
+  range: line(7),
+  ...extra,
+});
 
 const cases: { name: string; finding: Finding; lands: SourceLocation }[] = [
   { name: 'a field a patch sets goes to the patch', finding: finding({ path: '.spec.replicas' }), lands: patch },
-  { name: 'a dotted label key is one field', finding: finding({ path: '.metadata.labels.app.kubernetes.io/name' }), lands: label },
-  { name: 'a field no source writes goes to its nearest written parent', finding: finding({ code: 'would-delete', path: '.spec.template.spec.containers[name="sidecar"]' }), lands: containers },
-  { name: 'a finding on the object without a written field goes to its origin', finding: finding({ code: 'exists', severity: 'information' }), lands: origin },
+  {
+    name: 'a dotted label key is one field',
+    finding: finding({ path: '.metadata.labels.app.kubernetes.io/name' }),
+    lands: label,
+  },
+  {
+    name: 'a field no source writes goes to its nearest written parent',
+    finding: finding({ code: 'would-delete', path: '.spec.template.spec.containers[name="sidecar"]' }),
+    lands: containers,
+  },
+  {
+    name: 'a finding on the object without a written field goes to its origin',
+    finding: finding({ code: 'exists', severity: 'information' }),
+    lands: origin,
+  },
 ];
 
 for (const c of cases) {

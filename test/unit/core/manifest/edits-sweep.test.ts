@@ -7,15 +7,31 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
-import { applyTextEdits, removeFieldEdits, replaceValueEdits, type EditResult } from '../../../../server/src/core/manifest/edits';
+import {
+  applyTextEdits,
+  removeFieldEdits,
+  replaceValueEdits,
+  type EditResult,
+} from '../../../../server/src/core/manifest/edits';
 import { jsonEqual, type JsonValue } from '../../../../server/src/core/json';
-import { forEachNode, locate, nodeToJson, parseManifestText, type ParsedManifest } from '../../../../server/src/core/manifest/manifest';
+import {
+  forEachNode,
+  locate,
+  nodeToJson,
+  parseManifestText,
+  type ParsedManifest,
+} from '../../../../server/src/core/manifest/manifest';
 import { formatPath, type FieldPath } from '../../../../server/src/core/ssa/path';
 
 const dir = path.join(import.meta.dirname, '../../../fixtures/manifest');
 const manifests = fs.readdirSync(dir).filter((f) => /\.(ya?ml|json)$/.test(f) && !f.endsWith('.expect.yaml'));
 
-const values: JsonValue[] = ['yes', ['a', { b: 'on' }], { limits: { cpu: '500m' }, args: ['--x', '0755'] }, 'two\nlines'];
+const values: JsonValue[] = [
+  'yes',
+  ['a', { b: 'on' }],
+  { limits: { cpu: '500m' }, args: ['--x', '0755'] },
+  'two\nlines',
+];
 
 const IDENTITY = /^\.(apiVersion|kind|metadata(\.name|\.namespace|\.generateName)?)$/;
 const ALLOWED_REFUSAL = /names the object|anchor|alias|merge|still be there/;
@@ -37,15 +53,18 @@ function problemWith(
   if (added.length > 0) return `leaves problems: ${added.map((p) => p.message).join('; ')}`;
   if (after.resources.length !== before.resources.length) return 'changes the number of objects';
   for (let i = 0; i < before.resources.length; i++) {
-    if (i !== index && !jsonEqual(before.resources[i]!.object, after.resources[i]!.object)) return `changes object ${i}`;
+    if (i !== index && !jsonEqual(before.resources[i]!.object, after.resources[i]!.object))
+      return `changes object ${i}`;
   }
   // The edited object as a whole: exactly the edit, every other field as it was. The expectation
   // is worked out on plain JSON here, not with the product's own tree.
   const got = after.resources[index]!.object;
-  const expected = value !== undefined ? [withValue(resource.object, fieldPath, value)] : withoutField(resource.object, fieldPath);
+  const expected =
+    value !== undefined ? [withValue(resource.object, fieldPath, value)] : withoutField(resource.object, fieldPath);
   if (expected.some((e) => jsonEqual(e, got))) return undefined;
   const at = locate(after.resources[index]!, fieldPath);
-  if (value !== undefined && !(at && jsonEqual(nodeToJson(at.node), value))) return `reads back ${at ? JSON.stringify(nodeToJson(at.node)) : 'nothing'}`;
+  if (value !== undefined && !(at && jsonEqual(nodeToJson(at.node), value)))
+    return `reads back ${at ? JSON.stringify(nodeToJson(at.node)) : 'nothing'}`;
   return `the object is not the edit alone: ${JSON.stringify(got)}, expected ${JSON.stringify(expected[0])}`;
 }
 
@@ -89,7 +108,9 @@ function withoutField(object: JsonValue, path: FieldPath): JsonValue[] {
   for (let depth = path.length - 1; depth > 0; depth--) {
     const parent = path.slice(0, depth);
     const left = locateJson(out[out.length - 1]!, parent);
-    const empty = Array.isArray(left) ? left.length === 0 : left !== null && typeof left === 'object' && Object.keys(left).length === 0;
+    const empty = Array.isArray(left)
+      ? left.length === 0
+      : left !== null && typeof left === 'object' && Object.keys(left).length === 0;
     if (!empty) break;
     out.push(update(out[out.length - 1]!, parent, () => undefined) as JsonValue);
   }
@@ -118,7 +139,11 @@ for (const file of manifests) {
         const name = formatPath(fieldPath);
         const attempts: [string, EditResult, JsonValue | undefined][] = [
           ['remove', removeFieldEdits(text, resource, fieldPath), undefined],
-          ...values.map((v): [string, EditResult, JsonValue] => [`replace by ${JSON.stringify(v)}`, replaceValueEdits(text, resource, fieldPath, v), v]),
+          ...values.map((v): [string, EditResult, JsonValue] => [
+            `replace by ${JSON.stringify(v)}`,
+            replaceValueEdits(text, resource, fieldPath, v),
+            v,
+          ]),
         ];
         for (const [what, result, value] of attempts) {
           // apiVersion and kind replaced by odd values stop naming an object: that is refused.

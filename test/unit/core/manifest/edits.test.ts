@@ -10,9 +10,24 @@ import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import { parse as parseYaml } from 'yaml';
 import { addressOf } from '../../../../server/src/core/manifest/edits-json';
-import { applyTextEdits, removeFieldEdits, removeFieldsEdits, removeFieldsInFileEdits, replaceValueEdits, type EditResult, type TextEdit } from '../../../../server/src/core/manifest/edits';
+import {
+  applyTextEdits,
+  removeFieldEdits,
+  removeFieldsEdits,
+  removeFieldsInFileEdits,
+  replaceValueEdits,
+  type EditResult,
+  type TextEdit,
+} from '../../../../server/src/core/manifest/edits';
 import { jsonEqual, type JsonValue } from '../../../../server/src/core/json';
-import { locatePathString, nodeToJson, parseManifestText, type LocateOptions, type ManifestResource, type Position } from '../../../../server/src/core/manifest/manifest';
+import {
+  locatePathString,
+  nodeToJson,
+  parseManifestText,
+  type LocateOptions,
+  type ManifestResource,
+  type Position,
+} from '../../../../server/src/core/manifest/manifest';
 import { parsePath, type FieldPath } from '../../../../server/src/core/ssa/path';
 import { assertExpected, withBlockString, type Golden } from '../../../support/expected';
 
@@ -42,9 +57,14 @@ interface EditCase {
 }
 
 /** A Container's or Service port's protocol defaults to TCP: what the schema will say. */
-const options: LocateOptions = { keyFieldDefault: (_list, fieldName) => (fieldName === 'protocol' ? 'TCP' : undefined) };
+const options: LocateOptions = {
+  keyFieldDefault: (_list, fieldName) => (fieldName === 'protocol' ? 'TCP' : undefined),
+};
 
-const files = fs.readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort();
+const files = fs
+  .readdirSync(dir)
+  .filter((f) => f.endsWith('.yaml'))
+  .sort();
 const allCases: { file: string; c: EditCase }[] = [];
 for (const file of files) {
   const cases = parseYaml(fs.readFileSync(path.join(dir, file), 'utf8')) as EditCase[];
@@ -68,10 +88,15 @@ function run(c: EditCase, text: string, resource: ManifestResource): EditResult 
     const resources = parseManifestText(text).resources;
     const requests = c.removeInFile.map((r) => ({ resource: resources[r.resource]!, paths: r.paths }));
     const result = removeFieldsInFileEdits(text, requests, options);
-    assert.deepEqual(result.skipped.map((s) => s.path), c.skipped ?? [], 'the paths reported as not removable');
+    assert.deepEqual(
+      result.skipped.map((s) => s.path),
+      c.skipped ?? [],
+      'the paths reported as not removable',
+    );
     return { edits: result.edits };
   }
-  if (c.replace !== undefined) return replaceValueEdits(text, resource, c.replace, JSON.parse(c.value!) as JsonValue, options);
+  if (c.replace !== undefined)
+    return replaceValueEdits(text, resource, c.replace, JSON.parse(c.value!) as JsonValue, options);
   if (Array.isArray(c.remove)) return removeFieldsEdits(text, resource, c.remove, options);
   return removeFieldEdits(text, resource, c.remove!, options);
 }
@@ -116,7 +141,10 @@ for (const { file, c } of allCases) {
 
     if (c.refused !== undefined) {
       assert.equal(result.edits, undefined, 'the edit is refused');
-      assert.ok(!result.edits && result.reason.includes(c.refused), `the reason mentions "${c.refused}": ${!result.edits && result.reason}`);
+      assert.ok(
+        !result.edits && result.reason.includes(c.refused),
+        `the reason mentions "${c.refused}": ${!result.edits && result.reason}`,
+      );
       return;
     }
     assert.ok(result.edits, `refused: ${!result.edits && result.reason}`);
@@ -135,7 +163,10 @@ for (const { file, c } of allCases) {
         const at = locatePathString(after, p, options);
         if (c.replace !== undefined) {
           assert.ok(at, `${p} is still written`);
-          assert.ok(jsonEqual(nodeToJson(at.node), JSON.parse(c.value!)), `${p} reads back as ${c.value}: ${JSON.stringify(nodeToJson(at.node))}`);
+          assert.ok(
+            jsonEqual(nodeToJson(at.node), JSON.parse(c.value!)),
+            `${p} reads back as ${c.value}: ${JSON.stringify(nodeToJson(at.node))}`,
+          );
         } else {
           assert.equal(at, undefined, `${p} is gone`);
         }
@@ -148,7 +179,10 @@ for (const { file, c } of allCases) {
 test('the fixtures hold at least 30 cases across every shape of edit', () => {
   assert.ok(allCases.length >= 30, `${allCases.length} cases`);
   for (const shape of ['remove-block', 'remove-flow', 'remove-several', 'crlf', 'refuse', 'replace']) {
-    assert.ok(files.some((f) => f.startsWith(shape)), `a fixture file for ${shape}`);
+    assert.ok(
+      files.some((f) => f.startsWith(shape)),
+      `a fixture file for ${shape}`,
+    );
   }
   assert.ok(allCases.filter(({ c }) => c.refused).length >= 5, 'refusals are covered');
   assert.ok(allCases.filter(({ c }) => c.replace).length >= 10, 'replacements are covered');
@@ -192,10 +226,16 @@ test('the real kubectl reads every edited text, with the field gone or holding t
   const stream = edited.map((e) => (e.output.endsWith('\n') ? e.output : `${e.output}\n`)).join('---\n');
   const objects = kubectlObjects(stream);
   if (typeof objects === 'string') {
-    const refused = edited.filter((e) => typeof kubectlObjects(e.output) === 'string').map((e) => `${e.file}: ${e.c.name}`);
+    const refused = edited
+      .filter((e) => typeof kubectlObjects(e.output) === 'string')
+      .map((e) => `${e.file}: ${e.c.name}`);
     assert.fail(`kubectl refuses edited texts: ${refused.join(', ') || objects}`);
   }
-  assert.equal(objects.length, edited.reduce((n, e) => n + e.count, 0), 'kubectl reads as many objects as the manifest model');
+  assert.equal(
+    objects.length,
+    edited.reduce((n, e) => n + e.count, 0),
+    'kubectl reads as many objects as the manifest model',
+  );
   const mismatches: string[] = [];
   let next = 0;
   for (const { file, c, before, count } of edited) {
@@ -207,8 +247,12 @@ test('the real kubectl reads every edited text, with the field gone or holding t
         const address = addressOf(object, fieldPath(before[index], p), options);
         let value: JsonValue | undefined = object;
         for (const step of address ?? []) value = (value as Record<string | number, JsonValue>)[step];
-        const ok = c.replace !== undefined ? address !== undefined && jsonEqual(value, JSON.parse(c.value!)) : address === undefined;
-        if (!ok) mismatches.push(`${file}: ${c.name}: kubectl reads ${p} as ${address ? JSON.stringify(value) : 'absent'}`);
+        const ok =
+          c.replace !== undefined
+            ? address !== undefined && jsonEqual(value, JSON.parse(c.value!))
+            : address === undefined;
+        if (!ok)
+          mismatches.push(`${file}: ${c.name}: kubectl reads ${p} as ${address ? JSON.stringify(value) : 'absent'}`);
       }
     }
   }
@@ -219,7 +263,10 @@ test('a resource read from an older text is refused rather than edited at the wr
   const older = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: fast\n  level: high\n';
   const newer = older.replace('data:\n', 'data:\n  added: now\n');
   const resource = parseManifestText(older).resources[0]!;
-  for (const result of [removeFieldEdits(newer, resource, '.data.level'), replaceValueEdits(newer, resource, '.data.level', 'low')]) {
+  for (const result of [
+    removeFieldEdits(newer, resource, '.data.level'),
+    replaceValueEdits(newer, resource, '.data.level', 'low'),
+  ]) {
     assert.equal(result.edits, undefined);
     assert.match(result.edits === undefined ? result.reason : '', /changed/);
   }

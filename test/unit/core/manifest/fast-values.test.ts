@@ -19,7 +19,14 @@ const scenarioDir = path.join(import.meta.dirname, '..', '..', '..', 'differenti
 const scenarioManifests = fs
   .readdirSync(scenarioDir)
   .filter((f) => f.endsWith('.yaml'))
-  .flatMap((f) => (parse(fs.readFileSync(path.join(scenarioDir, f), 'utf8'), { merge: true, maxAliasCount: -1 }) as { name: string; manifest?: string }[]).map((s) => ({ name: `${f}: ${s.name}`, manifest: s.manifest ?? '' })));
+  .flatMap((f) =>
+    (
+      parse(fs.readFileSync(path.join(scenarioDir, f), 'utf8'), { merge: true, maxAliasCount: -1 }) as {
+        name: string;
+        manifest?: string;
+      }[]
+    ).map((s) => ({ name: `${f}: ${s.name}`, manifest: s.manifest ?? '' })),
+  );
 
 describe('values first agrees with the full parse', () => {
   test('on every text fixture', () => {
@@ -34,17 +41,44 @@ describe('values first agrees with the full parse', () => {
   });
 
   const cases: { name: string; text: string }[] = [
-    { name: 'kubectl scalars as values', text: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  a: yes\n  b: 0755\n  c: ~\n  d: 1e3\n  e: "on"\n  f: 1_000\n  g: 0x1F\n  h: 2001-12-14\n  i:\n  j: 1:20\n' },
-    { name: 'kubectl scalars as keys', text: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  yes: a\n  0755: b\n  ~: c\n  1.0: d\n  3: e\n  true: f\n  null: g\n' },
-    { name: 'a float that JSON cannot carry', text: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  a: .inf\n' },
+    {
+      name: 'kubectl scalars as values',
+      text: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  a: yes\n  b: 0755\n  c: ~\n  d: 1e3\n  e: "on"\n  f: 1_000\n  g: 0x1F\n  h: 2001-12-14\n  i:\n  j: 1:20\n',
+    },
+    {
+      name: 'kubectl scalars as keys',
+      text: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  yes: a\n  0755: b\n  ~: c\n  1.0: d\n  3: e\n  true: f\n  null: g\n',
+    },
+    {
+      name: 'a float that JSON cannot carry',
+      text: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  a: .inf\n',
+    },
     { name: 'duplicate keys', text: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  name: b\n' },
-    { name: 'block scalars and folded plain scalars', text: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  a: |\n    one\n    two\n\n  b: >-\n    folded\n    text\n  c: plain\n    continued\n  d: |+\n    kept\n\n' },
-    { name: 'a List', text: 'apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b}\n' },
-    { name: 'flow collections and JSON', text: '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"a": "\\u00e9\\n", "b": "x"}}\n' },
+    {
+      name: 'block scalars and folded plain scalars',
+      text: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  a: |\n    one\n    two\n\n  b: >-\n    folded\n    text\n  c: plain\n    continued\n  d: |+\n    kept\n\n',
+    },
+    {
+      name: 'a List',
+      text: 'apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b}\n',
+    },
+    {
+      name: 'flow collections and JSON',
+      text: '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"a": "\\u00e9\\n", "b": "x"}}\n',
+    },
     { name: 'syntax errors', text: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [a\n' },
-    { name: 'quoting and escapes', text: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: 'it''s'\ndata:\n  a: \"tab\\there \\x41 \\u263A \\/\"\n  'b c': 'd'\n  e: 'multi\n    line'\n" },
-    { name: 'comments everywhere', text: '# head\napiVersion: v1 # trailing\nkind: ConfigMap\n# between\nmetadata:\n  name: a # name\ndata: # data\n  a: "#not" # x\n' },
-    { name: 'several documents and empty ones', text: '---\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\n# nothing\n---\nplain scalar\n---\n- a list\n' },
+    {
+      name: 'quoting and escapes',
+      text: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: 'it''s'\ndata:\n  a: \"tab\\there \\x41 \\u263A \\/\"\n  'b c': 'd'\n  e: 'multi\n    line'\n",
+    },
+    {
+      name: 'comments everywhere',
+      text: '# head\napiVersion: v1 # trailing\nkind: ConfigMap\n# between\nmetadata:\n  name: a # name\ndata: # data\n  a: "#not" # x\n',
+    },
+    {
+      name: 'several documents and empty ones',
+      text: '---\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\n# nothing\n---\nplain scalar\n---\n- a list\n',
+    },
     { name: 'an indentation error', text: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n labels: {}\n' },
     { name: 'unicode', text: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  日本: "😀"\n  e: é\n' },
   ];
@@ -52,7 +86,10 @@ describe('values first agrees with the full parse', () => {
 });
 
 describe('the cheap read is the one taken where it can be', () => {
-  const deployment = fs.readFileSync(path.join(import.meta.dirname, '..', '..', '..', 'fixtures', 'manifest', 'deployment.yaml'), 'utf8');
+  const deployment = fs.readFileSync(
+    path.join(import.meta.dirname, '..', '..', '..', 'fixtures', 'manifest', 'deployment.yaml'),
+    'utf8',
+  );
 
   test('a plain Deployment: values at once, the node tree only when asked, once', () => {
     const [r] = parseManifestText(deployment).resources;
@@ -65,7 +102,10 @@ describe('the cheap read is the one taken where it can be', () => {
   });
 
   for (const [name, text] of [
-    ['anchors and aliases', fs.readFileSync(path.join(import.meta.dirname, '..', '..', '..', 'fixtures', 'manifest', 'anchors.yaml'), 'utf8')],
+    [
+      'anchors and aliases',
+      fs.readFileSync(path.join(import.meta.dirname, '..', '..', '..', 'fixtures', 'manifest', 'anchors.yaml'), 'utf8'),
+    ],
     ['a tag', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  a: !!str 1\n'],
     ['duplicate keys', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  name: b\n'],
     ['carriage returns', 'apiVersion: v1\r\nkind: ConfigMap\r\nmetadata:\r\n  name: a\r\n'],

@@ -7,7 +7,8 @@ import { isJsonStream, splitJsonStream } from '../../../../server/src/core/manif
 import { locate, parseManifestText } from '../../../../server/src/core/manifest/manifest';
 import { field } from '../../../../server/src/core/ssa/path';
 
-const cm = (name: string) => `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"${name}"},"data":{"k":"${name}"}}`;
+const cm = (name: string) =>
+  `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"${name}"},"data":{"k":"${name}"}}`;
 
 const guesses: [string, string, boolean][] = [
   ['an object', '{"a": 1}', true],
@@ -25,20 +26,74 @@ for (const [name, text, json] of guesses) {
 }
 
 const splits: { name: string; text: string; values: [number, number, string][]; error?: [number, number, RegExp] }[] = [
-  { name: 'nothing between', text: `${cm('a')}${cm('b')}`, values: [[0, 0, cm('a')], [0, cm('a').length, cm('b')]] },
-  { name: 'lines and blanks', text: `\n  ${cm('a')}\n\n${cm('b')}\n`, values: [[1, 2, cm('a')], [3, 0, cm('b')]] },
-  { name: 'nested strings with braces and escapes', text: '{"a":"}{\\"\\\\","b":[{},[]]} {"c":-1.5e3}', values: [[0, 0, '{"a":"}{\\"\\\\","b":[{},[]]}'], [0, 27, '{"c":-1.5e3}']] },
-  { name: '--- after an object', text: `${cm('a')}\n---\n`, values: [[0, 0, cm('a')]], error: [1, 1, /^invalid character '-' in numeric literal: /] },
-  { name: 'a comma between objects', text: `${cm('a')},${cm('b')}`, values: [[0, 0, cm('a')]], error: [0, cm('a').length, /^invalid character ',' looking for beginning of value/] },
-  { name: 'an unquoted key', text: '{apiVersion: v1}', values: [], error: [0, 1, /^invalid character 'a' looking for beginning of object key string/] },
-  { name: 'a control character in a string', text: '{"a":"x\u0001"}', values: [], error: [0, 7, /^invalid character '\\x01' in string literal/] },
-  { name: 'cut short', text: `${cm('a')}{"a":`, values: [[0, 0, cm('a')]], error: [0, cm('a').length + 5, /^unexpected end of JSON input/] },
-  { name: 'a list after an object', text: `${cm('a')} [1]`, values: [[0, 0, cm('a')]], error: [0, cm('a').length + 1, /^a JSON list, not an object/] },
+  {
+    name: 'nothing between',
+    text: `${cm('a')}${cm('b')}`,
+    values: [
+      [0, 0, cm('a')],
+      [0, cm('a').length, cm('b')],
+    ],
+  },
+  {
+    name: 'lines and blanks',
+    text: `\n  ${cm('a')}\n\n${cm('b')}\n`,
+    values: [
+      [1, 2, cm('a')],
+      [3, 0, cm('b')],
+    ],
+  },
+  {
+    name: 'nested strings with braces and escapes',
+    text: '{"a":"}{\\"\\\\","b":[{},[]]} {"c":-1.5e3}',
+    values: [
+      [0, 0, '{"a":"}{\\"\\\\","b":[{},[]]}'],
+      [0, 27, '{"c":-1.5e3}'],
+    ],
+  },
+  {
+    name: '--- after an object',
+    text: `${cm('a')}\n---\n`,
+    values: [[0, 0, cm('a')]],
+    error: [1, 1, /^invalid character '-' in numeric literal: /],
+  },
+  {
+    name: 'a comma between objects',
+    text: `${cm('a')},${cm('b')}`,
+    values: [[0, 0, cm('a')]],
+    error: [0, cm('a').length, /^invalid character ',' looking for beginning of value/],
+  },
+  {
+    name: 'an unquoted key',
+    text: '{apiVersion: v1}',
+    values: [],
+    error: [0, 1, /^invalid character 'a' looking for beginning of object key string/],
+  },
+  {
+    name: 'a control character in a string',
+    text: '{"a":"x\u0001"}',
+    values: [],
+    error: [0, 7, /^invalid character '\\x01' in string literal/],
+  },
+  {
+    name: 'cut short',
+    text: `${cm('a')}{"a":`,
+    values: [[0, 0, cm('a')]],
+    error: [0, cm('a').length + 5, /^unexpected end of JSON input/],
+  },
+  {
+    name: 'a list after an object',
+    text: `${cm('a')} [1]`,
+    values: [[0, 0, cm('a')]],
+    error: [0, cm('a').length + 1, /^a JSON list, not an object/],
+  },
 ];
 for (const s of splits) {
   test(`a JSON stream, ${s.name}: values and error where kubectl sees them`, () => {
     const stream = splitJsonStream(s.text);
-    assert.deepEqual(stream.values.map((v) => [v.start.line, v.start.character, v.text]), s.values);
+    assert.deepEqual(
+      stream.values.map((v) => [v.start.line, v.start.character, v.text]),
+      s.values,
+    );
     if (!s.error) return assert.equal(stream.error, undefined);
     assert.ok(stream.error, 'an error');
     assert.deepEqual([stream.error.at.line, stream.error.at.character], s.error.slice(0, 2));
@@ -51,7 +106,10 @@ test('the second object of a line is located at its own columns', () => {
   const text = `${cm('a')}${cm('b')}\n${cm('c')}`;
   const parsed = parseManifestText(text);
   assert.deepEqual(parsed.problems, []);
-  assert.deepEqual(parsed.resources.map((r) => r.name), ['a', 'b', 'c']);
+  assert.deepEqual(
+    parsed.resources.map((r) => r.name),
+    ['a', 'b', 'c'],
+  );
   for (const r of parsed.resources) {
     const at = locate(r, [field('data'), field('k')])!;
     const line = text.split('\n')[at.valueRange.start.line]!;

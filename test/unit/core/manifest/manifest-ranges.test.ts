@@ -19,7 +19,9 @@ interface Expectation {
 }
 
 /** A Container port's or Service port's protocol defaults to TCP: what the schema will say. */
-const options = { keyFieldDefault: (_list: unknown, fieldName: string) => (fieldName === 'protocol' ? 'TCP' : undefined) };
+const options = {
+  keyFieldDefault: (_list: unknown, fieldName: string) => (fieldName === 'protocol' ? 'TCP' : undefined),
+};
 
 const fmt = (r: Range) => `${r.start.line}:${r.start.character}-${r.end.line}:${r.end.character}`;
 
@@ -40,7 +42,9 @@ function parseRange(s: string): Range {
 }
 
 function textMatches(actual: string, expected: string): boolean {
-  return expected.endsWith('…') ? actual.split('\n')[0] === expected.slice(0, -1) && actual.includes('\n') : actual === expected;
+  return expected.endsWith('…')
+    ? actual.split('\n')[0] === expected.slice(0, -1) && actual.includes('\n')
+    : actual === expected;
 }
 
 /** Cut from the fixture as the expectation files write it: a text of several lines as its first line and `…`. */
@@ -52,8 +56,14 @@ function cut(lines: string[], range: string): string {
 /** An expectation file's text: its opening comment as it was, then the expectation, one row a line. */
 function writeExpectation(e: Expectation, previous: string): string {
   const previousLines = previous.split('\n');
-  const comment = previousLines.slice(0, previousLines.findIndex((l) => !l.startsWith('#'))).join('\n');
-  const rows = (name: string, list: string[][], row: (r: string[]) => string) => (list.length ? `${name}:\n${list.map((r) => `  - ${row(r)}\n`).join('')}` : `${name}: []\n`);
+  const comment = previousLines
+    .slice(
+      0,
+      previousLines.findIndex((l) => !l.startsWith('#')),
+    )
+    .join('\n');
+  const rows = (name: string, list: string[][], row: (r: string[]) => string) =>
+    list.length ? `${name}:\n${list.map((r) => `  - ${row(r)}\n`).join('')}` : `${name}: []\n`;
   const spaced = (r: string[]) => `[${r.map((v) => JSON.stringify(v)).join(', ')}]`;
   return `${comment}\n${rows('resources', e.resources, (r) => JSON.stringify(r))}${rows('problems', e.problems, (r) => JSON.stringify(r))}${rows('cases', e.cases, spaced)}`;
 }
@@ -80,7 +90,10 @@ for (const expectFile of fixtures) {
   test(`${manifestFile}: resources and their ranges`, () => {
     assertExpected(
       parsed.resources.map((r) => [`${r.kind}/${r.name ?? ''}`, fmt(r.range)]),
-      part((e) => e.resources, (e, resources) => ({ ...e, resources })),
+      part(
+        (e) => e.resources,
+        (e, resources) => ({ ...e, resources }),
+      ),
       'the resources and their ranges',
     );
   });
@@ -88,7 +101,10 @@ for (const expectFile of fixtures) {
   test(`${manifestFile}: problems`, () => {
     assertExpected(
       parsed.problems.map((p) => [p.code, fmt(p.range)]),
-      part((e) => e.problems, (e, problems) => ({ ...e, problems })),
+      part(
+        (e) => e.problems,
+        (e, problems) => ({ ...e, problems }),
+      ),
       'the problems',
     );
   });
@@ -106,14 +122,37 @@ for (const expectFile of fixtures) {
         located,
         part<{ key: string | undefined; value: string | undefined; through: string | undefined }>(
           (e) => ({ key: row(e)[2], value: row(e)[4], through: row(e)[6] }),
-          (e, l) => ({ ...e, cases: e.cases.map((r, i) => (i === index ? [id!, pathText!, l.key!, cut(lines, l.key!), l.value!, cut(lines, l.value!), ...(l.through ? [l.through] : [])] : r)) }),
+          (e, l) => ({
+            ...e,
+            cases: e.cases.map((r, i) =>
+              i === index
+                ? [
+                    id!,
+                    pathText!,
+                    l.key!,
+                    cut(lines, l.key!),
+                    l.value!,
+                    cut(lines, l.value!),
+                    ...(l.through ? [l.through] : []),
+                  ]
+                : r,
+            ),
+          }),
         ),
         `the ranges of ${pathText}`,
       );
       // The fixture itself must say what it claims, or the expectation is the thing that is wrong.
-      const [, , keyRange, keyText, valueRange, valueText] = row(parseYaml(fs.readFileSync(file, 'utf8')) as Expectation);
-      assert.ok(textMatches(textAt(lines, parseRange(keyRange!)), keyText!), `fixture: the text at ${keyRange} is not ${keyText}`);
-      assert.ok(textMatches(textAt(lines, parseRange(valueRange!)), valueText!), `fixture: the text at ${valueRange} is not ${valueText}`);
+      const [, , keyRange, keyText, valueRange, valueText] = row(
+        parseYaml(fs.readFileSync(file, 'utf8')) as Expectation,
+      );
+      assert.ok(
+        textMatches(textAt(lines, parseRange(keyRange!)), keyText!),
+        `fixture: the text at ${keyRange} is not ${keyText}`,
+      );
+      assert.ok(
+        textMatches(textAt(lines, parseRange(valueRange!)), valueText!),
+        `fixture: the text at ${valueRange} is not ${valueText}`,
+      );
     });
   });
 }

@@ -74,7 +74,8 @@ describe('harness: what a plain YAML 1.2 reader (the yaml package) reads, for co
       try {
         const doc = parseYaml12(documentFor(c), { prettyErrors: false });
         value = pick(c, doc.x);
-        if (typeof value === 'number' && !Number.isFinite(value)) value = ERROR; // JSON cannot hold it
+        if (typeof value === 'number' && !Number.isFinite(value))
+          value = ERROR; // JSON cannot hold it
         else if (value instanceof Uint8Array) value = new TextDecoder().decode(value);
         else if (value !== ERROR) value = JSON.parse(JSON.stringify(value ?? null));
       } catch {
@@ -112,7 +113,9 @@ test('harness: the kubectl column is what the real kubectl reads', (t) => {
     });
     const got = run.status === 0 ? pick(c, JSON.parse(run.stdout).x) : ERROR;
     if (!(got === ERROR ? c.kubectl === ERROR : JSON.stringify(got) === JSON.stringify(c.kubectl))) {
-      mismatches.push(`scalars.txt:${c.line} ${c.place} ${c.written}: kubectl reads ${got === ERROR ? 'an error' : JSON.stringify(got)}`);
+      mismatches.push(
+        `scalars.txt:${c.line} ${c.place} ${c.written}: kubectl reads ${got === ERROR ? 'an error' : JSON.stringify(got)}`,
+      );
     }
   }
   assert.deepEqual(mismatches, []);

@@ -27,66 +27,186 @@ interface Row {
 }
 
 const scaffoldRows: Row[] = [
-  { object: 'Deployment/web-mychart', path: '.spec.replicas', at: ['templates/deployment.yaml: replicas: {{ .Values.replicaCount }}', 'values.yaml: replicaCount: 1'] },
+  {
+    object: 'Deployment/web-mychart',
+    path: '.spec.replicas',
+    at: ['templates/deployment.yaml: replicas: {{ .Values.replicaCount }}', 'values.yaml: replicaCount: 1'],
+  },
   {
     object: 'Deployment/web-mychart',
     path: '.spec.template.spec.containers[name="mychart"].image',
-    at: ['templates/deployment.yaml: image: "{{ .Values.image.repository }}', 'values.yaml: repository: nginx', 'values.yaml: tag: ""'],
+    at: [
+      'templates/deployment.yaml: image: "{{ .Values.image.repository }}',
+      'values.yaml: repository: nginx',
+      'values.yaml: tag: ""',
+    ],
   },
-  { object: 'Deployment/web-mychart', path: '.spec.template.spec.containers[name="mychart"].imagePullPolicy', at: ['templates/deployment.yaml: imagePullPolicy:', 'values.yaml: pullPolicy: IfNotPresent'] },
+  {
+    object: 'Deployment/web-mychart',
+    path: '.spec.template.spec.containers[name="mychart"].imagePullPolicy',
+    at: ['templates/deployment.yaml: imagePullPolicy:', 'values.yaml: pullPolicy: IfNotPresent'],
+  },
   // A field toYaml writes from a values block: the printing line, and the key in values.yaml.
-  { object: 'Deployment/web-mychart', path: '.spec.template.spec.containers[name="mychart"].livenessProbe.httpGet.path', at: ['templates/deployment.yaml: {{- toYaml . | nindent 12 }}', 'values.yaml: path: /'] },
+  {
+    object: 'Deployment/web-mychart',
+    path: '.spec.template.spec.containers[name="mychart"].livenessProbe.httpGet.path',
+    at: ['templates/deployment.yaml: {{- toYaml . | nindent 12 }}', 'values.yaml: path: /'],
+  },
   {
     object: 'Deployment/web-mychart',
     path: '.spec.template.spec.containers[name="mychart"].ports[containerPort=80,protocol="TCP"].containerPort',
     at: ['templates/deployment.yaml: containerPort: {{ .Values.service.port }}', 'values.yaml: port: 80'],
   },
-  { object: 'Deployment/web-mychart', path: '.spec.template.spec.containers[name="mychart"].ports[containerPort=80,protocol="TCP"].protocol', at: ['templates/deployment.yaml: protocol: TCP'] },
-  { object: 'Deployment/web-mychart', path: '.spec.template.spec.containers[name="mychart"]', at: ['templates/deployment.yaml: - name: {{ .Chart.Name }}'] },
-  { object: 'Deployment/web-mychart', path: '.spec.template.spec.serviceAccountName', at: ['templates/deployment.yaml: serviceAccountName: {{ include'] },
+  {
+    object: 'Deployment/web-mychart',
+    path: '.spec.template.spec.containers[name="mychart"].ports[containerPort=80,protocol="TCP"].protocol',
+    at: ['templates/deployment.yaml: protocol: TCP'],
+  },
+  {
+    object: 'Deployment/web-mychart',
+    path: '.spec.template.spec.containers[name="mychart"]',
+    at: ['templates/deployment.yaml: - name: {{ .Chart.Name }}'],
+  },
+  {
+    object: 'Deployment/web-mychart',
+    path: '.spec.template.spec.serviceAccountName',
+    at: ['templates/deployment.yaml: serviceAccountName: {{ include'],
+  },
   // Labels an include writes: the include line, not podLabels (empty in values.yaml).
-  { object: 'Deployment/web-mychart', path: '.metadata.labels.helm.sh/chart', at: ['templates/deployment.yaml: {{- include "mychart.labels" . | nindent 4 }}'] },
-  { object: 'Deployment/web-mychart', path: '.spec.template.metadata.labels.app.kubernetes.io/name', at: ['templates/deployment.yaml: {{- include "mychart.labels" . | nindent 8 }}'] },
-  { object: 'Deployment/web-mychart', path: '.spec.selector.matchLabels.app.kubernetes.io/instance', at: ['templates/deployment.yaml: {{- include "mychart.selectorLabels" . | nindent 6 }}'] },
-  { object: 'Deployment/web-mychart', path: '.metadata.name', at: ['templates/deployment.yaml: name: {{ include "mychart.fullname" . }}'] },
-  { object: 'Service/web-mychart', path: '.spec.type', at: ['templates/service.yaml: type: {{ .Values.service.type }}', 'values.yaml: type: ClusterIP'] },
-  { object: 'Service/web-mychart', path: '.spec.ports[port=80,protocol="TCP"].targetPort', at: ['templates/service.yaml: targetPort: http'] },
-  { object: 'ServiceAccount/web-mychart', path: '.automountServiceAccountToken', at: ['templates/serviceaccount.yaml: automountServiceAccountToken:', 'values.yaml: automount: true'] },
+  {
+    object: 'Deployment/web-mychart',
+    path: '.metadata.labels.helm.sh/chart',
+    at: ['templates/deployment.yaml: {{- include "mychart.labels" . | nindent 4 }}'],
+  },
+  {
+    object: 'Deployment/web-mychart',
+    path: '.spec.template.metadata.labels.app.kubernetes.io/name',
+    at: ['templates/deployment.yaml: {{- include "mychart.labels" . | nindent 8 }}'],
+  },
+  {
+    object: 'Deployment/web-mychart',
+    path: '.spec.selector.matchLabels.app.kubernetes.io/instance',
+    at: ['templates/deployment.yaml: {{- include "mychart.selectorLabels" . | nindent 6 }}'],
+  },
+  {
+    object: 'Deployment/web-mychart',
+    path: '.metadata.name',
+    at: ['templates/deployment.yaml: name: {{ include "mychart.fullname" . }}'],
+  },
+  {
+    object: 'Service/web-mychart',
+    path: '.spec.type',
+    at: ['templates/service.yaml: type: {{ .Values.service.type }}', 'values.yaml: type: ClusterIP'],
+  },
+  {
+    object: 'Service/web-mychart',
+    path: '.spec.ports[port=80,protocol="TCP"].targetPort',
+    at: ['templates/service.yaml: targetPort: http'],
+  },
+  {
+    object: 'ServiceAccount/web-mychart',
+    path: '.automountServiceAccountToken',
+    at: ['templates/serviceaccount.yaml: automountServiceAccountToken:', 'values.yaml: automount: true'],
+  },
 ];
 
 const shopRows: Row[] = [
-  { object: 'Deployment/web-web', path: '.spec.replicas', at: ['templates/deployment.yaml: replicas: {{ .Values.replicaCount }}', 'values.yaml: replicaCount: 2'] },
+  {
+    object: 'Deployment/web-web',
+    path: '.spec.replicas',
+    at: ['templates/deployment.yaml: replicas: {{ .Values.replicaCount }}', 'values.yaml: replicaCount: 2'],
+  },
   // A key written by `{{ $k }}:` in a range over a map: the line, and the map's key in values.yaml.
-  { object: 'Deployment/web-web', path: '.metadata.annotations.tier', at: ['templates/deployment.yaml: {{ $k }}: {{ $v | quote }}', 'values.yaml: tier: web'] },
+  {
+    object: 'Deployment/web-web',
+    path: '.metadata.annotations.tier',
+    at: ['templates/deployment.yaml: {{ $k }}: {{ $v | quote }}', 'values.yaml: tier: web'],
+  },
   // Items of a list: a literal one, then those a range writes (the range's element in values.yaml).
-  { object: 'Deployment/web-web', path: '.spec.template.spec.containers[name="web"].env[name="STATIC"].value', at: ['templates/deployment.yaml: value: "1"'] },
-  { object: 'Deployment/web-web', path: '.spec.template.spec.containers[name="web"].env[name="LEVEL"].value', at: ['templates/deployment.yaml: value: {{ .value | quote }}', 'values.yaml: value: info'] },
-  { object: 'Deployment/web-web', path: '.spec.template.spec.containers[name="web"].env[name="MODE"]', at: ['templates/deployment.yaml: - name: {{ .name }}'] },
-  { object: 'Deployment/web-web', path: '.spec.template.spec.containers[name="sidecar"].image', at: ['templates/deployment.yaml: image: busybox:1.36'] },
+  {
+    object: 'Deployment/web-web',
+    path: '.spec.template.spec.containers[name="web"].env[name="STATIC"].value',
+    at: ['templates/deployment.yaml: value: "1"'],
+  },
+  {
+    object: 'Deployment/web-web',
+    path: '.spec.template.spec.containers[name="web"].env[name="LEVEL"].value',
+    at: ['templates/deployment.yaml: value: {{ .value | quote }}', 'values.yaml: value: info'],
+  },
+  {
+    object: 'Deployment/web-web',
+    path: '.spec.template.spec.containers[name="web"].env[name="MODE"]',
+    at: ['templates/deployment.yaml: - name: {{ .name }}'],
+  },
+  {
+    object: 'Deployment/web-web',
+    path: '.spec.template.spec.containers[name="sidecar"].image',
+    at: ['templates/deployment.yaml: image: busybox:1.36'],
+  },
   // A document repeated by a range over a map (keys in sorted order), and a block scalar's inner lines that look like keys.
-  { object: 'ConfigMap/web-farewell', path: '.data.text', at: ['templates/configmaps.yaml: text: {{ $text | quote }}', 'values.yaml: farewell: bye'] },
-  { object: 'ConfigMap/web-greeting', path: '.data.text', at: ['templates/configmaps.yaml: text: {{ $text | quote }}', 'values.yaml: greeting: hello'] },
+  {
+    object: 'ConfigMap/web-farewell',
+    path: '.data.text',
+    at: ['templates/configmaps.yaml: text: {{ $text | quote }}', 'values.yaml: farewell: bye'],
+  },
+  {
+    object: 'ConfigMap/web-greeting',
+    path: '.data.text',
+    at: ['templates/configmaps.yaml: text: {{ $text | quote }}', 'values.yaml: greeting: hello'],
+  },
   { object: 'ConfigMap/web-greeting', path: '.data.fixed', at: ['templates/configmaps.yaml: fixed: "yes"'] },
   // The subchart: its template; its value set by the parent's values.yaml under `cache:` (which wins), or by its own.
-  { object: 'StatefulSet/web-cache', path: '.spec.replicas', at: ['charts/cache/templates/statefulset.yaml: replicas: {{ .Values.replicaCount }}', 'values.yaml: replicaCount: 3'] },
-  { object: 'StatefulSet/web-cache', path: '.spec.template.spec.containers[name="redis"].image', at: ['charts/cache/templates/statefulset.yaml: image: {{ .Values.image }}', 'charts/cache/values.yaml: image: redis:7'] },
+  {
+    object: 'StatefulSet/web-cache',
+    path: '.spec.replicas',
+    at: [
+      'charts/cache/templates/statefulset.yaml: replicas: {{ .Values.replicaCount }}',
+      'values.yaml: replicaCount: 3',
+    ],
+  },
+  {
+    object: 'StatefulSet/web-cache',
+    path: '.spec.template.spec.containers[name="redis"].image',
+    at: [
+      'charts/cache/templates/statefulset.yaml: image: {{ .Values.image }}',
+      'charts/cache/values.yaml: image: redis:7',
+    ],
+  },
   {
     object: 'StatefulSet/web-cache',
     path: '.spec.template.spec.containers[name="redis"].resources.limits.memory',
-    at: ['charts/cache/templates/statefulset.yaml: resources: {{- toYaml .Values.resources | nindent 12 }}', 'values.yaml: memory: 64Mi'],
+    at: [
+      'charts/cache/templates/statefulset.yaml: resources: {{- toYaml .Values.resources | nindent 12 }}',
+      'values.yaml: memory: 64Mi',
+    ],
   },
   {
     object: 'StatefulSet/web-cache',
     path: '.spec.template.spec.containers[name="redis"].resources.limits.cpu',
-    at: ['charts/cache/templates/statefulset.yaml: resources: {{- toYaml .Values.resources | nindent 12 }}', 'charts/cache/values.yaml: cpu: 100m'],
+    at: [
+      'charts/cache/templates/statefulset.yaml: resources: {{- toYaml .Values.resources | nindent 12 }}',
+      'charts/cache/values.yaml: cpu: 100m',
+    ],
   },
 ];
 
 // `--values values-production.yaml --values values-canary.yaml`: the last file that sets a key wins.
 const valuesFileRows: Row[] = [
-  { object: 'Deployment/web-web', path: '.spec.replicas', at: ['templates/deployment.yaml: replicas:', 'values-canary.yaml: replicaCount: 1'] },
-  { object: 'StatefulSet/web-cache', path: '.spec.template.spec.containers[name="redis"].resources.limits.cpu', at: ['charts/cache/templates/statefulset.yaml: resources:', 'values-production.yaml: cpu: 500m'] },
-  { object: 'StatefulSet/web-cache', path: '.spec.replicas', at: ['charts/cache/templates/statefulset.yaml: replicas:', 'values.yaml: replicaCount: 3'] },
+  {
+    object: 'Deployment/web-web',
+    path: '.spec.replicas',
+    at: ['templates/deployment.yaml: replicas:', 'values-canary.yaml: replicaCount: 1'],
+  },
+  {
+    object: 'StatefulSet/web-cache',
+    path: '.spec.template.spec.containers[name="redis"].resources.limits.cpu',
+    at: ['charts/cache/templates/statefulset.yaml: resources:', 'values-production.yaml: cpu: 500m'],
+  },
+  {
+    object: 'StatefulSet/web-cache',
+    path: '.spec.replicas',
+    at: ['charts/cache/templates/statefulset.yaml: replicas:', 'values.yaml: replicaCount: 3'],
+  },
 ];
 
 const shop = path.join(import.meta.dirname, '..', '..', '..', 'fixtures', 'charts', 'shop');
@@ -116,7 +236,10 @@ test('helm source map: every rendered object has its template as origin', (t) =>
   const helm = requireTool(t, 'helm4');
   if (!helm) return;
   const { resources, map } = render(helm, shop, []);
-  const origins = resources.map((r, i) => `${r.kind}/${r.name} ${path.relative(shop, map.objects[i]!.origin.file)}:${map.objects[i]!.origin.range.start.line + 1}`);
+  const origins = resources.map(
+    (r, i) =>
+      `${r.kind}/${r.name} ${path.relative(shop, map.objects[i]!.origin.file)}:${map.objects[i]!.origin.range.start.line + 1}`,
+  );
   assert.deepEqual(origins.sort(), [
     'ConfigMap/web-farewell templates/configmaps.yaml:3',
     'ConfigMap/web-greeting templates/configmaps.yaml:3',
@@ -125,7 +248,11 @@ test('helm source map: every rendered object has its template as origin', (t) =>
   ]);
 });
 
-function render(helm: string, chart: string, valuesFiles: string[]): { resources: readonly ManifestResource[]; map: SourceMap } {
+function render(
+  helm: string,
+  chart: string,
+  valuesFiles: string[],
+): { resources: readonly ManifestResource[]; map: SourceMap } {
   const args = ['template', 'web', chart, ...valuesFiles.flatMap((f) => ['--values', path.join(chart, f)])];
   const rendered = execFileSync(helm, args, { encoding: 'utf8' });
   const files = new Map<string, string>();
@@ -138,7 +265,16 @@ function render(helm: string, chart: string, valuesFiles: string[]): { resources
   };
   read(chart);
   const { resources } = parseManifestText(rendered);
-  return { resources, map: helmSourceMap(resources, { root: chart, files, valuesFiles: valuesFiles.map((f) => path.join(chart, f)), release: 'web', namespace: 'default' }) };
+  return {
+    resources,
+    map: helmSourceMap(resources, {
+      root: chart,
+      files,
+      valuesFiles: valuesFiles.map((f) => path.join(chart, f)),
+      release: 'web',
+      namespace: 'default',
+    }),
+  };
 }
 
 function checkRows(t: TestContext, helm: string, chart: string, valuesFiles: string[], rows: Row[]): void {

@@ -28,7 +28,9 @@ interface Case {
   fieldsV1: string;
   members: string[];
 }
-const cases = parse(fs.readFileSync(path.join(import.meta.dirname, '..', '..', '..', 'fixtures', 'engine', 'fieldsv1.yaml'), 'utf8')) as Case[];
+const cases = parse(
+  fs.readFileSync(path.join(import.meta.dirname, '..', '..', '..', 'fixtures', 'engine', 'fieldsv1.yaml'), 'utf8'),
+) as Case[];
 const members = (json: string): string[] => setPaths(decodeFieldsV1(JSON.parse(json))).map(formatServerPath);
 
 describe('FieldsV1', () => {
@@ -49,15 +51,30 @@ describe('FieldsV1', () => {
   });
 
   test('set algebra works on exact paths', () => {
-    const a = decodeFieldsV1({ 'f:spec': { 'f:replicas': {}, 'f:selector': {}, 'f:template': { '.': {}, 'f:x': {} } } });
+    const a = decodeFieldsV1({
+      'f:spec': { 'f:replicas': {}, 'f:selector': {}, 'f:template': { '.': {}, 'f:x': {} } },
+    });
     const b = decodeFieldsV1({ 'f:spec': { 'f:replicas': {}, 'f:template': { 'f:x': {} } }, 'f:status': {} });
     assert.deepEqual(setPaths(intersectSets(a, b)).map(formatServerPath), ['.spec.replicas', '.spec.template.x']);
     assert.deepEqual(setPaths(differenceSets(a, b)).map(formatServerPath), ['.spec.selector', '.spec.template']);
-    assert.deepEqual(setPaths(unionSets(a, b)).map(formatServerPath), ['.status', '.spec.replicas', '.spec.selector', '.spec.template', '.spec.template.x']);
-    assert.deepEqual(setPaths(leafSet(a)).map(formatServerPath), ['.spec.replicas', '.spec.selector', '.spec.template.x']);
+    assert.deepEqual(setPaths(unionSets(a, b)).map(formatServerPath), [
+      '.status',
+      '.spec.replicas',
+      '.spec.selector',
+      '.spec.template',
+      '.spec.template.x',
+    ]);
+    assert.deepEqual(setPaths(leafSet(a)).map(formatServerPath), [
+      '.spec.replicas',
+      '.spec.selector',
+      '.spec.template.x',
+    ]);
     // A member of the right side removes its whole subtree (how `status` is reset).
     const reset = decodeFieldsV1({ 'f:spec': { 'f:template': {} } });
-    assert.deepEqual(setPaths(recursiveDifferenceSets(a, reset)).map(formatServerPath), ['.spec.replicas', '.spec.selector']);
+    assert.deepEqual(setPaths(recursiveDifferenceSets(a, reset)).map(formatServerPath), [
+      '.spec.replicas',
+      '.spec.selector',
+    ]);
     assert.deepEqual(members('{"f:a":{}}'), ['.a']);
   });
 });
@@ -102,7 +119,8 @@ describe('FieldSetBuilder', () => {
           insertPath(plain[which]!, [...walk.path, pe]);
         }
       }
-      for (let i = 0; i < 2; i++) assert.deepEqual(shape(builders[i]!.set), shape(plain[i]!), `walk ${round}, set ${i}`);
+      for (let i = 0; i < 2; i++)
+        assert.deepEqual(shape(builders[i]!.set), shape(plain[i]!), `walk ${round}, set ${i}`);
     }
   });
 });

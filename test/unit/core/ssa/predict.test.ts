@@ -33,7 +33,13 @@ interface Case {
   manifest: JsonObject;
   live: JsonObject | null;
   /** Written by test/fixtures/capture.ts: the live object (null: none) and the server's answer. */
-  captured?: { server: string; request?: string; namespace?: string; live: JsonObject | null; answer: { code: number; reason?: string; message?: string; causes?: Cause[] } };
+  captured?: {
+    server: string;
+    request?: string;
+    namespace?: string;
+    live: JsonObject | null;
+    answer: { code: number; reason?: string; message?: string; causes?: Cause[] };
+  };
   expect: {
     causes: Cause[];
     message?: string;
@@ -44,7 +50,8 @@ interface Case {
   };
 }
 
-const asSet = (causes: readonly Cause[]): string[] => [...new Set(causes.map((c) => `${c.message} @ ${c.field}`))].sort();
+const asSet = (causes: readonly Cause[]): string[] =>
+  [...new Set(causes.map((c) => `${c.message} @ ${c.field}`))].sort();
 /** Causes each once: the server may list one cause twice (a 422's field error, validated twice). */
 const asList = asSet;
 
@@ -62,7 +69,12 @@ function predict(c: Case, manifest: JsonObject, live: JsonObject | null): ApplyP
 /** The server's answer as the prediction must state it: nothing for a success, else the status. */
 function serverStatus(answer: NonNullable<Case['captured']>['answer']): object | undefined {
   if (answer.code < 300) return undefined;
-  return { code: answer.code, reason: answer.reason ?? '', message: answer.message, causes: asList(answer.causes ?? []) };
+  return {
+    code: answer.code,
+    reason: answer.reason ?? '',
+    message: answer.message,
+    causes: asList(answer.causes ?? []),
+  };
 }
 
 function predictedStatus(p: ApplyPrediction): object | undefined {
@@ -76,14 +88,31 @@ for (const file of fs.readdirSync(path.join(fixtures, 'engine')).filter((f) => /
     for (const c of cases) {
       test(c.name, () => {
         // A hand-written answer is a guess: every case must come from the real server.
-        assert.equal(c.capture, 'done', 'the case is captured from the real server (node --import tsx test/fixtures/capture.ts engine --pending)');
+        assert.equal(
+          c.capture,
+          'done',
+          'the case is captured from the real server (node --import tsx test/fixtures/capture.ts engine --pending)',
+        );
         assert.ok(c.captured, 'the captured answer is stored');
         const captured = c.captured;
-        assert.equal(captured.live === null, c.live === null, 'captured with a live object exactly when the case has one');
+        assert.equal(
+          captured.live === null,
+          c.live === null,
+          'captured with a live object exactly when the case has one',
+        );
         // The namespace is part of the server's words for some refusals: the capture's own.
-        const namespace = captured.namespace ?? ((captured.live?.metadata as JsonObject | undefined)?.namespace as string);
-        const onCaptured = predict(c, { ...c.manifest, metadata: { ...(c.manifest.metadata as JsonObject), namespace } }, captured.live);
-        assert.deepEqual(predictedStatus(onCaptured), serverStatus(captured.answer), `the answer of ${captured.server} (${captured.request ?? 'dry-run apply'})`);
+        const namespace =
+          captured.namespace ?? ((captured.live?.metadata as JsonObject | undefined)?.namespace as string);
+        const onCaptured = predict(
+          c,
+          { ...c.manifest, metadata: { ...(c.manifest.metadata as JsonObject), namespace } },
+          captured.live,
+        );
+        assert.deepEqual(
+          predictedStatus(onCaptured),
+          serverStatus(captured.answer),
+          `the answer of ${captured.server} (${captured.request ?? 'dry-run apply'})`,
+        );
         checkExpectations(c);
       });
     }
@@ -95,11 +124,20 @@ function checkExpectations(c: Case): void {
   const prediction = predict(c, c.manifest, c.live);
   assert.deepEqual(asSet(conflictCauses(prediction.conflicts)), asSet(c.expect.causes), 'conflict causes');
   if (c.expect.message !== undefined) assert.equal(prediction.status?.message, c.expect.message);
-  if (c.expect.forgiven) assert.deepEqual(asSet(conflictCauses(prediction.forgiven)), asSet(c.expect.forgiven), 'forgiven');
-  if (c.expect.deletions) assert.deepEqual(prediction.deletions.map(formatServerPath).sort(), [...c.expect.deletions].sort(), 'deletions');
-  assert.deepEqual([...new Set(prediction.problems.map((p) => p.code))].sort(), [...(c.expect.problems ?? [])].sort(), 'problems');
+  if (c.expect.forgiven)
+    assert.deepEqual(asSet(conflictCauses(prediction.forgiven)), asSet(c.expect.forgiven), 'forgiven');
+  if (c.expect.deletions)
+    assert.deepEqual(prediction.deletions.map(formatServerPath).sort(), [...c.expect.deletions].sort(), 'deletions');
+  assert.deepEqual(
+    [...new Set(prediction.problems.map((p) => p.code))].sort(),
+    [...(c.expect.problems ?? [])].sort(),
+    'problems',
+  );
   if (c.expect.status) {
-    assert.deepEqual({ code: prediction.status?.code, reason: prediction.status?.reason, message: prediction.status?.message }, c.expect.status);
+    assert.deepEqual(
+      { code: prediction.status?.code, reason: prediction.status?.reason, message: prediction.status?.message },
+      c.expect.status,
+    );
   } else if (c.expect.causes.length === 0 && (c.expect.problems ?? []).length === 0) {
     assert.equal(prediction.status, undefined, 'the server would accept this request');
   }

@@ -5,10 +5,21 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 import type { JsonValue } from '../../../../server/src/core/json';
-import { deduceAtom, fieldType, resolveType, rootTypeFor, schemaFromOpenApi, type Atom, type SchemaModel, type TypeRef } from '../../../../server/src/core/ssa/schema';
+import {
+  deduceAtom,
+  fieldType,
+  resolveType,
+  rootTypeFor,
+  schemaFromOpenApi,
+  type Atom,
+  type SchemaModel,
+  type TypeRef,
+} from '../../../../server/src/core/ssa/schema';
 
 const dir = path.join(import.meta.dirname, '..', '..', '..', 'fixtures', 'openapi');
-const docs = ['api__v1.json', 'apis__apps__v1.json', 'apis__batch__v1.json'].map((f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as JsonValue);
+const docs = ['api__v1.json', 'apis__apps__v1.json', 'apis__batch__v1.json'].map(
+  (f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as JsonValue,
+);
 const { schema, problems } = schemaFromOpenApi(docs);
 
 /** The atom at a path of field names; `[]` steps into list items. */
@@ -40,8 +51,18 @@ const deployment = (): TypeRef => {
 const podSpec = ['spec', 'template', 'spec'];
 
 const cases: { name: string; root: () => TypeRef; steps: string[]; check: (a: Atom) => void }[] = [
-  { name: 'a Deployment selector is an atomic struct', root: deployment, steps: ['spec', 'selector'], check: (a) => assert.equal(a.map?.elementRelationship, 'atomic') },
-  { name: 'replicas is a number', root: deployment, steps: ['spec', 'replicas'], check: (a) => assert.equal(a.scalar, 'numeric') },
+  {
+    name: 'a Deployment selector is an atomic struct',
+    root: deployment,
+    steps: ['spec', 'selector'],
+    check: (a) => assert.equal(a.map?.elementRelationship, 'atomic'),
+  },
+  {
+    name: 'replicas is a number',
+    root: deployment,
+    steps: ['spec', 'replicas'],
+    check: (a) => assert.equal(a.scalar, 'numeric'),
+  },
   {
     name: 'containers are a map-list keyed by name',
     root: deployment,
@@ -60,14 +81,24 @@ const cases: { name: string; root: () => TypeRef; steps: string[]; check: (a: At
     steps: [...podSpec, 'containers', '[]', 'ports', '[]'],
     check: (a) => assert.equal(a.map?.fields.protocol?.default, 'TCP'),
   },
-  { name: 'args are atomic', root: deployment, steps: [...podSpec, 'containers', '[]', 'args'], check: (a) => assert.equal(a.list?.elementRelationship, 'atomic') },
+  {
+    name: 'args are atomic',
+    root: deployment,
+    steps: [...podSpec, 'containers', '[]', 'args'],
+    check: (a) => assert.equal(a.list?.elementRelationship, 'atomic'),
+  },
   {
     name: 'finalizers are a set',
     root: deployment,
     steps: ['metadata', 'finalizers'],
     check: (a) => assert.deepEqual([a.list?.elementRelationship, a.list?.keys], ['associative', []]),
   },
-  { name: 'labels are a granular map', root: deployment, steps: ['metadata', 'labels'], check: (a) => assert.equal(a.map?.elementRelationship, 'separable') },
+  {
+    name: 'labels are a granular map',
+    root: deployment,
+    steps: ['metadata', 'labels'],
+    check: (a) => assert.equal(a.map?.elementRelationship, 'separable'),
+  },
   {
     name: 'maxSurge is an int-or-string: an untyped scalar',
     root: deployment,
@@ -111,7 +142,12 @@ describe('schema from OpenAPI v3', () => {
                 properties: {
                   port: { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] },
                   extra: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-                  items: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['id'], items: { type: 'object', properties: { id: { type: 'string' } } } },
+                  items: {
+                    type: 'array',
+                    'x-kubernetes-list-type': 'map',
+                    'x-kubernetes-list-map-keys': ['id'],
+                    items: { type: 'object', properties: { id: { type: 'string' } } },
+                  },
                 },
               },
             },

@@ -6,18 +6,28 @@ import * as path from 'node:path';
 import { describe, test } from 'node:test';
 import { parse } from 'yaml';
 import type { JsonObject, JsonValue } from '../../../../server/src/core/json';
-import { decodeFieldsV1, differenceSets, fieldSetFromPaths, setPaths, type FieldSet } from '../../../../server/src/core/ssa/field-set';
+import {
+  decodeFieldsV1,
+  differenceSets,
+  fieldSetFromPaths,
+  setPaths,
+  type FieldSet,
+} from '../../../../server/src/core/ssa/field-set';
 import { toFieldSet } from '../../../../server/src/core/ssa/to-field-set';
 import { formatServerPath } from '../../../../server/src/core/ssa/messages';
 import { rootTypeFor, schemaFromOpenApi } from '../../../../server/src/core/ssa/schema';
 
 const fixtures = path.join(import.meta.dirname, '..', '..', '..', 'fixtures');
 const { schema } = schemaFromOpenApi(
-  ['api__v1.json', 'apis__apps__v1.json'].map((f) => JSON.parse(fs.readFileSync(path.join(fixtures, 'openapi', f), 'utf8')) as JsonValue),
+  ['api__v1.json', 'apis__apps__v1.json'].map(
+    (f) => JSON.parse(fs.readFileSync(path.join(fixtures, 'openapi', f), 'utf8')) as JsonValue,
+  ),
 );
 // stripmeta.go: never recorded for any manager.
 const stripped = fieldSetFromPaths(
-  [['apiVersion'], ['kind'], ['metadata'], ['metadata', 'name'], ['metadata', 'namespace']].map((p) => p.map((name) => ({ kind: 'field' as const, name }))),
+  [['apiVersion'], ['kind'], ['metadata'], ['metadata', 'name'], ['metadata', 'namespace']].map((p) =>
+    p.map((name) => ({ kind: 'field' as const, name })),
+  ),
 );
 
 interface Case {
@@ -37,7 +47,10 @@ describe('toFieldSet', () => {
       const { set, problems } = toFieldSet(schema, root, c.config);
       assert.deepEqual(problems, []);
       // The server's own record is the judge: decoded here from the raw entry it sent.
-      assert.ok(c.captured?.managedFieldsEntry, 'captured from the real server (node --import tsx test/fixtures/capture.ts fieldsets)');
+      assert.ok(
+        c.captured?.managedFieldsEntry,
+        'captured from the real server (node --import tsx test/fixtures/capture.ts fieldsets)',
+      );
       const entry = JSON.parse(c.captured.managedFieldsEntry) as JsonObject;
       assert.deepEqual([entry.manager, entry.operation, entry.fieldsType], ['kubectl', 'Apply', 'FieldsV1']);
       const members = (s: FieldSet) => setPaths(s).map(formatServerPath);
