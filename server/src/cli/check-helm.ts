@@ -5,24 +5,20 @@
 import * as path from 'node:path';
 import {
   definedKinds,
-  locateOptions,
   releaseOriginFinding,
-  relocateFindings,
-  renderedObjectAnalysis,
-  unjudgedOn,
   withDefinedKinds,
   type AnalysisSettings,
   type DefinedKind,
 } from '../core/findings';
-import { withReason, type CheckedObject } from './report';
-import { verifyResource, type ClusterConnection, type ClusterProblem } from '../cluster';
+import type { CheckedObject } from './report';
+import type { ClusterConnection, ClusterProblem } from '../cluster';
 import { helmTarget, renderInstalledChart } from '../render/helm';
 import { chartRelease, sentByHelm } from '../render/targets';
 import type { ReleasePlace } from '../core/sources/helm-release';
 import { describeRenderProblem, type RenderSettings } from '../render/renderer';
-import { objectTitle, type ObjectReads } from './facts';
+import type { ObjectReads } from './facts';
 import { displayPath } from './files';
-import { renderedObjectEntries, renderFailureEntries } from './rendered-objects';
+import { judgeRenderedObject, renderFailureEntries } from './rendered-objects';
 import { toSlashes } from '../render/paths';
 
 export interface HelmCheckRequest {
@@ -134,52 +130,20 @@ export async function checkHelmCharts(
     const label = `${result.sourceMap.target.label} (Helm ${result.helm.major}: ${result.helm.mode === 'serverSide' ? 'server-side apply' : 'client-side update'} as ${result.helm.fieldManager})`;
     // What Helm sends: the rendered objects but its hooks, with the release's ownership metadata, in the release's namespace.
     for (const resource of resources) {
-      const answer = await reads.read(resource);
-      const renderedFrom = {
-        target: result.sourceMap.target.label,
-        root: displayPath(path.resolve(chart)),
-        index: resource.documentIndex,
-      };
-      if (!answer.ok) {
-        if (!('refused' in answer)) return { ok: false, problem: answer.problem };
-        objects.push(
-          ...renderedObjectEntries({
-            resource,
-            findings: [],
-            verification: undefined,
-            sourceMap: result.sourceMap,
-            options: locateOptions(resource, undefined),
-            title: `${objectTitle(resource, undefined, '')} in ${label}`,
-            notes: [],
-            notJudged: answer.refused,
-            rendered: renderedFrom,
-          }),
-        );
-        continue;
-      }
-      const facts = answer.facts;
-      const found = renderedObjectAnalysis(resource, facts, sent);
-      const options = locateOptions(resource, facts.schema);
-      const moved = relocateFindings(found, resource, resource.documentIndex, result.sourceMap, options);
-      // --verify: the object as Helm sends it (ownership metadata included, never the template's
-      // text), in the mode of the user's Helm; a difference lands on the source line of its field.
-      const verified = verifier
-        ? await verifyResource(verifier, resource, found, facts, settings, { object: resource.object })
-        : { ok: true as const };
-      if (!verified.ok) return { ok: false, problem: verified.problem };
-      objects.push(
-        ...renderedObjectEntries({
-          resource,
-          findings: moved,
-          verification: verified.verification,
-          sourceMap: result.sourceMap,
-          options,
-          title: `${answer.title} in ${label}`,
-          notes: answer.notes,
-          ...withReason(unjudgedOn(resource, facts, settings)),
-          rendered: renderedFrom,
-        }),
-      );
+      const judged = await judgeRenderedObject(reads, {
+        resource,
+        apply: sent,
+        sourceMap: result.sourceMap,
+        label,
+        rendered: {
+          target: result.sourceMap.target.label,
+          root: displayPath(path.resolve(chart)),
+          index: resource.documentIndex,
+        },
+        verifier,
+      });
+      if (!judged.ok) return judged;
+      objects.push(...judged.entries);
     }
     for (const note of result.notes)
       objects.push({

@@ -5,12 +5,10 @@ import {
   analyzeResource,
   definedKinds,
   forcePreview,
-  locateOptions,
   objectIdentity,
   overlayLabels,
   predictionOf,
   problemFindings,
-  renderedObjectFindings,
   unjudgedOn,
   withDefinedKinds,
   type AnalysisSettings,
@@ -33,7 +31,7 @@ import { classifyInputs, findKustomizations, kustomizeTargets, notCheckedNote } 
 import { displayPath, readTextFile, stdinTarget, type FileText } from './files';
 import type { CheckProgress } from './progress';
 import { checkHelmCharts, type HelmCheckRequest } from './check-helm';
-import { renderedObjectEntries, renderFailureEntries } from './rendered-objects';
+import { judgeRenderedObject, renderFailureEntries } from './rendered-objects';
 import { isDirectory, toSlashes } from '../render/paths';
 
 export type CheckOutcome =
@@ -151,54 +149,17 @@ export async function runCheck(
   const reads = new ObjectReads(reader);
   for (const { root, wanted, target, result, resources } of renders) {
     for (const resource of resources) {
-      const answer = await reads.read(resource);
-      const rendered = { target: target.label, root: displayPath(root), index: resource.documentIndex };
-      if (!answer.ok) {
-        if (!('refused' in answer)) return { ok: false, problem: answer.problem };
-        objects.push(
-          ...renderedObjectEntries({
-            resource,
-            findings: [],
-            verification: undefined,
-            sourceMap: result.sourceMap,
-            options: locateOptions(resource, undefined),
-            title: `${objectTitle(resource, undefined, '')} in ${target.label}`,
-            notes: [],
-            notJudged: answer.refused,
-            rendered,
-            ...(wanted !== 'all' ? { wanted } : {}),
-          }),
-        );
-        continue;
-      }
-      const findings = renderedObjectFindings(resource, answer.facts, { settings: together }, result.sourceMap);
-      const options = locateOptions(resource, answer.facts.schema);
-      // --verify: the rendered object is what would be sent, so it is what the dry run sends; the dry
-      // run is compared with the findings on the rendered object, before they moved to the sources.
-      const verifiedRendered: VerifyAnswer = verifier
-        ? await verifyResource(
-            verifier,
-            resource,
-            analyzeResource(resource, answer.facts, together),
-            answer.facts,
-            settings,
-          )
-        : { ok: true };
-      if (!verifiedRendered.ok) return { ok: false, problem: verifiedRendered.problem };
-      objects.push(
-        ...renderedObjectEntries({
-          resource,
-          findings,
-          verification: verifiedRendered.verification,
-          sourceMap: result.sourceMap,
-          options,
-          title: `${answer.title} in ${target.label}`,
-          notes: answer.notes,
-          ...withReason(unjudgedOn(resource, answer.facts, together)),
-          rendered,
-          ...(wanted !== 'all' ? { wanted } : {}),
-        }),
-      );
+      const judged = await judgeRenderedObject(reads, {
+        resource,
+        apply: { settings: together },
+        sourceMap: result.sourceMap,
+        label: target.label,
+        rendered: { target: target.label, root: displayPath(root), index: resource.documentIndex },
+        ...(wanted !== 'all' ? { wanted } : {}),
+        verifier,
+      });
+      if (!judged.ok) return judged;
+      objects.push(...judged.entries);
     }
     for (const note of result.notes)
       objects.push({

@@ -3,8 +3,12 @@
 // the command line's overlays and charts, so both report a rendered object alike.
 import {
   differenceFindings,
+  locateOptions,
   objectIdentity,
   relocateFindings,
+  renderedObjectAnalysis,
+  unjudgedOn,
+  type RenderedApply,
   renderFailureFindings,
   renderFailurePlaces,
   type Finding,
@@ -13,8 +17,10 @@ import {
 } from '../core/findings';
 import type { LocateOptions, ManifestResource } from '../core/manifest/manifest';
 import type { SourceMap } from '../core/sources/source-map';
+import { verifyResource, type ClusterConnection, type ClusterProblem } from '../cluster';
+import { objectTitle, type ObjectReads } from './facts';
 import { displayPath } from './files';
-import type { CheckedObject, RenderedFrom, Verification } from './report';
+import { withReason, type CheckedObject, type RenderedFrom, type Verification } from './report';
 
 export interface RenderedObjectReport {
   readonly resource: ManifestResource;
@@ -84,4 +90,69 @@ export function renderFailureEntries(
     findings: [finding],
     notes: [],
   }));
+}
+
+/** One rendered object to judge: what its target sends, and where its entries go. */
+export interface RenderedObjectJudgement {
+  readonly resource: ManifestResource;
+  /** What the target sends and how (an overlay: as the user applies; a chart: as their Helm does). */
+  readonly apply: RenderedApply;
+  readonly sourceMap: SourceMap;
+  /** The target as the report names it (`release web in namespace shop (Helm 4: …)`). */
+  readonly label: string;
+  readonly rendered: RenderedFrom;
+  readonly wanted?: ReadonlySet<string>;
+  /** --verify: the connection the dry runs go to. */
+  readonly verifier: ClusterConnection | undefined;
+}
+
+/**
+ * One rendered object judged, for an overlay's and a chart's objects alike: its facts read (a
+ * refused read makes it not judged, the others go on), the analysis of what its target sends, the
+ * findings moved onto the source lines, and --verify's dry run of the object as sent, in the
+ * target's mode, compared with the findings on the rendered object before they moved.
+ */
+export async function judgeRenderedObject(
+  reads: ObjectReads,
+  j: RenderedObjectJudgement,
+): Promise<{ ok: true; entries: CheckedObject[] } | { ok: false; problem: ClusterProblem }> {
+  const { resource, apply, sourceMap, label, rendered } = j;
+  const wanted = j.wanted ? { wanted: j.wanted } : {};
+  const answer = await reads.read(resource);
+  if (!answer.ok) {
+    if (!('refused' in answer)) return { ok: false, problem: answer.problem };
+    const entries = renderedObjectEntries({
+      resource,
+      findings: [],
+      verification: undefined,
+      sourceMap,
+      options: locateOptions(resource, undefined),
+      title: `${objectTitle(resource, undefined, '')} in ${label}`,
+      notes: [],
+      notJudged: answer.refused,
+      rendered,
+      ...wanted,
+    });
+    return { ok: true, entries };
+  }
+  const facts = answer.facts;
+  const found = renderedObjectAnalysis(resource, facts, apply);
+  const options = locateOptions(resource, facts.schema);
+  const verified = j.verifier
+    ? await verifyResource(j.verifier, resource, found, facts, apply.settings)
+    : { ok: true as const, verification: undefined };
+  if (!verified.ok) return { ok: false, problem: verified.problem };
+  const entries = renderedObjectEntries({
+    resource,
+    findings: relocateFindings(found, resource, resource.documentIndex, sourceMap, options),
+    verification: verified.verification,
+    sourceMap,
+    options,
+    title: `${answer.title} in ${label}`,
+    notes: answer.notes,
+    ...withReason(unjudgedOn(resource, facts, apply.settings)),
+    rendered,
+    ...wanted,
+  });
+  return { ok: true, entries };
 }
