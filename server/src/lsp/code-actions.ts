@@ -4,7 +4,13 @@
 // resourceVersion/uid; all contested fields of a resource or of the file at once (also as
 // source.fixAll). Edits come from core/manifest/edits.ts, which refuses rather than produce a wrong edit;
 // the file-wide removal is its removeFieldsInFileEdits, the one that checks List items together.
-import { CodeActionKind, type CodeAction, type CodeActionParams, type TextEdit } from 'vscode-languageserver/node';
+import {
+  CodeActionKind,
+  type CodeAction,
+  type CodeActionParams,
+  type Diagnostic,
+  type TextEdit,
+} from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { locateOptions, showValue, type Finding } from '../core/findings';
 import {
@@ -41,25 +47,8 @@ export function codeActions(
       const owner = finding && ownerOf(analysis, finding);
       if (!finding || !owner) continue;
       const options = locateOptions(owner.resource, owner.facts?.schema);
-      const offer = (title: string, result: EditResult, preferred = false) => {
-        // A fix that cannot be made safely (a value that comes through an alias, say) is still
-        // listed, disabled, with the reason: the user learns why rather than finding nothing.
-        if (result.edits)
-          actions.push({
-            title,
-            kind: CodeActionKind.QuickFix,
-            diagnostics: [diagnostic],
-            isPreferred: preferred,
-            edit: edit(result.edits),
-          });
-        else
-          actions.push({
-            title,
-            kind: CodeActionKind.QuickFix,
-            diagnostics: [diagnostic],
-            disabled: { reason: result.reason },
-          });
-      };
+      const offer = (title: string, result: EditResult, preferred = false) =>
+        actions.push(quickFix(title, diagnostic, result, uri, preferred));
       if (contested(finding)) {
         const who = finding.manager ? describeManager(finding.manager) : 'its owner';
         offer(
@@ -133,7 +122,31 @@ export function codeActions(
 }
 
 /** The autoscaler owning replicas is the one case where giving the field up is the known right answer. */
-function isAutoscalerReplicas(f: Finding): boolean {
+/**
+ * A quick fix for a diagnostic, editing one document. A fix that cannot be made safely (a value
+ * that comes through an alias, say) is still listed, disabled, with the reason: the user learns
+ * why rather than finding nothing.
+ */
+export function quickFix(
+  title: string,
+  diagnostic: Diagnostic,
+  result: EditResult,
+  uri: string,
+  preferred = false,
+): CodeAction {
+  return result.edits
+    ? {
+        title,
+        kind: CodeActionKind.QuickFix,
+        diagnostics: [diagnostic],
+        isPreferred: preferred,
+        edit: { changes: { [uri]: [...result.edits] } },
+      }
+    : { title, kind: CodeActionKind.QuickFix, diagnostics: [diagnostic], disabled: { reason: result.reason } };
+}
+
+/** The replicas an autoscaler sets through the scale subresource: leaving them to it is the fix to prefer. */
+export function isAutoscalerReplicas(f: Finding): boolean {
   return f.path === '.spec.replicas' && f.manager?.subresource === 'scale';
 }
 

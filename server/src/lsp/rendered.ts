@@ -95,6 +95,7 @@ import {
 import { describeCandidate, placeKey, type ReleaseOrigin, type ReleasePlace } from '../core/sources/helm-release';
 import { readSmallText } from '../render/small-file';
 import { describeRenderProblem, type RenderProblem, type RenderSettings } from '../render/renderer';
+import { isAutoscalerReplicas, quickFix } from './code-actions';
 import { findingOf } from './diagnostics';
 import type { DocumentSource } from './document-service';
 import type { RefreshScheduler } from './refresh';
@@ -321,24 +322,9 @@ export class RenderedSources implements DocumentSource {
       }
       if (!finding || finding.code !== 'field-conflict' || !finding.path || !finding.source) continue;
       const who = finding.manager ? describeManager(finding.manager) : 'its owner';
-      const offer = (title: string, result: EditResult, preferred = false, uri = document.uri) => {
-        if (result.edits)
-          actions.push({
-            title,
-            kind: CodeActionKind.QuickFix,
-            diagnostics: [diagnostic],
-            isPreferred: preferred,
-            edit: { changes: { [uri]: [...result.edits] } },
-          });
-        else
-          actions.push({
-            title,
-            kind: CodeActionKind.QuickFix,
-            diagnostics: [diagnostic],
-            disabled: { reason: result.reason },
-          });
-      };
-      const leaveIt = finding.path === '.spec.replicas' && finding.manager?.subresource === 'scale';
+      const offer = (title: string, result: EditResult, preferred = false, uri = document.uri) =>
+        actions.push(quickFix(title, diagnostic, result, uri, preferred));
+      const leaveIt = isAutoscalerReplicas(finding);
       const line = finding.source.range.start.line;
       // Leaving the field to its owner means it is gone from what is sent: every source that writes
       // it is edited at once (a patch and the base it patches; a template line, whichever of its
