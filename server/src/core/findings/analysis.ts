@@ -6,7 +6,7 @@
 // that is said of the object), then predicts the apply and runs every rule on it, in the order the
 // findings are listed.
 import { isJsonObject, jsonDepthExceeds, type JsonObject } from '../json';
-import { manifestLimits, type ManifestResource, type Range } from '../manifest/manifest';
+import { manifestLimits, namespaceOrigin, type ManifestResource, type Range } from '../manifest/manifest';
 import { defaultSeverity, docsLinks } from './catalogue';
 import type { AnalysisSettings, ResourceFacts } from './facts';
 import { objectIdentity, withSeverity, type Finding, type ObjectIdentity } from './finding';
@@ -161,12 +161,11 @@ function applyJudgement(j: Judgement, served: ServedKind): ApplyJudgement {
   const resourceName = { group: served.group, resource: served.resource };
   // A new object in a namespace that does not exist: the server answers 404 for the namespace. The
   // rest of the judgement (a new object's) still holds once the namespace is there.
-  const written = resource.namespace !== undefined && resource.namespace !== '';
   const judged =
     served.namespaced && !live && facts.namespace?.state === 'missing'
       ? judgeMissingNamespace(
           facts.namespace.name,
-          written ? 'manifest' : 'default',
+          namespaceOrigin(resource.namespace),
           (settings.definedKinds ?? []).filter((d): d is DefinedNamespace => !isCustomKind(d)),
         )
       : undefined;
@@ -180,7 +179,7 @@ function applyJudgement(j: Judgement, served: ServedKind): ApplyJudgement {
     served,
     resourceName,
     prediction,
-    namespace: judged ? { judged, written } : undefined,
+    namespace: judged ? { judged, written: namespaceOrigin(resource.namespace) === 'manifest' } : undefined,
     order: (kind) => {
       if (!first || answers < 2) return '';
       return first.kind === kind ? ' The server answers this first.' : answeredBefore(first);

@@ -142,7 +142,12 @@ export function placeInNamespace(
   namespace: string | undefined,
   defaultNamespace: string,
 ): { readonly namespace: string; readonly origin: NamespaceOrigin } {
-  return { namespace: namespaced ? namespace || defaultNamespace : '', origin: namespace ? 'manifest' : 'default' };
+  return { namespace: namespaced ? namespace || defaultNamespace : '', origin: namespaceOrigin(namespace) };
+}
+
+/** Where an object's namespace comes from: the manifest when it writes one, else the default. */
+export function namespaceOrigin(namespace: string | undefined): NamespaceOrigin {
+  return namespace ? 'manifest' : 'default';
 }
 
 export function objectTarget(resource: ManifestResource): ObjectTarget {
