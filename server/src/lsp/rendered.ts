@@ -109,7 +109,8 @@ const RENDER_DEBOUNCE_MS = 300;
 /** A values file larger than this is not read for a quick fix. */
 const MAX_EDITED_FILE_BYTES = 4 * 1024 * 1024;
 
-interface Rendered {
+/** A render that succeeded: what its target sends and where each field comes from. */
+interface GoodRender {
   /** The objects as they would be sent, by their index in the rendered stream. */
   readonly resources: readonly ManifestResource[];
   readonly sourceMap: SourceMap;
@@ -122,11 +123,11 @@ interface Rendered {
 }
 
 type Outcome =
-  | { ok: true; rendered: Rendered }
-  | ({ ok: false; notInstalled?: string; covers?: (file: string) => boolean } & RenderFailure);
+  | { ok: true; rendered: GoodRender }
+  | ({ ok: false; notInstalled?: string; covers?: (file: string) => boolean } & FailedRender);
 
 /** Why the last render failed, in the tool's words, and the places that say so (core/findings/render-failure.ts). */
-interface RenderFailure {
+interface FailedRender {
   readonly code: 'render-failed' | 'tool-missing';
   readonly message: string;
   readonly places: readonly FailurePlace[];
@@ -142,9 +143,10 @@ interface TargetSpec {
   readonly covers: (file: string) => boolean;
 }
 
-interface Rendering {
+/** One render target's state in the editor: its last good render or failure, and the render running or due. */
+interface TargetState {
   spec: TargetSpec;
-  result?: Rendered;
+  result?: GoodRender;
   running?: Promise<void>;
   /** A save arrived while rendering: render again when done. */
   again: boolean;
@@ -153,7 +155,7 @@ interface Rendering {
    * Why the last render failed: shown on the source's files until a render succeeds. Meanwhile the
    * last good render's findings are not shown: its lines may no longer be the ones that set a field.
    */
-  failure?: RenderFailure;
+  failure?: FailedRender;
   /** The files the last render read, failed or not: a save of one of them renders again (a base fixed for a failing overlay). */
   covers?: (file: string) => boolean;
   /** When the last render started: a change on disk older than that was read by it. */
@@ -173,7 +175,7 @@ interface FileContext {
   readonly path: string;
   readonly session: Session;
   readonly settings: Settings;
-  readonly renderings: readonly Rendering[];
+  readonly renderings: readonly TargetState[];
   /** The overlays that use the file and that the user's choice leaves out (kustomizeOverlays). */
   readonly excluded: readonly string[];
   /** How messages name each overlay that uses the file. */
@@ -181,7 +183,7 @@ interface FileContext {
 }
 
 export class RenderedSources implements DocumentSource {
-  private readonly renderings = new Map<string, Rendering>();
+  private readonly renderings = new Map<string, TargetState>();
   /** Tools said to be missing, each said once per connection. */
   private readonly missingTold = new Set<string>();
   /** Other messages already said (tellOnce). */
@@ -670,18 +672,18 @@ export class RenderedSources implements DocumentSource {
   }
 
   /** A change that the running render may turn out to have read: judged when it ends. */
-  private rememberWhileRunning(rendering: Rendering, file: string): void {
+  private rememberWhileRunning(rendering: TargetState, file: string): void {
     if (!rendering.running) return;
     const changed = (rendering.changedWhileRunning ??= new Set());
     if (changed.size < MAX_CHANGES_REMEMBERED) changed.add(file);
     else rendering.again = true;
   }
 
-  private coversFile(rendering: Rendering, file: string): boolean {
+  private coversFile(rendering: TargetState, file: string): boolean {
     return (rendering.covers ?? rendering.spec.covers)(file);
   }
 
-  private schedule(rendering: Rendering): void {
+  private schedule(rendering: TargetState): void {
     clearTimeout(rendering.timer);
     rendering.timer = setTimeout(() => {
       rendering.timer = undefined;
@@ -695,7 +697,7 @@ export class RenderedSources implements DocumentSource {
     for (const r of this.renderings.values()) clearTimeout(r.timer);
   }
 
-  private applyOf(rendered: Rendered, settings: Settings): RenderedApply {
+  private applyOf(rendered: GoodRender, settings: Settings): RenderedApply {
     const apply = rendered.helm
       ? helmApply(rendered.helm, settings.severity)
       : {
@@ -830,7 +832,7 @@ export class RenderedSources implements DocumentSource {
     return none('The chart has not been rendered yet (or did not render).');
   }
 
-  private ensure(spec: TargetSpec): Rendering {
+  private ensure(spec: TargetSpec): TargetState {
     let rendering = this.renderings.get(spec.key);
     if (!rendering) {
       rendering = { spec, again: false };
@@ -840,7 +842,7 @@ export class RenderedSources implements DocumentSource {
     return rendering;
   }
 
-  private start(rendering: Rendering): void {
+  private start(rendering: TargetState): void {
     if (this.disposed) return;
     if (rendering.running) {
       rendering.again = true;
@@ -863,7 +865,7 @@ export class RenderedSources implements DocumentSource {
     );
   }
 
-  private finished(rendering: Rendering, outcome: Outcome): void {
+  private finished(rendering: TargetState, outcome: Outcome): void {
     rendering.running = undefined;
     const covers = outcome.ok ? outcome.rendered.covers : outcome.covers;
     if (covers) rendering.covers = covers;

@@ -70,10 +70,10 @@ export type ReleaseOrigin =
   | { readonly kind: 'guessed'; readonly why: string };
 
 /** What a render must say for the release to be matched: its objects' kinds, names and chart label. */
-type Rendered = Pick<ManifestResource, 'apiVersion' | 'kind' | 'name' | 'namespace' | 'object'>;
+type RenderedObjectFields = Pick<ManifestResource, 'apiVersion' | 'kind' | 'name' | 'namespace' | 'object'>;
 
 /** The kinds to list, namespaced ones of the chart first come first (the cluster layer skips cluster-scoped ones). */
-export function sightingKinds(rendered: readonly Rendered[]): { apiVersion: string; kind: string }[] {
+export function sightingKinds(rendered: readonly RenderedObjectFields[]): { apiVersion: string; kind: string }[] {
   const kinds = new Map<string, { apiVersion: string; kind: string }>();
   for (const r of rendered)
     if (r.apiVersion && r.kind) kinds.set(`${r.apiVersion} ${r.kind}`, { apiVersion: r.apiVersion, kind: r.kind });
@@ -83,11 +83,11 @@ export function sightingKinds(rendered: readonly Rendered[]): { apiVersion: stri
 /** The releases whose live objects look like this chart's (step 2), most likely first. */
 export function releaseCandidates(
   chartName: string,
-  rendered: readonly Rendered[],
+  rendered: readonly RenderedObjectFields[],
   sightings: HelmReleaseSightings,
   want: Partial<ReleasePlace> = {},
 ): ReleaseCandidate[] {
-  const byKind = new Map<string, Rendered[]>();
+  const byKind = new Map<string, RenderedObjectFields[]>();
   for (const r of rendered)
     byKind.set(groupKind(r.apiVersion, r.kind), [...(byKind.get(groupKind(r.apiVersion, r.kind)) ?? []), r]);
   const places = new Map<string, ReleasePlace>();
@@ -129,7 +129,7 @@ export function releaseCandidates(
  */
 export function confirmsRelease(
   place: ReleasePlace,
-  rendered: readonly Rendered[],
+  rendered: readonly RenderedObjectFields[],
   sightings: HelmReleaseSightings,
 ): boolean {
   const ofRelease = sightings.objects.filter(
@@ -187,7 +187,7 @@ function rank(c: ReleaseCandidate): number {
   return c.status === 'deployed' ? 0 : c.status === undefined ? 1 : 2;
 }
 
-export interface ReleaseSearch<R extends { readonly resources: readonly Rendered[] }> {
+export interface ReleaseSearch<R extends { readonly resources: readonly RenderedObjectFields[] }> {
   readonly chartName: string;
   /** What the user named: both named, nothing is looked for. */
   readonly named: Partial<ReleasePlace>;
@@ -214,7 +214,7 @@ export interface ReleaseFound<R> {
 const MAX_CONFIRMED = 6;
 
 /** Steps 1 to 3 above: the release and namespace to render the chart as, and that render. */
-export async function findRelease<R extends { readonly resources: readonly Rendered[] }>(
+export async function findRelease<R extends { readonly resources: readonly RenderedObjectFields[] }>(
   search: ReleaseSearch<R>,
 ): Promise<ReleaseFound<R>> {
   const first = await search.render(search.guess);
