@@ -9,7 +9,16 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { requireCluster } from '../support/env';
-import { apply, connect, freshNamespace, kubectlEdit, objectOf, scale, type KubeObject } from '../support/seed';
+import {
+  apply,
+  baseDeploymentText,
+  connect,
+  freshNamespace,
+  kubectlEdit,
+  objectOf,
+  scale,
+  type KubeObject,
+} from '../support/seed';
 import { requireTool } from '../tools/tools';
 import { runCli, scratchDir, writeFiles } from './cli-process';
 
@@ -22,26 +31,7 @@ interface JsonFinding {
   rendered?: { target: string };
 }
 
-const deployment = [
-  'apiVersion: apps/v1',
-  'kind: Deployment',
-  'metadata:',
-  '  name: web',
-  'spec:',
-  '  replicas: 2',
-  '  selector:',
-  '    matchLabels:',
-  '      app: web',
-  '  template:',
-  '    metadata:',
-  '      labels:',
-  '        app: web',
-  '    spec:',
-  '      containers:',
-  '      - name: app',
-  '        image: nginx:1.25',
-  '',
-].join('\n');
+const deployment = baseDeploymentText(2);
 
 async function repository(t: Parameters<typeof requireCluster>[0]) {
   const cluster = requireCluster(t);

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { requireCluster } from '../support/env';
-import { apply, connect, freshNamespace, objectOf, scale, type KubeObject } from '../support/seed';
+import { apply, baseDeploymentText, connect, freshNamespace, objectOf, scale, type KubeObject } from '../support/seed';
 import { lineOf, runCli, scratchDir, writeFiles } from './cli-process';
 
 test('kubectl kustomize overlay | check - finds the conflict an autoscaler left on the rendered Deployment', async (t) => {
@@ -19,26 +19,7 @@ test('kubectl kustomize overlay | check - finds the conflict an autoscaler left 
   const dir = scratchDir('kustomize-pipe');
   writeFiles(dir, {
     'base/kustomization.yaml': 'resources:\n- deployment.yaml\n- settings.yaml\n',
-    'base/deployment.yaml': [
-      'apiVersion: apps/v1',
-      'kind: Deployment',
-      'metadata:',
-      '  name: web',
-      'spec:',
-      '  replicas: 1',
-      '  selector:',
-      '    matchLabels:',
-      '      app: web',
-      '  template:',
-      '    metadata:',
-      '      labels:',
-      '        app: web',
-      '    spec:',
-      '      containers:',
-      '      - name: app',
-      '        image: nginx:1.25',
-      '',
-    ].join('\n'),
+    'base/deployment.yaml': baseDeploymentText(1),
     'base/settings.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  retries: "3"\n',
     'overlays/prod/kustomization.yaml': `namePrefix: prod-\nnamespace: ${namespace}\nresources:\n- ../../base\npatches:\n- path: replicas.yaml\n`,
     'overlays/prod/replicas.yaml':

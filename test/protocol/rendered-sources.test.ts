@@ -18,7 +18,16 @@ import type { Diagnostic, Hover } from 'vscode-languageserver-protocol';
 import { lineOf, scratchDir, writeFiles } from '../cli/cli-process';
 import { requireCluster, type TestClusterInfo } from '../support/env';
 import { startTestServer, type TestServer } from '../support/lsp-client';
-import { apply, connect, freshNamespace, objectOf, patch, scale, type KubeObject } from '../support/seed';
+import {
+  apply,
+  baseDeploymentText,
+  connect,
+  freshNamespace,
+  objectOf,
+  patch,
+  scale,
+  type KubeObject,
+} from '../support/seed';
 import { requireTool } from '../tools/tools';
 import { helmEnv } from '../support/charts';
 import { parseAllDocuments } from 'yaml';
@@ -89,26 +98,7 @@ async function chartServer(
 /** A base for overlays: its kustomization and the Deployment `web` (one replica) it holds. */
 const overlayBase = {
   'base/kustomization.yaml': 'resources:\n- deployment.yaml\n',
-  'base/deployment.yaml': [
-    'apiVersion: apps/v1',
-    'kind: Deployment',
-    'metadata:',
-    '  name: web',
-    'spec:',
-    '  replicas: 1',
-    '  selector:',
-    '    matchLabels:',
-    '      app: web',
-    '  template:',
-    '    metadata:',
-    '      labels:',
-    '        app: web',
-    '    spec:',
-    '      containers:',
-    '      - name: app',
-    '        image: nginx:1.25',
-    '',
-  ].join('\n'),
+  'base/deployment.yaml': baseDeploymentText(1),
 };
 
 async function openFiles(server: TestServer, files: readonly string[]): Promise<void> {
@@ -924,26 +914,7 @@ test('the preferred fix on a patch line leaves replicas to the autoscaler: it re
   const conn = connect('admin', cluster.kubeconfig);
   const namespace = await freshNamespace(conn, 'editor-leave-replicas');
   const repo = scratchDir('editor-leave-replicas');
-  const baseText = [
-    'apiVersion: apps/v1',
-    'kind: Deployment',
-    'metadata:',
-    '  name: web',
-    'spec:',
-    '  replicas: 1',
-    '  selector:',
-    '    matchLabels:',
-    '      app: web',
-    '  template:',
-    '    metadata:',
-    '      labels:',
-    '        app: web',
-    '    spec:',
-    '      containers:',
-    '      - name: app',
-    '        image: nginx:1.25',
-    '',
-  ].join('\n');
+  const baseText = baseDeploymentText(1);
   const patchText = 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 3\n';
   writeFiles(repo, {
     'base/kustomization.yaml': 'resources:\n- deployment.yaml\n',

@@ -462,6 +462,33 @@ export function webDeployment(
 }
 
 /**
+ * The Deployment `web` of an overlay's base: no namespace (the overlay gives it), block YAML with
+ * compact lists, as kustomize examples write it; tests find its lines by their text.
+ */
+export function baseDeploymentText(replicas: number): string {
+  return [
+    'apiVersion: apps/v1',
+    'kind: Deployment',
+    'metadata:',
+    '  name: web',
+    'spec:',
+    `  replicas: ${replicas}`,
+    '  selector:',
+    '    matchLabels:',
+    '      app: web',
+    '  template:',
+    '    metadata:',
+    '      labels:',
+    '        app: web',
+    '    spec:',
+    '      containers:',
+    '      - name: app',
+    '        image: nginx:1.25',
+    '',
+  ].join('\n');
+}
+
+/**
  * The Deployment `web` as a user writes it by hand in an editor (block YAML, no labels or ports):
  * for the real-editor tests, which find its lines by their text.
  */
