@@ -1,26 +1,44 @@
-// Where the time of a cold `check` goes: CPU profiles (node --cpu-prof) of the bundled CLI on the
-// 200 Deployments and on the CRD-heavy install file, against the running local API server, read
-// back through the bundle's source map so that time is charged to the package that spent it.
+// Where the time of a cold `check` goes: CPU profiles (node --cpu-prof) of the bundled CLI on each
+// slow path, on files whose objects all exist with histories (test/bench/generate.ts, seeded as
+// `npm run bench` seeds them): one ConfigMap with a conflict, the same ConfigMap among 20,000 others,
+// 200 existing Deployments and the CRD-heavy install file; against the running local API server,
+// read back through the bundle's source map so that time is charged to the package that spent it.
 // Also the cost of only loading the bundle (`--version` against a bare `node -e 0`).
 //
-//   npm run cluster:up && node --import tsx test/bench/profile.ts [--keep=<dir>]
-// (dist/ as `npm test` or `npm run bench` built it). Each profiled check is a second run: the first
-// leaves the compile cache every later start uses (server/src/launch/compile-cache.ts).
+//   npm run cluster:up && node --import tsx test/bench/profile.ts [--keep=<dir>] [--only=one,crowded,200,install]
+// (dist/ as `npm test` or `npm run bench` built it; KCH_KUBECONFIG, or the cluster's env.json). Each
+// profiled check is a second run: the first leaves the compile cache every later start uses
+// (server/src/launch/compile-cache.ts). The namespaces it seeds are removed at the end, but for the
+// crowded one, which `npm run bench` keeps too.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { SourceMap } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { apply, connect, freshNamespace, objectOf, scale } from '../support/seed';
-import { parseManifestText } from '../../server/src/core/manifest/manifest';
-import { crdInstallFile, deploymentDoc, deploymentsFile, seeded } from './generate';
+import { connect } from '../support/seed';
+import { crdInstallFile, existingDeployments, settingsConfigMap, type ExistingWorkload } from './generate';
+import {
+  crowdedNamespace,
+  ensureCrowd,
+  removeInstallCrds,
+  removeNamespace,
+  seedExisting,
+  workloadNamespace,
+} from './workloads';
 
 const root = path.resolve(import.meta.dirname, '../..');
 // What users run (the entry, which starts the bundle through the compile cache); samples are in the bundle.
 const cli = path.join(root, 'dist/cli.js');
 const bundle = path.join(root, 'dist/cli-bundle.js');
 const keep = process.argv.find((a) => a.startsWith('--keep='))?.slice(7);
+const paths = ['one', 'crowded', '200', 'install'] as const;
+const only = process.argv
+  .find((a) => a.startsWith('--only='))
+  ?.slice(7)
+  .split(',');
+for (const p of only ?? []) if (!(paths as readonly string[]).includes(p)) throw new Error(`--only: no path ${p}`);
+const profiles = new Set(only ?? paths);
 
 interface CpuProfile {
   nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number } }[];
@@ -91,30 +109,48 @@ function medianOf(n: number, fn: () => number): number {
 }
 
 async function main(): Promise<void> {
-  const env = JSON.parse(fs.readFileSync(path.join(root, '.cache/cluster/env.json'), 'utf8')) as { kubeconfig: string };
-  const admin = connect('admin', env.kubeconfig);
-  const namespace = await freshNamespace(admin, 'bench-profile');
-  for (let i = 0; i < 200; i++) {
-    if (!seeded(i)) continue;
-    objectOf(
-      await apply(admin, 'kubectl', parseManifestText(deploymentDoc(namespace, i)).resources[0]!.object as never),
-    );
-    objectOf(
-      await scale(
-        admin,
-        'kube-controller-manager',
-        { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `web-${i}`, namespace } },
-        5,
-      ),
-    );
-  }
+  const stateDir = process.env.KCH_CLUSTER_STATE_DIR ?? path.join(root, '.cache/cluster');
+  const kubeconfig =
+    process.env.KCH_KUBECONFIG ??
+    (JSON.parse(fs.readFileSync(path.join(stateDir, 'env.json'), 'utf8')) as { kubeconfig: string }).kubeconfig;
+  const admin = connect('admin', kubeconfig);
   const dir = keep ?? fs.mkdtempSync(path.join(os.tmpdir(), 'kch-profile-'));
   fs.mkdirSync(dir, { recursive: true });
+  const namespaces: string[] = [];
+  // Each path: its workload seeded in a namespace of its own (the crowded one kept between runs).
+  const seeded = async (prefix: string, make: (namespace: string) => ExistingWorkload) => {
+    const namespace = await workloadNamespace(admin, prefix);
+    namespaces.push(namespace);
+    const workload = make(namespace);
+    await seedExisting(admin, workload.existing);
+    return workload;
+  };
+  const file = (name: string, text: string) => {
+    fs.writeFileSync(path.join(dir, name), text);
+    return path.join(dir, name);
+  };
   try {
-    const small = path.join(dir, 'deployments-200.yaml');
-    fs.writeFileSync(small, deploymentsFile(namespace, 200).text);
-    const install = path.join(dir, 'install.yaml');
-    fs.writeFileSync(install, crdInstallFile(namespace).text);
+    const targets: [string, string][] = [];
+    if (profiles.has('one'))
+      targets.push([
+        'check, one ConfigMap',
+        file('one.yaml', (await seeded('bench-profile-one', settingsConfigMap)).text),
+      ]);
+    if (profiles.has('crowded')) {
+      await ensureCrowd(admin);
+      targets.push([
+        'check, one ConfigMap among 20,000',
+        file('crowded.yaml', settingsConfigMap(crowdedNamespace).text),
+      ]);
+    }
+    if (profiles.has('200')) {
+      const workload = await seeded('bench-profile-200', (ns) => existingDeployments(ns, 200));
+      targets.push(['check, 200 existing Deployments', file('deployments-200.yaml', workload.text)]);
+    }
+    if (profiles.has('install')) {
+      const workload = await seeded('bench-profile-install', crdInstallFile);
+      targets.push(['check, CRD-heavy install file, existing', file('install.yaml', workload.text)]);
+    }
     console.log(
       `${new Date().toISOString().slice(0, 16)}Z, load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores; dist/cli-bundle.js ${(fs.statSync(bundle).size / 1e6).toFixed(2)} MB`,
     );
@@ -131,10 +167,11 @@ async function main(): Promise<void> {
     console.log(
       `node -e 0: ${bare.toFixed(0)} ms; dist/cli.js --version: ${load.toFixed(0)} ms (loading and compiling the bundle: ${(load - bare).toFixed(0)} ms), medians of 5`,
     );
-    profiled(env.kubeconfig, small, dir, 'check, 200 Deployments');
-    profiled(env.kubeconfig, install, dir, 'check, CRD-heavy install file');
+    for (const [title, target] of targets) profiled(kubeconfig, target, dir, title);
     if (keep) console.log(`\nprofiles kept in ${dir} (open them in Chrome DevTools > Performance)`);
   } finally {
+    for (const namespace of namespaces) await removeNamespace(admin, namespace);
+    if (profiles.has('install')) await removeInstallCrds(admin);
     if (!keep) fs.rmSync(dir, { recursive: true, force: true });
   }
 }
