@@ -52,6 +52,17 @@ const root = path.resolve(import.meta.dirname, '../..');
 const documents = Number(process.env.KCH_BENCH_DOCUMENTS ?? 500);
 const edits = Number(process.env.KCH_BENCH_EDITS ?? 40);
 const runs = Math.max(1, Number(process.env.KCH_BENCH_RUNS ?? 3));
+/**
+ * KCH_BENCH_ONLY=one,crowded,200,install,directory,2000,editing: only those workloads are seeded and
+ * measured (and the parse figures left out), for a quicker look at the rows a change is about.
+ */
+const groups = ['one', 'crowded', '200', 'install', 'directory', '2000', 'editing'] as const;
+type Group = (typeof groups)[number];
+const only = new Set((process.env.KCH_BENCH_ONLY ?? '').split(',').filter(Boolean));
+for (const g of only)
+  if (!(groups as readonly string[]).includes(g))
+    throw new Error(`KCH_BENCH_ONLY: no workload ${g} (${groups.join(',')})`);
+const want = (group: Group) => only.size === 0 || only.has(group);
 
 interface Cluster {
   kubeconfig: string;
@@ -338,66 +349,76 @@ function printRow(r: Row): void {
   console.log(line);
 }
 
-/** The workloads of one bench run, each in its own namespace, all existing before the first figure. */
+/**
+ * The workloads of one bench run (those KCH_BENCH_ONLY wants), each in its own namespace, all
+ * existing before the first figure. The crowded rows compare with `one`, which they seed too.
+ */
 interface Workloads {
-  one: ExistingWorkload & { file: string };
-  crowded: ExistingWorkload & { file: string };
-  deployments200: ExistingWorkload & { file: string };
-  install: ExistingWorkload & { file: string; crds: number; objects: number };
-  directory: ExistingWorkload & { file: string; objects: number };
-  deployments2000: ExistingWorkload;
-  editing: ExistingWorkload & { namespace: string };
+  one?: ExistingWorkload & { file: string };
+  crowded?: ExistingWorkload & { file: string };
+  deployments200?: ExistingWorkload & { file: string };
+  install?: ExistingWorkload & { file: string; crds: number; objects: number };
+  directory?: ExistingWorkload & { file: string; objects: number };
+  deployments2000?: ExistingWorkload;
+  editing?: ExistingWorkload & { namespace: string };
 }
 
 /** Seeds every workload; each namespace it creates is added to `namespaces` at once, for the clean-up. */
 async function seedWorkloads(admin: Connection, work: string, namespaces: string[]): Promise<Workloads> {
-  const crowdSeeded = await ensureCrowd(admin);
-  console.log(
-    crowdSeeded.requests
-      ? `seeding: ${crowd.toLocaleString('en')} ConfigMaps in ${crowdedNamespace} (${crowdSeeded.created} created, ${crowdSeeded.requests} requests, 48 in flight): ${seconds(crowdSeeded.ms)}`
-      : `seeding: ${crowdedNamespace} already holds ${crowd.toLocaleString('en')} ConfigMaps (kept from an earlier run): ${seconds(crowdSeeded.ms)}`,
-  );
+  const w: Workloads = {};
+  if (want('crowded')) {
+    const crowdSeeded = await ensureCrowd(admin);
+    console.log(
+      crowdSeeded.requests
+        ? `seeding: ${crowd.toLocaleString('en')} ConfigMaps in ${crowdedNamespace} (${crowdSeeded.created} created, ${crowdSeeded.requests} requests, 48 in flight): ${seconds(crowdSeeded.ms)}`
+        : `seeding: ${crowdedNamespace} already holds ${crowd.toLocaleString('en')} ConfigMaps (kept from an earlier run): ${seconds(crowdSeeded.ms)}`,
+    );
+    const crowded = settingsConfigMap(crowdedNamespace);
+    w.crowded = { ...crowded, file: write(work, 'crowded.yaml', crowded.text) };
+  }
   const t0 = performance.now();
-  const namespace = async (prefix: string) => {
-    const name = await workloadNamespace(admin, prefix);
-    namespaces.push(name);
-    return name;
-  };
-  const write = (name: string, text: string) => {
-    const file = path.join(work, name);
-    fs.writeFileSync(file, text);
-    return file;
-  };
-  const one = settingsConfigMap(await namespace('bench-one'));
-  const crowded = settingsConfigMap(crowdedNamespace);
-  const deployments200 = existingDeployments(await namespace('bench-200'), 200);
-  const install = crdInstallFile(await namespace('bench-install'));
-  const directory = directoryFiles(await namespace('bench-dir'), 95);
-  const deployments2000 = existingDeployments(await namespace('bench-2000'), 2000);
-  const editingNamespace = await namespace('bench-edit');
-  const editing = existingDeployments(editingNamespace, documents);
   let requests = 0;
-  for (const w of [one, deployments200, install, directory, deployments2000, editing])
-    requests += await seedExisting(admin, w.existing);
-  const dir = path.join(work, 'manifests');
-  fs.mkdirSync(dir);
-  for (const f of directory.files!) fs.writeFileSync(path.join(dir, f.name), f.text);
+  const seeded = async <T extends ExistingWorkload>(prefix: string, make: (namespace: string) => T) => {
+    const namespace = await workloadNamespace(admin, prefix);
+    namespaces.push(namespace);
+    const workload = make(namespace);
+    requests += await seedExisting(admin, workload.existing);
+    return { ...workload, namespace };
+  };
+  if (want('one') || want('crowded')) {
+    const one = await seeded('bench-one', settingsConfigMap);
+    w.one = { ...one, file: write(work, 'one.yaml', one.text) };
+  }
+  if (want('200')) {
+    const deployments = await seeded('bench-200', (ns) => existingDeployments(ns, 200));
+    w.deployments200 = { ...deployments, file: write(work, 'deployments-200.yaml', deployments.text) };
+  }
+  if (want('install')) {
+    const install = await seeded('bench-install', crdInstallFile);
+    w.install = { ...install, file: write(work, 'install.yaml', install.text) };
+  }
+  if (want('directory')) {
+    const directory = await seeded('bench-dir', (ns) => directoryFiles(ns, 95));
+    const dir = path.join(work, 'manifests');
+    fs.mkdirSync(dir);
+    for (const f of directory.files!) fs.writeFileSync(path.join(dir, f.name), f.text);
+    w.directory = { ...directory, file: dir };
+  }
+  if (want('2000')) w.deployments2000 = await seeded('bench-2000', (ns) => existingDeployments(ns, 2000));
+  if (want('editing')) w.editing = await seeded('bench-edit', (ns) => existingDeployments(ns, documents));
   console.log(
     `seeding: the other workloads, every object applied as kubectl and then changed (${requests} requests, 48 in flight): ${seconds(performance.now() - t0)}`,
   );
-  return {
-    one: { ...one, file: write('one.yaml', one.text) },
-    crowded: { ...crowded, file: write('crowded.yaml', crowded.text) },
-    deployments200: { ...deployments200, file: write('deployments-200.yaml', deployments200.text) },
-    install: { ...install, file: write('install.yaml', install.text) },
-    directory: { ...directory, file: dir },
-    deployments2000,
-    editing: { ...editing, namespace: editingNamespace },
-  };
+  return w;
 }
 
-async function coldBenchmark(cluster: Cluster, w: Workloads): Promise<void> {
-  const work = path.dirname(w.one.file);
+function write(work: string, name: string, text: string): string {
+  const file = path.join(work, name);
+  fs.writeFileSync(file, text);
+  return file;
+}
+
+async function coldBenchmark(cluster: Cluster, work: string, w: Workloads): Promise<void> {
   const kubectl: Pairing = { peer: 'kubectl', judge: 'speedup' };
   const alone: Pairing = { peer: 'empty namespace', judge: 'slowdown' };
   const rows = {
@@ -425,13 +446,13 @@ async function coldBenchmark(cluster: Cluster, w: Workloads): Promise<void> {
     check200: row('`check`, 200 existing Deployments', '>= 10x', (_, r) => r! >= 10, kubectl),
     server200: row('language server, start -> all diagnostics, 200 existing', '>= 10x', (_, r) => r! >= 10, kubectl),
     checkInstall: row(
-      `\`check\`, install file ${(w.install.text.length / 1e6).toFixed(2)} MB, ${w.install.crds} CRDs + ${w.install.objects} objects, existing`,
+      `\`check\`, install file ${((w.install?.text.length ?? 0) / 1e6).toFixed(2)} MB, ${w.install?.crds} CRDs + ${w.install?.objects} objects, existing`,
       '>= 5x',
       (_, r) => r! >= 5,
       kubectl,
     ),
     checkDirectory: row(
-      `\`check\`, a directory of ${w.directory.files!.length} files (${w.directory.objects} objects), existing`,
+      `\`check\`, a directory of ${w.directory?.files!.length} files (${w.directory?.objects} objects), existing`,
       '>= 8x',
       (_, r) => r! >= 8,
       kubectl,
@@ -442,8 +463,9 @@ async function coldBenchmark(cluster: Cluster, w: Workloads): Promise<void> {
   // The compile cache of this bench's own (server/src/launch/compile-cache.ts): the first start of
   // each entry compiles the bundle and leaves its code for every later start, as after an install.
   process.env.XDG_CACHE_HOME = path.join(work, 'cache-home');
-  const firstCheck = checkRun(cluster, w.one.file, w.one.conflicts);
-  const firstServer = (await serverRun(cluster, w.one.text, w.one.conflicts)).ms;
+  const { one, crowded, deployments200, install, directory, deployments2000 } = w;
+  const firstCheck = one && checkRun(cluster, one.file, one.conflicts);
+  const firstServer = one && (await serverRun(cluster, one.text, one.conflicts)).ms;
   for (let n = 0; n < runs; n++) {
     process.stderr.write(`bench: cold paths, run ${n + 1} of ${runs}\n`);
     // Paired: the product and its peer back to back, alternating which goes first, so that a
@@ -457,73 +479,91 @@ async function coldBenchmark(cluster: Cluster, w: Workloads): Promise<void> {
         r.product.push(await product());
       }
     };
-    await pair(
-      rows.checkOne,
-      () => checkRun(cluster, w.one.file, w.one.conflicts),
-      () => kubectlRun(cluster, w.one.file, w.one.conflicts),
-    );
-    await pair(
-      rows.serverOne,
-      async () => (await serverRun(cluster, w.one.text, w.one.conflicts)).ms,
-      () => kubectlRun(cluster, w.one.file, w.one.conflicts),
-    );
-    await pair(
-      rows.checkCrowded,
-      () => checkRun(cluster, w.crowded.file, w.crowded.conflicts),
-      () => checkRun(cluster, w.one.file, w.one.conflicts),
-    );
-    const crowdedRun = async () => {
-      const r = await serverRun(cluster, w.crowded.text, w.crowded.conflicts);
-      rows.rssCrowded.product.push(r.peakRssKiB / 1024);
-      return r.ms;
-    };
-    const aloneRun = async () => {
-      const r = await serverRun(cluster, w.one.text, w.one.conflicts);
-      rows.rssCrowded.peer.push(r.peakRssKiB / 1024);
-      return r.ms;
-    };
-    await pair(rows.serverCrowded, crowdedRun, aloneRun);
-    await pair(
-      rows.check200,
-      () => checkRun(cluster, w.deployments200.file, w.deployments200.conflicts),
-      () => kubectlRun(cluster, w.deployments200.file, w.deployments200.conflicts),
-    );
-    await pair(
-      rows.server200,
-      async () => (await serverRun(cluster, w.deployments200.text, w.deployments200.conflicts)).ms,
-      () => kubectlRun(cluster, w.deployments200.file, w.deployments200.conflicts),
-    );
-    await pair(
-      rows.checkInstall,
-      () => checkRun(cluster, w.install.file, w.install.conflicts),
-      () => kubectlRun(cluster, w.install.file, w.install.conflicts),
-    );
-    await pair(
-      rows.checkDirectory,
-      () => checkRun(cluster, w.directory.file, w.directory.conflicts),
-      () => kubectlRun(cluster, w.directory.file, w.directory.conflicts),
-    );
-    const big = await serverRun(cluster, w.deployments2000.text, w.deployments2000.conflicts);
-    rows.server2000.product.push(big.ms);
-    rows.rss2000.product.push(big.peakRssKiB / 1024);
+    if (one && want('one')) {
+      await pair(
+        rows.checkOne,
+        () => checkRun(cluster, one.file, one.conflicts),
+        () => kubectlRun(cluster, one.file, one.conflicts),
+      );
+      await pair(
+        rows.serverOne,
+        async () => (await serverRun(cluster, one.text, one.conflicts)).ms,
+        () => kubectlRun(cluster, one.file, one.conflicts),
+      );
+    }
+    if (one && crowded) {
+      await pair(
+        rows.checkCrowded,
+        () => checkRun(cluster, crowded.file, crowded.conflicts),
+        () => checkRun(cluster, one.file, one.conflicts),
+      );
+      const crowdedRun = async () => {
+        const r = await serverRun(cluster, crowded.text, crowded.conflicts);
+        rows.rssCrowded.product.push(r.peakRssKiB / 1024);
+        return r.ms;
+      };
+      const aloneRun = async () => {
+        const r = await serverRun(cluster, one.text, one.conflicts);
+        rows.rssCrowded.peer.push(r.peakRssKiB / 1024);
+        return r.ms;
+      };
+      await pair(rows.serverCrowded, crowdedRun, aloneRun);
+    }
+    if (deployments200) {
+      await pair(
+        rows.check200,
+        () => checkRun(cluster, deployments200.file, deployments200.conflicts),
+        () => kubectlRun(cluster, deployments200.file, deployments200.conflicts),
+      );
+      await pair(
+        rows.server200,
+        async () => (await serverRun(cluster, deployments200.text, deployments200.conflicts)).ms,
+        () => kubectlRun(cluster, deployments200.file, deployments200.conflicts),
+      );
+    }
+    if (install)
+      await pair(
+        rows.checkInstall,
+        () => checkRun(cluster, install.file, install.conflicts),
+        () => kubectlRun(cluster, install.file, install.conflicts),
+      );
+    if (directory)
+      await pair(
+        rows.checkDirectory,
+        () => checkRun(cluster, directory.file, directory.conflicts),
+        () => kubectlRun(cluster, directory.file, directory.conflicts),
+      );
+    if (deployments2000) {
+      const big = await serverRun(cluster, deployments2000.text, deployments2000.conflicts);
+      rows.server2000.product.push(big.ms);
+      rows.rss2000.product.push(big.peakRssKiB / 1024);
+    }
   }
   const load = os.loadavg()[0]!.toFixed(1);
   console.log(
     `\ncold paths against the local API server, every object existing: medians of ${runs} paired runs (load average now ${load} on ${os.cpus().length} cores)`,
   );
-  for (const r of Object.values(rows)) printRow(r);
-  console.log(
-    `  the first start after an install, with no compile cache yet (once each, one ConfigMap): \`check\` ${(firstCheck / 1000).toFixed(2)} s; language server ${(firstServer / 1000).toFixed(2)} s`,
-  );
-  console.log(
-    `  conflicts the histories make, and every answer gave: one ConfigMap 1; 200 Deployments ${conflictCount(w.deployments200)}; install file ${conflictCount(w.install)}; directory ${conflictCount(w.directory)}; 2,000 objects ${conflictCount(w.deployments2000)}`,
-  );
+  for (const r of Object.values(rows)) if (r.product.length) printRow(r);
+  if (firstCheck !== undefined && firstServer !== undefined)
+    console.log(
+      `  the first start after an install, with no compile cache yet (once each, one ConfigMap): \`check\` ${(firstCheck / 1000).toFixed(2)} s; language server ${(firstServer / 1000).toFixed(2)} s`,
+    );
+  const counts = (
+    [
+      ['one ConfigMap', one],
+      ['200 Deployments', deployments200],
+      ['install file', install],
+      ['directory', directory],
+      ['2,000 objects', deployments2000],
+    ] as const
+  ).flatMap(([name, workload]) => (workload ? [`${name} ${conflictCount(workload)}`] : []));
+  console.log(`  conflicts the histories make, and every answer gave: ${counts.join('; ')}`);
 }
 
 // ---------------------------------------------------------------------------------------------------
 // Editing
 
-async function editingBenchmark(cluster: Cluster, admin: Connection, w: Workloads['editing']): Promise<void> {
+async function editingBenchmark(cluster: Cluster, admin: Connection, w: ExistingWorkload): Promise<void> {
   const expected = conflictCount(w);
   // The bundled server in its own process, as VS Code runs it: the bench's own heap (the cold
   // paths' files and outputs) and its garbage collections stay out of the server's times.
@@ -620,18 +660,20 @@ async function main(): Promise<void> {
   console.log(
     `bundles: dist/cli-bundle.js ${size('cli-bundle.js')}, dist/server-bundle.js ${size('server-bundle.js')}${production ? ' (minified, as shipped)' : ''}; ${new Date().toISOString().slice(0, 16)}Z, load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores`,
   );
-  const parse = spawnSync('node', ['--import', 'tsx', path.join(root, 'test/bench/parse.ts'), '2000'], {
-    stdio: 'inherit',
-  });
-  if (parse.status !== 0) process.exit(parse.status ?? 1);
+  if (only.size === 0) {
+    const parse = spawnSync('node', ['--import', 'tsx', path.join(root, 'test/bench/parse.ts'), '2000'], {
+      stdio: 'inherit',
+    });
+    if (parse.status !== 0) process.exit(parse.status ?? 1);
+  }
   const cluster = clusterEnv();
   const admin = connect('admin', cluster.kubeconfig);
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-bench-'));
   const namespaces: string[] = [];
   try {
     const workloads = await seedWorkloads(admin, work, namespaces);
-    await coldBenchmark(cluster, workloads);
-    await editingBenchmark(cluster, admin, workloads.editing);
+    if (groups.some((g) => g !== 'editing' && want(g))) await coldBenchmark(cluster, work, workloads);
+    if (workloads.editing) await editingBenchmark(cluster, admin, workloads.editing);
   } finally {
     for (const namespace of namespaces) await removeNamespace(admin, namespace);
     await removeInstallCrds(admin);
