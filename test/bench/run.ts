@@ -19,8 +19,9 @@
 //     p95) and API requests per edit (from the server's audit log, the requests of that server's
 //     process: the truth about what was sent). The first three edits of the fresh server, which
 //     also compile the edit path, are printed apart from the figures.
-// KCH_BENCH_RUNS=1 for a quick pass. The crowded namespace (kch-bench-crowd-20k) is kept for the
-// next run; every other namespace, and the install file's CRDs, are removed at the end.
+// KCH_BENCH_RUNS=1 for a quick pass, KCH_BENCH_ONLY=200,install (say) for some rows only. The
+// crowded namespace (kch-bench-crowd-20k) is kept for the next run; every other namespace, and the
+// install file's CRDs, are removed at the end.
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
