@@ -126,15 +126,24 @@ const collections = [
   '/apis/rbac.authorization.k8s.io/v1/namespaces/NS/rolebindings',
 ];
 
+/**
+ * A request of the clean-up, sent again once when it fails: after minutes of measuring, the first
+ * request may go out on a kept-alive connection the server has just closed.
+ */
+async function cleanupRequest(conn: Connection, method: string, urlPath: string, body?: unknown) {
+  const send = () => request(conn, method, urlPath, body === undefined ? {} : { body });
+  return send().catch(send);
+}
+
 /** Removes a namespace and everything the workloads put in it (no namespace controller runs here). */
 export async function removeNamespace(conn: Connection, name: string): Promise<void> {
-  for (const collection of collections) await request(conn, 'DELETE', collection.replace('NS', name));
-  const ns = await request(conn, 'DELETE', `/api/v1/namespaces/${name}`);
+  for (const collection of collections) await cleanupRequest(conn, 'DELETE', collection.replace('NS', name));
+  const ns = await cleanupRequest(conn, 'DELETE', `/api/v1/namespaces/${name}`);
   if (ns.status === 404) return;
-  const current = await request(conn, 'GET', `/api/v1/namespaces/${name}`);
+  const current = await cleanupRequest(conn, 'GET', `/api/v1/namespaces/${name}`);
   if (current.status !== 200) return;
   const body = current.body as KubeObject & { spec?: { finalizers?: string[] } };
-  await request(conn, 'PUT', `/api/v1/namespaces/${name}/finalize`, { body: { ...body, spec: { finalizers: [] } } });
+  await cleanupRequest(conn, 'PUT', `/api/v1/namespaces/${name}/finalize`, { ...body, spec: { finalizers: [] } });
 }
 
 /** Removes the install file's CustomResourceDefinitions (cluster-wide; only the bench uses their group). */
@@ -142,6 +151,10 @@ export async function removeInstallCrds(conn: Connection): Promise<void> {
   for (const e of crdInstallFile('').existing) {
     const object = parse(e.applied) as KubeObject;
     if (object.kind !== 'CustomResourceDefinition' || !object.metadata.name.endsWith(`.${installGroup}`)) continue;
-    await request(conn, 'DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${object.metadata.name}`);
+    await cleanupRequest(
+      conn,
+      'DELETE',
+      `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${object.metadata.name}`,
+    );
   }
 }
