@@ -14,13 +14,13 @@ import {
   type LineSpan,
   type OwnershipHint,
 } from '../core/findings';
-import { absoluteRange, isIdentityPath, type ManifestResource } from '../core/manifest/manifest';
+import { absoluteRange, hasNodeTree, isIdentityPath, type ManifestResource } from '../core/manifest/manifest';
 import { codeActions } from './code-actions';
 import type { AnalyzedResource } from './document-analysis';
 import type { DocumentSource } from './document-service';
 import type { LoadProgress } from './progress';
 import type { DryRunAnswers } from './verified';
-import { resourceAt, type Workspace } from './workspace';
+import { documentLines, resourceAt, type Workspace } from './workspace';
 
 export class ManifestSource implements DocumentSource {
   constructor(
@@ -66,9 +66,10 @@ export class ManifestSource implements DocumentSource {
     if (!state || !state.settings.codeLens || !state.session) return [];
     return state.analysis.resources.flatMap(({ resource, facts, findings }) => {
       const title = codeLensTitle(resource, facts, findings);
+      if (!title) return [];
       // Above the object's first line (a document's range starts at its `---`).
-      const start = absoluteRange(resource, resource.root.entries[0]?.keyRange ?? resource.root.range).start;
-      return title ? [{ range: { start, end: start }, command: { title, command: '' } }] : [];
+      const start = objectStart(resource);
+      return [{ range: { start, end: start }, command: { title, command: '' } }];
     });
   }
 
@@ -76,13 +77,51 @@ export class ManifestSource implements DocumentSource {
   async ownershipHints(document: TextDocument, lines: LineSpan, now: number): Promise<readonly OwnershipHint[]> {
     const state = await this.workspace.analysisOf(document.uri);
     if (!state?.session) return [];
-    return state.analysis.resources.flatMap(({ resource, facts }) =>
-      facts?.live.state === 'exists' && resource.range.start.line <= lines.end && resource.range.end.line >= lines.start
+    // The lines the editor shows: documents elsewhere are passed over without building their node trees.
+    const mayHold = documentLines(state.analysis.resources);
+    return state.analysis.resources.flatMap(({ resource, facts }, i) =>
+      facts?.live.state === 'exists' &&
+      mayHold(i, lines.start, lines.end) &&
+      resource.range.start.line <= lines.end &&
+      resource.range.end.line >= lines.start
         ? ownershipHints(resource, facts.live.object, facts.schema, state.settings, now, lines)
         : [],
     );
   }
 }
+
+/**
+ * Where an object's first key starts. A document read for its values alone (a block map: no flow
+ * collection, anchor, tag or complex key, core/manifest/fast-values.ts) starts its first key at its
+ * first character that is not a `---` line, a comment or blank: read there, the code lens of every
+ * object of a big file builds no node tree. Any other start is the tree's to say.
+ */
+export function objectStart(resource: ManifestResource): Position {
+  if (!hasNodeTree(resource)) {
+    const at = firstContent(resource.documentText);
+    if (at) return absoluteRange(resource, { start: at, end: at }).start;
+  }
+  return absoluteRange(resource, resource.root.entries[0]?.keyRange ?? resource.root.range).start;
+}
+
+/** The first character of a document that is not a `---` line, a comment or blank, where it may start a plain key. */
+function firstContent(text: string): Position | undefined {
+  let line = 0;
+  for (let start = 0; start < text.length; line++) {
+    let end = text.indexOf('\n', start);
+    if (end < 0) end = text.length;
+    let i = start;
+    while (i < end && text.charCodeAt(i) === 32) i++;
+    const marker = line === 0 && i === start && text.startsWith('---', i) && (i + 3 === end || text[i + 3] === ' ');
+    if (i < end && !marker && text[i] !== '#')
+      return NOT_A_PLAIN_KEY.includes(text[i]!) ? undefined : { line, character: i - start };
+    start = end + 1;
+  }
+  return undefined;
+}
+
+/** A first character that is no plain key's, or a key this reading leaves to the node tree. */
+const NOT_A_PLAIN_KEY = '{[-?:,&*!|>%@`"\'#\t\r';
 
 function codeLensTitle(
   resource: ManifestResource,

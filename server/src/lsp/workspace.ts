@@ -180,8 +180,35 @@ const emptyAnalysis: DocumentAnalysis = {
 /** A document's analysis with what it was made with (settings, session), as handlers get it. */
 export type DocumentState = NonNullable<Awaited<ReturnType<Workspace['analysisOf']>>>;
 
+/**
+ * The resource whose range holds the position. Only the resources whose document may hold its
+ * line are asked for their range: a document read for its values alone has none until its node
+ * tree is built, and a hover at the end of a 2,000-document file built all of them.
+ */
 export function resourceAt(resources: readonly AnalyzedResource[], position: Position): AnalyzedResource | undefined {
-  return resources.find(({ resource: { range } }) => rangeContains(range, position));
+  const mayHold = documentLines(resources);
+  return resources.find(
+    ({ resource }, i) => mayHold(i, position.line, position.line) && rangeContains(resource.range, position),
+  );
+}
+
+/**
+ * Whether the document of `resources[i]` may hold any of the lines `from`..`to`, told from where
+ * each document starts, without its range: a document's range starts on or after its first line
+ * and ends on or before the line where the next document starts (the items of a List share one
+ * document).
+ */
+export function documentLines(
+  resources: readonly AnalyzedResource[],
+): (i: number, from: number, to: number) => boolean {
+  const nextStart: number[] = new Array<number>(resources.length);
+  let next = Infinity;
+  for (let i = resources.length - 1; i >= 0; i--) {
+    nextStart[i] = next;
+    const here = resources[i]!.resource;
+    if (i === 0 || resources[i - 1]!.resource.documentIndex !== here.documentIndex) next = here.lineOffset;
+  }
+  return (i, from, to) => resources[i]!.resource.lineOffset <= to && nextStart[i]! >= from;
 }
 
 /** Language id → extension id, from whatever the client sent; anything else is dropped. */

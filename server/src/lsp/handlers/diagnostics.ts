@@ -5,6 +5,7 @@
 import {
   DocumentDiagnosticReportKind,
   type Connection,
+  type Diagnostic,
   type DocumentDiagnosticReport,
 } from 'vscode-languageserver/node';
 import { meansNotJudged, restsOnCluster, ruleFor, type Finding } from '../../core/findings';
@@ -17,8 +18,14 @@ import type { Workspace } from '../workspace';
 
 export class DiagnosticsHandler {
   /** Per open document: the last full report's id and its diagnostics as sent. */
-  private readonly reported = new Map<string, { resultId: string; sent: string }>();
+  private readonly reported = new Map<string, { resultId: string; items: readonly Diagnostic[] }>();
   private nextResultId = 1;
+  /**
+   * Each finding's diagnostic, per the severity setting it was made with: a finding the analysis
+   * kept (every document but the one typed in) gives the very diagnostic it gave before, which
+   * the pull handler then knows unchanged without printing it.
+   */
+  private readonly diagnosticOf = new WeakMap<Finding, { severity: string; diagnostic: Diagnostic }>();
 
   private readonly states: DocumentStates;
 
@@ -34,12 +41,11 @@ export class DiagnosticsHandler {
       // A keystroke that changes no finding (most of them) is answered "unchanged", as LSP 3.17
       // allows a client that says which report it holds: the editor keeps what it shows, and
       // nothing is sent or read again.
-      const sent = JSON.stringify(items);
       const last = this.reported.get(uri);
-      if (last && params.previousResultId === last.resultId && last.sent === sent)
+      if (last && params.previousResultId === last.resultId && sameDiagnostics(last.items, items))
         return { kind: DocumentDiagnosticReportKind.Unchanged, resultId: last.resultId };
       const resultId = String(this.nextResultId++);
-      if (this.workspace.documents.get(uri)) this.reported.set(uri, { resultId, sent });
+      if (this.workspace.documents.get(uri)) this.reported.set(uri, { resultId, items });
       return { kind: DocumentDiagnosticReportKind.Full, resultId, items };
     });
     workspace.documents.onDidClose((e) => {
@@ -62,8 +68,26 @@ export class DiagnosticsHandler {
       : ours;
     const { severity } = await this.workspace.settingsFor(uri);
     this.states.report(uri, documentState(uri, findings, stale));
-    return { version: document.version, diagnostics: shown.map((f) => toDiagnostic(f, severity)) };
+    const severityKey = JSON.stringify(severity) ?? '';
+    const diagnostics = shown.map((f) => {
+      const known = this.diagnosticOf.get(f);
+      if (known?.severity === severityKey) return known.diagnostic;
+      const diagnostic = toDiagnostic(f, severity);
+      this.diagnosticOf.set(f, { severity: severityKey, diagnostic });
+      return diagnostic;
+    });
+    return { version: document.version, diagnostics };
   }
+}
+
+/**
+ * Whether two reports would be sent as the same JSON: each diagnostic the one sent before, or
+ * printed the same (a document analysed again gives new findings that may say the same).
+ */
+function sameDiagnostics(a: readonly Diagnostic[], b: readonly Diagnostic[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i] && JSON.stringify(a[i]) !== JSON.stringify(b[i])) return false;
+  return true;
 }
 
 /** A document's state from what its diagnostics are made of: not judged beats old, old beats judged. */
