@@ -4,6 +4,7 @@
 import { SharedLoad } from './shared-load';
 import type { KindFacts } from '../core/findings';
 import { isJsonObject, type JsonValue } from '../core/json';
+import type { ApiCache, KeptDiscoveryPart } from './api-cache';
 import type { ClusterTransport } from './http';
 import { nameProblems } from './names';
 import { classifyFailure, parseJson, type HttpOutcome } from './problems';
@@ -157,6 +158,8 @@ export class Discovery {
     private readonly transport: ClusterTransport,
     /** A kind missing from the cache triggers a fresh discovery at most this often (new CRDs). */
     private readonly refreshForMissingKindMs = 10_000,
+    /** What an earlier process learned of this server (api-cache.ts), revalidated before use. */
+    private readonly disk?: ApiCache,
   ) {}
 
   cached(): DiscoveryIndex | undefined {
@@ -186,27 +189,65 @@ export class Discovery {
     return fresh.ok ? findResource(fresh.value, apiVersion, kind) : fresh;
   }
 
-  private async fetch(): Promise<ClusterResult<DiscoveryIndex>> {
+  /**
+   * Aggregated discovery, from the disk cache when the server answers 304 to its ETags. A process
+   * waits for that answer before it uses what is kept, rather than starting on it and correcting
+   * itself: the 304 is sent beside the OpenAPI index (which has no validator and is read anyway),
+   * so waiting adds no round trip in series for a check, and no answer is ever given on another
+   * cluster's kinds (two clusters can share a URL behind a gateway that routes by credential).
+   */
+  private async fetch(useDisk = true): Promise<ClusterResult<DiscoveryIndex>> {
+    const kept = useDisk ? this.disk?.discovery() : undefined;
     const [core, named] = await Promise.all([
-      this.get('/api', AGGREGATED_ACCEPT),
-      this.get('/apis', AGGREGATED_ACCEPT),
+      this.getAggregated('/api', kept?.core),
+      this.getAggregated('/apis', kept?.named),
     ]);
     if (!core.ok) return core;
     if (!named.ok) return named;
-    const coreAggregated = parseAggregatedDiscovery(core.value);
-    const namedAggregated = parseAggregatedDiscovery(named.value);
-    if (coreAggregated && namedAggregated) {
+    if (core.value.part && named.value.part) {
+      const [c, n] = [core.value.part, named.value.part];
+      if (this.disk && c.etag && n.etag && (c !== kept?.core || n !== kept?.named))
+        this.disk.saveDiscovery({ core: c, named: n });
       return {
         ok: true,
         value: {
-          groups: [...coreAggregated.groups, ...namedAggregated.groups],
-          resources: [...coreAggregated.resources, ...namedAggregated.resources],
+          groups: [...c.groups, ...n.groups],
+          resources: [...c.resources, ...n.resources],
           source: 'aggregated',
           fetchedAt: Date.now(),
         },
       };
     }
-    return this.fetchClassic(core.value, named.value);
+    // A server that answered one URL from what is kept and the other in the classic format (it
+    // changed in between): ask both again, plainly.
+    if (core.value.body === undefined || named.value.body === undefined)
+      return useDisk ? this.fetch(false) : { ok: false, problem: otherProblem('discovery answered 304 to nothing') };
+    return this.fetchClassic(core.value.body, named.value.body);
+  }
+
+  /** One aggregated discovery URL: its answer (`part` when aggregated; `body` for the classic fallback). */
+  private async getAggregated(
+    path: string,
+    kept: KeptDiscoveryPart | undefined,
+  ): Promise<ClusterResult<{ part?: KeptDiscoveryPart; body?: JsonValue }>> {
+    const outcome = await this.transport.send({
+      method: 'GET',
+      path,
+      accept: AGGREGATED_ACCEPT,
+      ...(kept ? { ifNoneMatch: kept.etag } : {}),
+      purpose: { verb: 'get' },
+    });
+    if (outcome.kind === 'response' && outcome.status === 304 && kept) return { ok: true, value: { part: kept } };
+    if (outcome.kind === 'response' && outcome.status === 200) {
+      const body = parseJson(outcome.body);
+      if (body === undefined) return { ok: false, problem: otherProblem(`GET ${path} did not answer JSON`) };
+      const aggregated = parseAggregatedDiscovery(body);
+      return {
+        ok: true,
+        value: { body, ...(aggregated ? { part: { etag: outcome.etag ?? '', ...aggregated } } : {}) },
+      };
+    }
+    return { ok: false, problem: classifyFailure(outcome, { method: 'GET', path, verb: 'get' }) };
   }
 
   private async fetchClassic(core: JsonValue, named: JsonValue): Promise<ClusterResult<DiscoveryIndex>> {
