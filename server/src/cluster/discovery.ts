@@ -4,7 +4,7 @@
 import { SharedLoad } from './shared-load';
 import type { KindFacts } from '../core/findings';
 import { isJsonObject, type JsonValue } from '../core/json';
-import type { ApiCache, KeptDiscoveryPart } from './api-cache';
+import type { ApiCache, KeptDiscovery, KeptDiscoveryPart } from './api-cache';
 import type { ClusterTransport } from './http';
 import { nameProblems } from './names';
 import { classifyFailure, parseJson, type HttpOutcome } from './problems';
@@ -153,6 +153,8 @@ export function notServedKindFacts(problem: ClusterProblem): Extract<KindFacts, 
 /** Fetches discovery once per connection (i.e. per context) and again on demand. */
 export class Discovery {
   private readonly index = new SharedLoad<DiscoveryIndex>(() => this.fetch());
+  /** The answers this process has with their ETags, once it has them (only with a disk cache). */
+  private held: KeptDiscovery | undefined;
 
   constructor(
     private readonly transport: ClusterTransport,
@@ -197,7 +199,8 @@ export class Discovery {
    * cluster's kinds (two clusters can share a URL behind a gateway that routes by credential).
    */
   private async fetch(useDisk = true): Promise<ClusterResult<DiscoveryIndex>> {
-    const kept = useDisk ? this.disk?.discovery() : undefined;
+    // The disk is read once; a later fetch (a refresh, a kind missing) names what this process holds.
+    const kept = useDisk && this.disk ? (this.held ?? this.disk.discovery()) : undefined;
     const [core, named] = await Promise.all([
       this.getAggregated('/api', kept?.core),
       this.getAggregated('/apis', kept?.named),
@@ -206,8 +209,10 @@ export class Discovery {
     if (!named.ok) return named;
     if (core.value.part && named.value.part) {
       const [c, n] = [core.value.part, named.value.part];
-      if (this.disk && c.etag && n.etag && (c !== kept?.core || n !== kept?.named))
-        this.disk.saveDiscovery({ core: c, named: n });
+      if (this.disk && c.etag && n.etag) {
+        this.held = { core: c, named: n };
+        if (c !== kept?.core || n !== kept?.named) this.disk.saveDiscovery(this.held);
+      }
       return {
         ok: true,
         value: {
