@@ -301,4 +301,22 @@ export const mutations = [
     to: 'return { ...object, apiVersion: this.resource.apiVersion, kind: this.resource.kind };',
     tests: ['test/unit/cluster/live-objects.test.ts'],
   },
+  // The disk cache of discovery and OpenAPI (api-cache.ts): a kept file is believed only for the
+  // server it was written for, and discovery only after the server's 304.
+  {
+    id: 'api-cache-any-server',
+    rule: "a kept file of another server's is not believed",
+    file: cluster('api-cache.ts'),
+    from: 'file.format === FORMAT && file.server === this.key ? file : undefined',
+    to: 'file.format === FORMAT ? file : undefined',
+    tests: ['test/unit/cluster/api-cache.test.ts'],
+  },
+  {
+    id: 'api-cache-discovery-unasked',
+    rule: 'kept discovery is used only once the server answers 304 to its ETag',
+    file: cluster('discovery.ts'),
+    from: '      ...(kept ? { ifNoneMatch: kept.etag } : {}),\n',
+    to: '',
+    tests: ['test/cli/api-cache.test.ts'],
+  },
 ];

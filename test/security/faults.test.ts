@@ -247,7 +247,11 @@ describe('the editor while OpenAPI fails', { skip }, () => {
     );
     proxy.set({ kind: 'status', status: 500, match: (r) => r.path === '/openapi/v3/apis/apps/v1' });
     const kubeconfig = proxy.kubeconfig(cluster.kubeconfig, path.join(scratch, 'openapi-fault.yaml'));
-    const server = await startTestServer({ settings: { kubeconfig, context: 'admin' } });
+    // The document's fetch is what fails here: not one kept on disk by an earlier server.
+    const server = await startTestServer({
+      settings: { kubeconfig, context: 'admin' },
+      env: { ...process.env, KCH_API_CACHE: 'off' },
+    });
     try {
       const uri = 'file:///w/web.yaml';
       const manifest = `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: ${namespace}\nspec:\n  replicas: 3\n  selector:\n    matchLabels:\n      app: web\n  template:\n    metadata:\n      labels:\n        app: web\n    spec:\n      containers:\n        - name: app\n          image: nginx:1.25\n`;

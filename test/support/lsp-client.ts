@@ -36,6 +36,8 @@ export interface TestServerOptions {
   process?: boolean;
   /** The workspace folders the editor has open (file URIs); default none. */
   workspaceFolders?: string[];
+  /** The server's environment (its cache place, KCH_API_CACHE); default this process's. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface TestServer {
@@ -85,13 +87,13 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     child = spawn(
       process.execPath,
       [...serverExecArgv, path.join(import.meta.dirname, '..', '..', 'dist', 'server.js'), '--stdio'],
-      { stdio: ['pipe', 'pipe', 'inherit'] },
+      { stdio: ['pipe', 'pipe', 'inherit'], ...(options.env ? { env: options.env } : {}) },
     );
     connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
   } else {
     const toServer = new PassThrough();
     const toClient = new PassThrough();
-    startStreamServer(toServer, toClient);
+    startStreamServer(toServer, toClient, options.env);
     connection = createMessageConnection(new StreamMessageReader(toClient), new StreamMessageWriter(toServer));
   }
 

@@ -1,5 +1,5 @@
 // A plain-HTTP proxy in front of the test kube-apiserver that records every exchange: method, URL,
-// the Accept and Content-Type headers, the request's body and the whole answer, watch streams included. The audit log says what the
+// the Accept, Content-Type and If-None-Match headers, the request's body and the whole answer, watch streams included. The audit log says what the
 // server answered for most requests; it records neither request headers nor watch events, and
 // those are what tell whether a watch could carry a Secret's values. The product reaches it through
 // a kubeconfig whose server is the proxy (`kubeconfigThroughRecorder`).
@@ -16,9 +16,13 @@ export interface Exchange {
   accept: string;
   contentType: string;
   userAgent: string;
+  /** The If-None-Match the client sent (an ETag it keeps the answer of), '' for none. */
+  ifNoneMatch: string;
   /** What the client sent (a PATCH's body). */
   requestBody: string;
   status?: number;
+  /** The answer's ETag, '' for none. */
+  etag: string;
   /** The answer so far (a watch keeps adding to it). */
   body: string;
 }
@@ -40,7 +44,9 @@ export async function startRecordingProxy(target: string, ca: Buffer): Promise<R
       accept: String(req.headers.accept ?? ''),
       contentType: String(req.headers['content-type'] ?? ''),
       userAgent: String(req.headers['user-agent'] ?? ''),
+      ifNoneMatch: String(req.headers['if-none-match'] ?? ''),
       requestBody: '',
+      etag: '',
       body: '',
     };
     req.on('data', (chunk: Buffer) => {
@@ -51,6 +57,7 @@ export async function startRecordingProxy(target: string, ca: Buffer): Promise<R
     delete headers.host;
     const upstream = https.request(new URL(req.url ?? '/', target), { method: req.method, headers, ca }, (answer) => {
       exchange.status = answer.statusCode;
+      exchange.etag = String(answer.headers.etag ?? '');
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.on('data', (chunk: Buffer) => {
         exchange.body += chunk.toString('utf8');

@@ -140,7 +140,7 @@ function connect(options: ClusterOptions): Promise<ClusterConnection> {
   return createClusterConnection(
     { kubeconfig: options.kubeconfig ?? '', context: options.context ?? '', namespace: options.namespace ?? '' },
     // One judgement of what the cluster answers now: the lists are not kept current by watches.
-    { userAgent: `${programName}/${toolVersion()} (check)`, liveObjects: { follow: false } },
+    { userAgent: `${programName}/${toolVersion()} (check)`, liveObjects: { follow: false }, diskCache: true },
   );
 }
 

@@ -7,6 +7,7 @@
 // asynchronous: the file is read without blocking and never beyond a size limit (kubeconfig.ts).
 import type { JsonObject } from '../core/json';
 import type { HelmReleaseSightings } from '../core/sources/helm-release';
+import { openApiCache } from './api-cache';
 import { readHelmSightings } from './helm-releases';
 import { Discovery } from './discovery';
 import { HealthTracker, needsProbe } from './health';
@@ -44,8 +45,13 @@ export interface ClusterConnectionOptions {
   openApiRetry?: Partial<OpenApiRetry>;
   /** Backoff of the probe (GET /api) sent while the cluster is unreachable, throttling or failing. */
   probe?: { initialBackoffMs?: number; maxBackoffMs?: number };
-  /** Environment to read KUBECONFIG from (tests pass their own). */
+  /** Environment to read KUBECONFIG from (tests pass their own), and KCH_API_CACHE and the cache's place. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Keep discovery and OpenAPI documents on disk for the next process, and start from what an
+   * earlier one kept (api-cache.ts): the command line and the language server do.
+   */
+  diskCache?: boolean;
 }
 
 export interface DryRunRequestOptions {
@@ -150,8 +156,19 @@ function connectedConnection(
   });
   const health = new HealthTracker(selected.context.name, selected.context.server);
   transport.observe((request, outcome) => health.record(request, outcome));
-  const discovery = new Discovery(transport);
-  const openApi = new OpenApi(transport, undefined, { ...DEFAULT_OPENAPI_RETRY, ...options.openApiRetry });
+  const cluster = selected.config.getCluster(selected.context.cluster);
+  // What identifies the server, never the user: every user of a cluster is told the same discovery and documents.
+  const disk = options.diskCache
+    ? openApiCache(options.env ?? process.env, {
+        server: selected.server,
+        caData: cluster?.caData,
+        tlsServerName: cluster?.tlsServerName,
+        skipTLSVerify: cluster?.skipTLSVerify,
+        proxyUrl: cluster?.proxyUrl,
+      })
+    : undefined;
+  const discovery = new Discovery(transport, undefined, disk);
+  const openApi = new OpenApi(transport, undefined, { ...DEFAULT_OPENAPI_RETRY, ...options.openApiRetry }, disk);
   const defaultNamespace = settings.namespace || selected.contextNamespace;
   const liveObjects = new LiveObjects(transport, discovery, defaultNamespace, {
     ...DEFAULT_LIVE_OBJECT_OPTIONS,

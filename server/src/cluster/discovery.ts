@@ -4,6 +4,7 @@
 import { SharedLoad } from './shared-load';
 import type { KindFacts } from '../core/findings';
 import { isJsonObject, type JsonValue } from '../core/json';
+import type { ApiCache, KeptDiscovery, KeptDiscoveryPart } from './api-cache';
 import type { ClusterTransport } from './http';
 import { nameProblems } from './names';
 import { classifyFailure, parseJson, type HttpOutcome } from './problems';
@@ -152,11 +153,15 @@ export function notServedKindFacts(problem: ClusterProblem): Extract<KindFacts, 
 /** Fetches discovery once per connection (i.e. per context) and again on demand. */
 export class Discovery {
   private readonly index = new SharedLoad<DiscoveryIndex>(() => this.fetch());
+  /** The answers this process has with their ETags, once it has them (only with a disk cache). */
+  private held: KeptDiscovery | undefined;
 
   constructor(
     private readonly transport: ClusterTransport,
     /** A kind missing from the cache triggers a fresh discovery at most this often (new CRDs). */
     private readonly refreshForMissingKindMs = 10_000,
+    /** What an earlier process learned of this server (api-cache.ts), revalidated before use. */
+    private readonly disk?: ApiCache,
   ) {}
 
   cached(): DiscoveryIndex | undefined {
@@ -186,27 +191,72 @@ export class Discovery {
     return fresh.ok ? findResource(fresh.value, apiVersion, kind) : fresh;
   }
 
-  private async fetch(): Promise<ClusterResult<DiscoveryIndex>> {
+  /**
+   * Aggregated discovery, from the disk cache when the server answers 304 to its ETags. A process
+   * waits for that answer before it uses what is kept, rather than starting on it and correcting
+   * itself. Waiting costs the object's read one round trip, a 304 on a connection that is open by
+   * then (the schema's side costs nothing: the OpenAPI index, which has no validator, is read
+   * beside it anyway). Starting at once would save that round trip, but every read made on kept
+   * discovery would have to be checked against the answer and made again when it changed, and an
+   * answer could be given on another cluster's kinds meanwhile: two clusters can share a URL, a CA
+   * and a TLS name behind a gateway that routes by credential, and the cache is keyed by server,
+   * not by user. Measured on a one-object check, the 304s answered as the index did.
+   */
+  private async fetch(useDisk = true): Promise<ClusterResult<DiscoveryIndex>> {
+    // The disk is read once; a later fetch (a refresh, a kind missing) names what this process holds.
+    const kept = useDisk && this.disk ? (this.held ?? this.disk.discovery()) : undefined;
     const [core, named] = await Promise.all([
-      this.get('/api', AGGREGATED_ACCEPT),
-      this.get('/apis', AGGREGATED_ACCEPT),
+      this.getAggregated('/api', kept?.core),
+      this.getAggregated('/apis', kept?.named),
     ]);
     if (!core.ok) return core;
     if (!named.ok) return named;
-    const coreAggregated = parseAggregatedDiscovery(core.value);
-    const namedAggregated = parseAggregatedDiscovery(named.value);
-    if (coreAggregated && namedAggregated) {
+    if (core.value.part && named.value.part) {
+      const [c, n] = [core.value.part, named.value.part];
+      if (this.disk && c.etag && n.etag) {
+        this.held = { core: c, named: n };
+        if (c !== kept?.core || n !== kept?.named) this.disk.saveDiscovery(this.held);
+      }
       return {
         ok: true,
         value: {
-          groups: [...coreAggregated.groups, ...namedAggregated.groups],
-          resources: [...coreAggregated.resources, ...namedAggregated.resources],
+          groups: [...c.groups, ...n.groups],
+          resources: [...c.resources, ...n.resources],
           source: 'aggregated',
           fetchedAt: Date.now(),
         },
       };
     }
-    return this.fetchClassic(core.value, named.value);
+    // A server that answered one URL from what is kept and the other in the classic format (it
+    // changed in between): ask both again, plainly.
+    if (core.value.body === undefined || named.value.body === undefined)
+      return useDisk ? this.fetch(false) : { ok: false, problem: otherProblem('discovery answered 304 to nothing') };
+    return this.fetchClassic(core.value.body, named.value.body);
+  }
+
+  /** One aggregated discovery URL: its answer (`part` when aggregated; `body` for the classic fallback). */
+  private async getAggregated(
+    path: string,
+    kept: KeptDiscoveryPart | undefined,
+  ): Promise<ClusterResult<{ part?: KeptDiscoveryPart; body?: JsonValue }>> {
+    const outcome = await this.transport.send({
+      method: 'GET',
+      path,
+      accept: AGGREGATED_ACCEPT,
+      ...(kept ? { ifNoneMatch: kept.etag } : {}),
+      purpose: { verb: 'get' },
+    });
+    if (outcome.kind === 'response' && outcome.status === 304 && kept) return { ok: true, value: { part: kept } };
+    if (outcome.kind === 'response' && outcome.status === 200) {
+      const body = parseJson(outcome.body);
+      if (body === undefined) return { ok: false, problem: otherProblem(`GET ${path} did not answer JSON`) };
+      const aggregated = parseAggregatedDiscovery(body);
+      return {
+        ok: true,
+        value: { body, ...(aggregated ? { part: { etag: outcome.etag ?? '', ...aggregated } } : {}) },
+      };
+    }
+    return { ok: false, problem: classifyFailure(outcome, { method: 'GET', path, verb: 'get' }) };
   }
 
   private async fetchClassic(core: JsonValue, named: JsonValue): Promise<ClusterResult<DiscoveryIndex>> {

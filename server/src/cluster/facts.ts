@@ -151,6 +151,9 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   }
 
   async function read(target: ObjectTarget): Promise<LoadedFacts> {
+    // The schema is asked for beside the kind, not after it: its index, read in every process, goes
+    // out with discovery, and a document kept on disk (api-cache.ts) is then read without a request.
+    const schemaRead = connection.openApiDocument(target.apiVersion);
     const kind = await connection.resolveKind(target.apiVersion, target.kind);
     if (!kind.ok) {
       if (kind.problem.kind !== 'kindNotServed') return { ok: false, problem: kind.problem };
@@ -173,7 +176,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
             name: target.name,
             ...(target.namespace ? { namespace: target.namespace } : {}),
           }),
-      connection.openApiDocument(target.apiVersion),
+      schemaRead,
     ]);
     if (live.state === 'failed' && live.problem.kind !== 'invalidName') return { ok: false, problem: live.problem };
     if (live.state === 'pending')

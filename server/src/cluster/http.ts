@@ -38,6 +38,8 @@ export interface ReadRequest {
   path: string;
   query?: Record<string, string>;
   accept?: string;
+  /** An ETag the caller keeps the answer of: a server that still has it answers 304 and no body. */
+  ifNoneMatch?: string;
   purpose?: Partial<RequestPurpose>;
 }
 
@@ -197,7 +199,15 @@ export class ClusterTransport {
       status === 429 || status >= 500 ? parseRetryAfter(Array.isArray(header) ? header[0] : header) : undefined;
     if (retryAfterMs !== undefined)
       holds.set(this.server, Math.max(holds.get(this.server) ?? 0, Date.now() + retryAfterMs));
-    return { kind: 'response', status, body, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
+    // Kept only where a later request can name it (discovery, api-cache.ts).
+    const etag = typeof res.headers.etag === 'string' && status < 400 ? res.headers.etag : undefined;
+    return {
+      kind: 'response',
+      status,
+      body,
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+      ...(etag !== undefined ? { etag } : {}),
+    };
   }
 
   /**
@@ -334,6 +344,7 @@ export class ClusterTransport {
     headers['User-Agent'] = this.options.userAgent;
     if (request.method === 'GET') {
       headers.Accept = request.accept ?? 'application/json';
+      if (request.ifNoneMatch) headers['If-None-Match'] = request.ifNoneMatch;
     } else {
       headers.Accept = request.accept ?? 'application/json';
       headers['Content-Type'] = request.contentType;

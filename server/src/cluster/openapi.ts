@@ -1,7 +1,10 @@
 // OpenAPI v3 documents, one per group-version, as plain JSON for core/ssa/schema.ts.
 // The index (/openapi/v3) gives each group-version a URL carrying a content hash
 // (`/openapi/v3/apis/apps/v1?hash=...`); a document is cached under that URL, so it is fetched again
-// only when the server's schema for that group-version changed (a CRD was updated, the server upgraded).
+// only when the server's schema for that group-version changed (a CRD was updated, the server upgraded),
+// and kept on disk under it for the next process (api-cache.ts). The index itself carries no
+// validator (kube-apiserver v1.34 sends no ETag, and a Last-Modified of the moment it answers), so it
+// is read in every process: it is small, and a check asks for it beside discovery.
 //
 // A failed fetch (a 500, a timeout, a throttled server) is remembered for a while so that typing does
 // not resend it, and retried in the background with exponential backoff; when the document finally
@@ -9,6 +12,7 @@
 // predicted, so one bad moment of the server must not switch prediction off for the session.
 import { SharedLoad } from './shared-load';
 import { isJsonObject, type JsonObject } from '../core/json';
+import type { ApiCache } from './api-cache';
 import type { ClusterTransport } from './http';
 import { checkServerRelativePath } from './names';
 import { classifyFailure, parseJson } from './problems';
@@ -75,6 +79,8 @@ export class OpenApi {
     /** A group-version missing from the index triggers a fresh index at most this often (new CRDs). */
     private readonly refreshForMissingMs = 10_000,
     private readonly retry: OpenApiRetry = DEFAULT_OPENAPI_RETRY,
+    /** Documents earlier processes fetched (api-cache.ts), by their hashed URLs. */
+    private readonly disk?: ApiCache,
   ) {}
 
   loadIndex(force = false): Promise<ClusterResult<OpenApiIndex>> {
@@ -178,9 +184,15 @@ export class OpenApi {
     }
     const cached = this.documents.get(url);
     if (cached) return { ok: true, value: cached };
+    // The URL names the content (its hash): a document kept under it is that document.
+    const kept = this.disk?.document(key, url);
+    if (kept) {
+      this.documents.set(url, kept);
+      return { ok: true, value: kept };
+    }
     let loading = this.documentLoading.get(url);
     if (!loading) {
-      loading = this.fetchJson(url).then((result) => {
+      loading = this.fetchJson(url, (text) => this.disk?.saveDocument(key, url, text)).then((result) => {
         this.documentLoading.delete(url);
         if (result.ok) this.documents.set(url, result.value);
         return result;
@@ -199,13 +211,17 @@ export class OpenApi {
       : { ok: false, problem: { kind: 'other', message: 'GET /openapi/v3 did not answer an OpenAPI v3 index.' } };
   }
 
-  private async fetchJson(relativeUrl: string): Promise<ClusterResult<JsonObject>> {
+  /** `keep`: given the answer's text once it is known to be a JSON object. */
+  private async fetchJson(relativeUrl: string, keep?: (text: string) => void): Promise<ClusterResult<JsonObject>> {
     const [path, search] = relativeUrl.split('?', 2) as [string, string | undefined];
     const query = Object.fromEntries(new URLSearchParams(search ?? ''));
     const outcome = await this.transport.send({ method: 'GET', path, query, purpose: { verb: 'get' } });
     if (outcome.kind === 'response' && outcome.status === 200) {
       const parsed = parseJson(outcome.body);
-      if (isJsonObject(parsed)) return { ok: true, value: parsed };
+      if (isJsonObject(parsed)) {
+        keep?.(outcome.body);
+        return { ok: true, value: parsed };
+      }
       return { ok: false, problem: { kind: 'other', message: `GET ${path} did not answer a JSON object.` } };
     }
     return { ok: false, problem: classifyFailure(outcome, { method: 'GET', path, verb: 'get' }) };

@@ -12,6 +12,8 @@ export type HttpOutcome =
       body: string;
       /** The server's Retry-After (429, 503), in milliseconds from when the answer arrived. */
       retryAfterMs?: number;
+      /** The answer's ETag (a 200 or 304), for a later If-None-Match (ReadRequest.ifNoneMatch). */
+      etag?: string;
     }
   | { kind: 'network'; code: string; message: string };
 

@@ -13,58 +13,20 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import Module from 'node:module';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vm from 'node:vm';
+import { readOwnFile, userCacheDirectory, writeOwnFile } from './user-cache';
 
 /** Where compiled code is kept, or undefined when it should not be (turned off, or not safely ours). */
 function compileCacheDirectory(env: NodeJS.ProcessEnv): string | undefined {
   if (env.KCH_COMPILE_CACHE === 'off' || env.NODE_DISABLE_COMPILE_CACHE) return undefined;
-  const xdg = env.XDG_CACHE_HOME;
-  let base: string | undefined;
-  if (xdg && path.isAbsolute(xdg)) base = xdg;
-  else if (process.platform === 'win32') base = env.LOCALAPPDATA;
-  else if (process.platform === 'darwin') base = path.join(os.homedir(), 'Library', 'Caches');
-  else base = path.join(os.homedir(), '.cache');
-  if (!base || !path.isAbsolute(base)) return undefined;
-  const dir = path.join(base, 'kube-conflict-hints', 'compile-cache');
-  try {
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    return ownedOnly(fs.lstatSync(dir), 'directory') ? dir : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** A directory or regular file of this user's that no other user may write (always so on Windows). */
-function ownedOnly(stat: fs.Stats, kind: 'directory' | 'file'): boolean {
-  if (kind === 'directory' ? !stat.isDirectory() : !stat.isFile()) return false;
-  if (typeof process.getuid !== 'function') return true;
-  return stat.uid === process.getuid() && (stat.mode & 0o022) === 0;
-}
-
-/** The cached code in `file`, if it is this user's and nobody else could have written it. */
-function readCache(file: string): Buffer | undefined {
-  try {
-    const stat = fs.lstatSync(file, { throwIfNoEntry: false });
-    if (!stat || !ownedOnly(stat, 'file') || stat.size > 256 << 20) return undefined;
-    return fs.readFileSync(file);
-  } catch {
-    return undefined;
-  }
+  return userCacheDirectory(env, 'compile-cache');
 }
 
 /** Writes `file` (NAME-VARIANT-OPTIONS-KEY.v8) and removes the caches of the same name, variant and options made for other texts. */
 function writeCache(file: string, data: Buffer): void {
-  const temporary = `${file}.${process.pid}.tmp`;
-  try {
-    // Written beside its place and renamed over it: a process starting meanwhile reads all or nothing.
-    fs.writeFileSync(temporary, data, { mode: 0o600, flag: 'wx' });
-    fs.renameSync(temporary, file);
-  } catch {
-    fs.rmSync(temporary, { force: true });
-    return;
-  }
+  // Written beside its place and renamed over it: a process starting meanwhile reads all or nothing.
+  if (!writeOwnFile(file, data)) return;
   const dir = path.dirname(file);
   const family = path.basename(file).replace(/[0-9a-f]+\.v8$/, '');
   try {
@@ -106,7 +68,7 @@ export function startBundle(bundle: string, variant = 'default'): void {
   // started by the editor (serverExecArgv) and one started by `lsp` in a terminal keep one each.
   const options = crypto.createHash('sha256').update(process.execArgv.join('\u0000')).digest('hex').slice(0, 8);
   const file = path.join(dir, `${path.basename(bundle, '.js')}-${variant}-${options}-${key}.v8`);
-  const cachedData = readCache(file);
+  const cachedData = readOwnFile(file, 256 << 20);
   const script = new vm.Script(Module.wrap(source), { filename: bundle, ...(cachedData ? { cachedData } : {}) });
   if (!cachedData || script.cachedDataRejected) {
     // Made once the work is done, so it holds every function this run compiled, not only the top.

@@ -70,7 +70,7 @@ export class Sessions {
     const fingerprint = fingerprintOf(files);
     const connection = await createClusterConnection(
       { kubeconfig: settings.kubeconfig, context: settings.context, namespace: settings.namespace },
-      { env: this.env, userAgent: editorUserAgent },
+      { env: this.env, userAgent: editorUserAgent, diskCache: true },
     );
     const facts = createFactsSource(connection);
     const created: Session = { key, cluster: clusterKey(settings), connection, facts };

@@ -12,6 +12,7 @@ import { isJsonObject, type JsonObject } from '../../../server/src/core/json';
 import { requireCluster, type TestClusterInfo } from '../../support/env';
 import { installWidgetCrd, widgetApiVersion } from '../../support/seed-crd';
 import { connect } from '../../support/seed';
+import { clusterCredentials, kubeconfigThroughRecorder, startRecordingProxy } from '../../support/recording-proxy';
 
 const open: ClusterConnection[] = [];
 after(() => open.forEach((c) => c.dispose()));
@@ -210,6 +211,53 @@ describe('discovery', () => {
     const state = await c.getObject({ apiVersion: 'apps/v1beta2', kind: 'Deployment', name: 'web' });
     assert.equal(state.state === 'failed' && state.problem.kind, 'kindNotServed');
     assert.match(state.state === 'failed' ? state.problem.message : '', /served: apps\/v1/);
+  });
+
+  test('kept on disk (diskCache): a refresh asks with the ETags it holds, a new connection reads no document', async (t) => {
+    const cluster = requireCluster(t);
+    if (!cluster) return;
+    const { ca, token } = clusterCredentials(cluster.kubeconfig, 'admin');
+    const proxy = await startRecordingProxy(cluster.server, ca);
+    t.after(() => proxy.stop());
+    const kubeconfig = kubeconfigThroughRecorder(proxy, token, path.join(scratch, 'disk-cache.json'));
+    const env = { XDG_CACHE_HOME: path.join(scratch, 'disk-cache') };
+    const open = async () => {
+      const c = await createClusterConnection({ kubeconfig }, { env, diskCache: true });
+      t.after(() => c.dispose());
+      return c;
+    };
+    const first = await open();
+    assert.ok((await first.discovery()).ok);
+    const fetched = await first.openApiDocument('v1');
+    assert.ok(fetched.ok);
+    const discovery = (from: number) =>
+      proxy
+        .exchanges()
+        .slice(from)
+        .filter((e) => e.url === '/apis');
+    const firstApis = discovery(0)[0]!;
+    assert.equal(firstApis.ifNoneMatch, '');
+    const before = proxy.exchanges().length;
+    first.refresh();
+    assert.ok((await first.discovery()).ok);
+    const again = discovery(before)[0]!;
+    assert.equal(again.ifNoneMatch, firstApis.etag);
+    // 304, unless another test installed a CRD in between: then the server's ETag is another.
+    assert.ok(again.status === 304 || again.etag !== firstApis.etag, `${again.status}`);
+
+    const fresh = proxy.exchanges().length;
+    const second = await open();
+    const schema = await second.openApiDocument('v1');
+    assert.ok(schema.ok);
+    assert.deepEqual(schema.value, fetched.value);
+    assert.deepEqual(
+      proxy
+        .exchanges()
+        .slice(fresh)
+        .map((e) => e.url),
+      ['/openapi/v3'],
+      'the document is read from disk',
+    );
   });
 
   test('a CRD installed after the first discovery is found', async (t) => {
