@@ -16,7 +16,7 @@
 // the descriptor the text is read through, again after the read: any write of the file changes its
 // mtime and ctime, a file put in its place is another inode with a ctime of its own, and no process
 // can set a ctime but the kernel. That costs two fstat calls where hashing the text cost loading
-// node:crypto and reading 1-2 MB twice, a fifth of a start that does nothing else (docs/performance.md).
+// node:crypto and going over 1-2 MB twice more, some 15 ms of every start.
 //
 // Only Node's own modules here: this file runs before the bundle exists in memory.
 import * as fs from 'node:fs';
