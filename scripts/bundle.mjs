@@ -61,9 +61,32 @@ const lazyWhenRare = {
   },
 };
 
+// The CEL library builds its registry of functions and types when it is evaluated, a tenth of a
+// start that judges no CRD validation rule, which is nearly every start. server/src/core/cel/validate.ts
+// makes its environments at the first rule; this stand-in loads the library then. What it does not
+// name is a build error, not a stand-in that fails later.
+const lazyCel = {
+  name: 'lazy-cel',
+  setup(build) {
+    build.onResolve({ filter: /^@marcbachmann\/cel-js$/ }, (args) =>
+      /[\\/]server[\\/]src[\\/]core[\\/]cel[\\/]validate\.ts$/.test(args.importer)
+        ? { path: args.path, namespace: 'kch-lazy-cel', pluginData: { resolveDir: args.resolveDir } }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'kch-lazy-cel' }, (args) => ({
+      contents:
+        "const cel = () => require('@marcbachmann/cel-js');\n" +
+        'export class Environment { constructor(...args) { return new (cel().Environment)(...args); } }\n' +
+        'export const Optional = { of: (value) => cel().Optional.of(value), none: () => cel().Optional.none() };\n',
+      loader: 'js',
+      resolveDir: args.pluginData.resolveDir,
+    }));
+  },
+};
+
 const common = {
   bundle: true,
-  plugins: [withoutGeneratedClient, lazyWhenRare],
+  plugins: [withoutGeneratedClient, lazyWhenRare, lazyCel],
   platform: 'node',
   target: 'node20',
   format: 'cjs',

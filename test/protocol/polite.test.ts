@@ -17,6 +17,7 @@ import { readAuditEvents, waitForAuditEvent } from '../support/cluster';
 import { requireCluster } from '../support/env';
 import { execKubeconfig } from '../support/exec-kubeconfig';
 import { holdingTheLoop, startTestServer, type TestServer } from '../support/lsp-client';
+import { clusterCredentials, kubeconfigThroughRecorder, startRecordingProxy } from '../support/recording-proxy';
 import { configMap, connect, create, freshNamespace, objectOf } from '../support/seed';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-polite-'));
@@ -157,6 +158,40 @@ test("the user asks: Refresh connects with no manifest open; the Kubernetes exte
     assert.ok(kube.runs().length > 0, 'the user asked: the plugin runs');
   } finally {
     await server.shutdown();
+  }
+});
+
+test('the first manifest: the status comes from its first reads, with no probe of the cluster beside them', async (t) => {
+  const cluster = requireCluster(t);
+  if (!cluster) return;
+  const admin = connect('admin', cluster.kubeconfig);
+  const namespace = await freshNamespace(admin, 'polite-probe');
+  objectOf(await create(admin, 'kubectl-create', configMap(namespace, 'app-config', { mode: 'fast' })));
+  const { ca, token } = clusterCredentials(cluster.kubeconfig, 'admin');
+  const proxy = await startRecordingProxy(cluster.server, ca);
+  const kubeconfig = kubeconfigThroughRecorder(proxy, token, path.join(dir, 'probe-kubeconfig'));
+  const server = await startTestServer({ settings: { kubeconfig, context: 'recorded' } });
+  try {
+    const uri = 'file:///w/probe.yaml';
+    await server.open(
+      uri,
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-config\n  namespace: ${namespace}\ndata:\n  mode: safe\n`,
+    );
+    await server.diagnosticsUntil(uri, (d) => d.some((x) => x.code === 'field-conflict'));
+    await server.waitForNotification(
+      'kubeConflictHints/status',
+      (p) => (p as { health: string }).health === 'connected',
+    );
+    const sent = proxy.exchanges().map((e) => `${e.method} ${e.url.replace(/\?.*/, '')}`);
+    assert.ok(
+      sent.some((r) => r.startsWith(`GET /api/v1/namespaces/${namespace}/configmaps`)),
+      `the object was read: ${sent.join(', ')}`,
+    );
+    // Discovery's own GET /api, when it asks: never a second one to learn the health.
+    assert.ok(sent.filter((r) => r === 'GET /api').length <= 1, sent.join(', '));
+  } finally {
+    await server.shutdown();
+    await proxy.stop();
   }
 });
 

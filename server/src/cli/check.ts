@@ -66,6 +66,8 @@ export async function runCheck(
     if (!read.ok) return { ok: false, usage: read.message };
     texts.set(file, read.text);
   }
+  // Every file could be read: the cluster may be asked now, and answers while they are parsed.
+  reader.prepare?.();
   // Only plain manifests are checked from their own text: a chart's template is not YAML, a patch is
   // a fragment, a kustomization is a recipe. Those are said to be skipped; other YAML is not Kubernetes.
   if (rendering.searchRoot !== undefined && !isDirectory(rendering.searchRoot))

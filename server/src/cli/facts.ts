@@ -27,6 +27,8 @@ export type FactsAnswer =
 export interface FactsReader {
   readonly source: ReportSource;
   read(resource: ManifestResource): Promise<FactsAnswer>;
+  /** Starts what every read needs first (the kinds the cluster serves) while the caller parses its files. */
+  prepare?(): void;
   /**
    * The HorizontalPodAutoscalers that could target the object, for the force preview; read only
    * when asked. A reader without it (a snapshot, which saves no autoscalers) knows of none.
@@ -115,6 +117,7 @@ export function liveFactsReader(connection: ClusterConnection): FactsReader {
         notes: answer.notes,
       };
     },
+    prepare: () => void connection.discovery(),
     helmSightings: (kinds) => connection.helmSightings(kinds),
     autoscalers: (resource) =>
       autoscalersFor(connection, {

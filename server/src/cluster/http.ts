@@ -86,6 +86,8 @@ export class ClusterTransport {
   private staticConfig: KubeConfig | undefined;
   /** TLS material already checked (unusableMaterial), by materialKey. */
   private readonly checkedMaterial = new Map<string, HttpOutcome | undefined>();
+  /** The TLS context of each material (secureContextOf), by materialKey. */
+  private readonly secureContexts = new Map<string, tls.SecureContext | undefined>();
 
   /** The server as messages name it: without the userinfo its URL may carry. */
   private readonly shownServer: string;
@@ -367,8 +369,29 @@ export class ClusterTransport {
   private unusableMaterial(options: https.RequestOptions): HttpOutcome | undefined {
     const material = pick(options);
     const key = materialKey(material, true);
-    if (!this.checkedMaterial.has(key)) this.checkedMaterial.set(key, tlsMaterialProblem(material));
+    if (!this.checkedMaterial.has(key))
+      this.checkedMaterial.set(key, this.secureContextOf(material) ? undefined : tlsMaterialProblem(material));
     return this.checkedMaterial.get(key);
+  }
+
+  /**
+   * The TLS context of this material, made once and shared by every connection that uses it: Node
+   * would otherwise parse the certificate authority, certificate and key again for each connection
+   * (the first requests of a process open several at once). Undefined when it cannot be made.
+   */
+  private secureContextOf(material: https.AgentOptions): tls.SecureContext | undefined {
+    const key = materialKey(material, true);
+    if (!this.secureContexts.has(key)) {
+      let context: tls.SecureContext | undefined;
+      try {
+        const { ca, cert, key: privateKey, pfx, passphrase } = material;
+        context = tls.createSecureContext({ ca, cert, key: privateKey, pfx, passphrase });
+      } catch {
+        context = undefined; // unusableMaterial says why, before any request is sent
+      }
+      this.secureContexts.set(key, context);
+    }
+    return this.secureContexts.get(key);
   }
 
   /** The request options of the kubeconfig: TLS material, proxy agent, credentials. */
@@ -513,8 +536,10 @@ export class ClusterTransport {
     const key = materialKey(tls, fresh.constructor === https.Agent);
     let agent = this.agents.get(key);
     if (!agent) {
-      const AgentType = fresh.constructor === https.Agent ? https.Agent : http.Agent;
-      agent = new AgentType({ ...tls, keepAlive: true });
+      if (fresh.constructor === https.Agent) {
+        const secureContext = this.secureContextOf(tls);
+        agent = new https.Agent({ ...tls, keepAlive: true, ...(secureContext ? { secureContext } : {}) });
+      } else agent = new http.Agent({ ...tls, keepAlive: true });
       this.agents.set(key, agent);
     }
     fresh.destroy();

@@ -44,9 +44,13 @@ export class StatusReporter {
       this.send(statusOf(session, session.connection.health()));
     }
     if (!this.probed.has(session)) {
-      // Say at once whether this cluster answers, before the first object's reads come back.
+      // Say at once whether this cluster answers, before the first object's reads come back, unless
+      // the reads the caller starts now (discovery, the object) are out by then: their answers say
+      // it as soon, and a probe beside them would be one more connection and TLS handshake.
       this.probed.add(session);
-      void session.connection.checkHealth();
+      setImmediate(() => {
+        if (!session.connection.busy()) void session.connection.checkHealth();
+      });
     }
   }
 

@@ -357,14 +357,20 @@ const NAMESPACED = new Set(['optional.of', 'optional.none']);
 type Compiled =
   { ok: true; usesOldSelf: boolean; evaluate: (ctx: Record<string, unknown>) => unknown } | { ok: false; why: string };
 
-const environments = {
-  plain: new Environment({ enableOptionalTypes: true })
-    .registerVariable('self', 'dyn')
-    .registerVariable('oldSelf', 'dyn'),
-  optional: new Environment({ enableOptionalTypes: true })
-    .registerVariable('self', 'dyn')
-    .registerVariable('oldSelf', 'optional<dyn>'),
-};
+// Made on the first rule: most runs judge no CRD rule, and the bundles load the CEL library itself
+// only when one is (scripts/bundle.mjs).
+let environments: { plain: Environment; optional: Environment } | undefined;
+function environment(optionalOldSelf: boolean): Environment {
+  environments ??= {
+    plain: new Environment({ enableOptionalTypes: true })
+      .registerVariable('self', 'dyn')
+      .registerVariable('oldSelf', 'dyn'),
+    optional: new Environment({ enableOptionalTypes: true })
+      .registerVariable('self', 'dyn')
+      .registerVariable('oldSelf', 'optional<dyn>'),
+  };
+  return optionalOldSelf ? environments.optional : environments.plain;
+}
 /** Compiled expressions by text; rules repeat on every keystroke and every list item. */
 const compiledCache = new Map<string, Compiled>();
 
@@ -382,7 +388,7 @@ function compile(expression: string, optionalOldSelf: boolean): Compiled {
 function compileUncached(expression: string, optionalOldSelf: boolean): Compiled {
   let parsed: ((ctx: Record<string, unknown>) => unknown) & { ast: unknown };
   try {
-    parsed = (optionalOldSelf ? environments.optional : environments.plain).parse(expression) as typeof parsed;
+    parsed = environment(optionalOldSelf).parse(expression) as typeof parsed;
   } catch (e) {
     return { ok: false, why: `the product's CEL library cannot compile it (${firstLine(e)})` };
   }
