@@ -215,6 +215,16 @@ export async function runCheck(
     objects.push(...helm.objects);
     charts.push(...helm.charts.map(toSlashes));
   }
+  // Every plain object's facts asked for at once: the kinds' lists and schemas are then read side by
+  // side, not one kind's round trips after another's. They are judged in order as they arrive.
+  const ahead = new Map<ManifestResource, ReturnType<ObjectReads['read']>>();
+  for (const parsed of plain.values())
+    for (const resource of parsed.resources) {
+      const answer = reads.read(resource);
+      // A check that stops at one object's problem leaves the others unread, not unhandled.
+      answer.catch(() => undefined);
+      ahead.set(resource, answer);
+    }
   let fileNumber = 0;
   // Counted as they come: a count over every entry on each tick made a check quadratic in its objects.
   let checkedObjects = objects.filter((o) => o.object).length;
@@ -234,7 +244,7 @@ export async function runCheck(
     if (parsed.problems.length > 0)
       objects.push({ file: shown, title: shown, findings: problemFindings(parsed.problems), notes: [] });
     for (const resource of parsed.resources) {
-      const answer = await reads.read(resource);
+      const answer = await (ahead.get(resource) ?? reads.read(resource));
       if (!answer.ok) {
         if (!('refused' in answer)) return { ok: false, problem: answer.problem };
         objects.push({

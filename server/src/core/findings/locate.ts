@@ -1,6 +1,13 @@
 // Where a finding is shown: the range of the text that writes a field, or of its nearest written
 // ancestor, with the schema's help for list items whose keys are left to their defaults.
-import { firstCharacter, locate, type LocateOptions, type ManifestResource, type Range } from '../manifest/manifest';
+import {
+  firstCharacter,
+  locate,
+  locateScalarInText,
+  type LocateOptions,
+  type ManifestResource,
+  type Range,
+} from '../manifest/manifest';
 import type { FieldPath } from '../ssa/path';
 import { fieldType, resolveType, rootTypeFor, type SchemaModel, type TypeRef } from '../ssa/schema';
 
@@ -13,6 +20,10 @@ export interface FieldRange {
 
 /** Where a path is written, or the nearest written ancestor: key range, value range, node kind. */
 export function rangeFor(resource: ManifestResource, path: FieldPath, schema: SchemaModel | undefined): FieldRange {
+  // Most findings sit on a key written on one line with its value (an object's name): placed
+  // from the text, the document needs no node tree.
+  const written = locateScalarInText(resource, path);
+  if (written) return { key: written.keyRange, value: written.valueRange, node: 'scalar' };
   const options = locateOptions(resource, schema);
   for (let n = path.length; n >= 0; n--) {
     const loc = locate(resource, path.slice(0, n), options);

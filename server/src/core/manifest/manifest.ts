@@ -17,6 +17,7 @@ import { isJsonStream, splitJsonStream } from './json-stream';
 import { field, formatPath, index, parsePath, type FieldPath, type PathElement } from '../ssa/path';
 import { jsonKeyOf, resolveScalar } from './yaml-scalars';
 import { fastDocumentValue } from './fast-values';
+import { writtenScalar } from './written-scalar';
 
 /** Zero-based line and character, the character in UTF-16 code units (as LSP counts). */
 export interface Position {
@@ -534,6 +535,30 @@ function placeAnew(r: DocumentResource, documentIndex: number, chunk: DocumentCh
 const LAZY = Symbol('lazy');
 /** The lazy document resources whose node tree has been built. */
 const treesBuilt = new WeakSet<object>();
+
+/**
+ * locate() for a chain of map keys that ends on a one-line scalar, read off the text of a document
+ * whose node tree is not built (written-scalar.ts): a finding on such a field is placed without a
+ * full parse. Undefined when the tree is built (locate() answers from it) or the text leaves any
+ * doubt.
+ */
+export function locateScalarInText(
+  resource: ManifestResource,
+  path: FieldPath,
+): { keyRange: Range; valueRange: Range } | undefined {
+  const source = (resource as unknown as { [LAZY]?: object })[LAZY];
+  if (source === undefined || treesBuilt.has(source)) return undefined;
+  const names: string[] = [];
+  for (const element of path) {
+    if (element.kind !== 'field') return undefined;
+    names.push(element.name);
+  }
+  const found = writtenScalar(resource.documentText, names);
+  if (!found) return undefined;
+  const onLine = ([from, to]: readonly [number, number]): Range =>
+    absoluteRange(resource, { start: { line: found.line, character: from }, end: { line: found.line, character: to } });
+  return { keyRange: onLine(found.key), valueRange: onLine(found.value) };
+}
 
 /** Whether a resource's node tree has been built (tests and the benchmark ask). */
 export function hasNodeTree(resource: ManifestResource): boolean {

@@ -625,7 +625,8 @@ function prune(
 ): JsonValue {
   const ensure = (s: FieldSet): FieldSet => ensureNamedFieldsAreMembers(schema, root, s);
   const fieldsOf = (v: JsonValue): FieldSet => toFieldSet(schema, root, v).set;
-  let pruned = removeItems(schema, root, merged, ensure(lastSet));
+  const lastMembers = ensure(lastSet);
+  let pruned = removeItems(schema, root, merged, lastMembers);
   // addBackOwnedItems
   let managed: FieldSet = emptyFieldSet;
   for (const m of managers.values()) managed = unionSets(managed, m.set);
@@ -641,7 +642,7 @@ function prune(
     schema,
     root,
     merged,
-    intersectSets(differenceSets(mergedSet, ensure(fieldsOf(pruned))), ensure(lastSet)),
+    intersectSets(differenceSets(mergedSet, ensure(fieldsOf(pruned))), lastMembers),
   );
 }
 

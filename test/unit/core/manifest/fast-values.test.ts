@@ -9,7 +9,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 import { parse } from 'yaml';
-import { hasNodeTree, parseManifestText } from '../../../../server/src/core/manifest/manifest';
+import {
+  hasNodeTree,
+  locateScalarInText,
+  parseManifestText,
+  type Range,
+} from '../../../../server/src/core/manifest/manifest';
 import { assertParsesAgree } from '../../../support/parse-agreement';
 import { fixtures } from '../../../fuzz/generate';
 
@@ -82,6 +87,20 @@ describe('values first agrees with the full parse', () => {
     { name: 'an indentation error', text: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n labels: {}\n' },
     { name: 'unicode', text: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  日本: "😀"\n  e: é\n' },
   ];
+  cases.push(
+    {
+      name: 'one-line scalars placed from the text',
+      text: "---  # first\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:   # m\n    names: x\n    name:   'it''s'   # c\n    namespace: \"a\\\" b\" \n  data:\n    a#b: c#d   \n    e: f # g\n    h: i:j\n    k: -1\n    m: ''\n  list:\n  - a: b\n  - c\n  z: last",
+    },
+    {
+      name: 'one-line scalars that only look so',
+      text: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n    b\n  labels:\n    x: y\n\n    # between\n  annotations: {a: b}\ndata:\n  a: |\n    name: no\n  b: >\n    c: d\n  c:\n    e\n  d: [x]\n  f:\n  g: ~\n',
+    },
+    {
+      name: 'a sequence at the root, and a map that ends early',
+      text: '- apiVersion: v1\n  kind: ConfigMap\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n- name: a\n',
+    },
+  );
   for (const c of cases) test(c.name, () => assertAgree(c.text, c.name));
 });
 
@@ -99,6 +118,24 @@ describe('the cheap read is the one taken where it can be', () => {
     const root = r.root;
     assert.equal(hasNodeTree(r), true);
     assert.equal(r.root, root, 'built once');
+  });
+
+  test('a plain Deployment: its name and replicas placed from the text, without the node tree', () => {
+    const [r] = parseManifestText(deployment).resources;
+    assert.ok(r);
+    const name = locateScalarInText(r, [
+      { kind: 'field', name: 'metadata' },
+      { kind: 'field', name: 'name' },
+    ]);
+    const replicas = locateScalarInText(r, [
+      { kind: 'field', name: 'spec' },
+      { kind: 'field', name: 'replicas' },
+    ]);
+    assert.ok(name && replicas);
+    assert.equal(hasNodeTree(r), false);
+    const line = (range: Range) => deployment.split('\n')[range.start.line]!;
+    assert.equal(line(name.valueRange).slice(name.valueRange.start.character, name.valueRange.end.character), r.name);
+    assert.match(line(replicas.keyRange), /^ {2}replicas: \d+$/);
   });
 
   for (const [name, text] of [
