@@ -472,6 +472,8 @@ class Collection {
   /** When each name was last looked up: names nobody asked about lately are no longer followed. */
   private readonly lastAsked = new Map<string, number>();
   private readonly announced = new Map<string, string>();
+  /** Names asked for in this pass, read when it has run (joinNames). */
+  private readonly joining = new Set<string>();
   private readonly waiters = new Set<() => void>();
   private stream: { abort(): void } | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -549,10 +551,27 @@ class Collection {
     const state = this.current(name);
     if (isNew) this.announced.set(name, signature(state));
     if (this.started && this.strategy === 'names') {
-      if (isNew && this.listWanted()) this.toWhole();
+      if (isNew) this.joinNames(name);
       else this.followName(name);
     }
     return state;
+  }
+
+  /**
+   * A new name for a collection read by name: it is read once the pass that asked for it has run, so
+   * that the names of one pass together decide whether the collection is listed instead.
+   */
+  private joinNames(name: string): void {
+    const first = this.joining.size === 0;
+    this.joining.add(name);
+    if (!first) return;
+    queueMicrotask(() => {
+      const joined = [...this.joining];
+      this.joining.clear();
+      if (this.stopped || this.strategy !== 'names') return;
+      if (this.listWanted()) this.toWhole();
+      else for (const n of joined) this.followName(n);
+    });
   }
 
   /** Every object of the collection is wanted (list()): it is listed, whatever it holds. */
