@@ -385,14 +385,22 @@ interface NameRead {
 
 /**
  * A collection reads each name it is asked about on its own up to this many names; more, and one
- * paged LIST (then one WATCH) costs less than a read and a watch per name.
+ * LIST (then one WATCH) costs less than a request and a watch per name: a dozen GETs cost more than
+ * a LIST of a small collection, and the first page of a large one (FIRST_PAGE_PER_NAME) is all a
+ * list costs before it ends.
  */
-export const NAME_READS_UP_TO = 16;
+export const NAME_READS_UP_TO = 4;
 /**
  * ...unless the collection is known (a first page's remainingItemCount) to hold more than this many
  * times the names wanted: then a whole list would read mostly objects nobody asked about.
  */
 const WHOLE_LIST_SHARE = 4;
+/**
+ * The first page of a list asks for this many objects per name wanted (at least 100, at most a
+ * page): enough for a small collection to come whole, few enough that a large one costs little.
+ */
+const FIRST_PAGE_PER_NAME = WHOLE_LIST_SHARE;
+const PAGE = 500;
 
 /**
  * What the collections of one connection share: how many names are read at once (each a request of
@@ -711,8 +719,8 @@ class Collection {
   }
 
   /**
-   * Read each name wanted on its own. After a first page that ended a list, the names it held are
-   * known at its resourceVersion (the editor watches them from there); the others are read.
+   * Read each name wanted on its own. After a first page that ended a list, the objects it held are
+   * known at its resourceVersion (the editor watches them from there); the other names are read.
    */
   private toNames(page?: { objects: Map<string, JsonObject>; resourceVersion: string }): void {
     this.strategy = 'names';
@@ -720,9 +728,10 @@ class Collection {
     const now = Date.now();
     for (const name of this.interest) {
       const read = this.nameRead(name);
-      if (page && read.state.state === 'pending') {
-        const object = page.objects.get(name);
-        read.state = object ? { state: 'exists', object, observedAt: now } : { state: 'absent', observedAt: now };
+      // A name the page did not hold may be on a later page: it is read like the rest.
+      const object = page?.objects.get(name);
+      if (page && object && read.state.state === 'pending') {
+        read.state = { state: 'exists', object, observedAt: now };
         read.resourceVersion = page.resourceVersion || undefined;
       }
       this.followName(name);
@@ -1000,7 +1009,8 @@ class Collection {
     let listVersion = '';
     let firstPage = true;
     do {
-      const query: Record<string, string> = { limit: '500' };
+      const first = this.wholeWanted ? PAGE : Math.max(100, this.interest.size * FIRST_PAGE_PER_NAME);
+      const query: Record<string, string> = { limit: String(firstPage ? Math.min(first, PAGE) : PAGE) };
       if (continueToken) query.continue = continueToken;
       const outcome = await this.transport.send({
         method: 'GET',
