@@ -19,6 +19,7 @@ import {
   configMap,
   connect,
   create,
+  deleteObject,
   freshNamespace,
   kubectlEdit,
   objectOf,
@@ -67,6 +68,7 @@ test('one ConfigMap among three hundred: its conflict is found, and the namespac
   if (!cluster) return;
   const admin = connect('admin');
   const namespace = await freshNamespace(admin, 'cli-one-in-many');
+  t.after(() => deleteObject(admin, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }));
   await createMany(Array.from({ length: 300 }, (_, i) => configMap(namespace, `other-${i}`, { index: String(i) })));
   const settings = configMap(namespace, 'settings', { mode: 'prod' });
   objectOf(await apply(admin, 'kubectl', settings), 'seed');
@@ -93,6 +95,7 @@ test('two hundred ConfigMaps of one namespace: one LIST, no read by name', async
   if (!cluster) return;
   const admin = connect('admin');
   const namespace = await freshNamespace(admin, 'cli-two-hundred');
+  t.after(() => deleteObject(admin, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }));
   const objects = Array.from({ length: 200 }, (_, i) => configMap(namespace, `web-${i}`, { index: String(i) }));
   await createMany(objects);
   const dir = scratch(t);

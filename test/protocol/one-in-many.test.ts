@@ -11,7 +11,16 @@ import type { Diagnostic } from 'vscode-languageserver-protocol';
 import { requireCluster } from '../support/env';
 import { startTestServer } from '../support/lsp-client';
 import { clusterCredentials, kubeconfigThroughRecorder, startRecordingProxy } from '../support/recording-proxy';
-import { apply, configMap, connect, create, freshNamespace, kubectlEdit, objectOf } from '../support/seed';
+import {
+  apply,
+  configMap,
+  connect,
+  create,
+  deleteObject,
+  freshNamespace,
+  kubectlEdit,
+  objectOf,
+} from '../support/seed';
 
 const conflict = (ds: Diagnostic[]) => ds.find((d) => d.code === 'field-conflict');
 
@@ -20,6 +29,7 @@ test('one ConfigMap among three hundred: found, followed by name, the namespace 
   if (!cluster) return;
   const admin = connect('admin');
   const namespace = await freshNamespace(admin, 'lsp-one-in-many');
+  t.after(() => deleteObject(admin, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }));
   for (let i = 0; i < 300; i += 25)
     await Promise.all(
       Array.from({ length: 25 }, async (_, j) =>

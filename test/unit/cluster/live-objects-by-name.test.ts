@@ -28,6 +28,7 @@ import {
   configMap,
   connect,
   create,
+  deleteObject,
   freshNamespace,
   kubectlEdit,
   objectOf,
@@ -57,6 +58,13 @@ async function recorded(
     fs.rmSync(scratch, { recursive: true, force: true });
   });
   return { c, proxy };
+}
+
+/** A namespace of hundreds of objects is deleted when its test is done. */
+async function bigNamespace(t: TestContext, admin: Connection, prefix: string): Promise<string> {
+  const namespace = await freshNamespace(admin, prefix);
+  t.after(() => deleteObject(admin, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }));
+  return namespace;
 }
 
 /** Many objects at once, twenty-five requests at a time. */
@@ -109,7 +117,7 @@ describe('live objects read by name', () => {
     const cluster = requireCluster(t);
     if (!cluster) return;
     const admin = connect('admin');
-    const namespace = await freshNamespace(admin, 'kch-by-name');
+    const namespace = await bigNamespace(t, admin, 'kch-by-name');
     // More than one page of a list (500), so that a list would show; the ConfigMap has a history.
     await createMany(admin, others(namespace, 520));
     const settings = configMap(namespace, 'settings', { mode: 'prod', level: 'info' });
@@ -181,7 +189,7 @@ describe('live objects read by name', () => {
     const cluster = requireCluster(t);
     if (!cluster) return;
     const admin = connect('admin');
-    const namespace = await freshNamespace(admin, 'kch-by-name-page');
+    const namespace = await bigNamespace(t, admin, 'kch-by-name-page');
     await createMany(admin, others(namespace, 510));
     const collection = `/api/v1/namespaces/${namespace}/configmaps`;
     const names = Array.from({ length: 20 }, (_, i) => `other-${i * 25}`);
@@ -216,7 +224,7 @@ describe('live objects read by name', () => {
     const cluster = requireCluster(t);
     if (!cluster) return;
     const admin = connect('admin');
-    const namespace = await freshNamespace(admin, 'kch-by-name-many');
+    const namespace = await bigNamespace(t, admin, 'kch-by-name-many');
     await createMany(admin, others(namespace, 200, 'web'));
     const collection = `/api/v1/namespaces/${namespace}/configmaps`;
     const refs = Array.from({ length: 200 }, (_, i) => ({
