@@ -129,6 +129,7 @@ export async function checkHelmCharts(
     apply = { fieldManager: settings.fieldManager, applyMode: settings.applyMode };
     const label = `${result.sourceMap.target.label} (Helm ${result.helm.major}: ${result.helm.mode === 'serverSide' ? 'server-side apply' : 'client-side update'} as ${result.helm.fieldManager})`;
     // What Helm sends: the rendered objects but its hooks, with the release's ownership metadata, in the release's namespace.
+    await reads.expect(resources);
     for (const resource of resources) {
       const judged = await judgeRenderedObject(reads, {
         resource,

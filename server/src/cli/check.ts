@@ -149,6 +149,9 @@ export async function runCheck(
   const together = withDefinedKinds(settings, defined);
   // One object the cluster refuses to let be read is that object's not judged; the others go on.
   const reads = new ObjectReads(reader);
+  // Every object of the files and overlays named at once: a kind with a few objects here is read by
+  // name, one with many by a list (charts are rendered below, and read as they come).
+  await reads.expect([...[...plain.values()].flatMap((p) => p.resources), ...renders.flatMap((r) => r.resources)]);
   for (const { root, wanted, target, result, resources } of renders) {
     for (const resource of resources) {
       const judged = await judgeRenderedObject(reads, {

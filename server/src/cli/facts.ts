@@ -30,6 +30,11 @@ export interface FactsReader {
   /** Starts what every read needs first (the kinds the cluster serves) while the caller parses its files. */
   prepare?(): void;
   /**
+   * Every object the check will read, said before the first read: a live reader then reads a few
+   * objects of a kind by name and many by one list (a reader without it reads as asked).
+   */
+  expect?(resources: readonly ManifestResource[]): Promise<void>;
+  /**
    * The HorizontalPodAutoscalers that could target the object, for the force preview; read only
    * when asked. A reader without it (a snapshot, which saves no autoscalers) knows of none.
    */
@@ -67,6 +72,11 @@ export class ObjectReads {
       ...answer,
       refused: `the cluster refuses to let it be read: ${words} (the check needs get and list on its kind, in its namespace)`,
     };
+  }
+
+  /** Every object about to be read, before the first is. */
+  expect(resources: readonly ManifestResource[]): Promise<void> {
+    return this.reader.expect ? this.reader.expect(resources) : Promise.resolve();
   }
 
   /** Where a chart is installed, as the reader knows it (a snapshot knows of no release). */
@@ -118,6 +128,7 @@ export function liveFactsReader(connection: ClusterConnection): FactsReader {
       };
     },
     prepare: () => void connection.discovery(),
+    expect: (resources) => facts.expect(resources.map(objectTarget)),
     helmSightings: (kinds) => connection.helmSightings(kinds),
     autoscalers: (resource) =>
       autoscalersFor(connection, {

@@ -140,6 +140,8 @@ export async function takeSnapshot(connection: ClusterConnection, request: Snaps
     absent.push(a);
   };
   const apiVersions = new Set<string>();
+  // Every object at once: a kind with many of them is listed, one with few read by name.
+  await connection.expectObjects(wanted);
   for (const ref of wanted) {
     const served = findResource(index, ref.apiVersion, ref.kind);
     if (!served.ok) {

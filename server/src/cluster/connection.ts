@@ -88,6 +88,11 @@ export interface ClusterConnection {
   peekObject(ref: NamedObjectTarget): LiveObjectState;
   /** The object once the cache has an answer for it. */
   getObject(ref: NamedObjectTarget): Promise<LiveObjectState>;
+  /**
+   * The objects about to be read (the command line's every object): each collection reads its
+   * names one by one or lists itself, decided from all of them. Resolves when they are registered.
+   */
+  expectObjects(refs: readonly NamedObjectTarget[]): Promise<void>;
   /** The ref with its namespace settled, when discovery knows the kind. */
   resolveRef(ref: NamedObjectTarget): ResolvedObjectRef | undefined;
   onObjectChange(listener: (change: LiveObjectChange) => void): Disposable;
@@ -250,6 +255,7 @@ function connectedConnection(
         ? { ...live, object: await secretFields.get(resource, live.object) }
         : live;
     },
+    expectObjects: (refs) => liveObjects.expect(refs),
     resolveRef: (ref) => liveObjects.resolveCached(ref),
     onObjectChange: (listener) => {
       const objects = liveObjects.onChange(listener);
@@ -326,6 +332,7 @@ function unconfiguredConnection(
     cachedOpenApiDocument: () => undefined,
     peekObject: () => ({ state: 'failed', problem }),
     getObject: () => Promise.resolve({ state: 'failed', problem }),
+    expectObjects: () => Promise.resolve(),
     resolveRef: () => undefined,
     onObjectChange: () => ({ dispose: () => {} }),
     listObjects: failed,

@@ -42,6 +42,11 @@ export interface FactsSource {
   read(target: ObjectTarget): Promise<LoadedFacts>;
   /** `read` as plain facts: a problem becomes an unavailable kind. */
   load(ref: NamedObjectTarget): Promise<ResourceFacts>;
+  /**
+   * The targets about to be read, all of them: the live objects are then read by name or by
+   * listing their collection from the number wanted of each (live-objects.ts), not one at a time.
+   */
+  expect(targets: readonly ObjectTarget[]): Promise<void>;
   /** Something that a `peek` may answer differently has arrived (an object, a schema). */
   onChange(listener: () => void): Disposable;
   dispose(): void;
@@ -239,6 +244,21 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
       return result;
     },
     read,
+    expect: (targets) =>
+      connection.expectObjects(
+        targets.flatMap((t) =>
+          t.name === undefined
+            ? []
+            : [
+                {
+                  apiVersion: t.apiVersion,
+                  kind: t.kind,
+                  name: t.name,
+                  ...(t.namespace ? { namespace: t.namespace } : {}),
+                },
+              ],
+        ),
+      ),
     async load(ref) {
       const answer = await read(ref);
       return answer.ok

@@ -1,14 +1,23 @@
-// Live objects, answered synchronously from a cache that list+watch keeps fresh.
+// Live objects, answered synchronously from a cache that reads cost in proportion to the objects
+// asked about, not to the cluster.
 //
-// One collection per (group-version resource, namespace) that the editor asked about: a LIST fills
-// it, a WATCH from the list's resourceVersion keeps it current, so a `kubectl edit` elsewhere reaches
-// the editor within a second or two, and a name that is not in a synced collection is known to be
-// absent without a request. This is the reflector pattern of client-go (tools/cache/reflector.go):
-// relist on 410 Gone, resume from the last resourceVersion after a dropped connection, back off
-// exponentially while the server is unreachable, keep serving what is known meanwhile.
+// One collection per (group-version resource, namespace) that was asked about. While it is asked
+// for a few names (NAME_READS_UP_TO), each is read on its own: the command line GETs it; the editor
+// LISTs it with `fieldSelector=metadata.name=NAME` (a read of one object that also gives a
+// resourceVersion) and WATCHes it with the same selector from there, so a `kubectl edit` elsewhere
+// reaches the editor within a second or two. A few reads run at once and a bounded number of names
+// are watched per connection (NameReadLimits); a name past that is read again every poll interval.
+// Asked for more names, the collection is listed (paged) and watched as a whole, and a name missing
+// from it is known to be absent without a request; unless the list's first page shows the
+// collection to hold far more than the names wanted (remainingItemCount), in which case the list
+// ends there and the names are read on their own. A one-object read in a namespace of twenty
+// thousand objects is then one small request, not twenty thousand objects. Each read and watch
+// follows the reflector rules of client-go (tools/cache/reflector.go): read again on 410 Gone,
+// resume from the last resourceVersion after a dropped connection, back off exponentially while
+// the server is unreachable, keep serving what is known meanwhile.
 //
-// A user allowed to `get` but not `list`/`watch` (common for Secrets) still gets answers: the
-// collection falls back to one GET per object of interest, repeated every poll interval.
+// A user allowed to `get` but not `list`/`watch` (common for Secrets) still gets answers: the names
+// are read by GET, again every poll interval.
 //
 // Secrets are read as metadata only (PartialObjectMetadata): managedFields, labels and annotations
 // arrive, `data` and `stringData` never leave the server, and the copy of them that kubectl's
@@ -17,7 +26,7 @@ import { isJsonObject, type JsonObject } from '../core/json';
 import { placeInNamespace, type NamedObjectTarget, type NamespaceOrigin } from '../core/manifest/manifest';
 import type { Discovery } from './discovery';
 import type { ClusterTransport } from './http';
-import { checkObjectName, collectionPath, objectPath } from './names';
+import { checkObjectName, collectionPath, nameSelector, objectPath } from './names';
 import { classifyFailure, parseJson } from './problems';
 import { qualifiedResource } from '../core/ssa/messages';
 import { isSecretResource, redactSecret } from './redact';
@@ -32,7 +41,7 @@ import type {
 } from './types';
 
 export interface LiveObjectOptions {
-  /** Period of the GET-per-object fallback when list or watch is forbidden. */
+  /** Period of the reads of a name that is not watched (list or watch forbidden, or every watch in use). */
   pollIntervalMs: number;
   /** First retry delay after a failure; doubles up to maxBackoffMs. */
   initialBackoffMs: number;
@@ -79,6 +88,7 @@ export class LiveObjects {
   private readonly retryTimers = new Set<NodeJS.Timeout>();
   /** Collection paths by kind, then by namespace and where it came from (collectionOf). */
   private readonly collectionPaths = new WeakMap<ApiResourceInfo, Map<string, ClusterResult<string>>>();
+  private readonly limits = new NameReadLimits(DEFAULT_NAME_READ_LIMITS.reads, DEFAULT_NAME_READ_LIMITS.watches);
   private disposed = false;
 
   constructor(
@@ -150,7 +160,32 @@ export class LiveObjects {
     const path = collectionPath(resource.value, placedNamespace, origin);
     if (!path.ok) return path;
     const ref: ResolvedObjectRef = { apiVersion, kind, name: '', namespace: placedNamespace, resource: resource.value };
-    return this.collectionFor({ ref, collectionPath: path.value }).listed(this.options.fillTimeoutMs);
+    const collection = this.collectionFor({ ref, collectionPath: path.value });
+    collection.wantWhole();
+    return collection.listed(this.options.fillTimeoutMs);
+  }
+
+  /**
+   * The objects about to be asked for, all at once (the command line knows every object before it
+   * reads one): each collection then chooses between reading its names one by one and listing it
+   * from every name wanted of it, not from the first. Resolves once each is registered, not read.
+   */
+  async expect(refs: readonly NamedObjectTarget[]): Promise<void> {
+    const kinds = new Map<string, Promise<ClusterResult<ApiResourceInfo>>>();
+    for (const ref of refs) {
+      const key = `${ref.apiVersion}\u0000${ref.kind}`;
+      if (!kinds.has(key)) kinds.set(key, this.discovery.resolve(ref.apiVersion, ref.kind));
+    }
+    const resolved = new Map<string, ClusterResult<ApiResourceInfo>>();
+    for (const [key, pending] of kinds) resolved.set(key, await pending);
+    if (this.disposed) return;
+    // In one synchronous pass: no collection starts before every name of it has joined.
+    for (const ref of refs) {
+      const resource = resolved.get(`${ref.apiVersion}\u0000${ref.kind}`);
+      if (!resource?.ok) continue;
+      const placed = this.locate(ref, resource.value);
+      if (placed.ok) this.collectionFor(placed.value).lookup(placed.value.ref.name);
+    }
   }
 
   /** Forget the resourceVersions and relist everything (the user asked to refresh). */
@@ -278,11 +313,19 @@ export class LiveObjects {
   private collectionFor({ ref, collectionPath: path }: Located): Collection {
     let collection = this.collections.get(path);
     if (!collection) {
-      collection = new Collection(this.transport, ref.resource, ref.namespace, path, this.options, (change) =>
-        this.emit(change),
+      const created = new Collection(
+        this.transport,
+        ref.resource,
+        ref.namespace,
+        path,
+        this.options,
+        this.limits,
+        (change) => this.emit(change),
       );
-      this.collections.set(path, collection);
-      collection.start();
+      this.collections.set(path, (collection = created));
+      // Started once the pass that asked has run: every name it asks joins before the collection
+      // chooses between reading names and listing (an editor's analysis peeks a file's objects in one pass).
+      queueMicrotask(() => created.start());
     }
     return collection;
   }
@@ -320,11 +363,108 @@ function unresolvedKey(ref: NamedObjectTarget): string {
   return JSON.stringify([ref.apiVersion, ref.kind, ref.namespace ?? '', ref.name]);
 }
 
-type CollectionMode = 'listWatch' | 'relist' | 'getEach';
+type CollectionMode = 'listWatch' | 'relist';
 
-/** One resource in one namespace (or cluster-wide for cluster-scoped kinds). */
+/**
+ * How one name is read on its own: a LIST that selects it (`fieldSelector=metadata.name=NAME`), whose
+ * resourceVersion its watch starts from (the editor); or a GET (the command line, which watches
+ * nothing, and a user who may get but not list).
+ */
+type NameMethod = 'select' | 'get';
+
+/** One name read on its own, with its answer and, in the editor, the watch that keeps it current. */
+interface NameRead {
+  state: LiveObjectState;
+  /** Where its watch resumes; undefined when it must be read again first. */
+  resourceVersion: string | undefined;
+  running: boolean;
+  stream: { abort(): void } | undefined;
+  timer: NodeJS.Timeout | undefined;
+  wake: (() => void) | undefined;
+}
+
+/**
+ * A collection reads each name it is asked about on its own up to this many names; more, and one
+ * LIST (then one WATCH) costs less than a request and a watch per name: a dozen GETs cost more than
+ * a LIST of a small collection, and the first page of a large one (FIRST_PAGE_PER_NAME) is all a
+ * list costs before it ends.
+ */
+export const NAME_READS_UP_TO = 4;
+/**
+ * ...unless the collection is known (a first page's remainingItemCount) to hold more than this many
+ * times the names wanted: then a whole list would read mostly objects nobody asked about.
+ */
+const WHOLE_LIST_SHARE = 4;
+/**
+ * The first page of a list asks for this many objects per name wanted (at least 100, at most a
+ * page): enough for a small collection to come whole, few enough that a large one costs little.
+ */
+const FIRST_PAGE_PER_NAME = WHOLE_LIST_SHARE;
+const PAGE = 500;
+
+/**
+ * What the collections of one connection share: how many names are read at once (each a request of
+ * its own), and how many are watched (each watch holds a connection for minutes). A name past the
+ * watch limit is read again every poll interval instead.
+ */
+export class NameReadLimits {
+  private reading = 0;
+  private readonly queue: (() => void)[] = [];
+  private watching = 0;
+
+  constructor(
+    readonly reads: number,
+    readonly watches: number,
+  ) {}
+
+  async read<T>(work: () => Promise<T>): Promise<T> {
+    if (this.reading < this.reads) this.reading++;
+    else await new Promise<void>((resolve) => this.queue.push(resolve));
+    try {
+      return await work();
+    } finally {
+      // The slot passes to the next read waiting, if any.
+      const next = this.queue.shift();
+      if (next) next();
+      else this.reading--;
+    }
+  }
+
+  takeWatch(): boolean {
+    if (this.watching >= this.watches) return false;
+    this.watching++;
+    return true;
+  }
+
+  giveWatch(): void {
+    this.watching--;
+  }
+}
+
+export const DEFAULT_NAME_READ_LIMITS = { reads: 8, watches: 64 } as const;
+
+/**
+ * One resource in one namespace (or cluster-wide for cluster-scoped kinds). Its names are read one
+ * by one (a GET, or a LIST selecting the name, then a WATCH selecting it) while few are wanted, and
+ * the collection is listed and watched as a whole when many are: a ConfigMap in a namespace of
+ * twenty thousand costs one small read, two hundred Deployments one LIST. Which of the two is
+ * decided when the collection starts, from the names wanted by then (the command line names every
+ * object first), and again as names are added; a first page that shows the collection to be far
+ * larger than the names wanted ends the list, and its names are read on their own.
+ */
 class Collection {
+  private strategy: 'names' | 'whole' = 'names';
+  private started = false;
   private mode: CollectionMode = 'listWatch';
+  private nameMethod: NameMethod;
+  /** The list (whole or by name) was refused: names are read by GET, and listed() says so. */
+  private listRefused = false;
+  /** A watch by name was refused: names are read again every poll interval. */
+  private nameWatchRefused = false;
+  /** Someone wants every object of the collection (list()): it is listed whatever it holds. */
+  private wholeWanted = false;
+  /** The collection's size, as a first page's remainingItemCount told it. */
+  private knownSize: number | undefined;
   private synced = false;
   private stopped = false;
   private resourceVersion: string | undefined;
@@ -332,14 +472,16 @@ class Collection {
   private readonly objects = new Map<string, { object: JsonObject; observedAt: number }>();
   /** When the collection last learnt something (a list, an event): the time of an `absent`. */
   private observedAt = 0;
-  /** In getEach mode, and for names the list could not answer: one state per name. */
-  private readonly single = new Map<string, LiveObjectState>();
+  /** Names read on their own: while the collection is not listed, and until a list of it is in. */
+  private readonly byName = new Map<string, NameRead>();
   private problem: ClusterProblem | undefined;
   /** Names the editor asked about: only these produce change events. */
   private readonly interest = new Set<string>();
-  /** When each name was last looked up: the GET-per-object poll skips names nobody asked about lately. */
+  /** When each name was last looked up: names nobody asked about lately are no longer followed. */
   private readonly lastAsked = new Map<string, number>();
   private readonly announced = new Map<string, string>();
+  /** Names asked for in this pass, read when it has run (joinNames). */
+  private readonly joining = new Set<string>();
   private readonly waiters = new Set<() => void>();
   private stream: { abort(): void } | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -352,35 +494,52 @@ class Collection {
     private readonly namespace: string,
     private readonly path: string,
     private readonly options: LiveObjectOptions,
+    private readonly limits: NameReadLimits,
     private readonly emit: (change: LiveObjectChange) => void,
-  ) {}
+  ) {
+    this.nameMethod = options.follow ? 'select' : 'get';
+  }
 
   describe(): { path: string; mode: string; synced: boolean; objects: number } {
+    const names = this.strategy === 'names';
     return {
       path: this.path,
-      mode: this.mode,
-      synced: this.synced,
-      objects: this.mode === 'getEach' ? this.single.size : this.objects.size,
+      mode: names ? `byName:${this.nameMethod}` : this.mode,
+      synced: names ? false : this.synced,
+      objects: names ? this.byName.size : this.objects.size,
     };
   }
 
+  /** Begin reading, with the names asked for so far (a collection is started after the names of one pass joined it). */
   start(): void {
-    void this.run(this.generation);
+    if (this.started || this.stopped) return;
+    this.started = true;
+    this.begin();
   }
 
   restart(): void {
     this.generation++;
     this.resourceVersion = undefined;
     this.mode = 'listWatch';
+    this.listRefused = false;
+    this.nameWatchRefused = false;
+    this.knownSize = undefined;
+    this.nameMethod = this.options.follow ? 'select' : 'get';
     this.stream?.abort();
     this.stream = undefined;
     this.wake?.();
-    void this.run(this.generation);
+    // Every name is read again; what it answered stays known until then.
+    for (const [name, read] of this.byName) {
+      this.endName(read);
+      this.byName.set(name, newNameRead(read.state));
+    }
+    if (this.started) this.begin();
   }
 
   /** Cut short a backoff (or poll) sleep. */
   wakeUp(): void {
     this.wake?.();
+    for (const read of this.byName.values()) read.wake?.();
   }
 
   stop(): void {
@@ -389,6 +548,7 @@ class Collection {
     this.stream?.abort();
     if (this.timer) clearTimeout(this.timer);
     this.wake?.();
+    for (const read of this.byName.values()) this.endName(read);
     for (const wake of this.waiters) wake();
   }
 
@@ -397,11 +557,36 @@ class Collection {
     this.interest.add(name);
     this.lastAsked.set(name, Date.now());
     const state = this.current(name);
-    if (isNew) {
-      this.announced.set(name, signature(state));
-      if (this.mode === 'getEach' && state.state === 'pending') void this.getOne(name);
+    if (isNew) this.announced.set(name, signature(state));
+    if (this.started && this.strategy === 'names') {
+      if (isNew) this.joinNames(name);
+      else this.followName(name);
     }
     return state;
+  }
+
+  /**
+   * A new name for a collection read by name: it is read once the pass that asked for it has run, so
+   * that the names of one pass together decide whether the collection is listed instead.
+   */
+  private joinNames(name: string): void {
+    const first = this.joining.size === 0;
+    this.joining.add(name);
+    if (!first) return;
+    queueMicrotask(() => {
+      const joined = [...this.joining];
+      this.joining.clear();
+      if (this.stopped || this.strategy !== 'names') return;
+      if (this.listWanted()) this.toWhole();
+      else for (const n of joined) this.followName(n);
+    });
+  }
+
+  /** Every object of the collection is wanted (list()): it is listed, whatever it holds. */
+  wantWhole(): void {
+    if (this.wholeWanted) return;
+    this.wholeWanted = true;
+    if (this.started && this.strategy === 'names' && !this.listRefused) this.toWhole();
   }
 
   /** Resolve when `name` has an answer other than pending (or the timeout passes). */
@@ -426,7 +611,7 @@ class Collection {
   /** Every object, once listed; the problem when the list failed or is not allowed. */
   listed(timeoutMs: number): Promise<ClusterResult<JsonObject[]>> {
     const answer = (): ClusterResult<JsonObject[]> | undefined => {
-      if (this.mode === 'getEach')
+      if (this.listRefused)
         return {
           ok: false,
           problem: {
@@ -482,15 +667,22 @@ class Collection {
     });
   }
 
+  /**
+   * While the collection is being listed, a name read on its own keeps its answer (no flash of
+   * pending or absent while the editor's interest grows past the names read one by one).
+   */
   private current(name: string): LiveObjectState {
-    if (this.mode === 'getEach') return this.single.get(name) ?? { state: 'pending' };
+    const read = this.byName.get(name);
+    const known = read && read.state.state !== 'pending' ? read.state : undefined;
+    if (this.strategy === 'names' && known) return known;
     if (this.synced) {
-      const known = this.objects.get(name);
-      return known
-        ? { state: 'exists', object: known.object, observedAt: known.observedAt }
+      const listed = this.objects.get(name);
+      return listed
+        ? { state: 'exists', object: listed.object, observedAt: listed.observedAt }
         : { state: 'absent', observedAt: this.observedAt };
     }
-    if (this.problem) return { state: 'failed', problem: this.problem };
+    if (known) return known;
+    if (this.problem && this.strategy === 'whole') return { state: 'failed', problem: this.problem };
     return { state: 'pending' };
   }
 
@@ -506,24 +698,282 @@ class Collection {
     for (const check of [...this.waiters]) check();
   }
 
+  /** Whether to list the whole collection rather than read its names one by one. */
+  private listWanted(): boolean {
+    if (this.listRefused) return false;
+    if (this.wholeWanted) return true;
+    const wanted = this.interest.size;
+    return wanted > NAME_READS_UP_TO && (this.knownSize === undefined || this.knownSize <= wanted * WHOLE_LIST_SHARE);
+  }
+
+  private begin(): void {
+    if (this.listWanted()) {
+      this.strategy = 'whole';
+      void this.run(this.generation);
+    } else this.toNames();
+  }
+
+  private toWhole(): void {
+    this.strategy = 'whole';
+    void this.run(this.generation);
+  }
+
+  /**
+   * Read each name wanted on its own. After a first page that ended a list, the objects it held are
+   * known at its resourceVersion (the editor watches them from there); the other names are read.
+   */
+  private toNames(page?: { objects: Map<string, JsonObject>; resourceVersion: string }): void {
+    this.strategy = 'names';
+    this.problem = undefined;
+    const now = Date.now();
+    for (const name of this.interest) {
+      const read = this.nameRead(name);
+      // A name the page did not hold may be on a later page: it is read like the rest.
+      const object = page?.objects.get(name);
+      if (page && object && read.state.state === 'pending') {
+        read.state = { state: 'exists', object, observedAt: now };
+        read.resourceVersion = page.resourceVersion || undefined;
+      }
+      this.followName(name);
+    }
+    this.notify();
+  }
+
+  private nameRead(name: string): NameRead {
+    let read = this.byName.get(name);
+    if (!read) this.byName.set(name, (read = newNameRead({ state: 'pending' })));
+    return read;
+  }
+
+  /** Start the name's own reads, unless they run (or, for a one-shot check, already answered). */
+  private followName(name: string): void {
+    const read = this.nameRead(name);
+    if (read.running || this.stopped) return;
+    if (!this.options.follow && read.state.state !== 'pending') return;
+    read.running = true;
+    void this.runName(name, read).finally(() => (read.running = false));
+  }
+
+  private endName(read: NameRead): void {
+    read.stream?.abort();
+    read.stream = undefined;
+    if (read.timer) clearTimeout(read.timer);
+    read.wake?.();
+  }
+
+  /** The collection is listed: its names stop being read on their own. */
+  private stopNames(): void {
+    for (const read of this.byName.values()) this.endName(read);
+    this.byName.clear();
+  }
+
+  private recentlyAsked(name: string): boolean {
+    // Names typed on the way to another (`w`, `we`, `web`) stop being followed after a while.
+    return Date.now() - (this.lastAsked.get(name) ?? 0) < POLL_INTEREST_MS;
+  }
+
+  /** One name's reflector: read it, then (the editor) watch it from the read's resourceVersion. */
+  private async runName(name: string, read: NameRead): Promise<void> {
+    let backoff = this.options.initialBackoffMs;
+    const live = (): boolean => !this.stopped && this.byName.get(name) === read;
+    while (live()) {
+      if (read.resourceVersion === undefined || this.nameMethod === 'get') {
+        const outcome = await this.limits.read(() => (live() ? this.readName(name, read) : Promise.resolve('ok')));
+        if (!live() || outcome === 'invalid') return;
+        if (outcome === 'forbidden') {
+          // May get but not list: one GET per name, polled (a watch needs the list permission).
+          this.listRefused = true;
+          this.nameMethod = 'get';
+          for (const check of [...this.waiters]) check();
+          continue;
+        }
+        if (outcome === 'failed') {
+          await this.sleepName(read, backoff);
+          backoff = Math.min(backoff * 2, this.options.maxBackoffMs);
+          continue;
+        }
+        backoff = this.options.initialBackoffMs;
+        if (!this.options.follow || !this.recentlyAsked(name)) return;
+      }
+      if (this.nameMethod === 'get' || this.nameWatchRefused || !this.limits.takeWatch()) {
+        await this.sleepName(read, this.options.pollIntervalMs);
+        read.resourceVersion = undefined;
+        continue;
+      }
+      const openedAt = Date.now();
+      let watched: 'ended' | 'forbidden' | 'failed';
+      try {
+        watched = await this.watchName(name, read);
+      } finally {
+        this.limits.giveWatch();
+      }
+      if (!live()) return;
+      if (watched === 'forbidden') {
+        this.nameWatchRefused = true;
+        continue;
+      }
+      if (watched === 'ended' && Date.now() - openedAt > 1_000) {
+        backoff = this.options.initialBackoffMs;
+        if (!this.recentlyAsked(name)) return;
+        continue;
+      }
+      await this.sleepName(read, backoff);
+      backoff = Math.min(backoff * 2, this.options.maxBackoffMs);
+    }
+  }
+
+  /** Read one name: a LIST selecting it, or a GET. Sets its state and where its watch starts. */
+  private async readName(name: string, read: NameRead): Promise<'ok' | 'forbidden' | 'failed' | 'invalid'> {
+    const method = this.nameMethod;
+    // Names reach a collection only after the same check; kept here so no path or selector is built unchecked.
+    const target =
+      method === 'get' ? objectPath(this.resource, this.namespace, name) : nameSelector(this.resource, name);
+    if (!target.ok) {
+      this.settleName(name, read, { state: 'failed', problem: target.problem });
+      return 'invalid';
+    }
+    const request =
+      method === 'get'
+        ? { method: 'GET' as const, path: target.value, ...this.accept('object'), purpose: this.purpose('get') }
+        : {
+            method: 'GET' as const,
+            path: this.path,
+            query: { fieldSelector: target.value },
+            ...this.accept('list'),
+            purpose: this.purpose('list'),
+          };
+    const outcome = await this.transport.send(request);
+    if (outcome.kind === 'response' && outcome.status === 200) {
+      const body = parseJson(outcome.body);
+      if (!isJsonObject(body)) {
+        const problem: ClusterProblem = { kind: 'other', message: `GET ${request.path} did not answer an object.` };
+        this.settleName(name, read, { state: 'failed', problem });
+        return 'failed';
+      }
+      if (method === 'get') {
+        this.settleName(name, read, { state: 'exists', object: this.arrived(body), observedAt: Date.now() });
+        return 'ok';
+      }
+      // Only the selected name counts, even from a server that answered more.
+      const item = (Array.isArray(body.items) ? body.items : []).find((i) => isJsonObject(i) && nameOf(i) === name);
+      const metadata = isJsonObject(body.metadata) ? body.metadata : {};
+      read.resourceVersion =
+        typeof metadata.resourceVersion === 'string' && metadata.resourceVersion ? metadata.resourceVersion : undefined;
+      this.settleName(
+        name,
+        read,
+        isJsonObject(item)
+          ? { state: 'exists', object: this.arrived(item), observedAt: Date.now() }
+          : { state: 'absent', observedAt: Date.now() },
+      );
+      return 'ok';
+    }
+    if (method === 'get' && outcome.kind === 'response' && outcome.status === 404) {
+      this.settleName(name, read, { state: 'absent', observedAt: Date.now() });
+      return 'ok';
+    }
+    const problem = classifyFailure(outcome, { method: 'GET', path: request.path, ...request.purpose });
+    if (method === 'select' && problem.kind === 'forbidden') return 'forbidden';
+    // While unreachable, keep the last known object rather than forgetting it.
+    const previous = read.state;
+    const keep = problem.kind === 'unreachable' && previous.state !== 'pending' && previous.state !== 'failed';
+    this.settleName(name, read, keep ? previous : { state: 'failed', problem });
+    return 'failed';
+  }
+
+  private settleName(name: string, read: NameRead, state: LiveObjectState): void {
+    const before = read.state;
+    // An unchanged object keeps the time it was first seen in this version.
+    const same =
+      before.state === 'exists' &&
+      state.state === 'exists' &&
+      resourceVersionOf(before.object) === resourceVersionOf(state.object);
+    read.state = same ? before : state;
+    this.notify([name]);
+  }
+
+  /** The WATCH of one name, selected as its read was, from the read's resourceVersion. */
+  private async watchName(name: string, read: NameRead): Promise<'ended' | 'forbidden' | 'failed'> {
+    const selector = nameSelector(this.resource, name);
+    if (!selector.ok || read.resourceVersion === undefined) return 'failed';
+    const query: Record<string, string> = {
+      watch: 'true',
+      allowWatchBookmarks: 'true',
+      fieldSelector: selector.value,
+      resourceVersion: read.resourceVersion,
+      timeoutSeconds: String(300 + Math.floor(Math.random() * 300)),
+    };
+    let gone = false;
+    const handle = this.transport.stream(
+      { method: 'GET', path: this.path, query, ...this.accept('object'), purpose: this.purpose('watch') },
+      (line) => {
+        if (this.onNameEvent(name, read, line) === 'gone') {
+          gone = true;
+          handle.abort();
+        }
+      },
+    );
+    read.stream = handle;
+    const outcome = await handle.finished;
+    if (read.stream === handle) read.stream = undefined;
+    if (gone) {
+      read.resourceVersion = undefined;
+      return 'ended';
+    }
+    if (outcome === 'ended') return 'ended';
+    const problem = classifyFailure(outcome, { method: 'GET', path: this.path, ...this.purpose('watch') });
+    if (problem.kind === 'forbidden') return 'forbidden';
+    // As for the whole collection's watch: a refused watch starts again from a new read.
+    if (outcome.kind === 'response' && problem.kind !== 'unauthenticated') read.resourceVersion = undefined;
+    return 'failed';
+  }
+
+  private onNameEvent(name: string, read: NameRead, line: string): 'gone' | undefined {
+    const event = parseJson(line);
+    if (!isJsonObject(event) || !isJsonObject(event.object)) return undefined;
+    if (event.type === 'ERROR') return 'gone';
+    const raw = event.object;
+    const metadata = isJsonObject(raw.metadata) ? raw.metadata : {};
+    if (typeof metadata.resourceVersion === 'string') read.resourceVersion = metadata.resourceVersion;
+    if (event.type === 'BOOKMARK') return undefined;
+    const object = this.arrived(raw);
+    if (nameOf(object) !== name) return undefined;
+    if (event.type === 'DELETED') this.settleName(name, read, { state: 'absent', observedAt: Date.now() });
+    else if (event.type === 'ADDED' || event.type === 'MODIFIED')
+      this.settleName(name, read, { state: 'exists', object, observedAt: Date.now() });
+    return undefined;
+  }
+
+  private sleepName(read: NameRead, ms: number): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        if (read.timer) clearTimeout(read.timer);
+        read.timer = undefined;
+        read.wake = undefined;
+        resolve();
+      };
+      read.timer = setTimeout(done, ms * (0.8 + Math.random() * 0.4));
+      read.timer.unref?.();
+      read.wake = done;
+    });
+  }
+
   private async run(generation: number): Promise<void> {
     let backoff = this.options.initialBackoffMs;
-    const live = (): boolean => !this.stopped && generation === this.generation;
+    const live = (): boolean => !this.stopped && generation === this.generation && this.strategy === 'whole';
     while (live()) {
-      if (this.mode === 'getEach') {
-        await this.pollEach(generation);
-        return;
-      }
       if (this.resourceVersion === undefined || this.mode === 'relist') {
         const listed = await this.list(generation);
         if (!live()) return;
         if (listed === 'forbidden') {
-          this.mode = 'getEach';
-          this.problem = undefined;
-          // Whoever waits for the whole list learns now that there will be none.
-          for (const check of [...this.waiters]) check();
-          continue;
+          this.listRefused = true;
+          this.nameMethod = 'get';
+          // Whoever waits for the whole list learns now that there will be none; each name is read by GET.
+          this.toNames();
+          return;
         }
+        if (listed === 'abandoned') return;
         if (listed !== 'ok') {
           await this.sleep(backoff, generation);
           backoff = Math.min(backoff * 2, this.options.maxBackoffMs);
@@ -553,12 +1003,14 @@ class Collection {
     }
   }
 
-  private async list(generation: number): Promise<'ok' | 'forbidden' | 'failed'> {
+  private async list(generation: number): Promise<'ok' | 'forbidden' | 'failed' | 'abandoned'> {
     const fresh = new Map<string, JsonObject>();
     let continueToken: string | undefined;
     let listVersion = '';
+    let firstPage = true;
     do {
-      const query: Record<string, string> = { limit: '500' };
+      const first = this.wholeWanted ? PAGE : Math.max(100, this.interest.size * FIRST_PAGE_PER_NAME);
+      const query: Record<string, string> = { limit: String(firstPage ? Math.min(first, PAGE) : PAGE) };
       if (continueToken) query.continue = continueToken;
       const outcome = await this.transport.send({
         method: 'GET',
@@ -580,6 +1032,16 @@ class Collection {
         const metadata = isJsonObject(body.metadata) ? body.metadata : {};
         listVersion = typeof metadata.resourceVersion === 'string' ? metadata.resourceVersion : listVersion;
         continueToken = typeof metadata.continue === 'string' && metadata.continue ? metadata.continue : undefined;
+        if (firstPage && continueToken && typeof metadata.remainingItemCount === 'number') {
+          // The first page says how large the collection is: when the names wanted are a small
+          // part of it, they are read on their own and the rest is never fetched.
+          this.knownSize = fresh.size + metadata.remainingItemCount;
+          if (!this.listWanted() && generation === this.generation) {
+            this.toNames({ objects: fresh, resourceVersion: listVersion });
+            return 'abandoned';
+          }
+        }
+        firstPage = false;
         continue;
       }
       const problem = classifyFailure(outcome, { method: 'GET', path: this.path, ...this.purpose('list') });
@@ -602,6 +1064,8 @@ class Collection {
     this.resourceVersion = listVersion || undefined;
     this.synced = true;
     this.problem = undefined;
+    // The list answers every name now: the names read on their own stop.
+    this.stopNames();
     this.notify(new Set([...changed, ...this.interest]));
     return 'ok';
   }
@@ -673,54 +1137,6 @@ class Collection {
     return undefined;
   }
 
-  /** GET-per-object mode: each name of interest, now and every poll interval. */
-  private async pollEach(generation: number): Promise<void> {
-    while (!this.stopped && generation === this.generation) {
-      // Names typed on the way to another (`w`, `we`, `web`) stop being polled after a while.
-      const recent = [...this.interest].filter(
-        (name) => Date.now() - (this.lastAsked.get(name) ?? 0) < POLL_INTEREST_MS,
-      );
-      await Promise.all(recent.map((name) => this.getOne(name)));
-      await this.sleep(this.options.pollIntervalMs, generation);
-    }
-  }
-
-  private async getOne(name: string): Promise<void> {
-    const located = objectPath(this.resource, this.namespace, name);
-    if (!located.ok) {
-      // Names reach a collection only after this check; kept here so no path is built unchecked.
-      this.single.set(name, { state: 'failed', problem: located.problem });
-      this.notify([name]);
-      return;
-    }
-    const path = located.value;
-    const outcome = await this.transport.send({
-      method: 'GET',
-      path,
-      ...this.accept('object'),
-      purpose: this.purpose('get'),
-    });
-    let state: LiveObjectState;
-    if (outcome.kind === 'response' && outcome.status === 200) {
-      const body = parseJson(outcome.body);
-      state = isJsonObject(body)
-        ? { state: 'exists', object: this.arrived(body), observedAt: Date.now() }
-        : { state: 'failed', problem: { kind: 'other', message: `GET ${path} did not answer an object.` } };
-    } else if (outcome.kind === 'response' && outcome.status === 404) {
-      state = { state: 'absent', observedAt: Date.now() };
-    } else {
-      const problem = classifyFailure(outcome, { method: 'GET', path, ...this.purpose('get') });
-      const previous = this.single.get(name);
-      // While unreachable, keep the last known object rather than forgetting it.
-      state =
-        problem.kind === 'unreachable' && previous && previous.state !== 'pending' && previous.state !== 'failed'
-          ? previous
-          : { state: 'failed', problem };
-    }
-    this.single.set(name, state);
-    this.notify([name]);
-  }
-
   /**
    * Every object passes here on arrival: list items get their kind back, and so do metadata-only
    * answers (which say `PartialObjectMetadata`). A Secret's values never arrive, and the transport
@@ -769,6 +1185,10 @@ function nameOf(object: JsonObject): string | undefined {
 function resourceVersionOf(object: JsonObject): string {
   const metadata = isJsonObject(object.metadata) ? object.metadata : {};
   return typeof metadata.resourceVersion === 'string' ? metadata.resourceVersion : '';
+}
+
+function newNameRead(state: LiveObjectState): NameRead {
+  return { state, resourceVersion: undefined, running: false, stream: undefined, timer: undefined, wake: undefined };
 }
 
 function signature(state: LiveObjectState): string {

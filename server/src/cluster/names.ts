@@ -196,3 +196,15 @@ export function checkServerRelativePath(path: string, prefix: string): boolean {
   if (/[\\%#?\s]/.test(path)) return false;
   return path.split('/').every((segment) => segment !== '.' && segment !== '..');
 }
+
+/**
+ * The field selector of one object by name (`metadata.name=web`), for a LIST or WATCH of that object
+ * alone; or why the API server would refuse the name, in which case nothing is requested. The value
+ * is escaped as apimachinery's fields.EscapeValue escapes it (`\`, `,` and `=`, which only the names
+ * of path-segment kinds can hold), so a name cannot add a selector of its own.
+ */
+export function nameSelector(resource: Pick<ApiResourceInfo, 'group' | 'kind'>, name: string): ClusterResult<string> {
+  const problem = checkObjectName(resource, name);
+  if (problem) return { ok: false, problem };
+  return { ok: true, value: `metadata.name=${name.replace(/[\\,=]/g, (c) => `\\${c}`)}` };
+}

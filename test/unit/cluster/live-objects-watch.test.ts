@@ -17,10 +17,12 @@ interface FakeApi {
   rv: number;
   requests: string[];
   watchers: Set<http.ServerResponse>;
+  /** The name each watch selects (fieldSelector=metadata.name=NAME), as the real server keeps them apart. */
+  watchedNames: WeakMap<http.ServerResponse, string>;
   listForbidden: boolean;
-  /** Next watch request answers an ERROR 410 event (expired resourceVersion). */
+  /** The next watch that would tell about `app` answers an ERROR 410 event (expired resourceVersion). */
   expireNextWatch: boolean;
-  /** Next watch request is refused with 504 "Too large resource version" (a restored etcd). */
+  /** The next watch that would tell about `app` is refused with 504 "Too large resource version" (a restored etcd). */
   refuseNextWatch: boolean;
   server: http.Server;
 }
@@ -59,6 +61,7 @@ function startFake(port = 0): Promise<FakeApi> {
     rv: 10,
     requests: [],
     watchers: new Set(),
+    watchedNames: new WeakMap(),
     listForbidden: false,
     expireNextWatch: false,
     refuseNextWatch: false,
@@ -74,6 +77,7 @@ function startFake(port = 0): Promise<FakeApi> {
     if (url.pathname === '/api' || url.pathname === '/apis')
       return json(200, url.pathname === '/api' ? discovery : { ...discovery, items: [] });
     const collection = '/api/v1/namespaces/default/configmaps';
+    const selected = /^metadata\.name=(.*)$/.exec(url.searchParams.get('fieldSelector') ?? '')?.[1];
     if (url.pathname === collection && url.searchParams.get('watch')) {
       if (api.listForbidden)
         return json(403, {
@@ -83,7 +87,8 @@ function startFake(port = 0): Promise<FakeApi> {
           message:
             'configmaps is forbidden: User "u" cannot watch resource "configmaps" in API group "" in the namespace "default"',
         });
-      if (api.refuseNextWatch) {
+      const aboutApp = selected === undefined || selected === 'app';
+      if (api.refuseNextWatch && aboutApp) {
         api.refuseNextWatch = false;
         return json(504, {
           kind: 'Status',
@@ -94,7 +99,7 @@ function startFake(port = 0): Promise<FakeApi> {
         });
       }
       res.writeHead(200, { 'Content-Type': 'application/json' });
-      if (api.expireNextWatch) {
+      if (api.expireNextWatch && aboutApp) {
         api.expireNextWatch = false;
         res.end(
           JSON.stringify({
@@ -105,6 +110,7 @@ function startFake(port = 0): Promise<FakeApi> {
         return;
       }
       api.watchers.add(res);
+      if (selected !== undefined) api.watchedNames.set(res, selected);
       res.on('close', () => api.watchers.delete(res));
       return;
     }
@@ -121,7 +127,7 @@ function startFake(port = 0): Promise<FakeApi> {
         kind: 'ConfigMapList',
         apiVersion: 'v1',
         metadata: { resourceVersion: String(api.rv) },
-        items: [...api.objects.values()].map(configMap),
+        items: [...api.objects.values()].filter((o) => selected === undefined || o.name === selected).map(configMap),
       });
     }
     if (url.pathname.startsWith(collection + '/')) {
@@ -149,8 +155,13 @@ async function dropWatches(api: FakeApi): Promise<void> {
   }
 }
 
+/** How many open watches would tell about `name`: its own, and any of the whole collection. */
+function watching(api: FakeApi, name: string): number {
+  return [...api.watchers].filter((w) => (api.watchedNames.get(w) ?? name) === name).length;
+}
+
 async function newWatch(api: FakeApi, since: number): Promise<void> {
-  await waitUntil(() => api.watchers.size === 1 && api.requests.slice(since).some((r) => r.endsWith('?watch')));
+  await waitUntil(() => watching(api, 'app') === 1 && api.requests.slice(since).some((r) => r.endsWith('?watch')));
 }
 
 /** Change an object and tell every open watch. */
@@ -160,7 +171,8 @@ function modify(api: FakeApi, name: string, value: string): void {
   const type = api.objects.has(name) ? 'MODIFIED' : 'ADDED';
   api.objects.set(name, object);
   for (const watcher of api.watchers)
-    if (!watcher.destroyed) watcher.write(JSON.stringify({ type, object: configMap(object) }) + '\n');
+    if (!watcher.destroyed && (api.watchedNames.get(watcher) ?? name) === name)
+      watcher.write(JSON.stringify({ type, object: configMap(object) }) + '\n');
 }
 
 function waitForChange(
@@ -217,12 +229,11 @@ describe('live object cache against a flaky server', () => {
     const filled = await connection.getObject(ref);
     assert.equal(filled.state, 'exists');
     assert.equal(connection.peekObject(ref).state, 'exists', 'synchronous once filled');
-    assert.equal(
-      connection.peekObject({ ...ref, name: 'new-one' }).state,
-      'absent',
-      'a name missing from a synced list is absent without a request',
-    );
-    await waitUntil(() => api.watchers.size === 1);
+    assert.equal((await connection.getObject({ ...ref, name: 'new-one' })).state, 'absent');
+    const sent = connection.requestsSent();
+    assert.equal(connection.peekObject({ ...ref, name: 'new-one' }).state, 'absent', 'synchronous once answered');
+    assert.equal(connection.requestsSent(), sent, 'a name answered is not asked again');
+    await waitUntil(() => watching(api, 'app') === 1);
     const changed = waitForChange(connection, (c) => c.name === 'app' && valueOf(c) === 'two');
     modify(api, 'app', 'two');
     assert.equal((await changed).namespace, 'default');
@@ -258,7 +269,7 @@ describe('live object cache against a flaky server', () => {
   });
 
   test('a watch refused for a too-large resourceVersion relists instead of retrying it forever', async () => {
-    await waitUntil(() => api.watchers.size === 1);
+    await waitUntil(() => watching(api, 'app') === 1);
     api.refuseNextWatch = true;
     await dropWatches(api);
     api.rv++;
@@ -267,7 +278,7 @@ describe('live object cache against a flaky server', () => {
   });
 
   test('a server that goes away keeps the known object, reports unreachable, and recovers', async () => {
-    await waitUntil(() => api.watchers.size === 1);
+    await waitUntil(() => watching(api, 'app') === 1);
     const port = api.port;
     api.server.close();
     await dropWatches(api);

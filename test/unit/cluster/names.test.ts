@@ -7,6 +7,7 @@ import {
   checkServerRelativePath,
   collectionPath,
   nameProblems,
+  nameSelector,
   objectPath,
   type NameRule,
 } from '../../../server/src/cluster/names';
@@ -141,4 +142,16 @@ test('server-relative URLs from the OpenAPI index stay under /openapi/v3/', () =
     ['/openapi/v3/a\\..\\b', false],
   ];
   for (const [url, ok] of rows) assert.equal(checkServerRelativePath(url, '/openapi/v3/'), ok, url);
+});
+
+test('a name selects its object alone: a refused name selects nothing, a path-segment name cannot add a selector', () => {
+  const configMaps = resource('', 'v1', 'ConfigMap', 'configmaps', true);
+  assert.deepEqual(nameSelector(configMaps, 'web.settings'), { ok: true, value: 'metadata.name=web.settings' });
+  for (const refused of ['..', 'a/b', 'Web', 'a,metadata.namespace=kube-system'])
+    assert.equal(nameSelector(configMaps, refused).ok, false, refused);
+  // RBAC names are path segments: `,`, `=` and `\` are escaped as fields.EscapeValue escapes them.
+  assert.deepEqual(nameSelector(clusterRoles, 'system:a,metadata.name=b\\'), {
+    ok: true,
+    value: 'metadata.name=system:a\\,metadata.name\\=b\\\\',
+  });
 });
