@@ -345,7 +345,7 @@ test("a user the cluster does not authorize (context stranger) gets exit 2 and t
   assert.equal(run.stdout, '');
   assert.match(
     run.stderr,
-    /^kube-conflict-hints: the cluster at https:\/\/127\.0\.0\.1:\d+ \(context stranger\) refuses: .*User "stranger" cannot (get|list) resource .*\(the check needs get and list on the manifests' kinds\)\n$/,
+    /^kube-conflict-hints: the cluster at https:\/\/127\.0\.0\.1:\d+ \(context stranger\) refuses: .*User "stranger" cannot (get|list) resource .*\(the check needs get on the manifests' kinds \(list where many objects of a kind are read\)\)\n$/,
   );
 });
 

@@ -377,7 +377,7 @@ test('an object in a namespace the user may not read is not judged, the object t
   assert.match(
     lines.at(-1)!,
     new RegExp(
-      `^  k8s/closed\\.yaml ConfigMap/closed \\(v1, namespace ${closed}\\): the cluster refuses to let it be read: .*User "stranger" cannot (get|list) resource "configmaps" .*in the namespace "${closed}".*\\(the check needs get and list on its kind, in its namespace\\)$`,
+      `^  k8s/closed\\.yaml ConfigMap/closed \\(v1, namespace ${closed}\\): the cluster refuses to let it be read: .*User "stranger" cannot (get|list) resource "configmaps" .*in the namespace "${closed}".*\\(the check needs get on its kind in its namespace, and list where it reads many objects of that kind\\)$`,
     ),
   );
   assert.equal(r.json.status, 1);

@@ -70,7 +70,7 @@ export class ObjectReads {
     const words = redactText(answer.problem.message.replace(/\s+/g, ' ').trim());
     return {
       ...answer,
-      refused: `the cluster refuses to let it be read: ${words} (the check needs get and list on its kind, in its namespace)`,
+      refused: `the cluster refuses to let it be read: ${words} (the check needs get on its kind in its namespace, and list where it reads many objects of that kind)`,
     };
   }
 

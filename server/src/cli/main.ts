@@ -186,8 +186,8 @@ export function describeProblem(
         : `${where} does not accept the credentials: ${detail}`;
     case 'forbidden': {
       const needs = verifying
-        ? "get and list on the manifests' kinds, and patch (or create) for the --verify dry runs"
-        : "get and list on the manifests' kinds";
+        ? "get on the manifests' kinds (list where many objects of a kind are read), and patch (or create) for the --verify dry runs"
+        : "get on the manifests' kinds (list where many objects of a kind are read)";
       return `${where} refuses: ${detail} (the check needs ${needs})`;
     }
     case 'configuration':
