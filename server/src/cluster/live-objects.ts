@@ -25,9 +25,9 @@
 import { isJsonObject, type JsonObject } from '../core/json';
 import { placeInNamespace, type NamedObjectTarget, type NamespaceOrigin } from '../core/manifest/manifest';
 import type { Discovery } from './discovery';
-import type { ClusterTransport } from './http';
+import type { ClusterTransport, ReadRequest } from './http';
 import { checkObjectName, collectionPath, nameSelector, objectPath } from './names';
-import { classifyFailure, parseJson } from './problems';
+import { classifyFailure, parseJson, type HttpOutcome } from './problems';
 import { qualifiedResource } from '../core/ssa/messages';
 import { isSecretResource, redactSecret } from './redact';
 import type {
@@ -342,6 +342,8 @@ export class LiveObjects {
 }
 
 const NOT_SERVED_RECHECK_MS = 30_000;
+/** How often a read answered "ask again later" is asked again before its answer is a problem. */
+const RETRY_AFTER_READS = 10;
 const POLL_INTEREST_MS = 10 * 60_000;
 
 /** A ref whose name and namespace passed the API server's rules, with its collection's path. */
@@ -822,6 +824,21 @@ class Collection {
     }
   }
 
+  /**
+   * A read, asked again while the server answers that it should be, later: a 429 or 5xx with a
+   * Retry-After (API Priority and Fairness; a custom kind's storage, rebuilt for a moment after its
+   * CRD changed, answers "storage is (re)initializing"). The transport holds every request until
+   * the delay has passed; client-go's REST client asks such a request again up to ten times.
+   */
+  private async read(request: ReadRequest): Promise<HttpOutcome> {
+    let outcome = await this.transport.send(request);
+    for (let again = 0; again < RETRY_AFTER_READS && !this.stopped; again++) {
+      if (outcome.kind !== 'response' || outcome.retryAfterMs === undefined) break;
+      outcome = await this.transport.send(request);
+    }
+    return outcome;
+  }
+
   /** Read one name: a LIST selecting it, or a GET. Sets its state and where its watch starts. */
   private async readName(name: string, read: NameRead): Promise<'ok' | 'forbidden' | 'failed' | 'invalid'> {
     const method = this.nameMethod;
@@ -842,7 +859,7 @@ class Collection {
             ...this.accept('list'),
             purpose: this.purpose('list'),
           };
-    const outcome = await this.transport.send(request);
+    const outcome = await this.read(request);
     if (outcome.kind === 'response' && outcome.status === 200) {
       const body = parseJson(outcome.body);
       if (!isJsonObject(body)) {
@@ -1012,7 +1029,7 @@ class Collection {
       const first = this.wholeWanted ? PAGE : Math.max(100, this.interest.size * FIRST_PAGE_PER_NAME);
       const query: Record<string, string> = { limit: String(firstPage ? Math.min(first, PAGE) : PAGE) };
       if (continueToken) query.continue = continueToken;
-      const outcome = await this.transport.send({
+      const outcome = await this.read({
         method: 'GET',
         path: this.path,
         query,
