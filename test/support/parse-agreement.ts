@@ -42,11 +42,11 @@ function everything(parsed: ParsedManifest): unknown {
 }
 
 /**
- * Every path the tree writes through map keys, and, at every block or flow list, through each of
- * its items: by index, by value (a scalar item), and by key (a map item, by each of its scalar
- * fields; and with a `protocol` left to its default, as a port is); beside each map a key it does
- * not write. Below an item the paths go on by its index and by its first key field only, so their
- * number stays linear in the document.
+ * Every path the tree writes through map keys, and, at every block or flow list, into each of its
+ * items: a scalar item by index and by value; a map item's entries by index, and its scalar
+ * fields each by itself as the key (and with a `protocol` left to its default, as a port's);
+ * beside each map a key it does not write. Below an item the paths go on one way only (by its
+ * first scalar field, else by index), so their number stays linear in the document.
  */
 function writtenPaths(node: ManifestNode, above: FieldPath = []): FieldPath[] {
   if (node.kind === 'map')
@@ -62,21 +62,21 @@ function writtenPaths(node: ManifestNode, above: FieldPath = []): FieldPath[] {
     const value = item.value;
     const byIndex = [...above, index(i)];
     if (value.kind === 'scalar') return [byIndex, [...above, setValue(value.value)]];
-    const selections: FieldPath[] = [];
-    if (value.kind === 'map') {
-      for (const e of value.entries) {
-        if (e.value.kind !== 'scalar') continue;
-        selections.push([...above, key({ [e.key]: e.value.value })]);
-        if (!value.entries.some((other) => other.key === 'protocol'))
-          selections.push([...above, key({ [e.key]: e.value.value, protocol: DEFAULT_PROTOCOL })]);
-      }
-    }
-    const leaves = (path: FieldPath): FieldPath[] =>
-      value.kind === 'map' ? [path, ...value.entries.map((e) => [...path, field(e.key)])] : [path];
+    if (value.kind !== 'map') return writtenPaths(value, byIndex);
+    const defaulted = !value.entries.some((e) => e.key === 'protocol');
+    const keyFields = value.entries.flatMap((e) => (e.value.kind === 'scalar' ? [{ [e.key]: e.value.value }] : []));
+    const byKey = keyFields.flatMap((fields) => {
+      const [name] = Object.keys(fields) as [string];
+      return [
+        [...above, key(fields), field(name)],
+        ...(defaulted ? [[...above, key({ ...fields, protocol: DEFAULT_PROTOCOL }), field(name)]] : []),
+      ];
+    });
+    if (!keyFields[0]) return [...byKey, ...writtenPaths(value, byIndex)];
     return [
-      ...writtenPaths(value, byIndex),
-      ...(selections[0] ? writtenPaths(value, selections[0]) : []),
-      ...selections.slice(1).flatMap(leaves),
+      ...byKey,
+      ...value.entries.map((e) => [...byIndex, field(e.key)]),
+      ...writtenPaths(value, [...above, key(keyFields[0])]),
     ];
   });
 }
