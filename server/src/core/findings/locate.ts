@@ -22,9 +22,9 @@ export interface FieldRange {
 export function rangeFor(resource: ManifestResource, path: FieldPath, schema: SchemaModel | undefined): FieldRange {
   // Most findings sit on a key written on one line with its value (an object's name): placed
   // from the text, the document needs no node tree.
-  const written = locateScalarInText(resource, path);
-  if (written) return { key: written.keyRange, value: written.valueRange, node: 'scalar' };
   const options = locateOptions(resource, schema);
+  const written = locateScalarInText(resource, path, options);
+  if (written) return { key: written.keyRange, value: written.valueRange, node: 'scalar' };
   for (let n = path.length; n >= 0; n--) {
     const loc = locate(resource, path.slice(0, n), options);
     if (loc) {

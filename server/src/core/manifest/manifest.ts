@@ -12,12 +12,12 @@
 // something asks for them (`root`, `range`), once per document text.
 import { Composer, isAlias, isMap, isPair, isScalar, isSeq, LineCounter, Parser, Scalar, YAMLParseError } from 'yaml';
 import type { CST, Document, Node as YamlNode, YAMLMap, YAMLSeq } from 'yaml';
-import { jsonEqual, type JsonObject, type JsonValue } from '../json';
+import { isJsonObject, jsonEqual, type JsonObject, type JsonValue } from '../json';
 import { isJsonStream, splitJsonStream } from './json-stream';
 import { field, formatPath, index, parsePath, type FieldPath, type PathElement } from '../ssa/path';
 import { jsonKeyOf, resolveScalar } from './yaml-scalars';
 import { fastDocumentValue } from './fast-values';
-import { writtenScalar } from './written-scalar';
+import { writtenScalar, type WrittenStep } from './written-scalar';
 
 /** Zero-based line and character, the character in UTF-16 code units (as LSP counts). */
 export interface Position {
@@ -537,27 +537,60 @@ const LAZY = Symbol('lazy');
 const treesBuilt = new WeakSet<object>();
 
 /**
- * locate() for a chain of map keys that ends on a one-line scalar, read off the text of a document
- * whose node tree is not built (written-scalar.ts): a finding on such a field is placed without a
- * full parse. Undefined when the tree is built (locate() answers from it) or the text leaves any
- * doubt.
+ * locate() for a path of map keys and list items that ends on a one-line scalar, read off the text
+ * of a document whose node tree is not built (written-scalar.ts): a finding on such a field is
+ * placed without a full parse. Which item a list step means is read from the document's value,
+ * exactly as locate() picks it from the tree (childAt). Undefined when the tree is built (locate()
+ * answers from it), the path is not in the value, or the text leaves any doubt.
  */
 export function locateScalarInText(
   resource: ManifestResource,
   path: FieldPath,
+  options: LocateOptions = {},
 ): { keyRange: Range; valueRange: Range } | undefined {
   const source = (resource as unknown as { [LAZY]?: object })[LAZY];
   if (source === undefined || treesBuilt.has(source)) return undefined;
-  const names: string[] = [];
-  for (const element of path) {
-    if (element.kind !== 'field') return undefined;
-    names.push(element.name);
+  const steps: WrittenStep[] = [];
+  let value: JsonValue | undefined = resource.object;
+  for (let i = 0; i < path.length; i++) {
+    const element = path[i]!;
+    if (element.kind === 'field') {
+      if (!isJsonObject(value) || !Object.hasOwn(value, element.name)) return undefined;
+      steps.push(element.name);
+      value = value[element.name];
+      continue;
+    }
+    if (!Array.isArray(value)) return undefined;
+    const at = itemIndex(value, element, path.slice(0, i), options);
+    if (at < 0) return undefined;
+    steps.push(at);
+    value = value[at];
   }
-  const found = writtenScalar(resource.documentText, names);
+  if (value === undefined || (value !== null && typeof value === 'object')) return undefined;
+  const found = writtenScalar(resource.documentText, steps);
   if (!found) return undefined;
   const onLine = ([from, to]: readonly [number, number]): Range =>
     absoluteRange(resource, { start: { line: found.line, character: from }, end: { line: found.line, character: to } });
   return { keyRange: onLine(found.key), valueRange: onLine(found.value) };
+}
+
+/** The index of the item a list element picks in a list's value, as childAt picks it in the tree; -1 when none. */
+function itemIndex(
+  items: readonly JsonValue[],
+  element: Exclude<PathElement, { kind: 'field' }>,
+  listPath: FieldPath,
+  options: LocateOptions,
+): number {
+  if (element.kind === 'index') return element.index < items.length ? element.index : -1;
+  if (element.kind === 'value') return items.findIndex((it) => jsonEqual(it, element.value));
+  return items.findIndex(
+    (it) =>
+      isJsonObject(it) &&
+      Object.entries(element.fields).every(([name, want]) => {
+        const have = Object.hasOwn(it, name) ? it[name] : options.keyFieldDefault?.(listPath, name);
+        return have !== undefined && jsonEqual(have, want);
+      }),
+  );
 }
 
 /** Whether a resource's node tree has been built (tests and the benchmark ask). */

@@ -37,7 +37,11 @@ describe('values first agrees with the full parse', () => {
   test('on every text fixture', () => {
     const texts = fixtures();
     assert.ok(texts.length > 50, `fixtures found: ${texts.length}`);
-    texts.forEach((text, i) => assertAgree(text, `fixture ${i}: ${JSON.stringify(text.slice(0, 60))}`));
+    let throughItems = 0;
+    for (const [i, text] of texts.entries())
+      throughItems += assertParsesAgree(text, `fixture ${i}: ${JSON.stringify(text.slice(0, 60))}`).placedThroughItems;
+    // The text placement is tried, and taken, into list items too (written-scalar.test.ts).
+    assert.ok(throughItems > 100, `placed from the text through list items: ${throughItems}`);
   });
 
   test("on every differential scenario's manifest", () => {
