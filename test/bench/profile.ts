@@ -17,6 +17,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { connect } from '../support/seed';
+import { nodeStartMs, userEnvironment } from './environment';
 import { crdInstallFile, existingDeployments, settingsConfigMap, type ExistingWorkload } from './generate';
 import {
   crowdedNamespace,
@@ -166,11 +167,9 @@ async function main(): Promise<void> {
     console.log(
       `${new Date().toISOString().slice(0, 16)}Z, load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores; dist/cli-bundle.js ${(fs.statSync(bundle).size / 1e6).toFixed(2)} MB`,
     );
-    const bare = medianOf(5, () => {
-      const t0 = performance.now();
-      spawnSync(process.execPath, ['-e', '0']);
-      return performance.now() - t0;
-    });
+    const environment = userEnvironment();
+    if (environment) console.log(environment);
+    const bare = nodeStartMs();
     const load = medianOf(5, () => {
       const t0 = performance.now();
       spawnSync(process.execPath, [cli, '--version']);

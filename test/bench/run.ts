@@ -19,6 +19,8 @@
 //     p95) and API requests per edit (from the server's audit log, the requests of that server's
 //     process: the truth about what was sent). The first three edits of the fresh server, which
 //     also compile the edit path, are printed apart from the figures.
+// Every process runs in a user's environment (test/bench/environment.ts: this machine's
+// NODE_EXTRA_CA_CERTS, which adds to every Node start, is removed and its cost printed).
 // KCH_BENCH_RUNS=1 for a quick pass, KCH_BENCH_ONLY=200,install (say) for some rows only. The
 // crowded namespace (kch-bench-crowd-20k) is kept for the next run; every other namespace, and the
 // install file's CRDs, are removed at the end.
@@ -31,6 +33,7 @@ import { parseAllDocuments } from 'yaml';
 import { auditSentinel, readAuditEvents } from '../support/cluster';
 import { startTestServer } from '../support/lsp-client';
 import { connect, request, type Connection } from '../support/seed';
+import { userEnvironment } from './environment';
 import {
   conflictCount,
   crdInstallFile,
@@ -661,6 +664,8 @@ async function main(): Promise<void> {
   console.log(
     `bundles: dist/cli-bundle.js ${size('cli-bundle.js')}, dist/server-bundle.js ${size('server-bundle.js')}${production ? ' (minified, as shipped)' : ''}; ${new Date().toISOString().slice(0, 16)}Z, load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores`,
   );
+  const environment = userEnvironment();
+  if (environment) console.log(environment);
   if (only.size === 0) {
     const parse = spawnSync('node', ['--import', 'tsx', path.join(root, 'test/bench/parse.ts'), '2000'], {
       stdio: 'inherit',
