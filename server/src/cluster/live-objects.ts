@@ -262,6 +262,14 @@ export class LiveObjects {
     const resource = await this.discovery.resolve(ref.apiVersion, ref.kind);
     entry.resolving = false;
     if (this.disposed || this.unresolved.get(key) !== entry) return;
+    const failed = (problem: ClusterProblem): void =>
+      this.emit({
+        apiVersion: ref.apiVersion,
+        kind: ref.kind,
+        namespace: ref.namespace ?? '',
+        name: ref.name,
+        state: { state: 'failed', problem },
+      });
     if (!resource.ok) {
       const unchanged =
         entry.problem?.kind === resource.problem.kind && entry.problem.message === resource.problem.message;
@@ -279,14 +287,7 @@ export class LiveObjects {
         timer.unref?.();
         this.retryTimers.add(timer);
       }
-      if (unchanged) return;
-      this.emit({
-        apiVersion: ref.apiVersion,
-        kind: ref.kind,
-        namespace: ref.namespace ?? '',
-        name: ref.name,
-        state: { state: 'failed', problem: resource.problem },
-      });
+      if (!unchanged) failed(resource.problem);
       return;
     }
     const placed = this.locate(ref, resource.value);
@@ -294,13 +295,7 @@ export class LiveObjects {
       // Kept as unresolved with its problem: asking again answers at once, without a request.
       entry.problem = placed.problem;
       entry.at = Date.now();
-      this.emit({
-        apiVersion: ref.apiVersion,
-        kind: ref.kind,
-        namespace: ref.namespace ?? '',
-        name: ref.name,
-        state: { state: 'failed', problem: placed.problem },
-      });
+      failed(placed.problem);
       return;
     }
     this.unresolved.delete(key);
