@@ -16,6 +16,7 @@ import { SourceMap } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { readEnv } from '../support/cluster';
 import { connect } from '../support/seed';
 import { nodeStartMs, userEnvironment } from './environment';
 import { crdInstallFile, existingDeployments, settingsConfigMap, type ExistingWorkload } from './generate';
@@ -122,10 +123,7 @@ function medianOf(n: number, fn: () => number): number {
 }
 
 async function main(): Promise<void> {
-  const stateDir = process.env.KCH_CLUSTER_STATE_DIR ?? path.join(root, '.cache/cluster');
-  const kubeconfig =
-    process.env.KCH_KUBECONFIG ??
-    (JSON.parse(fs.readFileSync(path.join(stateDir, 'env.json'), 'utf8')) as { kubeconfig: string }).kubeconfig;
+  const kubeconfig = process.env.KCH_KUBECONFIG ?? readEnv().kubeconfig;
   const admin = connect('admin', kubeconfig);
   const dir = keep ?? fs.mkdtempSync(path.join(os.tmpdir(), 'kch-profile-'));
   fs.mkdirSync(dir, { recursive: true });

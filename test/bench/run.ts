@@ -30,7 +30,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseAllDocuments } from 'yaml';
-import { auditSentinel, readAuditEvents } from '../support/cluster';
+import { auditSentinel, readAuditEvents, readEnv } from '../support/cluster';
 import { startTestServer } from '../support/lsp-client';
 import { connect, request, type Connection } from '../support/seed';
 import { userEnvironment } from './environment';
@@ -86,8 +86,7 @@ function clusterEnv(): Cluster {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   // Where `up` left it: the state directory may be shared with another checkout (KCH_CLUSTER_STATE_DIR).
-  const stateDir = process.env.KCH_CLUSTER_STATE_DIR ?? path.join(root, '.cache/cluster');
-  return { ...JSON.parse(fs.readFileSync(path.join(stateDir, 'env.json'), 'utf8')), startedHere: !running };
+  return { ...readEnv(), startedHere: !running };
 }
 
 function percentile(sorted: number[], p: number): number {

@@ -8,13 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { requireCluster, testCluster, type TestClusterInfo } from '../support/env';
-import {
-  clusterCredentials,
-  kubeconfigThroughRecorder,
-  startRecordingProxy,
-  type Exchange,
-  type RecordingProxy,
-} from '../support/recording-proxy';
+import { recordCluster, type Exchange, type RecordingProxy } from '../support/recording-proxy';
 import { apply, configMap, connect, deleteObject, freshNamespace, objectOf, type KubeObject } from '../support/seed';
 import { waitForOpenApi } from '../support/seed-crd';
 import { runCli, scratchDir, writeFiles, type CliRun } from './cli-process';
@@ -36,10 +30,7 @@ describe('the disk cache of discovery and OpenAPI between check processes', { sk
     namespace = await freshNamespace(admin, 'api-cache');
     // Someone else owns the key the manifest changes: a conflict to find on every run.
     objectOf(await apply(admin, 'someone-else', configMap(namespace, 'settings', { color: 'red' })), 'seed');
-    const credentials = clusterCredentials(cluster.kubeconfig, 'admin');
-    token = credentials.token;
-    proxy = await startRecordingProxy(cluster.server, credentials.ca);
-    kubeconfig = kubeconfigThroughRecorder(proxy, token, path.join(dir, 'kubeconfig.json'));
+    ({ proxy, kubeconfig, token } = await recordCluster(cluster, 'admin', path.join(dir, 'kubeconfig.json')));
     writeFiles(dir, {
       'settings.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: ${namespace}\ndata:\n  color: blue\n`,
     });

@@ -8,9 +8,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { requireCluster } from '../support/env';
-import { connect, freshNamespace, objectOf, scale } from '../support/seed';
+import { connect, freshNamespace } from '../support/seed';
 import { requireTool } from '../tools/tools';
-import { chartInstalledElsewhere, helmEnv } from '../support/charts';
+import { chartInstalledElsewhere, helmEnv, scaledRelease } from '../support/charts';
 import { lineOf, runCli, scratchDir } from './cli-process';
 
 interface JsonFinding {
@@ -25,28 +25,7 @@ test('check --helm: an autoscaler conflict lands on the template replicas line a
   const cluster = requireCluster(t);
   const helm = requireTool(t, 'helm4');
   if (!cluster || !helm) return;
-  const conn = connect('admin', cluster.kubeconfig);
-  const namespace = await freshNamespace(conn, 'cli-helm');
-  const repo = scratchDir('helm-check');
-  const env = helmEnv(path.join(repo, '.home'), cluster.kubeconfig);
-  const created = spawnSync(helm, ['create', 'shop'], { cwd: repo, encoding: 'utf8', env });
-  assert.equal(created.status, 0, created.stderr);
-  const chart = path.join(repo, 'shop');
-  const installed = spawnSync(helm, ['install', 'web', chart, '--kube-context', 'admin', '--namespace', namespace], {
-    cwd: repo,
-    encoding: 'utf8',
-    env,
-  });
-  assert.equal(installed.status, 0, installed.stderr);
-  objectOf(
-    await scale(
-      conn,
-      'kube-controller-manager',
-      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web-shop', namespace } },
-      5,
-    ),
-    'the autoscaler',
-  );
+  const { repo, chart, namespace } = await scaledRelease(cluster, helm, 'cli-helm');
 
   const run = await runCli(
     [

@@ -11,13 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Diagnostic } from 'vscode-languageserver-protocol';
 import { testCluster, type TestClusterInfo } from '../support/env';
 import { startTestServer } from '../support/lsp-client';
-import {
-  clusterCredentials,
-  kubeconfigThroughRecorder,
-  startRecordingProxy,
-  type Exchange,
-  type RecordingProxy,
-} from '../support/recording-proxy';
+import { recordCluster, type Exchange, type RecordingProxy } from '../support/recording-proxy';
 import { apply, configMap, connect, deleteObject, freshNamespace, objectOf } from '../support/seed';
 
 const skip = !testCluster() && process.env.CI !== 'true' && 'no local kube-apiserver: run through npm test';
@@ -34,10 +28,8 @@ describe('a language server started after another reads what the first kept', { 
     const admin = connect('admin', cluster.kubeconfig);
     namespace = await freshNamespace(admin, 'lsp-api-cache');
     objectOf(await apply(admin, 'someone-else', configMap(namespace, 'settings', { color: 'red' })), 'seed');
-    const { ca, token } = clusterCredentials(cluster.kubeconfig, 'admin');
-    proxy = await startRecordingProxy(cluster.server, ca);
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-lsp-api-cache-'));
-    kubeconfig = kubeconfigThroughRecorder(proxy, token, path.join(dir, 'kubeconfig.json'));
+    ({ proxy, kubeconfig } = await recordCluster(cluster, 'admin', path.join(dir, 'kubeconfig.json')));
   });
   after(async () => {
     await deleteObject(connect('admin', cluster.kubeconfig), {

@@ -10,15 +10,15 @@ import { test } from 'node:test';
 import type { Diagnostic } from 'vscode-languageserver-protocol';
 import { requireCluster } from '../support/env';
 import { startTestServer } from '../support/lsp-client';
-import { clusterCredentials, kubeconfigThroughRecorder, startRecordingProxy } from '../support/recording-proxy';
+import { collectionReads, recordCluster } from '../support/recording-proxy';
 import {
   apply,
   configMap,
   connect,
-  create,
-  deleteObject,
-  freshNamespace,
+  createMany,
+  freshNamespaceFor,
   kubectlEdit,
+  numberedConfigMaps,
   objectOf,
 } from '../support/seed';
 
@@ -28,24 +28,16 @@ test('one ConfigMap among three hundred: found, followed by name, the namespace 
   const cluster = requireCluster(t);
   if (!cluster) return;
   const admin = connect('admin');
-  const namespace = await freshNamespace(admin, 'lsp-one-in-many');
-  t.after(() => deleteObject(admin, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }));
-  for (let i = 0; i < 300; i += 25)
-    await Promise.all(
-      Array.from({ length: 25 }, async (_, j) =>
-        objectOf(await create(admin, 'seed', configMap(namespace, `other-${i + j}`, { index: String(i + j) })), 'seed'),
-      ),
-    );
+  const namespace = await freshNamespaceFor(t, admin, 'lsp-one-in-many');
+  await createMany(admin, numberedConfigMaps(namespace, 300));
   const settings = configMap(namespace, 'settings', { mode: 'prod' });
   objectOf(await apply(admin, 'kubectl', settings), 'seed');
   objectOf(await kubectlEdit(admin, settings, { data: { mode: 'debug' } }), 'edit');
 
-  const { ca, token } = clusterCredentials(cluster.kubeconfig, 'admin');
-  const proxy = await startRecordingProxy(cluster.server, ca);
-  t.after(() => proxy.stop());
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-lsp-one-in-many-'));
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const kubeconfig = kubeconfigThroughRecorder(proxy, token, path.join(dir, 'kubeconfig'));
+  const { proxy, kubeconfig } = await recordCluster(cluster, 'admin', path.join(dir, 'kubeconfig'));
+  t.after(() => proxy.stop());
   const server = await startTestServer({ settings: { kubeconfig, fieldManager: 'kubectl' } });
   t.after(() => server.shutdown());
 
@@ -63,16 +55,9 @@ test('one ConfigMap among three hundred: found, followed by name, the namespace 
   const after = await server.diagnosticsUntil(uri, (d) => /live "trace"/.test(conflict(d)?.message ?? ''));
   assert.equal(after.filter((d) => d.code === 'field-conflict').length, 1);
 
-  const collection = `/api/v1/namespaces/${namespace}/configmaps`;
-  const reads = proxy
-    .exchanges()
-    .map((e) => new URL(e.url, 'http://recorded'))
-    .filter((u) => u.pathname === collection);
-  assert.ok(reads.length > 0, 'the ConfigMap was read through the proxy');
-  assert.deepEqual(
-    reads.filter((u) => u.searchParams.get('fieldSelector') !== 'metadata.name=settings').map((u) => u.search),
-    [],
-    'every read of the collection selects the one name',
-  );
-  assert.ok(reads.some((u) => u.searchParams.get('watch') === 'true'));
+  // Every read of the collection selects the one name: a list of it, and its watch.
+  assert.deepEqual([...new Set(collectionReads(proxy, `/api/v1/namespaces/${namespace}/configmaps`))].sort(), [
+    'LIST metadata.name=settings',
+    'WATCH metadata.name=settings',
+  ]);
 });

@@ -17,7 +17,7 @@ import { readAuditEvents, waitForAuditEvent } from '../support/cluster';
 import { requireCluster } from '../support/env';
 import { execKubeconfig } from '../support/exec-kubeconfig';
 import { holdingTheLoop, startTestServer, type TestServer } from '../support/lsp-client';
-import { clusterCredentials, kubeconfigThroughRecorder, startRecordingProxy } from '../support/recording-proxy';
+import { recordCluster } from '../support/recording-proxy';
 import { configMap, connect, create, freshNamespace, objectOf } from '../support/seed';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-polite-'));
@@ -167,9 +167,7 @@ test('the first manifest: the status comes from its first reads, with no probe o
   const admin = connect('admin', cluster.kubeconfig);
   const namespace = await freshNamespace(admin, 'polite-probe');
   objectOf(await create(admin, 'kubectl-create', configMap(namespace, 'app-config', { mode: 'fast' })));
-  const { ca, token } = clusterCredentials(cluster.kubeconfig, 'admin');
-  const proxy = await startRecordingProxy(cluster.server, ca);
-  const kubeconfig = kubeconfigThroughRecorder(proxy, token, path.join(dir, 'probe-kubeconfig'));
+  const { proxy, kubeconfig } = await recordCluster(cluster, 'admin', path.join(dir, 'probe-kubeconfig'));
   const server = await startTestServer({ settings: { kubeconfig, context: 'recorded' } });
   try {
     const uri = 'file:///w/probe.yaml';

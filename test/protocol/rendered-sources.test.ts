@@ -29,7 +29,7 @@ import {
   type KubeObject,
 } from '../support/seed';
 import { requireTool } from '../tools/tools';
-import { helmEnv } from '../support/charts';
+import { scaledRelease } from '../support/charts';
 import { parseAllDocuments } from 'yaml';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { requests, sendRequest, type DocumentStateParams } from '../../server/src/protocol';
@@ -38,37 +38,6 @@ const uriOf = (file: string) => pathToFileURL(file).href;
 const conflicts = (ds: Diagnostic[]) => ds.filter((d) => d.code === 'field-conflict');
 const hoverText = (h: Hover | null) =>
   h && typeof h.contents === 'object' && 'value' in h.contents ? h.contents.value : '';
-
-/** `helm create shop`, installed as release web by Helm 4, then scaled to 5 by an autoscaler. */
-async function scaledRelease(
-  cluster: TestClusterInfo,
-  helm: string,
-  prefix: string,
-): Promise<{ repo: string; chart: string; namespace: string }> {
-  const conn = connect('admin', cluster.kubeconfig);
-  const namespace = await freshNamespace(conn, prefix);
-  const repo = scratchDir(prefix);
-  const env = helmEnv(path.join(repo, '.home'), cluster.kubeconfig);
-  const created = spawnSync(helm, ['create', 'shop'], { cwd: repo, encoding: 'utf8', env });
-  assert.equal(created.status, 0, created.stderr);
-  const chart = path.join(repo, 'shop');
-  const installed = spawnSync(helm, ['install', 'web', chart, '--kube-context', 'admin', '--namespace', namespace], {
-    cwd: repo,
-    encoding: 'utf8',
-    env,
-  });
-  assert.equal(installed.status, 0, installed.stderr);
-  objectOf(
-    await scale(
-      conn,
-      'kube-controller-manager',
-      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web-shop', namespace } },
-      5,
-    ),
-    'the autoscaler',
-  );
-  return { repo, chart, namespace };
-}
 
 /** The chart's YAML files as the editor opens them: every template and values.yaml. */
 function chartDocuments(chart: string): string[] {

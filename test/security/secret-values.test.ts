@@ -17,7 +17,7 @@ import { editorUserAgent } from '../../server/src/lsp/session';
 import { readAuditEvents, waitForAuditEvent, type AuditEvent } from '../support/cluster';
 import { requireCluster } from '../support/env';
 import { startTestServer } from '../support/lsp-client';
-import { clusterCredentials, kubeconfigThroughRecorder, startRecordingProxy } from '../support/recording-proxy';
+import { recordCluster } from '../support/recording-proxy';
 import { apply, connect, create, freshNamespace, objectOf, patch } from '../support/seed';
 import { chartInstalledElsewhere } from '../support/charts';
 import { requireTool } from '../tools/tools';
@@ -92,16 +92,10 @@ test(
     };
     objectOf(await apply(admin, 'kubectl', frozen), 'apply frozen');
 
-    const { ca, token } = clusterCredentials(cluster.kubeconfig, 'admin');
-    const proxy = await startRecordingProxy(cluster.server, ca);
     const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-secret-values-'));
+    const { proxy, kubeconfig } = await recordCluster(cluster, 'admin', path.join(scratch, 'kubeconfig'));
     const since = Date.now() - 1000;
-    const server = await startTestServer({
-      settings: {
-        kubeconfig: kubeconfigThroughRecorder(proxy, token, path.join(scratch, 'kubeconfig')),
-        fieldManager: 'kubectl',
-      },
-    });
+    const server = await startTestServer({ settings: { kubeconfig, fieldManager: 'kubectl' } });
     try {
       const uri = 'file:///w/secrets.yaml';
       const manifest =
@@ -307,10 +301,8 @@ test(
     const { repo, chart, namespace } = await chartInstalledElsewhere(cluster, helm, 'kch-release-records', [
       `dbPassword=${planted}`,
     ]);
-    const { ca, token } = clusterCredentials(cluster.kubeconfig, 'admin');
-    const proxy = await startRecordingProxy(cluster.server, ca);
+    const { proxy, kubeconfig } = await recordCluster(cluster, 'admin', path.join(repo, 'kubeconfig'));
     t.after(() => proxy.stop());
-    const kubeconfig = kubeconfigThroughRecorder(proxy, token, path.join(repo, 'kubeconfig'));
     // No release or namespace named: the editor asks the cluster where the chart is installed.
     const server = await startTestServer({
       settings: { kubeconfig, helmPath: helm },

@@ -21,6 +21,37 @@ export function helmEnv(home: string, kubeconfig?: string): NodeJS.ProcessEnv {
   };
 }
 
+/** `helm create shop`, installed as release web by Helm 4, then scaled to 5 by an autoscaler. */
+export async function scaledRelease(
+  cluster: TestClusterInfo,
+  helm: string,
+  prefix: string,
+): Promise<{ repo: string; chart: string; namespace: string }> {
+  const conn = connect('admin', cluster.kubeconfig);
+  const namespace = await freshNamespace(conn, prefix);
+  const repo = scratchDir(prefix);
+  const env = helmEnv(path.join(repo, '.home'), cluster.kubeconfig);
+  const created = spawnSync(helm, ['create', 'shop'], { cwd: repo, encoding: 'utf8', env });
+  assert.equal(created.status, 0, created.stderr);
+  const chart = path.join(repo, 'shop');
+  const installed = spawnSync(helm, ['install', 'web', chart, '--kube-context', 'admin', '--namespace', namespace], {
+    cwd: repo,
+    encoding: 'utf8',
+    env,
+  });
+  assert.equal(installed.status, 0, installed.stderr);
+  objectOf(
+    await scale(
+      conn,
+      'kube-controller-manager',
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web-shop', namespace } },
+      5,
+    ),
+    'the autoscaler',
+  );
+  return { repo, chart, namespace };
+}
+
 /**
  * `helm create` of a chart whose name no other test's chart has (the cluster is shared, and a chart's
  * releases are recognised by its name), installed as release `web` in a fresh namespace and scaled

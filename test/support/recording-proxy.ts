@@ -2,12 +2,15 @@
 // the Accept, Content-Type and If-None-Match headers, the request's body and the whole answer, watch streams included. The audit log says what the
 // server answered for most requests; it records neither request headers nor watch events, and
 // those are what tell whether a watch could carry a Secret's values. The product reaches it through
-// a kubeconfig whose server is the proxy (`kubeconfigThroughRecorder`).
+// a kubeconfig whose server is the proxy (`kubeconfigThroughRecorder`; `recordCluster` starts both),
+// and `collectionReads` says what it asked of one collection.
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { parse as parseYaml } from 'yaml';
+import type { TestUser } from './seed';
+import type { TestClusterInfo } from './env';
 
 export interface Exchange {
   method: string;
@@ -113,4 +116,46 @@ export function kubeconfigThroughRecorder(proxy: RecordingProxy, token: string, 
     { mode: 0o600 },
   );
   return out;
+}
+
+/**
+ * A recording proxy in front of the test cluster and a kubeconfig at `out` (context `recorded`) that
+ * reaches it as `user`: what a test hands the product to see every request it makes. The caller
+ * stops the proxy.
+ */
+export async function recordCluster(
+  cluster: TestClusterInfo,
+  user: TestUser,
+  out: string,
+): Promise<{ proxy: RecordingProxy; kubeconfig: string; token: string }> {
+  const { ca, token } = clusterCredentials(cluster.kubeconfig, user);
+  const proxy = await startRecordingProxy(cluster.server, ca);
+  return { proxy, kubeconfig: kubeconfigThroughRecorder(proxy, token, out), token };
+}
+
+/** A request to one collection path or to one of its objects' paths, its URL parsed. */
+export interface CollectionRequest {
+  url: URL;
+  exchange: Exchange;
+}
+
+/** The requests made to one collection path (`/api/v1/namespaces/NS/configmaps`) and its objects' paths. */
+export function collectionRequests(proxy: RecordingProxy, collection: string): CollectionRequest[] {
+  return proxy
+    .exchanges()
+    .map((exchange) => ({ url: new URL(exchange.url, 'http://recorded'), exchange }))
+    .filter(({ url }) => url.pathname === collection || url.pathname.startsWith(`${collection}/`));
+}
+
+/** A request to a collection as `LIST`, `LIST metadata.name=x`, `WATCH metadata.name=x` or `GET x`. */
+export function described({ url }: CollectionRequest, collection: string): string {
+  if (url.pathname !== collection) return `GET ${url.pathname.slice(collection.length + 1)}`;
+  const verb = url.searchParams.get('watch') === 'true' ? 'WATCH' : 'LIST';
+  const selector = url.searchParams.get('fieldSelector');
+  return selector ? `${verb} ${selector}` : verb;
+}
+
+/** The reads of a collection, in the order they were made, each described(). */
+export function collectionReads(proxy: RecordingProxy, collection: string): string[] {
+  return collectionRequests(proxy, collection).map((r) => described(r, collection));
 }

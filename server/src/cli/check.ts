@@ -180,43 +180,35 @@ export async function runCheck(
   // helm each is a tool-missing warning on its Chart.yaml, not judged, and the rest is still checked
   // (docs/cli-input.md).
   const charts: string[] = [];
+  const checkCharts = async (request: HelmCheckRequest) => {
+    const helm = await checkHelmCharts(request, reads, settings.severity, verifier, defined);
+    if (helm.ok) {
+      objects.push(...helm.objects);
+      charts.push(...helm.charts.map(toSlashes));
+    }
+    return helm;
+  };
   let helmApply: Pick<AnalysisSettings, 'fieldManager' | 'applyMode'> | undefined;
   if (rendering.helm && rendering.helm.charts.length > 0) {
-    const helm = await checkHelmCharts(
-      { ...rendering.helm, settings: rendering.settings },
-      reads,
-      settings.severity,
-      verifier,
-      defined,
-    );
+    const helm = await checkCharts({ ...rendering.helm, settings: rendering.settings });
     if (!helm.ok) return helm;
-    objects.push(...helm.objects);
-    charts.push(...helm.charts.map(toSlashes));
     helmApply = helm.apply;
   }
   const unnamed = [
     ...new Set([...kinds.values()].flatMap((k) => (k.kind === 'helm-chart' ? [toSlashes(topChart(k.chart))] : []))),
   ].filter((c) => !charts.includes(c));
   if (rendering.helm && unnamed.length > 0) {
-    const helm = await checkHelmCharts(
-      {
-        charts: unnamed,
-        valuesFiles: [],
-        namespace: rendering.helm.namespace,
-        ...(rendering.helm.named?.namespace !== undefined
-          ? { named: { namespace: rendering.helm.named.namespace } }
-          : {}),
-        settings: rendering.settings,
-        withoutHelm: 'finding',
-      },
-      reads,
-      settings.severity,
-      verifier,
-      defined,
-    );
+    const helm = await checkCharts({
+      charts: unnamed,
+      valuesFiles: [],
+      namespace: rendering.helm.namespace,
+      ...(rendering.helm.named?.namespace !== undefined
+        ? { named: { namespace: rendering.helm.named.namespace } }
+        : {}),
+      settings: rendering.settings,
+      withoutHelm: 'finding',
+    });
     if (!helm.ok) return helm;
-    objects.push(...helm.objects);
-    charts.push(...helm.charts.map(toSlashes));
   }
   // Every plain object's facts asked for at once: the kinds' lists and schemas are then read side by
   // side, not one kind's round trips after another's. They are judged in order as they arrive.

@@ -2,7 +2,6 @@
 // needs read from disk: the Chart.yaml and kustomization files in the folders above each file, so
 // that `check chart/templates/deployment.yaml` knows it names a template even when the chart's
 // other files are not named.
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   classifyFiles,
@@ -13,7 +12,7 @@ import {
   type KnownFile,
 } from '../core/sources/file-kinds';
 import { readTextFile, stdinTarget } from './files';
-import { isRegularFile, toSlashes } from '../render/paths';
+import { folderEntries, isRegularFile, toSlashes } from '../render/paths';
 
 const CONTEXT_NAMES = ['Chart.yaml', ...kustomizationFileNames];
 /** Folders above a file that are searched for a chart or a kustomization. */
@@ -138,13 +137,7 @@ export function findKustomizations(
     const next: string[] = [];
     for (const dir of queue) {
       if (visited++ >= limits.directories) return found;
-      let entries: fs.Dirent[];
-      try {
-        entries = fs.readdirSync(dir, { withFileTypes: true });
-      } catch {
-        continue;
-      }
-      for (const e of entries) {
+      for (const e of folderEntries(dir)) {
         const full = path.join(dir, e.name);
         if (e.isDirectory()) {
           if (!e.name.startsWith('.') && !skippedFolders.has(e.name)) next.push(full);

@@ -262,6 +262,14 @@ export class LiveObjects {
     const resource = await this.discovery.resolve(ref.apiVersion, ref.kind);
     entry.resolving = false;
     if (this.disposed || this.unresolved.get(key) !== entry) return;
+    const failed = (problem: ClusterProblem): void =>
+      this.emit({
+        apiVersion: ref.apiVersion,
+        kind: ref.kind,
+        namespace: ref.namespace ?? '',
+        name: ref.name,
+        state: { state: 'failed', problem },
+      });
     if (!resource.ok) {
       const unchanged =
         entry.problem?.kind === resource.problem.kind && entry.problem.message === resource.problem.message;
@@ -279,14 +287,7 @@ export class LiveObjects {
         timer.unref?.();
         this.retryTimers.add(timer);
       }
-      if (unchanged) return;
-      this.emit({
-        apiVersion: ref.apiVersion,
-        kind: ref.kind,
-        namespace: ref.namespace ?? '',
-        name: ref.name,
-        state: { state: 'failed', problem: resource.problem },
-      });
+      if (!unchanged) failed(resource.problem);
       return;
     }
     const placed = this.locate(ref, resource.value);
@@ -294,13 +295,7 @@ export class LiveObjects {
       // Kept as unresolved with its problem: asking again answers at once, without a request.
       entry.problem = placed.problem;
       entry.at = Date.now();
-      this.emit({
-        apiVersion: ref.apiVersion,
-        kind: ref.kind,
-        namespace: ref.namespace ?? '',
-        name: ref.name,
-        state: { state: 'failed', problem: placed.problem },
-      });
+      failed(placed.problem);
       return;
     }
     this.unresolved.delete(key);
@@ -374,13 +369,18 @@ type CollectionMode = 'listWatch' | 'relist';
  */
 type NameMethod = 'select' | 'get';
 
-/** One name read on its own, with its answer and, in the editor, the watch that keeps it current. */
-interface NameRead {
-  state: LiveObjectState;
-  /** Where its watch resumes; undefined when it must be read again first. */
+/** Where a watch stands: the whole collection's, or one name's. */
+interface WatchCursor {
+  /** Where the watch resumes; undefined when it must be listed (or read) again first. */
   resourceVersion: string | undefined;
-  running: boolean;
+  /** The open watch, for a stop or a restart to cut. */
   stream: { abort(): void } | undefined;
+}
+
+/** One name read on its own, with its answer and, in the editor, the watch that keeps it current. */
+interface NameRead extends WatchCursor {
+  state: LiveObjectState;
+  running: boolean;
   timer: NodeJS.Timeout | undefined;
   wake: (() => void) | undefined;
 }
@@ -469,7 +469,7 @@ class Collection {
   private knownSize: number | undefined;
   private synced = false;
   private stopped = false;
-  private resourceVersion: string | undefined;
+  private readonly cursor: WatchCursor = { resourceVersion: undefined, stream: undefined };
   /** By name, with the time each version arrived. */
   private readonly objects = new Map<string, { object: JsonObject; observedAt: number }>();
   /** When the collection last learnt something (a list, an event): the time of an `absent`. */
@@ -485,7 +485,6 @@ class Collection {
   /** Names asked for in this pass, read when it has run (joinNames). */
   private readonly joining = new Set<string>();
   private readonly waiters = new Set<() => void>();
-  private stream: { abort(): void } | undefined;
   private timer: NodeJS.Timeout | undefined;
   private wake: (() => void) | undefined;
   private generation = 0;
@@ -521,14 +520,14 @@ class Collection {
 
   restart(): void {
     this.generation++;
-    this.resourceVersion = undefined;
+    this.cursor.resourceVersion = undefined;
     this.mode = 'listWatch';
     this.listRefused = false;
     this.nameWatchRefused = false;
     this.knownSize = undefined;
     this.nameMethod = this.options.follow ? 'select' : 'get';
-    this.stream?.abort();
-    this.stream = undefined;
+    this.cursor.stream?.abort();
+    this.cursor.stream = undefined;
     this.wake?.();
     // Every name is read again; what it answered stays known until then.
     for (const [name, read] of this.byName) {
@@ -547,7 +546,7 @@ class Collection {
   stop(): void {
     this.stopped = true;
     this.generation++;
-    this.stream?.abort();
+    this.cursor.stream?.abort();
     if (this.timer) clearTimeout(this.timer);
     this.wake?.();
     for (const read of this.byName.values()) this.endName(read);
@@ -913,52 +912,13 @@ class Collection {
   private async watchName(name: string, read: NameRead): Promise<'ended' | 'forbidden' | 'failed'> {
     const selector = nameSelector(this.resource, name);
     if (!selector.ok || read.resourceVersion === undefined) return 'failed';
-    const query: Record<string, string> = {
-      watch: 'true',
-      allowWatchBookmarks: 'true',
-      fieldSelector: selector.value,
-      resourceVersion: read.resourceVersion,
-      timeoutSeconds: String(300 + Math.floor(Math.random() * 300)),
-    };
-    let gone = false;
-    const handle = this.transport.stream(
-      { method: 'GET', path: this.path, query, ...this.accept('object'), purpose: this.purpose('watch') },
-      (line) => {
-        if (this.onNameEvent(name, read, line) === 'gone') {
-          gone = true;
-          handle.abort();
-        }
-      },
-    );
-    read.stream = handle;
-    const outcome = await handle.finished;
-    if (read.stream === handle) read.stream = undefined;
-    if (gone) {
-      read.resourceVersion = undefined;
-      return 'ended';
-    }
-    if (outcome === 'ended') return 'ended';
-    const problem = classifyFailure(outcome, { method: 'GET', path: this.path, ...this.purpose('watch') });
-    if (problem.kind === 'forbidden') return 'forbidden';
-    // As for the whole collection's watch: a refused watch starts again from a new read.
-    if (outcome.kind === 'response' && problem.kind !== 'unauthenticated') read.resourceVersion = undefined;
-    return 'failed';
-  }
-
-  private onNameEvent(name: string, read: NameRead, line: string): 'gone' | undefined {
-    const event = parseJson(line);
-    if (!isJsonObject(event) || !isJsonObject(event.object)) return undefined;
-    if (event.type === 'ERROR') return 'gone';
-    const raw = event.object;
-    const metadata = isJsonObject(raw.metadata) ? raw.metadata : {};
-    if (typeof metadata.resourceVersion === 'string') read.resourceVersion = metadata.resourceVersion;
-    if (event.type === 'BOOKMARK') return undefined;
-    const object = this.arrived(raw);
-    if (nameOf(object) !== name) return undefined;
-    if (event.type === 'DELETED') this.settleName(name, read, { state: 'absent', observedAt: Date.now() });
-    else if (event.type === 'ADDED' || event.type === 'MODIFIED')
-      this.settleName(name, read, { state: 'exists', object, observedAt: Date.now() });
-    return undefined;
+    const watched = await this.watchFrom(read, { fieldSelector: selector.value }, (type, object) => {
+      if (nameOf(object) !== name) return;
+      if (type === 'DELETED') this.settleName(name, read, { state: 'absent', observedAt: Date.now() });
+      else if (type === 'ADDED' || type === 'MODIFIED')
+        this.settleName(name, read, { state: 'exists', object, observedAt: Date.now() });
+    });
+    return typeof watched === 'string' ? watched : 'failed';
   }
 
   private sleepName(read: NameRead, ms: number): Promise<void> {
@@ -980,7 +940,7 @@ class Collection {
     let backoff = this.options.initialBackoffMs;
     const live = (): boolean => !this.stopped && generation === this.generation && this.strategy === 'whole';
     while (live()) {
-      if (this.resourceVersion === undefined || this.mode === 'relist') {
+      if (this.cursor.resourceVersion === undefined || this.mode === 'relist') {
         const listed = await this.list(generation);
         if (!live()) return;
         if (listed === 'forbidden') {
@@ -1078,7 +1038,7 @@ class Collection {
       this.objects.set(name, same ? before : { object, observedAt: now });
     }
     this.observedAt = now;
-    this.resourceVersion = listVersion || undefined;
+    this.cursor.resourceVersion = listVersion || undefined;
     this.synced = true;
     this.problem = undefined;
     // The list answers every name now: the names read on their own stop.
@@ -1095,63 +1055,74 @@ class Collection {
   }
 
   private async watch(): Promise<'ended' | 'forbidden' | 'failed'> {
+    const watched = await this.watchFrom(this.cursor, {}, (type, object) => {
+      const name = nameOf(object);
+      if (!name) return;
+      this.observedAt = Date.now();
+      if (type === 'DELETED') this.objects.delete(name);
+      else if (type === 'ADDED' || type === 'MODIFIED') this.objects.set(name, { object, observedAt: this.observedAt });
+      this.notify([name]);
+    });
+    if (typeof watched === 'string') return watched;
+    this.problem = watched;
+    return 'failed';
+  }
+
+  /**
+   * One WATCH of the collection, or of the names `selection` selects, from the cursor's
+   * resourceVersion (from now when it has none): the whole collection's and each name's watch alike.
+   * Each event's object comes to `onEvent` as it arrived(); the cursor follows every event's
+   * resourceVersion (bookmarks' too) and holds the open stream. It ends as the server ends it
+   * ('ended': resume from the cursor), is refused ('forbidden'), or fails (the problem).
+   */
+  private async watchFrom(
+    cursor: WatchCursor,
+    selection: Record<string, string>,
+    onEvent: (type: unknown, object: JsonObject) => void,
+  ): Promise<'ended' | 'forbidden' | ClusterProblem> {
     const query: Record<string, string> = {
       watch: 'true',
       allowWatchBookmarks: 'true',
+      ...selection,
       // Like client-go's reflector: a random 5-10 minute server-side timeout spreads reconnects.
       timeoutSeconds: String(300 + Math.floor(Math.random() * 300)),
     };
-    if (this.resourceVersion) query.resourceVersion = this.resourceVersion;
+    if (cursor.resourceVersion) query.resourceVersion = cursor.resourceVersion;
     let gone = false;
     // Watch events carry single objects: the object form of the metadata-only Accept.
     const handle = this.transport.stream(
       { method: 'GET', path: this.path, query, ...this.accept('object'), purpose: this.purpose('watch') },
       (line) => {
-        if (this.onEvent(line) === 'gone') {
+        const event = parseJson(line);
+        if (!isJsonObject(event) || !isJsonObject(event.object)) return;
+        if (event.type === 'ERROR') {
+          // The server ends the watch with a Status: mostly 410 Expired (the resourceVersion left the
+          // watch cache), also "Too large resource version" after a restore. A relist is right for both
+          // (client-go's reflector relists on these); for a rarer error it costs one list.
           gone = true;
           handle.abort();
+          return;
         }
+        const raw = event.object;
+        const metadata = isJsonObject(raw.metadata) ? raw.metadata : {};
+        if (typeof metadata.resourceVersion === 'string') cursor.resourceVersion = metadata.resourceVersion;
+        if (event.type !== 'BOOKMARK') onEvent(event.type, this.arrived(raw));
       },
     );
-    this.stream = handle;
+    cursor.stream = handle;
     const outcome = await handle.finished;
-    if (this.stream === handle) this.stream = undefined;
+    if (cursor.stream === handle) cursor.stream = undefined;
     if (gone) {
-      this.resourceVersion = undefined;
+      cursor.resourceVersion = undefined;
       return 'ended';
     }
     if (outcome === 'ended') return 'ended';
     const problem = classifyFailure(outcome, { method: 'GET', path: this.path, ...this.purpose('watch') });
     if (problem.kind === 'forbidden') return 'forbidden';
     // A refused watch (410 Gone, 504 "Too large resource version", ...) will not succeed from the
-    // same resourceVersion: relist. A dropped connection resumes from it.
-    if (outcome.kind === 'response' && problem.kind !== 'unauthenticated') this.resourceVersion = undefined;
-    this.problem = problem;
-    return 'failed';
-  }
-
-  private onEvent(line: string): 'gone' | undefined {
-    const event = parseJson(line);
-    if (!isJsonObject(event) || !isJsonObject(event.object)) return undefined;
-    const raw = event.object;
-    if (event.type === 'ERROR') {
-      // The server ends the watch with a Status: mostly 410 Expired (the resourceVersion left the
-      // watch cache), also "Too large resource version" after a restore. A relist is right for both
-      // (client-go's reflector relists on these); for a rarer error it costs one list.
-      return 'gone';
-    }
-    const metadata = isJsonObject(raw.metadata) ? raw.metadata : {};
-    if (typeof metadata.resourceVersion === 'string') this.resourceVersion = metadata.resourceVersion;
-    if (event.type === 'BOOKMARK') return undefined;
-    const object = this.arrived(raw);
-    const name = nameOf(object);
-    if (!name) return undefined;
-    this.observedAt = Date.now();
-    if (event.type === 'DELETED') this.objects.delete(name);
-    else if (event.type === 'ADDED' || event.type === 'MODIFIED')
-      this.objects.set(name, { object, observedAt: this.observedAt });
-    this.notify([name]);
-    return undefined;
+    // same resourceVersion: relist (or read the name again). A dropped connection resumes from it.
+    if (outcome.kind === 'response' && problem.kind !== 'unauthenticated') cursor.resourceVersion = undefined;
+    return problem;
   }
 
   /**

@@ -23,6 +23,7 @@ import {
 } from '../core/sources/helm-release';
 import type { RenderTarget } from '../core/sources/source-map';
 import type { RenderProblem, RenderResult, RenderSettings } from './renderer';
+import { folderEntries } from './paths';
 import { runTool, toolOptions } from './run-tool';
 import { readSmallText } from './small-file';
 
@@ -248,13 +249,7 @@ export function readChartFiles(root: string): Map<string, string> {
   const files = new Map<string, string>();
   const visit = (dir: string, depth: number) => {
     if (depth > 8 || files.size >= MAX_CHART_FILES) return;
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
+    for (const e of folderEntries(dir)) {
       const p = path.join(dir, e.name);
       // Links are not followed: a chart's files are its own.
       if (e.isDirectory()) {
@@ -287,13 +282,7 @@ export function unsafeChartFiles(root: string): string[] {
   const gits: string[] = [];
   let seen = 0;
   const visit = (dir: string, depth: number): void => {
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
+    for (const e of folderEntries(dir)) {
       if (++seen > MAX_LINK_SCAN) return;
       const p = path.join(dir, e.name);
       if (e.name === '.git') gits.push(toSlash(path.relative(root, p)));

@@ -30,6 +30,15 @@ export function isInsideReally(p: string, dir: string): boolean {
   }
 }
 
+/** The entries of the folder `dir`; none when it cannot be read. */
+export function folderEntries(dir: string): fs.Dirent[] {
+  try {
+    return fs.readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+}
+
 /** The platform's separators as `/`: source maps and file kinds speak `/`-separated paths. */
 export function toSlashes(p: string): string {
   return p.split(path.sep).join('/');

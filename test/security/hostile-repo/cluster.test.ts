@@ -31,12 +31,7 @@ import { requireCluster, type TestClusterInfo } from '../../support/env';
 import { execKubeconfig } from '../../support/exec-kubeconfig';
 import { startFaultProxy } from '../../support/fault-proxy';
 import { holdingTheLoop, startTestServer } from '../../support/lsp-client';
-import {
-  clusterCredentials,
-  kubeconfigThroughRecorder,
-  startRecordingProxy,
-  type Exchange,
-} from '../../support/recording-proxy';
+import { recordCluster, type Exchange } from '../../support/recording-proxy';
 import { clientSideApply, connect, freshNamespace, objectOf } from '../../support/seed';
 
 const scratch = scratchDir('hostile-cluster');
@@ -465,9 +460,7 @@ test(
       `---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: frozen\n  namespace: ${namespace}\ntype: Opaque\nimmutable: true\n`;
     const manifest = manifestFile('secrets.yaml', manifestText);
 
-    const { ca, token } = clusterCredentials(cluster.kubeconfig, 'admin');
-    const proxy = await startRecordingProxy(cluster.server, ca);
-    const kubeconfig = kubeconfigThroughRecorder(proxy, token, path.join(scratch, 'recorded.kubeconfig'));
+    const { proxy, kubeconfig } = await recordCluster(cluster, 'admin', path.join(scratch, 'recorded.kubeconfig'));
     const secretExchanges = () => proxy.exchanges().filter((e) => /\/secrets([/?]|$)/.test(e.url));
     const answered = (e: Exchange) => e.status !== undefined;
     try {

@@ -17,7 +17,7 @@ import { runTool } from '../../../server/src/render/run-tool';
 import { runCli, scratchDir, writeFiles } from '../../cli/cli-process';
 import { requireCluster, type TestClusterInfo } from '../../support/env';
 import { startTestServer } from '../../support/lsp-client';
-import { clusterCredentials, kubeconfigThroughRecorder, startRecordingProxy } from '../../support/recording-proxy';
+import { recordCluster } from '../../support/recording-proxy';
 import { apply, connect, freshNamespace, objectOf } from '../../support/seed';
 import { requireTool } from '../../tools/tools';
 
@@ -463,10 +463,12 @@ test('held: lookup in a chart does not reach the cluster (helm template has no c
     }),
     'the Secret',
   );
-  const { ca, token } = clusterCredentials(cluster.kubeconfig, 'admin');
-  const proxy = await startRecordingProxy(cluster.server, ca);
+  const { proxy, kubeconfig } = await recordCluster(
+    cluster,
+    'admin',
+    path.join(scratchDir('lookup-kubeconfig'), 'config'),
+  );
   t.after(() => proxy.stop());
-  const kubeconfig = kubeconfigThroughRecorder(proxy, token, path.join(scratchDir('lookup-kubeconfig'), 'config'));
   const repo = scratchDir('hostile-lookup');
   writeFiles(repo, {
     'shop/Chart.yaml': 'apiVersion: v2\nname: shop\nversion: 0.1.0\n',

@@ -8,32 +8,27 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
-import {
-  createClusterConnection,
-  type ClusterConnection,
-  type LiveObjectChange,
-  type LiveObjectState,
-} from '../../../server/src/cluster';
+import { createClusterConnection, type ClusterConnection } from '../../../server/src/cluster';
 import { requireCluster, type TestClusterInfo } from '../../support/env';
+import { existing, nextChange, plantedSecret } from '../../support/live-objects';
 import {
-  clusterCredentials,
-  kubeconfigThroughRecorder,
-  startRecordingProxy,
-  type Exchange,
+  collectionReads,
+  collectionRequests,
+  described,
+  recordCluster,
   type RecordingProxy,
 } from '../../support/recording-proxy';
 import {
   apply,
-  clientSideApply,
   configMap,
   connect,
-  create,
-  deleteObject,
+  createMany,
   freshNamespace,
+  freshNamespaceFor,
   kubectlEdit,
+  numberedConfigMaps,
   objectOf,
   patch,
-  type Connection,
   type KubeObject,
 } from '../../support/seed';
 
@@ -44,10 +39,8 @@ async function recorded(
   user: 'admin' | 'viewer' | 'stranger',
   follow: boolean,
 ): Promise<{ c: ClusterConnection; proxy: RecordingProxy }> {
-  const { ca, token } = clusterCredentials(cluster.kubeconfig, user);
-  const proxy = await startRecordingProxy(cluster.server, ca);
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-by-name-'));
-  const kubeconfig = kubeconfigThroughRecorder(proxy, token, path.join(scratch, 'kubeconfig'));
+  const { proxy, kubeconfig } = await recordCluster(cluster, user, path.join(scratch, 'kubeconfig'));
   const c = await createClusterConnection(
     { kubeconfig },
     { userAgent: 'kch-cluster-layer-test', liveObjects: { follow } },
@@ -60,66 +53,14 @@ async function recorded(
   return { c, proxy };
 }
 
-/** A namespace of hundreds of objects is deleted when its test is done. */
-async function bigNamespace(t: TestContext, admin: Connection, prefix: string): Promise<string> {
-  const namespace = await freshNamespace(admin, prefix);
-  t.after(() => deleteObject(admin, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }));
-  return namespace;
-}
-
-/** Many objects at once, twenty-five requests at a time. */
-async function createMany(admin: Connection, objects: KubeObject[]): Promise<void> {
-  for (let i = 0; i < objects.length; i += 25)
-    await Promise.all(objects.slice(i, i + 25).map(async (o) => objectOf(await create(admin, 'seed', o), 'seed')));
-}
-
-/** The requests made to one collection path (its objects' own paths apart), each as verb and query. */
-function collectionRequests(proxy: RecordingProxy, collection: string): { url: URL; exchange: Exchange }[] {
-  return proxy
-    .exchanges()
-    .map((exchange) => ({ url: new URL(exchange.url, 'http://recorded'), exchange }))
-    .filter(({ url }) => url.pathname === collection || url.pathname.startsWith(`${collection}/`));
-}
-
-/** `LIST`, `LIST metadata.name=x`, `WATCH metadata.name=x`, `GET x`. */
-function described({ url }: { url: URL }, collection: string): string {
-  if (url.pathname !== collection) return `GET ${url.pathname.slice(collection.length + 1)}`;
-  const verb = url.searchParams.get('watch') === 'true' ? 'WATCH' : 'LIST';
-  const selector = url.searchParams.get('fieldSelector');
-  return selector ? `${verb} ${selector}` : verb;
-}
-
-function exists(state: LiveObjectState): KubeObject {
-  assert.equal(state.state, 'exists', JSON.stringify(state));
-  return (state as { object: unknown }).object as KubeObject;
-}
-
-function nextChange(c: ClusterConnection, predicate: (change: LiveObjectChange) => boolean): Promise<LiveObjectChange> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      sub.dispose();
-      reject(new Error('no matching change within 10 s'));
-    }, 10_000);
-    const sub = c.onObjectChange((change) => {
-      if (!predicate(change)) return;
-      clearTimeout(timer);
-      sub.dispose();
-      resolve(change);
-    });
-  });
-}
-
-const others = (namespace: string, count: number, prefix = 'other'): KubeObject[] =>
-  Array.from({ length: count }, (_, i) => configMap(namespace, `${prefix}-${i}`, { index: String(i) }));
-
 describe('live objects read by name', () => {
   test('one ConfigMap among five hundred: the check GETs it, the editor selects and watches its name, nobody lists the namespace', async (t) => {
     const cluster = requireCluster(t);
     if (!cluster) return;
     const admin = connect('admin');
-    const namespace = await bigNamespace(t, admin, 'kch-by-name');
+    const namespace = await freshNamespaceFor(t, admin, 'kch-by-name');
     // More than one page of a list (500), so that a list would show; the ConfigMap has a history.
-    await createMany(admin, others(namespace, 520));
+    await createMany(admin, numberedConfigMaps(namespace, 520));
     const settings = configMap(namespace, 'settings', { mode: 'prod', level: 'info' });
     objectOf(await apply(admin, 'kubectl', settings), 'seed');
     objectOf(await kubectlEdit(admin, settings, { data: { mode: 'debug' } }), 'edit');
@@ -128,21 +69,16 @@ describe('live objects read by name', () => {
 
     const check = await recorded(t, cluster, 'viewer', false);
     await check.c.expectObjects([ref, { ...ref, name: 'not-created-yet' }]);
-    const live = exists(await check.c.getObject(ref));
+    const live = existing(await check.c.getObject(ref));
     assert.deepEqual(
       live.metadata.managedFields?.map((m) => m.manager),
       ['kubectl', 'kubectl-edit'],
     );
     assert.equal((await check.c.getObject({ ...ref, name: 'not-created-yet' })).state, 'absent');
-    assert.deepEqual(
-      collectionRequests(check.proxy, collection)
-        .map((r) => described(r, collection))
-        .sort(),
-      ['GET not-created-yet', 'GET settings'],
-    );
+    assert.deepEqual(collectionReads(check.proxy, collection).sort(), ['GET not-created-yet', 'GET settings']);
 
     const editor = await recorded(t, cluster, 'viewer', true);
-    exists(await editor.c.getObject(ref));
+    existing(await editor.c.getObject(ref));
     assert.equal((await editor.c.getObject({ ...ref, name: 'not-created-yet' })).state, 'absent');
     // Another manager's edit reaches the editor through the watch of that one name.
     const edited = nextChange(
@@ -152,13 +88,12 @@ describe('live objects read by name', () => {
     );
     objectOf(await kubectlEdit(admin, settings, { data: { mode: 'trace' } }), 'edit');
     await edited;
-    assert.deepEqual(exists(editor.c.peekObject(ref)).data, { mode: 'trace', level: 'info' });
+    assert.deepEqual(existing(editor.c.peekObject(ref)).data, { mode: 'trace', level: 'info' });
     // A name created after it was found absent arrives the same way.
     const created = nextChange(editor.c, (ch) => ch.name === 'not-created-yet' && ch.state.state === 'exists');
     objectOf(await apply(admin, 'helm', configMap(namespace, 'not-created-yet', { a: 'b' })), 'create');
     await created;
-    const requests = collectionRequests(editor.proxy, collection).map((r) => described(r, collection));
-    assert.deepEqual([...new Set(requests)].sort(), [
+    assert.deepEqual([...new Set(collectionReads(editor.proxy, collection))].sort(), [
       'LIST metadata.name=not-created-yet',
       'LIST metadata.name=settings',
       'WATCH metadata.name=not-created-yet',
@@ -182,22 +117,22 @@ describe('live objects read by name', () => {
         all.value.some((o) => (o.metadata as { name?: unknown }).name === n),
       ),
     );
-    assert.ok(collectionRequests(editor.proxy, collection).some((r) => described(r, collection) === 'LIST'));
+    assert.ok(collectionReads(editor.proxy, collection).includes('LIST'));
   });
 
   test('twenty names of a collection twenty-five times their number: the first page ends the list, the rest are read by name', async (t) => {
     const cluster = requireCluster(t);
     if (!cluster) return;
     const admin = connect('admin');
-    const namespace = await bigNamespace(t, admin, 'kch-by-name-page');
-    await createMany(admin, others(namespace, 510));
+    const namespace = await freshNamespaceFor(t, admin, 'kch-by-name-page');
+    await createMany(admin, numberedConfigMaps(namespace, 510));
     const collection = `/api/v1/namespaces/${namespace}/configmaps`;
     const names = Array.from({ length: 20 }, (_, i) => `other-${i * 25}`);
     const check = await recorded(t, cluster, 'viewer', false);
     await check.c.expectObjects(names.map((name) => ({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name })));
     for (const name of names)
       assert.equal(
-        exists(await check.c.getObject({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name })).metadata.name,
+        existing(await check.c.getObject({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name })).metadata.name,
         name,
       );
     const requests = collectionRequests(check.proxy, collection);
@@ -224,8 +159,8 @@ describe('live objects read by name', () => {
     const cluster = requireCluster(t);
     if (!cluster) return;
     const admin = connect('admin');
-    const namespace = await bigNamespace(t, admin, 'kch-by-name-many');
-    await createMany(admin, others(namespace, 200, 'web'));
+    const namespace = await freshNamespaceFor(t, admin, 'kch-by-name-many');
+    await createMany(admin, numberedConfigMaps(namespace, 200, 'web'));
     const collection = `/api/v1/namespaces/${namespace}/configmaps`;
     const refs = Array.from({ length: 200 }, (_, i) => ({
       apiVersion: 'v1',
@@ -235,11 +170,8 @@ describe('live objects read by name', () => {
     }));
     const check = await recorded(t, cluster, 'viewer', false);
     await check.c.expectObjects(refs);
-    for (const ref of refs) exists(await check.c.getObject(ref));
-    assert.deepEqual(
-      collectionRequests(check.proxy, collection).map((r) => described(r, collection)),
-      ['LIST'],
-    );
+    for (const ref of refs) existing(await check.c.getObject(ref));
+    assert.deepEqual(collectionReads(check.proxy, collection), ['LIST']);
   });
 
   test('a user who may get but not list still gets answers, by GET', async (t) => {
@@ -269,11 +201,11 @@ describe('live objects read by name', () => {
     const ref = { apiVersion: 'v1', kind: 'ConfigMap', namespace, name: 'settings' };
 
     const check = await recorded(t, cluster, 'stranger', false);
-    assert.deepEqual(exists(await check.c.getObject(ref)).data, { mode: 'prod' });
+    assert.deepEqual(existing(await check.c.getObject(ref)).data, { mode: 'prod' });
     assert.equal((await check.c.getObject({ ...ref, name: 'missing' })).state, 'absent');
 
     const editor = await recorded(t, cluster, 'stranger', true);
-    assert.deepEqual(exists(await editor.c.getObject(ref)).data, { mode: 'prod' });
+    assert.deepEqual(existing(await editor.c.getObject(ref)).data, { mode: 'prod' });
     assert.equal((await editor.c.getObject({ ...ref, name: 'missing' })).state, 'absent');
     const refused = collectionRequests(editor.proxy, collection).filter((r) => r.exchange.status === 403);
     assert.deepEqual(
@@ -294,17 +226,10 @@ describe('live objects read by name', () => {
     const admin = connect('admin');
     const namespace = await freshNamespace(admin, 'kch-by-name-secret');
     const value = Buffer.from('by-name-secret-value').toString('base64');
-    const secret: KubeObject = {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'db', namespace },
-      type: 'Opaque',
-      data: { password: value },
-    };
-    objectOf(await clientSideApply(admin, secret), 'seed');
+    const secret = await plantedSecret(admin, namespace, { password: value });
     const editor = await recorded(t, cluster, 'viewer', true);
     const ref = { apiVersion: 'v1', kind: 'Secret', namespace, name: 'db' };
-    const live = exists(await editor.c.getObject(ref));
+    const live = existing(await editor.c.getObject(ref));
     assert.ok(JSON.stringify(live.metadata.managedFields).includes('f:password'));
     const newValue = Buffer.from('rotated-by-name-value').toString('base64');
     const changed = nextChange(editor.c, (ch) => ch.name === 'db' && ch.state.state === 'exists');

@@ -10,6 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createClusterConnection, type ClusterConnection, type LiveObjectChange } from '../../../server/src/cluster';
+import { nextChange } from '../../support/live-objects';
 
 interface FakeApi {
   port: number;
@@ -175,24 +176,9 @@ function modify(api: FakeApi, name: string, value: string): void {
       watcher.write(JSON.stringify({ type, object: configMap(object) }) + '\n');
 }
 
-function waitForChange(
-  connection: ClusterConnection,
-  predicate: (c: LiveObjectChange) => boolean,
-  timeoutMs = 5_000,
-): Promise<LiveObjectChange> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      subscription.dispose();
-      reject(new Error('no change event in time'));
-    }, timeoutMs);
-    const subscription = connection.onObjectChange((change) => {
-      if (!predicate(change)) return;
-      clearTimeout(timer);
-      subscription.dispose();
-      resolve(change);
-    });
-  });
-}
+/** The fake server's events come at once: five seconds is long. */
+const waitForChange = (connection: ClusterConnection, predicate: (c: LiveObjectChange) => boolean) =>
+  nextChange(connection, predicate, 5_000);
 
 function valueOf(change: LiveObjectChange): string | undefined {
   return change.state.state === 'exists' ? (change.state.object.data as { value: string }).value : undefined;

@@ -6,17 +6,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, test } from 'node:test';
-import {
-  createClusterConnection,
-  type ClusterConnection,
-  type LiveObjectChange,
-  type LiveObjectState,
-} from '../../../server/src/cluster';
+import { createClusterConnection, type ClusterConnection } from '../../../server/src/cluster';
 import { requireCluster, type TestClusterInfo } from '../../support/env';
 import { startFaultProxy } from '../../support/fault-proxy';
+import { existing, nextChange, plantedSecret } from '../../support/live-objects';
 import {
   apply,
-  clientSideApply,
   configMap,
   connect,
   deleteObject,
@@ -48,30 +43,6 @@ function refOf(obj: KubeObject): { apiVersion: string; kind: string; name: strin
   };
 }
 
-function objectOfState(state: LiveObjectState): KubeObject {
-  assert.equal(state.state, 'exists', JSON.stringify(state));
-  return (state as { object: unknown }).object as KubeObject;
-}
-
-function nextChange(
-  c: ClusterConnection,
-  predicate: (change: LiveObjectChange) => boolean,
-  timeoutMs = 10_000,
-): Promise<LiveObjectChange> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      sub.dispose();
-      reject(new Error(`no matching change within ${timeoutMs} ms`));
-    }, timeoutMs);
-    const sub = c.onObjectChange((change) => {
-      if (!predicate(change)) return;
-      clearTimeout(timer);
-      sub.dispose();
-      resolve(change);
-    });
-  });
-}
-
 describe('live objects', () => {
   test('an existing object comes with its managedFields; a missing one is absent, not an error', async (t) => {
     const cluster = requireCluster(t);
@@ -84,7 +55,7 @@ describe('live objects', () => {
     objectOf(await kubectlEdit(admin, settings, { data: { mode: 'debug' } }), 'edit');
 
     const c = await viewer(cluster);
-    const live = objectOfState(await c.getObject(refOf(settings)));
+    const live = existing(await c.getObject(refOf(settings)));
     assert.deepEqual(
       live.metadata.managedFields?.map((m) => [m.manager, m.operation]),
       [
@@ -109,7 +80,7 @@ describe('live objects', () => {
     if (!cluster) return;
     const c = await viewer(cluster);
     const state = await c.getObject({ apiVersion: 'v1', kind: 'Namespace', name: 'default' });
-    assert.equal(objectOfState(state).metadata.name, 'default');
+    assert.equal(existing(state).metadata.name, 'default');
     assert.equal(c.resolveRef({ apiVersion: 'v1', kind: 'Namespace', name: 'default' })?.namespace, '');
     assert.equal(c.resolveRef({ apiVersion: 'v1', kind: 'ConfigMap', name: 'x' })?.namespace, 'default');
   });
@@ -122,7 +93,7 @@ describe('live objects', () => {
     const settings = configMap(namespace, 'settings', { mode: 'prod' });
     objectOf(await apply(admin, 'kubectl', settings), 'seed');
     const c = await viewer(cluster);
-    objectOfState(await c.getObject(refOf(settings)));
+    existing(await c.getObject(refOf(settings)));
 
     const edited = nextChange(
       c,
@@ -135,9 +106,9 @@ describe('live objects', () => {
     const elapsed = Date.now() - started;
     assert.ok(elapsed < 5_000, `arrived after ${elapsed} ms`);
     assert.equal(change.namespace, namespace);
-    assert.deepEqual(objectOfState(c.peekObject(refOf(settings))).data, { mode: 'debug' });
+    assert.deepEqual(existing(c.peekObject(refOf(settings))).data, { mode: 'debug' });
     assert.ok(
-      objectOfState(c.peekObject(refOf(settings))).metadata.managedFields?.some((m) => m.manager === 'kubectl-edit'),
+      existing(c.peekObject(refOf(settings))).metadata.managedFields?.some((m) => m.manager === 'kubectl-edit'),
     );
 
     const deleted = nextChange(c, (ch) => ch.name === 'settings' && ch.state.state === 'absent');
@@ -156,18 +127,10 @@ describe('live objects', () => {
     const admin = connect('admin');
     const namespace = await freshNamespace(admin, 'kch-secret');
     const value = Buffer.from('hunter2-very-secret').toString('base64');
-    const secret: KubeObject = {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'db', namespace },
-      type: 'Opaque',
-      data: { password: value },
-      stringData: { user: 'root-user-name' },
-    };
     // Client-side apply also stores a copy of the values in the last-applied annotation.
-    objectOf(await clientSideApply(admin, secret), 'seed');
+    const secret = await plantedSecret(admin, namespace, { password: value }, { user: 'root-user-name' });
     const c = await viewer(cluster);
-    const live = objectOfState(await c.getObject(refOf(secret)));
+    const live = existing(await c.getObject(refOf(secret)));
     const forbidden = [value, 'hunter2', 'root-user-name'];
     const leaks = (o: unknown): string[] => forbidden.filter((s) => JSON.stringify(o).includes(s));
     assert.deepEqual(leaks(live), []);
@@ -190,15 +153,7 @@ describe('live objects', () => {
     const admin = connect('admin');
     const namespace = await freshNamespace(admin, 'kch-secret-whole');
     const value = Buffer.from('whole-object-secret').toString('base64');
-    const secret: KubeObject = {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'db', namespace },
-      type: 'Opaque',
-      data: { password: value },
-      stringData: { user: 'whole-user-name' },
-    };
-    objectOf(await clientSideApply(admin, secret), 'seed');
+    const secret = await plantedSecret(admin, namespace, { password: value }, { user: 'whole-user-name' });
     // Between the product and the server, something that does not know the metadata-only form and
     // asks for the whole object: the answer holds the values, and the last-applied copy of them.
     const proxy = await startFaultProxy(cluster.server, cluster.kubeconfig);
@@ -209,7 +164,7 @@ describe('live objects', () => {
     const kubeconfig = proxy.kubeconfig(cluster.kubeconfig, path.join(scratch, 'config'));
     const c = await createClusterConnection({ kubeconfig, context: 'viewer' }, { userAgent: 'kch-cluster-layer-test' });
     open.push(c);
-    const live = objectOfState(await c.getObject(refOf(secret)));
+    const live = existing(await c.getObject(refOf(secret)));
     assert.ok(
       proxy.requests.some((r) => r.fault === 'wholeObjects' && r.status === 200),
       'the server answered a read of Secrets with whole objects',
