@@ -86,7 +86,7 @@ export function serverKey(identity: ServerIdentity): string {
 
 /**
  * Bumped when what a file holds changes shape: a file of another format is no cache. 2: a document
- * is kept in its compact form (openapi.ts), a tenth of the whole one, read and parsed in every process.
+ * is kept in its compact form (openapi.ts), which every process reads: api/v1 is 110 KB, not 1.45 MB.
  */
 const FORMAT = 2;
 /** Far above a real answer (a large cluster's /apis is a few MB, its largest document tens of MB). */

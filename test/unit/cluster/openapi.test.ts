@@ -61,7 +61,11 @@ const custom: JsonObject = {
 };
 
 test('the compact form judges as the whole document: the same schema, the same validation rules', () => {
-  for (const [name, whole] of [...served, ['custom', custom] as const]) {
+  // Names JSON.parse keeps as own keys, as the compact form must.
+  const odd = JSON.parse(
+    '{"components":{"schemas":{"__proto__":{"type":"object","properties":{"a":{"type":"string"}}}}}}',
+  ) as JsonObject;
+  for (const [name, whole] of [...served, ['custom', custom] as const, ['odd names', odd] as const]) {
     const compact = compactOpenApiDocument(whole);
     assert.deepEqual(schemaFromOpenApi([compact]), schemaFromOpenApi([whole]), name);
     const { kinds } = schemaFromOpenApi([whole]).schema;
@@ -85,4 +89,8 @@ test('the compact form leaves out descriptions and paths, and keeps a field name
   const spec = (compact.components as any).schemas['com.example.v1.Gadget'].properties.spec;
   assert.deepEqual(Object.keys(spec.properties), ['description', 'size', 'port', 'items', 'labels', 'free', 'inner']);
   assert.deepEqual(spec.properties.description, { type: 'string' });
+  const odd = compactOpenApiDocument(
+    JSON.parse('{"components":{"schemas":{"a":{"properties":{"__proto__":{"type":"string"}}}}}}') as JsonObject,
+  );
+  assert.ok(Object.hasOwn((odd.components as any).schemas.a.properties, '__proto__'));
 });
