@@ -95,6 +95,16 @@ const common = {
   logLevel: 'warning',
 };
 
+/**
+ * The text with every character past ASCII written as its escape. esbuild escapes them in strings
+ * and names but not in comments or regular expressions (a `µs` in the Kubernetes client's duration
+ * pattern), and one such character makes Node read the whole bundle as a two-byte string: decoded
+ * on the slow path and twice the memory, in every process. What remains are comments and that
+ * pattern, where `\uXXXX` means the same character (the source map's columns after it, on those
+ * few lines, are off by the escape's length).
+ */
+const ascii = (text) => text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
 // The server and the command line are each two files: the entry editors and `bin` name (a few lines,
 // server/src/launch/entry.ts) and the bundle it starts through V8's code cache, so that a start
 // after the first does not compile the bundle again (server/src/launch/compile-cache.ts).
@@ -125,7 +135,7 @@ await Promise.all(
       fs.mkdirSync(outdir, { recursive: true });
       for (const file of result.outputFiles) {
         const temporary = `${file.path}.${process.pid}.tmp`;
-        fs.writeFileSync(temporary, file.contents);
+        fs.writeFileSync(temporary, file.path.endsWith('.js') ? ascii(file.text) : file.contents);
         // The entry `bin` names is run as a program (`npx kube-conflict-hints` in a checkout runs
         // dist/cli.js itself, with no install to set its mode), so it is written executable.
         if (name === 'cli' && file.path.endsWith('.js')) fs.chmodSync(temporary, 0o755);

@@ -224,6 +224,33 @@ describe('the disk cache of discovery and OpenAPI between check processes', { sk
     restore();
   });
 
+  test('a kept document is its compact form, and one changed on disk is fetched again with the same findings', async (t) => {
+    if (!requireCluster(t)) return;
+    const home = path.join(dir, 'changed');
+    const good = await check(home);
+    const documents = cacheFiles(home).filter((f) => path.basename(f).startsWith('openapi-'));
+    assert.ok(documents.length > 0);
+    // What the judgements read, no more: api/v1 is 1.45 MB as served, its words and paths left out.
+    for (const f of documents) {
+      const text = fs.readFileSync(f, 'utf8');
+      assert.ok(!text.includes('"description"') && !text.includes('"paths"'), f);
+      assert.ok(fs.statSync(f).size < 400_000, `${f}: ${fs.statSync(f).size} bytes`);
+    }
+    // Still JSON, and the kind's own type is another: not what was written, so not believed.
+    for (const f of documents)
+      fs.writeFileSync(f, fs.readFileSync(f, 'utf8').replace(/"type":"string"/, '"type":"integer"'));
+    const run = await check(home);
+    assert.equal(run.run.stdout, good.run.stdout);
+    assert.deepEqual(
+      documentsFetched(run.sent).map((e) => e.url),
+      documentsFetched(good.sent).map((e) => e.url),
+    );
+    // Written again, believed again.
+    const third = await check(home);
+    assert.equal(third.run.stdout, good.run.stdout);
+    assert.deepEqual(documentsFetched(third.sent), []);
+  });
+
   test('KCH_API_CACHE=off keeps nothing', async (t) => {
     if (!requireCluster(t)) return;
     const home = path.join(dir, 'off');

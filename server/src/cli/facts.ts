@@ -10,7 +10,7 @@ import type { JsonObject } from '../core/json';
 import { objectTarget, type ManifestResource } from '../core/manifest/manifest';
 import { qualifiedResource } from '../core/ssa/messages';
 import type { ReportSource } from './report';
-import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
+import { schemaOfDocuments, type SchemaModel } from '../core/ssa/schema';
 import {
   autoscalersFor,
   createFactsSource,
@@ -106,7 +106,7 @@ export function objectTitle(
 
 /** The schema of one OpenAPI document, built once per document. */
 export function schemaOf(document: JsonObject): SchemaModel {
-  return schemaFromOpenApi([document]).schema;
+  return schemaOfDocuments([document]);
 }
 
 /**

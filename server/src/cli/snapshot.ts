@@ -19,7 +19,7 @@ import * as path from 'node:path';
 import { ruleFor, type KindFacts, type LiveFacts, type ResourceFacts } from '../core/findings';
 import { isJsonObject, jsonDepthExceeds, type JsonObject, type JsonValue } from '../core/json';
 import { manifestLimits, parseManifestText, placeInNamespace, type ManifestResource } from '../core/manifest/manifest';
-import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
+import { schemaOfDocuments, type SchemaModel } from '../core/ssa/schema';
 import { celSchemaFor } from '../core/cel/schema';
 import type { ApiResourceInfo, ClusterConnection, ClusterProblem, DiscoveryIndex } from '../cluster';
 import { findResource, notServedKindFacts, splitApiVersion } from '../cluster/discovery';
@@ -571,7 +571,7 @@ export function loadSnapshot(dir: string, namespace: string | undefined): Snapsh
     const key = JSON.stringify([resource.apiVersion, ...others]);
     let schema = combined.get(key);
     if (doc && !schema && extra.length > 0) {
-      schema = schemaFromOpenApi([doc, ...extra]).schema;
+      schema = schemaOfDocuments([doc, ...extra]);
       combined.set(key, schema);
     }
     let crd: LiveObjectState | undefined;

@@ -6,7 +6,7 @@
 import type { KindFacts, LiveFacts, NamespaceFacts, ResourceFacts } from '../core/findings';
 import type { JsonObject } from '../core/json';
 import { placeInNamespace, type NamedObjectTarget, type ObjectTarget } from '../core/manifest/manifest';
-import { schemaFromOpenApi, type SchemaModel } from '../core/ssa/schema';
+import { schemaOfDocuments, type SchemaModel } from '../core/ssa/schema';
 import { celSchemaFor, type CelNode } from '../core/cel/schema';
 import type { ClusterConnection } from './connection';
 import { notServedKindFacts } from './discovery';
@@ -69,13 +69,13 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
       const known = combined.get(doc);
       if (known && known.others.length === others.length && known.others.every((d, i) => d === others[i]))
         return known.schema;
-      const schema = schemaFromOpenApi([doc, ...others]).schema;
+      const schema = schemaOfDocuments([doc, ...others]);
       combined.set(doc, { others, schema });
       return schema;
     }
     let schema = schemas.get(doc);
     if (!schema) {
-      schema = schemaFromOpenApi([doc]).schema;
+      schema = schemaOfDocuments([doc]);
       schemas.set(doc, schema);
     }
     return schema;

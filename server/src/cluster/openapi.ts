@@ -1,17 +1,18 @@
-// OpenAPI v3 documents, one per group-version, as plain JSON for core/ssa/schema.ts.
+// OpenAPI v3 documents, one per group-version, as plain JSON for core/ssa/schema.ts and
+// core/cel/schema.ts, in their compact form (compactOpenApiDocument: only the parts those read).
 // The index (/openapi/v3) gives each group-version a URL carrying a content hash
 // (`/openapi/v3/apis/apps/v1?hash=...`); a document is cached under that URL, so it is fetched again
 // only when the server's schema for that group-version changed (a CRD was updated, the server upgraded),
-// and kept on disk under it for the next process (api-cache.ts). The index itself carries no
-// validator (kube-apiserver v1.34 sends no ETag, and a Last-Modified of the moment it answers), so it
-// is read in every process: it is small, and a check asks for it beside discovery.
+// and its compact form kept on disk under it for the next process (api-cache.ts). The index itself
+// carries no validator (kube-apiserver v1.34 sends no ETag, and a Last-Modified of the moment it
+// answers), so it is read in every process: it is small, and a check asks for it beside discovery.
 //
 // A failed fetch (a 500, a timeout, a throttled server) is remembered for a while so that typing does
 // not resend it, and retried in the background with exponential backoff; when the document finally
 // arrives, onChange tells the editor to analyse again. Without a schema no field conflict can be
 // predicted, so one bad moment of the server must not switch prediction off for the session.
 import { SharedLoad } from './shared-load';
-import { isJsonObject, type JsonObject } from '../core/json';
+import { isJsonObject, type JsonObject, type JsonValue } from '../core/json';
 import type { ApiCache } from './api-cache';
 import type { ClusterTransport } from './http';
 import { checkServerRelativePath } from './names';
@@ -192,10 +193,14 @@ export class OpenApi {
     }
     let loading = this.documentLoading.get(url);
     if (!loading) {
-      loading = this.fetchJson(url, (text) => this.disk?.saveDocument(key, url, text)).then((result) => {
+      loading = this.fetchJson(url).then((result): ClusterResult<JsonObject> => {
         this.documentLoading.delete(url);
-        if (result.ok) this.documents.set(url, result.value);
-        return result;
+        if (!result.ok) return result;
+        // What is judged is the compact form, here as in every later process that reads it from disk.
+        const compact = compactOpenApiDocument(result.value);
+        this.disk?.saveDocument(key, url, compact);
+        this.documents.set(url, compact);
+        return { ok: true, value: compact };
       });
       this.documentLoading.set(url, loading);
     }
@@ -211,19 +216,73 @@ export class OpenApi {
       : { ok: false, problem: { kind: 'other', message: 'GET /openapi/v3 did not answer an OpenAPI v3 index.' } };
   }
 
-  /** `keep`: given the answer's text once it is known to be a JSON object. */
-  private async fetchJson(relativeUrl: string, keep?: (text: string) => void): Promise<ClusterResult<JsonObject>> {
+  private async fetchJson(relativeUrl: string): Promise<ClusterResult<JsonObject>> {
     const [path, search] = relativeUrl.split('?', 2) as [string, string | undefined];
     const query = Object.fromEntries(new URLSearchParams(search ?? ''));
     const outcome = await this.transport.send({ method: 'GET', path, query, purpose: { verb: 'get' } });
     if (outcome.kind === 'response' && outcome.status === 200) {
       const parsed = parseJson(outcome.body);
-      if (isJsonObject(parsed)) {
-        keep?.(outcome.body);
-        return { ok: true, value: parsed };
-      }
+      if (isJsonObject(parsed)) return { ok: true, value: parsed };
       return { ok: false, problem: { kind: 'other', message: `GET ${path} did not answer a JSON object.` } };
     }
     return { ok: false, problem: classifyFailure(outcome, { method: 'GET', path, verb: 'get' }) };
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The compact document: what the judgements read of a document, and nothing else.
+
+/** Keys of a schema node kept as they are: what core/ssa/schema.ts and core/cel/schema.ts read. */
+const KEPT = new Set([
+  '$ref',
+  'type',
+  'format',
+  'nullable',
+  'default',
+  'x-kubernetes-group-version-kind',
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys',
+  'x-kubernetes-map-type',
+  'x-kubernetes-patch-strategy',
+  'x-kubernetes-patch-merge-key',
+  'x-kubernetes-int-or-string',
+  'x-kubernetes-embedded-resource',
+  'x-kubernetes-validations',
+]);
+
+/**
+ * A document with only the schemas' parts that the prediction and the validation rules read
+ * (`components.schemas`: types, formats, defaults, references, the Kubernetes extensions): no
+ * descriptions, no paths. Both read it exactly as they read the whole document — every process
+ * judges with this form, whether the document came from the server or from the disk cache — and
+ * api/v1 shrinks from 1.45 MB to 110 KB, all ASCII. Names from the document (types, fields) are
+ * set as own keys whatever they are (`__proto__` too), as JSON.parse sets them.
+ */
+export function compactOpenApiDocument(document: JsonObject): JsonObject {
+  const schemas =
+    isJsonObject(document.components) && isJsonObject(document.components.schemas)
+      ? document.components.schemas
+      : undefined;
+  if (!schemas) return {};
+  const out = Object.fromEntries(
+    Object.entries(schemas).map(([name, spec]) => [name, isJsonObject(spec) ? compactSchema(spec) : spec]),
+  );
+  return { components: { schemas: out } };
+}
+
+function compactSchema(spec: JsonObject): JsonObject {
+  const out: Record<string, JsonValue> = {};
+  for (const [key, value] of Object.entries(spec)) {
+    if (KEPT.has(key)) out[key] = value;
+    else if (key === 'properties' && isJsonObject(value))
+      out[key] = Object.fromEntries(
+        Object.entries(value).map(([field, member]) => [field, isJsonObject(member) ? compactSchema(member) : member]),
+      );
+    else if (key === 'additionalProperties' || key === 'items' || key === 'properties')
+      out[key] = isJsonObject(value) ? compactSchema(value) : value;
+    else if (key === 'allOf')
+      out[key] = Array.isArray(value) ? value.map((v) => (isJsonObject(v) ? compactSchema(v) : v)) : value;
+  }
+  return out;
 }

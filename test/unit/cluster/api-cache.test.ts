@@ -68,7 +68,7 @@ test('what one process keeps, the next reads back: discovery, and a document und
   const first = openApiCache(env, server)!;
   assert.equal(first.discovery(), undefined);
   first.saveDiscovery(discovery);
-  first.saveDocument('api/v1', url, JSON.stringify(document));
+  first.saveDocument('api/v1', url, document);
   const next = openApiCache(env, server)!;
   assert.deepEqual(next.discovery(), discovery);
   assert.deepEqual(next.document('api/v1', url), document);
@@ -100,7 +100,7 @@ test('a server is its URL, its certificate authority, its TLS name and its proxy
 test("a file of another server's, under this server's name, is ignored", () => {
   const { env, dir } = place();
   openApiCache(env, other)!.saveDiscovery(discovery);
-  openApiCache(env, other)!.saveDocument('api/v1', url, JSON.stringify(document));
+  openApiCache(env, other)!.saveDocument('api/v1', url, document);
   const foreign = serverDir(dir);
   const mine = openApiCache(env, server)!;
   const own = fs.readdirSync(dir).find((d) => path.join(dir, d) !== foreign)!;
@@ -109,11 +109,11 @@ test("a file of another server's, under this server's name, is ignored", () => {
   assert.equal(mine.document('api/v1', url), undefined);
 });
 
-test('a malformed file is no cache: not JSON, cut short, another format, a discovery of the wrong shape', () => {
+test('a malformed file is no cache: not JSON, cut short, another format, a discovery of the wrong shape, a document changed', () => {
   const { env, dir } = place();
   const cache = openApiCache(env, server)!;
   cache.saveDiscovery(discovery);
-  cache.saveDocument('api/v1', url, JSON.stringify(document));
+  cache.saveDocument('api/v1', url, document);
   const own = serverDir(dir);
   const files = fs.readdirSync(own);
   const discoveryFile = path.join(own, 'discovery.json');
@@ -126,12 +126,18 @@ test('a malformed file is no cache: not JSON, cut short, another format, a disco
 
   rewrite(discoveryFile, kept.slice(0, kept.length / 2));
   assert.equal(cache.discovery(), undefined);
-  rewrite(discoveryFile, kept.replace('"format":1', '"format":99'));
+  rewrite(discoveryFile, kept.replace(/"format":\d+/, '"format":99'));
   assert.equal(cache.discovery(), undefined);
   rewrite(discoveryFile, kept.replace('"namespaced":true', '"namespaced":"yes"'));
   assert.equal(cache.discovery(), undefined);
   rewrite(discoveryFile, kept.replace('"etag":"\\"CORE\\""', '"etag":""'));
   assert.equal(cache.discovery(), undefined);
+  // Changed after it was written, still JSON: its bytes are not the ones written.
+  const keptDocument = fs.readFileSync(documentFile, 'utf8');
+  rewrite(documentFile, keptDocument.replace('"object"', '"string"'));
+  assert.equal(cache.document('api/v1', url), undefined);
+  rewrite(documentFile, keptDocument);
+  assert.deepEqual(cache.document('api/v1', url), document);
   rewrite(documentFile, '\u0000\u0001 not json');
   assert.equal(cache.document('api/v1', url), undefined);
   rewrite(documentFile, JSON.stringify({ format: 1, url, document: [1, 2] }));

@@ -210,3 +210,12 @@ for (const c of noCache) {
     assert.deepEqual(cacheFiles(p), []);
   });
 }
+
+test('the bundles the entries start are ASCII: each read as a one-byte string, not twice its size', () => {
+  // scripts/bundle.mjs escapes what esbuild leaves (comments, a regular expression); dist/ as the test run built it.
+  const dist = path.resolve(import.meta.dirname, '../../../dist');
+  for (const name of ['cli-bundle.js', 'server-bundle.js']) {
+    const text = fs.readFileSync(path.join(dist, name), 'latin1');
+    assert.equal(/[^\x00-\x7f]/.exec(text)?.index, undefined, name);
+  }
+});

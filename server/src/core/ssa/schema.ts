@@ -78,12 +78,28 @@ export function kindKey(apiVersion: string, kind: string): string {
 /**
  * Builds one model from any number of OpenAPI v3 documents (each `{components: {schemas}}`).
  * Problems in the documents never throw: they are returned as messages, and the offending part
- * falls back to what the server does (an untyped value).
+ * falls back to what the server does (an untyped value). Every type is converted here; the
+ * judgements use schemaOfDocuments, which converts only the types a kind reaches.
  */
 export function schemaFromOpenApi(documents: readonly JsonValue[]): { schema: SchemaModel; problems: string[] } {
+  const problems: string[] = [];
+  const schema = buildSchema(documents, problems);
+  for (const name of Object.keys(schema.types)) void schema.types[name];
+  return { schema, problems };
+}
+
+/**
+ * The same model, each type converted when it is first looked up: judging a ConfigMap reaches a
+ * dozen of api/v1's hundreds of types. A type converts alone (its fields name other types), so
+ * the answer is the same either way; the problems a document has are not gathered.
+ */
+export function schemaOfDocuments(documents: readonly JsonValue[]): SchemaModel {
+  return buildSchema(documents, []);
+}
+
+function buildSchema(documents: readonly JsonValue[], problems: string[]): SchemaModel {
   const types: Record<string, Atom> = {};
   const kinds: Record<string, string> = {};
-  const problems: string[] = [];
   for (const doc of documents) {
     const schemas = isJsonObject(doc) && isJsonObject(doc.components) ? doc.components.schemas : undefined;
     if (!isJsonObject(schemas)) {
@@ -92,9 +108,22 @@ export function schemaFromOpenApi(documents: readonly JsonValue[]): { schema: Sc
     }
     for (const [name, spec] of Object.entries(schemas)) {
       if (!isJsonObject(spec) || typeof spec.$ref === 'string') continue;
-      const conv: Converter = { preserveUnknownFields: false, name, problems };
-      types[name] =
-        name === QUANTITY ? { scalar: 'untyped' } : name === RAW_EXTENSION ? untypedAtomicAtom : visitSpec(conv, spec);
+      const convert = (): Atom =>
+        name === QUANTITY
+          ? { scalar: 'untyped' }
+          : name === RAW_EXTENSION
+            ? untypedAtomicAtom
+            : visitSpec({ preserveUnknownFields: false, name, problems }, spec);
+      // Replaced by its value at the first look: a later document's type of the same name wins, as before.
+      Object.defineProperty(types, name, {
+        configurable: true,
+        enumerable: true,
+        get: () => {
+          const atom = convert();
+          Object.defineProperty(types, name, { value: atom, configurable: true, enumerable: true, writable: true });
+          return atom;
+        },
+      });
       for (const gvk of Array.isArray(spec['x-kubernetes-group-version-kind'])
         ? spec['x-kubernetes-group-version-kind']
         : []) {
@@ -108,9 +137,12 @@ export function schemaFromOpenApi(documents: readonly JsonValue[]): { schema: Sc
       }
     }
   }
-  types[UNTYPED_ATOMIC] = untypedAtomicAtom;
-  types[UNTYPED_DEDUCED] = untypedDeducedAtom;
-  return { schema: { types, kinds }, problems };
+  for (const [name, atom] of [
+    [UNTYPED_ATOMIC, untypedAtomicAtom],
+    [UNTYPED_DEDUCED, untypedDeducedAtom],
+  ] as const)
+    Object.defineProperty(types, name, { value: atom, configurable: true, enumerable: true, writable: true });
+  return { types, kinds };
 }
 
 /** The root type of a kind, or undefined when the documents do not describe it. */

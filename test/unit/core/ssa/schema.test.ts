@@ -11,6 +11,7 @@ import {
   resolveType,
   rootTypeFor,
   schemaFromOpenApi,
+  schemaOfDocuments,
   type Atom,
   type SchemaModel,
   type TypeRef,
@@ -127,6 +128,18 @@ const cases: { name: string; root: () => TypeRef; steps: string[]; check: (a: At
 
 describe('schema from OpenAPI v3', () => {
   test('the served documents convert without problems', () => assert.deepEqual(problems, []));
+  test('converted when first looked up, each type is what converting them all gives', () => {
+    const lazy = schemaOfDocuments(docs);
+    // A kind's root first, as a judgement looks: the rest converts when compared below.
+    assert.deepEqual(
+      lazy.types[rootTypeFor(lazy, 'v1', 'ConfigMap')!.named!],
+      schema.types['io.k8s.api.core.v1.ConfigMap'],
+    );
+    assert.deepEqual(lazy, schema);
+    // The last document to name a type gives it, as before.
+    const later = { components: { schemas: { 'io.k8s.api.core.v1.ConfigMap': { type: 'string' } } } };
+    assert.deepEqual(schemaOfDocuments([...docs, later]).types['io.k8s.api.core.v1.ConfigMap'], { scalar: 'string' });
+  });
   for (const c of cases) test(c.name, () => c.check(atomAt(schema, c.root(), c.steps)));
 
   test('a CRD schema with preserve-unknown-fields and int-or-string', () => {
