@@ -15,6 +15,7 @@ import {
   parseManifestText,
   type Range,
 } from '../../../../server/src/core/manifest/manifest';
+import { readByLines } from '../../../../server/src/core/manifest/fast-values';
 import { assertParsesAgree } from '../../../support/parse-agreement';
 import { fixtures } from '../../../fuzz/generate';
 
@@ -105,7 +106,140 @@ describe('values first agrees with the full parse', () => {
       text: '- apiVersion: v1\n  kind: ConfigMap\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n- name: a\n',
     },
   );
+  cases.push(
+    {
+      name: 'what the line reader reads: folded plain scalars, block scalars, flow collections on a line',
+      text: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels: {app: web, "tier": \'front\', m: [1, [2, {}]]}\ndata:\n  a: one\n    two  \n\n\n    three # c\n  b: |-\n    x\n\n      y\n  # between\n  c: >\n    p\n    q\n\n    r\n  d: |+\n    k\n\n  e: "q\\"\\\\\\n\\/" # c\n  f: -1\n  g: --flag\nlist:\n- a: b\n  c: |\n    d\n-\n  e: f\n- [a, b]\n- \'s\'\n-   g: h\n    i: j\nlast: |\n  at the end',
+    },
+    {
+      name: 'what the line reader leaves to js-yaml',
+      text: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  a: |2\n     x\n  b: >\n    p\n      more\n    q\n  c: "\\x41\\u263A"\n  d: [a, ]\n  e: {a}\n  f: |\n   \n    x\n  g:\n    plain on the next line\nlist:\n- - x\n',
+    },
+  );
   for (const c of cases) test(c.name, () => assertAgree(c.text, c.name));
+
+  test('the line reader reads the first of those two itself, and leaves the second', () => {
+    const text = (start: string) => cases.find((c) => c.name.startsWith(start))!.text;
+    assert.notEqual(readByLines(text('what the line reader reads'), 512), undefined);
+    assert.equal(readByLines(text('what the line reader leaves'), 512), undefined);
+  });
+
+  // The line reader (fast-values.ts readByLines) on generated block YAML: every document it reads,
+  // it reads as the full parse does; it declines the others, which js-yaml or the full parse read.
+  test('on generated block YAML, wherever the line reader reads it', () => {
+    let seed = 20261202;
+    const next = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+    const pick = <T>(a: readonly T[]): T => a[Math.floor(next() * a.length)]!;
+    const scalars = [
+      'a',
+      'b c',
+      'yes',
+      'no',
+      '1',
+      '-1',
+      '0x1F',
+      '1.5',
+      '~',
+      'null',
+      "'q'",
+      '"d\\"q"',
+      "'it''s'",
+      '"\\u263A"',
+      'x:y',
+      'http://a/b',
+      'a #c',
+      'a#b',
+      '-x',
+      '--flag',
+      '?x',
+      ':x',
+      '""',
+      '[]',
+      '{}',
+      '[a, b]',
+      '{a: b, c: d}',
+      '[a, [b, c]]',
+      '{a: [1, 2]}',
+      'ŝ',
+      'on',
+      '0755',
+      '1_000',
+      '.5',
+      '2001-12-14',
+      '[a,b]',
+      '[ a ]',
+      'a: b',
+      '- a',
+      'True',
+      '"a" #c',
+      '[a, ]',
+      '{a}',
+      '@x',
+      '|',
+      '>',
+      'a:',
+      "'a' b",
+    ];
+    const keys = [
+      'k',
+      'key',
+      'a b',
+      'yes',
+      '1',
+      'true',
+      '"q k"',
+      "'s k'",
+      'x:y',
+      '-k',
+      '?k',
+      'null',
+      'k2',
+      'k#x',
+      'k #x',
+      'a.b/c',
+    ];
+    const block = (indent: number, depth: number, out: string[]) => {
+      const entries = 1 + Math.floor(next() * 4);
+      const sequence = depth > 0 && next() < 0.3;
+      for (let i = 0; i < entries; i++) {
+        const pad = ' '.repeat(indent);
+        const head = pad + (sequence ? '-' : `${pick(keys)}:`);
+        if (next() < 0.1) out.push(pick(['', '  ', `${' '.repeat(Math.floor(next() * 6))}# c`]));
+        if (depth < 4 && next() < 0.3) {
+          out.push(head + (next() < 0.2 ? ' # c' : ''));
+          block(indent + pick([1, 2, 2, 4, sequence ? 2 : 0]), depth + 1, out);
+        } else if (next() < 0.15) {
+          out.push(`${head} ${pick(['|', '|-', '|+', '>', '>-', '>+', '| # c', '|2', '|x'])}`);
+          const at = indent + pick([1, 2, 2, 4, 0]);
+          for (let j = 1 + Math.floor(next() * 4); j > 0; j--) {
+            if (next() < 0.2) out.push(pick(['', ' ', '  ']));
+            out.push(' '.repeat(at + pick([0, 0, 0, 1, 2])) + pick(scalars));
+          }
+        } else {
+          out.push(
+            `${head}${next() < 0.95 ? ' ' : ''}${pick(scalars)}${next() < 0.15 ? ' # t' : ''}${next() < 0.1 ? '  ' : ''}`,
+          );
+          for (let j = next() < 0.25 ? 1 + Math.floor(next() * 3) : 0; j > 0; j--) {
+            if (next() < 0.2) out.push('');
+            out.push(' '.repeat(indent + pick([1, 2, 3, 0])) + pick(scalars));
+          }
+        }
+      }
+    };
+    let read = 0;
+    for (let n = 0; n < 6000; n++) {
+      const lines = ['apiVersion: v1', 'kind: X', 'metadata:', '  name: a', 'data:'];
+      block(pick([2, 1, 4, 0]), 1, lines);
+      const text = lines.join('\n') + (next() < 0.5 ? '\n' : '');
+      const value = readByLines(text, 512);
+      if (value === undefined) continue;
+      read++;
+      const full = parseManifestText(text, undefined, { valuesFirst: false });
+      assert.deepEqual(full.problems, [], text);
+      assert.deepEqual(value, full.resources[0]?.object, text);
+    }
+    assert.ok(read > 500, `documents the line reader read: ${read}`);
+  });
 });
 
 describe('the cheap read is the one taken where it can be', () => {
