@@ -99,15 +99,17 @@ export function decodeFieldsV1(fieldsV1: unknown): FieldSet {
 function readNode(node: JsonObject): { children: MutableFieldSet | undefined; isMember: boolean } {
   let children: MutableFieldSet | undefined;
   let isMember = false;
-  for (const [key, value] of Object.entries(node)) {
+  for (const key in node) {
+    if (!Object.prototype.hasOwnProperty.call(node, key)) continue;
     if (key === '.') {
       isMember = true;
       continue;
     }
-    const pe = parsePathElementKey(key);
-    if (!pe) continue;
+    const parsed = parsedKey(key);
+    if (!parsed) continue;
+    const value = node[key];
     const sub = readNode(isJsonObject(value) ? value : {});
-    const k = pathElementKey(pe);
+    const { pe, key: k } = parsed;
     if (sub.isMember) {
       children ??= newMutable();
       children.members.set(k, pe);
@@ -121,6 +123,25 @@ function readNode(node: JsonObject): { children: MutableFieldSet | undefined; is
   }
   if (!children) isMember = true;
   return { children, isMember };
+}
+
+/**
+ * A FieldsV1 key read once: its element and canonical key. The same keys come back in every
+ * object of a kind (`f:metadata`, `k:{"name":"app"}`), so each is parsed and spelled once; the
+ * elements are plain data, never changed, and shared by the sets that hold them.
+ */
+const parsedKeys = new Map<string, { readonly pe: PathElement; readonly key: string } | null>();
+const parsedKeysLimit = 8192;
+
+function parsedKey(key: string): { readonly pe: PathElement; readonly key: string } | null {
+  const known = parsedKeys.get(key);
+  if (known !== undefined) return known;
+  const pe = parsePathElementKey(key);
+  // A field's key is its name as written; another kind is spelled again as the server spells it.
+  const parsed = pe ? { pe, key: pe.kind === 'field' ? key : pathElementKey(pe) } : null;
+  if (parsedKeys.size >= parsedKeysLimit) parsedKeys.clear();
+  parsedKeys.set(key, parsed);
+  return parsed;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -266,7 +287,12 @@ function sortedElements(it: Iterable<PathElement>): PathElement[] {
 // ---------------------------------------------------------------------------------------------
 // Set algebra (set.go)
 
+// The operations return one of their inputs (or emptyFieldSet) where the result would equal it:
+// sets are never changed once built, so sharing them is safe and spares copying whole subtrees.
+
 export function unionSets(a: FieldSet, b: FieldSet): FieldSet {
+  if (a.members.size === 0 && a.children.size === 0) return b;
+  if (b.members.size === 0 && b.children.size === 0) return a;
   const out = newMutable();
   for (const [k, pe] of a.members) out.members.set(k, pe);
   for (const [k, pe] of b.members) out.members.set(k, pe);
@@ -280,31 +306,21 @@ export function unionSets(a: FieldSet, b: FieldSet): FieldSet {
 }
 
 export function intersectSets(a: FieldSet, b: FieldSet): FieldSet {
-  const out = newMutable();
-  for (const [k, pe] of a.members) if (b.members.has(k)) out.members.set(k, pe);
+  if (a.members.size + a.children.size === 0 || b.members.size + b.children.size === 0) return emptyFieldSet;
+  let out: MutableFieldSet | undefined;
+  for (const [k, pe] of a.members) if (b.members.has(k)) (out ??= newMutable()).members.set(k, pe);
   for (const [k, node] of a.children) {
     const other = b.children.get(k);
     if (!other) continue;
     const res = intersectSets(node.set, other.set);
-    if (!isEmptySet(res)) out.children.set(k, { element: node.element, set: toMutable(res) });
+    if (!isEmptySet(res)) (out ??= newMutable()).children.set(k, { element: node.element, set: toMutable(res) });
   }
-  return out;
+  return out ?? emptyFieldSet;
 }
 
 /** Paths of `a` that are not members of `b`; exact paths only (set.go Difference). */
 export function differenceSets(a: FieldSet, b: FieldSet): FieldSet {
-  const out = newMutable();
-  for (const [k, pe] of a.members) if (!b.members.has(k)) out.members.set(k, pe);
-  for (const [k, node] of a.children) {
-    const other = b.children.get(k);
-    if (!other) {
-      out.children.set(k, { element: node.element, set: toMutable(node.set) });
-      continue;
-    }
-    const diff = differenceSets(node.set, other.set);
-    if (!isEmptySet(diff)) out.children.set(k, { element: node.element, set: toMutable(diff) });
-  }
-  return out;
+  return difference(a, b, false);
 }
 
 /**
@@ -312,17 +328,40 @@ export function differenceSets(a: FieldSet, b: FieldSet): FieldSet {
  * fields (`status`) are taken out of a comparison (set.go RecursiveDifference, excludeFilter).
  */
 export function recursiveDifferenceSets(a: FieldSet, b: FieldSet): FieldSet {
+  return difference(a, b, true);
+}
+
+/** `a` itself when nothing of it is taken away; otherwise a new set that shares a's untouched subtrees. */
+function difference(a: FieldSet, b: FieldSet, recursive: boolean): FieldSet {
+  if (b.members.size === 0 && b.children.size === 0) return a;
+  let changed = false;
+  for (const k of a.members.keys())
+    if (b.members.has(k)) {
+      changed = true;
+      break;
+    }
+  // What each subtree of `a` becomes, in a's order: itself, a smaller set, or nothing.
+  const below: (FieldSet | undefined)[] = [];
+  for (const [k, node] of a.children) {
+    let res: FieldSet | undefined = node.set;
+    if (recursive && b.members.has(k)) res = undefined;
+    else {
+      const other = b.children.get(k);
+      if (other) {
+        const diff = difference(node.set, other.set, recursive);
+        res = isEmptySet(diff) ? undefined : diff;
+      }
+    }
+    if (res !== node.set) changed = true;
+    below.push(res);
+  }
+  if (!changed) return a;
   const out = newMutable();
   for (const [k, pe] of a.members) if (!b.members.has(k)) out.members.set(k, pe);
+  let i = 0;
   for (const [k, node] of a.children) {
-    if (b.members.has(k)) continue;
-    const other = b.children.get(k);
-    if (!other) {
-      out.children.set(k, { element: node.element, set: toMutable(node.set) });
-      continue;
-    }
-    const diff = recursiveDifferenceSets(node.set, other.set);
-    if (!isEmptySet(diff)) out.children.set(k, { element: node.element, set: toMutable(diff) });
+    const res = below[i++];
+    if (res) out.children.set(k, { element: node.element, set: toMutable(res) });
   }
   return out;
 }
@@ -432,8 +471,13 @@ export function compareGoStrings(a: string, b: string): number {
   return i < a.length ? 1 : j < b.length ? -1 : 0;
 }
 
+/** What JSON.stringify or Go escapes in a string: quotes, backslashes, controls, HTML, separators, surrogates. */
+const needsEscape = /["\\\u0000-\u001f<>&\u2028\u2029\ud800-\udfff]/;
+
 /** A string as Go's encoding/json writes it (HTML-safe escapes included). */
 export function goJson(s: string): string {
+  // Most strings (field names, list keys) have nothing to escape: quoted as they are.
+  if (!needsEscape.test(s)) return `"${s}"`;
   return JSON.stringify(s).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 

@@ -631,12 +631,11 @@ function prune(
   let managed: FieldSet = emptyFieldSet;
   for (const m of managers.values()) managed = unionSets(managed, m.set);
   const mergedSet = ensure(fieldsOf(merged));
-  pruned = removeItems(
-    schema,
-    root,
-    merged,
-    differenceSets(mergedSet, unionSets(ensure(fieldsOf(pruned)), ensure(managed))),
-  );
+  const notOwned = differenceSets(mergedSet, unionSets(ensure(fieldsOf(pruned)), ensure(managed)));
+  pruned = removeItems(schema, root, merged, notOwned);
+  // Everything is owned (the usual case): `pruned` is `merged` as removeItems leaves it, so nothing
+  // of it dangles, and the last step would remove nothing more.
+  if (isEmptySet(notOwned)) return pruned;
   // addBackDanglingItems
   return removeItems(
     schema,
