@@ -25,7 +25,17 @@ interface MutableFieldSet {
   children: Map<string, { element: PathElement; set: MutableFieldSet }>;
 }
 
-const newMutable = (): MutableFieldSet => ({ members: new Map(), children: new Map() });
+/**
+ * The children of a set that has none yet, shared: most nodes are the last of their path and
+ * never get any, so their own map is made by the first addChild, never here.
+ */
+const noChildren: Map<string, { element: PathElement; set: MutableFieldSet }> = new Map();
+const newMutable = (): MutableFieldSet => ({ members: new Map(), children: noChildren });
+
+function addChild(s: MutableFieldSet, key: string, node: { element: PathElement; set: MutableFieldSet }): void {
+  if (s.children === noChildren) s.children = new Map();
+  s.children.set(key, node);
+}
 
 export const emptyFieldSet: FieldSet = { members: new Map(), children: new Map() };
 
@@ -118,7 +128,7 @@ function readNode(node: JsonObject): { children: MutableFieldSet | undefined; is
       children ??= newMutable();
       const existing = children.children.get(k);
       if (existing) existing.set = toMutable(unionSets(existing.set, sub.children));
-      else children.children.set(k, { element: pe, set: sub.children });
+      else addChild(children, k, { element: pe, set: sub.children });
     }
   }
   if (!children) isMember = true;
@@ -163,7 +173,7 @@ export function insertPath(target: FieldSet, path: FieldPath): void {
     let node = s.children.get(k);
     if (!node) {
       node = { element: pe, set: newMutable() };
-      s.children.set(k, node);
+      addChild(s, k, node);
     }
     s = node.set;
   }
@@ -225,6 +235,12 @@ export class FieldSetBuilder {
     this.nodeAt(depth - 1).members.set(this.walk.keys[depth - 1] as string, this.walk.path[depth - 1] as PathElement);
   }
 
+  /** Whether something below the walk's current path is in the set (its node was made on this visit). */
+  ownsBelow(): boolean {
+    const depth = this.walk.path.length;
+    return depth > 0 && this.stamps[depth] === this.walk.stamps[depth - 1];
+  }
+
   /** Adds the current path extended by one element, without stepping onto it. */
   ownChild(pe: PathElement, key: string = pathElementKey(pe)): void {
     this.nodeAt(this.walk.path.length).members.set(key, pe);
@@ -238,7 +254,7 @@ export class FieldSetBuilder {
     let node = parent.children.get(key);
     if (!node) {
       node = { element: this.walk.path[depth - 1] as PathElement, set: newMutable() };
-      parent.children.set(key, node);
+      addChild(parent, key, node);
     }
     this.nodes[depth] = node.set;
     this.stamps[depth] = this.walk.stamps[depth - 1] as number;
@@ -296,11 +312,11 @@ export function unionSets(a: FieldSet, b: FieldSet): FieldSet {
   const out = newMutable();
   for (const [k, pe] of a.members) out.members.set(k, pe);
   for (const [k, pe] of b.members) out.members.set(k, pe);
-  for (const [k, node] of a.children) out.children.set(k, { element: node.element, set: toMutable(node.set) });
+  for (const [k, node] of a.children) addChild(out, k, { element: node.element, set: toMutable(node.set) });
   for (const [k, node] of b.children) {
     const existing = out.children.get(k);
     if (existing) existing.set = toMutable(unionSets(existing.set, node.set));
-    else out.children.set(k, { element: node.element, set: toMutable(node.set) });
+    else addChild(out, k, { element: node.element, set: toMutable(node.set) });
   }
   return out;
 }
@@ -313,7 +329,7 @@ export function intersectSets(a: FieldSet, b: FieldSet): FieldSet {
     const other = b.children.get(k);
     if (!other) continue;
     const res = intersectSets(node.set, other.set);
-    if (!isEmptySet(res)) (out ??= newMutable()).children.set(k, { element: node.element, set: toMutable(res) });
+    if (!isEmptySet(res)) addChild((out ??= newMutable()), k, { element: node.element, set: toMutable(res) });
   }
   return out ?? emptyFieldSet;
 }
@@ -361,7 +377,7 @@ function difference(a: FieldSet, b: FieldSet, recursive: boolean): FieldSet {
   let i = 0;
   for (const [k, node] of a.children) {
     const res = below[i++];
-    if (res) out.children.set(k, { element: node.element, set: toMutable(res) });
+    if (res) addChild(out, k, { element: node.element, set: toMutable(res) });
   }
   return out;
 }
@@ -370,8 +386,7 @@ function difference(a: FieldSet, b: FieldSet, recursive: boolean): FieldSet {
 export function leafSet(set: FieldSet): FieldSet {
   const out = newMutable();
   for (const [k, pe] of set.members) if (!set.children.has(k)) out.members.set(k, pe);
-  for (const [k, node] of set.children)
-    out.children.set(k, { element: node.element, set: toMutable(leafSet(node.set)) });
+  for (const [k, node] of set.children) addChild(out, k, { element: node.element, set: toMutable(leafSet(node.set)) });
   return out;
 }
 

@@ -72,11 +72,14 @@ export function listItemElement(schema: SchemaModel, list: ListType, item: JsonV
  * ToFieldSet: scalars own their path; atomic lists/maps/structs are one leaf; a map-list item owns
  * itself plus its children; granular map entries own themselves; `null` and `{}` own themselves;
  * an empty granular list owns nothing. Duplicated list items are owned as one item, no children.
+ * `namedFieldsAreMembers`: the set ensureNamedFieldsAreMembers would make of it, in one walk (the
+ * same paths; the order of a node's members may differ).
  */
 export function toFieldSet(
   schema: SchemaModel,
   root: TypeRef,
   value: JsonValue,
+  namedFieldsAreMembers = false,
 ): { set: FieldSet; problems: ValueProblem[] } {
   const walk = new FieldPathWalk();
   const owned = new FieldSetBuilder(walk);
@@ -104,7 +107,8 @@ export function toFieldSet(
         const named = Object.prototype.hasOwnProperty.call(map.fields, key);
         walk.push({ kind: 'field', name: key }, `f:${key}`);
         visit(fieldType(map, key) ?? deducedTypeRef, child);
-        if (child === null || !named || isEmptyObject(child)) owned.own();
+        if (child === null || !named || isEmptyObject(child) || (namedFieldsAreMembers && owned.ownsBelow()))
+          owned.own();
         walk.pop();
       }
       return;
