@@ -196,8 +196,8 @@ export const mutations = [
     id: 'list-key-defaults-off',
     rule: 'a missing list key takes its schema default (protocol TCP)',
     file: core('ssa/to-field-set.ts'),
-    from: '        if (def !== undefined && def !== null) fields[name] = def;',
-    to: '',
+    from: '        if (def === undefined || def === null) continue;',
+    to: '        continue;',
     tests: ENGINE,
   },
   {
@@ -212,8 +212,8 @@ export const mutations = [
     id: 'atomic-map-granular',
     rule: 'an atomic map (a selector) conflicts as a whole',
     file: core('ssa/merge.ts'),
-    from: "        if (a.map.elementRelationship === 'atomic' || emptyPromoteToLeaf) return leafFn();",
-    to: '        if (emptyPromoteToLeaf) return leafFn();',
+    from: "        if (a.map.elementRelationship === 'atomic' || (noEntries(lm) && noEntries(rm))) return leafFn();",
+    to: '        if (noEntries(lm) && noEntries(rm)) return leafFn();',
     tests: ENGINE,
   },
   {

@@ -7,17 +7,22 @@ import { predictApply, type ApplyPrediction } from '../ssa/predict';
 import type { AnalysisSettings, ResourceFacts } from './facts';
 
 /**
- * Predictions already made, per facts and resource (both plain data, never changed once made).
+ * The predictions made last, per facts and resource (both plain data, never changed once made):
+ * the force preview of an object follows its findings (the command line previews each object with
+ * a conflict right after judging it). Only the last few are kept: the editor holds the facts and
+ * resources of every open document, and a prediction (the merged object with it) kept for each
+ * was megabytes for a few thousand objects; its force preview, asked for later, predicts again.
  */
-const predictions = new WeakMap<
-  ResourceFacts,
-  WeakMap<
-    ManifestResource,
-    { fieldManager: string; applyMode: AnalysisSettings['applyMode']; prediction: ApplyPrediction }
-  >
->();
+const recent: {
+  facts: ResourceFacts;
+  resource: ManifestResource;
+  fieldManager: string;
+  applyMode: AnalysisSettings['applyMode'];
+  prediction: ApplyPrediction;
+}[] = [];
+const recentLimit = 32;
 
-/** The apply predicted for a served kind (`resourceName`: its group and resource), made at most once per facts, resource and settings. */
+/** The apply predicted for a served kind (`resourceName`: its group and resource), made once for a judgement and its preview. */
 export function predict(
   resource: ManifestResource,
   live: JsonObject | undefined,
@@ -25,9 +30,16 @@ export function predict(
   settings: AnalysisSettings,
   resourceName: { group: string; resource: string },
 ): ApplyPrediction {
-  const known = predictions.get(facts)?.get(resource);
-  if (known && known.fieldManager === settings.fieldManager && known.applyMode === settings.applyMode)
-    return known.prediction;
+  for (let i = recent.length - 1; i >= 0; i--) {
+    const known = recent[i]!;
+    if (
+      known.facts === facts &&
+      known.resource === resource &&
+      known.fieldManager === settings.fieldManager &&
+      known.applyMode === settings.applyMode
+    )
+      return known.prediction;
+  }
   const prediction = predictApply({
     manifestObject: resource.object,
     live,
@@ -37,9 +49,8 @@ export function predict(
     resource: resourceName,
     ...(facts.versions ? { versions: facts.versions } : {}),
   });
-  let byResource = predictions.get(facts);
-  if (!byResource) predictions.set(facts, (byResource = new WeakMap()));
-  byResource.set(resource, { fieldManager: settings.fieldManager, applyMode: settings.applyMode, prediction });
+  if (recent.length >= recentLimit) recent.shift();
+  recent.push({ facts, resource, fieldManager: settings.fieldManager, applyMode: settings.applyMode, prediction });
   return prediction;
 }
 

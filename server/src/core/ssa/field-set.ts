@@ -25,7 +25,17 @@ interface MutableFieldSet {
   children: Map<string, { element: PathElement; set: MutableFieldSet }>;
 }
 
-const newMutable = (): MutableFieldSet => ({ members: new Map(), children: new Map() });
+/**
+ * The children of a set that has none yet, shared: most nodes are the last of their path and
+ * never get any, so their own map is made by the first addChild, never here.
+ */
+const noChildren: Map<string, { element: PathElement; set: MutableFieldSet }> = new Map();
+const newMutable = (): MutableFieldSet => ({ members: new Map(), children: noChildren });
+
+function addChild(s: MutableFieldSet, key: string, node: { element: PathElement; set: MutableFieldSet }): void {
+  if (s.children === noChildren) s.children = new Map();
+  s.children.set(key, node);
+}
 
 export const emptyFieldSet: FieldSet = { members: new Map(), children: new Map() };
 
@@ -99,15 +109,17 @@ export function decodeFieldsV1(fieldsV1: unknown): FieldSet {
 function readNode(node: JsonObject): { children: MutableFieldSet | undefined; isMember: boolean } {
   let children: MutableFieldSet | undefined;
   let isMember = false;
-  for (const [key, value] of Object.entries(node)) {
+  for (const key in node) {
+    if (!Object.prototype.hasOwnProperty.call(node, key)) continue;
     if (key === '.') {
       isMember = true;
       continue;
     }
-    const pe = parsePathElementKey(key);
-    if (!pe) continue;
+    const parsed = parsedKey(key);
+    if (!parsed) continue;
+    const value = node[key];
     const sub = readNode(isJsonObject(value) ? value : {});
-    const k = pathElementKey(pe);
+    const { pe, key: k } = parsed;
     if (sub.isMember) {
       children ??= newMutable();
       children.members.set(k, pe);
@@ -116,11 +128,30 @@ function readNode(node: JsonObject): { children: MutableFieldSet | undefined; is
       children ??= newMutable();
       const existing = children.children.get(k);
       if (existing) existing.set = toMutable(unionSets(existing.set, sub.children));
-      else children.children.set(k, { element: pe, set: sub.children });
+      else addChild(children, k, { element: pe, set: sub.children });
     }
   }
   if (!children) isMember = true;
   return { children, isMember };
+}
+
+/**
+ * A FieldsV1 key read once: its element and canonical key. The same keys come back in every
+ * object of a kind (`f:metadata`, `k:{"name":"app"}`), so each is parsed and spelled once; the
+ * elements are plain data, never changed, and shared by the sets that hold them.
+ */
+const parsedKeys = new Map<string, { readonly pe: PathElement; readonly key: string } | null>();
+const parsedKeysLimit = 8192;
+
+function parsedKey(key: string): { readonly pe: PathElement; readonly key: string } | null {
+  const known = parsedKeys.get(key);
+  if (known !== undefined) return known;
+  const pe = parsePathElementKey(key);
+  // A field's key is its name as written; another kind is spelled again as the server spells it.
+  const parsed = pe ? { pe, key: pe.kind === 'field' ? key : pathElementKey(pe) } : null;
+  if (parsedKeys.size >= parsedKeysLimit) parsedKeys.clear();
+  parsedKeys.set(key, parsed);
+  return parsed;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -142,7 +173,7 @@ export function insertPath(target: FieldSet, path: FieldPath): void {
     let node = s.children.get(k);
     if (!node) {
       node = { element: pe, set: newMutable() };
-      s.children.set(k, node);
+      addChild(s, k, node);
     }
     s = node.set;
   }
@@ -204,6 +235,12 @@ export class FieldSetBuilder {
     this.nodeAt(depth - 1).members.set(this.walk.keys[depth - 1] as string, this.walk.path[depth - 1] as PathElement);
   }
 
+  /** Whether something below the walk's current path is in the set (its node was made on this visit). */
+  ownsBelow(): boolean {
+    const depth = this.walk.path.length;
+    return depth > 0 && this.stamps[depth] === this.walk.stamps[depth - 1];
+  }
+
   /** Adds the current path extended by one element, without stepping onto it. */
   ownChild(pe: PathElement, key: string = pathElementKey(pe)): void {
     this.nodeAt(this.walk.path.length).members.set(key, pe);
@@ -217,7 +254,7 @@ export class FieldSetBuilder {
     let node = parent.children.get(key);
     if (!node) {
       node = { element: this.walk.path[depth - 1] as PathElement, set: newMutable() };
-      parent.children.set(key, node);
+      addChild(parent, key, node);
     }
     this.nodes[depth] = node.set;
     this.stamps[depth] = this.walk.stamps[depth - 1] as number;
@@ -266,45 +303,40 @@ function sortedElements(it: Iterable<PathElement>): PathElement[] {
 // ---------------------------------------------------------------------------------------------
 // Set algebra (set.go)
 
+// The operations return one of their inputs (or emptyFieldSet) where the result would equal it:
+// sets are never changed once built, so sharing them is safe and spares copying whole subtrees.
+
 export function unionSets(a: FieldSet, b: FieldSet): FieldSet {
+  if (a.members.size === 0 && a.children.size === 0) return b;
+  if (b.members.size === 0 && b.children.size === 0) return a;
   const out = newMutable();
   for (const [k, pe] of a.members) out.members.set(k, pe);
   for (const [k, pe] of b.members) out.members.set(k, pe);
-  for (const [k, node] of a.children) out.children.set(k, { element: node.element, set: toMutable(node.set) });
+  for (const [k, node] of a.children) addChild(out, k, { element: node.element, set: toMutable(node.set) });
   for (const [k, node] of b.children) {
     const existing = out.children.get(k);
     if (existing) existing.set = toMutable(unionSets(existing.set, node.set));
-    else out.children.set(k, { element: node.element, set: toMutable(node.set) });
+    else addChild(out, k, { element: node.element, set: toMutable(node.set) });
   }
   return out;
 }
 
 export function intersectSets(a: FieldSet, b: FieldSet): FieldSet {
-  const out = newMutable();
-  for (const [k, pe] of a.members) if (b.members.has(k)) out.members.set(k, pe);
+  if (a.members.size + a.children.size === 0 || b.members.size + b.children.size === 0) return emptyFieldSet;
+  let out: MutableFieldSet | undefined;
+  for (const [k, pe] of a.members) if (b.members.has(k)) (out ??= newMutable()).members.set(k, pe);
   for (const [k, node] of a.children) {
     const other = b.children.get(k);
     if (!other) continue;
     const res = intersectSets(node.set, other.set);
-    if (!isEmptySet(res)) out.children.set(k, { element: node.element, set: toMutable(res) });
+    if (!isEmptySet(res)) addChild((out ??= newMutable()), k, { element: node.element, set: toMutable(res) });
   }
-  return out;
+  return out ?? emptyFieldSet;
 }
 
 /** Paths of `a` that are not members of `b`; exact paths only (set.go Difference). */
 export function differenceSets(a: FieldSet, b: FieldSet): FieldSet {
-  const out = newMutable();
-  for (const [k, pe] of a.members) if (!b.members.has(k)) out.members.set(k, pe);
-  for (const [k, node] of a.children) {
-    const other = b.children.get(k);
-    if (!other) {
-      out.children.set(k, { element: node.element, set: toMutable(node.set) });
-      continue;
-    }
-    const diff = differenceSets(node.set, other.set);
-    if (!isEmptySet(diff)) out.children.set(k, { element: node.element, set: toMutable(diff) });
-  }
-  return out;
+  return difference(a, b, false);
 }
 
 /**
@@ -312,17 +344,40 @@ export function differenceSets(a: FieldSet, b: FieldSet): FieldSet {
  * fields (`status`) are taken out of a comparison (set.go RecursiveDifference, excludeFilter).
  */
 export function recursiveDifferenceSets(a: FieldSet, b: FieldSet): FieldSet {
+  return difference(a, b, true);
+}
+
+/** `a` itself when nothing of it is taken away; otherwise a new set that shares a's untouched subtrees. */
+function difference(a: FieldSet, b: FieldSet, recursive: boolean): FieldSet {
+  if (b.members.size === 0 && b.children.size === 0) return a;
+  let changed = false;
+  for (const k of a.members.keys())
+    if (b.members.has(k)) {
+      changed = true;
+      break;
+    }
+  // What each subtree of `a` becomes, in a's order: itself, a smaller set, or nothing.
+  const below: (FieldSet | undefined)[] = [];
+  for (const [k, node] of a.children) {
+    let res: FieldSet | undefined = node.set;
+    if (recursive && b.members.has(k)) res = undefined;
+    else {
+      const other = b.children.get(k);
+      if (other) {
+        const diff = difference(node.set, other.set, recursive);
+        res = isEmptySet(diff) ? undefined : diff;
+      }
+    }
+    if (res !== node.set) changed = true;
+    below.push(res);
+  }
+  if (!changed) return a;
   const out = newMutable();
   for (const [k, pe] of a.members) if (!b.members.has(k)) out.members.set(k, pe);
+  let i = 0;
   for (const [k, node] of a.children) {
-    if (b.members.has(k)) continue;
-    const other = b.children.get(k);
-    if (!other) {
-      out.children.set(k, { element: node.element, set: toMutable(node.set) });
-      continue;
-    }
-    const diff = recursiveDifferenceSets(node.set, other.set);
-    if (!isEmptySet(diff)) out.children.set(k, { element: node.element, set: toMutable(diff) });
+    const res = below[i++];
+    if (res) addChild(out, k, { element: node.element, set: toMutable(res) });
   }
   return out;
 }
@@ -331,8 +386,7 @@ export function recursiveDifferenceSets(a: FieldSet, b: FieldSet): FieldSet {
 export function leafSet(set: FieldSet): FieldSet {
   const out = newMutable();
   for (const [k, pe] of set.members) if (!set.children.has(k)) out.members.set(k, pe);
-  for (const [k, node] of set.children)
-    out.children.set(k, { element: node.element, set: toMutable(leafSet(node.set)) });
+  for (const [k, node] of set.children) addChild(out, k, { element: node.element, set: toMutable(leafSet(node.set)) });
   return out;
 }
 
@@ -432,8 +486,13 @@ export function compareGoStrings(a: string, b: string): number {
   return i < a.length ? 1 : j < b.length ? -1 : 0;
 }
 
+/** What JSON.stringify or Go escapes in a string: quotes, backslashes, controls, HTML, separators, surrogates. */
+const needsEscape = /["\\\u0000-\u001f<>&\u2028\u2029\ud800-\udfff]/;
+
 /** A string as Go's encoding/json writes it (HTML-safe escapes included). */
 export function goJson(s: string): string {
+  // Most strings (field names, list keys) have nothing to escape: quoted as they are.
+  if (!needsEscape.test(s)) return `"${s}"`;
   return JSON.stringify(s).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 

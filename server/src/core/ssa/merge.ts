@@ -4,15 +4,7 @@
 // `undefined` means "absent"; `null` is a present null value — the server keeps the difference.
 import { isJsonObject, jsonEqual, type JsonObject, type JsonValue } from '../json';
 import type { FieldPath, PathElement } from './path';
-import {
-  FieldPathWalk,
-  FieldSetBuilder,
-  hasPath,
-  isEmptySet,
-  pathElementKey,
-  withPrefix,
-  type FieldSet,
-} from './field-set';
+import { FieldPathWalk, FieldSetBuilder, isEmptySet, pathElementKey, type FieldSet } from './field-set';
 import { listItemElement } from './to-field-set';
 import {
   deduceAtom,
@@ -35,6 +27,12 @@ function sameShape(a: Atom, b: Atom): boolean {
 const asList = (v: Value): JsonValue[] | undefined => (Array.isArray(v) ? v : undefined);
 const asMap = (v: Value): JsonObject | undefined => (isJsonObject(v) ? v : undefined);
 const has = (o: JsonObject, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
+/** No map, or a map without entries (without listing its keys). */
+const noEntries = (o: JsonObject | undefined): boolean => {
+  if (o === undefined) return true;
+  for (const k in o) if (has(o, k)) return false;
+  return true;
+};
 
 // ---------------------------------------------------------------------------------------------
 // Merge (merge.go with ruleKeepRHS): scalars and atomic values take the config's value, `null`
@@ -55,8 +53,7 @@ function mergeAtom(schema: SchemaModel, atom: Atom, lhs: Value, rhs: Value): Val
   if (atom.map) {
     const l = asMap(lhs);
     const r = asMap(rhs);
-    const emptyPromoteToLeaf = (!l || Object.keys(l).length === 0) && (!r || Object.keys(r).length === 0);
-    if (atom.map.elementRelationship === 'atomic' || emptyPromoteToLeaf) return leaf();
+    if (atom.map.elementRelationship === 'atomic' || (noEntries(l) && noEntries(r))) return leaf();
     return mergeMap(schema, atom.map, l, r);
   }
   if (atom.scalar) return leaf();
@@ -72,22 +69,38 @@ function mergeAtom(schema: SchemaModel, atom: Atom, lhs: Value, rhs: Value): Val
 
 function mergeMap(schema: SchemaModel, map: MapType, l: JsonObject | undefined, r: JsonObject | undefined): Value {
   const out: JsonObject = {};
-  const keys = new Set([...Object.keys(l ?? {}), ...Object.keys(r ?? {})]);
-  for (const key of keys) {
-    const lv = l && has(l, key) ? l[key] : undefined;
-    const rv = r && has(r, key) ? r[key] : undefined;
-    const merged = mergeValues(schema, fieldType(map, key) ?? deducedTypeRef, lv, rv);
-    if (merged !== undefined) out[key] = merged;
-  }
-  return Object.keys(out).length > 0 ? out : undefined;
+  let entries = 0;
+  // The live object's keys, then the config's new ones (the order of a set of both).
+  if (l)
+    for (const key in l) {
+      if (!has(l, key)) continue;
+      const rv = r && has(r, key) ? r[key] : undefined;
+      const merged = mergeValues(schema, fieldType(map, key) ?? deducedTypeRef, l[key], rv);
+      if (merged !== undefined) {
+        out[key] = merged;
+        if (key !== '__proto__') entries++; // that one sets no entry: as Object.keys(out) counts
+      }
+    }
+  if (r)
+    for (const key in r) {
+      if (!has(r, key) || (l && has(l, key))) continue;
+      const merged = mergeValues(schema, fieldType(map, key) ?? deducedTypeRef, undefined, r[key]);
+      if (merged !== undefined) {
+        out[key] = merged;
+        if (key !== '__proto__') entries++; // that one sets no entry: as Object.keys(out) counts
+      }
+    }
+  return entries > 0 ? out : undefined;
 }
 
 /** Item order follows merge.go visitListItems: the config's order, live-only items kept in place. */
 function mergeList(schema: SchemaModel, list: ListType, l: JsonValue[] | undefined, r: JsonValue[] | undefined): Value {
   const index = (items: JsonValue[] | undefined, allowDuplicates: boolean) => {
-    const pes: { key: string }[] = [];
+    // at: the item's raw position (items without a usable identity are not in pes).
+    const pes: { key: string; at: number }[] = [];
     const observed = new Map<string, JsonValue>();
-    for (const item of items ?? []) {
+    for (let at = 0; at < (items?.length ?? 0); at++) {
+      const item = items![at] as JsonValue;
       const pe = listItemElement(schema, list, item);
       if (typeof pe === 'string') continue;
       const key = pathElementKey(pe);
@@ -96,7 +109,7 @@ function mergeList(schema: SchemaModel, list: ListType, l: JsonValue[] | undefin
         // Duplicated live items are not merged with the new value.
         observed.set(key, null);
       } else observed.set(key, item);
-      pes.push({ key });
+      pes.push({ key, at });
     }
     return { pes, observed };
   };
@@ -130,7 +143,7 @@ function mergeList(schema: SchemaModel, list: ListType, l: JsonValue[] | undefin
     if (lI < lhs.pes.length) {
       const pe = lhs.pes[lI]!.key;
       if (!rhs.observed.has(pe)) {
-        push(mergeValues(schema, list.elementType, (l ?? [])[lhsItemIndex(schema, list, l ?? [], lI)], undefined));
+        push(mergeValues(schema, list.elementType, (l ?? [])[lhs.pes[lI]!.at], undefined));
         lI++;
         continue;
       } else if (mergedRHS.has(pe)) {
@@ -146,16 +159,6 @@ function mergeList(schema: SchemaModel, list: ListType, l: JsonValue[] | undefin
     }
   }
   return out.length > 0 ? out : undefined;
-}
-
-/** The raw position of the n-th live item that has a usable identity. */
-function lhsItemIndex(schema: SchemaModel, list: ListType, items: JsonValue[], n: number): number {
-  let seen = -1;
-  for (let i = 0; i < items.length; i++) {
-    if (typeof listItemElement(schema, list, items[i] as JsonValue) === 'string') continue;
-    if (++seen === n) return i;
-  }
-  return -1;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -195,19 +198,23 @@ export function compareValues(schema: SchemaModel, root: TypeRef, lhs: Value, rh
       if (a.map) {
         const lm = asMap(l);
         const rm = asMap(r);
-        const emptyPromoteToLeaf = (!lm || Object.keys(lm).length === 0) && (!rm || Object.keys(rm).length === 0);
-        if (a.map.elementRelationship === 'atomic' || emptyPromoteToLeaf) return leafFn();
+        if (a.map.elementRelationship === 'atomic' || (noEntries(lm) && noEntries(rm))) return leafFn();
         const map = a.map;
-        const keys = new Set([...Object.keys(lm ?? {}), ...Object.keys(rm ?? {})]);
-        for (const key of keys) {
-          walk.push({ kind: 'field', name: key });
-          compare(
-            fieldType(map, key) ?? deducedTypeRef,
-            lm && has(lm, key) ? lm[key] : undefined,
-            rm && has(rm, key) ? rm[key] : undefined,
-          );
-          walk.pop();
-        }
+        // The left side's keys, then the right side's new ones (the order of a set of both).
+        if (lm)
+          for (const key in lm) {
+            if (!has(lm, key)) continue;
+            walk.push({ kind: 'field', name: key }, `f:${key}`);
+            compare(fieldType(map, key) ?? deducedTypeRef, lm[key], rm && has(rm, key) ? rm[key] : undefined);
+            walk.pop();
+          }
+        if (rm)
+          for (const key in rm) {
+            if (!has(rm, key) || (lm && has(lm, key))) continue;
+            walk.push({ kind: 'field', name: key }, `f:${key}`);
+            compare(fieldType(map, key) ?? deducedTypeRef, undefined, rm[key]);
+            walk.pop();
+          }
         return;
       }
       if (a.scalar) return leafFn();
@@ -292,34 +299,70 @@ export function removeItems(schema: SchemaModel, tr: TypeRef, value: JsonValue, 
   const atom = resolveType(schema, tr);
   if (!atom) return value;
   const a = deduceAtom(atom, value);
+  // A part that loses nothing is the value itself, not a copy (nothing changes a value once made).
   if (a.map) {
-    if (!isJsonObject(value) || Object.keys(value).length === 0 || a.map.elementRelationship === 'atomic') return null;
-    const out: JsonObject = {};
-    for (const [k, v] of Object.entries(value)) {
-      const pe: PathElement = { kind: 'field', name: k };
-      if (hasPath(toRemove, [pe])) continue;
-      const subset = withPrefix(toRemove, pe);
-      out[k] = isEmptySet(subset) ? v : removeItems(schema, fieldType(a.map, k) ?? deducedTypeRef, v, subset);
+    if (!isJsonObject(value) || a.map.elementRelationship === 'atomic') return null;
+    const map = a.map;
+    let out: JsonObject | undefined;
+    let kept = 0;
+    for (const k in value) {
+      if (!has(value, k)) continue;
+      const v = value[k] as JsonValue;
+      const key = `f:${k}`;
+      const subset = toRemove.members.has(key) ? undefined : toRemove.children.get(key)?.set;
+      const after = toRemove.members.has(key)
+        ? undefined
+        : subset === undefined || isEmptySet(subset)
+          ? v
+          : removeItems(schema, fieldType(map, k) ?? deducedTypeRef, v, subset);
+      if (after === v && out === undefined) {
+        kept++;
+        continue;
+      }
+      out ??= copiedEntries(value, kept);
+      if (after !== undefined) out[k] = after;
     }
+    if (out === undefined) return kept > 0 ? value : null;
     return Object.keys(out).length > 0 ? out : null;
   }
   if (a.scalar) return value;
   if (a.list) {
     if (!Array.isArray(value) || value.length === 0 || a.list.elementRelationship === 'atomic') return null;
-    const out: JsonValue[] = [];
-    for (const item of value) {
-      const pe = listItemElement(schema, a.list, item);
-      if (typeof pe === 'string') {
-        out.push(item);
-        continue;
+    const list = a.list;
+    let out: JsonValue[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i] as JsonValue;
+      const pe = listItemElement(schema, list, item);
+      let after: JsonValue | undefined = item;
+      if (typeof pe !== 'string') {
+        const key = pathElementKey(pe);
+        if (toRemove.members.has(key)) after = undefined;
+        else {
+          const subset = toRemove.children.get(key)?.set;
+          if (subset !== undefined && !isEmptySet(subset)) after = removeItems(schema, list.elementType, item, subset);
+        }
       }
-      if (hasPath(toRemove, [pe])) continue;
-      const subset = withPrefix(toRemove, pe);
-      out.push(isEmptySet(subset) ? item : removeItems(schema, a.list.elementType, item, subset));
+      if (after === item && out === undefined) continue;
+      out ??= value.slice(0, i);
+      if (after !== undefined) out.push(after);
     }
+    if (out === undefined) return value;
     return out.length > 0 ? out : null;
   }
   return value;
+}
+
+/** A new object with the first `n` entries of `value`. */
+function copiedEntries(value: JsonObject, n: number): JsonObject {
+  const out: JsonObject = {};
+  if (n === 0) return out;
+  let i = 0;
+  for (const k in value) {
+    if (!has(value, k)) continue;
+    out[k] = value[k] as JsonValue;
+    if (++i >= n) break;
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------

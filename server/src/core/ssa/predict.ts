@@ -624,26 +624,22 @@ function prune(
   lastSet: FieldSet,
 ): JsonValue {
   const ensure = (s: FieldSet): FieldSet => ensureNamedFieldsAreMembers(schema, root, s);
-  const fieldsOf = (v: JsonValue): FieldSet => toFieldSet(schema, root, v).set;
+  // ensure(toFieldSet(v)), in one walk.
+  const fieldsOf = (v: JsonValue): FieldSet => toFieldSet(schema, root, v, true).set;
   const lastMembers = ensure(lastSet);
   let pruned = removeItems(schema, root, merged, lastMembers);
   // addBackOwnedItems
   let managed: FieldSet = emptyFieldSet;
   for (const m of managers.values()) managed = unionSets(managed, m.set);
-  const mergedSet = ensure(fieldsOf(merged));
-  pruned = removeItems(
-    schema,
-    root,
-    merged,
-    differenceSets(mergedSet, unionSets(ensure(fieldsOf(pruned)), ensure(managed))),
-  );
+  const mergedSet = fieldsOf(merged);
+  // mergedSet minus (fieldsOf(pruned) ∪ managed), without building the union.
+  const notOwned = differenceSets(differenceSets(mergedSet, fieldsOf(pruned)), ensure(managed));
+  pruned = removeItems(schema, root, merged, notOwned);
+  // Everything is owned (the usual case): `pruned` is `merged` as removeItems leaves it, so nothing
+  // of it dangles, and the last step would remove nothing more.
+  if (isEmptySet(notOwned)) return pruned;
   // addBackDanglingItems
-  return removeItems(
-    schema,
-    root,
-    merged,
-    intersectSets(differenceSets(mergedSet, ensure(fieldsOf(pruned))), lastMembers),
-  );
+  return removeItems(schema, root, merged, intersectSets(differenceSets(mergedSet, fieldsOf(pruned)), lastMembers));
 }
 
 /**

@@ -46,15 +46,18 @@ export function listItemElement(schema: SchemaModel, list: ListType, item: JsonV
     if (item === null) return 'associative list with keys may not have a null element';
     if (!isJsonObject(item)) return 'associative list with keys may not have non-map elements';
     const fields: Record<string, JsonValue> = {};
+    let found = 0;
     const element = resolveType(schema, list.elementType);
     for (const name of list.keys) {
       if (Object.prototype.hasOwnProperty.call(item, name)) fields[name] = item[name] as JsonValue;
       else {
         const def = element?.map?.fields[name]?.default;
-        if (def !== undefined && def !== null) fields[name] = def;
+        if (def === undefined || def === null) continue;
+        fields[name] = def;
       }
+      if (name !== '__proto__') found++; // that one sets no field: as Object.keys(fields) counts
     }
-    if (Object.keys(fields).length === 0) {
+    if (found === 0) {
       return `associative list with keys has an element that omits all key fields ${JSON.stringify(list.keys)} (and doesn't have default values for any key fields)`;
     }
     return { kind: 'key', fields };
@@ -69,11 +72,14 @@ export function listItemElement(schema: SchemaModel, list: ListType, item: JsonV
  * ToFieldSet: scalars own their path; atomic lists/maps/structs are one leaf; a map-list item owns
  * itself plus its children; granular map entries own themselves; `null` and `{}` own themselves;
  * an empty granular list owns nothing. Duplicated list items are owned as one item, no children.
+ * `namedFieldsAreMembers`: the set ensureNamedFieldsAreMembers would make of it, in one walk (the
+ * same paths; the order of a node's members may differ).
  */
 export function toFieldSet(
   schema: SchemaModel,
   root: TypeRef,
   value: JsonValue,
+  namedFieldsAreMembers = false,
 ): { set: FieldSet; problems: ValueProblem[] } {
   const walk = new FieldPathWalk();
   const owned = new FieldSetBuilder(walk);
@@ -99,9 +105,10 @@ export function toFieldSet(
         if (!Object.prototype.hasOwnProperty.call(v, key)) continue;
         const child = v[key] as JsonValue;
         const named = Object.prototype.hasOwnProperty.call(map.fields, key);
-        walk.push({ kind: 'field', name: key });
+        walk.push({ kind: 'field', name: key }, `f:${key}`);
         visit(fieldType(map, key) ?? deducedTypeRef, child);
-        if (child === null || !named || (isJsonObject(child) && Object.keys(child).length === 0)) owned.own();
+        if (child === null || !named || isEmptyObject(child) || (namedFieldsAreMembers && owned.ownsBelow()))
+          owned.own();
         walk.pop();
       }
       return;
@@ -153,6 +160,13 @@ export function toFieldSet(
   };
   visit(root, value);
   return { set: owned.set, problems };
+}
+
+/** A map without entries (listing no keys to find out). */
+function isEmptyObject(v: JsonValue): boolean {
+  if (!isJsonObject(v)) return false;
+  for (const k in v) if (Object.prototype.hasOwnProperty.call(v, k)) return false;
+  return true;
 }
 
 /**
@@ -318,16 +332,16 @@ export function reconcileFieldSetWithSchema(
   // visitMapItems / visitListItems: children that are not members, then members (a member without
   // children was owned as a leaf, i.e. atomically). Fields the schema does not know are skipped.
   const visitItems = (set: FieldSet, typeOf: (pe: PathElement) => TypeRef | undefined): void => {
-    const descend = (pe: PathElement, isMember: boolean): void => {
+    const descend = (pe: PathElement, key: string, isMember: boolean): void => {
       const tr = typeOf(pe);
       if (!tr) return;
-      const child = set.children.get(pathElementKey(pe))?.set;
+      const child = set.children.get(key)?.set;
       path.push(pe);
       reconcile(tr, child, isMember && child === undefined);
       path.pop();
     };
-    for (const [k, node] of set.children) if (!set.members.has(k)) descend(node.element, false);
-    for (const pe of set.members.values()) descend(pe, true);
+    for (const [k, node] of set.children) if (!set.members.has(k)) descend(node.element, k, false);
+    for (const [k, pe] of set.members) descend(pe, k, true);
   };
 
   reconcile(root, fieldSet, false);

@@ -13,7 +13,7 @@ import {
   setPaths,
   type FieldSet,
 } from '../../../../server/src/core/ssa/field-set';
-import { toFieldSet } from '../../../../server/src/core/ssa/to-field-set';
+import { ensureNamedFieldsAreMembers, toFieldSet } from '../../../../server/src/core/ssa/to-field-set';
 import { formatServerPath } from '../../../../server/src/core/ssa/messages';
 import { rootTypeFor, schemaFromOpenApi } from '../../../../server/src/core/ssa/schema';
 
@@ -59,4 +59,14 @@ describe('toFieldSet', () => {
       assert.deepEqual(members(decodeFieldsV1(c.fieldsV1)), members(decodeFieldsV1(entry.fieldsV1)));
     });
   }
+
+  test('with named fields as members: the set ensureNamedFieldsAreMembers makes of it, in one walk', () => {
+    for (const c of cases) {
+      const root = rootTypeFor(schema, String(c.config.apiVersion), String(c.config.kind));
+      assert.ok(root);
+      const members = (s: FieldSet) => setPaths(s).map(formatServerPath);
+      const ensured = ensureNamedFieldsAreMembers(schema, root, toFieldSet(schema, root, c.config).set);
+      assert.deepEqual(members(toFieldSet(schema, root, c.config, true).set), members(ensured), c.name);
+    }
+  });
 });
