@@ -244,6 +244,35 @@ describe(
       assert.match(byCode(ds, 'field-conflict')[0]!.message, /live "nginx:1\.27", manifest "nginx:1\.26"/);
     });
 
+    test('typing in one document of a file: a change on the cluster to another of its objects still reaches the diagnostics', async () => {
+      // A keystroke re-reads the facts of the document typed in only; the others' follow the cluster's changes.
+      objectOf(await apply(admin, 'kubectl', deployment(namespace, 'typed-a', 3, 'nginx:1.25')), 'apply a');
+      objectOf(await apply(admin, 'kubectl', deployment(namespace, 'typed-b', 3, 'nginx:1.25')), 'apply b');
+      const uri = 'file:///w/two.yaml';
+      const text = `${deploymentYaml(namespace, 'typed-a')}---\n${deploymentYaml(namespace, 'typed-b')}`;
+      await server.open(uri, text);
+      await server.diagnosticsUntil(uri, (d) => byCode(d, 'exists').length === 2);
+      const typeInA = async () => {
+        await server.insert(uri, server.text(uri).indexOf('app: typed-a') + 'app: typed-a'.length, 'x');
+        return server.diagnostics(uri);
+      };
+      for (let i = 0; i < 3; i++) assert.deepEqual(byCode(await typeInA(), 'field-conflict'), []);
+      const live = objectOf(
+        await get(admin, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'typed-b', namespace } }),
+      );
+      (live.spec as any).template.spec.containers[0].image = 'nginx:1.27';
+      objectOf(await update(admin, 'kubectl-edit', live), 'edit b');
+      const ds = await server.diagnosticsUntil(uri, (d) => byCode(d, 'field-conflict').length === 1, 15000);
+      assert.match(byCode(ds, 'field-conflict')[0]!.message, /live "nginx:1\.27", manifest "nginx:1\.25"/);
+      // Typed in again, the conflict of the other document stays where it is.
+      const after = await typeInA();
+      assert.deepEqual(
+        byCode(after, 'field-conflict').map((d) => d.range),
+        byCode(ds, 'field-conflict').map((d) => d.range),
+      );
+      await server.close(uri);
+    });
+
     test("create mode: an existing ConfigMap is an AlreadyExists error in the server's words", async () => {
       objectOf(
         await create(admin, 'kubectl-create', {

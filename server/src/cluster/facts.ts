@@ -49,12 +49,59 @@ export interface FactsSource {
   expect(targets: readonly ObjectTarget[]): Promise<void>;
   /** Something that a `peek` may answer differently has arrived (an object, a schema). */
   onChange(listener: () => void): Disposable;
+  /**
+   * Changes whenever something a `peek` may answer differently may have arrived: an announced
+   * change (onChange), a discovery or OpenAPI index that now answers a kind or a schema peeked
+   * before otherwise (a refresh, a kind looked for again), and at least every `REPEEK_MS`. While it
+   * stands still, a settled answer (`settledFacts`) is what `peek` would answer again, and a caller
+   * that peeks many objects on every keystroke (the editor) may keep it instead.
+   */
+  revision(): number;
   dispose(): void;
 }
 
+/**
+ * How long a settled answer may be kept without a peek (FactsSource.revision): what is peeked is
+ * what the caches keep reading (a name read on its own, a missing namespace, live-objects.ts and
+ * namespaces.ts follow what was asked about in the last ten minutes), and whatever could change
+ * without an announcement is looked at again within this time.
+ */
+const REPEEK_MS = 10_000;
+
+/**
+ * Whether these facts can change only by an announced arrival (FactsSource.revision): the kind
+ * served, its schema known, the object's existence known, its namespace's too. Anything still
+ * pending or failed is peeked each time: a peek is what starts its read again, or looks again
+ * for a kind that was not served.
+ */
+export function settledFacts(facts: ResourceFacts): boolean {
+  return (
+    facts.kind.state === 'served' &&
+    facts.schema !== undefined &&
+    (facts.live.state === 'exists' || facts.live.state === 'absent') &&
+    facts.namespace?.state !== 'unknown'
+  );
+}
+
+/** Revisions are numbered across sources: a session made again never answers one an earlier source gave. */
+let revisions = 0;
+
 export function createFactsSource(connection: ClusterConnection): FactsSource {
   const listeners = new Set<() => void>();
-  const notify = () => listeners.forEach((l) => l());
+  let revision = ++revisions;
+  let revisedAt = Date.now();
+  const notify = () => {
+    revision = ++revisions;
+    listeners.forEach((l) => l());
+  };
+  /**
+   * The discovery entry and the OpenAPI document each peeked kind was answered from: an index
+   * replaced by a later read answers them anew without an event (revision).
+   */
+  const answeredFrom = new Map<
+    string,
+    { apiVersion: string; kind: string; resource: ApiResourceInfo | undefined; doc: JsonObject | undefined }
+  >();
   const schemas = new WeakMap<JsonObject, SchemaModel>();
   const schemaLoads = new Map<string, Promise<void>>();
   const objectSubscription = connection.onObjectChange(notify);
@@ -134,6 +181,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     else if (live.state === 'failed') kind = { state: 'unavailable', message: live.problem.message };
     else kind = { state: 'pending' };
     const doc = resource ? connection.cachedOpenApiDocument(ref.apiVersion) : undefined;
+    answered(ref.apiVersion, ref.kind, resource, doc);
     return {
       kind,
       live: liveFacts(live),
@@ -235,6 +283,21 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     };
   }
 
+  /** Notes what this kind's peek was answered from (revision). */
+  function answered(
+    apiVersion: string,
+    kind: string,
+    resource = connection.cachedResource(apiVersion, kind),
+    doc = resource ? connection.cachedOpenApiDocument(apiVersion) : undefined,
+  ): void {
+    const key = `${apiVersion}\u0000${kind}`;
+    const known = answeredFrom.get(key);
+    if (known && known.resource === resource && known.doc === doc) return;
+    answeredFrom.set(key, { apiVersion, kind, resource, doc });
+    // Another object of the same kind may have been peeked on the answer noted before.
+    if (known) revision = ++revisions;
+  }
+
   return {
     peek(ref) {
       const live = connection.peekObject(ref);
@@ -242,6 +305,16 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
       if (result.kind.state === 'served' && !result.schema) void loadSchema(ref.apiVersion);
       else if (result.kind.state === 'pending') schemaOnceServed(ref.apiVersion, ref.kind);
       return result;
+    },
+    revision() {
+      const now = Date.now();
+      // A clock set back counts as time passed too.
+      if (now - revisedAt >= REPEEK_MS || now < revisedAt) {
+        revisedAt = now;
+        revision = ++revisions;
+      }
+      for (const seen of answeredFrom.values()) answered(seen.apiVersion, seen.kind);
+      return revision;
     },
     read,
     expect: (targets) =>

@@ -6,7 +6,7 @@ export type { DryRunManifest } from './verifier';
 export { notServedKindFacts, splitApiVersion } from './discovery';
 export { openApiPathKey } from './openapi';
 export type * from './types';
-export { createFactsSource, liveFacts } from './facts';
+export { createFactsSource, liveFacts, settledFacts } from './facts';
 export type { FactsSource, LoadedFacts } from './facts';
 export { dryRunManifestOf, sendDryRun, sentManifest, verifyResource } from './dry-run';
 export type { VerifyAnswer } from './dry-run';

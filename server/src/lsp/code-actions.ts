@@ -24,6 +24,7 @@ import { describeManager } from '../core/ssa/messages';
 import { requests } from '../protocol';
 import type { AnalyzedResource, DocumentAnalysis } from './document-analysis';
 import { findingOf, toDiagnostic } from './diagnostics';
+import { documentLines } from './workspace';
 
 export const codeActionKinds = [CodeActionKind.QuickFix, CodeActionKind.SourceFixAll] as const;
 
@@ -150,9 +151,17 @@ export function isAutoscalerReplicas(f: Finding): boolean {
   return f.path === '.spec.replicas' && f.manager?.subresource === 'scale';
 }
 
+/**
+ * The resource whose range holds the finding's line. Only the documents that may hold it are asked
+ * for their range (workspace.ts documentLines): a code action in a 2,000-document file builds no
+ * node tree of the documents above it.
+ */
 function ownerOf(analysis: DocumentAnalysis, finding: Finding): AnalyzedResource | undefined {
   const line = finding.range.start.line;
-  return analysis.resources.find(({ resource: { range } }) => range.start.line <= line && line <= range.end.line);
+  const mayHold = documentLines(analysis.resources);
+  return analysis.resources.find(
+    ({ resource: { range } }, i) => mayHold(i, line, line) && range.start.line <= line && line <= range.end.line,
+  );
 }
 
 function fileWideRemoval(

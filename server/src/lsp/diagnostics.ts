@@ -14,9 +14,12 @@ const severities: Record<Severity, DiagnosticSeverity> = {
 
 // Nothing that changes on every keystroke (a document version) goes into a diagnostic: the same
 // findings give the same diagnostics, which the pull handler answers as unchanged. A fix is built
-// from the document's current analysis, never from a version remembered here.
+// from the document's current analysis, never from a version remembered here. The finding rides
+// without what the diagnostic itself says (its message and range): a file of 500 existing objects
+// is a report of 675 diagnostics, sent whole whenever one of them moves, and read whole by the
+// editor; findingOf puts them back.
 export interface DiagnosticData {
-  readonly finding: Finding;
+  readonly finding: Omit<Finding, 'message' | 'range'>;
 }
 
 /**
@@ -24,20 +27,22 @@ export interface DiagnosticData {
  * does not name is a hint, which editors keep off their list of problems.
  */
 export function toDiagnostic(finding: Finding, chosen: Settings['severity'] | undefined): Diagnostic {
-  const data: DiagnosticData = { finding };
+  const { message, range, ...rest } = finding;
+  const data: DiagnosticData = { finding: rest };
   return {
-    range: finding.range,
+    range,
     severity: shownAsHint(finding.code, chosen) ? DiagnosticSeverity.Hint : severities[finding.severity],
     code: finding.code,
     codeDescription: { href: finding.docs ?? ruleFor(finding.code).docs },
     source: diagnosticSource,
-    message: finding.message,
+    message,
     data,
   };
 }
 
+/** The finding a diagnostic of ours carries, with the message and range the diagnostic shows. */
 export function findingOf(diagnostic: Diagnostic): Finding | undefined {
   if (diagnostic.source !== diagnosticSource) return undefined;
   const data = diagnostic.data as Partial<DiagnosticData> | undefined;
-  return data?.finding;
+  return data?.finding && { ...data.finding, message: diagnostic.message, range: diagnostic.range };
 }

@@ -22,6 +22,7 @@ import {
   type ManifestResource,
   type ParsedManifest,
 } from '../core/manifest/manifest';
+import { settledFacts } from '../cluster';
 import type { Settings } from '../protocol';
 import type { Session } from './session';
 
@@ -57,6 +58,8 @@ export function isHeldBack(f: Finding): f is HeldBack {
 interface CachedFindings {
   readonly settingsKey: string;
   readonly facts: ResourceFacts;
+  /** The session's facts revision when they were peeked (FactsSource.revision). */
+  readonly revision: number;
   readonly lineOffset: number;
   readonly findings: readonly Finding[];
 }
@@ -171,6 +174,8 @@ export class DocumentAnalyzer {
     );
     const settingsKey = `${settings.fieldManager}\u0000${settings.applyMode}\u0000${session?.key ?? ''}\u0000${JSON.stringify(settings.severity)}\u0000${definedKindsKey(defined)}`;
     const resources: AnalyzedResource[] = [];
+    // Read before any peek of this pass: what arrives meanwhile makes the next pass peek again.
+    const revision = session?.facts.revision() ?? 0;
     // YAML that is not a Kubernetes manifest (a CI workflow, a compose file) is none of our
     // business: its syntax is the YAML extension's to report. A broken document in a file of
     // manifests is reported, since it was not checked.
@@ -183,6 +188,34 @@ export class DocumentAnalyzer {
       : [];
 
     for (const resource of parsed.resources) {
+      // The document's text is the key (an item of a List adds its index): no copy of the text per resource and keystroke.
+      // A JSON value after another on its line is placed by its column too: the column joins the key.
+      const placed =
+        resource.columnOffset === undefined
+          ? resource.documentText
+          : `${resource.columnOffset}\u0001${resource.documentText}`;
+      const cacheKey = resource.itemIndex === undefined ? placed : `${resource.itemIndex}\u0000${placed}`;
+      const cached = previous.get(cacheKey) ?? next.get(cacheKey);
+      // A keystroke peeks the facts of the document typed in only: the others' settled facts are
+      // what a peek would answer again while the revision stands still (cluster/facts.ts).
+      const kept =
+        session !== undefined &&
+        cached !== undefined &&
+        cached.settingsKey === settingsKey &&
+        cached.revision === revision &&
+        settledFacts(cached.facts);
+      if (kept) {
+        const resourceFindings = this.placed(cached, resource.lineOffset);
+        next.set(
+          cacheKey,
+          cached.lineOffset === resource.lineOffset
+            ? cached
+            : { ...cached, lineOffset: resource.lineOffset, findings: resourceFindings },
+        );
+        resources.push({ resource, facts: cached.facts, findings: resourceFindings });
+        findings.push(...resourceFindings);
+        continue;
+      }
       const named = namedObject(resource);
       if (!session || !named) {
         // Without a name there is nothing to look up, but the manifest alone can still be refused
@@ -199,29 +232,23 @@ export class DocumentAnalyzer {
         continue;
       }
       const facts = session.facts.peek(named);
-      // The document's text is the key (an item of a List adds its index): no copy of the text per resource and keystroke.
-      // A JSON value after another on its line is placed by its column too: the column joins the key.
-      const placed =
-        resource.columnOffset === undefined
-          ? resource.documentText
-          : `${resource.columnOffset}\u0001${resource.documentText}`;
-      const cacheKey = resource.itemIndex === undefined ? placed : `${resource.itemIndex}\u0000${placed}`;
-      const cached = previous.get(cacheKey) ?? next.get(cacheKey);
-      let resourceFindings: readonly Finding[];
-      if (cached && cached.settingsKey === settingsKey && sameFacts(cached.facts, facts)) {
-        resourceFindings =
-          cached.lineOffset === resource.lineOffset
-            ? cached.findings
-            : cached.findings.map((f) => shiftFinding(f, resource.lineOffset - cached.lineOffset));
-      } else {
-        resourceFindings = analyzeResource(resource, facts, settings);
-      }
-      next.set(cacheKey, { settingsKey, facts, lineOffset: resource.lineOffset, findings: resourceFindings });
+      const resourceFindings =
+        cached && cached.settingsKey === settingsKey && sameFacts(cached.facts, facts)
+          ? this.placed(cached, resource.lineOffset)
+          : analyzeResource(resource, facts, settings);
+      next.set(cacheKey, { settingsKey, facts, revision, lineOffset: resource.lineOffset, findings: resourceFindings });
       resources.push({ resource, facts, findings: resourceFindings });
       findings.push(...resourceFindings);
     }
     this.findingsByUri.set(uri, next);
     return { parsed, resources, findings };
+  }
+
+  /** A cached resource's findings, moved to where its document now starts. */
+  private placed(cached: CachedFindings, lineOffset: number): readonly Finding[] {
+    return cached.lineOffset === lineOffset
+      ? cached.findings
+      : cached.findings.map((f) => shiftFinding(f, lineOffset - cached.lineOffset));
   }
 
   forget(uri: string): void {

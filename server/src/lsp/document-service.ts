@@ -7,6 +7,7 @@
 import type { CodeAction, CodeActionParams, CodeLens, Hover, Position } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { type Finding, type LineSpan, type OwnershipHint } from '../core/findings';
+import type { Settings } from '../protocol';
 import type { ClassifiedFile } from './source-files';
 import type { Workspace } from './workspace';
 
@@ -14,8 +15,8 @@ import type { Workspace } from './workspace';
 export interface DocumentSource {
   /** Whether the file is of this source's kind; the first source in the list that claims it answers. */
   claims(file: ClassifiedFile): boolean;
-  /** What the diagnostics say, ranges on this document. */
-  findings(document: TextDocument): Promise<readonly Finding[]>;
+  /** What the diagnostics say, ranges on this document; `settings`: the document's, as just asked of the editor. */
+  findings(document: TextDocument, settings: Settings): Promise<readonly Finding[]>;
   /** The hover at a position; null for none. */
   hover(document: TextDocument, position: Position): Promise<Hover | null>;
   /** The fixes for the diagnostics the client names (their findings ride in `data`). */
@@ -32,9 +33,9 @@ export class DocumentService {
     private readonly sources: readonly DocumentSource[],
   ) {}
 
-  async findings(document: TextDocument): Promise<readonly Finding[]> {
+  async findings(document: TextDocument, settings: Settings): Promise<readonly Finding[]> {
     const source = await this.sourceOf(document);
-    return source ? source.findings(document) : [];
+    return source ? source.findings(document, settings) : [];
   }
 
   async hover(document: TextDocument, position: Position): Promise<Hover | null> {

@@ -15,6 +15,7 @@ import {
   type OwnershipHint,
 } from '../core/findings';
 import { absoluteRange, hasNodeTree, isIdentityPath, type ManifestResource } from '../core/manifest/manifest';
+import type { Settings } from '../protocol';
 import { codeActions } from './code-actions';
 import type { AnalyzedResource } from './document-analysis';
 import type { DocumentSource } from './document-service';
@@ -34,8 +35,8 @@ export class ManifestSource implements DocumentSource {
   }
 
   /** The analysis of the text (and, meanwhile, the load progress it shows), then the dry-run answers. */
-  async findings(document: TextDocument): Promise<readonly Finding[]> {
-    const state = await this.workspace.analysisOf(document.uri);
+  async findings(document: TextDocument, settings: Settings): Promise<readonly Finding[]> {
+    const state = await this.workspace.analysisOf(document.uri, settings);
     if (state) this.progress.observe(document.uri, state.analysis.resources);
     return [...(state?.analysis.findings ?? []), ...this.dryRuns.findings(document)];
   }

@@ -89,9 +89,9 @@ export class Workspace {
    * Since when the facts of this document's cluster are old ("as of 12:03:10 — cluster unreachable
    * since 12:05:02"), or undefined while its cluster answers (or none was asked).
    */
-  async stalenessOf(uri: string): Promise<string | undefined> {
+  async stalenessOf(uri: string, settings?: Settings): Promise<string | undefined> {
     if (!this.clusterAccess) return undefined;
-    const session = this.sessions.existing(await this.settingsFor(uri));
+    const session = this.sessions.existing(settings ?? (await this.settingsFor(uri)));
     return session && stalenessOf(session.connection.health());
   }
 
@@ -127,10 +127,11 @@ export class Workspace {
     this.analyzer.forget(uri);
   }
 
-  async analysisOf(uri: string) {
+  /** `given`: the document's settings, when the caller has just asked for them. */
+  async analysisOf(uri: string, given?: Settings) {
     const document = this.documents.get(uri);
     if (!document) return undefined;
-    const settings = await this.settingsFor(uri);
+    const settings = given ?? (await this.settingsFor(uri));
     const file = await this.classify(uri);
     if (file && isRenderedSource(file)) {
       // A template is not YAML, a patch is a fragment, a kustomization is a recipe: nothing is

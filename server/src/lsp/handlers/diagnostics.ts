@@ -58,15 +58,17 @@ export class DiagnosticsHandler {
   async of(uri: string): Promise<ComputedDiagnostics | undefined> {
     const document = this.workspace.documents.get(uri);
     if (!document) return undefined;
-    const findings = await this.service.findings(document);
+    // The settings are asked for once per answer (each question is a round trip to the editor).
+    const settings = await this.workspace.settingsFor(uri);
+    const findings = await this.service.findings(document, settings);
     // While the cluster does not answer, what rests on its facts says since when they are old.
-    const stale = await this.workspace.stalenessOf(uri);
+    const stale = await this.workspace.stalenessOf(uri, settings);
     // A syntax error another language service underlines is not shown twice; the state counts it.
     const ours = findings.filter((f) => !isHeldBack(f));
     const shown = stale
       ? ours.map((f) => (restsOnCluster(f.code) ? { ...f, message: `${f.message} (${stale})` } : f))
       : ours;
-    const { severity } = await this.workspace.settingsFor(uri);
+    const { severity } = settings;
     this.states.report(uri, documentState(uri, findings, stale));
     const severityKey = JSON.stringify(severity) ?? '';
     const diagnostics = shown.map((f) => {
