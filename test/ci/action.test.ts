@@ -11,7 +11,7 @@ import Ajv from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { scratchDir, writeFiles } from '../cli/cli-process';
 import { requireCluster } from '../support/env';
-import { apply, connect, freshNamespace, objectOf, scale, webDeployment } from '../support/seed';
+import { apply, autoscale, connect, freshNamespace, objectOf, webDeployment } from '../support/seed';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 
@@ -118,7 +118,7 @@ function workspaceWithConflict(t: TestContext) {
     const namespace = await freshNamespace(conn, 'action');
     const manifest = webDeployment(namespace, 'web');
     objectOf(await apply(conn, 'kubectl', manifest), 'apply as kubectl');
-    objectOf(await scale(conn, 'kube-controller-manager', manifest, 5), 'scale as an autoscaler');
+    await autoscale(conn, manifest, 5);
     const workspace = scratchDir('action');
     const text = `${JSON.stringify(manifest, null, 2)}\n`;
     writeFiles(workspace, { 'k8s/web.yaml': text });

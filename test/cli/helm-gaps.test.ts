@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { waitForAuditEvent } from '../support/cluster';
 import { requireCluster } from '../support/env';
-import { connect, freshNamespace, objectOf, scale } from '../support/seed';
+import { autoscale, connect, freshNamespace } from '../support/seed';
 import { requireTool } from '../tools/tools';
 import { runCli, scratchDir } from './cli-process';
 
@@ -144,15 +144,7 @@ for (const c of verifyCases) {
       repo,
       cluster.kubeconfig,
     );
-    objectOf(
-      await scale(
-        conn,
-        'kube-controller-manager',
-        { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web-shop', namespace } },
-        5,
-      ),
-      'the autoscaler',
-    );
+    await autoscale(conn, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web-shop', namespace } }, 5);
 
     const started = new Date().toISOString();
     const run = await runCli(

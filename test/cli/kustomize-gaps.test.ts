@@ -11,13 +11,13 @@ import { parseAllDocuments } from 'yaml';
 import { requireCluster } from '../support/env';
 import {
   apply,
+  autoscale,
   baseDeploymentText,
   connect,
   freshNamespace,
   kubectlEdit,
-  objectOf,
-  scale,
   type KubeObject,
+  objectOf,
 } from '../support/seed';
 import { requireTool } from '../tools/tools';
 import { runCli, scratchDir, writeFiles } from './cli-process';
@@ -66,7 +66,7 @@ async function repository(t: Parameters<typeof requireCluster>[0]) {
       applied.push(o);
     }
   }
-  for (const o of applied) objectOf(await scale(conn, 'kube-controller-manager', o, 5), 'scale');
+  for (const o of applied) await autoscale(conn, o, 5);
   objectOf(
     await kubectlEdit(conn, applied[1]!, {
       spec: { template: { spec: { containers: [{ name: 'app', image: 'nginx:1.26' }] } } },

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { requireCluster } from '../support/env';
-import { apply, connect, freshNamespace, kubectlEdit, objectOf, scale, type KubeObject } from '../support/seed';
+import { apply, autoscale, connect, freshNamespace, kubectlEdit, type KubeObject, objectOf } from '../support/seed';
 import { requireTool } from '../tools/tools';
 import { lineOf, runCli, scratchDir, writeFiles } from './cli-process';
 
@@ -83,8 +83,8 @@ test('check on a folder of overlays: each conflict on the line that sets the fie
     for (const o of applied[overlay]!) objectOf(await apply(conn, 'kubectl', o), `apply ${o.metadata.name}`);
   }
   const deployment = (overlay: string) => applied[overlay]!.find((o) => o.kind === 'Deployment')!;
-  objectOf(await scale(conn, 'kube-controller-manager', deployment('staging'), 5), 'scale staging');
-  objectOf(await scale(conn, 'kube-controller-manager', deployment('production'), 6), 'scale production');
+  await autoscale(conn, deployment('staging'), 5);
+  await autoscale(conn, deployment('production'), 6);
   objectOf(
     await kubectlEdit(conn, deployment('production'), {
       spec: { template: { spec: { containers: [{ name: 'app', image: 'nginx:1.28' }] } } },

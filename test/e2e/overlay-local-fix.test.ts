@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { requireCluster } from '../support/env';
-import { apply, connect, freshNamespace, objectOf, scale, type KubeObject } from '../support/seed';
+import { apply, autoscale, connect, freshNamespace, type KubeObject, objectOf } from '../support/seed';
 import { requireTool } from '../tools/tools';
 import { positionOfKey, problemPosition, requireEditor, startEditor, type Problem } from './harness';
 import { overlayBase, settingsFor } from './scenarios';
@@ -65,14 +65,10 @@ test(
       for (const doc of parseAllDocuments(build(overlay)))
         objectOf(await apply(conn, 'kubectl', doc.toJS() as KubeObject), `kubectl apply --server-side ${overlay}`);
     }
-    objectOf(
-      await scale(
-        conn,
-        'kube-controller-manager',
-        { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: namespaces.production } },
-        5,
-      ),
-      'the autoscaler',
+    await autoscale(
+      conn,
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: namespaces.production } },
+      5,
     );
     const stagingBefore = build('overlays/staging');
 

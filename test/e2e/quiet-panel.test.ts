@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { requireCluster } from '../support/env';
-import { apply, connect, freshNamespace, objectOf, scale, webDeployment, type KubeObject } from '../support/seed';
+import { apply, autoscale, connect, freshNamespace, type KubeObject, objectOf, webDeployment } from '../support/seed';
 import { requireEditor, startEditor } from './harness';
 import { mismatch, settingsFor, toYaml, userFieldManager, type ExpectedProblem } from './scenarios';
 import { expectedConflicts } from './scenarios';
@@ -26,8 +26,7 @@ test(
       webDeployment(namespace, `web-${String(i).padStart(3, '0')}`),
     );
     for (const m of manifests) objectOf(await apply(conn, userFieldManager, m), `apply ${m.metadata.name}`);
-    for (const i of scaled)
-      objectOf(await scale(conn, 'kube-controller-manager', manifests[i]!, 5), `scale ${manifests[i]!.metadata.name}`);
+    for (const i of scaled) await autoscale(conn, manifests[i]!, 5);
 
     const documents = manifests.map(toYaml);
     const text = documents.map((d) => `---\n${d}`).join('');

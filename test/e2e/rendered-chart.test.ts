@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { chartFiles } from '../support/charts';
 import { requireCluster } from '../support/env';
-import { connect, freshNamespace, objectOf, patch, scale } from '../support/seed';
+import { autoscale, connect, freshNamespace, objectOf, patch } from '../support/seed';
 import { requireTool } from '../tools/tools';
 import { positionOfKey, problemPosition, requireEditor, startEditor, type Problem } from './harness';
 import { settingsFor } from './scenarios';
@@ -53,7 +53,7 @@ async function installedChart(t: TestContext, name: string) {
   });
   assert.equal(installed.status, 0, installed.stderr);
   const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web-shop', namespace } };
-  objectOf(await scale(conn, 'kube-controller-manager', deployment, 5), 'the autoscaler');
+  await autoscale(conn, deployment, 5);
 
   // The chart's files, as the user's repository holds them.
   const files = chartFiles(path.join(scratch, 'shop'), 'shop');

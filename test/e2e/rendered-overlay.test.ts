@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import { test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { requireCluster } from '../support/env';
-import { apply, connect, freshNamespace, objectOf, scale, type KubeObject } from '../support/seed';
+import { apply, autoscale, connect, freshNamespace, type KubeObject, objectOf } from '../support/seed';
 import { requireTool } from '../tools/tools';
 import { positionOfKey, problemPosition, requireEditor, startEditor, type Editor, type Problem } from './harness';
 import { overlayBase as base, settingsFor } from './scenarios';
@@ -179,15 +179,7 @@ test(
         if (object) objectOf(await apply(conn, 'kubectl', object), `kubectl apply --server-side ${overlay}`);
       }
     }
-    objectOf(
-      await scale(
-        conn,
-        'kube-controller-manager',
-        { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'prod-web', namespace } },
-        5,
-      ),
-      'the autoscaler',
-    );
+    await autoscale(conn, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'prod-web', namespace } }, 5);
 
     const patchFile = 'overlays/production/replicas.yaml';
     const baseFile = 'base/deployment.yaml';

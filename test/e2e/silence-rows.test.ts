@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { chartFiles, helmEnv } from '../support/charts';
 import { requireCluster } from '../support/env';
-import { connect, freshNamespace, objectOf, scale } from '../support/seed';
+import { autoscale, connect, freshNamespace } from '../support/seed';
 import { requireTool } from '../tools/tools';
 import { positionOfKey, requireEditor, startEditor, type Problem } from './harness';
 import { settingsFor } from './scenarios';
@@ -48,15 +48,7 @@ test(
       { cwd: editor.workspace, encoding: 'utf8', env },
     );
     assert.equal(installed.status, 0, installed.stderr);
-    objectOf(
-      await scale(
-        conn,
-        'kube-controller-manager',
-        { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web-shop', namespace } },
-        5,
-      ),
-      'the autoscaler',
-    );
+    await autoscale(conn, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web-shop', namespace } }, 5);
 
     const template = fs.readFileSync(path.join(editor.workspace, 'shop/templates/deployment.yaml'), 'utf8');
     const at = positionOfKey(template, 'replicas');

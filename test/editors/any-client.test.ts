@@ -14,7 +14,7 @@ import type { ClientCapabilities, Diagnostic } from 'vscode-languageserver-proto
 import { testCluster, type TestClusterInfo } from '../support/env';
 import { execKubeconfig } from '../support/exec-kubeconfig';
 import { startFaultProxy } from '../support/fault-proxy';
-import { apply, connect, freshNamespace, objectOf, scale, webDeployment } from '../support/seed';
+import { apply, autoscale, connect, freshNamespace, objectOf, webDeployment } from '../support/seed';
 import { startStdioClient, type StdioClient, type StdioClientOptions } from './stdio-client';
 
 let cluster: TestClusterInfo;
@@ -42,7 +42,7 @@ before(async () => {
   namespace = await freshNamespace(conn, 'any-client');
   const manifest = webDeployment(namespace, 'web');
   objectOf(await apply(conn, 'kubectl', manifest), 'apply as kubectl');
-  objectOf(await scale(conn, 'kube-controller-manager', manifest, 5), 'scale as an autoscaler');
+  await autoscale(conn, manifest, 5);
   text = `${JSON.stringify(manifest, null, 2)}\n`;
 });
 

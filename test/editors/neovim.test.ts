@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { requireCluster } from '../support/env';
-import { apply, connect, freshNamespace, objectOf, scale, webDeployment, webDeploymentText } from '../support/seed';
+import { apply, autoscale, connect, freshNamespace, objectOf, webDeployment, webDeploymentText } from '../support/seed';
 import { runEditor } from './editor-process';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
@@ -51,7 +51,7 @@ test(
     const namespace = await freshNamespace(conn, 'neovim');
     const manifest = webDeployment(namespace, 'web');
     objectOf(await apply(conn, 'kubectl', manifest), 'apply as kubectl');
-    objectOf(await scale(conn, 'kube-controller-manager', manifest, 5), 'scale as an autoscaler');
+    await autoscale(conn, manifest, 5);
 
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-neovim-'));
     t.after(() => fs.rmSync(dir, { recursive: true, force: true }));

@@ -15,12 +15,12 @@ import { requireCluster, testCluster } from '../support/env';
 import { startTestServer, type TestServer } from '../support/lsp-client';
 import {
   apply,
+  autoscale,
   configMap,
   connect,
   freshNamespace,
   get,
   objectOf,
-  scale,
   update,
   webDeployment,
 } from '../support/seed';
@@ -47,7 +47,7 @@ before(async () => {
   (web.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0]!.image =
     'nginx:1.26';
   objectOf(await update(admin, 'kubectl-edit', web), 'edit web');
-  objectOf(await scale(admin, 'kube-controller-manager', web, 5), 'scale web');
+  await autoscale(admin, web, 5);
   for (const name of ['app', 'db', 'cfg', 'x', 'app-config']) {
     objectOf(
       await apply(admin, 'kubectl', configMap(namespace, name, { k: 'v', app: 'web' }, { app: name })),

@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { requireCluster } from '../support/env';
-import { apply, connect, freshNamespace, objectOf, scale, webDeployment } from '../support/seed';
+import { apply, autoscale, connect, freshNamespace, objectOf, webDeployment } from '../support/seed';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 
@@ -100,7 +100,7 @@ test(
     const namespace = await freshNamespace(conn, 'tarball');
     const manifest = webDeployment(namespace, 'web');
     objectOf(await apply(conn, 'kubectl', manifest), 'apply as kubectl');
-    objectOf(await scale(conn, 'kube-controller-manager', manifest, 5), 'scale as an autoscaler');
+    await autoscale(conn, manifest, 5);
     fs.writeFileSync(path.join(project, 'web.yaml'), JSON.stringify(manifest, null, 2));
 
     // As docs/ci.md says to run it in CI: npx finds the installed command, and must not download it.

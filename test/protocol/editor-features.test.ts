@@ -10,16 +10,16 @@ import { startTestServer, type TestServer } from '../support/lsp-client';
 import { auditSentinel, readAuditEvents } from '../support/cluster';
 import {
   apply,
+  autoscale,
   connect,
+  type Connection,
   create,
   freshNamespace,
   get,
+  type KubeObject,
   objectOf,
   request,
-  scale,
   update,
-  type Connection,
-  type KubeObject,
 } from '../support/seed';
 
 const codes = (ds: Diagnostic[]) => ds.map((d) => String(d.code)).sort();
@@ -64,15 +64,7 @@ async function contestedDeployment(admin: Connection, namespace: string, name: s
   const live = objectOf(await get(admin, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace } }));
   (live.spec as any).template.spec.containers[0].image = 'nginx:1.26';
   objectOf(await update(admin, 'kubectl-edit', live), 'edit');
-  objectOf(
-    await scale(
-      admin,
-      'kube-controller-manager',
-      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace } },
-      5,
-    ),
-    'scale',
-  );
+  await autoscale(admin, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace } }, 5);
 }
 
 describe(

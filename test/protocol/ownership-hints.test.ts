@@ -16,7 +16,7 @@ import type { InlayHint } from 'vscode-languageserver-protocol';
 import { stringify } from 'yaml';
 import { requireCluster, testCluster, type TestClusterInfo } from '../support/env';
 import { startTestServer } from '../support/lsp-client';
-import { connect, freshNamespace, objectOf, scale } from '../support/seed';
+import { autoscale, connect, freshNamespace } from '../support/seed';
 import { requireTool } from '../tools/tools';
 import { editedAndAutoscaled } from '../support/seed-scenarios';
 import { startStdioClient, type StdioClient } from '../editors/stdio-client';
@@ -205,15 +205,7 @@ test("on a chart, the hint sits on the template line and the values line of the 
     env,
   });
   assert.equal(installed.status, 0, installed.stderr);
-  objectOf(
-    await scale(
-      conn,
-      'kube-controller-manager',
-      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web-shop', namespace } },
-      5,
-    ),
-    'the autoscaler',
-  );
+  await autoscale(conn, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web-shop', namespace } }, 5);
 
   // Helm 4 applies as `helm`: the user's manager for the chart, whatever fieldManager says.
   const server = await startTestServer({

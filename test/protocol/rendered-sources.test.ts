@@ -20,13 +20,13 @@ import { requireCluster, type TestClusterInfo } from '../support/env';
 import { startTestServer, type TestServer } from '../support/lsp-client';
 import {
   apply,
+  autoscale,
   baseDeploymentText,
   connect,
   freshNamespace,
+  type KubeObject,
   objectOf,
   patch,
-  scale,
-  type KubeObject,
 } from '../support/seed';
 import { requireTool } from '../tools/tools';
 import { scaledRelease } from '../support/charts';
@@ -175,15 +175,7 @@ test('an overlay in the editor: the autoscaler conflict on the patch replicas li
   assert.equal(built.status, 0, built.stderr);
   for (const doc of parseAllDocuments(built.stdout))
     objectOf(await apply(conn, 'kubectl', doc.toJS() as KubeObject), 'apply');
-  objectOf(
-    await scale(
-      conn,
-      'kube-controller-manager',
-      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace } },
-      5,
-    ),
-    'the autoscaler',
-  );
+  await autoscale(conn, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace } }, 5);
 
   const server = await startTestServer({
     settings: { kubeconfig: cluster.kubeconfig, context: 'admin', kustomizePath: kustomize },
@@ -522,14 +514,10 @@ async function twoScaledOverlays(
   prefix: string,
 ): Promise<{ repo: string; base: string }> {
   const { conn, repo, base, namespaces } = await baseOfTwoOverlays(cluster, kustomize, prefix);
-  objectOf(
-    await scale(
-      conn,
-      'kube-controller-manager',
-      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: namespaces.staging } },
-      5,
-    ),
-    'the autoscaler',
+  await autoscale(
+    conn,
+    { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: namespaces.staging } },
+    5,
   );
   return { repo, base };
 }
@@ -899,15 +887,7 @@ test('the preferred fix on a patch line leaves replicas to the autoscaler: it re
   };
   // Production as the cluster has it: applied server-side as kubectl, then scaled by the autoscaler.
   for (const object of build()) objectOf(await apply(conn, 'kubectl', object), 'apply');
-  objectOf(
-    await scale(
-      conn,
-      'kube-controller-manager',
-      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace } },
-      5,
-    ),
-    'the autoscaler',
-  );
+  await autoscale(conn, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace } }, 5);
   // The server's own word before the fix: kubectl's apply of what production renders is refused.
   const refused = await apply(
     conn,
@@ -1004,14 +984,10 @@ async function baseOfTwoOverlays(
     for (const doc of parseAllDocuments(build(overlay)))
       objectOf(await apply(conn, 'kubectl', doc.toJS() as KubeObject), 'apply');
   }
-  objectOf(
-    await scale(
-      conn,
-      'kube-controller-manager',
-      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: namespaces.production } },
-      5,
-    ),
-    'the autoscaler',
+  await autoscale(
+    conn,
+    { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: namespaces.production } },
+    5,
   );
   const deployment = (overlay: 'staging' | 'production') =>
     parseAllDocuments(build(overlay))

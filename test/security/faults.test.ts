@@ -17,7 +17,7 @@ import {
 import { testCluster, type TestClusterInfo } from '../support/env';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy';
 import { startTestServer } from '../support/lsp-client';
-import { apply, connect, freshNamespace, objectOf, scale, type Connection } from '../support/seed';
+import { apply, autoscale, connect, type Connection, freshNamespace, objectOf } from '../support/seed';
 
 const skip = !testCluster() && process.env.CI !== 'true' ? 'no local kube-apiserver' : false;
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-faults-'));
@@ -236,15 +236,7 @@ describe('the editor while OpenAPI fails', { skip }, () => {
       },
     };
     objectOf(await apply(admin, 'kubectl', deployment), 'apply');
-    objectOf(
-      await scale(
-        admin,
-        'kube-controller-manager',
-        { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace } },
-        5,
-      ),
-      'scale',
-    );
+    await autoscale(admin, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace } }, 5);
     proxy.set({ kind: 'status', status: 500, match: (r) => r.path === '/openapi/v3/apis/apps/v1' });
     const kubeconfig = proxy.kubeconfig(cluster.kubeconfig, path.join(scratch, 'openapi-fault.yaml'));
     // The document's fetch is what fails here: not one kept on disk by an earlier server.

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { scratchDir } from '../cli/cli-process';
 import type { TestClusterInfo } from './env';
-import { connect, freshNamespace, objectOf, scale } from './seed';
+import { autoscale, connect, freshNamespace } from './seed';
 
 /** helm's environment with its caches and config under `home` (never the user's), and the kubeconfig it installs with. */
 export function helmEnv(home: string, kubeconfig?: string): NodeJS.ProcessEnv {
@@ -40,15 +40,7 @@ export async function scaledRelease(
     env,
   });
   assert.equal(installed.status, 0, installed.stderr);
-  objectOf(
-    await scale(
-      conn,
-      'kube-controller-manager',
-      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web-shop', namespace } },
-      5,
-    ),
-    'the autoscaler',
-  );
+  await autoscale(conn, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web-shop', namespace } }, 5);
   return { repo, chart, namespace };
 }
 
@@ -87,14 +79,10 @@ export async function chartInstalledElsewhere(
       { cwd: repo, encoding: 'utf8', env },
     );
     assert.equal(installed.status, 0, installed.stderr);
-    objectOf(
-      await scale(
-        conn,
-        'kube-controller-manager',
-        { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `${release}-${name}`, namespace } },
-        replicas,
-      ),
-      'the autoscaler',
+    await autoscale(
+      conn,
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `${release}-${name}`, namespace } },
+      replicas,
     );
     return namespace;
   };

@@ -4,17 +4,17 @@
 import { installWidgetCrd, widget } from './seed-crd';
 import {
   apply,
+  autoscale,
   clientSideApply,
   configMap,
+  type Connection,
   create,
   get,
   kubectlEdit,
+  type KubeObject,
   objectOf,
   patch,
-  scale,
   webDeployment,
-  type Connection,
-  type KubeObject,
 } from './seed';
 
 export interface Scenario {
@@ -42,7 +42,7 @@ export async function editedAndAutoscaled(conn: Connection, namespace: string, n
     }),
     'kubectl edit',
   );
-  objectOf(await scale(conn, 'kube-controller-manager', manifest, 5), 'scale as kube-controller-manager');
+  await autoscale(conn, manifest, 5);
   return { manifest, live: await live(conn, manifest) };
 }
 
@@ -68,7 +68,7 @@ export async function autoscaledAndEdited(
     }),
     'create the autoscaler',
   );
-  objectOf(await scale(conn, 'kube-controller-manager', manifest, 5), 'scale through /scale as the autoscaler does');
+  await autoscale(conn, manifest, 5);
   objectOf(
     await kubectlEdit(conn, manifest, {
       spec: { template: { spec: { containers: [{ name: 'app', image: 'nginx:1.26' }] } } },
@@ -201,6 +201,6 @@ export async function widgetWithHistory(conn: Connection, namespace: string, nam
     ),
     'widget-operator update',
   );
-  objectOf(await scale(conn, 'kube-controller-manager', manifest, 4), 'scale Widget');
+  await autoscale(conn, manifest, 4);
   return { manifest, live: await live(conn, manifest) };
 }

@@ -318,6 +318,18 @@ export async function scale(conn: Connection, manager: string, ref: ObjectRef, r
   );
 }
 
+/**
+ * Sets an object's replicas through its /scale subresource as an autoscaler does (the field manager
+ * kube-controller-manager, subresource scale), failing the test when the server refuses.
+ */
+export async function autoscale(conn: Connection, ref: ObjectRef, replicas: number): Promise<void> {
+  const name = `${ref.kind} ${ref.metadata.namespace ? `${ref.metadata.namespace}/` : ''}${ref.metadata.name}`;
+  objectOf(
+    await scale(conn, 'kube-controller-manager', ref, replicas),
+    `scaling ${name} to ${replicas} as the autoscaler`,
+  );
+}
+
 /** A namespace of its own per test, so tests never see each other's objects. */
 export async function freshNamespace(conn: Connection, prefix: string): Promise<string> {
   const name = `${prefix}-${Math.random().toString(36).slice(2, 8)}`.toLowerCase();
