@@ -9,6 +9,16 @@ export function isJsonObject(v: unknown): v is JsonObject {
 }
 
 /**
+ * Sets an own key of a plain object. `__proto__` is a legal JSON and YAML key (JSON.parse makes it
+ * an own key); plain assignment would set the object's prototype instead and lose the key.
+ */
+export function setOwn<T>(obj: Record<string, T>, key: string, value: T): void {
+  if (key === '__proto__')
+    Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  else obj[key] = value;
+}
+
+/**
  * Equality as structured-merge-diff compares values (value/equals.go): numbers numerically
  * (3 == 3.0), a number never equals a string ("1" != 1), map key order is irrelevant,
  * list order is not.

@@ -2,7 +2,7 @@
 // structural schema (types, formats, list and map types, defaults) and the `x-kubernetes-validations`
 // of each node. The API server publishes a CRD's rules in the very document the product already reads
 // for Server-Side Apply (/openapi/v3/apis/<group>/<version>), so no other read is needed.
-import { isJsonObject, type JsonObject, type JsonValue } from '../json';
+import { isJsonObject, setOwn, type JsonObject, type JsonValue } from '../json';
 
 /** One entry of `x-kubernetes-validations`, as the CRD declares it. */
 export interface CelRule {
@@ -119,8 +119,9 @@ function convert(schemas: JsonObject, raw: JsonObject, depth: number, seen: Map<
     const properties: Record<string, CelNode> = {};
     for (const [name, member] of Object.entries(spec.properties)) {
       if (!isJsonObject(member)) continue;
-      properties[name] = convert(schemas, member, depth + 1, seen);
-      if (properties[name].hasRules) out.hasRules = true;
+      const node = convert(schemas, member, depth + 1, seen);
+      setOwn(properties, name, node);
+      if (node.hasRules) out.hasRules = true;
     }
     out.properties = properties;
   }

@@ -12,7 +12,7 @@
 // something asks for them (`root`, `range`), once per document text.
 import { Composer, isAlias, isMap, isPair, isScalar, isSeq, LineCounter, Parser, Scalar, YAMLParseError } from 'yaml';
 import type { CST, Document, Node as YamlNode, YAMLMap, YAMLSeq } from 'yaml';
-import { isJsonObject, jsonEqual, type JsonObject, type JsonValue } from '../json';
+import { isJsonObject, jsonEqual, setOwn, type JsonObject, type JsonValue } from '../json';
 import { isJsonStream, splitJsonStream } from './json-stream';
 import { field, formatPath, index, parsePath, type FieldPath, type PathElement } from '../ssa/path';
 import { jsonKeyOf, resolveScalar } from './yaml-scalars';
@@ -1048,13 +1048,6 @@ function keyOf(ctx: DocumentContext, keyNode: YamlNode, keyRange: Range): string
   const k = jsonKeyOf(r.value, r.float);
   if (!k.ok) throw new DecodeError(k.message, keyRange);
   return k.key;
-}
-
-// `__proto__` is a legal key; plain assignment would set the prototype instead.
-function setOwn(obj: JsonObject, key: string, value: JsonValue): void {
-  if (key === '__proto__')
-    Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
-  else obj[key] = value;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 // /openapi/v3/api/v1 and /openapi/v3/apis/<group>/<version> — for built-in kinds and CRDs alike.
 // The conversion follows k8s.io/kube-openapi pkg/schemaconv/openapi.go and smd.go line by line,
 // because the server builds its own merge schema with exactly that code.
-import { isJsonObject, type JsonObject, type JsonValue } from '../json';
+import { isJsonObject, setOwn, type JsonObject, type JsonValue } from '../json';
 
 /** How the children of a list or map relate: one value, separate fields, or keyed items. */
 export type ElementRelationship = 'atomic' | 'separable' | 'associative';
@@ -250,10 +250,13 @@ function parseObject(conv: Converter, spec: JsonObject): MapType {
   const properties = isJsonObject(spec.properties) ? spec.properties : {};
   for (const [name, member] of Object.entries(properties)) {
     if (!isJsonObject(member)) continue;
-    fields[name] =
+    setOwn(
+      fields,
+      name,
       member.default === undefined
         ? { type: makeRef(conv, member) }
-        : { type: makeRef(conv, member), default: member.default };
+        : { type: makeRef(conv, member), default: member.default },
+    );
   }
   let elementType: TypeRef | undefined;
   const extra = spec.additionalProperties;

@@ -176,3 +176,29 @@ describe('schema from OpenAPI v3', () => {
     assert.deepEqual(atomAt(s, root, ['spec', 'items']).list?.keys, ['id']);
   });
 });
+
+test('a property named __proto__ is a field like any other, in both conversions', () => {
+  // JSON.parse makes `__proto__` an own key, as a CRD's schema served by the API server may hold it.
+  const document = JSON.parse(`{
+    "components": { "schemas": { "com.example.v1.Widget": {
+      "type": "object",
+      "x-kubernetes-group-version-kind": [{ "group": "example.com", "version": "v1", "kind": "Widget" }],
+      "properties": {
+        "apiVersion": { "type": "string" }, "kind": { "type": "string" },
+        "spec": { "type": "object", "properties": {
+          "__proto__": { "type": "array", "items": { "type": "string" }, "x-kubernetes-list-type": "set" },
+          "size": { "type": "integer" }
+        } }
+      }
+    } } }
+  }`) as JsonValue;
+  for (const [name, model] of [
+    ['whole', schemaFromOpenApi([document]).schema],
+    ['on demand', schemaOfDocuments([document])],
+  ] as const) {
+    const root = rootTypeFor(model, 'example.com/v1', 'Widget');
+    assert.ok(root, name);
+    assert.ok(atomAt(model, root, ['spec', '__proto__']).list, `${name}: spec.__proto__ is a list`);
+    assert.ok(atomAt(model, root, ['spec', 'size']).scalar, `${name}: spec.size is a scalar`);
+  }
+});
