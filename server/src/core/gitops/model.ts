@@ -1,0 +1,96 @@
+// The words the product uses for GitOps controllers: who applies an object (as its live metadata
+// says), the policy of the controller's object that applies it (an Argo CD Application, a Flux
+// Kustomization or HelmRelease), and the request such a controller sends. Plain data: the cluster
+// layer reads, the core judges, the editor and the command line show.
+
+/** The tools whose applies the product knows how to predict. */
+export type ApplierKind = 'argocd' | 'flux-kustomize' | 'flux-helm' | 'helm';
+
+/** One sign, on the live object, that a tool applies it. */
+export interface ApplierSighting {
+  readonly kind: ApplierKind;
+  /** The Application, Kustomization, HelmRelease or Helm release named by the sign. */
+  readonly name: string;
+  /** Its namespace, where the sign says it (Argo CD's tracking id may not: then the controller's). */
+  readonly namespace?: string;
+  /** What was seen, for the user: `annotation argocd.argoproj.io/tracking-id`, `manager kustomize-controller`. */
+  readonly evidence: string;
+}
+
+/** An Argo CD `ignoreDifferences` entry, as the Application writes it. */
+export interface ArgoIgnoreRule {
+  readonly group?: string;
+  readonly kind: string;
+  readonly name?: string;
+  readonly namespace?: string;
+  readonly jsonPointers: readonly string[];
+  readonly jqPathExpressions: readonly string[];
+  readonly managedFieldsManagers: readonly string[];
+}
+
+export interface ArgoApplicationPolicy {
+  readonly kind: 'argocd';
+  readonly name: string;
+  readonly namespace: string;
+  /** syncPolicy.automated is set (and not disabled). */
+  readonly automated: boolean;
+  readonly selfHeal: boolean;
+  readonly prune: boolean;
+  /** syncOptions ServerSideApply=true: `kubectl apply --server-side --force-conflicts` as argocd-controller. */
+  readonly serverSideApply: boolean;
+  /** syncOptions RespectIgnoreDifferences=true: ignoreDifferences also changes what is applied. */
+  readonly respectIgnoreDifferences: boolean;
+  readonly ignoreDifferences: readonly ArgoIgnoreRule[];
+  /** The source path(s) in the repository, and the repository URL(s). */
+  readonly sources: readonly { readonly repoURL: string; readonly path?: string; readonly chart?: string }[];
+}
+
+export interface FluxKustomizationPolicy {
+  readonly kind: 'flux-kustomize';
+  readonly name: string;
+  readonly namespace: string;
+  /** spec.interval as written (`10m`). */
+  readonly interval: string;
+  readonly suspend: boolean;
+  readonly force: boolean;
+  readonly prune: boolean;
+  /** spec.path in the source. */
+  readonly path: string;
+}
+
+export type HelmDriftMode = 'disabled' | 'warn' | 'enabled';
+
+export interface FluxHelmReleasePolicy {
+  readonly kind: 'flux-helm';
+  readonly name: string;
+  readonly namespace: string;
+  readonly interval: string;
+  readonly suspend: boolean;
+  readonly driftDetection: HelmDriftMode;
+}
+
+export type ApplierPolicy = ArgoApplicationPolicy | FluxKustomizationPolicy | FluxHelmReleasePolicy;
+
+/** The policy as read, or why it is not known (the CRD is absent, reading is forbidden): never a guess. */
+export type PolicyFacts =
+  | { readonly state: 'read'; readonly policy: ApplierPolicy }
+  | { readonly state: 'unknown'; readonly sighting: ApplierSighting; readonly reason: string };
+
+/** Flux's per-object `kustomize.toolkit.fluxcd.io/ssa` annotation. */
+export type FluxSsaMode = 'Override' | 'Merge' | 'IfNotPresent' | 'Ignore';
+
+/**
+ * The request a controller sends for one object, as the prediction models it: the applier, its field
+ * manager, and what its policy and the object's annotations change.
+ */
+export type ControllerRequest =
+  | { readonly applier: 'argocd-client-side'; readonly fieldManager: string }
+  | {
+      readonly applier: 'argocd-server-side';
+      readonly fieldManager: string;
+      /** ignoreDifferences entries that apply to the object, honoured only with RespectIgnoreDifferences. */
+      readonly ignore: readonly ArgoIgnoreRule[];
+      readonly respectIgnoreDifferences: boolean;
+    }
+  | { readonly applier: 'flux-kustomize'; readonly fieldManager: string; readonly ssa?: FluxSsaMode }
+  | { readonly applier: 'flux-helm'; readonly fieldManager: string };
