@@ -319,4 +319,29 @@ export const mutations = [
     to: '',
     tests: ['test/cli/api-cache.test.ts'],
   },
+  // Several contexts side by side (cli/fleet.ts, core/findings/fleet.ts).
+  {
+    id: 'fleet-no-merge',
+    rule: 'a finding several contexts share is told once, naming them',
+    file: core('findings/fleet.ts'),
+    from: '      const key = sameness(finding);',
+    to: '      const key = sameness(finding) + context;',
+    tests: ['test/unit/core/findings/fleet.test.ts'],
+  },
+  {
+    id: 'fleet-no-time-limit',
+    rule: 'a context that gives no answer is given up at its time limit, not waited for',
+    file: 'server/src/cli/fleet.ts',
+    from: '      results[i] = await Promise.race([started.result, timedOut]);',
+    to: '      results[i] = await started.result;',
+    tests: ['test/cli/fleet.test.ts'],
+  },
+  {
+    id: 'fleet-snapshot-any-folder',
+    rule: "a fleet snapshot's index names only its own context-N folders",
+    file: 'server/src/cli/fleet.ts',
+    from: "    if (typeof directory !== 'string' || !contextFolder.test(directory))",
+    to: "    if (typeof directory !== 'string')",
+    tests: ['test/cli/fleet.test.ts'],
+  },
 ];

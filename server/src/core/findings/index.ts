@@ -81,3 +81,14 @@ export {
   type ForcePreview,
   type KubectlInvocation,
 } from './force-preview';
+
+// Several contexts side by side: one finding told once for the contexts that share it, a table cell per context.
+export {
+  contextsLabel,
+  fleetCell,
+  mergeAcrossContexts,
+  type ContextFindings,
+  type ContextTrouble,
+  type FleetEntry,
+  type SharedFinding,
+} from './fleet';
