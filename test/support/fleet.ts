@@ -13,6 +13,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { withLock } from './cluster';
+import { startLatencyProxy } from './latency-proxy';
 
 const repoRoot = path.resolve(import.meta.dirname, '..', '..');
 const clusterCli = path.join(repoRoot, 'test', 'support', 'cluster-cli.ts');
@@ -88,7 +89,14 @@ interface KubeconfigFile {
 export async function fleetKubeconfig(
   dir: string,
   staging: string,
-  options: { user?: 'admin' | 'viewer' | 'stranger'; namespace?: string } = {},
+  options: {
+    user?: 'admin' | 'viewer' | 'stranger';
+    namespace?: string;
+    /** Also contexts `copy-1` … `copy-N`, each another name for staging, prod-eu or prod-us in turn (for the bench). */
+    copies?: number;
+    /** Each cluster reached through a relay that adds this round trip (test/support/latency-proxy.ts). */
+    roundTripMs?: number;
+  } = {},
 ): Promise<{ kubeconfig: string; clusters: Record<string, string> }> {
   const user = options.user ?? 'admin';
   const sources: [string, string][] = [
@@ -100,13 +108,20 @@ export async function fleetKubeconfig(
   for (const [name, file] of sources) {
     const k = parseYaml(fs.readFileSync(file, 'utf8')) as KubeconfigFile;
     const cluster = k.clusters[0];
-    merged.clusters.push({ name, cluster: cluster.cluster });
+    const server = options.roundTripMs
+      ? (await startLatencyProxy(String(cluster.cluster.server), options.roundTripMs / 2)).url
+      : cluster.cluster.server;
+    merged.clusters.push({ name, cluster: { ...cluster.cluster, server } });
     clusters[name] = file;
     merged.users.push({ name: `${name}-${user}`, user: k.users.find((u) => u.name === user)!.user });
     merged.contexts.push({
       name,
       context: { cluster: name, user: `${name}-${user}`, namespace: options.namespace ?? 'default' },
     });
+  }
+  for (let i = 0; i < (options.copies ?? 0); i++) {
+    const of = merged.contexts[i % sources.length].context;
+    merged.contexts.push({ name: `copy-${i + 1}`, context: { ...of } });
   }
   // Unreachable in two ways, with the staging cluster's credentials (never sent: nothing answers).
   const anyUser = merged.users[0].user;
