@@ -395,6 +395,14 @@ export const mutations = [
     tests: ['test/unit/core/findings/stored-judgement.test.ts'],
   },
   {
+    id: 'verify-pod-security-as-permission',
+    rule: "Pod Security's 403 is the server's answer about the Pod, not a missing permission",
+    file: core('findings/verification.ts'),
+    from: 'if (noAnswer.has(outcome.problem.kind) && !podSecurity) return',
+    to: 'if (noAnswer.has(outcome.problem.kind)) return',
+    tests: ['test/unit/core/findings/stored-judgement.test.ts'],
+  },
+  {
     id: 'namespace-labels-dropped',
     rule: "the namespace's labels reach the analysis",
     file: cluster('namespaces.ts'),

@@ -13,6 +13,11 @@ import {
 } from '../../../../server/src/core/findings';
 import type { JsonObject } from '../../../../server/src/core/json';
 import { parseManifestText } from '../../../../server/src/core/manifest/manifest';
+import { compareWithServer } from '../../../../server/src/core/findings/verification';
+import { schemaFromOpenApi } from '../../../../server/src/core/ssa/schema';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { JsonValue } from '../../../../server/src/core/json';
 
 const settings = (applyMode: AnalysisSettings['applyMode'] = 'serverSide'): AnalysisSettings => ({
   fieldManager: 'kubectl',
@@ -222,4 +227,175 @@ describe('Pod Security admission', () => {
       found.slice(1).every((f) => f.code === 'pod-security-forbidden' && /invalid \(422\) first/.test(f.message)),
     );
   });
+});
+
+// The live Deployment after `kubectl apply --server-side` of env A, B and C (C from a ConfigMap) and
+// `kubectl set env` of C (a strategic merge patch that sets value and removes valueFrom, as
+// kubectl-set): read back from the local kube-apiserver v1.34.4 (managedFields' times left out).
+// kubectl no longer owns C's valueFrom, so the manifest sets it again without a conflict.
+const setEnvLive = {
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: {
+    name: 'web',
+    namespace: 'team-a',
+    managedFields: [
+      {
+        manager: 'kubectl',
+        operation: 'Apply',
+        apiVersion: 'apps/v1',
+        fieldsType: 'FieldsV1',
+        fieldsV1: {
+          'f:spec': {
+            'f:selector': {},
+            'f:template': {
+              'f:metadata': { 'f:labels': { 'f:app': {} } },
+              'f:spec': {
+                'f:containers': {
+                  'k:{"name":"web"}': {
+                    '.': {},
+                    'f:env': {
+                      'k:{"name":"A"}': { '.': {}, 'f:name': {}, 'f:value': {} },
+                      'k:{"name":"B"}': { '.': {}, 'f:name': {}, 'f:value': {} },
+                      'k:{"name":"C"}': { '.': {}, 'f:name': {} },
+                    },
+                    'f:image': {},
+                    'f:name': {},
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+      {
+        manager: 'kubectl-set',
+        operation: 'Update',
+        apiVersion: 'apps/v1',
+        fieldsType: 'FieldsV1',
+        fieldsV1: {
+          'f:spec': {
+            'f:template': {
+              'f:spec': {
+                'f:containers': { 'k:{"name":"web"}': { 'f:env': { 'k:{"name":"C"}': { 'f:value': {} } } } },
+              },
+            },
+          },
+        },
+      },
+    ],
+  },
+  spec: {
+    replicas: 1,
+    selector: { matchLabels: { app: 'web' } },
+    template: {
+      metadata: { labels: { app: 'web' } },
+      spec: {
+        containers: [
+          {
+            name: 'web',
+            image: 'nginx',
+            env: [
+              { name: 'A', value: '1' },
+              { name: 'B', value: '2' },
+              { name: 'C', value: 'override' },
+            ],
+            resources: {},
+            terminationMessagePath: '/dev/termination-log',
+            terminationMessagePolicy: 'File',
+            imagePullPolicy: 'Always',
+          },
+        ],
+        restartPolicy: 'Always',
+        terminationGracePeriodSeconds: 30,
+        dnsPolicy: 'ClusterFirst',
+        securityContext: {},
+        schedulerName: 'default-scheduler',
+      },
+    },
+    strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '25%', maxSurge: '25%' } },
+    revisionHistoryLimit: 10,
+    progressDeadlineSeconds: 600,
+  },
+} as JsonObject;
+
+const fixtures = path.join(import.meta.dirname, '..', '..', '..', 'fixtures', 'openapi');
+const { schema } = schemaFromOpenApi(
+  ['api__v1.json', 'apis__apps__v1.json'].map(
+    (f) => JSON.parse(fs.readFileSync(path.join(fixtures, f), 'utf8')) as JsonValue,
+  ),
+);
+
+describe('the merge of the live object and the manifest', () => {
+  const manifest = deploymentText(`      - name: web
+        image: nginx
+        env:
+        - name: A
+          value: "1"
+        - name: B
+          value: "2"
+        - name: C
+          valueFrom:
+            configMapKeyRef: {name: settings, key: c}
+`);
+  const resource = parseManifestText(manifest).resources[0]!;
+  const known: ResourceFacts = { ...facts(deployments, undefined, setEnvLive), schema };
+  const found = analyzeResource(resource, known, settings());
+  const invalid = found.filter((f) => f.code === 'invalid-merged-object');
+
+  test('kubectl set env left a value: the apply stores both, env[2] is refused, on the valueFrom the manifest writes', () => {
+    assert.equal(invalid.length, 1, JSON.stringify(found));
+    assert.equal(
+      invalid[0]!.serverMessage,
+      'spec.template.spec.containers[0].env[2].valueFrom: Invalid value: "": may not be specified when `value` is not empty',
+    );
+    assert.equal(invalid[0]!.range.start.line, 21);
+    assert.match(
+      invalid[0]!.message,
+      /^The apply would store the live object with this manifest merged in, and there env var "C"/,
+    );
+    assert.match(invalid[0]!.message, /the server refuses the apply \(422 Invalid, validateEnvVarValueFrom\)/);
+  });
+
+  test("the dry run's 422 is the one foreseen; an acceptance is not", () => {
+    const problem = {
+      kind: 'other',
+      reason: 'Invalid',
+      message:
+        'Deployment.apps "web" is invalid: spec.template.spec.containers[0].env[2].valueFrom: Invalid value: "": may not be specified when `value` is not empty',
+    };
+    const refused = compareWithServer(resource, found, { outcome: 'rejected', problem, causes: [] }, schema);
+    assert.ok(refused.ok && refused.verification.agrees, JSON.stringify(refused));
+    const accepted = compareWithServer(resource, found, { outcome: 'accepted' }, schema);
+    assert.ok(accepted.ok && !accepted.verification.agrees);
+  });
+});
+
+test("Pod Security's 403 is an answer about the Pod, foreseen by its finding; a 403 of RBAC is no answer", () => {
+  const resource = parseManifestText(podText).resources[0]!;
+  const found = judge(podText, facts(pods, enforce('restricted')));
+  const message = found[0]!.serverMessage!;
+  const verdict = compareWithServer(
+    resource,
+    found,
+    { outcome: 'rejected', problem: { kind: 'forbidden', reason: 'Forbidden', message }, causes: [] },
+    undefined,
+  );
+  assert.ok(verdict.ok && verdict.verification.agrees, JSON.stringify(verdict));
+  const rbac = compareWithServer(
+    resource,
+    found,
+    {
+      outcome: 'rejected',
+      problem: {
+        kind: 'forbidden',
+        reason: 'Forbidden',
+        message:
+          'pods "web" is forbidden: User "viewer" cannot patch resource "pods" in API group "" in the namespace "team-a"',
+      },
+      causes: [],
+    },
+    undefined,
+  );
+  assert.equal(rbac.ok, false);
 });
