@@ -234,7 +234,7 @@ async function runScenario(scenario: RefusalScenario, prefix: string): Promise<v
   assert.deepEqual(quoted.sort(), [...podWarnings].sort(), `Pod Security warnings\n${report}`);
 
   // A workload whose Pods the product says are refused: a Pod of its template, created as a dry run, is.
-  const podsRefused = warnings.filter((f) => /every Pod it creates is refused/.test(f.message));
+  const podsRefused = warnings.filter((f) => /every Pod (it creates|made from it) is refused/.test(f.message));
   if (podsRefused.length > 0 && !status) await assertPodsRefused(resource.object, namespace, podsRefused);
 }
 
@@ -275,7 +275,12 @@ async function untilCurrent(
 async function assertPodsRefused(object: Record<string, unknown>, namespace: string, said: Finding[]): Promise<void> {
   let template: unknown = object;
   const kind = object.kind;
-  const at = kind === 'CronJob' ? ['spec', 'jobTemplate', 'spec', 'template'] : ['spec', 'template'];
+  const at =
+    kind === 'CronJob'
+      ? ['spec', 'jobTemplate', 'spec', 'template']
+      : kind === 'PodTemplate'
+        ? ['template']
+        : ['spec', 'template'];
   for (const n of at) template = (template as Record<string, unknown> | undefined)?.[n];
   const t = template as { metadata?: { labels?: unknown; annotations?: unknown }; spec?: unknown };
   const pod = {
@@ -301,7 +306,7 @@ async function assertPodsRefused(object: Record<string, unknown>, namespace: str
   const message = (answer.body as ServerStatusBody).message;
   for (const f of said) {
     const m =
-      /every Pod it creates is refused \(403 Forbidden, (violates PodSecurity "[^"]+")\): (.*?)\.( The server|$)/.exec(
+      /every Pod (?:it creates|made from it) is refused \(403 Forbidden, (violates PodSecurity "[^"]+")\): (.*?)\.( The server|$)/.exec(
         f.message,
       );
     assert.ok(m, `the finding names the refusal: ${f.message}`);

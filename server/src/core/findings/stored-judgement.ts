@@ -167,7 +167,7 @@ export function podSecurityFindings(j: StoredJudgement, invalidFirst: boolean): 
         finding(
           'pod-security-warning',
           f,
-          `Namespace ${ns} enforces Pod Security "${enforce}": the ${j.resource.kind} is accepted${warning ? " with the server's warning" : ''}, but every Pod it creates is refused (403 Forbidden, violates PodSecurity "${enforce}"): ${check(f)}.${before}`,
+          `Namespace ${ns} enforces Pod Security "${enforce}": the ${j.resource.kind} is accepted${warning ? " with the server's warning" : ''}, but ${j.resource.kind === 'PodTemplate' ? 'every Pod made from it is' : 'every Pod it creates is'} refused (403 Forbidden, violates PodSecurity "${enforce}"): ${check(f)}.${before}`,
           warning,
         ),
       );
