@@ -21,6 +21,8 @@ export {
 
 // Judging one object, and the prediction the judgement is made of.
 export { analyzeResource, unjudgedOn } from './analysis';
+// Which kinds carry a pod spec (the cluster layer reads their namespace's labels for Pod Security).
+export { podSpecPath } from './stored-object';
 export { predictionOf } from './prediction';
 export {
   definedKinds,
