@@ -329,6 +329,14 @@ export const mutations = [
     tests: ['test/unit/core/findings/fleet.test.ts'],
   },
   {
+    id: 'fleet-drift-values-only',
+    rule: 'a field whose owners differ between clusters is drift, not only one whose value differs',
+    file: core('findings/fleet.ts'),
+    from: '      JSON.stringify([state?.live === undefined ? null : showValue(state.live), state?.owners ?? []]),',
+    to: '      JSON.stringify([state?.live === undefined ? null : showValue(state.live)]),',
+    tests: ['test/unit/core/findings/fleet.test.ts'],
+  },
+  {
     id: 'fleet-no-time-limit',
     rule: 'a context that gives no answer is given up at its time limit, not waited for',
     file: 'server/src/cli/fleet.ts',

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import {
   analyzeResource,
   definedKinds,
+  fieldStates,
   forcePreview,
   objectIdentity,
   overlayLabels,
@@ -57,6 +58,8 @@ export async function runCheck(
   } = { kustomizations: [], settings: {} },
   /** The cluster flags the check was run with: the force preview's kubectl command repeats them. */
   kubectl: Omit<KubectlInvocation, 'file'> = {},
+  /** `fieldStates`: keep each plain object's fields as the cluster holds them, to compare contexts. */
+  options: { fieldStates?: boolean } = {},
 ): Promise<CheckOutcome> {
   const objects: CheckedObject[] = [];
   const texts = new Map<string, string>();
@@ -264,6 +267,7 @@ export async function runCheck(
         findings,
         notes: answer.notes,
         ...liveOf(answer.facts),
+        ...(options.fieldStates ? fieldsOf(resource, answer.facts) : {}),
         ...withReason(unjudgedOn(resource, answer.facts, together)),
         ...(preview ? { forcePreview: preview } : {}),
       };
@@ -326,6 +330,13 @@ async function forcePreviewOf(
     autoscalers,
     invocation,
   });
+}
+
+/** The fields the manifest sets as the cluster holds them, for the comparison of contexts. */
+function fieldsOf(resource: ManifestResource, facts: ResourceFacts): Pick<CheckedObject, 'fields'> {
+  if (facts.live.state === 'absent') return { fields: 'missing' };
+  if (facts.live.state !== 'exists') return {};
+  return { fields: fieldStates(resource, facts.live.object, facts.schema) };
 }
 
 /** `overlay production`; the folder as shown when two targets share a name. */

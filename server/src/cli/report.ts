@@ -4,6 +4,7 @@
 import {
   meansNotJudged,
   type ContextTrouble,
+  type FieldState,
   type ResourceFacts,
   type Finding,
   type FindingCode,
@@ -45,6 +46,11 @@ export interface CheckedObject {
   readonly notJudged?: string;
   /** Whether the object exists in the cluster (or snapshot) it was judged against, when the facts said. */
   readonly live?: 'exists' | 'absent';
+  /**
+   * The fields the manifest sets as this cluster holds them ('missing': the object is not there),
+   * kept only when several contexts are compared (cli/fleet.ts); never printed as such.
+   */
+  readonly fields?: readonly FieldState[] | 'missing';
   /** The kubeconfig context the entry was judged against, when the check asked several (cli/fleet.ts). */
   readonly context?: string;
 }

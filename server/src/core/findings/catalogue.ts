@@ -88,6 +88,13 @@ export const findingCatalogue = {
     docs: docsLinks.fieldManagement,
     quiet: true,
   },
+  'context-drift': {
+    severity: 'information',
+    title: 'The object differs between clusters',
+    description:
+      'Checked against several contexts, a field the manifest sets has another live value, or other owners, in one cluster than in another: what works in one may not in the next.',
+    docs: docsLinks.fieldManagement,
+  },
   'stale-resource-version': {
     severity: 'error',
     title: 'Stale metadata.resourceVersion',

@@ -87,10 +87,14 @@ export {
 // Several contexts side by side: one finding told once for the contexts that share it, a table cell per context.
 export {
   contextsLabel,
+  driftFindings,
+  fieldStates,
   fleetCell,
   mergeAcrossContexts,
+  type ContextFields,
   type ContextFindings,
   type ContextTrouble,
+  type FieldState,
   type FleetEntry,
   type SharedFinding,
 } from './fleet';
