@@ -72,13 +72,16 @@ export function loadGitopsScenarios(dir = gitopsDir): GitopsScenario[] {
   return all;
 }
 
-/** The text Git holds for a scenario or a sync step (the scenario's own by default). */
-export function gitText(scenario: GitopsScenario, ref: GitRef = scenario): string {
-  const name = ref.git ?? scenario.git;
+/**
+ * The text Git holds: for the judged sync, the scenario's manifest with its `edit`; for a `sync`
+ * step of the history, the step's manifest (else the scenario's) with the step's own `edit` only.
+ */
+export function gitText(scenario: GitopsScenario, step?: GitRef): string {
+  const name = step?.git ?? scenario.git;
   if (!name) throw new Error(`${scenario.name}: no git manifest`);
   let text = scenario.manifests[name];
   if (text === undefined) throw new Error(`${scenario.name}: no manifest named ${name}`);
-  for (const [from, to] of [...(ref.git ? [] : (scenario.edit ?? [])), ...(ref === scenario ? [] : (ref.edit ?? []))]) {
+  for (const [from, to] of (step ? step.edit : scenario.edit) ?? []) {
     if (!text.includes(from)) throw new Error(`${scenario.name}: the manifest ${name} has no ${JSON.stringify(from)}`);
     text = text.replace(from, to);
   }

@@ -149,7 +149,7 @@ async function runScenario(scenario: GitopsScenario, prefix: string): Promise<vo
   });
 
   // 3. The controller's own apply.
-  const truthOutcome = await sync(scenario, {}, namespace, kubeconfig);
+  const truthOutcome = await sync(scenario, undefined, namespace, kubeconfig);
   const afterAnswer = await get(admin, ref);
   assert.ok(afterAnswer.ok, 'the object is there after the sync');
   const liveAfter = afterAnswer.object;
@@ -219,20 +219,20 @@ function argoRule(rule: IgnoreRule): ArgoIgnoreRule {
 }
 
 /**
- * One sync by the real controller code: of the step's Git (else the scenario's), as the step's
- * applier (else the scenario's). Returns what the controller reported, where it says it
+ * One sync by the real controller code: a history's `step`, or the judged sync (no step), as the
+ * step's applier (else the scenario's). Returns what the controller reported, where it says it
  * (kubectl's server-side apply does not: undefined).
  */
 async function sync(
   scenario: GitopsScenario,
-  step: SyncStep,
+  step: SyncStep | undefined,
   namespace: string,
   kubeconfig: string,
 ): Promise<GitopsScenario['outcome'] | undefined> {
-  const applier = step.applier ?? scenario.applier;
+  const applier = step?.applier ?? scenario.applier;
   let text = withNamespace(gitText(scenario, step), namespace);
-  const respect = step.respectIgnoreDifferences ?? (step.applier ? false : scenario.respectIgnoreDifferences);
-  const rules = step.ignore ?? (step.applier ? [] : scenario.ignore) ?? [];
+  const respect = step?.respectIgnoreDifferences ?? (step?.applier ? false : scenario.respectIgnoreDifferences);
+  const rules = step?.ignore ?? (step?.applier ? [] : scenario.ignore) ?? [];
   if (applier !== 'flux' && respect && rules.length > 0) {
     const target = parseYaml(text) as KubeObject;
     const live = await get(admin, target);

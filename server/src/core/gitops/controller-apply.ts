@@ -295,12 +295,13 @@ function fluxCleanup(
     rules.some((r) => o.identity.operation === r.operation && o.identity.manager.startsWith(r.prefix));
   const isApplier = (o: PredictedOwner): boolean =>
     o.identity.manager === applier.manager && o.identity.operation === 'Apply' && !o.identity.subresource;
-  let target = owners.find(isApplier);
+  const own = owners.find(isApplier);
+  let target = own;
   const handedOver: HandedOver[] = [];
   const rest: PredictedOwner[] = [];
   let edited = false;
   for (const o of owners) {
-    if (o === target) continue;
+    if (o === own) continue;
     if (matches(o)) {
       edited = true;
       handedOver.push({ from: o.identity, to: applier, paths: setPaths(o.fields) });
@@ -534,11 +535,15 @@ function serverSideApply(
   input: ControllerApplyInput,
   sent: JsonObject,
   manager: string,
-  owners: readonly PredictedOwner[],
+  given: readonly PredictedOwner[],
   handedOver: readonly HandedOver[],
   force: boolean,
   current: JsonObject | undefined = input.live,
 ): ControllerApplyPrediction {
+  // An object without managedFields gets a before-first-apply owner of every field it has when
+  // the apply arrives (skipnonapplied.go), which the apply then takes fields from.
+  let owners = given;
+  if (current && owners.length === 0) owners = beforeFirstApply(input, current, String(sent.apiVersion ?? ''));
   const live = current ? withManagedFields(current, owners) : undefined;
   const prediction = predictApply({
     manifestObject: sent,
@@ -568,7 +573,7 @@ function serverSideApply(
   const applier: ManagerIdentity = { manager, operation: 'Apply' };
   const apiVersion = String(sent.apiVersion ?? '');
   if (!live) {
-    const after = withDefaults(sent, undefined);
+    const after = withServerDefaults(sent);
     return {
       outcome: 'created',
       sent,
@@ -581,7 +586,7 @@ function serverSideApply(
     };
   }
   const merged = isJsonObject(prediction.merged) ? prediction.merged : live;
-  const after = withDefaults(withoutManagedFields(merged), live);
+  const after = withServerDefaults(withoutManagedFields(merged));
   const removed = fieldSetFromPaths(prediction.deletions);
   const takenBy = new Map<string, FieldSet>();
   for (const c of prediction.conflicts) {
@@ -640,7 +645,7 @@ function clientSideApply(
       differenceSets(toFieldSet(input.schema, root, annotated).set, STRIPPED),
       reset,
     );
-    const after = withDefaults(annotated, undefined);
+    const after = withServerDefaults(annotated);
     return {
       outcome: 'created',
       sent: annotated,
@@ -662,7 +667,7 @@ function clientSideApply(
     );
     next = (removeItems(input.schema, root, next, differenceSets(dropped, STRIPPED)) ?? {}) as JsonObject;
   }
-  next = withDefaults(next, live);
+  next = withServerDefaults(next);
   const c = compareValues(input.schema, root, bare, next);
   const changedSet = recursiveDifferenceSets(unionSets(c.modified, c.added), reset);
   const removedSet = recursiveDifferenceSets(c.removed, reset);
@@ -766,6 +771,39 @@ function resetFieldsOf(schema: SchemaModel, root: TypeRef): FieldSet {
     : emptyFieldSet;
 }
 
+/**
+ * skipnonapplied.go: the owner the server gives every field of an object that has no managedFields,
+ * an update from the kind's empty Go object to the live one — so the structs the empty object
+ * already has (a Deployment's `spec`, `spec.template`, `spec.strategy`) are not owned as such.
+ */
+function beforeFirstApply(input: ControllerApplyInput, live: JsonObject, apiVersion: string): PredictedOwner[] {
+  const root = rootOf(input);
+  if (!root) return [];
+  const c = compareValues(input.schema, root, emptyObjectOf(live), withoutManagedFields(live));
+  const fields = differenceSets(
+    recursiveDifferenceSets(unionSets(c.added, c.modified), resetFieldsOf(input.schema, root)),
+    STRIPPED,
+  );
+  return isEmptySet(fields)
+    ? []
+    : [{ identity: { manager: 'before-first-apply', operation: 'Update', apiVersion }, apiVersion, fields }];
+}
+
+/** The kind's empty Go object as the server encodes it (scheme.New), for the kinds the prediction knows. */
+function emptyObjectOf(obj: JsonObject): JsonObject {
+  const key = `${String(obj.apiVersion)} ${String(obj.kind)}`;
+  const template = { metadata: { creationTimestamp: null }, spec: { containers: null } };
+  if (key === 'apps/v1 Deployment')
+    return {
+      metadata: { creationTimestamp: null },
+      spec: { selector: null, strategy: {}, template },
+      status: {},
+    };
+  if (key === 'apps/v1 StatefulSet' || key === 'apps/v1 ReplicaSet' || key === 'apps/v1 DaemonSet')
+    return { metadata: { creationTimestamp: null }, spec: { selector: null, template }, status: {} };
+  return { metadata: { creationTimestamp: null } };
+}
+
 /** The live object's managedFields as entries, in their order. */
 export function ownersOf(live: JsonObject | undefined): PredictedOwner[] {
   if (!live || !isJsonObject(live.metadata)) return [];
@@ -811,21 +849,65 @@ export function encodeFieldsV1(set: FieldSet): JsonObject {
   return out;
 }
 
-/** The kinds whose `spec.replicas` the server defaults to 1 when an apply removes it. */
-const REPLICATED = new Set([
-  'apps/v1 Deployment',
-  'apps/v1 StatefulSet',
-  'apps/v1 ReplicaSet',
-  'v1 ReplicationController',
-]);
+/**
+ * The server's defaults for the fields an apply can remove, for the kinds whose defaults the
+ * prediction knows (k8s.io/kubernetes pkg/apis/apps/v1/defaults.go SetDefaults_Deployment,
+ * SetDefaults_ReplicaSet; pkg/apis/core/v1/defaults.go SetDefaults_PodSpec, SetDefaults_Container,
+ * SetDefaults_ReplicationController): a field the apply prunes comes back at its default — a
+ * workload's `replicas` at 1 (mimir#7367), a Deployment's strategy, a container's pull policy.
+ * Only a missing (or null) field is filled, as the defaulting functions do.
+ */
+export function withServerDefaults(obj: JsonObject): JsonObject {
+  const key = `${String(obj.apiVersion)} ${String(obj.kind)}`;
+  const replicated = ['apps/v1 Deployment', 'apps/v1 StatefulSet', 'apps/v1 ReplicaSet', 'v1 ReplicationController'];
+  if (!replicated.includes(key) || !isJsonObject(obj.spec)) return obj;
+  const out = structuredClone(obj) as JsonObject;
+  const spec = out.spec as JsonObject;
+  spec.replicas ??= 1;
+  if (key === 'apps/v1 Deployment') {
+    const strategy: JsonObject = isJsonObject(spec.strategy) ? spec.strategy : (spec.strategy = {});
+    strategy.type ??= 'RollingUpdate';
+    if (strategy.type === 'RollingUpdate') {
+      const rolling: JsonObject = isJsonObject(strategy.rollingUpdate)
+        ? strategy.rollingUpdate
+        : (strategy.rollingUpdate = {});
+      rolling.maxUnavailable ??= '25%';
+      rolling.maxSurge ??= '25%';
+    }
+    spec.revisionHistoryLimit ??= 10;
+    spec.progressDeadlineSeconds ??= 600;
+  }
+  if (key !== 'apps/v1 StatefulSet' && isJsonObject(spec.template) && isJsonObject(spec.template.spec))
+    podSpecDefaults(spec.template.spec);
+  return out;
+}
 
-/** The server's defaults the prediction knows: a workload's removed `spec.replicas` comes back as 1. */
-function withDefaults(obj: JsonObject, live: JsonObject | undefined): JsonObject {
-  if (!REPLICATED.has(`${String(obj.apiVersion)} ${String(obj.kind)}`)) return obj;
-  const spec = isJsonObject(obj.spec) ? obj.spec : undefined;
-  if (!spec || spec.replicas !== undefined) return obj;
-  if (live && !(isJsonObject(live.spec) && live.spec.replicas !== undefined)) return obj;
-  return { ...obj, spec: { ...spec, replicas: 1 } };
+function podSpecDefaults(ps: JsonObject): void {
+  ps.dnsPolicy ??= 'ClusterFirst';
+  ps.restartPolicy ??= 'Always';
+  ps.terminationGracePeriodSeconds ??= 30;
+  ps.securityContext ??= {};
+  ps.schedulerName ??= 'default-scheduler';
+  for (const list of ['containers', 'initContainers']) {
+    const containers = ps[list];
+    if (!Array.isArray(containers)) continue;
+    for (const c of containers) {
+      if (!isJsonObject(c)) continue;
+      c.terminationMessagePath ??= '/dev/termination-log';
+      c.terminationMessagePolicy ??= 'File';
+      c.imagePullPolicy ??= pullsAlways(typeof c.image === 'string' ? c.image : '') ? 'Always' : 'IfNotPresent';
+      c.resources ??= {};
+      if (Array.isArray(c.ports)) for (const p of c.ports) if (isJsonObject(p)) p.protocol ??= 'TCP';
+    }
+  }
+}
+
+/** SetDefaults_Container: `Always` for an image without a tag or with `latest`, unless pinned by digest. */
+function pullsAlways(image: string): boolean {
+  if (image.includes('@')) return false;
+  const name = image.slice(image.lastIndexOf('/') + 1);
+  const colon = name.lastIndexOf(':');
+  return colon < 0 || name.slice(colon + 1) === 'latest';
 }
 
 /** Every field whose value differs between the two objects (managedFields, status aside), by field path. */
