@@ -44,6 +44,8 @@ export interface GitopsScenario extends GitRef {
   ignore?: IgnoreRule[];
   respectIgnoreDifferences?: boolean;
   history: GitopsStep[];
+  /** Saves the history's object, the request and the server's object after it as a unit-test fixture of this name. */
+  capture?: string;
   /** What the judged sync is meant to do. */
   outcome: 'applied' | 'created' | 'unchanged' | 'skipped';
   file: string;

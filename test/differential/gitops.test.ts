@@ -14,7 +14,8 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { parse as parseYaml } from 'yaml';
+import * as path from 'node:path';
+import { parse as parseYaml, stringify } from 'yaml';
 import {
   createClusterConnection,
   createFactsSource,
@@ -29,6 +30,7 @@ import {
 import type { ArgoIgnoreRule, ControllerRequest } from '../../server/src/core/gitops/model';
 import type { JsonObject } from '../../server/src/core/json';
 import { parseManifestText } from '../../server/src/core/manifest/manifest';
+import { kubernetesVersion, repoRoot } from '../support/cluster';
 import { requireCluster } from '../support/env';
 import {
   argoClientSideApply,
@@ -154,6 +156,9 @@ async function runScenario(scenario: GitopsScenario, prefix: string): Promise<vo
   assert.ok(afterAnswer.ok, 'the object is there after the sync');
   const liveAfter = afterAnswer.object;
 
+  if (process.env.KCH_GITOPS_CAPTURE && scenario.capture)
+    captureFixture(scenario, text, requestOf(scenario), liveBefore, liveAfter);
+
   // 4. Agreement.
   const report = (): string =>
     [
@@ -177,8 +182,38 @@ async function runScenario(scenario: GitopsScenario, prefix: string): Promise<vo
   }
 }
 
+/**
+ * test/fixtures/gitops/controller-apply/<capture>.yaml: what the unit tests of controller-apply.ts
+ * predict from (the object as the history left it, Git's text, the request) and hold the prediction
+ * to (the object the server returned after the controller's sync).
+ */
+function captureFixture(
+  scenario: GitopsScenario,
+  text: string,
+  request: ControllerRequest,
+  before: KubeObject | undefined,
+  after: KubeObject,
+): void {
+  const dir = path.join(repoRoot, 'test', 'fixtures', 'gitops', 'controller-apply');
+  fs.mkdirSync(dir, { recursive: true });
+  const fixture = {
+    scenario: scenario.name,
+    applier: scenario.applier,
+    server: kubernetesVersion,
+    manifest: text,
+    request,
+    live: before ?? null,
+    after,
+  };
+  fs.writeFileSync(path.join(dir, `${scenario.capture}.yaml`), stringify(fixture, { lineWidth: 0 }));
+}
+
 function describe_(p: ControllerApplyPrediction): string {
-  return JSON.stringify({ outcome: p.outcome, owners: ownersOf(encodeManagedFields(p.owners) as unknown[]) });
+  return JSON.stringify({
+    outcome: p.outcome,
+    changed: p.changed.map((c) => ({ ...c, path: c.path.map((e) => (e.kind === 'field' ? e.name : e)) })),
+    owners: ownersOf(encodeManagedFields(p.owners) as unknown[]),
+  });
 }
 
 function requestOf(scenario: GitopsScenario): ControllerRequest {

@@ -372,9 +372,13 @@ function predictArgo(
   let owners = ownersOf(live);
   const handedOver: HandedOver[] = [];
   if (live && request.clientSideApplyMigration !== false) {
-    const migrated = csaUpgrade(owners, CSA_MANAGER, request.fieldManager);
-    owners = migrated.owners;
-    if (migrated.handedOver) handedOver.push(migrated.handedOver);
+    // kubectl migrates its own client-side manager and an Update entry of the field manager's name
+    // (what `kubectl apply --field-manager=argocd-controller` wrote client-side).
+    for (const csa of [CSA_MANAGER, request.fieldManager]) {
+      const migrated = csaUpgrade(owners, csa, request.fieldManager);
+      owners = migrated.owners;
+      if (migrated.handedOver) handedOver.push(migrated.handedOver);
+    }
   }
   return serverSideApply(input, target, request.fieldManager, owners, handedOver, true);
 }
@@ -641,11 +645,10 @@ function clientSideApply(
   }
   const reset = resetFieldsOf(input.schema, root);
   if (!live) {
-    const fields = recursiveDifferenceSets(
-      differenceSets(toFieldSet(input.schema, root, annotated).set, STRIPPED),
-      reset,
-    );
+    // A create records every field of the object as stored, its defaults included.
     const after = withServerDefaults(annotated);
+    const c = compareValues(input.schema, root, emptyObjectOf(after), after);
+    const fields = differenceSets(recursiveDifferenceSets(unionSets(c.added, c.modified), reset), STRIPPED);
     return {
       outcome: 'created',
       sent: annotated,
@@ -661,11 +664,15 @@ function clientSideApply(
   let next = mergeValues(input.schema, root, bare, annotated) as JsonObject;
   const original = lastApplied(live);
   if (original) {
-    const dropped = differenceSets(
-      toFieldSet(input.schema, root, original).set,
-      toFieldSet(input.schema, root, manifest).set,
+    // kubectl's three-way patch deletes what the last-applied configuration set and the new one
+    // (its annotation included) does not; a map that still has keys stays.
+    const modified = toFieldSet(input.schema, root, annotated).set;
+    const parents = fieldSetFromPaths(
+      setPaths(modified).flatMap((p) => p.slice(0, -1).map((_, i) => p.slice(0, i + 1))),
     );
-    next = (removeItems(input.schema, root, next, differenceSets(dropped, STRIPPED)) ?? {}) as JsonObject;
+    const dropped = differenceSets(differenceSets(toFieldSet(input.schema, root, original).set, modified), parents);
+    // A list or map left empty by the deletions goes with them, as the patch's null deletes it.
+    next = withoutNulls((removeItems(input.schema, root, next, differenceSets(dropped, STRIPPED)) ?? {}) as JsonObject);
   }
   next = withServerDefaults(next);
   const c = compareValues(input.schema, root, bare, next);
@@ -857,7 +864,8 @@ export function encodeFieldsV1(set: FieldSet): JsonObject {
  * workload's `replicas` at 1 (mimir#7367), a Deployment's strategy, a container's pull policy.
  * Only a missing (or null) field is filled, as the defaulting functions do.
  */
-export function withServerDefaults(obj: JsonObject): JsonObject {
+export function withServerDefaults(given: JsonObject): JsonObject {
+  const obj = withoutEmptyMetadataMaps(given);
   const key = `${String(obj.apiVersion)} ${String(obj.kind)}`;
   const replicated = ['apps/v1 Deployment', 'apps/v1 StatefulSet', 'apps/v1 ReplicaSet', 'v1 ReplicationController'];
   if (!replicated.includes(key) || !isJsonObject(obj.spec)) return obj;
@@ -880,6 +888,32 @@ export function withServerDefaults(obj: JsonObject): JsonObject {
   if (key !== 'apps/v1 StatefulSet' && isJsonObject(spec.template) && isJsonObject(spec.template.spec))
     podSpecDefaults(spec.template.spec);
   return out;
+}
+
+function withoutNulls(obj: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries(obj)) {
+    if (v === null) continue;
+    out[k] = isJsonObject(v)
+      ? withoutNulls(v)
+      : Array.isArray(v)
+        ? v.map((i) => (isJsonObject(i) ? withoutNulls(i) : i))
+        : v;
+  }
+  return out;
+}
+
+/** ObjectMeta's labels and annotations are `omitempty`: an empty map is not stored. */
+function withoutEmptyMetadataMaps(obj: JsonObject): JsonObject {
+  if (!isJsonObject(obj.metadata)) return obj;
+  const meta = obj.metadata;
+  const empty = (['labels', 'annotations'] as const).filter(
+    (k) => meta[k] === null || (isJsonObject(meta[k]) && Object.keys(meta[k]).length === 0),
+  );
+  if (empty.length === 0) return obj;
+  const out: JsonObject = { ...meta };
+  for (const k of empty) delete out[k];
+  return { ...obj, metadata: out };
 }
 
 function podSpecDefaults(ps: JsonObject): void {
