@@ -318,5 +318,55 @@ export const mutations = [
     from: '      ...(kept ? { ifNoneMatch: kept.etag } : {}),\n',
     to: '',
     tests: ['test/cli/api-cache.test.ts'],
+  }, // A GitOps controller's own sync (core/gitops/controller-apply.ts), held to the controllers' apply
+  // code by the captured fixtures of test/fixtures/gitops/controller-apply/ (and live by
+  // test/differential/gitops.test.ts).
+  {
+    id: 'flux-cleanup-subresource',
+    rule: "Flux's cleanup never hands over a subresource's entry (the HPA's /scale write keeps replicas)",
+    file: core('gitops/controller-apply.ts'),
+    from: '    !o.identity.subresource &&\n    rules.some(',
+    to: '    rules.some(',
+    tests: ['test/unit/core/gitops/controller-apply.test.ts'],
+  },
+  {
+    id: 'flux-cleanup-exact-name',
+    rule: "Flux's cleanup matches managers by name prefix (kubectl-edit is kubectl's)",
+    file: core('gitops/controller-apply.ts'),
+    from: 'o.identity.manager.startsWith(r.prefix)',
+    to: 'o.identity.manager === r.prefix',
+    tests: ['test/unit/core/gitops/controller-apply.test.ts'],
+  },
+  {
+    id: 'flux-merge-cleans-up',
+    rule: 'ssa: Merge leaves the cleanup out',
+    file: core('gitops/controller-apply.ts'),
+    from: "if (ssa !== 'Merge' && liveSsa !== 'Merge') {",
+    to: 'if (true) {',
+    tests: ['test/unit/core/gitops/controller-apply.test.ts'],
+  },
+  {
+    id: 'argo-respect-ignored',
+    rule: 'RespectIgnoreDifferences puts the live values of ignored paths in the target',
+    file: core('gitops/controller-apply.ts'),
+    from: 'live && request.respectIgnoreDifferences && rules.length > 0',
+    to: 'live && false && rules.length > 0',
+    tests: ['test/unit/core/gitops/controller-apply.test.ts'],
+  },
+  {
+    id: 'argo-no-csa-migration',
+    rule: "kubectl's server-side apply migrates the client-side managers' fields first",
+    file: core('gitops/controller-apply.ts'),
+    from: 'if (live && request.clientSideApplyMigration !== false) {',
+    to: 'if (false) {',
+    tests: ['test/unit/core/gitops/controller-apply.test.ts'],
+  },
+  {
+    id: 'pruned-replicas-not-defaulted',
+    rule: 'the server defaults a pruned replicas to 1',
+    file: core('gitops/controller-apply.ts'),
+    from: '  spec.replicas ??= 1;\n',
+    to: '',
+    tests: ['test/unit/core/gitops/controller-apply.test.ts'],
   },
 ];

@@ -63,7 +63,7 @@ const names = fs
   .sort();
 
 test('the fixtures are there', () => {
-  assert.ok(names.length >= 8, `only ${names.length} captured histories in ${dir}`);
+  assert.ok(names.length >= 9, `only ${names.length} captured histories in ${dir}`);
 });
 
 for (const name of names) {
@@ -123,6 +123,15 @@ test('a subresource entry is never cleaned up: the HPA keeps replicas when Git d
   assert.equal(p.outcome, 'unchanged');
   const owners = ownersOf(encodeManagedFields(p.owners) as unknown[]);
   assert.deepEqual(owners['kube-controller-manager Update /scale'], ['f:spec.f:replicas']);
+});
+
+test("kubectl scale's /scale entry is kubectl's by name but a subresource's: taken by force, never handed over", () => {
+  const p = predict(load('flux-kubectl-scale'));
+  assert.deepEqual(p.handedOver, []);
+  assert.deepEqual(
+    p.taken.map((t) => `${t.manager.manager} /${t.manager.subresource ?? ''} ${formatPath(t.path)}`),
+    ['kubectl /scale .spec.replicas'],
+  );
 });
 
 test('Argo CD RespectIgnoreDifferences co-owns replicas at the live value; without it, takes them', () => {
