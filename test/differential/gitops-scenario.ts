@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { HistoryStep } from './scenario';
 
-export type GitopsApplier = 'flux' | 'argocd-server-side' | 'argocd-client-side';
+export type GitopsApplier = 'flux' | 'argocd-server-side' | 'argocd-client-side' | 'helm-upgrade';
 
 export interface IgnoreRule {
   group?: string;

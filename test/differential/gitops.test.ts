@@ -37,6 +37,7 @@ import {
   argoServerSideApply,
   ensureFluxApply,
   fluxApply,
+  helmUpgrade,
   respectIgnoreDifferences,
 } from '../support/gitops-appliers';
 import { connect, freshNamespace, get, type Connection, type KubeObject } from '../support/seed';
@@ -144,7 +145,7 @@ async function runScenario(scenario: GitopsScenario, prefix: string): Promise<vo
   const prediction = predictControllerApply({
     live,
     manifest: resource.object,
-    request: requestOf(scenario),
+    request: requestOf(scenario, namespace),
     schema: loaded.schema,
     resource: { group: loaded.kind.group, resource: loaded.kind.resource },
     ...(loaded.versions ? { versions: loaded.versions } : {}),
@@ -157,7 +158,7 @@ async function runScenario(scenario: GitopsScenario, prefix: string): Promise<vo
   const liveAfter = afterAnswer.object;
 
   if (process.env.KCH_GITOPS_CAPTURE && scenario.capture)
-    captureFixture(scenario, text, requestOf(scenario), liveBefore, liveAfter);
+    captureFixture(scenario, text, requestOf(scenario, namespace), liveBefore, liveAfter);
 
   // 4. Agreement.
   const report = (): string =>
@@ -216,7 +217,7 @@ function describe_(p: ControllerApplyPrediction): string {
   });
 }
 
-function requestOf(scenario: GitopsScenario): ControllerRequest {
+function requestOf(scenario: GitopsScenario, namespace: string): ControllerRequest {
   const ignore = (scenario.ignore ?? []).map(argoRule);
   switch (scenario.applier) {
     case 'flux':
@@ -232,6 +233,8 @@ function requestOf(scenario: GitopsScenario): ControllerRequest {
         ignore,
         respectIgnoreDifferences: scenario.respectIgnoreDifferences ?? false,
       };
+    case 'helm-upgrade':
+      return { applier: 'flux-helm', fieldManager: 'helm', release: { name: 'web', namespace } };
     case 'argocd-client-side':
       return {
         applier: 'argocd-client-side',
@@ -282,6 +285,10 @@ async function sync(
     const result = await fluxApply(kubeconfig, text, scenario.kustomization ?? defaultKustomization);
     const action = result.changes[0]?.action;
     return action === 'configured' ? 'applied' : (action as GitopsScenario['outcome'] | undefined);
+  }
+  if (applier === 'helm-upgrade') {
+    await helmUpgrade(kubeconfig, text, { name: 'web', namespace });
+    return undefined;
   }
   if (applier === 'argocd-server-side') {
     await argoServerSideApply(kubeconfig, text);

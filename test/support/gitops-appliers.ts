@@ -154,6 +154,48 @@ function contextKubeconfig(kubeconfig: string, context: string): string {
   return file;
 }
 
+/**
+ * Helm 4's upgrade of a release whose chart renders `text` (the tests' build, KCH_HELM4), server-side
+ * and forcing conflicts, as helm-controller runs it with Helm's library. The Helm CLI writes as the
+ * field manager `helm` (cmd/helm/helm.go sets kube.ManagedFieldsManager); helm-controller, the same
+ * code, writes under its own name.
+ */
+export async function helmUpgrade(
+  kubeconfig: string,
+  text: string,
+  release: { name: string; namespace: string },
+): Promise<string> {
+  const helm = process.env.KCH_HELM4 ?? path.join(toolsDir, 'helm4', 'helm');
+  if (!fs.existsSync(helm)) throw new Error(`no Helm 4 at ${helm} (KCH_HELM4): test/tools/build.ts builds it`);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-helm-upgrade-'));
+  try {
+    const chart = path.join(dir, 'chart');
+    fs.mkdirSync(path.join(chart, 'templates'), { recursive: true });
+    fs.writeFileSync(path.join(chart, 'Chart.yaml'), `apiVersion: v2\nname: ${release.name}\nversion: 0.1.0\n`);
+    fs.writeFileSync(path.join(chart, 'templates', 'object.yaml'), text);
+    const args = [
+      'upgrade',
+      '--install',
+      release.name,
+      chart,
+      '--namespace',
+      release.namespace,
+      '--kubeconfig',
+      kubeconfig,
+      '--kube-context',
+      'admin',
+      '--server-side=true',
+      '--force-conflicts',
+    ];
+    return ok(
+      'helm upgrade',
+      await run(helm, args, '', { HELM_CACHE_HOME: dir, HELM_CONFIG_HOME: dir, HELM_DATA_HOME: dir }),
+    );
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 export interface IgnoreEntry {
   readonly jsonPointers?: readonly string[];
   readonly managedFieldsManagers?: readonly string[];

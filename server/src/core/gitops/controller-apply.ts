@@ -132,8 +132,12 @@ export function predictControllerApply(input: ControllerApplyInput): ControllerA
     case 'argocd-server-side':
     case 'argocd-client-side':
       return predictArgo(input, request);
-    case 'flux-helm':
-      return serverSideApply(input, input.manifest, request.fieldManager, ownersOf(input.live), [], false);
+    case 'flux-helm': {
+      // Helm 4's server-side upgrade forcing conflicts, as helm-controller runs it (under its own
+      // name; the Helm CLI's is `helm`), every object labelled and annotated with the release.
+      const sent = request.release ? withHelmOwnership(input.manifest, request.release) : input.manifest;
+      return serverSideApply(input, sent, request.fieldManager, ownersOf(input.live), [], true);
+    }
   }
 }
 
@@ -228,6 +232,26 @@ function withOwnerLabels(obj: JsonObject, owner: { readonly name: string; readon
     [`${FLUX_GROUP}/namespace`]: owner.namespace,
   };
   return { ...obj, metadata: { ...meta, labels } };
+}
+
+/** Helm's ownership metadata: the managed-by label and the release's name and namespace annotations. */
+function withHelmOwnership(
+  obj: JsonObject,
+  release: { readonly name: string; readonly namespace: string },
+): JsonObject {
+  const meta = isJsonObject(obj.metadata) ? obj.metadata : {};
+  return {
+    ...obj,
+    metadata: {
+      ...meta,
+      labels: { ...metaMap(obj, 'labels'), 'app.kubernetes.io/managed-by': 'Helm' },
+      annotations: {
+        ...metaMap(obj, 'annotations'),
+        'meta.helm.sh/release-name': release.name,
+        'meta.helm.sh/release-namespace': release.namespace,
+      },
+    },
+  };
 }
 
 /**
@@ -331,7 +355,8 @@ function fluxCleanup(
       for (const k of goneLabels) delete l[k];
       meta.labels = l;
     }
-    cleaned = { ...live, metadata: meta };
+    // An emptied map is not stored (ObjectMeta's omitempty): it leaves every set as a whole.
+    cleaned = withoutEmptyMetadataMaps({ ...live, metadata: meta });
     const root = rootOf(input);
     if (root) {
       const c = compareValues(input.schema, root, live, cleaned);

@@ -111,4 +111,9 @@ export type ControllerRequest =
       /** The Kustomization applying it: its name and namespace label every object it applies. */
       readonly kustomization?: { readonly name: string; readonly namespace: string };
     }
-  | { readonly applier: 'flux-helm'; readonly fieldManager: string };
+  | {
+      readonly applier: 'flux-helm';
+      readonly fieldManager: string;
+      /** The Helm release: Helm labels and annotates every object it applies with it. */
+      readonly release?: { readonly name: string; readonly namespace: string };
+    };
