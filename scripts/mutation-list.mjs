@@ -369,4 +369,20 @@ export const mutations = [
     to: '',
     tests: ['test/unit/core/gitops/controller-apply.test.ts'],
   },
+  {
+    id: 'csa-deletes-parent-maps',
+    rule: "kubectl's three-way patch keeps a map that still has keys (the annotations of its last-applied)",
+    file: core('gitops/controller-apply.ts'),
+    from: 'differenceSets(toFieldSet(input.schema, root, original).set, modified), parents)',
+    to: 'toFieldSet(input.schema, root, original).set, toFieldSet(input.schema, root, manifest).set)',
+    tests: ['test/unit/core/gitops/controller-apply.test.ts'],
+  },
+  {
+    id: 'csa-empty-list-kept',
+    rule: 'a list the three-way patch empties goes as a whole',
+    file: core('gitops/controller-apply.ts'),
+    from: 'next = withoutNulls((removeItems(',
+    to: 'next = ((removeItems(',
+    tests: ['test/unit/core/gitops/controller-apply.test.ts'],
+  },
 ];
