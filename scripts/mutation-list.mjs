@@ -385,4 +385,20 @@ export const mutations = [
     to: 'next = ((removeItems(',
     tests: ['test/unit/core/gitops/controller-apply.test.ts'],
   },
+  {
+    id: 'flux-ignore-never-strips',
+    rule: 'spec.ignore leaves out a path another Apply manager owns instead of sending the live value',
+    file: core('gitops/controller-apply.ts'),
+    from: 'sent = pointerSet(sent, steps, stripped ? undefined : was) as JsonObject;',
+    to: 'sent = pointerSet(sent, steps, was) as JsonObject;',
+    tests: ['test/unit/core/gitops/controller-apply.test.ts'],
+  },
+  {
+    id: 'flux-ignore-drift-counted',
+    rule: 'an ignored path is left out of the drift check (the HPA-only drift sends nothing)',
+    file: core('gitops/controller-apply.ts'),
+    from: 'if (after && !fluxDrifted(ignored(live), ignored(after))) {',
+    to: 'if (after && !fluxDrifted(live, after)) {',
+    tests: ['test/unit/core/gitops/controller-apply.test.ts'],
+  },
 ];

@@ -40,6 +40,8 @@ export interface GitopsScenario extends GitRef {
   applier: GitopsApplier;
   /** Flux: the Kustomization that applies (its owner labels). Default flux-system/apps. */
   kustomization?: { name: string; namespace: string };
+  /** Flux: the Kustomization's spec.ignore paths (one rule for every object). */
+  fluxIgnore?: string[];
   /** Argo CD: ignoreDifferences entries of the Application, and RespectIgnoreDifferences=true. */
   ignore?: IgnoreRule[];
   respectIgnoreDifferences?: boolean;

@@ -229,6 +229,7 @@ function requestOf(scenario: GitopsScenario, namespace: string): ControllerReque
         applier: 'flux-kustomize',
         fieldManager: 'kustomize-controller',
         kustomization: scenario.kustomization ?? defaultKustomization,
+        ...(scenario.fluxIgnore ? { ignorePaths: scenario.fluxIgnore } : {}),
       };
     case 'argocd-server-side':
       return {
@@ -286,7 +287,9 @@ async function sync(
       );
   }
   if (applier === 'flux') {
-    const result = await fluxApply(kubeconfig, text, scenario.kustomization ?? defaultKustomization);
+    const result = await fluxApply(kubeconfig, text, scenario.kustomization ?? defaultKustomization, {
+      ...(scenario.fluxIgnore ? { ignore: scenario.fluxIgnore } : {}),
+    });
     const action = result.changes[0]?.action;
     return action === 'configured' ? 'applied' : (action as GitopsScenario['outcome'] | undefined);
   }

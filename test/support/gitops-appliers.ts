@@ -101,12 +101,13 @@ export async function fluxApply(
   kubeconfig: string,
   text: string,
   owner: FluxOwner,
-  options: { force?: boolean } = {},
+  options: { force?: boolean; ignore?: readonly string[] } = {},
 ): Promise<{ changes: { subject: string; action: string }[] }> {
   const bin = await ensureFluxApply();
   const kc = contextKubeconfig(kubeconfig, 'admin');
   const args = ['--kubeconfig', kc, '--name', owner.name, '--namespace', owner.namespace];
   if (options.force) args.push('--force');
+  if (options.ignore?.length) args.push('--ignore', options.ignore.join(','));
   const out = ok('flux-apply', await run(bin, args, text));
   const parsed = JSON.parse(out) as { changes: { subject: string; action: string }[]; error?: string };
   if (parsed.error) throw new Error(`flux-apply: ${parsed.error}`);

@@ -8,7 +8,7 @@
 // the tests only, against the tests' cluster: it writes (no dry run). It prints the change set as
 // JSON on stdout.
 //
-// Usage: flux-apply --kubeconfig FILE [--name NAME --namespace NS] [--force] < stream.yaml
+// Usage: flux-apply --kubeconfig FILE [--name NAME --namespace NS] [--force] [--ignore /a,/b] < stream.yaml
 package main
 
 import (
@@ -17,9 +17,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/fluxcd/pkg/ssa"
+	"github.com/fluxcd/pkg/ssa/jsondiff"
 	"github.com/fluxcd/pkg/ssa/normalize"
 	ssautil "github.com/fluxcd/pkg/ssa/utils"
 	corev1 "k8s.io/api/core/v1"
@@ -39,14 +41,19 @@ func main() {
 	name := flag.String("name", "apps", "the Kustomization's name (the owner labels)")
 	namespace := flag.String("namespace", "flux-system", "the Kustomization's namespace (the owner labels)")
 	force := flag.Bool("force", false, "the Kustomization's spec.force")
+	ignore := flag.String("ignore", "", "the Kustomization's spec.ignore paths (JSON pointers, comma-separated), for every object")
 	flag.Parse()
-	if err := run(*kubeconfig, *name, *namespace, *force); err != nil {
+	var ignorePaths []string
+	if *ignore != "" {
+		ignorePaths = strings.Split(*ignore, ",")
+	}
+	if err := run(*kubeconfig, *name, *namespace, *force, ignorePaths); err != nil {
 		fmt.Fprintf(os.Stderr, "flux-apply: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig, name, namespace string, force bool) error {
+func run(kubeconfig, name, namespace string, force bool, ignorePaths []string) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return err
@@ -76,6 +83,10 @@ func run(kubeconfig, name, namespace string, force bool) error {
 	}
 	applyOpts.IfNotPresentSelector = map[string]string{group + "/ssa": "IfNotPresent"}
 	applyOpts.ForceSelector = map[string]string{group + "/force": "enabled"}
+	// spec.ignore: one rule without a target selector applies to every object.
+	if len(ignorePaths) > 0 {
+		applyOpts.DriftIgnoreRules = []jsondiff.IgnoreRule{{Paths: ignorePaths}}
+	}
 	fieldManagers := []ssa.FieldManager{
 		{Name: "kubectl", OperationType: metav1.ManagedFieldsOperationApply},
 		{Name: "kubectl", OperationType: metav1.ManagedFieldsOperationUpdate},

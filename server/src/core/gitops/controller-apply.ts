@@ -172,6 +172,14 @@ function predictFlux(
   const applier: ManagerIdentity = { manager: request.fieldManager, operation: 'Apply' };
   if (!live) return serverSideApply(input, desired, request.fieldManager, [], [], true);
 
+  // The dry run (before the cleanup, as ApplyAll sends it): what spec.ignore compares with.
+  const ignore = (request.ignorePaths ?? []).flatMap((p) => {
+    const steps = parsePointer(p);
+    return steps ? [steps] : [];
+  });
+  const dry =
+    ignore.length > 0 ? serverSideApply(input, desired, request.fieldManager, ownersOf(live), [], true) : undefined;
+
   // cleanupMetadata: skipped when Merge is set on either object.
   let owners = ownersOf(live);
   let current: JsonObject = live;
@@ -184,12 +192,26 @@ function predictFlux(
     handedOver = cleaned.handedOver;
     patched = cleaned.patched;
   }
-  const applied = serverSideApply(input, desired, request.fieldManager, owners, handedOver, true, current);
+  // spec.ignore (computeDriftedPaths, applyDriftResult): an ignored path whose value the dry run
+  // changes is left out of the request where another Apply manager owns it, else sent at its
+  // live value, so the field is co-owned, not taken.
+  let sent = desired;
+  if (dry?.after) {
+    for (const steps of ignore) {
+      const was = pointerGet(current, steps);
+      if (jsonEqual(was, pointerGet(dry.after, steps))) continue;
+      const stripped = ownedByAnotherApplier(current, owners, steps, request.fieldManager);
+      sent = pointerSet(sent, steps, stripped ? undefined : was) as JsonObject;
+    }
+  }
+  const applied = serverSideApply(input, sent, request.fieldManager, owners, handedOver, true, current);
   if (applied.outcome !== 'applied' || patched) return withChangesFrom(applied, live);
-  // Not drifted (manager_diff.go hasDrifted): labels, annotations and everything but metadata and
-  // status equal between the dry run and the live object: nothing is sent.
-  const after = applied.after;
-  if (after && !fluxDrifted(live, after)) {
+  // Not drifted (manager_diff.go hasDrifted, without the ignored paths): labels, annotations and
+  // everything but metadata and status equal between the dry run and the live object: nothing is sent.
+  const after = dry?.after ?? applied.after;
+  const ignored = (o: JsonObject): JsonObject =>
+    ignore.reduce<JsonObject>((v, steps) => pointerSet(v, steps, undefined) as JsonObject, o);
+  if (after && !fluxDrifted(ignored(live), ignored(after))) {
     return {
       outcome: 'unchanged',
       handedOver: [],
@@ -201,6 +223,53 @@ function predictFlux(
     };
   }
   return applied;
+}
+
+/**
+ * isFieldOwnedByOtherApplyManager (manager_apply.go): an Apply entry of another manager, never a
+ * subresource's, holds the pointer's path (as a member or a prefix); a list index is the item's key
+ * among the entries' keys at that place. A path that cannot be resolved counts as not owned.
+ */
+function ownedByAnotherApplier(
+  live: JsonObject,
+  owners: readonly PredictedOwner[],
+  steps: readonly string[],
+  manager: string,
+): boolean {
+  const appliers = owners.filter(
+    (o) => o.identity.operation === 'Apply' && !o.identity.subresource && o.identity.manager !== manager,
+  );
+  const path: PathElement[] = [];
+  let value: JsonValue | undefined = live;
+  for (const step of steps) {
+    if (/^\d+$/.test(step) && Array.isArray(value)) {
+      const item: JsonValue | undefined = value[Number(step)];
+      if (!isJsonObject(item)) return false;
+      const keys = appliers.flatMap((o) => [...(childrenAt(o.fields, path)?.children.values() ?? [])]);
+      const key = keys.find(
+        (n) => n.element.kind === 'key' && Object.entries(n.element.fields).every(([k, v]) => jsonEqual(item[k], v)),
+      );
+      if (!key) return false;
+      path.push(key.element);
+      value = item;
+      continue;
+    }
+    path.push({ kind: 'field', name: step });
+    value = isJsonObject(value) ? value[step] : undefined;
+  }
+  return appliers.some((o) => {
+    const parent = childrenAt(o.fields, path.slice(0, -1));
+    const last = path[path.length - 1];
+    if (!parent || !last) return false;
+    const k = pathElementKey(last);
+    return parent.members.has(k) || parent.children.has(k);
+  });
+}
+
+function childrenAt(set: FieldSet, path: readonly PathElement[]): FieldSet | undefined {
+  let s: FieldSet | undefined = set;
+  for (const pe of path) s = s?.children.get(pathElementKey(pe))?.set;
+  return s;
 }
 
 function ssaAnnotation(obj: JsonObject): FluxSsaMode | undefined {

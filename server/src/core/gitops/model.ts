@@ -110,6 +110,8 @@ export type ControllerRequest =
       readonly ssa?: FluxSsaMode;
       /** The Kustomization applying it: its name and namespace label every object it applies. */
       readonly kustomization?: { readonly name: string; readonly namespace: string };
+      /** The Kustomization's `spec.ignore` paths (JSON pointers) whose rules select the object. */
+      readonly ignorePaths?: readonly string[];
     }
   | {
       readonly applier: 'flux-helm';

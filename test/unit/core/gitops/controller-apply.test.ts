@@ -63,7 +63,7 @@ const names = fs
   .sort();
 
 test('the fixtures are there', () => {
-  assert.ok(names.length >= 9, `only ${names.length} captured histories in ${dir}`);
+  assert.ok(names.length >= 12, `only ${names.length} captured histories in ${dir}`);
 });
 
 for (const name of names) {
@@ -132,6 +132,19 @@ test("kubectl scale's /scale entry is kubectl's by name but a subresource's: tak
     p.taken.map((t) => `${t.manager.manager} /${t.manager.subresource ?? ''} ${formatPath(t.path)}`),
     ['kubectl /scale .spec.replicas'],
   );
+});
+
+test("Flux's spec.ignore sends the live value where no other applier owns the path, else leaves it out", () => {
+  const adopted = predict(load('flux-ignore-adopts'));
+  assert.equal(adopted.sent && (adopted.sent.spec as JsonObject).replicas, 5);
+  assert.ok(!adopted.taken.some((t) => formatPath(t.path) === '.spec.replicas'));
+  assert.equal(
+    predict(load('flux-ignore-unchanged')).outcome,
+    'unchanged',
+    'a drift of ignored paths only sends nothing',
+  );
+  const stripped = predict(load('flux-ignore-strips'));
+  assert.equal(stripped.sent && (stripped.sent.spec as JsonObject).replicas, undefined);
 });
 
 test('Argo CD RespectIgnoreDifferences co-owns replicas at the live value; without it, takes them', () => {
