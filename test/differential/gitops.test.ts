@@ -30,7 +30,7 @@ import {
 import type { ArgoIgnoreRule, ControllerRequest } from '../../server/src/core/gitops/model';
 import type { JsonObject } from '../../server/src/core/json';
 import { parseManifestText } from '../../server/src/core/manifest/manifest';
-import { kubernetesVersion, repoRoot } from '../support/cluster';
+import { auditSentinel, kubernetesVersion, readAuditEvents, repoRoot } from '../support/cluster';
 import { requireCluster } from '../support/env';
 import { requireTool } from '../tools/tools';
 import {
@@ -41,7 +41,7 @@ import {
   helmUpgrade,
   respectIgnoreDifferences,
 } from '../support/gitops-appliers';
-import { connect, freshNamespace, get, type Connection, type KubeObject } from '../support/seed';
+import { connect, freshNamespace, get, request, type Connection, type KubeObject } from '../support/seed';
 import { ownersOf, valueChanges } from './gitops-oracle';
 import {
   gitText,
@@ -93,6 +93,21 @@ describe('GitOps: prediction vs the controllers’ own apply code', { concurrenc
       outcomes.set(scenario.name, 'agreed');
     });
   }
+});
+
+test('the product only read: every write came from the controllers', async (t) => {
+  const cluster = requireCluster(t);
+  if (!cluster) return;
+  if (!cluster.auditLog) {
+    if (process.env.CI === 'true') assert.fail('KCH_AUDIT_LOG is not set: the audit log is the only proof');
+    t.skip('KCH_AUDIT_LOG is not set');
+    return;
+  }
+  await auditSentinel(cluster.auditLog, (p) => request(admin, 'GET', p));
+  const sent = readAuditEvents(cluster.auditLog).filter((e) => e.userAgent === userAgent);
+  assert.ok(sent.length > 0, 'no request of the product in the audit log');
+  const writes = sent.filter((e) => !['get', 'list', 'watch'].includes(e.verb)).map((e) => `${e.verb} ${e.requestURI}`);
+  assert.deepEqual(writes, [], 'the prediction sent requests that change the cluster');
 });
 
 test('agreement over the GitOps corpus', (t) => {
