@@ -22,6 +22,13 @@
 // - RespectIgnoreDifferences=true (argo-cd v3.5.7 controller/sync.go normalizeTargetResources): the
 //   ignored paths of the target get the live values before the apply, so the field is co-owned at
 //   its live value, not taken.
+// - Helm 4's upgrade, server-side and forcing conflicts, as helm-controller runs it, with the
+//   release's label and annotations.
+// Not modelled (the prediction says nothing of them rather than guess): Flux's recreation of an
+// object whose immutable field changed (`spec.force`, `kustomize.toolkit.fluxcd.io/force`),
+// `spec.ignore` rules with a target selector (the caller passes the paths whose rule selects the
+// object), Argo CD's jqPathExpressions, Helm 3's three-way upgrade, and the server's defaults of
+// kinds other than the built-in workloads (a pruned field of those comes back absent).
 import { isJsonObject, jsonEqual, type JsonObject, type JsonValue } from '../json';
 import {
   differenceSets,
