@@ -130,5 +130,13 @@ const result = spawnSync('node', ['--import', 'tsx', '--test', ...concurrency, .
 if (env.KCH_VSIX) fs.rmSync(env.KCH_VSIX, { force: true });
 if (clusterStarted && !process.env.KCH_KEEP_CLUSTER) {
   spawnSync('node', ['--import', 'tsx', clusterCli, 'down'], { stdio: 'inherit' });
+  // The extra clusters the fleet tests started (test/support/fleet.ts), each in its own state folder.
+  const fleet = path.join(root, '.cache', 'fleet');
+  for (const name of fs.existsSync(fleet) ? fs.readdirSync(fleet) : [])
+    if (fs.existsSync(path.join(fleet, name, 'state.json')))
+      spawnSync('node', ['--import', 'tsx', clusterCli, 'down'], {
+        stdio: 'inherit',
+        env: { ...process.env, KCH_CLUSTER_STATE_DIR: path.join(fleet, name) },
+      });
 }
 process.exit(result.status ?? 1);

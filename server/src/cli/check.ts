@@ -24,7 +24,7 @@ import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget } from '../core/sources/source-map';
 import { renderOverlay, topChart } from '../render/targets';
 import { describeRenderProblem, type RenderResult, type RenderSettings } from '../render/renderer';
-import { withReason, type CheckedObject, type CheckReport } from './report';
+import { liveOf, withReason, type CheckedObject, type CheckReport } from './report';
 import { verifyResource, type ClusterConnection, type ClusterProblem, type VerifyAnswer } from '../cluster';
 import { ObjectReads, objectTitle, type FactsReader } from './facts';
 import { classifyInputs, findKustomizations, kustomizeTargets, notCheckedNote } from './classify';
@@ -263,6 +263,7 @@ export async function runCheck(
         title: answer.title,
         findings,
         notes: answer.notes,
+        ...liveOf(answer.facts),
         ...withReason(unjudgedOn(resource, answer.facts, together)),
         ...(preview ? { forcePreview: preview } : {}),
       };

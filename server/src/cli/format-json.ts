@@ -69,6 +69,8 @@ export interface PublicFinding {
   readonly docs?: string;
   /** The rendered object the finding was found on, when `file` is a source of an overlay or chart. */
   readonly rendered?: PublicRenderedFrom;
+  /** The kubeconfig context it was found in, when the check asked several. */
+  readonly context?: string;
 }
 
 /** The schema's `rendered`: which rendered object a source file's finding was found on. */
@@ -94,6 +96,7 @@ export interface PublicObject {
   readonly forcePreview?: PublicForcePreview;
   /** Why the object or input was not judged, when no finding says so. */
   readonly notJudged?: string;
+  readonly context?: string;
 }
 
 /** The schema's `notJudged` entry: an object or an input the check did not judge, and why. */
@@ -104,6 +107,7 @@ export interface PublicNotJudged {
   /** The finding that says it, when one does. */
   readonly code?: FindingCode;
   readonly range?: PublicRange;
+  readonly context?: string;
 }
 
 /** The schema's `forcePreview`: what --force-conflicts takes from whom, and who takes it back. */
@@ -139,9 +143,20 @@ export interface PublicForcePreview {
   readonly command: string;
 }
 
-export type PublicSource =
+type PublicSingleSource =
   | { readonly kind: 'cluster'; readonly context: string; readonly server: string }
   | { readonly kind: 'snapshot'; readonly directory: string; readonly context?: string; readonly server?: string };
+
+export type PublicSource =
+  | PublicSingleSource
+  | {
+      readonly kind: 'fleet';
+      readonly contexts: readonly {
+        readonly context: string;
+        readonly source?: PublicSingleSource;
+        readonly problem?: { readonly state: string; readonly message: string };
+      }[];
+    };
 
 /** The whole output. */
 export interface JsonReport {
@@ -182,7 +197,7 @@ function publicRendered(r: RenderedFrom): PublicRenderedFrom {
 }
 
 /** One finding as the public record has it. */
-export function publicFinding(file: string, f: Finding, rendered?: RenderedFrom): PublicFinding {
+export function publicFinding(file: string, f: Finding, rendered?: RenderedFrom, context?: string): PublicFinding {
   return defined({
     file,
     code: f.code,
@@ -197,6 +212,7 @@ export function publicFinding(file: string, f: Finding, rendered?: RenderedFrom)
     serverMessage: f.serverMessage,
     docs: f.docs,
     rendered: rendered && publicRendered(rendered),
+    context,
   });
 }
 
@@ -253,13 +269,28 @@ function publicObject(o: CheckedObject): PublicObject {
     rendered: o.rendered && publicRendered(o.rendered),
     forcePreview: o.forcePreview && publicForcePreview(o.forcePreview),
     notJudged: o.notJudged,
+    context: o.context,
   });
 }
 
 function publicSource(s: ReportSource): PublicSource {
-  return s.kind === 'cluster'
-    ? { kind: 'cluster', context: s.context, server: s.server }
-    : defined({ kind: 'snapshot' as const, directory: s.directory, context: s.context, server: s.server });
+  switch (s.kind) {
+    case 'cluster':
+      return { kind: 'cluster', context: s.context, server: s.server };
+    case 'snapshot':
+      return defined({ kind: 'snapshot' as const, directory: s.directory, context: s.context, server: s.server });
+    case 'fleet':
+      return {
+        kind: 'fleet',
+        contexts: s.contexts.map((c) =>
+          defined({
+            context: c.context,
+            source: c.source && (publicSource(c.source) as PublicSingleSource),
+            problem: c.problem && { state: c.problem.state, message: c.problem.message },
+          }),
+        ),
+      };
+  }
 }
 
 export function toJsonReport(report: CheckReport): JsonReport {
@@ -279,10 +310,17 @@ export function toJsonReport(report: CheckReport): JsonReport {
       notJudged: s.notJudged,
       files: s.files,
     },
-    findings: report.objects.flatMap((o) => o.findings.map((f) => publicFinding(o.file, f, o.rendered))),
+    findings: report.objects.flatMap((o) => o.findings.map((f) => publicFinding(o.file, f, o.rendered, o.context))),
     objects: report.objects.map(publicObject),
     notJudged: notJudged(report).map((n) =>
-      defined({ file: n.file, title: n.title, reason: n.reason, code: n.code, range: n.range && publicRange(n.range) }),
+      defined({
+        file: n.file,
+        title: n.title,
+        reason: n.reason,
+        code: n.code,
+        range: n.range && publicRange(n.range),
+        context: n.context,
+      }),
     ),
   };
 }

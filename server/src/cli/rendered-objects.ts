@@ -20,7 +20,7 @@ import type { SourceMap } from '../core/sources/source-map';
 import { verifyResource, type ClusterConnection, type ClusterProblem } from '../cluster';
 import { objectTitle, type ObjectReads } from './facts';
 import { displayPath } from './files';
-import { withReason, type CheckedObject, type RenderedFrom, type Verification } from './report';
+import { liveOf, withReason, type CheckedObject, type RenderedFrom, type Verification } from './report';
 
 export interface RenderedObjectReport {
   readonly resource: ManifestResource;
@@ -36,6 +36,8 @@ export interface RenderedObjectReport {
   /** Why the object was not judged, when the facts did not let it be (core/findings/analysis.ts `unjudgedOn`): on each of its entries. */
   readonly notJudged?: string;
   readonly rendered: RenderedFrom;
+  /** Whether the rendered object exists in the cluster, when the facts said. */
+  readonly live?: 'exists' | 'absent';
   /** Only the entries on these source files (absolute, `/`-separated); all when absent. */
   readonly wanted?: ReadonlySet<string>;
 }
@@ -66,6 +68,7 @@ export function renderedObjectEntries(r: RenderedObjectReport): CheckedObject[] 
       ...(verification ? { verification: { ...verification, differences: here } } : {}),
       notes: file === origin?.file ? r.notes : [],
       rendered: r.rendered,
+      ...(r.live !== undefined ? { live: r.live } : {}),
       ...(r.notJudged !== undefined ? { notJudged: r.notJudged } : {}),
     });
   }
@@ -150,6 +153,7 @@ export async function judgeRenderedObject(
     options,
     title: `${answer.title} in ${label}`,
     notes: answer.notes,
+    ...liveOf(facts),
     ...withReason(unjudgedOn(resource, facts, apply.settings)),
     rendered,
     ...wanted,

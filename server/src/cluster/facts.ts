@@ -3,7 +3,7 @@
 // group-version. `peek` answers from the caches without waiting (the editor, on every keystroke);
 // `read` waits for the answers: the command line's facts and the dry-run confirmation of both the
 // editor and the command line, so both judge an object on the same facts.
-import type { KindFacts, LiveFacts, NamespaceFacts, ResourceFacts } from '../core/findings';
+import { podSpecPath, type KindFacts, type LiveFacts, type NamespaceFacts, type ResourceFacts } from '../core/findings';
 import type { JsonObject } from '../core/json';
 import { placeInNamespace, type NamedObjectTarget, type ObjectTarget } from '../core/manifest/manifest';
 import { schemaOfDocuments, type SchemaModel } from '../core/ssa/schema';
@@ -372,21 +372,26 @@ export function liveFacts(live: LiveObjectState): LiveFacts {
 }
 
 /**
- * The namespace to ask about for a ref: only for a namespaced object that does not exist (an
- * object that exists proves its namespace), once discovery placed it.
+ * The namespace to ask about for a ref: for a namespaced object that does not exist (an object
+ * that exists proves its namespace), and for an object with a pod template whether it exists or
+ * not (its namespace's labels choose Pod Security admission), once discovery placed it.
  */
 function namespaceToAsk(
   connection: ClusterConnection,
   ref: NamedObjectTarget,
   live: LiveObjectState,
 ): string | undefined {
-  if (live.state !== 'absent') return undefined;
+  if (live.state !== 'absent' && !(live.state === 'exists' && podSpecPath(ref.apiVersion, ref.kind))) return undefined;
   const resolved = connection.resolveRef(ref);
   return resolved?.resource.namespaced && resolved.namespace ? resolved.namespace : undefined;
 }
 
 function factsOf(name: string, state: NamespaceState): NamespaceFacts {
-  return { state: state.state === 'exists' ? 'exists' : state.state === 'absent' ? 'missing' : 'unknown', name };
+  return {
+    state: state.state === 'exists' ? 'exists' : state.state === 'absent' ? 'missing' : 'unknown',
+    name,
+    ...(state.state === 'exists' && state.labels ? { labels: state.labels } : {}),
+  };
 }
 
 /** What the analysis needs to know of the ref's namespace, from the cache (never waits); undefined when there is nothing to ask. */

@@ -74,12 +74,13 @@ describe('the public record is a mapping, not the internal one', () => {
       serverField: 'data',
       docs: 'https://kubernetes.io/docs/',
     };
-    // Found on a rendered object (an overlay, a chart): the finding also says which one.
-    const mapped = publicFinding('k8s/a.yaml', full, {
-      target: 'overlay production',
-      root: 'deploy/overlays/production',
-      index: 0,
-    });
+    // Found on a rendered object (an overlay, a chart), in one context of several: the finding also says which.
+    const mapped = publicFinding(
+      'k8s/a.yaml',
+      full,
+      { target: 'overlay production', root: 'deploy/overlays/production', index: 0 },
+      'prod-eu',
+    );
     assert.deepEqual(Object.keys(mapped).sort(), declared(schema.definitions.finding));
     assert.deepEqual(Object.keys(mapped.rendered!).sort(), declared(schema.definitions.rendered));
     assert.deepEqual(Object.keys(mapped.manager!).sort(), declared(schema.definitions.managerIdentity));

@@ -19,6 +19,7 @@ import { judgeMissingNamespace, type DefinedNamespace, type MissingNamespaceJudg
 import { predict } from './prediction';
 import { liveAndManifest, showValue } from './show-value';
 import { validationRuleFindings } from './validation-rules';
+import { podSecurityFindings, storedObjectFindings, type StoredJudgement } from './stored-judgement';
 import { describeManager, formatServerPath, invalidMessage, qualifiedResource } from '../ssa/messages';
 import { valueAtPath } from '../ssa/merge';
 import type { FieldPath } from '../ssa/path';
@@ -121,6 +122,8 @@ const rules: readonly Rule[] = [
   invalidManifest,
   wouldDelete,
   validationRules,
+  // The object the request would store: the server's built-in validation, then Pod Security admission.
+  storedObjectRules,
   existence,
 ];
 
@@ -490,6 +493,28 @@ function validationRules({
     rangeFor: at,
     orderNote: afterRefusals,
   });
+}
+
+/**
+ * The object the request would store, judged by the server's built-in validation (422, after
+ * ownership and the lock) and then by Pod Security admission (403 for a Pod, a warning for a
+ * workload): stored-judgement.ts.
+ */
+function storedObjectRules(a: ApplyJudgement): Finding[] {
+  const j: StoredJudgement = {
+    resource: a.resource,
+    object: a.object,
+    mode: a.settings.applyMode,
+    live: a.live,
+    merged: a.prediction.merged,
+    namespace: a.facts.namespace,
+    namespaced: a.served.namespaced,
+    at: a.at,
+    afterRefusals: a.afterRefusals,
+    answeredFirst: a.prediction.status !== undefined || a.namespace?.judged.code === 'namespace-not-found',
+  };
+  const invalid = storedObjectFindings(j);
+  return [...invalid, ...podSecurityFindings(j, invalid.length > 0)];
 }
 
 /** That the object exists (not for a create, which it refuses), and who controls it. */

@@ -38,6 +38,12 @@ export type LiveFacts =
 export interface NamespaceFacts {
   readonly state: 'exists' | 'missing' | 'unknown';
   readonly name: string;
+  /**
+   * The labels of a namespace that exists, as plain data: Pod Security admission reads its
+   * `pod-security.kubernetes.io/*` labels (pod-security.ts). Asked for objects with a pod
+   * template even when they exist; absent when not read.
+   */
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
 export interface ResourceFacts {

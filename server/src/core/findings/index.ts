@@ -21,6 +21,8 @@ export {
 
 // Judging one object, and the prediction the judgement is made of.
 export { analyzeResource, unjudgedOn } from './analysis';
+// Which kinds carry a pod spec (the cluster layer reads their namespace's labels for Pod Security).
+export { podSpecPath } from './stored-object';
 export { predictionOf } from './prediction';
 export {
   definedKinds,
@@ -81,3 +83,14 @@ export {
   type ForcePreview,
   type KubectlInvocation,
 } from './force-preview';
+
+// Several contexts side by side: one finding told once for the contexts that share it, a table cell per context.
+export {
+  contextsLabel,
+  fleetCell,
+  mergeAcrossContexts,
+  type ContextFindings,
+  type ContextTrouble,
+  type FleetEntry,
+  type SharedFinding,
+} from './fleet';

@@ -1,0 +1,75 @@
+// Several contexts side by side (core/findings/fleet.ts): a finding shared by contexts is told
+// once, naming them in the order given; findings that differ in any word stay apart; a table cell
+// says what stops the apply first, else whether the object exists.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { fleetCell, mergeAcrossContexts, type Finding, type FleetEntry } from '../../../../server/src/core/findings';
+
+const at = (line: number, character = 2) => ({
+  start: { line, character },
+  end: { line, character: character + 8 },
+});
+
+const conflict = (manager: string, live: string, line = 8): Finding => ({
+  code: 'field-conflict',
+  severity: 'error',
+  message: `.spec.replicas is managed by "${manager}": live ${live}, manifest 3`,
+  range: at(line),
+  path: '.spec.replicas',
+  manager: { manager, operation: 'Update' },
+});
+const exists: Finding = { code: 'exists', severity: 'information', message: 'exists', range: at(3) };
+
+test('a finding the same in several contexts is one entry naming them, in the order given', () => {
+  const merged = mergeAcrossContexts([
+    { context: 'staging', findings: [conflict('kubectl-edit', '4'), exists] },
+    { context: 'prod-eu', findings: [exists, conflict('kube-controller-manager', '5')] },
+    { context: 'prod-us', findings: [conflict('kube-controller-manager', '5'), exists] },
+  ]);
+  assert.deepEqual(
+    merged.map((m) => [m.finding.manager?.manager ?? m.finding.code, m.contexts]),
+    [
+      ['kubectl-edit', ['staging']],
+      ['exists', ['staging', 'prod-eu', 'prod-us']],
+      ['kube-controller-manager', ['prod-eu', 'prod-us']],
+    ],
+  );
+});
+
+test('findings that differ in their words, place or manager are kept apart', () => {
+  const cases: [string, Finding, Finding][] = [
+    ['another live value', conflict('hpa', '5'), conflict('hpa', '6')],
+    ['another line', conflict('hpa', '5', 8), conflict('hpa', '5', 9)],
+    [
+      'another manager, same words',
+      conflict('hpa', '5'),
+      { ...conflict('hpa', '5'), manager: { manager: 'vpa', operation: 'Update' } },
+    ],
+  ];
+  for (const [why, a, b] of cases) {
+    const merged = mergeAcrossContexts([
+      { context: 'a', findings: [a] },
+      { context: 'b', findings: [b] },
+    ]);
+    assert.equal(merged.length, 2, why);
+  }
+});
+
+test('a table cell says what stops the apply first, else whether the object exists', () => {
+  const cases: [FleetEntry | 'absent', string, Parameters<typeof fleetCell>[1]?][] = [
+    [
+      { findings: [conflict('kubectl-edit', '4'), conflict('hpa', '5'), exists], live: 'exists' },
+      'conflict with kubectl-edit, hpa',
+    ],
+    [{ findings: [{ ...exists, code: 'already-exists', severity: 'error' }], live: 'exists' }, 'already-exists'],
+    [{ findings: [{ ...exists, code: 'would-delete', severity: 'warning' }], live: 'exists' }, 'would-delete'],
+    [{ findings: [exists], live: 'exists' }, 'exists'],
+    [{ findings: [], live: 'absent' }, 'missing'],
+    [{ findings: [], notJudged: true }, 'not judged'],
+    [{ findings: [{ ...exists, code: 'kind-not-served', severity: 'error' }] }, 'not judged'],
+    ['absent', '-'],
+    [{ findings: [exists], live: 'exists' }, 'unreachable', 'unreachable'],
+    ['absent', 'timed out', 'timed out'],
+  ];
+  for (const [entry, expected, trouble] of cases) assert.equal(fleetCell(entry, trouble), expected, expected);
+});
