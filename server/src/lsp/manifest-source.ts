@@ -144,7 +144,7 @@ function codeLensTitle(
         : 'no conflicts',
     managers.length > 0 ? `managed by ${managers.join(', ')}` : 'no recorded owners',
     // Who really applies it: the Argo CD Application, Flux Kustomization or Helm release its marks name.
-    ...(appliedByLens(facts) ?? []),
+    ...[appliedByLens(facts)].filter((words) => words !== undefined),
   ];
   void resource;
   return parts.join(' · ');
