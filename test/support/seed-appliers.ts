@@ -127,6 +127,23 @@ export async function seedAppliers(conn: Connection, prefix = 'appliers'): Promi
     },
     'create',
   );
+  // An Application of the same name outside the controller's namespace (Argo CD's "applications in
+  // any namespace"): its tracking ids would say `namespace_name`, so a bare name is not it.
+  await written(
+    'kch-test-setup',
+    {
+      apiVersion: 'argoproj.io/v1alpha1',
+      kind: 'Application',
+      metadata: { name: app, namespace },
+      spec: {
+        project: 'default',
+        source: { repoURL: 'https://github.com/example/other.git', path: '.' },
+        destination: { server: 'https://kubernetes.default.svc', namespace },
+      },
+      status: { controllerNamespace },
+    },
+    'create',
+  );
   const kustomization = await written('kch-test-setup', {
     apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
     kind: 'Kustomization',

@@ -66,7 +66,7 @@ test('the policies the marks name, read by name; unknown with the reason when ab
   assert.deepEqual(
     readPolicy(argo) && { name: readPolicy(argo)!.name, namespace: readPolicy(argo)!.namespace },
     { name: scene.app, namespace: scene.controllerNamespace },
-    "a bare name: the Application in its controller's namespace",
+    "a bare name: the Application in its controller's namespace, not the one of that name elsewhere",
   );
   const billing = await factsOf(source, o['argo-other-namespace']);
   assert.equal(readPolicy(billing)?.namespace, scene.namespace);
