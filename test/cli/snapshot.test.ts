@@ -165,8 +165,13 @@ async function prepared(t: TestContext): Promise<Corpus | undefined> {
  * command repeats the live check's --kubeconfig and --context.
  */
 function sameOffline(object: unknown): unknown {
-  const o = object as { forcePreview?: { losses: { takesBack?: unknown; note?: unknown }[]; command?: string } };
-  if (!o.forcePreview) return object;
+  // A snapshot saves no Argo CD Application or Flux Kustomization: who applies an object (`appliedBy`,
+  // docs/gitops.md) is the live check's alone.
+  const { appliedBy: _appliedBy, ...o } = object as {
+    appliedBy?: unknown;
+    forcePreview?: { losses: { takesBack?: unknown; note?: unknown }[]; command?: string };
+  };
+  if (!o.forcePreview) return o;
   return {
     ...o,
     forcePreview: {
