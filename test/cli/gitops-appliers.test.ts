@@ -110,4 +110,25 @@ test('check --format json: appliedBy names the Application, Kustomization and He
     ],
   );
   assert.equal(of('plain'), undefined);
+
+  // Offline, from a snapshot: the same appliers seen, each policy unknown (a snapshot saves none).
+  const saved = await runCli(
+    ['snapshot', '--kubeconfig', cluster.kubeconfig, '--context', 'admin', '--out', 'snap', 'objects.yaml'],
+    { cwd: dir },
+  );
+  assert.equal(saved.status, 0, saved.stderr);
+  const offline = await runCli(['check', '--snapshot', 'snap', '--format', 'json', 'objects.yaml'], { cwd: dir });
+  assert.ok(offline.status === 0 || offline.status === 1, offline.stderr);
+  const kept = JSON.parse(offline.stdout) as { objects: JsonObjectEntry[] };
+  assert.ok(validate(kept), ajv.errorsText(validate.errors));
+  const strip = (entries: JsonObjectEntry[]) =>
+    entries.map((e) =>
+      e.appliedBy?.map(({ tool, name, namespace, maybe, evidence }) => ({ tool, name, namespace, maybe, evidence })),
+    );
+  assert.deepEqual(strip(kept.objects), strip(json.objects));
+  const offlineArgo = kept.objects.find((e) => e.object?.name === 'argo-web')?.appliedBy?.[0];
+  assert.equal(
+    offlineArgo?.text,
+    `Applied by Argo CD application ${scene.app} (policy unknown: a snapshot does not save the GitOps objects that apply objects)`,
+  );
 });

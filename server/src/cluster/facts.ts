@@ -4,6 +4,7 @@
 // `read` waits for the answers: the command line's facts and the dry-run confirmation of both the
 // editor and the command line, so both judge an object on the same facts.
 import {
+  applierFacts,
   podSpecPath,
   type ApplierFacts,
   type KindFacts,
@@ -11,7 +12,6 @@ import {
   type NamespaceFacts,
   type ResourceFacts,
 } from '../core/findings';
-import { applierSightings } from '../core/gitops/appliers';
 import type { ApplierSighting, PolicyFacts } from '../core/gitops/model';
 import type { JsonObject } from '../core/json';
 import { placeInNamespace, type NamedObjectTarget, type ObjectTarget } from '../core/manifest/manifest';
@@ -389,18 +389,17 @@ export function liveFacts(live: LiveObjectState): LiveFacts {
 }
 
 /**
- * Who applies an existing object and the policies its marks name, from the policy lookup's cache
- * (never waits: a policy not read yet is unknown until its read lands); nothing when no mark or
- * manager names a tool. The editor and the command line (loadAppliers) give the same facts.
+ * Who applies an existing object and the policies its marks name (core/findings applierFacts), from
+ * the policy lookup's cache (never waits: a policy not read yet is unknown until its read lands);
+ * nothing when no mark or manager names a tool. The editor and the command line (loadAppliers) give
+ * the same facts.
  */
 function appliersOf(
   live: LiveObjectState,
   policy: (sighting: ApplierSighting) => PolicyFacts | undefined,
 ): { appliers?: ApplierFacts } {
-  if (live.state !== 'exists') return {};
-  const sightings = applierSightings(live.object);
-  if (sightings.length === 0) return {};
-  return { appliers: { sightings, policies: policiesOf(sightings, policy) } };
+  const appliers = live.state === 'exists' ? applierFacts(live.object, policy) : undefined;
+  return appliers ? { appliers } : {};
 }
 
 /** The same, once each policy's read has an answer (the command line, the dry-run confirmation). */
@@ -409,28 +408,16 @@ async function loadAppliers(
   policy: (sighting: ApplierSighting) => Promise<PolicyFacts | undefined>,
 ): Promise<{ appliers?: ApplierFacts }> {
   if (live.state !== 'exists') return {};
-  const sightings = applierSightings(live.object);
-  if (sightings.length === 0) return {};
-  const answers = new Map<ApplierSighting, PolicyFacts | undefined>();
-  await Promise.all(sightings.map(async (s) => answers.set(s, await policy(s))));
-  return { appliers: { sightings, policies: policiesOf(sightings, (s) => answers.get(s)) } };
-}
-
-/** One policy per GitOps object named, in the sightings' order (two marks may name the same one). */
-function policiesOf(
-  sightings: readonly ApplierSighting[],
-  policy: (sighting: ApplierSighting) => PolicyFacts | undefined,
-): PolicyFacts[] {
-  const seen = new Set<string>();
-  const policies: PolicyFacts[] = [];
-  for (const sighting of sightings) {
-    const key = `${sighting.kind}\u0000${sighting.namespace ?? ''}\u0000${sighting.name}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    const answer = policy(sighting);
-    if (answer) policies.push(answer);
-  }
-  return policies;
+  const asked: Promise<unknown>[] = [];
+  const answers = new Map<string, PolicyFacts | undefined>();
+  const key = (s: ApplierSighting) => JSON.stringify([s.kind, s.namespace ?? '', s.name]);
+  // Each GitOps object named, read side by side; then the facts composed from the answers.
+  applierFacts(live.object, (sighting) => {
+    asked.push(policy(sighting).then((answer) => answers.set(key(sighting), answer)));
+    return undefined;
+  });
+  await Promise.all(asked);
+  return appliersOf(live, (sighting) => answers.get(key(sighting)));
 }
 
 /**

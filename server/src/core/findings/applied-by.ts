@@ -3,7 +3,9 @@
 // (ResourceFacts.appliers: the live object's marks and managers, core/gitops/appliers.ts, and the
 // policy of each GitOps object named, read by the cluster layer), so the editor and the command line
 // say the same. A policy that could not be read is said to be unknown, with the reason: never guessed.
+import type { JsonObject } from '../json';
 import type { ApplierFacts, ResourceFacts } from './facts';
+import { applierSightings } from '../gitops/appliers';
 import type { ApplierKind, ApplierPolicy, ApplierSighting, PolicyFacts } from '../gitops/model';
 
 /** One tool that applies the object, with what is known of its policy. */
@@ -36,6 +38,31 @@ const managerOf: Record<ApplierKind, string> = {
   'flux-helm': 'helm-controller',
   helm: 'helm',
 };
+
+/**
+ * The facts of who applies a live object: its sightings (core/gitops/appliers.ts) and, for each
+ * GitOps object they name, once, the policy `policy` gives (the cluster layer's read, a snapshot's
+ * "not saved"); undefined when nothing marks the object. The one composition the editor, the command
+ * line and a snapshot share.
+ */
+export function applierFacts(
+  live: JsonObject,
+  policy: (sighting: ApplierSighting) => PolicyFacts | undefined,
+): ApplierFacts | undefined {
+  const sightings = applierSightings(live);
+  if (sightings.length === 0) return undefined;
+  const seen = new Set<string>();
+  const policies: PolicyFacts[] = [];
+  for (const sighting of sightings) {
+    // Two marks may name the same object: its policy once.
+    const key = `${sighting.kind}\u0000${sighting.namespace ?? ''}\u0000${sighting.name}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const answer = policy(sighting);
+    if (answer) policies.push(answer);
+  }
+  return { sightings, policies };
+}
 
 /** The tools that apply the live object, most certain first. */
 export function appliedBy(facts: ResourceFacts | undefined): AppliedBy[] {

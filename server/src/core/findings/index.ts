@@ -69,7 +69,7 @@ export {
 export { compareWithServer, differenceFindings, type Verification, type VerificationDifference } from './verification';
 
 // What the user reads besides findings: hovers, ownership, the force preview, who applies the object.
-export { appliedBy, appliedByLens, appliedByLines, type AppliedBy } from './applied-by';
+export { appliedBy, appliedByLens, appliedByLines, applierFacts, type AppliedBy } from './applied-by';
 export { fieldHover, objectHover } from './hover-text';
 export { managerNames } from './managers';
 export { nodeAt } from './ownership';
