@@ -508,4 +508,37 @@ export const mutations = [
     to: "if (live.state !== 'absent') return undefined;",
     tests: ['test/differential/refusals.test.ts'],
   },
+  // Who really applies an object (core/gitops/appliers.ts, policy.ts; cluster/gitops.ts; core/findings/applied-by.ts).
+  {
+    id: 'tracking-id-copied-counts',
+    rule: "an Argo CD tracking id counts only when it names the object itself (Argo CD's isSelfReferencedObj)",
+    file: core('gitops/appliers.ts'),
+    from: 'if (tracking && namesThisObject(tracking, live, metadata)) {',
+    to: 'if (tracking) {',
+    tests: ['test/unit/core/gitops/appliers.test.ts'],
+  },
+  {
+    id: 'argo-automated-disabled-ignored',
+    rule: 'syncPolicy.automated with enabled: false is no automated sync, and no self-heal',
+    file: core('gitops/policy.ts'),
+    from: 'const automated = isJsonObject(automatedValue) && automatedSpec.enabled !== false;',
+    to: 'const automated = isJsonObject(automatedValue);',
+    tests: ['test/unit/core/gitops/policy.test.ts'],
+  },
+  {
+    id: 'argo-bare-name-any-namespace',
+    rule: "a bare Argo CD tracking name is the Application in its controller's namespace, not one of that name elsewhere",
+    file: cluster('gitops.ts'),
+    from: '        status.controllerNamespace === metadata.namespace\n',
+    to: '        status.controllerNamespace !== undefined\n',
+    tests: ['test/unit/cluster/gitops.test.ts'],
+  },
+  {
+    id: 'helm-release-said-twice',
+    rule: "helm-controller's Helm release is the HelmRelease's: said once",
+    file: core('findings/applied-by.ts'),
+    from: ".filter((s) => !(s.kind === 'helm' && byFlux))",
+    to: '.filter(() => true)',
+    tests: ['test/unit/core/findings/applied-by.test.ts'],
+  },
 ];

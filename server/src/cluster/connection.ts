@@ -10,6 +10,7 @@ import type { HelmReleaseSightings } from '../core/sources/helm-release';
 import { openApiCache } from './api-cache';
 import { readHelmSightings } from './helm-releases';
 import { Discovery } from './discovery';
+import { GitopsPolicies, unknownPolicies, type PolicyLookup } from './gitops';
 import { HealthTracker, needsProbe } from './health';
 import { ClusterTransport } from './http';
 import { loadKubeconfig, selectLoadedContext, type SelectedContext } from './kubeconfig';
@@ -105,6 +106,8 @@ export interface ClusterConnection {
   helmSightings(kinds: readonly { apiVersion: string; kind: string }[]): Promise<ClusterResult<HelmReleaseSightings>>;
   /** Whether namespaces exist (namespaces.ts), cached and re-read like the live objects. */
   readonly namespaces: NamespaceLookup;
+  /** The Argo CD Application, Flux Kustomization or HelmRelease that applies an object, read by name (gitops.ts). */
+  readonly gitopsPolicies: PolicyLookup;
 
   /** Server-side dry-run apply (PATCH, dryRun=All, force=false). */
   dryRunApply(manifest: DryRunManifest, options: DryRunRequestOptions): Promise<DryRunOutcome>;
@@ -181,6 +184,10 @@ function connectedConnection(
   });
   const verifier = new Verifier(transport, discovery);
   const namespaces = new Namespaces(transport, { ...DEFAULT_LIVE_OBJECT_OPTIONS, ...options.liveObjects });
+  const gitopsPolicies = new GitopsPolicies(transport, discovery, {
+    ...DEFAULT_LIVE_OBJECT_OPTIONS,
+    ...options.liveObjects,
+  });
   // A Secret's type and immutable, which its metadata-only read lacks (secret-fields.ts), join the live object.
   const secretFields = new SecretFields(transport);
   // The kind of an existing object that is read as metadata only (a Secret): its fields come from secretFields.
@@ -270,6 +277,7 @@ function connectedConnection(
     listObjects: (apiVersion, kind, namespace) => liveObjects.list(apiVersion, kind, namespace),
     helmSightings: (kinds) => readHelmSightings(transport, discovery, kinds),
     namespaces,
+    gitopsPolicies,
     dryRunApply: (manifest, opts) => verifier.dryRunApply(manifest, { ...opts, defaultNamespace }),
     dryRunCreate: (manifest, opts) => verifier.dryRunCreate(manifest, { ...opts, defaultNamespace }),
     dryRunPatch: (manifest, opts) => verifier.dryRunPatch(manifest, { ...opts, defaultNamespace }),
@@ -278,6 +286,7 @@ function connectedConnection(
       void openApi.refresh();
       liveObjects.refresh();
       namespaces.refresh();
+      gitopsPolicies.refresh();
       secretFields.refresh();
     },
     requestsSent: () => transport.requestsSent,
@@ -286,6 +295,7 @@ function connectedConnection(
     dispose: () => {
       disposed = true;
       if (probeTimer) clearTimeout(probeTimer);
+      gitopsPolicies.dispose();
       liveObjects.dispose();
       namespaces.dispose();
       secretFields.dispose();
@@ -338,6 +348,7 @@ function unconfiguredConnection(
     listObjects: failed,
     helmSightings: failed,
     namespaces: unknownNamespaces(problem),
+    gitopsPolicies: unknownPolicies(problem),
     dryRunApply: rejected,
     dryRunCreate: rejected,
     dryRunPatch: rejected,

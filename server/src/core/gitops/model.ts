@@ -9,12 +9,17 @@ export type ApplierKind = 'argocd' | 'flux-kustomize' | 'flux-helm' | 'helm';
 /** One sign, on the live object, that a tool applies it. */
 export interface ApplierSighting {
   readonly kind: ApplierKind;
-  /** The Application, Kustomization, HelmRelease or Helm release named by the sign. */
+  /**
+   * The Application, Kustomization, HelmRelease or Helm release named by the sign; '' when only the
+   * controller's field manager was seen, and no mark on the object names which of its objects applies it.
+   */
   readonly name: string;
   /** Its namespace, where the sign says it (Argo CD's tracking id may not: then the controller's). */
   readonly namespace?: string;
   /** What was seen, for the user: `annotation argocd.argoproj.io/tracking-id`, `manager kustomize-controller`. */
   readonly evidence: string;
+  /** A weak sign that other tools write too (Argo CD's `app.kubernetes.io/instance` label, which Helm charts set). */
+  readonly maybe?: true;
 }
 
 /** An Argo CD `ignoreDifferences` entry, as the Application writes it. */
