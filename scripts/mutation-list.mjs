@@ -418,6 +418,31 @@ export const mutations = [
     to: '      JSON.stringify([state?.live === undefined ? null : showValue(state.live)]),',
     tests: ['test/unit/core/findings/fleet.test.ts'],
   },
+  // What a GitOps controller's next sync does to a change by hand (core/findings/gitops-revert.ts).
+  {
+    id: 'gitops-revert-respect-ignored',
+    rule: 'RespectIgnoreDifferences keeps a hand-set value of an ignored field',
+    file: core('findings/gitops-revert.ts'),
+    from: '    if (policy.respectIgnoreDifferences) return undefined;',
+    to: '',
+    tests: ['test/unit/core/findings/gitops-revert.test.ts'],
+  },
+  {
+    id: 'gitops-revert-suspended',
+    rule: 'a suspended Kustomization reverts nothing',
+    file: core('findings/gitops-revert.ts'),
+    from: '  if (policy.suspend) return undefined;\n  const mode',
+    to: '  const mode',
+    tests: ['test/unit/core/findings/gitops-revert.test.ts'],
+  },
+  {
+    id: 'owners-no-atomic-ancestor',
+    rule: "an atomic struct's owner owns its leaves (a label selector is recorded at its own path)",
+    file: core('findings/fleet.ts'),
+    from: '  for (let n = path.length; n > 0; n--) {',
+    to: '  for (let n = path.length; n > path.length - 1; n--) {',
+    tests: ['test/unit/core/findings/gitops-revert.test.ts'],
+  },
   {
     id: 'fleet-no-time-limit',
     rule: 'a context that gives no answer is given up at its time limit, not waited for',

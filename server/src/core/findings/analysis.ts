@@ -5,6 +5,7 @@
 // fixtures) all share this code. A judgement runs the stops in order (the first that speaks is all
 // that is said of the object), then predicts the apply and runs every rule on it, in the order the
 // findings are listed.
+import { revertFindings } from './gitops-revert';
 import { isJsonObject, jsonDepthExceeds, type JsonObject } from '../json';
 import { manifestLimits, namespaceOrigin, type ManifestResource, type Range } from '../manifest/manifest';
 import { defaultSeverity, docsLinks } from './catalogue';
@@ -125,6 +126,8 @@ const rules: readonly Rule[] = [
   // The object the request would store: the server's built-in validation, then Pod Security admission.
   storedObjectRules,
   existence,
+  // A GitOps controller applies the object: what its next sync does to the change (gitops-revert.ts).
+  gitopsReverts,
 ];
 
 function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: AnalysisSettings): Finding[] {
@@ -515,6 +518,18 @@ function storedObjectRules(a: ApplyJudgement): Finding[] {
   };
   const invalid = storedObjectFindings(j);
   return [...invalid, ...podSecurityFindings(j, invalid.length > 0)];
+}
+
+function gitopsReverts(a: ApplyJudgement): Finding[] {
+  if (!a.live || a.settings.applyMode === 'create') return [];
+  return revertFindings({
+    resource: a.resource,
+    object: a.object,
+    facts: a.facts,
+    live: a.live,
+    schema: a.facts.schema,
+    fieldManager: a.settings.fieldManager,
+  });
 }
 
 /** That the object exists (not for a create, which it refuses), and who controls it. */
