@@ -108,3 +108,31 @@ test('the code lens names the applier; a Kustomization that does not exist leave
     ),
   );
 });
+
+test('a change by hand to a Flux-applied Deployment: the replicas line says Flux puts it back, and the quick fix keeps Git’s value', async () => {
+  const uri = 'file:///w/flux-web-by-hand.yaml';
+  const live = scene.objects['flux-kustomize'];
+  const text = manifestOf(live).replace('replicas: 2', 'replicas: 7');
+  await server.open(uri, text);
+  const diagnostics = await server.diagnosticsUntil(uri, (d) => d.some((x) => x.code === 'gitops-reverts'));
+  const reverts = diagnostics.filter((d) => d.code === 'gitops-reverts');
+  assert.equal(reverts.length, 1, JSON.stringify(reverts));
+  const lines = text.split('\n');
+  assert.equal(lines[reverts[0]!.range.start.line]!.trim(), 'replicas: 7');
+  assert.match(
+    reverts[0]!.message,
+    new RegExp(
+      `^Flux Kustomization ${scene.namespace}/shop puts \\.spec\\.replicas back to 2 \\(Git's value\\) at its next reconciliation, every 10m`,
+    ),
+  );
+  const actions = await server.codeActions(uri, reverts[0]!.range, reverts);
+  const keep = actions.find((a) => a.title === "Keep Git's value 2 for .spec.replicas");
+  assert.ok(keep?.edit, JSON.stringify(actions.map((a) => a.title)));
+  const edits = Object.values(keep.edit.changes ?? {})[0]!;
+  assert.deepEqual(
+    edits.map((e) => e.newText),
+    ['2'],
+  );
+  assert.ok(actions.some((a) => a.title === 'Remove .spec.replicas (leave it to Git)'));
+  await server.close(uri);
+});
