@@ -8,7 +8,8 @@ import { after, before, test } from 'node:test';
 import { stringify } from 'yaml';
 import { testCluster } from '../support/env';
 import { startTestServer, type TestServer } from '../support/lsp-client';
-import { connect, type KubeObject } from '../support/seed';
+import { apply, connect, objectOf, type KubeObject } from '../support/seed';
+import { applyTextEdits as applyEdits } from '../../server/src/core/manifest/edits';
 import { seedAppliers, type AppliersScene } from '../support/seed-appliers';
 
 let scene: AppliersScene;
@@ -134,5 +135,46 @@ test('a change by hand to a Flux-applied Deployment: the replicas line says Flux
     ['2'],
   );
   assert.ok(actions.some((a) => a.title === 'Remove .spec.replicas (leave it to Git)'));
+  await server.close(uri);
+});
+
+test('an autoscaler targets a Flux-applied Deployment whose Git sets replicas: the replicas line says they fight, naming both, and the quick fix removes the line', async () => {
+  const live = scene.objects['flux-kustomize'];
+  const admin = connect('admin', testCluster()!.kubeconfig);
+  objectOf(
+    await apply(admin, 'kch-test-setup', {
+      apiVersion: 'autoscaling/v2',
+      kind: 'HorizontalPodAutoscaler',
+      metadata: { name: 'flux-web-hpa', namespace: scene.namespace },
+      spec: {
+        scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: live.metadata.name },
+        minReplicas: 2,
+        maxReplicas: 6,
+        metrics: [
+          { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } },
+        ],
+      },
+    }),
+    'the autoscaler',
+  );
+  const uri = 'file:///w/flux-web-fight.yaml';
+  const text = manifestOf(live);
+  await server.open(uri, text);
+  const diagnostics = await server.diagnosticsUntil(uri, (d) => d.some((x) => x.code === 'gitops-fight'));
+  const fight = diagnostics.filter((d) => d.code === 'gitops-fight');
+  assert.equal(fight.length, 1, JSON.stringify(diagnostics.map((d) => d.message)));
+  assert.equal(text.split('\n')[fight[0]!.range.start.line]!.trim(), 'replicas: 2');
+  assert.match(
+    fight[0]!.message,
+    new RegExp(
+      `^Flux Kustomization ${scene.namespace}/shop sets replicas: 2 every 10m, and the HorizontalPodAutoscaler flux-web-hpa sets it to its own count: they fight over \\.spec\\.replicas`,
+    ),
+  );
+  assert.equal(fight[0]!.severity, 1, 'an error: Flux applies on its own schedule');
+  const actions = await server.codeActions(uri, fight[0]!.range, fight);
+  const remove = actions.find((a) => a.title === 'Remove replicas from Git (leave it to the autoscaler)');
+  assert.ok(remove?.edit, JSON.stringify(actions.map((a) => a.title)));
+  const edited = applyEdits(text, Object.values(remove.edit.changes ?? {})[0]!);
+  assert.ok(!/replicas:/.test(edited), edited);
   await server.close(uri);
 });

@@ -7,6 +7,7 @@ import {
   applierFacts,
   podSpecPath,
   type ApplierFacts,
+  type AutoscalerFacts,
   type KindFacts,
   type LiveFacts,
   type NamespaceFacts,
@@ -17,6 +18,7 @@ import type { JsonObject } from '../core/json';
 import { placeInNamespace, type NamedObjectTarget, type ObjectTarget } from '../core/manifest/manifest';
 import { schemaOfDocuments, type SchemaModel } from '../core/ssa/schema';
 import { celSchemaFor, type CelNode } from '../core/cel/schema';
+import { readAutoscalers } from './autoscalers';
 import type { ClusterConnection } from './connection';
 import { notServedKindFacts } from './discovery';
 import type { NamespaceState } from './namespaces';
@@ -200,8 +202,36 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
       schema: doc ? schemaFromDocument(doc, versions?.documents) : undefined,
       ...(versions?.versions ? { versions: versions.versions } : {}),
       ...rulesOf(doc, ref.apiVersion, ref.kind),
-      ...appliersOf(live, (sighting) => connection.gitopsPolicies.peek(sighting)),
+      ...withAutoscalers(
+        appliersOf(live, (sighting) => connection.gitopsPolicies.peek(sighting)),
+        resource,
+        live,
+        (namespace) => peekAutoscalers(namespace),
+      ),
     };
+  }
+
+  /**
+   * The autoscalers of a namespace as last read (from the watched cache of live objects, so a read
+   * after the first costs no request); a read whose answer differs from the last tells the listeners.
+   */
+  const autoscalerReads = new Map<string, { facts: AutoscalerFacts | undefined; key: string; reading: boolean }>();
+  function peekAutoscalers(namespace: string): AutoscalerFacts | undefined {
+    let entry = autoscalerReads.get(namespace);
+    if (!entry) autoscalerReads.set(namespace, (entry = { facts: undefined, key: '', reading: false }));
+    if (!entry.reading) {
+      const known = entry;
+      known.reading = true;
+      void readAutoscalers(connection, namespace).then((facts) => {
+        known.reading = false;
+        const key = JSON.stringify(facts);
+        if (key === known.key) return;
+        known.key = key;
+        known.facts = facts;
+        notify();
+      });
+    }
+    return entry.facts;
   }
 
   /** Managers recorded at other versions: their documents and the kind's versions (versions.ts). */
@@ -282,6 +312,10 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
       ),
       loadAppliers(live, (sighting) => connection.gitopsPolicies.get(sighting)),
     ]);
+    const autoscalers =
+      appliers.appliers && live.state === 'exists' && served.subresources.includes('scale')
+        ? { autoscalers: await readAutoscalers(connection, namespace) }
+        : {};
     return {
       ok: true,
       facts: {
@@ -292,6 +326,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
         ...(versions?.versions ? { versions: versions.versions } : {}),
         ...rulesOf(schema.ok ? schema.value : undefined, target.apiVersion, target.kind),
         ...appliers,
+        ...autoscalers,
       },
       served,
       namespace,
@@ -386,6 +421,24 @@ export function liveFacts(live: LiveObjectState): LiveFacts {
         return { state: 'invalidName', field: live.problem.field, message: live.problem.message };
       return { state: 'unavailable', message: live.problem.message };
   }
+}
+
+/**
+ * The autoscalers beside the appliers of an object a GitOps controller applies, when its kind scales
+ * (only an autoscaler that targets it through /scale can fight the controller over replicas).
+ */
+function withAutoscalers(
+  appliers: { appliers?: ApplierFacts },
+  resource: ApiResourceInfo | undefined,
+  live: LiveObjectState,
+  peek: (namespace: string) => AutoscalerFacts | undefined,
+): { appliers?: ApplierFacts; autoscalers?: AutoscalerFacts } {
+  if (!appliers.appliers || !resource?.subresources.includes('scale') || live.state !== 'exists') return appliers;
+  const metadata = live.object.metadata;
+  const namespace =
+    metadata && typeof metadata === 'object' && !Array.isArray(metadata) ? metadata.namespace : undefined;
+  const autoscalers = typeof namespace === 'string' ? peek(namespace) : undefined;
+  return autoscalers ? { ...appliers, autoscalers } : appliers;
 }
 
 /**

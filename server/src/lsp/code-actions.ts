@@ -87,6 +87,16 @@ export function codeActions(
             ),
           );
         }
+      } else if (
+        (finding.code === 'gitops-fight' || finding.code === 'gitops-fight-at-sync') &&
+        finding.path === '.spec.replicas'
+      ) {
+        // The fight ends when Git leaves replicas to the autoscaler.
+        offer(
+          'Remove replicas from Git (leave it to the autoscaler)',
+          removeFieldEdits(text, owner.resource, finding.path, options),
+          true,
+        );
       } else if (finding.code === 'gitops-reverts' && finding.path !== undefined) {
         // The controller will not keep the change: take Git's value, or leave the field to Git.
         if (finding.liveValue !== undefined)

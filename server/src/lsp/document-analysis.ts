@@ -316,6 +316,9 @@ function sameFacts(a: ResourceFacts, b: ResourceFacts): boolean {
   )
     return false;
   if (a.namespace?.state !== b.namespace?.state || a.namespace?.name !== b.namespace?.name) return false;
+  // Who applies the object and the autoscalers beside it arrive after the object (gitops findings).
+  if (a.autoscalers !== b.autoscalers) return false;
+  if (a.appliers !== b.appliers && JSON.stringify(a.appliers) !== JSON.stringify(b.appliers)) return false;
   if (a.live.state === 'exists' && b.live.state === 'exists') return a.live.object === b.live.object;
   return sameKind(a.kind, b.kind);
 }

@@ -5,6 +5,7 @@
 // fixtures) all share this code. A judgement runs the stops in order (the first that speaks is all
 // that is said of the object), then predicts the apply and runs every rule on it, in the order the
 // findings are listed.
+import { fightFindings } from './gitops-fight';
 import { revertFindings } from './gitops-revert';
 import { isJsonObject, jsonDepthExceeds, type JsonObject } from '../json';
 import { manifestLimits, namespaceOrigin, type ManifestResource, type Range } from '../manifest/manifest';
@@ -522,14 +523,11 @@ function storedObjectRules(a: ApplyJudgement): Finding[] {
 
 function gitopsReverts(a: ApplyJudgement): Finding[] {
   if (!a.live || a.settings.applyMode === 'create') return [];
-  return revertFindings({
-    resource: a.resource,
-    object: a.object,
-    facts: a.facts,
-    live: a.live,
-    schema: a.facts.schema,
-    fieldManager: a.settings.fieldManager,
-  });
+  const facts = { resource: a.resource, object: a.object, facts: a.facts, live: a.live, schema: a.facts.schema };
+  return [
+    ...fightFindings({ ...facts, nameRange: a.nameRange() }),
+    ...revertFindings({ ...facts, fieldManager: a.settings.fieldManager }),
+  ];
 }
 
 /** That the object exists (not for a create, which it refuses), and who controls it. */

@@ -95,6 +95,20 @@ export const findingCatalogue = {
       'The object is applied by Argo CD or Flux, whose next sync puts the field back to what Git holds (or, for Flux, removes a field kubectl set that Git does not): the change does not stay.',
     docs: docsLinks.fieldManagement,
   },
+  'gitops-fight': {
+    severity: 'error',
+    title: 'A GitOps controller and another writer fight over a field',
+    description:
+      'The controller applying the object from Git forces its value on its own schedule, and another active writer (an autoscaler, a second GitOps controller) sets its own again: the field flaps for good.',
+    docs: docsLinks.fieldManagement,
+  },
+  'gitops-fight-at-sync': {
+    severity: 'warning',
+    title: 'A GitOps sync resets what another writer sets',
+    description:
+      "Each sync of the controller applying the object writes Git's value over another active writer's (an autoscaler), which sets its own again: the field jumps at every sync.",
+    docs: docsLinks.fieldManagement,
+  },
   'context-drift': {
     severity: 'information',
     title: 'The object differs between clusters',

@@ -2,6 +2,7 @@
 // peeks it from its live cache, the command line reads it from a cluster or a snapshot, the tests
 // hand in captured fixtures), and the settings it judges with. Plain data, made by cluster/ and
 // cli/, read by the rule engine (analysis.ts).
+import type { AutoscalerFacts } from './force-preview';
 import type { JsonObject } from '../json';
 import type { CelNode } from '../cel/schema';
 import type { ApplyMode } from '../ssa/predict';
@@ -67,6 +68,11 @@ export interface ResourceFacts {
    * marks it.
    */
   readonly appliers?: ApplierFacts;
+  /**
+   * The HorizontalPodAutoscalers of the namespace of an object a GitOps controller applies, when its
+   * kind scales (cluster/autoscalers.ts): whether the controller and an autoscaler fight over replicas.
+   */
+  readonly autoscalers?: AutoscalerFacts;
 }
 
 export interface ApplierFacts {

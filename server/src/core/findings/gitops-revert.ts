@@ -15,7 +15,7 @@
 //   argo-cd#7820). Fields Git does not set are left alone.
 // - Flux helm-controller corrects the fields it wrote when `spec.driftDetection.mode` is `enabled`.
 // A policy that could not be read says nothing here (the hover says it is unknown): never a guess.
-import { isJsonObject, jsonEqual, type JsonObject, type JsonValue } from '../json';
+import { jsonEqual, type JsonObject } from '../json';
 import type { ManifestResource } from '../manifest/manifest';
 import type {
   ApplierPolicy,
@@ -23,15 +23,13 @@ import type {
   FluxHelmReleasePolicy,
   FluxKustomizationPolicy,
 } from '../gitops/model';
+import { argoIgnores, fluxSsaAnnotation, fluxSsaModeOf, jsonPointerOf } from '../gitops/policy';
 import { defaultSeverity } from './catalogue';
 import type { ResourceFacts } from './facts';
 import type { Finding, ObjectIdentity } from './finding';
 import { fieldStates, type FieldState } from './fleet';
 import { showValue } from './show-value';
 import type { SchemaModel } from '../ssa/schema';
-
-/** The ssa annotation Flux reads on the object (kustomize.toolkit.fluxcd.io/ssa). */
-const fluxSsaAnnotation = 'kustomize.toolkit.fluxcd.io/ssa';
 
 export interface RevertInput {
   readonly resource: ManifestResource;
@@ -90,7 +88,7 @@ function owns(field: FieldState, manager: string): boolean {
 
 function fluxKustomization(policy: FluxKustomizationPolicy, field: FieldState, input: RevertInput): string | undefined {
   if (policy.suspend) return undefined;
-  const mode = annotationOf(input.live, fluxSsaAnnotation);
+  const mode = fluxSsaModeOf(input.live);
   if (mode === 'Ignore' || mode === 'IfNotPresent') return undefined;
   const who = `Flux Kustomization ${policy.namespace}/${policy.name}`;
   const when = `at its next reconciliation, every ${policy.interval}`;
@@ -116,8 +114,7 @@ function isFluxCleaned(owner: string): boolean {
 function argoApplication(policy: ArgoApplicationPolicy, field: FieldState, input: RevertInput): string | undefined {
   if (!owns(field, 'argocd-controller') || !changes(field)) return undefined;
   const who = `Argo CD application ${policy.name}`;
-  const ignored = policy.ignoreDifferences.find((rule) => ignores(rule, field, input));
-  if (ignored) {
+  if (argoIgnores(policy, input.resource, jsonPointerOf(field.path), input.fieldManager)) {
     if (policy.respectIgnoreDifferences) return undefined;
     return `${who} ignores ${field.path} in its diff (ignoreDifferences), so self-heal does not start for it, but the next sync for any other reason writes Git's ${showValue(field.live!)} again: add RespectIgnoreDifferences=true to the Application's syncOptions to keep the live value.`;
   }
@@ -128,40 +125,8 @@ function argoApplication(policy: ArgoApplicationPolicy, field: FieldState, input
   return `${who} (manual sync) puts back ${field.path} to Git's ${showValue(field.live!)} at the next sync anyone starts; until then it shows OutOfSync.`;
 }
 
-/** Whether an ignoreDifferences entry covers this field of this object (JSON pointers and managers; jq paths are not read). */
-function ignores(
-  rule: ArgoApplicationPolicy['ignoreDifferences'][number],
-  field: FieldState,
-  input: RevertInput,
-): boolean {
-  const [group, version] = input.resource.apiVersion.includes('/')
-    ? input.resource.apiVersion.split('/')
-    : ['', input.resource.apiVersion];
-  void version;
-  if (rule.kind !== input.resource.kind) return false;
-  if ((rule.group ?? '') !== group) return false;
-  if (rule.name !== undefined && rule.name !== input.resource.name) return false;
-  if (rule.namespace !== undefined && rule.namespace !== input.resource.namespace) return false;
-  if (rule.managedFieldsManagers.includes(input.fieldManager)) return true;
-  const pointer = pointerOf(field.path);
-  return pointer !== undefined && rule.jsonPointers.some((p) => pointer === p || pointer.startsWith(`${p}/`));
-}
-
-/** `.spec.replicas` → `/spec/replicas`; undefined for a path through a list item. */
-function pointerOf(path: string): string | undefined {
-  if (path.includes('[')) return undefined;
-  return path.replace(/\./g, '/');
-}
-
 function fluxHelmRelease(policy: FluxHelmReleasePolicy, field: FieldState, _input: RevertInput): string | undefined {
   if (policy.suspend || policy.driftDetection !== 'enabled') return undefined;
   if (!owns(field, 'helm-controller') || !changes(field)) return undefined;
   return `Flux HelmRelease ${policy.namespace}/${policy.name} corrects drift (driftDetection enabled): ${field.path} goes back to ${showValue(field.live!)} at its next reconciliation, every ${policy.interval}.`;
-}
-
-function annotationOf(live: JsonObject, key: string): string | undefined {
-  const metadata = live.metadata;
-  const annotations = isJsonObject(metadata) ? metadata.annotations : undefined;
-  const value: JsonValue | undefined = isJsonObject(annotations) ? annotations[key] : undefined;
-  return typeof value === 'string' ? value : undefined;
 }

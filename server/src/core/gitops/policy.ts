@@ -147,3 +147,43 @@ function list(value: JsonValue | undefined): JsonValue[] {
 function strings(value: JsonValue | undefined): string[] {
   return list(value).filter((v): v is string => typeof v === 'string');
 }
+
+/** Flux's per-object `kustomize.toolkit.fluxcd.io/ssa` annotation, as the live object carries it. */
+export const fluxSsaAnnotation = 'kustomize.toolkit.fluxcd.io/ssa';
+
+/** The object's Flux ssa mode: Override, Merge, IfNotPresent, Ignore (undefined when it has none). */
+export function fluxSsaModeOf(object: JsonObject): string | undefined {
+  const metadata = object.metadata;
+  const annotations = isJsonObject(metadata) ? metadata.annotations : undefined;
+  const value: JsonValue | undefined = isJsonObject(annotations) ? annotations[fluxSsaAnnotation] : undefined;
+  return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * Whether an Application's `ignoreDifferences` covers a field of an object: an entry for its group
+ * and kind (and name and namespace, where given) whose JSON pointer is the field's or an ancestor's,
+ * or whose `managedFieldsManagers` names the manager writing it. jq paths are not read.
+ */
+export function argoIgnores(
+  policy: ArgoApplicationPolicy,
+  target: { readonly apiVersion: string; readonly kind: string; readonly name?: string; readonly namespace?: string },
+  pointer: string | undefined,
+  manager?: string,
+): boolean {
+  const group = target.apiVersion.includes('/') ? target.apiVersion.slice(0, target.apiVersion.indexOf('/')) : '';
+  return policy.ignoreDifferences.some(
+    (rule) =>
+      rule.kind === target.kind &&
+      (rule.group ?? '') === group &&
+      (rule.name === undefined || rule.name === target.name) &&
+      (rule.namespace === undefined || rule.namespace === target.namespace) &&
+      ((manager !== undefined && rule.managedFieldsManagers.includes(manager)) ||
+        (pointer !== undefined && rule.jsonPointers.some((p) => pointer === p || pointer.startsWith(`${p}/`)))),
+  );
+}
+
+/** `.spec.replicas` → `/spec/replicas`; undefined for a path through a list item or a key with a dot or slash. */
+export function jsonPointerOf(serverPath: string): string | undefined {
+  if (serverPath.includes('[')) return undefined;
+  return serverPath.replace(/\./g, '/');
+}
