@@ -3,7 +3,15 @@
 // group-version. `peek` answers from the caches without waiting (the editor, on every keystroke);
 // `read` waits for the answers: the command line's facts and the dry-run confirmation of both the
 // editor and the command line, so both judge an object on the same facts.
-import type { KindFacts, LiveFacts, NamespaceFacts, ResourceFacts } from '../core/findings';
+import {
+  permissionQuestions,
+  type KindFacts,
+  type LiveFacts,
+  type NamespaceFacts,
+  type PermissionAnswer,
+  type PermissionFacts,
+  type ResourceFacts,
+} from '../core/findings';
 import type { JsonObject } from '../core/json';
 import { placeInNamespace, type NamedObjectTarget, type ObjectTarget } from '../core/manifest/manifest';
 import { schemaOfDocuments, type SchemaModel } from '../core/ssa/schema';
@@ -11,6 +19,7 @@ import { celSchemaFor, type CelNode } from '../core/cel/schema';
 import type { ClusterConnection } from './connection';
 import { notServedKindFacts } from './discovery';
 import type { NamespaceState } from './namespaces';
+import type { AccessQuestion, AccessState, UserState } from './permissions';
 import type { ApiResourceInfo, ClusterProblem, Disposable, LiveObjectState } from './types';
 import { loadManagerVersions, peekManagerVersions, type ManagerVersions } from './versions';
 
@@ -79,7 +88,8 @@ export function settledFacts(facts: ResourceFacts): boolean {
     facts.kind.state === 'served' &&
     facts.schema !== undefined &&
     (facts.live.state === 'exists' || facts.live.state === 'absent') &&
-    facts.namespace?.state !== 'unknown'
+    facts.namespace?.state !== 'unknown' &&
+    (facts.permission?.answers.every((a) => a.state !== 'pending') ?? true)
   );
 }
 
@@ -108,6 +118,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   // A schema whose fetch failed arrives later (the connection retries it with backoff).
   const schemaSubscription = connection.onSchemaChange(notify);
   const namespaceSubscription = connection.namespaces.onChange(notify);
+  const permissionSubscription = connection.permissions.onChange(notify);
 
   // With the documents of the versions other managers wrote at (versions.ts), keyed by their URLs' documents.
   const combined = new WeakMap<JsonObject, { others: readonly JsonObject[]; schema: SchemaModel }>();
@@ -172,6 +183,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     live: LiveObjectState,
     versions: ManagerVersions | undefined,
     namespace: NamespaceFacts | undefined,
+    permission: PermissionFacts | undefined,
   ): ResourceFacts {
     const resource = connection.cachedResource(ref.apiVersion, ref.kind);
     let kind: KindFacts;
@@ -186,6 +198,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
       kind,
       live: liveFacts(live),
       ...(namespace ? { namespace } : {}),
+      ...(permission ? { permission } : {}),
       schema: doc ? schemaFromDocument(doc, versions?.documents) : undefined,
       ...(versions?.versions ? { versions: versions.versions } : {}),
       ...rulesOf(doc, ref.apiVersion, ref.kind),
@@ -267,12 +280,15 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
       },
       live,
     );
+    // Whether the user may send the apply's requests (permissions.ts): asked once the object's existence is known.
+    const permission = await loadPermissionFacts(connection, served, namespace, target.name, live);
     return {
       ok: true,
       facts: {
         kind: { state: 'served', group: served.group, resource: served.resource, namespaced: served.namespaced },
         live: liveFacts(live),
         ...(namespaceFacts ? { namespace: namespaceFacts } : {}),
+        ...(permission ? { permission } : {}),
         schema: schema.ok ? schemaFromDocument(schema.value, versions?.documents) : undefined,
         ...(versions?.versions ? { versions: versions.versions } : {}),
         ...rulesOf(schema.ok ? schema.value : undefined, target.apiVersion, target.kind),
@@ -301,7 +317,13 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   return {
     peek(ref) {
       const live = connection.peekObject(ref);
-      const result = facts(ref, live, peekVersions(ref, live), peekNamespaceFacts(connection, ref, live));
+      const result = facts(
+        ref,
+        live,
+        peekVersions(ref, live),
+        peekNamespaceFacts(connection, ref, live),
+        peekPermissionFacts(connection, ref, live),
+      );
       if (result.kind.state === 'served' && !result.schema) void loadSchema(ref.apiVersion);
       else if (result.kind.state === 'pending') schemaOnceServed(ref.apiVersion, ref.kind);
       return result;
@@ -350,6 +372,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
       objectSubscription.dispose();
       schemaSubscription.dispose();
       namespaceSubscription.dispose();
+      permissionSubscription.dispose();
       listeners.clear();
     },
   };
@@ -407,4 +430,81 @@ async function loadNamespaceFacts(
 ): Promise<NamespaceFacts | undefined> {
   const name = namespaceToAsk(connection, ref, live);
   return name === undefined ? undefined : factsOf(name, await connection.namespaces.get(name));
+}
+
+/**
+ * The reviews an object needs: every request any mode sends of it (core/findings/permission.ts),
+ * in its namespace, by its name where the request names it. None until its existence is known.
+ */
+function permissionQuestionsOf(
+  served: Pick<ApiResourceInfo, 'group' | 'resource' | 'namespaced'>,
+  namespace: string,
+  name: string | undefined,
+  live: LiveObjectState,
+): { namespace: string; questions: { question: AccessQuestion; named: boolean }[] } | undefined {
+  if (live.state !== 'exists' && live.state !== 'absent') return undefined;
+  const where = served.namespaced ? namespace : '';
+  return {
+    namespace: where,
+    questions: permissionQuestions(live.state === 'exists').map((r) => ({
+      named: r.named,
+      question: {
+        verb: r.verb,
+        group: served.group,
+        resource: served.resource,
+        namespace: where,
+        ...(r.named && name !== undefined ? { name } : {}),
+      },
+    })),
+  };
+}
+
+function permissionFactsOf(
+  namespace: string,
+  questions: readonly { question: AccessQuestion; named: boolean }[],
+  states: readonly AccessState[],
+  user: UserState,
+): PermissionFacts {
+  const answers = questions.map(({ question, named }, i): PermissionAnswer => {
+    const state = states[i]!;
+    return {
+      verb: question.verb,
+      named,
+      state: state.state,
+      ...(state.state === 'denied' && state.reason ? { reason: state.reason } : {}),
+      ...(state.state === 'unknown' ? { reason: state.problem.message } : {}),
+    };
+  });
+  return { ...(user.state === 'known' ? { user: user.name } : {}), namespace, answers };
+}
+
+/** What the analysis needs to know of the user's permissions, from the cache (never waits). */
+function peekPermissionFacts(
+  connection: ClusterConnection,
+  ref: NamedObjectTarget,
+  live: LiveObjectState,
+): PermissionFacts | undefined {
+  const resolved = connection.resolveRef(ref);
+  if (!resolved) return undefined;
+  const asked = permissionQuestionsOf(resolved.resource, resolved.namespace ?? '', ref.name, live);
+  if (!asked) return undefined;
+  const states = asked.questions.map((q) => connection.permissions.peek(q.question));
+  return permissionFactsOf(asked.namespace, asked.questions, states, connection.permissions.peekUser());
+}
+
+/** The same, once every review has an answer (the command line, a dry run's facts). */
+async function loadPermissionFacts(
+  connection: ClusterConnection,
+  served: ApiResourceInfo,
+  namespace: string,
+  name: string | undefined,
+  live: LiveObjectState,
+): Promise<PermissionFacts | undefined> {
+  const asked = permissionQuestionsOf(served, namespace, name, live);
+  if (!asked) return undefined;
+  const [states, user] = await Promise.all([
+    Promise.all(asked.questions.map((q) => connection.permissions.get(q.question))),
+    connection.permissions.getUser(),
+  ]);
+  return permissionFactsOf(asked.namespace, asked.questions, states, user);
 }

@@ -16,6 +16,7 @@ import { generateNameRefusal, kubectlMetadataRefusal } from './kubectl-refusals'
 import { metadataPath, rangeFor, type FieldRange } from './locate';
 import { managerNames, managerRole } from './managers';
 import { judgeMissingNamespace, type DefinedNamespace, type MissingNamespaceJudgement } from './namespaces';
+import { forbiddenWords, judgePermission } from './permission';
 import { predict } from './prediction';
 import { liveAndManifest, showValue } from './show-value';
 import { validationRuleFindings } from './validation-rules';
@@ -55,6 +56,9 @@ export function unjudgedOn(
     return `the cluster has not said yet whether it serves ${resource.apiVersion} ${resource.kind}`;
   if (facts.live.state === 'unavailable') return `the live object is not known: ${facts.live.message}`;
   if (facts.live.state === 'pending') return 'the live object is not known yet';
+  // A refused request is the server's whole answer, judged whatever else is known.
+  if (judgePermission(facts.permission, settings.applyMode, facts.live.state === 'exists').state === 'denied')
+    return undefined;
   if (facts.schema === undefined && settings.applyMode === 'serverSide' && facts.live.state === 'exists')
     return `no schema of ${resource.apiVersion}: the fields are not compared with the live object's`;
   return undefined;
@@ -107,11 +111,13 @@ const stops: readonly Stop[] = [
   kindNotServed,
   nameRefused,
   factsUnknown,
+  permissionRefused,
   noSchemaToCompare,
   liveTooDeep,
 ];
 
 const rules: readonly Rule[] = [
+  permissionUnknown,
   missingNamespace,
   refusedRequest,
   fieldConflicts,
@@ -284,6 +290,44 @@ function factsUnknown({ facts }: Judgement): Finding[] | undefined {
     : undefined;
 }
 
+/**
+ * A request the apply sends that the user may not send: the server's authorization answers 403
+ * before the handler looks at the object, so nothing else of it is said (permission.ts).
+ */
+function permissionRefused({
+  resource,
+  facts,
+  settings,
+  served,
+  live,
+  nameRange,
+  object,
+}: Judgement): Finding[] | undefined {
+  if (!served) return undefined;
+  const judged = judgePermission(facts.permission, settings.applyMode, live !== undefined);
+  if (judged.state !== 'denied') return undefined;
+  const namespace = served.namespaced ? (facts.permission?.namespace ?? '') : '';
+  const words = forbiddenWords(
+    resource,
+    { group: served.group, resource: served.resource, namespace },
+    judged.request,
+    settings.applyMode,
+    facts.permission?.user,
+    judged.reason,
+  );
+  return [
+    {
+      code: 'forbidden',
+      severity: defaultSeverity('forbidden'),
+      message: words.message,
+      range: nameRange(),
+      object,
+      ...(words.serverMessage !== undefined ? { serverMessage: words.serverMessage } : {}),
+      docs: docsLinks.authorization,
+    },
+  ];
+}
+
 /** Without a schema a server-side apply's fields are not compared: only that the object exists. */
 function noSchemaToCompare(j: Judgement): Finding[] | undefined {
   return j.facts.schema === undefined && j.settings.applyMode === 'serverSide' && j.live ? existence(j) : undefined;
@@ -305,6 +349,23 @@ function liveTooDeep(j: Judgement): Finding[] | undefined {
 }
 
 // The rules of the predicted apply, in the order their findings are listed.
+
+/** Whether the user may send the apply's requests is not known: the rest is judged, and this is said quietly. */
+function permissionUnknown({ facts, settings, live, served, nameRange, object }: ApplyJudgement): Finding[] {
+  const judged = judgePermission(facts.permission, settings.applyMode, live !== undefined);
+  if (judged.state !== 'unknown') return [];
+  const verbs = [...new Set(judged.requests.map((r) => r.verb))].join(' and ');
+  return [
+    {
+      code: 'permission-unknown',
+      severity: defaultSeverity('permission-unknown'),
+      message: `Whether ${facts.permission?.user !== undefined ? `user ${JSON.stringify(facts.permission.user)}` : 'the current user'} may ${verbs} ${qualifiedResource(served)} here is unknown (${judged.reason}): the apply may be refused with 403 Forbidden`,
+      range: nameRange(),
+      object,
+      docs: docsLinks.authorization,
+    },
+  ];
+}
 
 function missingNamespace({ namespace, prediction, at, nameRange, object, order }: ApplyJudgement): Finding[] {
   if (!namespace) return [];
