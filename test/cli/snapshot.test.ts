@@ -198,7 +198,9 @@ test('check --snapshot gives the same findings as the live check, with no cluste
     const manifests = path.join('manifests', key);
     const snapshotDir = path.join(c.dir, 'snapshots', key);
     const checkArgs = ['--format', 'json', '--mode', group.mode, '--field-manager', group.fieldManager, manifests];
-    const live = await runCli(['check', '--kubeconfig', c.cluster.kubeconfig, '--context', 'viewer', ...checkArgs], {
+    // The live check as a user who may send every apply (a read-only user is told the server's 403
+    // first, which a snapshot, holding no user, never says); the snapshot taken by one who may only read.
+    const live = await runCli(['check', '--kubeconfig', c.cluster.kubeconfig, '--context', 'admin', ...checkArgs], {
       cwd: c.dir,
     });
     const saved = await runCli(
