@@ -346,6 +346,14 @@ export const mutations = [
     tests: ['test/unit/core/findings/analysis.test.ts'],
   },
   {
+    id: 'permission-create-in-patch-first',
+    rule: "a server-side apply's create is authorized after the namespace's 404, not before it",
+    file: core('findings/analysis.ts'),
+    from: "if (judged.state !== 'denied' || createInPatch(settings.applyMode, judged.request)) return undefined;",
+    to: "if (judged.state !== 'denied') return undefined;",
+    tests: ['test/unit/core/findings/analysis.test.ts', 'test/differential/permission.test.ts'],
+  },
+  {
     id: 'forbidden-cluster-scope-words',
     rule: "a cluster-scoped kind's 403 says `at the cluster scope`",
     file: core('ssa/messages.ts'),

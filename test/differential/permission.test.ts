@@ -30,14 +30,19 @@ import {
   type KubeObject,
 } from '../support/seed';
 
-/** What the server answers, and what the product must say: refused (403), accepted, or (product) not judged because it may not read. */
-type Answer = 'forbidden' | 'accepted' | 'unread';
+/**
+ * What the server answers first, and what the product must say: refused (403), the namespace not
+ * found (404), accepted, or (product) not judged because it may not read.
+ */
+type Answer = 'forbidden' | 'notFound' | 'accepted' | 'unread';
 
 interface Namespaces {
   /** The user's home, where its account lives and where the manifest goes unless it says otherwise. */
   home: string;
   /** Another namespace. */
   other: string;
+  /** A namespace that does not exist. */
+  gone: string;
 }
 
 interface Scenario {
@@ -50,6 +55,8 @@ interface Scenario {
   mode: ApplyMode;
   /** The server's answer, by RBAC's rules. `unread`: the server refuses (403), and the product may not read the object. */
   expect: Answer;
+  /** Then the missing namespace is created, and the same request gets this answer (what the 404 hid). */
+  afterNamespace?: Answer;
 }
 
 const read: PolicyRule = { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] };
@@ -337,6 +344,43 @@ const scenarios: Scenario[] = [
   },
 ];
 
+// A namespace that does not exist: a user's Roles cannot live there, so what it may do there comes
+// from a ClusterRole. Reading namespaces lets the product learn that it is missing.
+const clusterWide = (...verbs: string[]): Grants => ({
+  cluster: [configMaps(...verbs), { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] }],
+});
+scenarios.push(
+  {
+    name: 'missing namespace: a user who may not patch is refused before the namespace is looked for',
+    user: () => clusterWide('get', 'list', 'watch'),
+    manifest: (ns) => configMapText('fresh', ns.gone),
+    mode: 'serverSide',
+    expect: 'forbidden',
+  },
+  {
+    name: 'missing namespace: may patch, not create — the server-side apply finds the namespace missing (404) before it authorizes the create',
+    user: () => clusterWide('get', 'list', 'watch', 'patch'),
+    manifest: (ns) => configMapText('fresh', ns.gone),
+    mode: 'serverSide',
+    expect: 'notFound',
+    afterNamespace: 'forbidden',
+  },
+  {
+    name: 'missing namespace: may patch, not create — a client-side apply is refused at its POST (403)',
+    user: () => clusterWide('get', 'list', 'watch', 'patch'),
+    manifest: (ns) => configMapText('fresh', ns.gone),
+    mode: 'clientSide',
+    expect: 'forbidden',
+  },
+  {
+    name: 'missing namespace: may create — kubectl create finds the namespace missing (404)',
+    user: () => clusterWide('get', 'list', 'watch', 'create'),
+    manifest: (ns) => configMapText('fresh', ns.gone),
+    mode: 'create',
+    expect: 'notFound',
+  },
+);
+
 const cluster = testCluster();
 let admin: Connection;
 const kubectlCache = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-permission-kubectl-'));
@@ -391,12 +435,48 @@ async function productAnswer(
       return { answer: loaded.problem.kind === 'forbidden' ? 'unread' : 'accepted', why: loaded.problem.message };
     const findings = analyzeResource(resource, loaded.facts, { fieldManager: 'kubectl', applyMode: mode });
     const forbidden = findings.find((f) => f.code === 'forbidden');
-    return forbidden
-      ? { answer: 'forbidden', finding: forbidden, why: forbidden.message }
-      : { answer: 'accepted', why: findings.map((f) => `${f.code}: ${f.message}`).join('\n') };
+    const why = findings.map((f) => `${f.code}: ${f.message}`).join('\n');
+    // A refusal the server answers after the namespace's 404 says so; the 404 is then the answer.
+    if (findings.some((f) => f.code === 'namespace-not-found')) return { answer: 'notFound', why };
+    return forbidden ? { answer: 'forbidden', finding: forbidden, why } : { answer: 'accepted', why };
   } finally {
     facts.dispose();
     connection.dispose();
+  }
+}
+
+/** The server's answer to what kubectl sends, and the product's, are both `expect`; a refusal in the server's words. */
+async function agree(
+  expect: Answer,
+  kubeconfig: string,
+  context: string,
+  mode: ApplyMode,
+  text: string,
+): Promise<void> {
+  const server = await kubectlAnswer(kubeconfig, context, mode, text);
+  const serverAnswer: Answer = /\(Forbidden\)/.test(server.stderr)
+    ? 'forbidden'
+    : /\(NotFound\).*namespaces "[^"]+" not found/.test(server.stderr)
+      ? 'notFound'
+      : 'accepted';
+  assert.equal(
+    serverAnswer !== 'accepted' || server.code === 0,
+    true,
+    `kubectl failed otherwise than 403 or 404:\n${server.stderr}`,
+  );
+  assert.equal(
+    serverAnswer,
+    expect === 'unread' ? 'forbidden' : expect,
+    `the server answered otherwise than the scenario says:\n${server.stderr}`,
+  );
+  const product = await productAnswer(kubeconfig, context, mode, text);
+  assert.equal(product.answer, expect, `the product: ${product.why}\nthe server: ${server.stderr}`);
+  if (product.finding) {
+    assert.ok(product.finding.serverMessage, 'a refusal in the server words: the cluster named the user');
+    assert.ok(
+      server.stderr.includes(product.finding.serverMessage!),
+      `the server's words:\n${server.stderr}\nthe product's:\n${product.finding.serverMessage}`,
+    );
   }
 }
 
@@ -413,6 +493,7 @@ describe('permission: the product against the server, per user', () => {
       const ns: Namespaces = {
         home: await freshNamespace(admin, 'kch-perm'),
         other: await freshNamespace(admin, 'kch-perm-other'),
+        gone: `kch-perm-gone-${Math.random().toString(36).slice(2, 8)}`,
       };
       cleanups.push(
         () => deleteObject(admin, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns.home } }),
@@ -438,26 +519,14 @@ describe('permission: the product against the server, per user', () => {
           ? text
           : text.replace(/^( {2}name: .*)$/m, `$1\n  namespace: ${ns.home}`);
       // An accepted server-side apply sets what the history set: no conflict stands in the way of the answer.
-      const server = await kubectlAnswer(kubeconfig, context, scenario.mode, withNamespace);
-      const serverAnswer: Answer = /\(Forbidden\)/.test(server.stderr) ? 'forbidden' : 'accepted';
-      assert.equal(
-        serverAnswer === 'forbidden' || server.code === 0,
-        true,
-        `kubectl failed otherwise than 403:\n${server.stderr}`,
-      );
-      assert.equal(
-        serverAnswer,
-        scenario.expect === 'unread' ? 'forbidden' : scenario.expect,
-        `the server answered otherwise than the scenario says:\n${server.stderr}`,
-      );
-      const product = await productAnswer(kubeconfig, context, scenario.mode, withNamespace);
-      assert.equal(product.answer, scenario.expect, `the product: ${product.why}\nthe server: ${server.stderr}`);
-      if (product.finding) {
-        assert.ok(product.finding.serverMessage, 'a refusal in the server words: the cluster named the user');
-        assert.ok(
-          server.stderr.includes(product.finding.serverMessage!),
-          `the server's words:\n${server.stderr}\nthe product's:\n${product.finding.serverMessage}`,
+      await agree(scenario.expect, kubeconfig, context, scenario.mode, withNamespace);
+      if (scenario.afterNamespace) {
+        objectOf(
+          await create(admin, 'kch-test-setup', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns.gone } }),
+          `namespace ${ns.gone}`,
         );
+        cleanups.push(() => deleteObject(admin, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns.gone } }));
+        await agree(scenario.afterNamespace, kubeconfig, context, scenario.mode, withNamespace);
       }
       agreed++;
     });

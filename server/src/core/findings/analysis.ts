@@ -16,7 +16,7 @@ import { generateNameRefusal, kubectlMetadataRefusal } from './kubectl-refusals'
 import { metadataPath, rangeFor, type FieldRange } from './locate';
 import { managerNames, managerRole } from './managers';
 import { judgeMissingNamespace, type DefinedNamespace, type MissingNamespaceJudgement } from './namespaces';
-import { forbiddenWords, judgePermission } from './permission';
+import { forbiddenWords, judgePermission, type PermissionJudgement, type PermissionRequest } from './permission';
 import { predict } from './prediction';
 import { liveAndManifest, showValue } from './show-value';
 import { validationRuleFindings } from './validation-rules';
@@ -119,6 +119,7 @@ const stops: readonly Stop[] = [
 const rules: readonly Rule[] = [
   permissionUnknown,
   missingNamespace,
+  createRefused,
   refusedRequest,
   fieldConflicts,
   immutableFields,
@@ -305,7 +306,31 @@ function permissionRefused({
 }: Judgement): Finding[] | undefined {
   if (!served) return undefined;
   const judged = judgePermission(facts.permission, settings.applyMode, live !== undefined);
-  if (judged.state !== 'denied') return undefined;
+  if (judged.state !== 'denied' || createInPatch(settings.applyMode, judged.request)) return undefined;
+  return [forbiddenFinding({ resource, facts, settings, nameRange, object }, served, judged)];
+}
+
+/**
+ * A server-side apply of a missing object is authorized as a create only once the patch handler
+ * is about to store it (apiserver endpoints/handlers/patch.go: the create's authorization wraps
+ * its validating admission), after the namespace's 404 and the object's own refusals: a rule, not a stop.
+ */
+function createInPatch(mode: AnalysisSettings['applyMode'], request: PermissionRequest): boolean {
+  return mode === 'serverSide' && request.verb === 'create';
+}
+
+function forbiddenFinding(
+  {
+    resource,
+    facts,
+    settings,
+    nameRange,
+    object,
+  }: Pick<Judgement, 'resource' | 'facts' | 'settings' | 'nameRange' | 'object'>,
+  served: ServedKind,
+  judged: Extract<PermissionJudgement, { state: 'denied' }>,
+  orderNote = '',
+): Finding {
   const namespace = served.namespaced ? (facts.permission?.namespace ?? '') : '';
   const words = forbiddenWords(
     resource,
@@ -315,17 +340,15 @@ function permissionRefused({
     facts.permission?.user,
     judged.reason,
   );
-  return [
-    {
-      code: 'forbidden',
-      severity: defaultSeverity('forbidden'),
-      message: words.message,
-      range: nameRange(),
-      object,
-      ...(words.serverMessage !== undefined ? { serverMessage: words.serverMessage } : {}),
-      docs: docsLinks.authorization,
-    },
-  ];
+  return {
+    code: 'forbidden',
+    severity: defaultSeverity('forbidden'),
+    message: words.message + orderNote,
+    range: nameRange(),
+    object,
+    ...(words.serverMessage !== undefined ? { serverMessage: words.serverMessage } : {}),
+    docs: docsLinks.authorization,
+  };
 }
 
 /** Without a schema a server-side apply's fields are not compared: only that the object exists. */
@@ -383,6 +406,24 @@ function missingNamespace({ namespace, prediction, at, nameRange, object, order 
       docs: judged.docs,
     },
   ];
+}
+
+/**
+ * A server-side apply that would create the object, by a user who may not create it: refused (403)
+ * when the patch handler is about to store it, after the namespace's 404 and the manifest's refusals.
+ */
+function createRefused(a: ApplyJudgement): Finding[] {
+  const { facts, settings, live, served, namespace, prediction } = a;
+  if (live || settings.applyMode !== 'serverSide') return [];
+  const judged = judgePermission(facts.permission, settings.applyMode, false);
+  if (judged.state !== 'denied' || !createInPatch(settings.applyMode, judged.request)) return [];
+  const note =
+    namespace?.judged.code === 'namespace-not-found'
+      ? ' The server answers the missing namespace (404) first; this one comes only after that is fixed.'
+      : prediction.status
+        ? answeredBefore(prediction.status)
+        : '';
+  return [forbiddenFinding(a, served, judged, note)];
 }
 
 /** The request refused before any field is compared: AlreadyExists, a stale resourceVersion, another uid. */

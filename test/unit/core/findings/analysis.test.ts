@@ -17,6 +17,7 @@ import {
   unjudgedOn,
   type AnalysisSettings,
   type Finding,
+  type NamespaceFacts,
   type PermissionFacts,
   type ResourceFacts,
 } from '../../../../server/src/core/findings';
@@ -501,6 +502,8 @@ interface AnalysisCase {
   live?: 'absent';
   /** What the cluster's SelfSubjectAccessReviews answered (test/differential/permission.test.ts holds them to the server's 403). */
   permission?: PermissionFacts;
+  /** What the cluster said of the namespace of an object that does not exist. */
+  namespace?: NamespaceFacts;
   expect: {
     code: string;
     severity: string;
@@ -520,7 +523,11 @@ describe('captured histories: what the user reads', () => {
       const facts = factsOf(h, kase.live ?? 'exists');
       const findings = analyzeResource(
         manifestResource(h),
-        kase.permission ? { ...facts, permission: kase.permission } : facts,
+        {
+          ...facts,
+          ...(kase.permission ? { permission: kase.permission } : {}),
+          ...(kase.namespace ? { namespace: kase.namespace } : {}),
+        },
         settings,
       );
       const shown = (f: Finding) => ({
