@@ -124,7 +124,11 @@ export function forbiddenWords(
       : mode === 'serverSide' && request.verb === 'create'
         ? 'the create of the missing object its patch makes'
         : `its ${request.verb === 'create' ? 'POST' : 'PATCH'}`;
-  const why = `${commandOf(mode)} is refused (403 Forbidden): ${step} needs the ${request.verb} permission, which the server checks before anything else of the object`;
+  const when =
+    mode === 'serverSide' && request.verb === 'create'
+      ? 'which the server checks as it stores the new object'
+      : 'which the server checks before anything else of the object';
+  const why = `${commandOf(mode)} is refused (403 Forbidden): ${step} needs the ${request.verb} permission, ${when}`;
   if (user !== undefined) {
     const serverMessage = forbiddenMessage({ ...what, user });
     return { message: `${serverMessage} — ${why}`, serverMessage };
