@@ -262,26 +262,27 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     // Managers recorded at other versions are compared in their own (versions.ts), as the server
     // does: the documents of those versions join the schema, and the kind's versions come along.
     // A version whose document cannot be read leaves its managers uncompared, which the analysis says.
-    const versions =
+    // Beside them, asked at once: a new object's namespace must exist (namespaces.ts: the server
+    // answers 404 otherwise), and whether the user may send the apply's requests (permissions.ts).
+    const [versions, namespaceFacts, permission] = await Promise.all([
       live.state === 'exists'
-        ? await loadManagerVersions(connection, target, served, live.object, async (v) => {
+        ? loadManagerVersions(connection, target, served, live.object, async (v) => {
             const doc = await connection.openApiDocument(v);
             return doc.ok ? doc.value : undefined;
           })
-        : undefined;
-    // A new object's namespace must exist (namespaces.ts): the server answers 404 otherwise.
-    const namespaceFacts = await loadNamespaceFacts(
-      connection,
-      {
-        apiVersion: target.apiVersion,
-        kind: target.kind,
-        name: target.name ?? '',
-        ...(target.namespace ? { namespace: target.namespace } : {}),
-      },
-      live,
-    );
-    // Whether the user may send the apply's requests (permissions.ts): asked once the object's existence is known.
-    const permission = await loadPermissionFacts(connection, served, namespace, target.name, live);
+        : undefined,
+      loadNamespaceFacts(
+        connection,
+        {
+          apiVersion: target.apiVersion,
+          kind: target.kind,
+          name: target.name ?? '',
+          ...(target.namespace ? { namespace: target.namespace } : {}),
+        },
+        live,
+      ),
+      loadPermissionFacts(connection, served, namespace, target.name, live),
+    ]);
     return {
       ok: true,
       facts: {
