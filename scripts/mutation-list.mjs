@@ -354,6 +354,14 @@ export const mutations = [
     tests: ['test/unit/core/findings/analysis.test.ts', 'test/differential/permission.test.ts'],
   },
   {
+    id: 'verify-forbidden-unforeseen',
+    rule: 'a dry run refused (403) in the words the prediction gave agrees with it',
+    file: core('findings/verification.ts'),
+    from: "predicted.some((f) => f.code === 'forbidden' && f.serverMessage && refusal.includes(f.serverMessage))",
+    to: 'false',
+    tests: ['test/unit/core/findings/verification.test.ts', 'test/differential/permission.test.ts'],
+  },
+  {
     id: 'forbidden-cluster-scope-words',
     rule: "a cluster-scoped kind's 403 says `at the cluster scope`",
     file: core('ssa/messages.ts'),

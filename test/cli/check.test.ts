@@ -319,7 +319,7 @@ test("--mode create: AlreadyExists on the name, in the server's words", async (t
   );
 });
 
-test('a read-only user is told, per object, that the server refuses the apply (403) in its words; --verify then needs rights the user lacks: exit 2', async (t) => {
+test('a read-only user is told, per object, that the server refuses the apply (403) in its words; its --verify dry runs are refused the same way, and agree', async (t) => {
   const s = await prepared(t);
   if (!s) return;
   const [asViewer, asAdmin] = await Promise.all([
@@ -347,12 +347,15 @@ test('a read-only user is told, per object, that the server refuses the apply (4
       ),
     );
   }
+  // The dry runs are refused the same way (403), which is the answer predicted: they agree.
   const verify = await check(s, ['--verify', 'apply'], 'viewer');
-  assert.equal(verify.status, 2);
-  assert.match(
-    verify.stderr,
-    /^kube-conflict-hints: the cluster at https:\/\/127\.0\.0\.1:\d+ \(context viewer\) refuses: .*User "viewer" cannot .*\(the check needs .*patch.*--verify dry runs\)\n$/,
-  );
+  assert.equal(verify.status, 1, verify.stderr);
+  assert.doesNotMatch(verify.stdout, /dry-run-differs/);
+  for (const object of ['deployments.apps/web', 'configmaps/feature-flags', 'configmaps/shop-config'])
+    assert.match(
+      verify.stdout,
+      new RegExp(`^${object.replace('.', '\\.')} \\(namespace ${s.namespace}\\) — the dry run agrees$`, 'm'),
+    );
 });
 
 test("a user the cluster does not authorize (context stranger) gets exit 2 and the server's refusal", async (t) => {

@@ -14,7 +14,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { createClusterConnection, createFactsSource } from '../../server/src/cluster';
+import { createClusterConnection, createFactsSource, verifyResource } from '../../server/src/cluster';
 import { analyzeResource, type Finding } from '../../server/src/core/findings';
 import { objectTarget, parseManifestText } from '../../server/src/core/manifest/manifest';
 import type { ApplyMode } from '../../server/src/core/ssa/predict';
@@ -433,9 +433,15 @@ async function productAnswer(
     const loaded = await facts.read(objectTarget(resource));
     if (!loaded.ok)
       return { answer: loaded.problem.kind === 'forbidden' ? 'unread' : 'accepted', why: loaded.problem.message };
-    const findings = analyzeResource(resource, loaded.facts, { fieldManager: 'kubectl', applyMode: mode });
+    const settings = { fieldManager: 'kubectl', applyMode: mode };
+    const findings = analyzeResource(resource, loaded.facts, settings);
     const forbidden = findings.find((f) => f.code === 'forbidden');
     const why = findings.map((f) => `${f.code}: ${f.message}`).join('\n');
+    if (forbidden) {
+      // The product's own dry run as the user (the editor's confirmation, --verify) hears the refusal it predicted.
+      const verified = await verifyResource(connection, resource, findings, loaded.facts, settings);
+      assert.ok(verified.ok && verified.verification?.agrees, `the product's dry run: ${JSON.stringify(verified)}`);
+    }
     // A refusal the server answers after the namespace's 404 says so; the 404 is then the answer.
     if (findings.some((f) => f.code === 'namespace-not-found')) return { answer: 'notFound', why };
     return forbidden ? { answer: 'forbidden', finding: forbidden, why } : { answer: 'accepted', why };

@@ -39,6 +39,7 @@ export interface Verification {
 
 /** The 409s and refusals the prediction can name, by the finding code that names them. */
 const refusalCodes = new Set([
+  'forbidden',
   'field-conflict',
   'already-exists',
   'stale-resource-version',
@@ -74,6 +75,14 @@ export function compareWithServer<P extends { kind: string; message: string; rea
   });
 
   if (outcome.outcome === 'rejected') {
+    // The user may not send the request: the answer the prediction gave, when it gave it in the
+    // server's words. A 403 the prediction did not give says nothing of the manifest.
+    const refusal = outcome.problem.kind === 'forbidden' ? outcome.problem.message : undefined;
+    if (
+      refusal &&
+      predicted.some((f) => f.code === 'forbidden' && f.serverMessage && refusal.includes(f.serverMessage))
+    )
+      return done(refusal);
     if (noAnswer.has(outcome.problem.kind)) return { ok: false, problem: outcome.problem };
     const answer = outcome.problem.message;
     // A uid of another incarnation of the object: the server refuses it as immutable (422 Invalid), not with a 409.
