@@ -362,6 +362,14 @@ export const mutations = [
     tests: ['test/unit/core/findings/verification.test.ts', 'test/differential/permission.test.ts'],
   },
   {
+    id: 'permission-reviews-unbounded',
+    rule: 'a connection has at most sixteen access reviews out at once',
+    file: cluster('permissions.ts'),
+    from: 'const REVIEWS_AT_ONCE = 16;',
+    to: 'const REVIEWS_AT_ONCE = 1000;',
+    tests: ['test/unit/cluster/permissions.test.ts'],
+  },
+  {
     id: 'forbidden-cluster-scope-words',
     rule: "a cluster-scoped kind's 403 says `at the cluster scope`",
     file: core('ssa/messages.ts'),

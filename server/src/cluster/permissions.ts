@@ -56,6 +56,8 @@ export interface PermissionLookup {
 
 const ACCESS_REVIEW_PATH = '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews';
 const SELF_REVIEW_PATH = '/apis/authentication.k8s.io/v1/selfsubjectreviews';
+/** How many access reviews one connection has out at once. */
+const REVIEWS_AT_ONCE = 16;
 
 interface Entry<T> {
   state: T;
@@ -67,6 +69,9 @@ export class Permissions implements PermissionLookup {
   private user: Entry<UserState> | undefined;
   private readonly listeners = new Set<() => void>();
   private disposed = false;
+  /** Reviews sent and not answered, and the ones waiting their turn (bounded). */
+  private out = 0;
+  private readonly waiting: (() => void)[] = [];
 
   constructor(private readonly transport: ClusterTransport) {}
 
@@ -114,6 +119,8 @@ export class Permissions implements PermissionLookup {
 
   dispose(): void {
     this.disposed = true;
+    // Reviews waiting their turn go now, to the closed transport, and end.
+    for (const resume of this.waiting.splice(0)) resume();
     this.entries.clear();
     this.listeners.clear();
   }
@@ -150,6 +157,22 @@ export class Permissions implements PermissionLookup {
     return this.user;
   }
 
+  /**
+   * At most REVIEWS_AT_ONCE reviews out at a time: a read-only user's file of thousands of objects
+   * asks one by name for each, and the API server charges every request.
+   */
+  private async bounded<T>(send: () => Promise<T>): Promise<T> {
+    while (this.out >= REVIEWS_AT_ONCE && !this.disposed)
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.out++;
+    try {
+      return await send();
+    } finally {
+      this.out--;
+      this.waiting.shift()?.();
+    }
+  }
+
   private async review(entry: Entry<AccessState>, key: string): Promise<void> {
     const [verb, group, resource, subresource, namespace, name] = JSON.parse(key) as [
       string,
@@ -174,14 +197,16 @@ export class Permissions implements PermissionLookup {
       },
     });
     const purpose = { verb: 'create', resource: 'selfsubjectaccessreviews.authorization.k8s.io', optional: true };
-    const outcome = await this.transport.send({
-      method: 'POST',
-      dryRun: 'All',
-      path: ACCESS_REVIEW_PATH,
-      contentType: 'application/json',
-      body,
-      purpose,
-    });
+    const outcome = await this.bounded(() =>
+      this.transport.send({
+        method: 'POST',
+        dryRun: 'All',
+        path: ACCESS_REVIEW_PATH,
+        contentType: 'application/json',
+        body,
+        purpose,
+      }),
+    );
     let state: AccessState;
     const status = outcome.kind === 'response' && outcome.status === 201 ? reviewStatus(outcome.body) : undefined;
     if (status) {

@@ -107,4 +107,25 @@ describe('permissions: SelfSubjectAccessReview per question, as the user', () =>
     // The viewer reads everything and writes nothing: the broad review, then the named one, both refused.
     assert.equal((await connection.permissions.get(question)).state, 'denied');
   });
+
+  test('at most sixteen reviews are out at once, however many are asked', async (t) => {
+    const cluster = requireCluster(t);
+    if (!cluster) return;
+    const proxy = await startFaultProxy(cluster.server, cluster.kubeconfig);
+    closers.push(() => proxy.close());
+    const connection = await through(proxy, cluster.kubeconfig, 'viewer', 'bounded');
+    proxy.set({ kind: 'slow', delayMs: 200, match: (r) => r.path.endsWith('/selfsubjectaccessreviews') });
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        connection.permissions.get({ verb: 'get', group: '', resource: 'configmaps', namespace: `ns-${i}` }),
+      ),
+    );
+    assert.ok(answers.every((a) => a.state === 'allowed'));
+    const sent = reviews(proxy);
+    assert.equal(sent.length, 40);
+    const most = Math.max(
+      ...sent.map((r) => sent.filter((o) => o.at <= r.at && (o.answeredAt ?? Infinity) > r.at).length),
+    );
+    assert.ok(most <= 16 && most >= 2, `reviews out at once: ${most}`);
+  });
 });
