@@ -3,7 +3,7 @@
 // runs the tests that must notice it. A fault in server/src/core/ must be caught by the unit tests
 // alone (no cluster); a fault in server/src/cluster/ by its tests (test/unit/cluster/) against the
 // local kube-apiserver (started here when it is not running, and stopped again unless
-// KCH_KEEP_CLUSTER is set). The working tree is never touched. Exit code 1 when any fault survives,
+// KCH_KEEP_CLUSTER is set); so is a fault in server/src/cli/ by the command line's tests. The working tree is never touched. Exit code 1 when any fault survives,
 // or when the tests fail without any fault.
 //   node scripts/mutations.mjs                 every mutation
 //   node scripts/mutations.mjs --only=a,b      some of them (by id)
@@ -69,7 +69,9 @@ fs.symlinkSync(path.join(root, 'node_modules'), path.join(scratch, 'node_modules
 const env = { ...process.env };
 delete env.CI; // a skipped test must not pass for a failure: the baseline below runs the same way
 let startedCluster = false;
-const needsCluster = selected.some((m) => m.file.startsWith('server/src/cluster/'));
+// Only the core is judged by unit tests alone; a fault anywhere else (cluster/, cli/) by tests that may need the cluster.
+const judgedAlone = (m) => m.file.startsWith('server/src/core/');
+const needsCluster = selected.some((m) => !judgedAlone(m));
 const clusterCli = ['--import', 'tsx', 'test/support/cluster-cli.ts'];
 const clusterState = path.resolve(root, process.env.KCH_CLUSTER_STATE_DIR ?? '.cache/cluster');
 function clusterEnv() {
@@ -122,11 +124,11 @@ try {
     startedCluster = !wasRunning && !process.env.KCH_KEEP_CLUSTER;
     withCluster = { ...env, ...clusterEnv(), CI: 'true' }; // with a cluster, nothing may skip
   }
-  const envFor = (m) => (m.file.startsWith('server/src/cluster/') ? withCluster : coreEnv);
+  const envFor = (m) => (judgedAlone(m) ? coreEnv : withCluster);
 
   // Baseline: the same tests on the unmutated copy must pass, else a "caught" means nothing.
   const baselines = new Map();
-  for (const m of selected) baselines.set(`${m.file.startsWith('server/src/cluster/')}|${m.tests.join(' ')}`, m);
+  for (const m of selected) baselines.set(`${judgedAlone(m)}|${m.tests.join(' ')}`, m);
   for (const m of baselines.values()) {
     const base = runTests(m.tests, envFor(m));
     if (!base.ok) {

@@ -52,6 +52,8 @@ if (fs.existsSync(toolsCli)) {
 let clusterStarted = false;
 const clusterCli = 'test/support/cluster-cli.ts';
 if (fs.existsSync(clusterCli)) {
+  // A cluster someone else started (another run, a developer's `npm run cluster:up`) is theirs to stop.
+  const running = spawnSync('node', ['--import', 'tsx', clusterCli, 'status'], { stdio: 'ignore' }).status === 0;
   run('node', ['--import', 'tsx', clusterCli, 'up']);
   // Where `up` left it: the state directory may be shared with another checkout (KCH_CLUSTER_STATE_DIR).
   const info = JSON.parse(
@@ -60,7 +62,7 @@ if (fs.existsSync(clusterCli)) {
   env.KCH_KUBECONFIG = info.kubeconfig;
   env.KCH_AUDIT_LOG = info.auditLog;
   env.KCH_SERVER = info.server;
-  clusterStarted = true;
+  clusterStarted = !running;
 }
 
 const files = (onlyArgs.length ? onlyArgs : ['test']).flatMap((p) => findTests(p)).sort();
@@ -128,5 +130,13 @@ const result = spawnSync('node', ['--import', 'tsx', '--test', ...concurrency, .
 if (env.KCH_VSIX) fs.rmSync(env.KCH_VSIX, { force: true });
 if (clusterStarted && !process.env.KCH_KEEP_CLUSTER) {
   spawnSync('node', ['--import', 'tsx', clusterCli, 'down'], { stdio: 'inherit' });
+  // The extra clusters the fleet tests started (test/support/fleet.ts), each in its own state folder.
+  const fleet = path.join(root, '.cache', 'fleet');
+  for (const name of fs.existsSync(fleet) ? fs.readdirSync(fleet) : [])
+    if (fs.existsSync(path.join(fleet, name, 'state.json')))
+      spawnSync('node', ['--import', 'tsx', clusterCli, 'down'], {
+        stdio: 'inherit',
+        env: { ...process.env, KCH_CLUSTER_STATE_DIR: path.join(fleet, name) },
+      });
 }
 process.exit(result.status ?? 1);

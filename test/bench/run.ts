@@ -24,7 +24,7 @@
 // KCH_BENCH_RUNS=1 for a quick pass, KCH_BENCH_ONLY=200,install (say) for some rows only. The
 // crowded namespace (kch-bench-crowd-20k) is kept for the next run; every other namespace, and the
 // install file's CRDs, are removed at the end.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -43,9 +43,11 @@ import {
   settingsConfigMap,
   type ExistingWorkload,
 } from './generate';
+import { extraClusters, fleetKubeconfig, fleetRoot } from '../support/fleet';
 import {
   crowdedNamespace,
   ensureCrowd,
+  ensureNamespace,
   removeInstallCrds,
   removeNamespace,
   seedExisting,
@@ -53,14 +55,18 @@ import {
 } from './workloads';
 
 const root = path.resolve(import.meta.dirname, '../..');
+/** The objects of the fleet rows' file, in each cluster. */
+const fleetObjects = 20;
+/** The round trip to each cluster in the fleet rows that put a network between (a cloud region away). */
+const fleetRoundTripMs = 40;
 const documents = Number(process.env.KCH_BENCH_DOCUMENTS ?? 500);
 const edits = Number(process.env.KCH_BENCH_EDITS ?? 40);
 const runs = Math.max(1, Number(process.env.KCH_BENCH_RUNS ?? 3));
 /**
- * KCH_BENCH_ONLY=one,crowded,200,install,directory,2000,editing: only those workloads are seeded and
+ * KCH_BENCH_ONLY=one,crowded,200,install,directory,2000,editing,fleet: only those workloads are seeded and
  * measured (and the parse figures left out), for a quicker look at the rows a change is about.
  */
-const groups = ['one', 'crowded', '200', 'install', 'directory', '2000', 'editing'] as const;
+const groups = ['one', 'crowded', '200', 'install', 'directory', '2000', 'editing', 'fleet'] as const;
 type Group = (typeof groups)[number];
 const only = new Set((process.env.KCH_BENCH_ONLY ?? '').split(',').filter(Boolean));
 for (const g of only)
@@ -238,6 +244,63 @@ function checkRun(cluster: Cluster, target: string, expected: Conflicts): number
   return ran.ms;
 }
 
+/**
+ * timedProcess without blocking this process: the relays that put a network in front of the
+ * fleet's clusters (test/support/latency-proxy.ts) run in it.
+ */
+async function timedProcessAsync(
+  command: string,
+  args: string[],
+  accept: (status: number | null, stderr: string) => boolean,
+): Promise<Ran> {
+  const t0 = performance.now();
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  const ms = performance.now() - t0;
+  if (!accept(status, stderr))
+    throw new Error(
+      `\`${path.basename(command)} ${args.slice(0, 6).join(' ')} ...\` failed (exit ${status}): ${stderr.slice(0, 400)}`,
+    );
+  return { ms, stdout, stderr };
+}
+
+/** `check` of the fleet's file in several contexts at once; every context's conflicts must be the expected ones. */
+async function fleetRun(
+  fleet: NonNullable<Workloads['fleet']>,
+  kubeconfig: string,
+  contexts: readonly string[],
+): Promise<number> {
+  const ran = await timedProcessAsync(
+    process.execPath,
+    [
+      path.join(root, 'dist/cli.js'),
+      'check',
+      '--kubeconfig',
+      kubeconfig,
+      ...contexts.flatMap((c) => ['--context', c]),
+      '--format',
+      'json',
+      fleet.file,
+    ],
+    (status) => status === 0 || status === 1,
+  );
+  const report = JSON.parse(ran.stdout) as { findings: { context?: string }[] };
+  for (const context of contexts) {
+    const mine = report.findings.filter((f) => (f.context ?? contexts[0]) === context);
+    expectConflicts(
+      '`check`',
+      `${fleet.file} in context ${context}`,
+      fleet.conflicts,
+      checkConflicts(JSON.stringify({ findings: mine })),
+    );
+  }
+  return ran.ms;
+}
+
 /** kubectl's server-side dry run of a target; the conflicts it meets must be the expected ones. */
 function kubectlRun(cluster: Cluster, target: string, expected: Conflicts): number {
   const recursive = fs.statSync(target).isDirectory() ? ['-R'] : [];
@@ -305,7 +368,7 @@ async function serverRun(
 }
 
 /** How a figure is paired: with kubectl (the speedup), or with the same work on an empty namespace. */
-type Pairing = { peer: 'kubectl' | 'empty namespace'; judge: 'speedup' | 'slowdown' | 'difference' };
+type Pairing = { peer: 'kubectl' | 'empty namespace' | 'one context'; judge: 'speedup' | 'slowdown' | 'difference' };
 
 interface Row {
   work: string;
@@ -364,10 +427,17 @@ interface Workloads {
   directory?: ExistingWorkload & { file: string; objects: number };
   deployments2000?: ExistingWorkload;
   editing?: ExistingWorkload & { namespace: string };
+  /** The same Deployments with the same histories in three clusters, and a kubeconfig naming them ten more times. */
+  fleet?: ExistingWorkload & { file: string; kubeconfig: string; remote: string };
 }
 
 /** Seeds every workload; each namespace it creates is added to `namespaces` at once, for the clean-up. */
-async function seedWorkloads(admin: Connection, work: string, namespaces: string[]): Promise<Workloads> {
+async function seedWorkloads(
+  admin: Connection,
+  work: string,
+  namespaces: string[],
+  kubeconfig: string,
+): Promise<Workloads> {
   const w: Workloads = {};
   if (want('crowded')) {
     const crowdSeeded = await ensureCrowd(admin);
@@ -408,6 +478,27 @@ async function seedWorkloads(admin: Connection, work: string, namespaces: string
     w.directory = { ...directory, file: dir };
   }
   if (want('2000')) w.deployments2000 = await seeded('bench-2000', (ns) => existingDeployments(ns, 2000));
+  if (want('fleet')) {
+    // Three real API servers (test/support/fleet.ts), one namespace name in each, one history.
+    const fleet = await seeded('bench-fleet', (ns) => existingDeployments(ns, fleetObjects));
+    const merged = await fleetKubeconfig(work, kubeconfig, { copies: 10 });
+    for (const [name, file] of Object.entries(merged.clusters)) {
+      if (name === 'staging') continue;
+      const conn = connect('admin', file);
+      await ensureNamespace(conn, fleet.namespace);
+      requests += await seedExisting(conn, fleet.existing);
+    }
+    // The same clusters a cloud region away: every byte relayed 20 ms later each way.
+    const remoteDir = path.join(work, 'remote');
+    fs.mkdirSync(remoteDir);
+    const remote = await fleetKubeconfig(remoteDir, kubeconfig, { copies: 10, roundTripMs: fleetRoundTripMs });
+    w.fleet = {
+      ...fleet,
+      file: write(work, 'fleet.yaml', fleet.text),
+      kubeconfig: merged.kubeconfig,
+      remote: remote.kubeconfig,
+    };
+  }
   if (want('editing')) w.editing = await seeded('bench-edit', (ns) => existingDeployments(ns, documents));
   console.log(
     `seeding: the other workloads, every object applied as kubectl and then changed (${requests} requests, 48 in flight): ${seconds(performance.now() - t0)}`,
@@ -424,6 +515,7 @@ function write(work: string, name: string, text: string): string {
 async function coldBenchmark(cluster: Cluster, work: string, w: Workloads): Promise<void> {
   const kubectl: Pairing = { peer: 'kubectl', judge: 'speedup' };
   const alone: Pairing = { peer: 'empty namespace', judge: 'slowdown' };
+  const oneContext: Pairing = { peer: 'one context', judge: 'slowdown' };
   const rows = {
     checkOne: row('`check`, one ConfigMap with a conflict', '>= 2x', (_, r) => r! >= 2, kubectl),
     serverOne: row('language server, start -> the conflict, one ConfigMap', '>= 2x', (_, r) => r! >= 2, kubectl),
@@ -462,11 +554,27 @@ async function coldBenchmark(cluster: Cluster, work: string, w: Workloads): Prom
     ),
     server2000: row('language server, 2,000 existing objects: first full answer', '<= 1.5 s', (p) => p <= 1500),
     rss2000: row('language server, 2,000 existing objects: peak RSS', '<= 120 MB', (p) => p <= 120, undefined, 'MB'),
+    fleet1: row(`\`check\`, ${fleetObjects} existing Deployments, one context on loopback`, '-', () => true),
+    fleet3: row(`\`check\`, the same in 3 contexts (3 API servers) on loopback`, '-', () => true, oneContext),
+    fleet10: row(`\`check\`, the same in 10 contexts (3 API servers) on loopback`, '-', () => true, oneContext),
+    remote1: row(`\`check\`, the same, one context ${fleetRoundTripMs} ms away`, '-', () => true),
+    remote3: row(
+      `\`check\`, the same in 3 contexts ${fleetRoundTripMs} ms away`,
+      '<= 1.5x',
+      (_, r) => r! <= 1.5,
+      oneContext,
+    ),
+    remote10: row(
+      `\`check\`, the same in 10 contexts ${fleetRoundTripMs} ms away`,
+      '<= 1.5x',
+      (_, r) => r! <= 1.5,
+      oneContext,
+    ),
   };
   // The compile cache of this bench's own (server/src/launch/compile-cache.ts): the first start of
   // each entry compiles the bundle and leaves its code for every later start, as after an install.
   process.env.XDG_CACHE_HOME = path.join(work, 'cache-home');
-  const { one, crowded, deployments200, install, directory, deployments2000 } = w;
+  const { one, crowded, deployments200, install, directory, deployments2000, fleet } = w;
   const firstCheck = one && checkRun(cluster, one.file, one.conflicts);
   const firstServer = one && (await serverRun(cluster, one.text, one.conflicts)).ms;
   for (let n = 0; n < runs; n++) {
@@ -536,6 +644,18 @@ async function coldBenchmark(cluster: Cluster, work: string, w: Workloads): Prom
         () => checkRun(cluster, directory.file, directory.conflicts),
         () => kubectlRun(cluster, directory.file, directory.conflicts),
       );
+    if (fleet) {
+      const contexts = (n: number) => (n === 1 ? ['staging'] : Array.from({ length: n }, (_, i) => `copy-${i + 1}`));
+      for (const [kubeconfig, one, three, ten] of [
+        [fleet.kubeconfig, rows.fleet1, rows.fleet3, rows.fleet10],
+        [fleet.remote, rows.remote1, rows.remote3, rows.remote10],
+      ] as const) {
+        const single = () => fleetRun(fleet, kubeconfig, contexts(1));
+        one.product.push(await single());
+        await pair(three, () => fleetRun(fleet, kubeconfig, contexts(3)), single);
+        await pair(ten, () => fleetRun(fleet, kubeconfig, contexts(10)), single);
+      }
+    }
     if (deployments2000) {
       const big = await serverRun(cluster, deployments2000.text, deployments2000.conflicts);
       rows.server2000.product.push(big.ms);
@@ -675,8 +795,10 @@ async function main(): Promise<void> {
   const admin = connect('admin', cluster.kubeconfig);
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-bench-'));
   const namespaces: string[] = [];
+  // The fleet rows' extra API servers are stopped at the end when this run started them.
+  const fleetWasRunning = extraClusters.map((name) => fs.existsSync(path.join(fleetRoot, name, 'state.json')));
   try {
-    const workloads = await seedWorkloads(admin, work, namespaces);
+    const workloads = await seedWorkloads(admin, work, namespaces, cluster.kubeconfig);
     if (groups.some((g) => g !== 'editing' && want(g))) await coldBenchmark(cluster, work, workloads);
     if (workloads.editing) await editingBenchmark(cluster, admin, workloads.editing);
   } finally {
@@ -688,6 +810,14 @@ async function main(): Promise<void> {
         cwd: root,
         stdio: ['ignore', 'ignore', 'inherit'],
       });
+    extraClusters.forEach((name, i) => {
+      if (fleetWasRunning[i] || !fs.existsSync(path.join(fleetRoot, name, 'state.json'))) return;
+      spawnSync('node', ['--import', 'tsx', 'test/support/cluster-cli.ts', 'down'], {
+        cwd: root,
+        env: { ...process.env, KCH_CLUSTER_STATE_DIR: path.join(fleetRoot, name) },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+    });
   }
   console.log(
     `\nthe whole bench: ${seconds(performance.now() - started)} (${crowdedNamespace} is kept for the next run)`,

@@ -392,6 +392,14 @@ function runs(pid: number, binary: string): boolean {
 }
 
 /** The binaries a state file's processes run: recorded at start, or this checkout's for older files. */
+function realpathOr(file: string): string {
+  try {
+    return fs.realpathSync(file);
+  } catch {
+    return file;
+  }
+}
+
 function binariesOf(state: RunningState): { etcd: string; apiserver: string } {
   return state.binaries ?? binaries;
 }
@@ -498,7 +506,9 @@ export async function isHealthy(): Promise<boolean> {
   const state = readState();
   if (!state) return false;
   const running = binariesOf(state);
-  return running.etcd === binaries.etcd && running.apiserver === binaries.apiserver && (await isServing(state));
+  // The same files under two names (a checkout whose .cache links to another's) are the same binaries.
+  const same = (a: string, b: string) => a === b || realpathOr(a) === realpathOr(b);
+  return same(running.etcd, binaries.etcd) && same(running.apiserver, binaries.apiserver) && (await isServing(state));
 }
 
 // viewer: read everything, nothing else. Applied as admin once the server is ready.

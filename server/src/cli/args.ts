@@ -9,8 +9,23 @@ const formats: readonly OutputFormat[] = ['text', 'json', 'sarif', 'github', 'gi
 
 export interface ClusterOptions {
   kubeconfig?: string;
+  /** The one context, when one is named. */
   context?: string;
   namespace?: string;
+  /**
+   * Several contexts at once (cli/fleet.ts): every `--context` when there are two or more, and the
+   * `--contexts` globs. Absent for a check of one context.
+   */
+  fleet?: FleetOptions;
+}
+
+export interface FleetOptions {
+  names: string[];
+  globs: string[];
+  /** `--parallel`: contexts checked at once (default 8). */
+  parallel: number;
+  /** `--context-timeout`: seconds one context may take (default 60). */
+  timeoutSeconds: number;
 }
 
 export interface CheckCommand extends ClusterOptions {
@@ -110,7 +125,16 @@ missing, text kubectl cannot read, a kind the cluster does not serve, an object 
                                          2000 folders at most, hidden folders skipped)
   --snapshot <dir>                       read the cluster from a snapshot directory; no cluster
   --kubeconfig <file>                    default: KUBECONFIG, then ~/.kube/config
-  --context <name>                       default: the kubeconfig's current context
+  --context <name>                       default: the kubeconfig's current context; give it
+                                         again for several contexts side by side: each
+                                         finding names its context, and a table shows each
+                                         object in each context
+  --contexts <glob>                      every kubeconfig context the glob matches (prod-*),
+                                         repeatable, with --context or alone
+  --parallel <n>                         contexts checked at once (default 8)
+  --context-timeout <seconds>            one context's time limit: a context that gives no
+                                         answer by then is reported as timed out, not judged,
+                                         and the others are not held back (default 60)
   -n, --namespace <name>                 for manifests without one (default: the context's, then default)
 
 snapshot: saves the live objects the manifests name (or kind/name selectors), with managedFields,
@@ -119,7 +143,9 @@ and the OpenAPI v3 documents and discovery they need, for check --snapshot. A di
 
   --out <dir>                            the snapshot directory (created; an earlier snapshot
                                          there is replaced)
-  --kubeconfig, --context, -n/--namespace as for check
+  --kubeconfig, --context, --contexts, -n/--namespace as for check; with several contexts, one
+                                         snapshot per context in one directory, which
+                                         check --snapshot reads back as several contexts
 
 lsp: the language server, for editors (kube-conflict-hints lsp --help).
 
@@ -146,7 +172,10 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
       options: {
         help: { type: 'boolean', short: 'h' },
         kubeconfig: { type: 'string' },
-        context: { type: 'string' },
+        context: { type: 'string', multiple: true },
+        contexts: { type: 'string', multiple: true },
+        parallel: { type: 'string' },
+        'context-timeout': { type: 'string' },
         namespace: { type: 'string', short: 'n' },
         'field-manager': { type: 'string' },
         mode: { type: 'string' },
@@ -174,14 +203,19 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
   }
   const v = parsed.values;
   if (v.help) return { ok: true, command: { command: 'help', topic: verb } };
+  const names = v.context ?? [];
+  const globs = v.contexts ?? [];
+  if ([...names, ...globs].some((c) => c.trim() === '')) return { ok: false, message: '--context needs a value' };
+  const fleet = fleetOptions(names, globs, v.parallel, v['context-timeout']);
+  if (!fleet.ok) return fleet;
   const cluster: ClusterOptions = {
     ...(v.kubeconfig !== undefined ? { kubeconfig: v.kubeconfig } : {}),
-    ...(v.context !== undefined ? { context: v.context } : {}),
+    ...(names.length === 1 && globs.length === 0 ? { context: names[0] } : {}),
     ...(v.namespace !== undefined ? { namespace: v.namespace } : {}),
+    ...(fleet.fleet ? { fleet: fleet.fleet } : {}),
   };
   for (const [name, value] of Object.entries({
     kubeconfig: v.kubeconfig,
-    context: v.context,
     namespace: v.namespace,
     'field-manager': v['field-manager'],
     out: v.out,
@@ -236,7 +270,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
     };
   if (v.snapshot !== undefined) {
     if (v.verify) return { ok: false, message: '--verify asks the cluster, --snapshot reads none: use one of them' };
-    if (v.kubeconfig !== undefined || v.context !== undefined)
+    if (v.kubeconfig !== undefined || names.length > 0 || globs.length > 0)
       return { ok: false, message: '--snapshot reads no cluster: --kubeconfig and --context do not apply' };
   }
   if (v.verify && mode === 'clientSide')
@@ -283,4 +317,33 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
       ...cluster,
     },
   };
+}
+
+/** `--context` twice or more, or `--contexts`: a fleet check, with its limits. */
+function fleetOptions(
+  names: readonly string[],
+  globs: readonly string[],
+  parallel: string | undefined,
+  timeout: string | undefined,
+): { ok: true; fleet?: FleetOptions } | { ok: false; message: string } {
+  const several = names.length > 1 || globs.length > 0;
+  if (!several) {
+    if (parallel !== undefined || timeout !== undefined)
+      return {
+        ok: false,
+        message: '--parallel and --context-timeout go with several contexts (--context twice, or --contexts)',
+      };
+    return { ok: true };
+  }
+  const count = (text: string | undefined, fallback: number, name: string, max: number) => {
+    if (text === undefined) return fallback;
+    return /^[1-9][0-9]*$/.test(text.trim()) && Number(text) <= max
+      ? Number(text)
+      : `--${name} must be a whole number from 1 to ${max} (got ${JSON.stringify(text)})`;
+  };
+  const p = count(parallel, 8, 'parallel', 256);
+  if (typeof p === 'string') return { ok: false, message: p };
+  const t = count(timeout, 60, 'context-timeout', 3600);
+  if (typeof t === 'string') return { ok: false, message: t };
+  return { ok: true, fleet: { names: [...names], globs: [...globs], parallel: p, timeoutSeconds: t } };
 }

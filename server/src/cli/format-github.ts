@@ -9,7 +9,7 @@
 import { dryRunDiffersCode, ruleFor, type Severity } from '../core/findings';
 import type { Range } from '../core/manifest/manifest';
 import { printableKeepingBreaks, printableLine } from './printable';
-import { againstWhat, summarize, type CheckReport } from './report';
+import { againstWhat, summarize, titleOf, type CheckReport } from './report';
 
 const commands: Record<Severity, 'error' | 'warning' | 'notice'> = {
   error: 'error',
@@ -50,7 +50,7 @@ export function formatGithub(report: CheckReport): string {
         command(
           commands[f.severity],
           { ...location(o.file, f.range), title: `${ruleFor(f.code).title} (${f.code})` },
-          `${o.title}: ${f.message}`,
+          `${titleOf(o)}: ${f.message}`,
         ),
       );
     }
@@ -59,16 +59,16 @@ export function formatGithub(report: CheckReport): string {
         command(
           'error',
           { ...location(o.file, d.range), title: `${ruleFor(dryRunDiffersCode).title} (${dryRunDiffersCode})` },
-          `${o.title}: ${d.message}`,
+          `${titleOf(o)}: ${d.message}`,
         ),
       );
     }
     // Not judged, and no finding says so (a finding's annotation says it by itself): a warning on the file.
     if (o.notJudged !== undefined)
-      lines.push(command('warning', { file: o.file, title: 'Not judged' }, `${o.title}: ${o.notJudged}`));
+      lines.push(command('warning', { file: o.file, title: 'Not judged' }, `${titleOf(o)}: ${o.notJudged}`));
     for (const n of o.notes)
       if (n !== o.notJudged)
-        lines.push(command('notice', { file: o.file, title: 'Not fully checked' }, `${o.title}: ${n}`));
+        lines.push(command('notice', { file: o.file, title: 'Not fully checked' }, `${titleOf(o)}: ${n}`));
   }
   const s = summarize(report);
   const unjudged = s.notJudged > 0 ? `, ${s.notJudged} not judged` : '';

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { dryRunDiffersCode, type Severity } from '../core/findings';
 import type { Range } from '../core/manifest/manifest';
 import { jsonText } from './printable';
-import type { CheckReport } from './report';
+import { titleOf, type CheckReport } from './report';
 
 export interface CodeQualityIssue {
   description: string;
@@ -56,12 +56,12 @@ export function toCodeQuality(report: CheckReport): CodeQualityIssue[] {
     });
   };
   for (const o of report.objects) {
-    for (const f of o.findings) add(o.file, o.title, f.code, severities[f.severity], f.message, f.range, f.path);
+    for (const f of o.findings) add(o.file, titleOf(o), f.code, severities[f.severity], f.message, f.range, f.path);
     for (const d of o.verification?.differences ?? [])
-      add(o.file, o.title, dryRunDiffersCode, 'critical', d.message, d.range, d.path);
+      add(o.file, titleOf(o), dryRunDiffersCode, 'critical', d.message, d.range, d.path);
     // Not judged, and no finding says so (a finding's issue says it by itself): an issue on the file's first line.
     if (o.notJudged !== undefined)
-      add(o.file, o.title, 'not-judged', 'major', o.notJudged, {
+      add(o.file, titleOf(o), 'not-judged', 'major', o.notJudged, {
         start: { line: 0, character: 0 },
         end: { line: 0, character: 0 },
       });

@@ -7,7 +7,7 @@
 // disappears; a new optional field does not change it. So a new field (say, the rendered source a
 // finding came from) is added as an optional property of the schema's `finding` and one line in
 // publicFinding below, with version 1 kept; renaming, retyping or removing a field means version 2.
-import type { Finding, FindingCode, ForcePreview, ObjectIdentity, Severity } from '../core/findings';
+import type { AppliedBy, Finding, FindingCode, ForcePreview, ObjectIdentity, Severity } from '../core/findings';
 import type { JsonValue } from '../core/json';
 import type { Range } from '../core/manifest/manifest';
 import type { ManagerIdentity } from '../core/ssa/messages';
@@ -69,6 +69,8 @@ export interface PublicFinding {
   readonly docs?: string;
   /** The rendered object the finding was found on, when `file` is a source of an overlay or chart. */
   readonly rendered?: PublicRenderedFrom;
+  /** The kubeconfig context it was found in, when the check asked several. */
+  readonly context?: string;
 }
 
 /** The schema's `rendered`: which rendered object a source file's finding was found on. */
@@ -94,6 +96,43 @@ export interface PublicObject {
   readonly forcePreview?: PublicForcePreview;
   /** Why the object or input was not judged, when no finding says so. */
   readonly notJudged?: string;
+  readonly context?: string;
+  readonly appliedBy?: readonly PublicAppliedBy[];
+}
+
+/** The schema's `appliedBy`: a tool that applies the live object, and its policy as read or why it is unknown. */
+export interface PublicAppliedBy {
+  readonly tool: 'argocd' | 'flux-kustomize' | 'flux-helm' | 'helm';
+  readonly name: string;
+  readonly namespace?: string;
+  readonly maybe?: true;
+  readonly evidence: string;
+  readonly text: string;
+  readonly policy?: {
+    readonly state: 'read' | 'unknown';
+    readonly reason?: string;
+    readonly name?: string;
+    readonly namespace?: string;
+    readonly automated?: boolean;
+    readonly selfHeal?: boolean;
+    readonly prune?: boolean;
+    readonly serverSideApply?: boolean;
+    readonly respectIgnoreDifferences?: boolean;
+    readonly ignoreDifferences?: readonly {
+      readonly group?: string;
+      readonly kind: string;
+      readonly name?: string;
+      readonly namespace?: string;
+      readonly jsonPointers: readonly string[];
+      readonly jqPathExpressions: readonly string[];
+      readonly managedFieldsManagers: readonly string[];
+    }[];
+    readonly interval?: string;
+    readonly suspend?: boolean;
+    readonly force?: boolean;
+    readonly path?: string;
+    readonly driftDetection?: 'disabled' | 'warn' | 'enabled';
+  };
 }
 
 /** The schema's `notJudged` entry: an object or an input the check did not judge, and why. */
@@ -104,6 +143,7 @@ export interface PublicNotJudged {
   /** The finding that says it, when one does. */
   readonly code?: FindingCode;
   readonly range?: PublicRange;
+  readonly context?: string;
 }
 
 /** The schema's `forcePreview`: what --force-conflicts takes from whom, and who takes it back. */
@@ -139,9 +179,20 @@ export interface PublicForcePreview {
   readonly command: string;
 }
 
-export type PublicSource =
+type PublicSingleSource =
   | { readonly kind: 'cluster'; readonly context: string; readonly server: string }
   | { readonly kind: 'snapshot'; readonly directory: string; readonly context?: string; readonly server?: string };
+
+export type PublicSource =
+  | PublicSingleSource
+  | {
+      readonly kind: 'fleet';
+      readonly contexts: readonly {
+        readonly context: string;
+        readonly source?: PublicSingleSource;
+        readonly problem?: { readonly state: string; readonly message: string };
+      }[];
+    };
 
 /** The whole output. */
 export interface JsonReport {
@@ -182,7 +233,7 @@ function publicRendered(r: RenderedFrom): PublicRenderedFrom {
 }
 
 /** One finding as the public record has it. */
-export function publicFinding(file: string, f: Finding, rendered?: RenderedFrom): PublicFinding {
+export function publicFinding(file: string, f: Finding, rendered?: RenderedFrom, context?: string): PublicFinding {
   return defined({
     file,
     code: f.code,
@@ -197,6 +248,7 @@ export function publicFinding(file: string, f: Finding, rendered?: RenderedFrom)
     serverMessage: f.serverMessage,
     docs: f.docs,
     rendered: rendered && publicRendered(rendered),
+    context,
   });
 }
 
@@ -253,13 +305,80 @@ function publicObject(o: CheckedObject): PublicObject {
     rendered: o.rendered && publicRendered(o.rendered),
     forcePreview: o.forcePreview && publicForcePreview(o.forcePreview),
     notJudged: o.notJudged,
+    context: o.context,
+    appliedBy: o.appliedBy && o.appliedBy.map(publicAppliedBy),
   });
 }
 
+function publicAppliedBy(a: AppliedBy): PublicAppliedBy {
+  return defined({
+    tool: a.tool,
+    name: a.name,
+    namespace: a.namespace,
+    maybe: a.maybe,
+    evidence: a.evidence,
+    text: a.text,
+    policy: a.policy && publicPolicy(a.policy),
+  });
+}
+
+function publicPolicy(p: NonNullable<AppliedBy['policy']>): NonNullable<PublicAppliedBy['policy']> {
+  if (p.state === 'unknown') return { state: 'unknown', reason: p.reason };
+  const policy = p.policy;
+  const common = { state: 'read' as const, name: policy.name, namespace: policy.namespace };
+  switch (policy.kind) {
+    case 'argocd':
+      return {
+        ...common,
+        automated: policy.automated,
+        selfHeal: policy.selfHeal,
+        prune: policy.prune,
+        serverSideApply: policy.serverSideApply,
+        respectIgnoreDifferences: policy.respectIgnoreDifferences,
+        ignoreDifferences: policy.ignoreDifferences.map((r) =>
+          defined({
+            group: r.group,
+            kind: r.kind,
+            name: r.name,
+            namespace: r.namespace,
+            jsonPointers: [...r.jsonPointers],
+            jqPathExpressions: [...r.jqPathExpressions],
+            managedFieldsManagers: [...r.managedFieldsManagers],
+          }),
+        ),
+      };
+    case 'flux-kustomize':
+      return {
+        ...common,
+        interval: policy.interval,
+        suspend: policy.suspend,
+        force: policy.force,
+        prune: policy.prune,
+        path: policy.path,
+      };
+    case 'flux-helm':
+      return { ...common, interval: policy.interval, suspend: policy.suspend, driftDetection: policy.driftDetection };
+  }
+}
+
 function publicSource(s: ReportSource): PublicSource {
-  return s.kind === 'cluster'
-    ? { kind: 'cluster', context: s.context, server: s.server }
-    : defined({ kind: 'snapshot' as const, directory: s.directory, context: s.context, server: s.server });
+  switch (s.kind) {
+    case 'cluster':
+      return { kind: 'cluster', context: s.context, server: s.server };
+    case 'snapshot':
+      return defined({ kind: 'snapshot' as const, directory: s.directory, context: s.context, server: s.server });
+    case 'fleet':
+      return {
+        kind: 'fleet',
+        contexts: s.contexts.map((c) =>
+          defined({
+            context: c.context,
+            source: c.source && (publicSource(c.source) as PublicSingleSource),
+            problem: c.problem && { state: c.problem.state, message: c.problem.message },
+          }),
+        ),
+      };
+  }
 }
 
 export function toJsonReport(report: CheckReport): JsonReport {
@@ -279,10 +398,17 @@ export function toJsonReport(report: CheckReport): JsonReport {
       notJudged: s.notJudged,
       files: s.files,
     },
-    findings: report.objects.flatMap((o) => o.findings.map((f) => publicFinding(o.file, f, o.rendered))),
+    findings: report.objects.flatMap((o) => o.findings.map((f) => publicFinding(o.file, f, o.rendered, o.context))),
     objects: report.objects.map(publicObject),
     notJudged: notJudged(report).map((n) =>
-      defined({ file: n.file, title: n.title, reason: n.reason, code: n.code, range: n.range && publicRange(n.range) }),
+      defined({
+        file: n.file,
+        title: n.title,
+        reason: n.reason,
+        code: n.code,
+        range: n.range && publicRange(n.range),
+        context: n.context,
+      }),
     ),
   };
 }

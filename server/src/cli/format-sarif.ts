@@ -11,7 +11,7 @@ import {
 } from '../core/findings';
 import type { Range } from '../core/manifest/manifest';
 import { jsonText } from './printable';
-import { notJudged, summarize, type CheckReport } from './report';
+import { notJudged, summarize, titleOf, type CheckReport } from './report';
 
 export interface SarifOptions {
   readonly toolVersion: string;
@@ -105,6 +105,7 @@ export function toSarif(report: CheckReport, options: SarifOptions): JsonSarifLo
       if (f.liveValue !== undefined) properties.liveValue = f.liveValue;
       if (f.manifestValue !== undefined) properties.manifestValue = f.manifestValue;
       if (f.serverMessage !== undefined) properties.serverMessage = f.serverMessage;
+      if (o.context !== undefined) properties.context = o.context;
       // A field conflict's way out by force: what it takes from this manager, who takes it back, the command.
       const loss = f.code === 'field-conflict' && o.forcePreview ? lossOf(o.forcePreview, f) : undefined;
       if (loss && o.forcePreview) {
@@ -122,7 +123,7 @@ export function toSarif(report: CheckReport, options: SarifOptions): JsonSarifLo
         ruleId: f.code,
         ruleIndex: findingCodes.indexOf(f.code),
         level: sarifLevels[f.severity],
-        message: { text: `${o.title}: ${f.message}` },
+        message: { text: `${titleOf(o)}: ${f.message}` },
         locations: [{ physicalLocation: { artifactLocation: artifactLocation(o.file), region: region(f.range) } }],
         // A finding on a source file was found on a rendered object: that object, in the folder it is
         // rendered from, is the related location.
@@ -152,10 +153,11 @@ export function toSarif(report: CheckReport, options: SarifOptions): JsonSarifLo
         ruleId: dryRunDiffersCode,
         ruleIndex: findingCodes.indexOf(dryRunDiffersCode),
         level: sarifLevels[findingCatalogue[dryRunDiffersCode].severity],
-        message: { text: `${o.title}: ${d.message}` },
+        message: { text: `${titleOf(o)}: ${d.message}` },
         locations: [{ physicalLocation: { artifactLocation: artifactLocation(o.file), region: region(d.range) } }],
         properties: {
           serverAnswer: o.verification?.serverAnswer ?? '',
+          ...(o.context !== undefined ? { context: o.context } : {}),
           ...(d.path !== undefined ? { path: d.path } : {}),
         },
       });
@@ -181,6 +183,7 @@ export function toSarif(report: CheckReport, options: SarifOptions): JsonSarifLo
             reason: n.reason,
             ...(n.code ? { code: n.code } : {}),
             ...(n.range ? { startLine: n.range.start.line + 1 } : {}),
+            ...(n.context !== undefined ? { context: n.context } : {}),
           })),
         },
       },

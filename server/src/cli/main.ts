@@ -4,20 +4,45 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createClusterConnection, redactText, type ClusterConnection, type ClusterProblem } from '../cluster';
+import {
+  createClusterConnection,
+  readKubeconfig,
+  redactText,
+  type ClusterConnection,
+  type ClusterProblem,
+} from '../cluster';
 import { formatJson } from './format-json';
 import { formatSarif } from './format-sarif';
 import { formatText } from './format-text';
 import { exitCodeFor, summarize, type CheckReport } from './report';
-import { parseCommandLine, usage, type CheckCommand, type ClusterOptions, type SnapshotCommand } from './args';
-import { runCheck } from './check';
+import {
+  parseCommandLine,
+  usage,
+  type CheckCommand,
+  type ClusterOptions,
+  type FleetOptions,
+  type SnapshotCommand,
+} from './args';
+import { runCheck, type CheckOutcome } from './check';
+import {
+  fleetReport,
+  fleetSnapshotFolders,
+  prepareFleetDirectory,
+  readFleetIndex,
+  resolveContexts,
+  runContexts,
+  troubleOf,
+  writeFleetIndex,
+  type ContextRun,
+  type FleetSnapshotIndex,
+} from './fleet';
 import { liveFactsReader, type FactsReader } from './facts';
-import { collectManifestFiles, readStandardInput, stdinTarget, type FileText } from './files';
+import { collectManifestFiles, displayPath, readStandardInput, stdinTarget, type FileText } from './files';
 import { formatGithub } from './format-github';
 import { formatGitlab } from './format-gitlab';
 import { languageServerCommand } from './lsp-command';
 import { printableLine } from './printable';
-import { terminalProgress } from './progress';
+import { terminalProgress, type CheckProgress } from './progress';
 import { loadSnapshot, takeSnapshot } from './snapshot';
 
 const programName = 'kube-conflict-hints';
@@ -56,9 +81,13 @@ async function check(command: CheckCommand): Promise<number> {
     stdin = await readStandardInput();
     if (!stdin.ok) return fail(stdin.message);
   }
+  if (command.fleet) return checkFleet(command, command.fleet, files.files, stdin);
   let reader: FactsReader;
   let connection: ClusterConnection | undefined;
   if (command.snapshot !== undefined) {
+    const fleet = readFleetIndex(command.snapshot);
+    if (fleet.state === 'invalid') return fail(fleet.message);
+    if (fleet.state === 'ok') return checkFleetSnapshot(command, command.snapshot, fleet.index, files.files, stdin);
     const loaded = loadSnapshot(command.snapshot, command.namespace);
     if (!loaded.ok) return fail(loaded.message);
     reader = loaded.reader;
@@ -68,43 +97,7 @@ async function check(command: CheckCommand): Promise<number> {
   }
   const progress = terminalProgress(process.stderr);
   try {
-    const searchRoot = command.searchRoot ?? process.cwd();
-    const rendering = {
-      kustomizations: command.kustomizations,
-      // The search root is the checked folder: no tool is taken from it by name, no overlay reads out of it.
-      settings: {
-        ...(command.kustomizeBinary !== undefined ? { kustomize: command.kustomizeBinary } : {}),
-        ...(command.helmBinary !== undefined ? { helm: command.helmBinary } : {}),
-        workspace: path.resolve(searchRoot),
-      },
-      // A release lands in -n, else the context's namespace, as `helm install` without -n does.
-      helm: {
-        charts: command.charts,
-        valuesFiles: command.valuesFiles,
-        namespace: command.namespace ?? connection?.defaultNamespace ?? 'default',
-        ...(command.release !== undefined ? { release: command.release } : {}),
-        named: {
-          ...(command.release !== undefined ? { release: command.release } : {}),
-          ...(command.namespace !== undefined ? { namespace: command.namespace } : {}),
-        },
-      },
-      searchRoot,
-    };
-    const kubectl = {
-      ...(command.kubeconfig !== undefined ? { kubeconfig: command.kubeconfig } : {}),
-      ...(command.context !== undefined ? { context: command.context } : {}),
-      ...(command.namespace !== undefined ? { namespace: command.namespace } : {}),
-    };
-    const outcome = await runCheck(
-      files.files,
-      reader,
-      { fieldManager: command.fieldManager, applyMode: command.mode },
-      command.verify ? connection : undefined,
-      stdin,
-      (p) => progress.update(p),
-      rendering,
-      kubectl,
-    );
+    const outcome = await checkWith(command, files.files, stdin, reader, connection, (p) => progress.update(p));
     progress.finish();
     if (!outcome.ok)
       return 'usage' in outcome
@@ -118,7 +111,166 @@ async function check(command: CheckCommand): Promise<number> {
   }
 }
 
+/** The check of the files against one cluster or snapshot: the one path every context goes through. */
+function checkWith(
+  command: CheckCommand,
+  files: readonly string[],
+  stdin: FileText | undefined,
+  reader: FactsReader,
+  connection: ClusterConnection | undefined,
+  onProgress?: (progress: CheckProgress) => void,
+  context: string | undefined = command.context,
+  fleet = false,
+): Promise<CheckOutcome> {
+  const searchRoot = command.searchRoot ?? process.cwd();
+  const rendering = {
+    kustomizations: command.kustomizations,
+    // The search root is the checked folder: no tool is taken from it by name, no overlay reads out of it.
+    settings: {
+      ...(command.kustomizeBinary !== undefined ? { kustomize: command.kustomizeBinary } : {}),
+      ...(command.helmBinary !== undefined ? { helm: command.helmBinary } : {}),
+      workspace: path.resolve(searchRoot),
+    },
+    // A release lands in -n, else the context's namespace, as `helm install` without -n does.
+    helm: {
+      charts: command.charts,
+      valuesFiles: command.valuesFiles,
+      namespace: command.namespace ?? connection?.defaultNamespace ?? 'default',
+      ...(command.release !== undefined ? { release: command.release } : {}),
+      named: {
+        ...(command.release !== undefined ? { release: command.release } : {}),
+        ...(command.namespace !== undefined ? { namespace: command.namespace } : {}),
+      },
+    },
+    searchRoot,
+  };
+  const kubectl = {
+    ...(command.kubeconfig !== undefined ? { kubeconfig: command.kubeconfig } : {}),
+    ...(context !== undefined ? { context } : {}),
+    ...(command.namespace !== undefined ? { namespace: command.namespace } : {}),
+  };
+  return runCheck(
+    files,
+    reader,
+    { fieldManager: command.fieldManager, applyMode: command.mode },
+    command.verify ? connection : undefined,
+    stdin,
+    onProgress,
+    rendering,
+    kubectl,
+    { fieldStates: fleet },
+  );
+}
+
+/**
+ * Several contexts side by side: each checked by the one path above, at most --parallel at once,
+ * each within --context-timeout; a context that cannot be reached is its own column's "not judged".
+ */
+async function checkFleet(
+  command: CheckCommand,
+  fleet: FleetOptions,
+  files: readonly string[],
+  stdin: FileText | undefined,
+): Promise<number> {
+  const kubeconfig = await readKubeconfig({ kubeconfig: command.kubeconfig ?? '' });
+  if (!kubeconfig.ok) return fail(`kubeconfig: ${kubeconfig.problem.message}`);
+  const resolved = resolveContexts(kubeconfig.value, fleet.names, fleet.globs);
+  if (!resolved.ok) return fail(resolved.message);
+  const runs = await runContexts(
+    resolved.contexts,
+    { parallel: fleet.parallel, timeoutMs: fleet.timeoutSeconds * 1000 },
+    (context) => {
+      let reader: FactsReader | undefined;
+      let abandoned = false;
+      const result = (async (): Promise<ContextRun> => {
+        const connection = await connect({ ...command, context });
+        if (abandoned) {
+          connection.dispose();
+          return { context, trouble: 'timed out', message: 'given up' };
+        }
+        reader = liveFactsReader(connection);
+        try {
+          const outcome = await checkWith(command, files, stdin, reader, connection, undefined, context, true);
+          if (outcome.ok) return { context, outcome };
+          if ('usage' in outcome) return { context, usage: outcome.usage };
+          return {
+            context,
+            trouble: troubleOf(outcome.problem),
+            message: describeProblem(outcome.problem, connection, command.verify),
+          };
+        } finally {
+          reader.close();
+        }
+      })();
+      return {
+        result,
+        abandon: () => {
+          abandoned = true;
+          reader?.close();
+        },
+      };
+    },
+  );
+  return reportFleet(command, runs, files);
+}
+
+/** A fleet snapshot (snapshot with several contexts): each context read back from its own folder. */
+async function checkFleetSnapshot(
+  command: CheckCommand,
+  dir: string,
+  index: FleetSnapshotIndex,
+  files: readonly string[],
+  stdin: FileText | undefined,
+): Promise<number> {
+  const runs: ContextRun[] = [];
+  for (const { context, directory } of index.contexts) {
+    const loaded = loadSnapshot(path.join(dir, directory), command.namespace);
+    if (!loaded.ok) {
+      runs.push({ context, trouble: 'failed', message: loaded.message });
+      continue;
+    }
+    try {
+      const outcome = await checkWith(command, files, stdin, loaded.reader, undefined, undefined, context, true);
+      runs.push(
+        outcome.ok
+          ? { context, outcome }
+          : 'usage' in outcome
+            ? { context, usage: outcome.usage }
+            : { context, trouble: troubleOf(outcome.problem), message: outcome.problem.message },
+      );
+    } finally {
+      loaded.reader.close();
+    }
+  }
+  return reportFleet(command, runs, files);
+}
+
+/**
+ * Prints the fleet's one report. A usage problem (the same in every context) is one line, exit 2;
+ * so is a fleet where no context could be judged at all. Otherwise a context that gave nothing is
+ * listed as not judged (exit 1 at least), the others' findings beside it.
+ */
+async function reportFleet(
+  command: CheckCommand,
+  runs: readonly ContextRun[],
+  files: readonly string[],
+): Promise<number> {
+  const usage = runs.find((r): r is Extract<ContextRun, { usage: string }> => 'usage' in r);
+  if (usage) return fail(usage.usage);
+  const report = fleetReport(
+    runs,
+    files.map((f) => displayPath(f)),
+  );
+  if (!report) {
+    for (const r of runs) if ('trouble' in r) fail(`[${r.context}] ${r.message}`);
+    return 2;
+  }
+  await write(process.stdout, render(report, command));
+  return exitCodeFor(summarize(report));
+}
+
 async function snapshot(command: SnapshotCommand): Promise<number> {
+  if (command.fleet) return snapshotFleet(command, command.fleet);
   const connection = await connect(command);
   try {
     const result = await takeSnapshot(connection, { outDir: command.outDir, selectors: command.selectors });
@@ -134,6 +286,43 @@ async function snapshot(command: SnapshotCommand): Promise<number> {
   } finally {
     connection.dispose();
   }
+}
+
+/** One snapshot per context, in DIR/context-N, named by DIR/fleet.json; each taken as one context's is. */
+async function snapshotFleet(command: SnapshotCommand, fleet: FleetOptions): Promise<number> {
+  const kubeconfig = await readKubeconfig({ kubeconfig: command.kubeconfig ?? '' });
+  if (!kubeconfig.ok) return fail(`kubeconfig: ${kubeconfig.problem.message}`);
+  const resolved = resolveContexts(kubeconfig.value, fleet.names, fleet.globs);
+  if (!resolved.ok) return fail(resolved.message);
+  const prepared = prepareFleetDirectory(command.outDir);
+  if (!prepared.ok) return fail(prepared.message);
+  const index = fleetSnapshotFolders(resolved.contexts);
+  let failed = 0;
+  for (const { context, directory } of index.contexts) {
+    const connection = await connect({ ...command, context });
+    try {
+      const outDir = path.join(command.outDir, directory);
+      const result = await takeSnapshot(connection, { outDir, selectors: command.selectors });
+      if (!result.ok) {
+        failed++;
+        fail(`[${context}] ${'usage' in result ? result.usage : describeProblem(result.problem, connection, false)}`);
+        continue;
+      }
+      for (const note of result.notes)
+        process.stderr.write(`${printableLine(redactText(`${programName}: note: [${context}] ${note}`))}\n`);
+      await write(
+        process.stdout,
+        `${printableLine(`[${context}] saved ${result.saved} live object${result.saved === 1 ? '' : 's'}, ${result.absent} absent, ${result.documents} OpenAPI document${result.documents === 1 ? '' : 's'} to ${outDir}`)}\n`,
+      );
+    } finally {
+      connection.dispose();
+    }
+  }
+  // The index is written last and only when every context was saved: a half fleet is not read back as whole.
+  if (failed > 0) return 2;
+  const written = writeFleetIndex(command.outDir, index);
+  if (!written.ok) return fail(written.message);
+  return 0;
 }
 
 function connect(options: ClusterOptions): Promise<ClusterConnection> {

@@ -3,6 +3,10 @@
 // this one record into text, JSON, SARIF, GitHub annotations or a GitLab Code Quality report.
 import {
   meansNotJudged,
+  type AppliedBy,
+  type ContextTrouble,
+  type FieldState,
+  type ResourceFacts,
   type Finding,
   type FindingCode,
   type ForcePreview,
@@ -41,6 +45,35 @@ export interface CheckedObject {
    * catalogue's mark) says it by itself.
    */
   readonly notJudged?: string;
+  /** Whether the object exists in the cluster (or snapshot) it was judged against, when the facts said. */
+  readonly live?: 'exists' | 'absent';
+  /**
+   * The fields the manifest sets as this cluster holds them ('missing': the object is not there),
+   * kept only when several contexts are compared (cli/fleet.ts); never printed as such.
+   */
+  readonly fields?: readonly FieldState[] | 'missing';
+  /** The kubeconfig context the entry was judged against, when the check asked several (cli/fleet.ts). */
+  readonly context?: string;
+  /**
+   * Who really applies the live object (an Argo CD Application, a Flux Kustomization or HelmRelease,
+   * a Helm release) and its policy, as the editor's hover says (core/findings/applied-by.ts).
+   */
+  readonly appliedBy?: readonly AppliedBy[];
+}
+
+/** `[prod] deployments.apps/web (namespace default)`: an entry's title, naming its context in a fleet check. */
+export function titleOf(o: Pick<CheckedObject, 'title' | 'context'>): string {
+  return o.context !== undefined ? `[${o.context}] ${o.title}` : o.title;
+}
+
+/** Whether the object exists, as an entry records it when the facts say. */
+export function liveOf(facts: Pick<ResourceFacts, 'live'>): Pick<CheckedObject, 'live'> {
+  return facts.live.state === 'exists' || facts.live.state === 'absent' ? { live: facts.live.state } : {};
+}
+
+/** `{ appliedBy }` for an entry when a tool is seen applying the object, else nothing. */
+export function withAppliers(appliers: readonly AppliedBy[]): { appliedBy?: readonly AppliedBy[] } {
+  return appliers.length > 0 ? { appliedBy: appliers } : {};
 }
 
 /** `{ notJudged }` for an entry when there is a reason, else nothing. */
@@ -57,6 +90,8 @@ export interface NotJudged {
   /** The finding that says it, when one does. */
   readonly code?: FindingCode;
   readonly reason: string;
+  /** The context it was not judged in, in a fleet check. */
+  readonly context?: string;
 }
 
 /** The rendered object a source file's findings were found on. */
@@ -71,7 +106,18 @@ export interface RenderedFrom {
 
 export type ReportSource =
   | { readonly kind: 'cluster'; readonly context: string; readonly server: string }
-  | { readonly kind: 'snapshot'; readonly directory: string; readonly context?: string; readonly server?: string };
+  | { readonly kind: 'snapshot'; readonly directory: string; readonly context?: string; readonly server?: string }
+  /** Several contexts at once (cli/fleet.ts): each entry of the report names its own. */
+  | { readonly kind: 'fleet'; readonly contexts: readonly FleetContext[] };
+
+/** One context of a fleet check, and whether it could be judged at all. */
+export interface FleetContext {
+  readonly context: string;
+  /** What the facts were read from: a cluster or a snapshot, as for one context. */
+  readonly source?: Exclude<ReportSource, { kind: 'fleet' }>;
+  /** Why nothing was judged in this context (unreachable, refused, timed out): absent when it was judged. */
+  readonly problem?: { readonly state: ContextTrouble; readonly message: string };
+}
 
 export interface CheckReport {
   readonly mode: ApplyMode;
@@ -104,7 +150,7 @@ export function summarize(report: CheckReport): ReportSummary {
   for (const o of report.objects) {
     for (const f of o.findings) counts[f.severity]++;
     if (o.verification && !o.verification.agrees) {
-      const key = o.rendered ? renderedKey(o.rendered) : undefined;
+      const key = o.rendered ? renderedKey(o.rendered, o.context) : undefined;
       if (!key || !disagreeing.has(key)) disagreements++;
       if (key) disagreeing.add(key);
       counts.error += o.verification.differences.length;
@@ -123,8 +169,9 @@ export function summarize(report: CheckReport): ReportSummary {
   };
 }
 
-function renderedKey(rendered: RenderedFrom): string {
-  return JSON.stringify([rendered.root, rendered.target, rendered.index]);
+/** One rendered object of one context: its entries in several source files share it. */
+function renderedKey(rendered: RenderedFrom, context: string | undefined): string {
+  return JSON.stringify([rendered.root, rendered.target, rendered.index, context ?? null]);
 }
 
 /** Whether an entry says its object or input was not judged: a finding of a code that means it, or a reason. */
@@ -144,7 +191,7 @@ function countObjects(objects: readonly CheckedObject[]): { objects: number; jud
   for (const o of objects) {
     if (!o.object) continue;
     if (o.rendered) {
-      const key = renderedKey(o.rendered);
+      const key = renderedKey(o.rendered, o.context);
       rendered.set(key, (rendered.get(key) ?? true) && !unjudged(o));
     } else {
       plain++;
@@ -164,17 +211,18 @@ export function notJudged(report: CheckReport): NotJudged[] {
   const listed = new Map<string, NotJudged>();
   for (const [i, o] of report.objects.entries()) {
     // A plain object is one entry; a rendered object's entries share its key; an input's entries its title.
-    const which = o.rendered ? renderedKey(o.rendered) : o.object ? i : '';
+    const which = o.rendered ? renderedKey(o.rendered, o.context) : o.object ? i : '';
+    const context = o.context !== undefined ? { context: o.context } : {};
     for (const f of o.findings) {
       if (!meansNotJudged(f.code)) continue;
-      const key = JSON.stringify([o.title, f.code, f.message, which]);
+      const key = JSON.stringify([o.title, f.code, f.message, which, o.context]);
       // The later place is the one the tool's words name (render-failure.ts lists the source's own file first).
       listed.delete(key);
-      listed.set(key, { file: o.file, range: f.range, title: o.title, code: f.code, reason: f.message });
+      listed.set(key, { file: o.file, range: f.range, title: o.title, code: f.code, reason: f.message, ...context });
     }
     if (o.notJudged !== undefined) {
-      const key = JSON.stringify([o.title, '', o.notJudged, which]);
-      if (!listed.has(key)) listed.set(key, { file: o.file, title: o.title, reason: o.notJudged });
+      const key = JSON.stringify([o.title, '', o.notJudged, which, o.context]);
+      if (!listed.has(key)) listed.set(key, { file: o.file, title: o.title, reason: o.notJudged, ...context });
     }
   }
   return [...listed.values()];
@@ -190,5 +238,12 @@ export function exitCodeFor(summary: ReportSummary): 0 | 1 {
 
 /** What the facts were read from, as the summary lines say it. */
 export function againstWhat(source: ReportSource): string {
-  return source.kind === 'cluster' ? `context ${source.context}` : `snapshot ${source.directory}`;
+  switch (source.kind) {
+    case 'cluster':
+      return `context ${source.context}`;
+    case 'snapshot':
+      return `snapshot ${source.directory}`;
+    case 'fleet':
+      return `${source.contexts.length} contexts (${source.contexts.map((c) => c.context).join(', ')})`;
+  }
 }

@@ -10,6 +10,7 @@ import type { HelmReleaseSightings } from '../core/sources/helm-release';
 import { openApiCache } from './api-cache';
 import { readHelmSightings } from './helm-releases';
 import { Discovery } from './discovery';
+import { GitopsPolicies, unknownPolicies, type PolicyLookup } from './gitops';
 import { HealthTracker, needsProbe } from './health';
 import { ClusterTransport } from './http';
 import { loadKubeconfig, selectLoadedContext, type SelectedContext } from './kubeconfig';
@@ -108,6 +109,8 @@ export interface ClusterConnection {
   readonly namespaces: NamespaceLookup;
   /** Whether the user may send a request, and who the user is (permissions.ts), cached. */
   readonly permissions: PermissionLookup;
+  /** The Argo CD Application, Flux Kustomization or HelmRelease that applies an object, read by name (gitops.ts). */
+  readonly gitopsPolicies: PolicyLookup;
 
   /** Server-side dry-run apply (PATCH, dryRun=All, force=false). */
   dryRunApply(manifest: DryRunManifest, options: DryRunRequestOptions): Promise<DryRunOutcome>;
@@ -185,6 +188,10 @@ function connectedConnection(
   const verifier = new Verifier(transport, discovery);
   const namespaces = new Namespaces(transport, { ...DEFAULT_LIVE_OBJECT_OPTIONS, ...options.liveObjects });
   const permissions = new Permissions(transport);
+  const gitopsPolicies = new GitopsPolicies(transport, discovery, {
+    ...DEFAULT_LIVE_OBJECT_OPTIONS,
+    ...options.liveObjects,
+  });
   // A Secret's type and immutable, which its metadata-only read lacks (secret-fields.ts), join the live object.
   const secretFields = new SecretFields(transport);
   // The kind of an existing object that is read as metadata only (a Secret): its fields come from secretFields.
@@ -276,6 +283,7 @@ function connectedConnection(
     helmSightings: (kinds) => readHelmSightings(transport, discovery, kinds),
     namespaces,
     permissions,
+    gitopsPolicies,
     dryRunApply: (manifest, opts) => verifier.dryRunApply(manifest, { ...opts, defaultNamespace }),
     dryRunCreate: (manifest, opts) => verifier.dryRunCreate(manifest, { ...opts, defaultNamespace }),
     dryRunPatch: (manifest, opts) => verifier.dryRunPatch(manifest, { ...opts, defaultNamespace }),
@@ -285,6 +293,7 @@ function connectedConnection(
       liveObjects.refresh();
       namespaces.refresh();
       permissions.refresh();
+      gitopsPolicies.refresh();
       secretFields.refresh();
     },
     requestsSent: () => transport.requestsSent,
@@ -294,6 +303,7 @@ function connectedConnection(
       disposed = true;
       if (probeTimer) clearTimeout(probeTimer);
       permissions.dispose();
+      gitopsPolicies.dispose();
       liveObjects.dispose();
       namespaces.dispose();
       secretFields.dispose();
@@ -347,6 +357,7 @@ function unconfiguredConnection(
     helmSightings: failed,
     namespaces: unknownNamespaces(problem),
     permissions: unknownPermissions(problem),
+    gitopsPolicies: unknownPolicies(problem),
     dryRunApply: rejected,
     dryRunCreate: rejected,
     dryRunPatch: rejected,

@@ -4,7 +4,10 @@
 // `read` waits for the answers: the command line's facts and the dry-run confirmation of both the
 // editor and the command line, so both judge an object on the same facts.
 import {
+  applierFacts,
   permissionQuestions,
+  podSpecPath,
+  type ApplierFacts,
   type KindFacts,
   type LiveFacts,
   type NamespaceFacts,
@@ -12,6 +15,7 @@ import {
   type PermissionFacts,
   type ResourceFacts,
 } from '../core/findings';
+import type { ApplierSighting, PolicyFacts } from '../core/gitops/model';
 import type { JsonObject } from '../core/json';
 import { placeInNamespace, type NamedObjectTarget, type ObjectTarget } from '../core/manifest/manifest';
 import { schemaOfDocuments, type SchemaModel } from '../core/ssa/schema';
@@ -119,6 +123,8 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   const schemaSubscription = connection.onSchemaChange(notify);
   const namespaceSubscription = connection.namespaces.onChange(notify);
   const permissionSubscription = connection.permissions.onChange(notify);
+  // The policy of an Argo CD Application or Flux Kustomization that applies an object, when its read lands.
+  const policySubscription = connection.gitopsPolicies.onChange(notify);
 
   // With the documents of the versions other managers wrote at (versions.ts), keyed by their URLs' documents.
   const combined = new WeakMap<JsonObject, { others: readonly JsonObject[]; schema: SchemaModel }>();
@@ -202,6 +208,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
       schema: doc ? schemaFromDocument(doc, versions?.documents) : undefined,
       ...(versions?.versions ? { versions: versions.versions } : {}),
       ...rulesOf(doc, ref.apiVersion, ref.kind),
+      ...appliersOf(live, (sighting) => connection.gitopsPolicies.peek(sighting)),
     };
   }
 
@@ -263,8 +270,9 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     // does: the documents of those versions join the schema, and the kind's versions come along.
     // A version whose document cannot be read leaves its managers uncompared, which the analysis says.
     // Beside them, asked at once: a new object's namespace must exist (namespaces.ts: the server
-    // answers 404 otherwise), and whether the user may send the apply's requests (permissions.ts).
-    const [versions, namespaceFacts, permission] = await Promise.all([
+    // answers 404 otherwise), whether the user may send the apply's requests (permissions.ts), and
+    // who applies the object (gitops.ts).
+    const [versions, namespaceFacts, permission, appliers] = await Promise.all([
       live.state === 'exists'
         ? loadManagerVersions(connection, target, served, live.object, async (v) => {
             const doc = await connection.openApiDocument(v);
@@ -282,6 +290,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
         live,
       ),
       loadPermissionFacts(connection, served, namespace, target.name, live),
+      loadAppliers(live, (sighting) => connection.gitopsPolicies.get(sighting)),
     ]);
     return {
       ok: true,
@@ -293,6 +302,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
         schema: schema.ok ? schemaFromDocument(schema.value, versions?.documents) : undefined,
         ...(versions?.versions ? { versions: versions.versions } : {}),
         ...rulesOf(schema.ok ? schema.value : undefined, target.apiVersion, target.kind),
+        ...appliers,
       },
       served,
       namespace,
@@ -374,6 +384,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
       schemaSubscription.dispose();
       namespaceSubscription.dispose();
       permissionSubscription.dispose();
+      policySubscription.dispose();
       listeners.clear();
     },
   };
@@ -396,21 +407,58 @@ export function liveFacts(live: LiveObjectState): LiveFacts {
 }
 
 /**
- * The namespace to ask about for a ref: only for a namespaced object that does not exist (an
- * object that exists proves its namespace), once discovery placed it.
+ * Who applies an existing object and the policies its marks name (core/findings applierFacts), from
+ * the policy lookup's cache (never waits: a policy not read yet is unknown until its read lands);
+ * nothing when no mark or manager names a tool. The editor and the command line (loadAppliers) give
+ * the same facts.
+ */
+function appliersOf(
+  live: LiveObjectState,
+  policy: (sighting: ApplierSighting) => PolicyFacts | undefined,
+): { appliers?: ApplierFacts } {
+  const appliers = live.state === 'exists' ? applierFacts(live.object, policy) : undefined;
+  return appliers ? { appliers } : {};
+}
+
+/** The same, once each policy's read has an answer (the command line, the dry-run confirmation). */
+async function loadAppliers(
+  live: LiveObjectState,
+  policy: (sighting: ApplierSighting) => Promise<PolicyFacts | undefined>,
+): Promise<{ appliers?: ApplierFacts }> {
+  if (live.state !== 'exists') return {};
+  const asked: Promise<unknown>[] = [];
+  const answers = new Map<string, PolicyFacts | undefined>();
+  const key = (s: ApplierSighting) => JSON.stringify([s.kind, s.namespace ?? '', s.name]);
+  // Each GitOps object named, read side by side; then the facts composed from the answers.
+  applierFacts(live.object, (sighting) => {
+    asked.push(policy(sighting).then((answer) => answers.set(key(sighting), answer)));
+    return undefined;
+  });
+  await Promise.all(asked);
+  return appliersOf(live, (sighting) => answers.get(key(sighting)));
+}
+
+/**
+ * The namespace to ask about for a ref: for a namespaced object that does not exist (an object
+ * that exists proves its namespace), and for an object with a pod template whether it exists or
+ * not (its namespace's labels choose Pod Security admission), once discovery placed it.
  */
 function namespaceToAsk(
   connection: ClusterConnection,
   ref: NamedObjectTarget,
   live: LiveObjectState,
 ): string | undefined {
-  if (live.state !== 'absent') return undefined;
+  if (live.state !== 'absent' && !(live.state === 'exists' && podSpecPath(ref.apiVersion, ref.kind))) return undefined;
   const resolved = connection.resolveRef(ref);
   return resolved?.resource.namespaced && resolved.namespace ? resolved.namespace : undefined;
 }
 
 function factsOf(name: string, state: NamespaceState): NamespaceFacts {
-  return { state: state.state === 'exists' ? 'exists' : state.state === 'absent' ? 'missing' : 'unknown', name };
+  return {
+    state: state.state === 'exists' ? 'exists' : state.state === 'absent' ? 'missing' : 'unknown',
+    name,
+    ...(state.state === 'exists' && state.labels ? { labels: state.labels } : {}),
+  };
 }
 
 /** What the analysis needs to know of the ref's namespace, from the cache (never waits); undefined when there is nothing to ask. */

@@ -5,6 +5,7 @@
 // fixtures) all share this code. A judgement runs the stops in order (the first that speaks is all
 // that is said of the object), then predicts the apply and runs every rule on it, in the order the
 // findings are listed.
+import { revertFindings } from './gitops-revert';
 import { isJsonObject, jsonDepthExceeds, type JsonObject } from '../json';
 import { manifestLimits, namespaceOrigin, type ManifestResource, type Range } from '../manifest/manifest';
 import { defaultSeverity, docsLinks } from './catalogue';
@@ -20,6 +21,7 @@ import { forbiddenWords, judgePermission, type PermissionJudgement, type Permiss
 import { predict } from './prediction';
 import { liveAndManifest, showValue } from './show-value';
 import { validationRuleFindings } from './validation-rules';
+import { podSecurityFindings, storedObjectFindings, type StoredJudgement } from './stored-judgement';
 import { describeManager, formatServerPath, invalidMessage, qualifiedResource } from '../ssa/messages';
 import { valueAtPath } from '../ssa/merge';
 import type { FieldPath } from '../ssa/path';
@@ -128,7 +130,11 @@ const rules: readonly Rule[] = [
   invalidManifest,
   wouldDelete,
   validationRules,
+  // The object the request would store: the server's built-in validation, then Pod Security admission.
+  storedObjectRules,
   existence,
+  // A GitOps controller applies the object: what its next sync does to the change (gitops-revert.ts).
+  gitopsReverts,
 ];
 
 function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: AnalysisSettings): Finding[] {
@@ -591,6 +597,40 @@ function validationRules({
     merged: prediction.merged,
     rangeFor: at,
     orderNote: afterRefusals,
+  });
+}
+
+/**
+ * The object the request would store, judged by the server's built-in validation (422, after
+ * ownership and the lock) and then by Pod Security admission (403 for a Pod, a warning for a
+ * workload): stored-judgement.ts.
+ */
+function storedObjectRules(a: ApplyJudgement): Finding[] {
+  const j: StoredJudgement = {
+    resource: a.resource,
+    object: a.object,
+    mode: a.settings.applyMode,
+    live: a.live,
+    merged: a.prediction.merged,
+    namespace: a.facts.namespace,
+    namespaced: a.served.namespaced,
+    at: a.at,
+    afterRefusals: a.afterRefusals,
+    answeredFirst: a.prediction.status !== undefined || a.namespace?.judged.code === 'namespace-not-found',
+  };
+  const invalid = storedObjectFindings(j);
+  return [...invalid, ...podSecurityFindings(j, invalid.length > 0)];
+}
+
+function gitopsReverts(a: ApplyJudgement): Finding[] {
+  if (!a.live || a.settings.applyMode === 'create') return [];
+  return revertFindings({
+    resource: a.resource,
+    object: a.object,
+    facts: a.facts,
+    live: a.live,
+    schema: a.facts.schema,
+    fieldManager: a.settings.fieldManager,
   });
 }
 

@@ -7,6 +7,7 @@ import type { CelNode } from '../cel/schema';
 import type { ApplyMode } from '../ssa/predict';
 import type { SchemaModel } from '../ssa/schema';
 import type { KindVersions } from '../ssa/versions';
+import type { ApplierSighting, PolicyFacts } from '../gitops/model';
 import type { SeverityOverrides } from './finding';
 import type { DefinedKind, NotServedDiscovery } from './kind-served';
 
@@ -38,6 +39,12 @@ export type LiveFacts =
 export interface NamespaceFacts {
   readonly state: 'exists' | 'missing' | 'unknown';
   readonly name: string;
+  /**
+   * The labels of a namespace that exists, as plain data: Pod Security admission reads its
+   * `pod-security.kubernetes.io/*` labels (pod-security.ts). Asked for objects with a pod
+   * template even when they exist; absent when not read.
+   */
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
 /** A verb of the requests an apply sends, as RBAC names it. */
@@ -84,6 +91,18 @@ export interface ResourceFacts {
   readonly versions?: KindVersions;
   /** A custom kind's schema with its CRD validation rules (core/cel/schema.ts), when it has any. */
   readonly rules?: CelNode;
+  /**
+   * Who applies the live object, as its marks and managers say (core/gitops/appliers.ts), and the
+   * policy of each Argo CD Application, Flux Kustomization or HelmRelease among them (read by
+   * cluster/gitops.ts, or why it is unknown). Absent when the object does not exist or nothing
+   * marks it.
+   */
+  readonly appliers?: ApplierFacts;
+}
+
+export interface ApplierFacts {
+  readonly sightings: readonly ApplierSighting[];
+  readonly policies: readonly PolicyFacts[];
 }
 
 export interface AnalysisSettings {

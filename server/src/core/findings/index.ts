@@ -5,6 +5,7 @@
 // The contracts: what the analysis is given, and the finding it returns.
 export type {
   AnalysisSettings,
+  ApplierFacts,
   KindFacts,
   LiveFacts,
   NamespaceFacts,
@@ -32,6 +33,8 @@ export {
 
 // Judging one object, and the prediction the judgement is made of.
 export { analyzeResource, unjudgedOn } from './analysis';
+// Which kinds carry a pod spec (the cluster layer reads their namespace's labels for Pod Security).
+export { podSpecPath } from './stored-object';
 export { predictionOf } from './prediction';
 export {
   definedKinds,
@@ -77,7 +80,8 @@ export {
 // The server's own answer to a dry run, set beside the prediction.
 export { compareWithServer, differenceFindings, type Verification, type VerificationDifference } from './verification';
 
-// What the user reads besides findings: hovers, ownership, the force preview.
+// What the user reads besides findings: hovers, ownership, the force preview, who applies the object.
+export { appliedBy, appliedByLens, appliedByLines, applierFacts, type AppliedBy } from './applied-by';
 export { fieldHover, objectHover } from './hover-text';
 export { managerNames } from './managers';
 export { nodeAt } from './ownership';
@@ -92,3 +96,18 @@ export {
   type ForcePreview,
   type KubectlInvocation,
 } from './force-preview';
+
+// Several contexts side by side: one finding told once for the contexts that share it, a table cell per context.
+export {
+  contextsLabel,
+  driftFindings,
+  fieldStates,
+  fleetCell,
+  mergeAcrossContexts,
+  type ContextFields,
+  type ContextFindings,
+  type ContextTrouble,
+  type FieldState,
+  type FleetEntry,
+  type SharedFinding,
+} from './fleet';
