@@ -206,11 +206,14 @@ test('check --snapshot gives the same findings as the live check, with no cluste
     const manifests = path.join('manifests', key);
     const snapshotDir = path.join(c.dir, 'snapshots', key);
     const checkArgs = ['--format', 'json', '--mode', group.mode, '--field-manager', group.fieldManager, manifests];
-    const live = await runCli(['check', '--kubeconfig', c.cluster.kubeconfig, '--context', 'viewer', ...checkArgs], {
+    // The live check and the snapshot as a user who may send every apply: a read-only user is told
+    // the server's 403 first, which a snapshot, holding no user, never says (and may not send the
+    // dry-run probe that tells whether a Secret is immutable).
+    const live = await runCli(['check', '--kubeconfig', c.cluster.kubeconfig, '--context', 'admin', ...checkArgs], {
       cwd: c.dir,
     });
     const saved = await runCli(
-      ['snapshot', '--kubeconfig', c.cluster.kubeconfig, '--context', 'viewer', '--out', snapshotDir, manifests],
+      ['snapshot', '--kubeconfig', c.cluster.kubeconfig, '--context', 'admin', '--out', snapshotDir, manifests],
       { cwd: c.dir },
     );
     assert.equal(saved.status, 0, saved.stderr);

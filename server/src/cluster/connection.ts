@@ -16,6 +16,7 @@ import { ClusterTransport } from './http';
 import { loadKubeconfig, selectLoadedContext, type SelectedContext } from './kubeconfig';
 import { DEFAULT_LIVE_OBJECT_OPTIONS, LiveObjects, readsMetadataOnly, type LiveObjectOptions } from './live-objects';
 import { Namespaces, unknownNamespaces, type NamespaceLookup } from './namespaces';
+import { Permissions, unknownPermissions, type PermissionLookup } from './permissions';
 import { SecretFields } from './secret-fields';
 import { DEFAULT_OPENAPI_RETRY, OpenApi, type OpenApiRetry } from './openapi';
 import { redactProblem, rememberSecrets } from './redact';
@@ -106,6 +107,8 @@ export interface ClusterConnection {
   helmSightings(kinds: readonly { apiVersion: string; kind: string }[]): Promise<ClusterResult<HelmReleaseSightings>>;
   /** Whether namespaces exist (namespaces.ts), cached and re-read like the live objects. */
   readonly namespaces: NamespaceLookup;
+  /** Whether the user may send a request, and who the user is (permissions.ts), cached. */
+  readonly permissions: PermissionLookup;
   /** The Argo CD Application, Flux Kustomization or HelmRelease that applies an object, read by name (gitops.ts). */
   readonly gitopsPolicies: PolicyLookup;
 
@@ -184,6 +187,7 @@ function connectedConnection(
   });
   const verifier = new Verifier(transport, discovery);
   const namespaces = new Namespaces(transport, { ...DEFAULT_LIVE_OBJECT_OPTIONS, ...options.liveObjects });
+  const permissions = new Permissions(transport);
   const gitopsPolicies = new GitopsPolicies(transport, discovery, {
     ...DEFAULT_LIVE_OBJECT_OPTIONS,
     ...options.liveObjects,
@@ -235,6 +239,7 @@ function connectedConnection(
     liveObjects.retryNow();
     openApi.retryNow();
     namespaces.retryNow();
+    permissions.retryNow();
   });
 
   return {
@@ -277,6 +282,7 @@ function connectedConnection(
     listObjects: (apiVersion, kind, namespace) => liveObjects.list(apiVersion, kind, namespace),
     helmSightings: (kinds) => readHelmSightings(transport, discovery, kinds),
     namespaces,
+    permissions,
     gitopsPolicies,
     dryRunApply: (manifest, opts) => verifier.dryRunApply(manifest, { ...opts, defaultNamespace }),
     dryRunCreate: (manifest, opts) => verifier.dryRunCreate(manifest, { ...opts, defaultNamespace }),
@@ -286,6 +292,7 @@ function connectedConnection(
       void openApi.refresh();
       liveObjects.refresh();
       namespaces.refresh();
+      permissions.refresh();
       gitopsPolicies.refresh();
       secretFields.refresh();
     },
@@ -295,6 +302,7 @@ function connectedConnection(
     dispose: () => {
       disposed = true;
       if (probeTimer) clearTimeout(probeTimer);
+      permissions.dispose();
       gitopsPolicies.dispose();
       liveObjects.dispose();
       namespaces.dispose();
@@ -348,6 +356,7 @@ function unconfiguredConnection(
     listObjects: failed,
     helmSightings: failed,
     namespaces: unknownNamespaces(problem),
+    permissions: unknownPermissions(problem),
     gitopsPolicies: unknownPolicies(problem),
     dryRunApply: rejected,
     dryRunCreate: rejected,

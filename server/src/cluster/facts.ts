@@ -5,12 +5,15 @@
 // editor and the command line, so both judge an object on the same facts.
 import {
   applierFacts,
+  permissionQuestions,
   podSpecPath,
   type ApplierFacts,
   type AutoscalerFacts,
   type KindFacts,
   type LiveFacts,
   type NamespaceFacts,
+  type PermissionAnswer,
+  type PermissionFacts,
   type ResourceFacts,
 } from '../core/findings';
 import type { ApplierSighting, PolicyFacts } from '../core/gitops/model';
@@ -22,6 +25,7 @@ import { readAutoscalers } from './autoscalers';
 import type { ClusterConnection } from './connection';
 import { notServedKindFacts } from './discovery';
 import type { NamespaceState } from './namespaces';
+import type { AccessQuestion, AccessState, UserState } from './permissions';
 import type { ApiResourceInfo, ClusterProblem, Disposable, LiveObjectState } from './types';
 import { loadManagerVersions, peekManagerVersions, type ManagerVersions } from './versions';
 
@@ -90,7 +94,8 @@ export function settledFacts(facts: ResourceFacts): boolean {
     facts.kind.state === 'served' &&
     facts.schema !== undefined &&
     (facts.live.state === 'exists' || facts.live.state === 'absent') &&
-    facts.namespace?.state !== 'unknown'
+    facts.namespace?.state !== 'unknown' &&
+    (facts.permission?.answers.every((a) => a.state !== 'pending') ?? true)
   );
 }
 
@@ -119,6 +124,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   // A schema whose fetch failed arrives later (the connection retries it with backoff).
   const schemaSubscription = connection.onSchemaChange(notify);
   const namespaceSubscription = connection.namespaces.onChange(notify);
+  const permissionSubscription = connection.permissions.onChange(notify);
   // The policy of an Argo CD Application or Flux Kustomization that applies an object, when its read lands.
   const policySubscription = connection.gitopsPolicies.onChange(notify);
 
@@ -185,6 +191,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     live: LiveObjectState,
     versions: ManagerVersions | undefined,
     namespace: NamespaceFacts | undefined,
+    permission: PermissionFacts | undefined,
   ): ResourceFacts {
     const resource = connection.cachedResource(ref.apiVersion, ref.kind);
     let kind: KindFacts;
@@ -199,6 +206,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
       kind,
       live: liveFacts(live),
       ...(namespace ? { namespace } : {}),
+      ...(permission ? { permission } : {}),
       schema: doc ? schemaFromDocument(doc, versions?.documents) : undefined,
       ...(versions?.versions ? { versions: versions.versions } : {}),
       ...rulesOf(doc, ref.apiVersion, ref.kind),
@@ -291,15 +299,16 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     // Managers recorded at other versions are compared in their own (versions.ts), as the server
     // does: the documents of those versions join the schema, and the kind's versions come along.
     // A version whose document cannot be read leaves its managers uncompared, which the analysis says.
-    const versions =
+    // Beside them, asked at once: a new object's namespace must exist (namespaces.ts: the server
+    // answers 404 otherwise), whether the user may send the apply's requests (permissions.ts), and
+    // who applies the object (gitops.ts).
+    const [versions, namespaceFacts, permission, appliers] = await Promise.all([
       live.state === 'exists'
-        ? await loadManagerVersions(connection, target, served, live.object, async (v) => {
+        ? loadManagerVersions(connection, target, served, live.object, async (v) => {
             const doc = await connection.openApiDocument(v);
             return doc.ok ? doc.value : undefined;
           })
-        : undefined;
-    // A new object's namespace must exist (namespaces.ts): the server answers 404 otherwise.
-    const [namespaceFacts, appliers] = await Promise.all([
+        : undefined,
       loadNamespaceFacts(
         connection,
         {
@@ -310,6 +319,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
         },
         live,
       ),
+      loadPermissionFacts(connection, served, namespace, target.name, live),
       loadAppliers(live, (sighting) => connection.gitopsPolicies.get(sighting)),
     ]);
     const autoscalers =
@@ -322,6 +332,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
         kind: { state: 'served', group: served.group, resource: served.resource, namespaced: served.namespaced },
         live: liveFacts(live),
         ...(namespaceFacts ? { namespace: namespaceFacts } : {}),
+        ...(permission ? { permission } : {}),
         schema: schema.ok ? schemaFromDocument(schema.value, versions?.documents) : undefined,
         ...(versions?.versions ? { versions: versions.versions } : {}),
         ...rulesOf(schema.ok ? schema.value : undefined, target.apiVersion, target.kind),
@@ -352,7 +363,13 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   return {
     peek(ref) {
       const live = connection.peekObject(ref);
-      const result = facts(ref, live, peekVersions(ref, live), peekNamespaceFacts(connection, ref, live));
+      const result = facts(
+        ref,
+        live,
+        peekVersions(ref, live),
+        peekNamespaceFacts(connection, ref, live),
+        peekPermissionFacts(connection, ref, live),
+      );
       if (result.kind.state === 'served' && !result.schema) void loadSchema(ref.apiVersion);
       else if (result.kind.state === 'pending') schemaOnceServed(ref.apiVersion, ref.kind);
       return result;
@@ -401,6 +418,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
       objectSubscription.dispose();
       schemaSubscription.dispose();
       namespaceSubscription.dispose();
+      permissionSubscription.dispose();
       policySubscription.dispose();
       listeners.clear();
     },
@@ -514,4 +532,81 @@ async function loadNamespaceFacts(
 ): Promise<NamespaceFacts | undefined> {
   const name = namespaceToAsk(connection, ref, live);
   return name === undefined ? undefined : factsOf(name, await connection.namespaces.get(name));
+}
+
+/**
+ * The reviews an object needs: every request any mode sends of it (core/findings/permission.ts),
+ * in its namespace, by its name where the request names it. None until its existence is known.
+ */
+function permissionQuestionsOf(
+  served: Pick<ApiResourceInfo, 'group' | 'resource' | 'namespaced'>,
+  namespace: string,
+  name: string | undefined,
+  live: LiveObjectState,
+): { namespace: string; questions: { question: AccessQuestion; named: boolean }[] } | undefined {
+  if (live.state !== 'exists' && live.state !== 'absent') return undefined;
+  const where = served.namespaced ? namespace : '';
+  return {
+    namespace: where,
+    questions: permissionQuestions(live.state === 'exists').map((r) => ({
+      named: r.named,
+      question: {
+        verb: r.verb,
+        group: served.group,
+        resource: served.resource,
+        namespace: where,
+        ...(r.named && name !== undefined ? { name } : {}),
+      },
+    })),
+  };
+}
+
+function permissionFactsOf(
+  namespace: string,
+  questions: readonly { question: AccessQuestion; named: boolean }[],
+  states: readonly AccessState[],
+  user: UserState,
+): PermissionFacts {
+  const answers = questions.map(({ question, named }, i): PermissionAnswer => {
+    const state = states[i]!;
+    return {
+      verb: question.verb,
+      named,
+      state: state.state,
+      ...(state.state === 'denied' && state.reason ? { reason: state.reason } : {}),
+      ...(state.state === 'unknown' ? { reason: state.problem.message } : {}),
+    };
+  });
+  return { ...(user.state === 'known' ? { user: user.name } : {}), namespace, answers };
+}
+
+/** What the analysis needs to know of the user's permissions, from the cache (never waits). */
+function peekPermissionFacts(
+  connection: ClusterConnection,
+  ref: NamedObjectTarget,
+  live: LiveObjectState,
+): PermissionFacts | undefined {
+  const resolved = connection.resolveRef(ref);
+  if (!resolved) return undefined;
+  const asked = permissionQuestionsOf(resolved.resource, resolved.namespace ?? '', ref.name, live);
+  if (!asked) return undefined;
+  const states = asked.questions.map((q) => connection.permissions.peek(q.question));
+  return permissionFactsOf(asked.namespace, asked.questions, states, connection.permissions.peekUser());
+}
+
+/** The same, once every review has an answer (the command line, a dry run's facts). */
+async function loadPermissionFacts(
+  connection: ClusterConnection,
+  served: ApiResourceInfo,
+  namespace: string,
+  name: string | undefined,
+  live: LiveObjectState,
+): Promise<PermissionFacts | undefined> {
+  const asked = permissionQuestionsOf(served, namespace, name, live);
+  if (!asked) return undefined;
+  const [states, user] = await Promise.all([
+    Promise.all(asked.questions.map((q) => connection.permissions.get(q.question))),
+    connection.permissions.getUser(),
+  ]);
+  return permissionFactsOf(asked.namespace, asked.questions, states, user);
 }

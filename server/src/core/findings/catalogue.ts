@@ -24,6 +24,7 @@ export const docsLinks = {
   namespaces: 'https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/',
   validationRules:
     'https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#validation-rules',
+  authorization: 'https://kubernetes.io/docs/reference/access-authn-authz/authorization/#checking-api-access',
   transitionRules:
     'https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#transition-rules',
   // The object the request would store: the merge, and Pod Security admission.
@@ -180,6 +181,21 @@ export const findingCatalogue = {
     description:
       "The object's namespace does not exist in the cluster yet, but a Namespace object among the files checked with it creates it: the Namespace has to be sent before the object, as kubectl sends objects in the order given and an object sent before its Namespace fails.",
     docs: docsLinks.namespaces,
+    quiet: true,
+  },
+  forbidden: {
+    severity: 'error',
+    title: 'The user may not send the request',
+    description:
+      "The cluster's authorization (RBAC) refuses a request the apply sends as the current user — the PATCH of a server-side apply (and the create it makes of a missing object), a client-side apply's GET and PATCH or POST, a create's POST — in that namespace, for that kind, or for that object's name: the server answers 403 Forbidden before it looks at anything else of the object, and a dry run is refused the same way. Asked with SelfSubjectAccessReview, which changes nothing.",
+    docs: docsLinks.authorization,
+  },
+  'permission-unknown': {
+    severity: 'information',
+    title: 'Whether the user may send the request is unknown',
+    description:
+      "The cluster did not answer whether the current user may send the apply's requests (its SelfSubjectAccessReview failed or was refused): the rest of the object is judged, and the apply may still be refused with 403 Forbidden.",
+    docs: docsLinks.authorization,
     quiet: true,
   },
   'validation-rule-fails': {

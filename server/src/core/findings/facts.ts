@@ -48,10 +48,41 @@ export interface NamespaceFacts {
   readonly labels?: Readonly<Record<string, string>>;
 }
 
+/** A verb of the requests an apply sends, as RBAC names it. */
+export type PermissionVerb = 'get' | 'patch' | 'create';
+
+/**
+ * Whether the current user may send one request, as the cluster's SelfSubjectAccessReview answered
+ * it. `named`: the request names the object (in its URL, or, for a server-side apply that creates
+ * the object, in the create it is authorized as), so a Role's resourceNames can allow it; a create
+ * POSTed to the collection names none. `pending`: not answered yet; `unknown`: the review itself
+ * failed or was refused (`reason` says why); `denied`: `reason` is the authorizer's, when it gave one.
+ */
+export interface PermissionAnswer {
+  readonly verb: PermissionVerb;
+  readonly named: boolean;
+  readonly state: 'allowed' | 'denied' | 'pending' | 'unknown';
+  readonly reason?: string;
+}
+
+/**
+ * What the cluster says the current user may do with the object. Absent when nobody asked (a
+ * snapshot, which holds no user; an object whose kind or existence is not known).
+ */
+export interface PermissionFacts {
+  /** The name the cluster knows the credential by (SelfSubjectReview), when it said. */
+  readonly user?: string;
+  /** The namespace the requests go to ('' for a cluster-scoped kind), as the reviews asked. */
+  readonly namespace: string;
+  readonly answers: readonly PermissionAnswer[];
+}
+
 export interface ResourceFacts {
   readonly kind: KindFacts;
   readonly live: LiveFacts;
   readonly namespace?: NamespaceFacts;
+  /** Whether the current user may send the apply's requests. */
+  readonly permission?: PermissionFacts;
   /**
    * The schema of the manifest's group-version (with the group-versions the live object's
    * managers were recorded at, when the cluster serves them); undefined while it is not known.

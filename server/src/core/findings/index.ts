@@ -3,7 +3,19 @@
 // rules, their helpers and the files they live in can change without touching an importer.
 
 // The contracts: what the analysis is given, and the finding it returns.
-export type { AnalysisSettings, ApplierFacts, KindFacts, LiveFacts, NamespaceFacts, ResourceFacts } from './facts';
+export type {
+  AnalysisSettings,
+  ApplierFacts,
+  KindFacts,
+  LiveFacts,
+  NamespaceFacts,
+  PermissionAnswer,
+  PermissionFacts,
+  PermissionVerb,
+  ResourceFacts,
+} from './facts';
+// Which requests an apply sends, for the cluster layer to ask about.
+export { permissionQuestions, type PermissionRequest } from './permission';
 export { objectIdentity, problemFindings, type Finding, type ObjectIdentity, type SeverityOverrides } from './finding';
 // The rule catalogue: every code, its severity, title and link.
 export {

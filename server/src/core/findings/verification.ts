@@ -39,6 +39,7 @@ export interface Verification {
 
 /** The 409s and refusals the prediction can name, by the finding code that names them. */
 const refusalCodes = new Set([
+  'forbidden',
   'field-conflict',
   'already-exists',
   'stale-resource-version',
@@ -77,6 +78,14 @@ export function compareWithServer<P extends { kind: string; message: string; rea
   });
 
   if (outcome.outcome === 'rejected') {
+    // The user may not send the request: the answer the prediction gave, when it gave it in the
+    // server's words. A 403 the prediction did not give says nothing of the manifest.
+    const refusal = outcome.problem.kind === 'forbidden' ? outcome.problem.message : undefined;
+    if (
+      refusal &&
+      predicted.some((f) => f.code === 'forbidden' && f.serverMessage && refusal.includes(f.serverMessage))
+    )
+      return done(refusal);
     // Pod Security admission refuses a Pod with a 403 too: an answer about the manifest, not a permission the user lacks.
     const podSecurity =
       outcome.problem.kind === 'forbidden' && / is forbidden: violates PodSecurity "/.test(outcome.problem.message);
