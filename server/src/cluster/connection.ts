@@ -15,6 +15,7 @@ import { ClusterTransport } from './http';
 import { loadKubeconfig, selectLoadedContext, type SelectedContext } from './kubeconfig';
 import { DEFAULT_LIVE_OBJECT_OPTIONS, LiveObjects, readsMetadataOnly, type LiveObjectOptions } from './live-objects';
 import { Namespaces, unknownNamespaces, type NamespaceLookup } from './namespaces';
+import { AdmissionReads, type AdmissionLookup } from './admission-reads';
 import { SecretFields } from './secret-fields';
 import { DEFAULT_OPENAPI_RETRY, OpenApi, type OpenApiRetry } from './openapi';
 import { redactProblem, rememberSecrets } from './redact';
@@ -105,6 +106,8 @@ export interface ClusterConnection {
   helmSightings(kinds: readonly { apiVersion: string; kind: string }[]): Promise<ClusterResult<HelmReleaseSightings>>;
   /** Whether namespaces exist (namespaces.ts), cached and re-read like the live objects. */
   readonly namespaces: NamespaceLookup;
+  /** The admission webhooks and a namespace's LimitRanges and ResourceQuotas (admission-reads.ts); absent where nothing can be read. */
+  readonly admission?: AdmissionLookup;
 
   /** Server-side dry-run apply (PATCH, dryRun=All, force=false). */
   dryRunApply(manifest: DryRunManifest, options: DryRunRequestOptions): Promise<DryRunOutcome>;
@@ -181,6 +184,7 @@ function connectedConnection(
   });
   const verifier = new Verifier(transport, discovery);
   const namespaces = new Namespaces(transport, { ...DEFAULT_LIVE_OBJECT_OPTIONS, ...options.liveObjects });
+  const admission = new AdmissionReads(transport);
   // A Secret's type and immutable, which its metadata-only read lacks (secret-fields.ts), join the live object.
   const secretFields = new SecretFields(transport);
   // The kind of an existing object that is read as metadata only (a Secret): its fields come from secretFields.
@@ -270,6 +274,7 @@ function connectedConnection(
     listObjects: (apiVersion, kind, namespace) => liveObjects.list(apiVersion, kind, namespace),
     helmSightings: (kinds) => readHelmSightings(transport, discovery, kinds),
     namespaces,
+    admission,
     dryRunApply: (manifest, opts) => verifier.dryRunApply(manifest, { ...opts, defaultNamespace }),
     dryRunCreate: (manifest, opts) => verifier.dryRunCreate(manifest, { ...opts, defaultNamespace }),
     dryRunPatch: (manifest, opts) => verifier.dryRunPatch(manifest, { ...opts, defaultNamespace }),
@@ -278,6 +283,7 @@ function connectedConnection(
       void openApi.refresh();
       liveObjects.refresh();
       namespaces.refresh();
+      admission.refresh();
       secretFields.refresh();
     },
     requestsSent: () => transport.requestsSent,
@@ -288,6 +294,7 @@ function connectedConnection(
       if (probeTimer) clearTimeout(probeTimer);
       liveObjects.dispose();
       namespaces.dispose();
+      admission.dispose();
       secretFields.dispose();
       openApi.dispose();
       transport.dispose();

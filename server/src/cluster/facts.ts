@@ -108,6 +108,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   // A schema whose fetch failed arrives later (the connection retries it with backoff).
   const schemaSubscription = connection.onSchemaChange(notify);
   const namespaceSubscription = connection.namespaces.onChange(notify);
+  const admissionSubscription = connection.admission?.onChange(notify);
 
   // With the documents of the versions other managers wrote at (versions.ts), keyed by their URLs' documents.
   const combined = new WeakMap<JsonObject, { others: readonly JsonObject[]; schema: SchemaModel }>();
@@ -257,22 +258,23 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
           })
         : undefined;
     // A new object's namespace must exist (namespaces.ts): the server answers 404 otherwise.
-    const namespaceFacts = await loadNamespaceFacts(
-      connection,
-      {
-        apiVersion: target.apiVersion,
-        kind: target.kind,
-        name: target.name ?? '',
-        ...(target.namespace ? { namespace: target.namespace } : {}),
-      },
-      live,
-    );
+    const named = {
+      apiVersion: target.apiVersion,
+      kind: target.kind,
+      name: target.name ?? '',
+      ...(target.namespace ? { namespace: target.namespace } : {}),
+    };
+    // The webhooks first: whether one selects by namespace decides whether the namespace is read.
+    await connection.admission?.webhooks();
+    const namespaceFacts = await loadNamespaceFacts(connection, named, live);
+    const admissionFacts = await loadAdmissionFacts(connection, named, live);
     return {
       ok: true,
       facts: {
         kind: { state: 'served', group: served.group, resource: served.resource, namespaced: served.namespaced },
         live: liveFacts(live),
         ...(namespaceFacts ? { namespace: namespaceFacts } : {}),
+        ...admissionFacts,
         schema: schema.ok ? schemaFromDocument(schema.value, versions?.documents) : undefined,
         ...(versions?.versions ? { versions: versions.versions } : {}),
         ...rulesOf(schema.ok ? schema.value : undefined, target.apiVersion, target.kind),
@@ -301,7 +303,10 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   return {
     peek(ref) {
       const live = connection.peekObject(ref);
-      const result = facts(ref, live, peekVersions(ref, live), peekNamespaceFacts(connection, ref, live));
+      const result = withAdmission(
+        facts(ref, live, peekVersions(ref, live), peekNamespaceFacts(connection, ref, live)),
+        peekAdmissionFacts(connection, ref, live),
+      );
       if (result.kind.state === 'served' && !result.schema) void loadSchema(ref.apiVersion);
       else if (result.kind.state === 'pending') schemaOnceServed(ref.apiVersion, ref.kind);
       return result;
@@ -350,6 +355,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
       objectSubscription.dispose();
       schemaSubscription.dispose();
       namespaceSubscription.dispose();
+      admissionSubscription?.dispose();
       listeners.clear();
     },
   };
@@ -381,7 +387,11 @@ function namespaceToAsk(
   ref: NamedObjectTarget,
   live: LiveObjectState,
 ): string | undefined {
-  if (live.state !== 'absent' && !(live.state === 'exists' && podSpecPath(ref.apiVersion, ref.kind))) return undefined;
+  const webhooks = connection.admission?.peekWebhooks();
+  // A webhook's namespaceSelector reads the labels of the namespace of any object the webhooks may judge.
+  const selects = webhooks?.state === 'known' && webhooks.webhooks.some((w) => w.spec.namespaceSelector !== undefined);
+  if (live.state !== 'absent' && !(live.state === 'exists' && (selects || podSpecPath(ref.apiVersion, ref.kind))))
+    return undefined;
   const resolved = connection.resolveRef(ref);
   return resolved?.resource.namespaced && resolved.namespace ? resolved.namespace : undefined;
 }
@@ -412,4 +422,51 @@ async function loadNamespaceFacts(
 ): Promise<NamespaceFacts | undefined> {
   const name = namespaceToAsk(connection, ref, live);
   return name === undefined ? undefined : factsOf(name, await connection.namespaces.get(name));
+}
+
+/** The admission facts of a ref: the cluster's webhooks, and the LimitRanges and ResourceQuotas of a pod-creating object's namespace. */
+type AdmissionPart = Pick<ResourceFacts, 'webhooks' | 'namespacePolicies'>;
+
+function withAdmission(facts: ResourceFacts, admission: AdmissionPart): ResourceFacts {
+  return admission.webhooks || admission.namespacePolicies ? { ...facts, ...admission } : facts;
+}
+
+/** The namespace whose LimitRanges and ResourceQuotas judge the Pods a ref creates. */
+function policyNamespace(
+  connection: ClusterConnection,
+  ref: NamedObjectTarget,
+  live: LiveObjectState,
+): string | undefined {
+  if (live.state !== 'absent' && live.state !== 'exists') return undefined;
+  if (!podSpecPath(ref.apiVersion, ref.kind)) return undefined;
+  const resolved = connection.resolveRef(ref);
+  return resolved?.resource.namespaced && resolved.namespace ? resolved.namespace : undefined;
+}
+
+function peekAdmissionFacts(
+  connection: ClusterConnection,
+  ref: NamedObjectTarget,
+  live: LiveObjectState,
+): AdmissionPart {
+  const admission = connection.admission;
+  if (!admission) return {};
+  const webhooks = admission.peekWebhooks();
+  const ns = policyNamespace(connection, ref, live);
+  const policies = ns === undefined ? undefined : admission.peekPolicies(ns);
+  return { ...(webhooks ? { webhooks } : {}), ...(policies ? { namespacePolicies: policies } : {}) };
+}
+
+async function loadAdmissionFacts(
+  connection: ClusterConnection,
+  ref: NamedObjectTarget,
+  live: LiveObjectState,
+): Promise<AdmissionPart> {
+  const admission = connection.admission;
+  if (!admission) return {};
+  const ns = policyNamespace(connection, ref, live);
+  const [webhooks, policies] = await Promise.all([
+    admission.webhooks(),
+    ns === undefined ? Promise.resolve(undefined) : admission.policies(ns),
+  ]);
+  return { webhooks, ...(policies ? { namespacePolicies: policies } : {}) };
 }
