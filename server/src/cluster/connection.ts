@@ -292,9 +292,9 @@ function connectedConnection(
     dispose: () => {
       disposed = true;
       if (probeTimer) clearTimeout(probeTimer);
+      admission.dispose();
       liveObjects.dispose();
       namespaces.dispose();
-      admission.dispose();
       secretFields.dispose();
       openApi.dispose();
       transport.dispose();

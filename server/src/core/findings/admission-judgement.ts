@@ -15,6 +15,7 @@ import {
   containersWithDefaults,
   limitRangeErrors,
   quotaRefusal,
+  requestAboveLimit,
   type NamespacePolicyFacts,
 } from './quota';
 import { groupOf, podSpecPath } from './stored-object';
@@ -189,7 +190,8 @@ export function quotaFindings(j: AdmissionJudgement): Finding[] {
   const { count, how } = podsCreated(j, j.stored);
   if (count === 0) return [];
   const containers = containersWithDefaults(spec, limitRanges);
-  if (!containers) return [];
+  // A default that puts a request above its limit makes the Pod invalid (422), answered before these checks.
+  if (!containers || containers.some(requestAboveLimit)) return [];
   const isPod = groupOf(j.apiVersion) === '' && j.kind === 'Pod';
   const podName = isPod ? JSON.stringify(j.object.name) : undefined;
   const ns = JSON.stringify(j.namespaceName);
@@ -216,8 +218,7 @@ export function quotaFindings(j: AdmissionJudgement): Finding[] {
   if (!refused) return [];
   const { refusal, pod } = refused;
   const serverMessage = podName ? `pods ${podName} is forbidden: ${refusal.message}` : refusal.message;
-  const which =
-    refusal.kind === 'exceeded' && count > 1 ? `Pod ${pod} of ${how}` : isPod ? 'this Pod' : `the Pods (${how})`;
+  const which = refusal.kind === 'exceeded' && count > 1 ? `Pod ${pod} of ${how}` : isPod ? 'this Pod' : 'every Pod';
   return [
     {
       code: 'quota-exceeded',

@@ -110,6 +110,15 @@ export function containersWithDefaults(
   return [...out.filter((c) => !c.init), ...out.filter((c) => c.init)];
 }
 
+/** A request above its limit once the defaults are in: the server's validation refuses the Pod (422) first. */
+export function requestAboveLimit(c: ContainerResources): boolean {
+  for (const [k, req] of c.requests) {
+    const lim = c.limits.get(k);
+    if (lim && compareQuantities(req, lim) > 0) return true;
+  }
+  return false;
+}
+
 function itemsOf(lr: JsonObject): JsonObject[] {
   const spec = isJsonObject(lr.spec) ? lr.spec : {};
   return Array.isArray(spec.limits) ? spec.limits.filter(isJsonObject) : [];

@@ -154,7 +154,7 @@ function scopeMatches(scope: JsonValue | undefined, r: AdmissionRequest): boolea
   return false;
 }
 
-/** `*` and `*` + `/*` (all), `pods` and `pods/*`, `*` + `/status`: the request is for the main resource, without a subresource. */
+// rules.go resource(): the request is for the main resource (no subresource), which `pods`, `*`, `pods/*` and `*/*` match; `pods/status` does not.
 function resourceMatches(pattern: string, resource: string): boolean {
   const [res, sub] = pattern.split('/', 2) as [string, string | undefined];
   if (res !== '*' && res !== resource) return false;
