@@ -475,4 +475,12 @@ export const mutations = [
     to: 'for (const c of containers) addTo(sum, c[which]);',
     tests: ['test/unit/core/findings/quota.test.ts', 'test/differential/admission.test.ts'],
   },
+  {
+    id: 'webhooks-listed-every-time',
+    rule: 'the admission webhooks are listed once per session, not for every object',
+    file: cluster('admission-reads.ts'),
+    from: '    if (this.webhookState) return Promise.resolve(this.webhookState);',
+    to: '',
+    tests: ['test/unit/cluster/admission-reads.test.ts'],
+  },
 ];
