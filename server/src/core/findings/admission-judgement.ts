@@ -18,7 +18,7 @@ import {
   requestAboveLimit,
   type NamespacePolicyFacts,
 } from './quota';
-import { groupOf, podSpecPath } from './stored-object';
+import { groupOf, podSpecPath, storedObjectViolations } from './stored-object';
 import { labelsOf, matchingWebhooks, refusesDryRun, type WebhookFacts, type WebhookMatch } from './webhooks';
 
 /** What the admission findings read of one judgement (analysis.ts hands it in). */
@@ -193,6 +193,11 @@ export function quotaFindings(j: AdmissionJudgement): Finding[] {
   // A default that puts a request above its limit makes the Pod invalid (422), answered before these checks.
   if (!containers || containers.some(requestAboveLimit)) return [];
   const isPod = groupOf(j.apiVersion) === '' && j.kind === 'Pod';
+  // The server's validation (422, stored-judgement.ts) answers before the admission plugins.
+  const after =
+    storedObjectViolations(j.apiVersion, j.kind, j.stored).length > 0
+      ? ' The server refuses the object as invalid (422) first; this one comes only after that is fixed.'
+      : j.afterRefusals;
   const podName = isPod ? JSON.stringify(j.object.name) : undefined;
   const ns = JSON.stringify(j.namespaceName);
   const at = j.kindRange();
@@ -205,8 +210,8 @@ export function quotaFindings(j: AdmissionJudgement): Finding[] {
         code: isPod ? 'limit-range-forbidden' : 'limit-range-pods-refused',
         severity: defaultSeverity(isPod ? 'limit-range-forbidden' : 'limit-range-pods-refused'),
         message: isPod
-          ? `A LimitRange of namespace ${ns} refuses this Pod (403 Forbidden, after its defaults are filled in): ${serverMessage}.${j.afterRefusals}`
-          : `A LimitRange of namespace ${ns} refuses every Pod this ${j.kind} creates (after its defaults are filled in): the ${j.kind} is accepted, its controller's Pods are not: ${said}.${j.afterRefusals}`,
+          ? `A LimitRange of namespace ${ns} refuses this Pod (403 Forbidden, after its defaults are filled in): ${serverMessage}.${after}`
+          : `A LimitRange of namespace ${ns} refuses every Pod this ${j.kind} creates (after its defaults are filled in): the ${j.kind} is accepted, its controller's Pods are not: ${said}.${after}`,
         range: at,
         object: j.object,
         serverMessage,
@@ -223,7 +228,7 @@ export function quotaFindings(j: AdmissionJudgement): Finding[] {
     {
       code: 'quota-exceeded',
       severity: defaultSeverity('quota-exceeded'),
-      message: `ResourceQuota ${JSON.stringify(refusal.quota)} of namespace ${ns} refuses ${which}${isPod ? '' : ` this ${j.kind} creates`}, as its status read now (usage moves): ${serverMessage}.${j.afterRefusals}`,
+      message: `ResourceQuota ${JSON.stringify(refusal.quota)} of namespace ${ns} refuses ${which}${isPod ? '' : ` this ${j.kind} creates`}, as its status read now (usage moves): ${serverMessage}.${after}`,
       range: at,
       object: j.object,
       serverMessage,

@@ -141,3 +141,26 @@ describe('LimitRange and ResourceQuota', () => {
     );
   });
 });
+
+describe('the order of the answers', () => {
+  test('an object the server refuses as invalid (422) is answered before the admission plugins', () => {
+    const text = `apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  namespace: team-a\nspec:\n  containers:\n  - name: web\n    image: nginx\n    resources: {limits: {cpu: "1"}}\n  - name: web\n    image: nginx\n`;
+    const found = analyzeResource(
+      parseManifestText(text).resources[0]!,
+      {
+        kind: { state: 'served', group: '', resource: 'pods', namespaced: true },
+        live: { state: 'absent' },
+        schema: undefined,
+        namespacePolicies: {
+          state: 'known',
+          limitRanges: [{ spec: { limits: [{ type: 'Container', max: { cpu: '500m' }, default: { cpu: '500m' } }] } }],
+          quotas: [],
+        },
+      },
+      { fieldManager: 'kubectl', applyMode: 'serverSide' },
+    );
+    assert.ok(found.some((f) => f.code === 'invalid-merged-object'));
+    const limit = found.find((f) => f.code === 'limit-range-forbidden');
+    assert.match(limit!.message, /refuses the object as invalid \(422\) first/);
+  });
+});
