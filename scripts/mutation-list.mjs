@@ -406,8 +406,8 @@ export const mutations = [
     id: 'verify-pod-security-as-permission',
     rule: "Pod Security's 403 is the server's answer about the Pod, not a missing permission",
     file: core('findings/verification.ts'),
-    from: 'if (noAnswer.has(outcome.problem.kind) && !podSecurity) return',
-    to: 'if (noAnswer.has(outcome.problem.kind)) return',
+    from: 'if (noAnswer.has(outcome.problem.kind) && !podSecurity && !admission) return',
+    to: 'if (noAnswer.has(outcome.problem.kind) && !admission) return',
     tests: ['test/unit/core/findings/stored-judgement.test.ts'],
   },
   {
@@ -482,5 +482,13 @@ export const mutations = [
     from: '    if (this.webhookState) return Promise.resolve(this.webhookState);',
     to: '',
     tests: ['test/unit/cluster/admission-reads.test.ts'],
+  },
+  {
+    id: 'verify-admission-as-permission',
+    rule: "a LimitRange's or a webhook's refusal of a dry run is an answer about the manifest, not a permission the user lacks",
+    file: core('findings/verification.ts'),
+    from: 'const admission = admissionAnswer.test(outcome.problem.message);',
+    to: 'const admission = false;',
+    tests: ['test/unit/core/findings/admission-judgement.test.ts'],
   },
 ];

@@ -8,6 +8,7 @@ import { webhookFindings, type AdmissionJudgement } from '../../../../server/src
 import type { WebhookFacts } from '../../../../server/src/core/findings/webhooks';
 import type { JsonObject } from '../../../../server/src/core/json';
 import { parseManifestText } from '../../../../server/src/core/manifest/manifest';
+import { compareWithServer } from '../../../../server/src/core/findings/verification';
 
 const webhooks = (operations: string[], sideEffects = 'None'): WebhookFacts => ({
   state: 'known',
@@ -162,5 +163,64 @@ describe('the order of the answers', () => {
     assert.ok(found.some((f) => f.code === 'invalid-merged-object'));
     const limit = found.find((f) => f.code === 'limit-range-forbidden');
     assert.match(limit!.message, /refuses the object as invalid \(422\) first/);
+  });
+});
+
+describe('the dry run beside the prediction', () => {
+  const podText =
+    'apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  namespace: team-a\nspec:\n  containers:\n  - name: web\n    image: nginx\n    resources: {limits: {cpu: "1"}}\n';
+  const podFacts = (p?: ResourceFacts['namespacePolicies'], w?: WebhookFacts): ResourceFacts => ({
+    kind: { state: 'served', group: '', resource: 'pods', namespaced: true },
+    live: { state: 'absent' },
+    schema: undefined,
+    ...(p ? { namespacePolicies: p } : {}),
+    ...(w ? { webhooks: w } : {}),
+  });
+  const rejected = (message: string) =>
+    ({ outcome: 'rejected', problem: { kind: 'forbidden', reason: 'Forbidden', message }, causes: [] }) as const;
+  test("a LimitRange's 403 is an answer about the Pod, foreseen by its finding", () => {
+    const resource = parseManifestText(podText).resources[0]!;
+    const found = judge(
+      podText,
+      podFacts({
+        state: 'known',
+        limitRanges: [{ spec: { limits: [{ type: 'Container', max: { cpu: '500m' }, default: { cpu: '500m' } }] } }],
+        quotas: [],
+      }),
+    );
+    const verdict = compareWithServer(
+      resource,
+      found,
+      rejected(found.find((f) => f.serverMessage)!.serverMessage!),
+      undefined,
+    );
+    assert.ok(verdict.ok && verdict.verification.agrees, JSON.stringify(verdict));
+    const unforeseen = compareWithServer(
+      resource,
+      [],
+      rejected('pods "web" is forbidden: exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1'),
+      undefined,
+    );
+    assert.ok(unforeseen.ok && !unforeseen.verification.agrees);
+  });
+  test("a named webhook's denial is foreseen; a 403 of RBAC is no answer", () => {
+    const resource = parseManifestText(podText).resources[0]!;
+    const found = judge(podText, podFacts(undefined, webhooks(['CREATE'])));
+    const denial = compareWithServer(
+      resource,
+      found,
+      rejected('admission webhook "check.example.com" denied the request: no'),
+      undefined,
+    );
+    assert.ok(denial.ok && denial.verification.agrees, JSON.stringify(denial));
+    const rbac = compareWithServer(
+      resource,
+      found,
+      rejected(
+        'pods "web" is forbidden: User "dev" cannot patch resource "pods" in API group "" in the namespace "team-a"',
+      ),
+      undefined,
+    );
+    assert.equal(rbac.ok, false);
   });
 });
