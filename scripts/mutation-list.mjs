@@ -406,8 +406,8 @@ export const mutations = [
     id: 'verify-pod-security-as-permission',
     rule: "Pod Security's 403 is the server's answer about the Pod, not a missing permission",
     file: core('findings/verification.ts'),
-    from: 'if (noAnswer.has(outcome.problem.kind) && !podSecurity && !admission) return',
-    to: 'if (noAnswer.has(outcome.problem.kind) && !admission) return',
+    from: 'if (noAnswer.has(outcome.problem.kind) && !podSecurity && !admission)',
+    to: 'if (noAnswer.has(outcome.problem.kind) && !admission)',
     tests: ['test/unit/core/findings/stored-judgement.test.ts'],
   },
   {
