@@ -491,4 +491,12 @@ export const mutations = [
     to: 'const admission = false;',
     tests: ['test/unit/core/findings/admission-judgement.test.ts'],
   },
+  {
+    id: 'limit-not-its-request',
+    rule: "a container's limit without its request is the request too (the API's defaulting), before LimitRange's defaults",
+    file: core('findings/quota.ts'),
+    from: '      for (const [k, v] of limits) if (!requests.has(k)) requests.set(k, v);',
+    to: '',
+    tests: ['test/unit/core/findings/quota.test.ts', 'test/differential/admission.test.ts'],
+  },
 ];

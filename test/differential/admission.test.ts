@@ -24,7 +24,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parse as parseYaml } from 'yaml';
-import { createClusterConnection, createFactsSource } from '../../server/src/cluster';
+import {
+  createClusterConnection,
+  createFactsSource,
+  verifyResource,
+  type VerifyAnswer,
+} from '../../server/src/cluster';
 import { analyzeResource, namedWebhook, type Finding } from '../../server/src/core/findings';
 import { parseManifestText } from '../../server/src/core/manifest/manifest';
 import { requireCluster } from '../support/env';
@@ -248,6 +253,7 @@ async function runWebhookScenario(scenario: WebhookScenario, prefix: string): Pr
     );
     const facts = createFactsSource(connection);
     let findings: Finding[];
+    let verified: VerifyAnswer;
     try {
       const known = await facts.load({
         apiVersion: resource.apiVersion,
@@ -257,6 +263,11 @@ async function runWebhookScenario(scenario: WebhookScenario, prefix: string): Pr
       });
       assert.equal(known.webhooks?.state, 'known', `the webhooks' facts: ${JSON.stringify(known.webhooks)}`);
       findings = analyzeResource(resource, known, { fieldManager: 'kubectl', applyMode: mode });
+      // The product's own confirmation (check --verify) beside its findings; its webhook calls come before the count below.
+      verified = await verifyResource(connection, resource, findings, known, {
+        fieldManager: 'kubectl',
+        applyMode: mode,
+      });
     } finally {
       facts.dispose();
       connection.dispose();
@@ -317,6 +328,10 @@ async function runWebhookScenario(scenario: WebhookScenario, prefix: string): Pr
         `the server's words: ${message}`,
       );
     } else assert.ok(answer.status < 300, `the server refused: ${report}`);
+    assert.ok(
+      verified.ok && verified.verification?.agrees !== false,
+      `the product's dry run: ${JSON.stringify(verified)}`,
+    );
   } finally {
     for (const c of configs) await request(admin, 'DELETE', c.path);
   }
@@ -388,6 +403,7 @@ async function runQuotaScenario(scenario: QuotaScenario, prefix: string): Promis
   );
   const facts = createFactsSource(connection);
   let findings: Finding[];
+  let verified: VerifyAnswer;
   try {
     const known = await facts.load({
       apiVersion: resource.apiVersion,
@@ -401,6 +417,10 @@ async function runQuotaScenario(scenario: QuotaScenario, prefix: string): Promis
       `the namespace's policies: ${JSON.stringify(known.namespacePolicies)}`,
     );
     findings = analyzeResource(resource, known, { fieldManager: 'kubectl', applyMode: 'serverSide' });
+    verified = await verifyResource(connection, resource, findings, known, {
+      fieldManager: 'kubectl',
+      applyMode: 'serverSide',
+    });
   } finally {
     facts.dispose();
     connection.dispose();
@@ -409,6 +429,11 @@ async function runQuotaScenario(scenario: QuotaScenario, prefix: string): Promis
   const report = [scenario.name, ...said.map((f) => `  product ${f.code}: ${f.message}`)].join('\n');
   if (process.env.KCH_DIFF_VERBOSE) console.log(report);
   assert.ok(said.length <= 1, `one answer at most\n${report}`);
+  // The product's own confirmation agrees with its findings (a workload's Pods are no answer of its dry run).
+  assert.ok(
+    verified.ok && verified.verification?.agrees !== false,
+    `the product's dry run: ${JSON.stringify(verified)}`,
+  );
   const finding = said[0];
 
   // (b) The server.
@@ -423,7 +448,13 @@ async function runQuotaScenario(scenario: QuotaScenario, prefix: string): Promis
     const kind = answer.status === 403 ? 'forbidden' : answer.status === 422 ? 'invalid' : 'accepted';
     assert.equal(kind, scenario.server, `${answer.status} ${message}\n${report}`);
     if (answer.status === 403) assert.equal(finding?.serverMessage, message, `the 403 word for word\n${report}`);
-    else assert.equal(finding, undefined, `the server accepted: ${answer.status} ${message}\n${report}`);
+    else if (answer.status === 422) {
+      // A LimitRange default that puts a request above its limit: the Pod is invalid, in the server's words.
+      const invalid = findings.filter((f) => f.code === 'invalid-merged-object');
+      assert.ok(invalid.length > 0, `the server's 422: ${message}\n${report}`);
+      for (const f of invalid) assert.ok(message.includes(f.serverMessage!), `${f.serverMessage} in ${message}`);
+      assert.equal(finding, undefined, report);
+    } else assert.equal(finding, undefined, `the server accepted: ${answer.status} ${message}\n${report}`);
     return;
   }
   // A workload: the Pods its controller would create, as the template makes them.
@@ -443,7 +474,7 @@ async function runQuotaScenario(scenario: QuotaScenario, prefix: string): Promis
   });
   const message = (answer.body as { message?: string }).message ?? '';
   assert.equal(
-    answer.status === 403 ? 'forbidden' : 'accepted',
+    answer.status === 403 ? 'forbidden' : answer.status === 422 ? 'invalid' : 'accepted',
     scenario.server,
     `${answer.status} ${message}\n${report}`,
   );
@@ -452,6 +483,11 @@ async function runQuotaScenario(scenario: QuotaScenario, prefix: string): Promis
       `pods "${pod.metadata.name}" is forbidden: ${finding?.serverMessage ?? ''}`,
       message,
       `the refusal word for word\n${report}`,
+    );
+  else if (answer.status === 422)
+    assert.ok(
+      finding?.code === 'limit-range-pods-refused' && message.includes(finding.serverMessage ?? '\u0000'),
+      `the Pod's 422: ${message}\n${report}`,
     );
   else assert.equal(finding, undefined, `the server accepted the Pod: ${answer.status} ${message}\n${report}`);
 }

@@ -14,6 +14,7 @@ import {
   aggregateErrors,
   containersWithDefaults,
   limitRangeErrors,
+  defaultedPodSpec,
   quotaRefusal,
   requestAboveLimit,
   type NamespacePolicyFacts,
@@ -190,9 +191,10 @@ export function quotaFindings(j: AdmissionJudgement): Finding[] {
   const { count, how } = podsCreated(j, j.stored);
   if (count === 0) return [];
   const containers = containersWithDefaults(spec, limitRanges);
-  // A default that puts a request above its limit makes the Pod invalid (422), answered before these checks.
-  if (!containers || containers.some(requestAboveLimit)) return [];
+  if (!containers) return [];
   const isPod = groupOf(j.apiVersion) === '' && j.kind === 'Pod';
+  // A default that puts a request above its limit makes the Pod invalid (422), answered before these checks.
+  if (containers.some(requestAboveLimit)) return defaultedInvalid(j, spec, specAt, limitRanges, isPod);
   // The server's validation (422, stored-judgement.ts) answers before the admission plugins.
   const after =
     storedObjectViolations(j.apiVersion, j.kind, j.stored).length > 0
@@ -235,4 +237,62 @@ export function quotaFindings(j: AdmissionJudgement): Finding[] {
       docs: docsLinks.quota,
     },
   ];
+}
+
+/**
+ * The LimitRange's defaults put a request above its limit: the server's validation refuses the Pod
+ * (422, validateResourceRequirements) after LimitRanger filled them in. A cause the manifest already
+ * has is invalid-merged-object's (stored-judgement.ts); only the ones the defaults make are said here.
+ */
+function defaultedInvalid(
+  j: AdmissionJudgement,
+  spec: JsonObject,
+  specAt: readonly string[],
+  limitRanges: readonly JsonObject[],
+  isPod: boolean,
+): Finding[] {
+  const stored = j.stored!;
+  const place = (obj: JsonObject, s: JsonObject): JsonObject => {
+    const copy: JsonObject = { ...obj };
+    let at: JsonObject = copy;
+    for (const [i, n] of specAt.entries()) {
+      if (i === specAt.length - 1) at[n] = s;
+      else {
+        const next: JsonObject = isJsonObject(at[n]) ? { ...(at[n] as JsonObject) } : {};
+        at[n] = next;
+        at = next;
+      }
+    }
+    return copy;
+  };
+  const before = new Set(
+    storedObjectViolations(j.apiVersion, j.kind, stored).map((v) => `${v.serverField}: ${v.body}`),
+  );
+  const after = storedObjectViolations(j.apiVersion, j.kind, place(stored, defaultedPodSpec(spec, limitRanges)))
+    .map((v) => `${v.serverField}: ${v.body}`)
+    .filter((cause) => !before.has(cause));
+  const ns = JSON.stringify(j.namespaceName);
+  return after.map((cause) =>
+    isPod
+      ? {
+          code: 'invalid-merged-object' as const,
+          severity: defaultSeverity('invalid-merged-object'),
+          message: `A LimitRange of namespace ${ns} fills in a default that puts a request above its limit: the server refuses the Pod (422 Invalid, validateResourceRequirements): ${cause}${j.afterRefusals}`,
+          range: j.kindRange(),
+          object: j.object,
+          serverField: cause.slice(0, cause.indexOf(': ')),
+          serverMessage: cause,
+          docs: docsLinks.quota,
+        }
+      : {
+          code: 'limit-range-pods-refused' as const,
+          severity: defaultSeverity('limit-range-pods-refused'),
+          message: `A LimitRange of namespace ${ns} fills in a default that puts a request above its limit: the ${j.kind} is accepted, every Pod it creates is refused as invalid (422, validateResourceRequirements): ${cause}${j.afterRefusals}`,
+          range: j.kindRange(),
+          object: j.object,
+          // The Pod's own field: its controller makes it from the template.
+          serverMessage: cause.replace(/^(spec\.jobTemplate\.spec\.template|spec\.template|template)\./, ''),
+          docs: docsLinks.quota,
+        },
+  );
 }

@@ -93,6 +93,8 @@ export function containersWithDefaults(
       const requests = resourcesOf(resources.requests);
       const limits = resourcesOf(resources.limits);
       if (!requests || !limits) return undefined;
+      // The API's own defaulting (SetDefaults_Pod) comes first: a limit without its request is the request too.
+      for (const [k, v] of limits) if (!requests.has(k)) requests.set(k, v);
       for (const d of defaults) {
         for (const [k, v] of d.limits) if (!limits.has(k)) limits.set(k, v);
         for (const [k, v] of d.requests) if (!requests.has(k)) requests.set(k, v);
@@ -108,6 +110,42 @@ export function containersWithDefaults(
   }
   // The server's order: containers, then init containers (PodValidateLimitFunc, Constraints).
   return [...out.filter((c) => !c.init), ...out.filter((c) => c.init)];
+}
+
+/**
+ * The pod spec as LimitRanger leaves it (mergeContainerResources): each container's missing
+ * limits and requests filled from the LimitRanges' `default` and `defaultRequest`, values as written there.
+ */
+export function defaultedPodSpec(spec: JsonObject, limitRanges: readonly JsonObject[]): JsonObject {
+  const defaults: { requests: JsonObject; limits: JsonObject }[] = limitRanges.map((lr) => {
+    const requests: JsonObject = {};
+    const limits: JsonObject = {};
+    for (const item of itemsOf(lr)) {
+      if (item.type !== 'Container') continue;
+      if (isJsonObject(item.defaultRequest)) Object.assign(requests, item.defaultRequest);
+      if (isJsonObject(item.default)) Object.assign(limits, item.default);
+    }
+    return { requests, limits };
+  });
+  const fill = (list: JsonValue | undefined): JsonValue | undefined =>
+    Array.isArray(list)
+      ? list.map((c) => {
+          if (!isJsonObject(c)) return c;
+          const resources = isJsonObject(c.resources) ? c.resources : {};
+          const requests: JsonObject = isJsonObject(resources.requests) ? { ...resources.requests } : {};
+          const limits: JsonObject = isJsonObject(resources.limits) ? { ...resources.limits } : {};
+          for (const [k, v] of Object.entries(limits)) if (!Object.hasOwn(requests, k)) requests[k] = v;
+          for (const d of defaults) {
+            for (const [k, v] of Object.entries(d.limits)) if (!Object.hasOwn(limits, k)) limits[k] = v;
+            for (const [k, v] of Object.entries(d.requests)) if (!Object.hasOwn(requests, k)) requests[k] = v;
+          }
+          return { ...c, resources: { ...resources, requests, limits } };
+        })
+      : list;
+  const out: JsonObject = { ...spec };
+  if (spec.containers !== undefined) out.containers = fill(spec.containers)!;
+  if (spec.initContainers !== undefined) out.initContainers = fill(spec.initContainers)!;
+  return out;
 }
 
 /** A request above its limit once the defaults are in: the server's validation refuses the Pod (422) first. */

@@ -224,3 +224,31 @@ describe('the dry run beside the prediction', () => {
     assert.equal(rbac.ok, false);
   });
 });
+
+describe('a LimitRange default that makes the Pod invalid', () => {
+  test("a Pod: the server's 422 in its words, as invalid-merged-object", () => {
+    const text =
+      'apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  namespace: team-a\nspec:\n  containers:\n  - name: web\n    image: nginx\n    resources: {requests: {memory: 300Mi}}\n';
+    const found = analyzeResource(
+      parseManifestText(text).resources[0]!,
+      {
+        kind: { state: 'served', group: '', resource: 'pods', namespaced: true },
+        live: { state: 'absent' },
+        schema: undefined,
+        namespacePolicies: {
+          state: 'known',
+          limitRanges: [{ spec: { limits: [{ type: 'Container', default: { memory: '256Mi' } }] } }],
+          quotas: [],
+        },
+      },
+      { fieldManager: 'kubectl', applyMode: 'serverSide' },
+    );
+    const invalid = found.filter((f) => f.code === 'invalid-merged-object');
+    assert.deepEqual(
+      invalid.map((f) => f.serverMessage),
+      [
+        'spec.containers[0].resources.requests: Invalid value: "300Mi": must be less than or equal to memory limit of 256Mi',
+      ],
+    );
+  });
+});

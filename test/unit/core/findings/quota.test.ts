@@ -64,6 +64,16 @@ describe('LimitRange', () => {
       'maximum cpu usage per Pod is 1.  No limit is specified',
     ]);
   });
+  test("a limit without its request is the request too (the API's defaulting), before the LimitRange's", () => {
+    const d = lr({
+      type: 'Container',
+      max: { cpu: '500m' },
+      default: { cpu: '500m' },
+      defaultRequest: { cpu: '500m' },
+    });
+    const [c] = containersWithDefaults(spec([container('web', undefined, { cpu: '200m' })]), [d])!;
+    assert.equal(c!.requests.get('cpu')?.digits, 2n);
+  });
   test('defaults fill what a container does not say', () => {
     const d = lr({ type: 'Container', default: { cpu: '1' }, defaultRequest: { cpu: '500m' } });
     const [c] = containersWithDefaults(spec([container('web')]), [d])!;
