@@ -165,8 +165,16 @@ async function prepared(t: TestContext): Promise<Corpus | undefined> {
  * command repeats the live check's --kubeconfig and --context.
  */
 function sameOffline(object: unknown): unknown {
-  const o = object as { forcePreview?: { losses: { takesBack?: unknown; note?: unknown }[]; command?: string } };
-  if (!o.forcePreview) return object;
+  // A snapshot saves no Argo CD Application or Flux Kustomization: who applies an object is seen
+  // alike (`appliedBy`, docs/gitops.md), its policy and the sentence naming it are the live check's.
+  const { appliedBy, ...rest } = object as {
+    appliedBy?: { policy?: unknown; text?: unknown }[];
+    forcePreview?: { losses: { takesBack?: unknown; note?: unknown }[]; command?: string };
+  };
+  const o = appliedBy
+    ? { ...rest, appliedBy: appliedBy.map((a) => ({ ...a, policy: undefined, text: undefined })) }
+    : rest;
+  if (!o.forcePreview) return o;
   return {
     ...o,
     forcePreview: {

@@ -161,9 +161,9 @@ describe(
       const first = await pull();
       assert.equal(first.kind, 'full');
       assert.ok(first.resultId, 'a full report names itself');
-      // A space typed after a value: the same findings, in the same places. (A character typed into
-      // the template's label would break the selector: the server's 422, invalid-merged-object.)
-      await server.insert(uri, text.indexOf('replicas: 3') + 'replicas: 3'.length, ' ');
+      // A space typed after a label value (a label changed by one character would now leave the
+      // selector unmatched, which the server refuses): the same findings, in the same places.
+      await server.insert(uri, text.lastIndexOf('app: typed') + 'app: typed'.length, ' ');
       const same = await pull(first.resultId);
       assert.deepEqual(same, { kind: 'unchanged', resultId: first.resultId });
       // A client that holds another report (or none) gets the full one.

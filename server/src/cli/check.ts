@@ -3,6 +3,7 @@
 import * as path from 'node:path';
 import {
   analyzeResource,
+  appliedBy,
   definedKinds,
   fieldStates,
   forcePreview,
@@ -25,7 +26,7 @@ import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget } from '../core/sources/source-map';
 import { renderOverlay, topChart } from '../render/targets';
 import { describeRenderProblem, type RenderResult, type RenderSettings } from '../render/renderer';
-import { liveOf, withReason, type CheckedObject, type CheckReport } from './report';
+import { liveOf, withAppliers, withReason, type CheckedObject, type CheckReport } from './report';
 import { verifyResource, type ClusterConnection, type ClusterProblem, type VerifyAnswer } from '../cluster';
 import { ObjectReads, objectTitle, type FactsReader } from './facts';
 import { classifyInputs, findKustomizations, kustomizeTargets, notCheckedNote } from './classify';
@@ -270,6 +271,7 @@ export async function runCheck(
         ...(options.fieldStates ? fieldsOf(resource, answer.facts) : {}),
         ...withReason(unjudgedOn(resource, answer.facts, together)),
         ...(preview ? { forcePreview: preview } : {}),
+        ...withAppliers(appliedBy(answer.facts)),
       };
       const verified: VerifyAnswer = verifier
         ? await verifyResource(verifier, resource, findings, answer.facts, settings)

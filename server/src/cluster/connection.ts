@@ -10,6 +10,7 @@ import type { HelmReleaseSightings } from '../core/sources/helm-release';
 import { openApiCache } from './api-cache';
 import { readHelmSightings } from './helm-releases';
 import { Discovery } from './discovery';
+import { GitopsPolicies, unknownPolicies, type PolicyLookup } from './gitops';
 import { HealthTracker, needsProbe } from './health';
 import { ClusterTransport } from './http';
 import { loadKubeconfig, selectLoadedContext, type SelectedContext } from './kubeconfig';
@@ -108,6 +109,8 @@ export interface ClusterConnection {
   readonly namespaces: NamespaceLookup;
   /** The admission webhooks and a namespace's LimitRanges and ResourceQuotas (admission-reads.ts); absent where nothing can be read. */
   readonly admission?: AdmissionLookup;
+  /** The Argo CD Application, Flux Kustomization or HelmRelease that applies an object, read by name (gitops.ts). */
+  readonly gitopsPolicies: PolicyLookup;
 
   /** Server-side dry-run apply (PATCH, dryRun=All, force=false). */
   dryRunApply(manifest: DryRunManifest, options: DryRunRequestOptions): Promise<DryRunOutcome>;
@@ -185,6 +188,10 @@ function connectedConnection(
   const verifier = new Verifier(transport, discovery);
   const namespaces = new Namespaces(transport, { ...DEFAULT_LIVE_OBJECT_OPTIONS, ...options.liveObjects });
   const admission = new AdmissionReads(transport);
+  const gitopsPolicies = new GitopsPolicies(transport, discovery, {
+    ...DEFAULT_LIVE_OBJECT_OPTIONS,
+    ...options.liveObjects,
+  });
   // A Secret's type and immutable, which its metadata-only read lacks (secret-fields.ts), join the live object.
   const secretFields = new SecretFields(transport);
   // The kind of an existing object that is read as metadata only (a Secret): its fields come from secretFields.
@@ -275,6 +282,7 @@ function connectedConnection(
     helmSightings: (kinds) => readHelmSightings(transport, discovery, kinds),
     namespaces,
     admission,
+    gitopsPolicies,
     dryRunApply: (manifest, opts) => verifier.dryRunApply(manifest, { ...opts, defaultNamespace }),
     dryRunCreate: (manifest, opts) => verifier.dryRunCreate(manifest, { ...opts, defaultNamespace }),
     dryRunPatch: (manifest, opts) => verifier.dryRunPatch(manifest, { ...opts, defaultNamespace }),
@@ -284,6 +292,7 @@ function connectedConnection(
       liveObjects.refresh();
       namespaces.refresh();
       admission.refresh();
+      gitopsPolicies.refresh();
       secretFields.refresh();
     },
     requestsSent: () => transport.requestsSent,
@@ -293,6 +302,7 @@ function connectedConnection(
       disposed = true;
       if (probeTimer) clearTimeout(probeTimer);
       admission.dispose();
+      gitopsPolicies.dispose();
       liveObjects.dispose();
       namespaces.dispose();
       secretFields.dispose();
@@ -345,6 +355,7 @@ function unconfiguredConnection(
     listObjects: failed,
     helmSightings: failed,
     namespaces: unknownNamespaces(problem),
+    gitopsPolicies: unknownPolicies(problem),
     dryRunApply: rejected,
     dryRunCreate: rejected,
     dryRunPatch: rejected,

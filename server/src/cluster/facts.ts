@@ -3,7 +3,16 @@
 // group-version. `peek` answers from the caches without waiting (the editor, on every keystroke);
 // `read` waits for the answers: the command line's facts and the dry-run confirmation of both the
 // editor and the command line, so both judge an object on the same facts.
-import { podSpecPath, type KindFacts, type LiveFacts, type NamespaceFacts, type ResourceFacts } from '../core/findings';
+import {
+  applierFacts,
+  podSpecPath,
+  type ApplierFacts,
+  type KindFacts,
+  type LiveFacts,
+  type NamespaceFacts,
+  type ResourceFacts,
+} from '../core/findings';
+import type { ApplierSighting, PolicyFacts } from '../core/gitops/model';
 import type { JsonObject } from '../core/json';
 import { placeInNamespace, type NamedObjectTarget, type ObjectTarget } from '../core/manifest/manifest';
 import { schemaOfDocuments, type SchemaModel } from '../core/ssa/schema';
@@ -109,6 +118,8 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   const schemaSubscription = connection.onSchemaChange(notify);
   const namespaceSubscription = connection.namespaces.onChange(notify);
   const admissionSubscription = connection.admission?.onChange(notify);
+  // The policy of an Argo CD Application or Flux Kustomization that applies an object, when its read lands.
+  const policySubscription = connection.gitopsPolicies.onChange(notify);
 
   // With the documents of the versions other managers wrote at (versions.ts), keyed by their URLs' documents.
   const combined = new WeakMap<JsonObject, { others: readonly JsonObject[]; schema: SchemaModel }>();
@@ -190,6 +201,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
       schema: doc ? schemaFromDocument(doc, versions?.documents) : undefined,
       ...(versions?.versions ? { versions: versions.versions } : {}),
       ...rulesOf(doc, ref.apiVersion, ref.kind),
+      ...appliersOf(live, (sighting) => connection.gitopsPolicies.peek(sighting)),
     };
   }
 
@@ -266,8 +278,11 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     };
     // The webhooks first: whether one selects by namespace decides whether the namespace is read.
     await connection.admission?.webhooks();
-    const namespaceFacts = await loadNamespaceFacts(connection, named, live);
-    const admissionFacts = await loadAdmissionFacts(connection, named, live);
+    const [namespaceFacts, appliers, admissionFacts] = await Promise.all([
+      loadNamespaceFacts(connection, named, live),
+      loadAppliers(live, (sighting) => connection.gitopsPolicies.get(sighting)),
+      loadAdmissionFacts(connection, named, live),
+    ]);
     return {
       ok: true,
       facts: {
@@ -278,6 +293,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
         schema: schema.ok ? schemaFromDocument(schema.value, versions?.documents) : undefined,
         ...(versions?.versions ? { versions: versions.versions } : {}),
         ...rulesOf(schema.ok ? schema.value : undefined, target.apiVersion, target.kind),
+        ...appliers,
       },
       served,
       namespace,
@@ -356,6 +372,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
       schemaSubscription.dispose();
       namespaceSubscription.dispose();
       admissionSubscription?.dispose();
+      policySubscription.dispose();
       listeners.clear();
     },
   };
@@ -375,6 +392,38 @@ export function liveFacts(live: LiveObjectState): LiveFacts {
         return { state: 'invalidName', field: live.problem.field, message: live.problem.message };
       return { state: 'unavailable', message: live.problem.message };
   }
+}
+
+/**
+ * Who applies an existing object and the policies its marks name (core/findings applierFacts), from
+ * the policy lookup's cache (never waits: a policy not read yet is unknown until its read lands);
+ * nothing when no mark or manager names a tool. The editor and the command line (loadAppliers) give
+ * the same facts.
+ */
+function appliersOf(
+  live: LiveObjectState,
+  policy: (sighting: ApplierSighting) => PolicyFacts | undefined,
+): { appliers?: ApplierFacts } {
+  const appliers = live.state === 'exists' ? applierFacts(live.object, policy) : undefined;
+  return appliers ? { appliers } : {};
+}
+
+/** The same, once each policy's read has an answer (the command line, the dry-run confirmation). */
+async function loadAppliers(
+  live: LiveObjectState,
+  policy: (sighting: ApplierSighting) => Promise<PolicyFacts | undefined>,
+): Promise<{ appliers?: ApplierFacts }> {
+  if (live.state !== 'exists') return {};
+  const asked: Promise<unknown>[] = [];
+  const answers = new Map<string, PolicyFacts | undefined>();
+  const key = (s: ApplierSighting) => JSON.stringify([s.kind, s.namespace ?? '', s.name]);
+  // Each GitOps object named, read side by side; then the facts composed from the answers.
+  applierFacts(live.object, (sighting) => {
+    asked.push(policy(sighting).then((answer) => answers.set(key(sighting), answer)));
+    return undefined;
+  });
+  await Promise.all(asked);
+  return appliersOf(live, (sighting) => answers.get(key(sighting)));
 }
 
 /**

@@ -5,6 +5,7 @@
 // fixtures) all share this code. A judgement runs the stops in order (the first that speaks is all
 // that is said of the object), then predicts the apply and runs every rule on it, in the order the
 // findings are listed.
+import { revertFindings } from './gitops-revert';
 import { isJsonObject, jsonDepthExceeds, type JsonObject } from '../json';
 import { manifestLimits, namespaceOrigin, type ManifestResource, type Range } from '../manifest/manifest';
 import { defaultSeverity, docsLinks } from './catalogue';
@@ -128,6 +129,8 @@ const rules: readonly Rule[] = [
   // Admission of the request: the webhooks the server calls, LimitRange and ResourceQuota for its Pods.
   admissionRules,
   existence,
+  // A GitOps controller applies the object: what its next sync does to the change (gitops-revert.ts).
+  gitopsReverts,
 ];
 
 function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: AnalysisSettings): Finding[] {
@@ -545,6 +548,18 @@ function admissionRules(a: ApplyJudgement): Finding[] {
     kindRange: a.kindRange,
   };
   return [...webhookFindings(j), ...quotaFindings(j)];
+}
+
+function gitopsReverts(a: ApplyJudgement): Finding[] {
+  if (!a.live || a.settings.applyMode === 'create') return [];
+  return revertFindings({
+    resource: a.resource,
+    object: a.object,
+    facts: a.facts,
+    live: a.live,
+    schema: a.facts.schema,
+    fieldManager: a.settings.fieldManager,
+  });
 }
 
 /** That the object exists (not for a create, which it refuses), and who controls it. */

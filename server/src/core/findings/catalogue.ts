@@ -90,6 +90,13 @@ export const findingCatalogue = {
     docs: docsLinks.fieldManagement,
     quiet: true,
   },
+  'gitops-reverts': {
+    severity: 'warning',
+    title: 'A GitOps controller will take the change back',
+    description:
+      'The object is applied by Argo CD or Flux, whose next sync puts the field back to what Git holds (or, for Flux, removes a field kubectl set that Git does not): the change does not stay.',
+    docs: docsLinks.fieldManagement,
+  },
   'context-drift': {
     severity: 'information',
     title: 'The object differs between clusters',

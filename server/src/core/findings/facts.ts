@@ -7,6 +7,7 @@ import type { CelNode } from '../cel/schema';
 import type { ApplyMode } from '../ssa/predict';
 import type { SchemaModel } from '../ssa/schema';
 import type { KindVersions } from '../ssa/versions';
+import type { ApplierSighting, PolicyFacts } from '../gitops/model';
 import type { SeverityOverrides } from './finding';
 import type { DefinedKind, NotServedDiscovery } from './kind-served';
 import type { NamespacePolicyFacts } from './quota';
@@ -65,6 +66,18 @@ export interface ResourceFacts {
   readonly webhooks?: WebhookFacts;
   /** The LimitRanges and ResourceQuotas of the namespace a pod-creating object goes to (quota.ts). */
   readonly namespacePolicies?: NamespacePolicyFacts;
+  /**
+   * Who applies the live object, as its marks and managers say (core/gitops/appliers.ts), and the
+   * policy of each Argo CD Application, Flux Kustomization or HelmRelease among them (read by
+   * cluster/gitops.ts, or why it is unknown). Absent when the object does not exist or nothing
+   * marks it.
+   */
+  readonly appliers?: ApplierFacts;
+}
+
+export interface ApplierFacts {
+  readonly sightings: readonly ApplierSighting[];
+  readonly policies: readonly PolicyFacts[];
 }
 
 export interface AnalysisSettings {

@@ -5,11 +5,11 @@
 import type { JsonObject, JsonValue } from '../json';
 import { absoluteRange, forEachNode, type ManifestResource, type Range } from '../manifest/manifest';
 import { formatServerPath, type ManagerIdentity } from '../ssa/messages';
-import { valueAtFieldPath } from '../ssa/path';
+import { valueAtFieldPath, type FieldPath } from '../ssa/path';
 import type { SchemaModel } from '../ssa/schema';
 import { defaultSeverity, meansNotJudged } from './catalogue';
 import type { Finding, ObjectIdentity } from './finding';
-import { decodeOwnership, ownersIn, serverPath } from './ownership';
+import { decodeOwnership, ownersIn, serverPath, type FieldOwner } from './ownership';
 import { showValue } from './show-value';
 
 /** What one context said about one object (or one input). */
@@ -101,6 +101,8 @@ export interface FieldState {
   readonly range: Range;
   /** The live value; undefined where the live object does not have the field. */
   readonly live: JsonValue | undefined;
+  /** The value the manifest writes. */
+  readonly manifest: JsonValue;
   /** The managers that own exactly this field, as `"name"` with their subresource, sorted. */
   readonly owners: readonly string[];
 }
@@ -124,24 +126,36 @@ export function fieldStates(
       ['apiVersion', 'kind'].includes(visit.path[0].name)
     )
       return false;
-    const isLeaf = visit.node.kind === 'scalar';
-    if (!isLeaf) return true;
+    if (visit.node.kind !== 'scalar') return true;
+    const written = visit.node.value;
     const path = serverPath(resource, visit.path, schema);
     const shown = formatServerPath(path);
     if (shown === '.metadata.name' || shown === '.metadata.namespace') return false;
-    const owners = ownersIn(ownership, path)
-      .filter((o) => o.exact)
+    const owners = exactOwners(ownership, path)
       .map((o) => ownerLabel(o.manager))
       .sort();
     out.push({
       path: shown,
       range: absoluteRange(resource, visit.keyRange),
       live: valueAtFieldPath(live, path),
+      manifest: written,
       owners: [...new Set(owners)],
     });
     return false;
   });
   return out;
+}
+
+/**
+ * The managers that own the field exactly, else those that own the nearest ancestor as a whole (an
+ * atomic struct or map, such as a label selector, is recorded at its own path, not its leaves').
+ */
+function exactOwners(ownership: ReturnType<typeof decodeOwnership>, path: FieldPath): FieldOwner[] {
+  for (let n = path.length; n > 0; n--) {
+    const owners = ownersIn(ownership, path.slice(0, n)).filter((o) => o.exact);
+    if (owners.length > 0) return owners;
+  }
+  return [];
 }
 
 function ownerLabel(m: ManagerIdentity): string {

@@ -3,7 +3,7 @@
 // rules, their helpers and the files they live in can change without touching an importer.
 
 // The contracts: what the analysis is given, and the finding it returns.
-export type { AnalysisSettings, KindFacts, LiveFacts, NamespaceFacts, ResourceFacts } from './facts';
+export type { AnalysisSettings, ApplierFacts, KindFacts, LiveFacts, NamespaceFacts, ResourceFacts } from './facts';
 export { objectIdentity, problemFindings, type Finding, type ObjectIdentity, type SeverityOverrides } from './finding';
 // The rule catalogue: every code, its severity, title and link.
 export {
@@ -72,7 +72,8 @@ export {
 // The server's own answer to a dry run, set beside the prediction.
 export { compareWithServer, differenceFindings, type Verification, type VerificationDifference } from './verification';
 
-// What the user reads besides findings: hovers, ownership, the force preview.
+// What the user reads besides findings: hovers, ownership, the force preview, who applies the object.
+export { appliedBy, appliedByLens, appliedByLines, applierFacts, type AppliedBy } from './applied-by';
 export { fieldHover, objectHover } from './hover-text';
 export { managerNames } from './managers';
 export { nodeAt } from './ownership';
