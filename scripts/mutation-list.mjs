@@ -318,7 +318,8 @@ export const mutations = [
     from: '      ...(kept ? { ifNoneMatch: kept.etag } : {}),\n',
     to: '',
     tests: ['test/cli/api-cache.test.ts'],
-  }, // A GitOps controller's own sync (core/gitops/controller-apply.ts), held to the controllers' apply
+  },
+  // A GitOps controller's own sync (core/gitops/controller-apply.ts), held to the controllers' apply
   // code by the captured fixtures of test/fixtures/gitops/controller-apply/ (and live by
   // test/differential/gitops.test.ts).
   {
@@ -537,8 +538,8 @@ export const mutations = [
     id: 'verify-pod-security-as-permission',
     rule: "Pod Security's 403 is the server's answer about the Pod, not a missing permission",
     file: core('findings/verification.ts'),
-    from: 'if (noAnswer.has(outcome.problem.kind) && !podSecurity) return',
-    to: 'if (noAnswer.has(outcome.problem.kind)) return',
+    from: 'if (noAnswer.has(outcome.problem.kind) && !podSecurity && !admission)',
+    to: 'if (noAnswer.has(outcome.problem.kind) && !admission)',
     tests: ['test/unit/core/findings/stored-judgement.test.ts'],
   },
   {
@@ -553,9 +554,82 @@ export const mutations = [
     id: 'namespace-unasked-for-existing-workload',
     rule: 'the namespace of an existing object with a pod template is read for its labels',
     file: cluster('facts.ts'),
-    from: "if (live.state !== 'absent' && !(live.state === 'exists' && podSpecPath(ref.apiVersion, ref.kind))) return undefined;",
-    to: "if (live.state !== 'absent') return undefined;",
+    from: "if (live.state !== 'absent' && !(live.state === 'exists' && (selects || podSpecPath(ref.apiVersion, ref.kind))))",
+    to: "if (live.state !== 'absent' && !(live.state === 'exists' && selects))",
     tests: ['test/differential/refusals.test.ts'],
+  },
+  // Admission of the request: webhooks, LimitRange and ResourceQuota (admission.test.ts, the unit tests).
+  {
+    id: 'webhook-update-as-patch',
+    rule: "a server-side apply of an existing object is admitted as UPDATE, a new one's as CREATE",
+    file: core('findings/admission-judgement.ts'),
+    from: "const operation = j.live && j.mode !== 'create' ? 'UPDATE' : 'CREATE';",
+    to: "const operation = 'CREATE';",
+    tests: ['test/unit/core/findings/admission-judgement.test.ts', 'test/differential/admission.test.ts'],
+  },
+  {
+    id: 'webhook-subresource-star-skips-main',
+    rule: 'a webhook rule `configmaps/*` matches the ConfigMap itself (a subresource `*` matches none)',
+    file: core('findings/webhooks.ts'),
+    from: "return sub === undefined || sub === '*';",
+    to: 'return sub === undefined;',
+    tests: ['test/unit/core/findings/webhooks.test.ts', 'test/differential/admission.test.ts'],
+  },
+  {
+    id: 'webhook-object-selector-new-only',
+    rule: "a webhook's objectSelector matches the old object's labels as well as the new ones",
+    file: core('findings/webhooks.ts'),
+    from: 'const selectedOld = request.oldLabels ? selectorMatches(spec.objectSelector, request.oldLabels) : false;',
+    to: 'const selectedOld = false;',
+    tests: ['test/unit/core/findings/webhooks.test.ts', 'test/differential/admission.test.ts'],
+  },
+  {
+    id: 'limit-range-defaults-ignored',
+    rule: "the LimitRange's defaults fill a container's missing requests and limits before anything is judged",
+    file: core('findings/quota.ts'),
+    from: 'for (const [k, v] of d.limits) if (!limits.has(k)) limits.set(k, v);',
+    to: '',
+    tests: ['test/unit/core/findings/quota.test.ts', 'test/differential/admission.test.ts'],
+  },
+  {
+    id: 'quota-one-pod-only',
+    rule: "a workload's Pods are counted one after another against what the quota has left",
+    file: core('findings/quota.ts'),
+    from: 'for (let pod = 1; pod <= count; pod++)',
+    to: 'for (let pod = 1; pod <= 1; pod++)',
+    tests: ['test/unit/core/findings/quota.test.ts', 'test/differential/admission.test.ts'],
+  },
+  {
+    id: 'quota-init-containers-summed',
+    rule: 'an init container counts as the largest of them, not added to the containers',
+    file: core('findings/quota.ts'),
+    from: 'for (const c of containers) if (!c.init) addTo(sum, c[which]);',
+    to: 'for (const c of containers) addTo(sum, c[which]);',
+    tests: ['test/unit/core/findings/quota.test.ts', 'test/differential/admission.test.ts'],
+  },
+  {
+    id: 'webhooks-listed-every-time',
+    rule: 'the admission webhooks are listed once per session, not for every object',
+    file: cluster('admission-reads.ts'),
+    from: '    if (this.webhookState) return Promise.resolve(this.webhookState);',
+    to: '',
+    tests: ['test/unit/cluster/admission-reads.test.ts'],
+  },
+  {
+    id: 'verify-admission-as-permission',
+    rule: "a LimitRange's or a webhook's refusal of a dry run is an answer about the manifest, not a permission the user lacks",
+    file: core('findings/verification.ts'),
+    from: 'const admission = admissionAnswer.test(outcome.problem.message);',
+    to: 'const admission = false;',
+    tests: ['test/unit/core/findings/admission-judgement.test.ts'],
+  },
+  {
+    id: 'limit-not-its-request',
+    rule: "a container's limit without its request is the request too (the API's defaulting), before LimitRange's defaults",
+    file: core('findings/quota.ts'),
+    from: '      for (const [k, v] of limits) if (!requests.has(k)) requests.set(k, v);',
+    to: '',
+    tests: ['test/unit/core/findings/quota.test.ts', 'test/differential/admission.test.ts'],
   },
   // Who really applies an object (core/gitops/appliers.ts, policy.ts; cluster/gitops.ts; core/findings/applied-by.ts).
   {

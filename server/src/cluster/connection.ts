@@ -17,6 +17,7 @@ import { loadKubeconfig, selectLoadedContext, type SelectedContext } from './kub
 import { DEFAULT_LIVE_OBJECT_OPTIONS, LiveObjects, readsMetadataOnly, type LiveObjectOptions } from './live-objects';
 import { Namespaces, unknownNamespaces, type NamespaceLookup } from './namespaces';
 import { Permissions, unknownPermissions, type PermissionLookup } from './permissions';
+import { AdmissionReads, type AdmissionLookup } from './admission-reads';
 import { SecretFields } from './secret-fields';
 import { DEFAULT_OPENAPI_RETRY, OpenApi, type OpenApiRetry } from './openapi';
 import { redactProblem, rememberSecrets } from './redact';
@@ -109,6 +110,8 @@ export interface ClusterConnection {
   readonly namespaces: NamespaceLookup;
   /** Whether the user may send a request, and who the user is (permissions.ts), cached. */
   readonly permissions: PermissionLookup;
+  /** The admission webhooks and a namespace's LimitRanges and ResourceQuotas (admission-reads.ts); absent where nothing can be read. */
+  readonly admission?: AdmissionLookup;
   /** The Argo CD Application, Flux Kustomization or HelmRelease that applies an object, read by name (gitops.ts). */
   readonly gitopsPolicies: PolicyLookup;
 
@@ -188,6 +191,7 @@ function connectedConnection(
   const verifier = new Verifier(transport, discovery);
   const namespaces = new Namespaces(transport, { ...DEFAULT_LIVE_OBJECT_OPTIONS, ...options.liveObjects });
   const permissions = new Permissions(transport);
+  const admission = new AdmissionReads(transport);
   const gitopsPolicies = new GitopsPolicies(transport, discovery, {
     ...DEFAULT_LIVE_OBJECT_OPTIONS,
     ...options.liveObjects,
@@ -283,6 +287,7 @@ function connectedConnection(
     helmSightings: (kinds) => readHelmSightings(transport, discovery, kinds),
     namespaces,
     permissions,
+    admission,
     gitopsPolicies,
     dryRunApply: (manifest, opts) => verifier.dryRunApply(manifest, { ...opts, defaultNamespace }),
     dryRunCreate: (manifest, opts) => verifier.dryRunCreate(manifest, { ...opts, defaultNamespace }),
@@ -293,6 +298,7 @@ function connectedConnection(
       liveObjects.refresh();
       namespaces.refresh();
       permissions.refresh();
+      admission.refresh();
       gitopsPolicies.refresh();
       secretFields.refresh();
     },
@@ -303,6 +309,7 @@ function connectedConnection(
       disposed = true;
       if (probeTimer) clearTimeout(probeTimer);
       permissions.dispose();
+      admission.dispose();
       gitopsPolicies.dispose();
       liveObjects.dispose();
       namespaces.dispose();

@@ -127,6 +127,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   const permissionSubscription = connection.permissions.onChange(notify);
   // The policy of an Argo CD Application or Flux Kustomization that applies an object, when its read lands.
   const policySubscription = connection.gitopsPolicies.onChange(notify);
+  const admissionSubscription = connection.admission?.onChange(notify);
 
   // With the documents of the versions other managers wrote at (versions.ts), keyed by their URLs' documents.
   const combined = new WeakMap<JsonObject, { others: readonly JsonObject[]; schema: SchemaModel }>();
@@ -302,25 +303,25 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     // Beside them, asked at once: a new object's namespace must exist (namespaces.ts: the server
     // answers 404 otherwise), whether the user may send the apply's requests (permissions.ts), and
     // who applies the object (gitops.ts).
-    const [versions, namespaceFacts, permission, appliers] = await Promise.all([
+    const named = {
+      apiVersion: target.apiVersion,
+      kind: target.kind,
+      name: target.name ?? '',
+      ...(target.namespace ? { namespace: target.namespace } : {}),
+    };
+    // The webhooks first: whether one selects by namespace decides whether the namespace is read.
+    await connection.admission?.webhooks();
+    const [versions, namespaceFacts, permission, appliers, admissionFacts] = await Promise.all([
       live.state === 'exists'
         ? loadManagerVersions(connection, target, served, live.object, async (v) => {
             const doc = await connection.openApiDocument(v);
             return doc.ok ? doc.value : undefined;
           })
         : undefined,
-      loadNamespaceFacts(
-        connection,
-        {
-          apiVersion: target.apiVersion,
-          kind: target.kind,
-          name: target.name ?? '',
-          ...(target.namespace ? { namespace: target.namespace } : {}),
-        },
-        live,
-      ),
+      loadNamespaceFacts(connection, named, live),
       loadPermissionFacts(connection, served, namespace, target.name, live),
       loadAppliers(live, (sighting) => connection.gitopsPolicies.get(sighting)),
+      loadAdmissionFacts(connection, named, live),
     ]);
     const autoscalers =
       appliers.appliers && live.state === 'exists' && served.subresources.includes('scale')
@@ -338,6 +339,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
         ...rulesOf(schema.ok ? schema.value : undefined, target.apiVersion, target.kind),
         ...appliers,
         ...autoscalers,
+        ...admissionFacts,
       },
       served,
       namespace,
@@ -363,12 +365,15 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   return {
     peek(ref) {
       const live = connection.peekObject(ref);
-      const result = facts(
-        ref,
-        live,
-        peekVersions(ref, live),
-        peekNamespaceFacts(connection, ref, live),
-        peekPermissionFacts(connection, ref, live),
+      const result = withAdmission(
+        facts(
+          ref,
+          live,
+          peekVersions(ref, live),
+          peekNamespaceFacts(connection, ref, live),
+          peekPermissionFacts(connection, ref, live),
+        ),
+        peekAdmissionFacts(connection, ref, live),
       );
       if (result.kind.state === 'served' && !result.schema) void loadSchema(ref.apiVersion);
       else if (result.kind.state === 'pending') schemaOnceServed(ref.apiVersion, ref.kind);
@@ -420,6 +425,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
       namespaceSubscription.dispose();
       permissionSubscription.dispose();
       policySubscription.dispose();
+      admissionSubscription?.dispose();
       listeners.clear();
     },
   };
@@ -501,7 +507,11 @@ function namespaceToAsk(
   ref: NamedObjectTarget,
   live: LiveObjectState,
 ): string | undefined {
-  if (live.state !== 'absent' && !(live.state === 'exists' && podSpecPath(ref.apiVersion, ref.kind))) return undefined;
+  const webhooks = connection.admission?.peekWebhooks();
+  // A webhook's namespaceSelector reads the labels of the namespace of any object the webhooks may judge.
+  const selects = webhooks?.state === 'known' && webhooks.webhooks.some((w) => w.spec.namespaceSelector !== undefined);
+  if (live.state !== 'absent' && !(live.state === 'exists' && (selects || podSpecPath(ref.apiVersion, ref.kind))))
+    return undefined;
   const resolved = connection.resolveRef(ref);
   return resolved?.resource.namespaced && resolved.namespace ? resolved.namespace : undefined;
 }
@@ -609,4 +619,51 @@ async function loadPermissionFacts(
     connection.permissions.getUser(),
   ]);
   return permissionFactsOf(asked.namespace, asked.questions, states, user);
+}
+
+/** The admission facts of a ref: the cluster's webhooks, and the LimitRanges and ResourceQuotas of a pod-creating object's namespace. */
+type AdmissionPart = Pick<ResourceFacts, 'webhooks' | 'namespacePolicies'>;
+
+function withAdmission(facts: ResourceFacts, admission: AdmissionPart): ResourceFacts {
+  return admission.webhooks || admission.namespacePolicies ? { ...facts, ...admission } : facts;
+}
+
+/** The namespace whose LimitRanges and ResourceQuotas judge the Pods a ref creates. */
+function policyNamespace(
+  connection: ClusterConnection,
+  ref: NamedObjectTarget,
+  live: LiveObjectState,
+): string | undefined {
+  if (live.state !== 'absent' && live.state !== 'exists') return undefined;
+  if (!podSpecPath(ref.apiVersion, ref.kind)) return undefined;
+  const resolved = connection.resolveRef(ref);
+  return resolved?.resource.namespaced && resolved.namespace ? resolved.namespace : undefined;
+}
+
+function peekAdmissionFacts(
+  connection: ClusterConnection,
+  ref: NamedObjectTarget,
+  live: LiveObjectState,
+): AdmissionPart {
+  const admission = connection.admission;
+  if (!admission) return {};
+  const webhooks = admission.peekWebhooks();
+  const ns = policyNamespace(connection, ref, live);
+  const policies = ns === undefined ? undefined : admission.peekPolicies(ns);
+  return { ...(webhooks ? { webhooks } : {}), ...(policies ? { namespacePolicies: policies } : {}) };
+}
+
+async function loadAdmissionFacts(
+  connection: ClusterConnection,
+  ref: NamedObjectTarget,
+  live: LiveObjectState,
+): Promise<AdmissionPart> {
+  const admission = connection.admission;
+  if (!admission) return {};
+  const ns = policyNamespace(connection, ref, live);
+  const [webhooks, policies] = await Promise.all([
+    admission.webhooks(),
+    ns === undefined ? Promise.resolve(undefined) : admission.policies(ns),
+  ]);
+  return { webhooks, ...(policies ? { namespacePolicies: policies } : {}) };
 }

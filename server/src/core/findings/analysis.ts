@@ -22,7 +22,8 @@ import { forbiddenWords, judgePermission, type PermissionJudgement, type Permiss
 import { predict } from './prediction';
 import { liveAndManifest, showValue } from './show-value';
 import { validationRuleFindings } from './validation-rules';
-import { podSecurityFindings, storedObjectFindings, type StoredJudgement } from './stored-judgement';
+import { podSecurityFindings, storedObjectFindings, storedObjectOf, type StoredJudgement } from './stored-judgement';
+import { quotaFindings, webhookFindings, type AdmissionJudgement } from './admission-judgement';
 import { describeManager, formatServerPath, invalidMessage, qualifiedResource } from '../ssa/messages';
 import { valueAtPath } from '../ssa/merge';
 import type { FieldPath } from '../ssa/path';
@@ -133,6 +134,8 @@ const rules: readonly Rule[] = [
   validationRules,
   // The object the request would store: the server's built-in validation, then Pod Security admission.
   storedObjectRules,
+  // Admission of the request: the webhooks the server calls, LimitRange and ResourceQuota for its Pods.
+  admissionRules,
   existence,
   // A GitOps controller applies the object: what its next sync does to the change (gitops-revert.ts).
   gitopsReverts,
@@ -621,6 +624,33 @@ function storedObjectRules(a: ApplyJudgement): Finding[] {
   };
   const invalid = storedObjectFindings(j);
   return [...invalid, ...podSecurityFindings(j, invalid.length > 0)];
+}
+
+/** The admission webhooks the request meets, and LimitRange and ResourceQuota for its Pods: admission-judgement.ts. */
+function admissionRules(a: ApplyJudgement): Finding[] {
+  const j: AdmissionJudgement = {
+    apiVersion: a.resource.apiVersion,
+    kind: a.resource.kind,
+    resource: a.served.resource,
+    namespaced: a.served.namespaced,
+    namespaceName: a.served.namespaced ? (a.facts.namespace?.name ?? a.resource.namespace ?? '') : '',
+    namespace: a.facts.namespace,
+    manifest: a.resource.object,
+    live: a.live,
+    mode: a.settings.applyMode,
+    webhooks: a.facts.webhooks,
+    policies: a.facts.namespacePolicies,
+    stored: storedObjectOf({
+      resource: a.resource,
+      mode: a.settings.applyMode,
+      live: a.live,
+      merged: a.prediction.merged,
+    }),
+    afterRefusals: a.afterRefusals,
+    object: a.object,
+    kindRange: a.kindRange,
+  };
+  return [...webhookFindings(j), ...quotaFindings(j)];
 }
 
 function gitopsReverts(a: ApplyJudgement): Finding[] {

@@ -30,6 +30,8 @@ export const docsLinks = {
   // The object the request would store: the merge, and Pod Security admission.
   storedObject: 'https://kubernetes.io/docs/reference/using-api/server-side-apply/#merge-strategy',
   podSecurity: 'https://kubernetes.io/docs/concepts/security/pod-security-admission/',
+  admissionWebhooks: 'https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/',
+  quota: 'https://kubernetes.io/docs/concepts/policy/resource-quotas/',
 } as const;
 
 export interface FindingRule {
@@ -233,6 +235,42 @@ export const findingCatalogue = {
     description:
       "A workload (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, ReplicationController) whose pod template breaks the namespace's enforced Pod Security Standard is accepted with a warning, and its controller's Pods are then refused; a Pod or workload that breaks the level of the pod-security.kubernetes.io/warn label is accepted with the server's warning (would violate PodSecurity ...).",
     docs: docsLinks.podSecurity,
+  },
+  // Admission of the request: webhooks, LimitRange and ResourceQuota (webhooks.ts, quota.ts, admission-judgement.ts).
+  'admission-webhook': {
+    severity: 'information',
+    title: 'An admission webhook judges or changes the object',
+    description:
+      'A ValidatingWebhookConfiguration or MutatingWebhookConfiguration of the cluster has a webhook whose rules (operation, group, version, resource, scope, namespaceSelector, objectSelector) match the request the apply sends: the server calls it, and only a dry run can tell what it says. Its failurePolicy and sideEffects are named; a webhook with matchConditions, or a selector on labels that were not read, is one that may be called.',
+    docs: docsLinks.admissionWebhooks,
+  },
+  'webhook-refuses-dry-run': {
+    severity: 'warning',
+    title: 'An admission webhook refuses every dry run of the object',
+    description:
+      'A webhook that matches the request declares sideEffects Some or Unknown: the server refuses every dry run it would be called for (admission webhook "x" does not support dry run), so kubectl apply --dry-run=server and the product\'s own confirmation cannot ask about this object.',
+    docs: docsLinks.admissionWebhooks,
+  },
+  'limit-range-forbidden': {
+    severity: 'error',
+    title: 'A LimitRange refuses the Pod',
+    description:
+      "After the namespace's LimitRange defaults are filled in, a container's or the Pod's requests or limits break a LimitRange's min, max or maxLimitRequestRatio: the server refuses the Pod with 403 Forbidden (maximum cpu usage per Container is 500m, but limit is 1).",
+    docs: docsLinks.quota,
+  },
+  'limit-range-pods-refused': {
+    severity: 'warning',
+    title: "A LimitRange refuses a workload's Pods",
+    description:
+      "The workload is accepted, but its pod template, with the namespace's LimitRange defaults filled in, breaks a LimitRange's min, max or maxLimitRequestRatio: every Pod its controller creates is refused (FailedCreate), in the words the finding quotes.",
+    docs: docsLinks.quota,
+  },
+  'quota-exceeded': {
+    severity: 'warning',
+    title: "A ResourceQuota refuses the Pod, or a workload's Pods",
+    description:
+      "A ResourceQuota of the namespace refuses the Pods the request creates: their requests or limits times the replicas (a Deployment's rollout: maxSurge) go over status.hard minus status.used (exceeded quota: q, requested: ..., used: ..., limited: ...), or the quota covers cpu or memory and a container does not say its request or limit (must specify limits.cpu for: web). A warning: usage moves.",
+    docs: docsLinks.quota,
   },
   'render-failed': {
     severity: 'error',

@@ -11,6 +11,8 @@ import type { KindVersions } from '../ssa/versions';
 import type { ApplierSighting, PolicyFacts } from '../gitops/model';
 import type { SeverityOverrides } from './finding';
 import type { DefinedKind, NotServedDiscovery } from './kind-served';
+import type { NamespacePolicyFacts } from './quota';
+import type { WebhookFacts } from './webhooks';
 
 /** What the cluster says of the manifest's apiVersion and kind. */
 export type KindFacts =
@@ -92,6 +94,10 @@ export interface ResourceFacts {
   readonly versions?: KindVersions;
   /** A custom kind's schema with its CRD validation rules (core/cel/schema.ts), when it has any. */
   readonly rules?: CelNode;
+  /** The cluster's admission webhooks (webhooks.ts), read once per session; absent when not read. */
+  readonly webhooks?: WebhookFacts;
+  /** The LimitRanges and ResourceQuotas of the namespace a pod-creating object goes to (quota.ts). */
+  readonly namespacePolicies?: NamespacePolicyFacts;
   /**
    * Who applies the live object, as its marks and managers say (core/gitops/appliers.ts), and the
    * policy of each Argo CD Application, Flux Kustomization or HelmRelease among them (read by

@@ -35,6 +35,10 @@ export {
 export { analyzeResource, unjudgedOn } from './analysis';
 // Which kinds carry a pod spec (the cluster layer reads their namespace's labels for Pod Security).
 export { podSpecPath } from './stored-object';
+// What admission reads of the cluster: its webhooks, a namespace's LimitRanges and ResourceQuotas.
+export type { AdmissionWebhook, WebhookFacts } from './webhooks';
+export type { NamespacePolicyFacts } from './quota';
+export { namedWebhook } from './admission-judgement';
 export { predictionOf } from './prediction';
 export {
   definedKinds,

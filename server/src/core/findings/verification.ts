@@ -52,7 +52,16 @@ const refusalCodes = new Set([
   // The object the request would store: its built-in validation (422), Pod Security admission (403).
   'invalid-merged-object',
   'pod-security-forbidden',
+  // Admission of the request: a LimitRange refuses the Pod (403).
+  'limit-range-forbidden',
 ]);
+
+/**
+ * A 403 or 400 of admission rather than of permission: LimitRange, ResourceQuota, an admission
+ * webhook's denial or its refusal of dry runs (admission-judgement.ts names them).
+ */
+const admissionAnswer =
+  / is forbidden: (exceeded quota: |failed quota: |status unknown for quota: |(maximum|minimum) \S+ usage per |\S+ max limit to request ratio per |\[)|admission webhook "[^"]*" (denied the request|does not support dry run)/;
 
 /** Problems that are no answer about the manifest at all: the object could not be verified. */
 const noAnswer = new Set(['unreachable', 'unauthenticated', 'forbidden', 'configuration']);
@@ -89,7 +98,9 @@ export function compareWithServer<P extends { kind: string; message: string; rea
     // Pod Security admission refuses a Pod with a 403 too: an answer about the manifest, not a permission the user lacks.
     const podSecurity =
       outcome.problem.kind === 'forbidden' && / is forbidden: violates PodSecurity "/.test(outcome.problem.message);
-    if (noAnswer.has(outcome.problem.kind) && !podSecurity) return { ok: false, problem: outcome.problem };
+    const admission = admissionAnswer.test(outcome.problem.message);
+    if (noAnswer.has(outcome.problem.kind) && !podSecurity && !admission)
+      return { ok: false, problem: outcome.problem };
     const answer = outcome.problem.message;
     // A uid of another incarnation of the object: the server refuses it as immutable (422 Invalid), not with a 409.
     // A missing namespace: 404 NotFound. A dry run creates nothing, so a Namespace among the files
@@ -116,6 +127,18 @@ export function compareWithServer<P extends { kind: string; message: string; rea
             podSecurity &&
             (f.serverMessage === undefined || answer.includes(f.serverMessage))),
       ) ||
+      // LimitRange and ResourceQuota in the words the finding carries; a webhook the product named
+      // (what it says only the dry run tells), or one that refuses dry runs.
+      (admission &&
+        findings.some(
+          (f) =>
+            ((f.code === 'limit-range-forbidden' ||
+              f.code === 'quota-exceeded' ||
+              f.code === 'webhook-refuses-dry-run') &&
+              f.serverMessage !== undefined &&
+              answer.includes(f.serverMessage)) ||
+            (f.code === 'admission-webhook' && webhookNamed(f.message, answer)),
+        )) ||
       (outcome.problem.reason === 'Invalid' &&
         findings.some((f) => f.code === 'validation-rule-unknown' || f.code === 'secret-immutable-data-unverified'));
     if (!foreseen)
@@ -194,4 +217,10 @@ function rangeOfPath(
 ): Range | undefined {
   const path = parsePath(serverPath);
   return path ? rangeFor(resource, path, schema).key : undefined;
+}
+
+/** Whether the webhook an admission-webhook finding names is the one the server's answer quotes. */
+function webhookNamed(message: string, answer: string): boolean {
+  const named = /^Admission webhook ("(?:[^"\\]|\\.)*")/.exec(message)?.[1];
+  return named !== undefined && answer.includes(`admission webhook ${named} `);
 }
