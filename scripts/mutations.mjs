@@ -91,6 +91,8 @@ if (tools.status !== 0) {
   process.exit(2);
 }
 for (const [, name, value] of tools.stdout.matchAll(/^(KCH_[A-Z0-9_]+)=(.+)$/gm)) env[name] = value;
+// A cluster the scratch copy's tests start (the fleet's extra API servers) runs the binaries built here.
+env.KCH_APISERVER_BIN_DIR ??= path.join(root, '.cache', 'apiserver', 'bin');
 const coreEnv = { ...env };
 for (const k of ['KCH_KUBECONFIG', 'KCH_AUDIT_LOG', 'KCH_SERVER']) delete coreEnv[k];
 let withCluster;
@@ -166,6 +168,14 @@ try {
   console.error(`mutations: ${e instanceof Error ? e.message : String(e)}`);
   exitCode = 2;
 } finally {
+  // The extra API servers the fleet tests started in the scratch copy (test/support/fleet.ts) are its own.
+  const fleet = path.join(scratch, '.cache', 'fleet');
+  for (const name of fs.existsSync(fleet) ? fs.readdirSync(fleet) : [])
+    spawnSync('node', [...clusterCli, 'down'], {
+      cwd: root,
+      env: { ...process.env, KCH_CLUSTER_STATE_DIR: path.join(fleet, name) },
+      stdio: 'ignore',
+    });
   fs.rmSync(scratch, { recursive: true, force: true });
   if (startedCluster) spawnSync('node', [...clusterCli, 'down'], { cwd: root, stdio: 'inherit' });
 }
