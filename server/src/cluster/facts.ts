@@ -8,6 +8,7 @@ import type { JsonObject } from '../core/json';
 import { placeInNamespace, type NamedObjectTarget, type ObjectTarget } from '../core/manifest/manifest';
 import { schemaOfDocuments, type SchemaModel } from '../core/ssa/schema';
 import { celSchemaFor, type CelNode } from '../core/cel/schema';
+import { AdmissionPolicies, policiesReadNamespace } from './admission-policies';
 import type { ClusterConnection } from './connection';
 import { notServedKindFacts } from './discovery';
 import type { NamespaceState } from './namespaces';
@@ -108,6 +109,8 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   // A schema whose fetch failed arrives later (the connection retries it with backoff).
   const schemaSubscription = connection.onSchemaChange(notify);
   const namespaceSubscription = connection.namespaces.onChange(notify);
+  // The ValidatingAdmissionPolicies that may judge each object, per namespace (admission-policies.ts).
+  const policies = new AdmissionPolicies(connection, notify);
 
   // With the documents of the versions other managers wrote at (versions.ts), keyed by their URLs' documents.
   const combined = new WeakMap<JsonObject, { others: readonly JsonObject[]; schema: SchemaModel }>();
@@ -182,10 +185,12 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     else kind = { state: 'pending' };
     const doc = resource ? connection.cachedOpenApiDocument(ref.apiVersion) : undefined;
     answered(ref.apiVersion, ref.kind, resource, doc);
+    const admissionPolicies = resource ? policies.peek(connection.resolveRef(ref)?.namespace ?? '') : undefined;
     return {
       kind,
       live: liveFacts(live),
       ...(namespace ? { namespace } : {}),
+      ...(admissionPolicies ? { admissionPolicies } : {}),
       schema: doc ? schemaFromDocument(doc, versions?.documents) : undefined,
       ...(versions?.versions ? { versions: versions.versions } : {}),
       ...rulesOf(doc, ref.apiVersion, ref.kind),
@@ -256,6 +261,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
             return doc.ok ? doc.value : undefined;
           })
         : undefined;
+    const admissionPolicies = await policies.load(namespace);
     // A new object's namespace must exist (namespaces.ts): the server answers 404 otherwise.
     const namespaceFacts = await loadNamespaceFacts(
       connection,
@@ -266,6 +272,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
         ...(target.namespace ? { namespace: target.namespace } : {}),
       },
       live,
+      policiesReadNamespace(admissionPolicies),
     );
     return {
       ok: true,
@@ -273,6 +280,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
         kind: { state: 'served', group: served.group, resource: served.resource, namespaced: served.namespaced },
         live: liveFacts(live),
         ...(namespaceFacts ? { namespace: namespaceFacts } : {}),
+        admissionPolicies,
         schema: schema.ok ? schemaFromDocument(schema.value, versions?.documents) : undefined,
         ...(versions?.versions ? { versions: versions.versions } : {}),
         ...rulesOf(schema.ok ? schema.value : undefined, target.apiVersion, target.kind),
@@ -301,7 +309,15 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   return {
     peek(ref) {
       const live = connection.peekObject(ref);
-      const result = facts(ref, live, peekVersions(ref, live), peekNamespaceFacts(connection, ref, live));
+      const resolved = connection.cachedResource(ref.apiVersion, ref.kind)
+        ? policies.peek(connection.resolveRef(ref)?.namespace ?? '')
+        : undefined;
+      const result = facts(
+        ref,
+        live,
+        peekVersions(ref, live),
+        peekNamespaceFacts(connection, ref, live, policiesReadNamespace(resolved)),
+      );
       if (result.kind.state === 'served' && !result.schema) void loadSchema(ref.apiVersion);
       else if (result.kind.state === 'pending') schemaOnceServed(ref.apiVersion, ref.kind);
       return result;
@@ -380,10 +396,14 @@ function namespaceToAsk(
   connection: ClusterConnection,
   ref: NamedObjectTarget,
   live: LiveObjectState,
+  policiesAsk: boolean,
 ): string | undefined {
-  if (live.state !== 'absent' && !(live.state === 'exists' && podSpecPath(ref.apiVersion, ref.kind))) return undefined;
   const resolved = connection.resolveRef(ref);
-  return resolved?.resource.namespaced && resolved.namespace ? resolved.namespace : undefined;
+  const placed = resolved?.resource.namespaced && resolved.namespace ? resolved.namespace : undefined;
+  // An admission policy that selects namespaces or reads namespaceObject asks too.
+  if (live.state === 'exists' && policiesAsk) return placed;
+  if (live.state !== 'absent' && !(live.state === 'exists' && podSpecPath(ref.apiVersion, ref.kind))) return undefined;
+  return placed;
 }
 
 function factsOf(name: string, state: NamespaceState): NamespaceFacts {
@@ -399,8 +419,9 @@ function peekNamespaceFacts(
   connection: ClusterConnection,
   ref: NamedObjectTarget,
   live: LiveObjectState,
+  policiesAsk: boolean,
 ): NamespaceFacts | undefined {
-  const name = namespaceToAsk(connection, ref, live);
+  const name = namespaceToAsk(connection, ref, live, policiesAsk);
   return name === undefined ? undefined : factsOf(name, connection.namespaces.peek(name));
 }
 
@@ -409,7 +430,8 @@ async function loadNamespaceFacts(
   connection: ClusterConnection,
   ref: NamedObjectTarget,
   live: LiveObjectState,
+  policiesAsk: boolean,
 ): Promise<NamespaceFacts | undefined> {
-  const name = namespaceToAsk(connection, ref, live);
+  const name = namespaceToAsk(connection, ref, live, policiesAsk);
   return name === undefined ? undefined : factsOf(name, await connection.namespaces.get(name));
 }

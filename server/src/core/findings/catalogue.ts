@@ -29,6 +29,8 @@ export const docsLinks = {
   // The object the request would store: the merge, and Pod Security admission.
   storedObject: 'https://kubernetes.io/docs/reference/using-api/server-side-apply/#merge-strategy',
   podSecurity: 'https://kubernetes.io/docs/concepts/security/pod-security-admission/',
+  // ValidatingAdmissionPolicy (admission-policy.ts).
+  admissionPolicy: 'https://kubernetes.io/docs/reference/access-authn-authz/validating-admission-policy/',
 } as const;
 
 export interface FindingRule {
@@ -196,6 +198,29 @@ export const findingCatalogue = {
     description:
       "A workload (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, ReplicationController) whose pod template breaks the namespace's enforced Pod Security Standard is accepted with a warning, and its controller's Pods are then refused; a Pod or workload that breaks the level of the pod-security.kubernetes.io/warn label is accepted with the server's warning (would violate PodSecurity ...).",
     docs: docsLinks.podSecurity,
+  },
+  // ValidatingAdmissionPolicies and their bindings (admission-policy.ts).
+  'admission-policy-denies': {
+    severity: 'error',
+    title: 'A ValidatingAdmissionPolicy refuses the request',
+    description:
+      "A ValidatingAdmissionPolicy whose binding's validationActions hold Deny matches the object, and one of its validations is false on the object the request would store (or its params are missing and the binding says Deny): the server refuses it in the words the finding quotes (ValidatingAdmissionPolicy 'name' with binding 'name' denied request: ...).",
+    docs: docsLinks.admissionPolicy,
+  },
+  'admission-policy-warns': {
+    severity: 'warning',
+    title: 'A ValidatingAdmissionPolicy warns',
+    description:
+      "A ValidatingAdmissionPolicy whose binding's validationActions hold Warn (and not Deny) matches the object and one of its validations is false: the server accepts the request and sends the warning the finding quotes (Validation failed for ValidatingAdmissionPolicy 'name' with binding 'name': ...).",
+    docs: docsLinks.admissionPolicy,
+  },
+  'admission-policy-unknown': {
+    severity: 'information',
+    title: "A ValidatingAdmissionPolicy's answer is unknown",
+    description:
+      'A ValidatingAdmissionPolicy may judge the object, but the product cannot tell what it answers: an expression asks the authorizer or the user, uses a Kubernetes CEL library the product lacks, cannot be evaluated here; its params or the policies themselves could not be read. Only a dry run tells.',
+    docs: docsLinks.admissionPolicy,
+    quiet: true,
   },
   'render-failed': {
     severity: 'error',

@@ -46,6 +46,32 @@ export interface NamespaceFacts {
   readonly labels?: Readonly<Record<string, string>>;
 }
 
+/**
+ * The ValidatingAdmissionPolicies and bindings of the cluster, and the params their bindings
+ * name (admission-policy.ts judges them), as plain data. Absent when nobody asked (a snapshot, a
+ * kind not served) or not read yet; `unknown` when they cannot be read (a 403, not served).
+ */
+export type AdmissionPolicyFacts =
+  | {
+      readonly state: 'known';
+      readonly policies: readonly JsonObject[];
+      readonly bindings: readonly JsonObject[];
+      /** The params' collections read for the bindings that name them. */
+      readonly params: readonly PolicyParamsFacts[];
+    }
+  | { readonly state: 'unknown'; readonly why: string };
+
+/** The objects of one param kind in one namespace ('' for every namespace, or a cluster-scoped kind). */
+export interface PolicyParamsFacts {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly namespace: string;
+  readonly namespaced: boolean;
+  /** Undefined when they could not be read (`why`). */
+  readonly objects?: readonly JsonObject[];
+  readonly why?: string;
+}
+
 export interface ResourceFacts {
   readonly kind: KindFacts;
   readonly live: LiveFacts;
@@ -59,6 +85,8 @@ export interface ResourceFacts {
   readonly versions?: KindVersions;
   /** A custom kind's schema with its CRD validation rules (core/cel/schema.ts), when it has any. */
   readonly rules?: CelNode;
+  /** The ValidatingAdmissionPolicies that may judge the object, with their bindings and params. */
+  readonly admissionPolicies?: AdmissionPolicyFacts;
 }
 
 export interface AnalysisSettings {

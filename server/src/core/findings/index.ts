@@ -3,7 +3,15 @@
 // rules, their helpers and the files they live in can change without touching an importer.
 
 // The contracts: what the analysis is given, and the finding it returns.
-export type { AnalysisSettings, KindFacts, LiveFacts, NamespaceFacts, ResourceFacts } from './facts';
+export type {
+  AdmissionPolicyFacts,
+  AnalysisSettings,
+  KindFacts,
+  LiveFacts,
+  NamespaceFacts,
+  PolicyParamsFacts,
+  ResourceFacts,
+} from './facts';
 export { objectIdentity, problemFindings, type Finding, type ObjectIdentity, type SeverityOverrides } from './finding';
 // The rule catalogue: every code, its severity, title and link.
 export {
