@@ -426,4 +426,37 @@ export const mutations = [
     to: "if (live.state !== 'absent') return undefined;",
     tests: ['test/differential/refusals.test.ts'],
   },
+  // ValidatingAdmissionPolicies (core/findings/admission-policy.ts, core/cel/admission.ts).
+  {
+    id: 'admission-policy-default-403',
+    rule: "a validation without a reason refuses with 422 (Invalid), not 403, though its words say 'is forbidden'",
+    file: core('findings/admission-policy.ts'),
+    from: "reason: typeof v.reason === 'string' ? v.reason : 'Invalid',",
+    to: "reason: typeof v.reason === 'string' ? v.reason : 'Forbidden',",
+    tests: ['test/unit/core/findings/admission-policy.test.ts'],
+  },
+  {
+    id: 'admission-policy-audit-warns',
+    rule: 'a binding whose validationActions say Audit only writes the audit log: the user is told nothing',
+    file: core('findings/admission-policy.ts'),
+    from: "const warn = actions.includes('Warn');",
+    to: "const warn = actions.includes('Warn') || actions.includes('Audit');",
+    tests: ['test/unit/core/findings/admission-policy.test.ts'],
+  },
+  {
+    id: 'admission-policy-namespace-selector-ignored',
+    rule: "a namespaceSelector picks the namespaces whose labels it matches; the others' objects are not judged",
+    file: core('findings/admission-policy.ts'),
+    from: 'if (labelSelectorMatches(m.namespaceSelector, labels) === false) return { matches: false };',
+    to: 'void labels;',
+    tests: ['test/unit/core/findings/admission-policy.test.ts'],
+  },
+  {
+    id: 'cel-quantity-decimal-mebi',
+    rule: 'a quantity of Mi is 2^20, so 1Gi equals 1024Mi',
+    file: core('cel/admission.ts'),
+    from: 'Mi: [1n << 20n, 1n],',
+    to: 'Mi: [10n ** 6n, 1n],',
+    tests: ['test/unit/core/cel/admission.test.ts'],
+  },
 ];
