@@ -406,8 +406,8 @@ export const mutations = [
     id: 'verify-pod-security-as-permission',
     rule: "Pod Security's 403 is the server's answer about the Pod, not a missing permission",
     file: core('findings/verification.ts'),
-    from: 'if (noAnswer.has(outcome.problem.kind) && !podSecurity) return',
-    to: 'if (noAnswer.has(outcome.problem.kind)) return',
+    from: 'if (noAnswer.has(outcome.problem.kind) && !podSecurity && !policy) return',
+    to: 'if (noAnswer.has(outcome.problem.kind) && !policy) return',
     tests: ['test/unit/core/findings/stored-judgement.test.ts'],
   },
   {
@@ -458,5 +458,13 @@ export const mutations = [
     from: 'Mi: [1n << 20n, 1n],',
     to: 'Mi: [10n ** 6n, 1n],',
     tests: ['test/unit/core/cel/admission.test.ts'],
+  },
+  {
+    id: 'verify-admission-policy-as-permission',
+    rule: "a ValidatingAdmissionPolicy's 403 (reason Forbidden) is the server's answer about the object, not a missing permission",
+    file: core('findings/verification.ts'),
+    from: "const policy = / is forbidden: ValidatingAdmissionPolicy '/.test(outcome.problem.message);",
+    to: 'const policy = false;',
+    tests: ['test/unit/core/findings/admission-policy.test.ts'],
   },
 ];

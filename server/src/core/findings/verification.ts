@@ -51,6 +51,8 @@ const refusalCodes = new Set([
   // The object the request would store: its built-in validation (422), Pod Security admission (403).
   'invalid-merged-object',
   'pod-security-forbidden',
+  // A ValidatingAdmissionPolicy's Deny (admission-policy.ts).
+  'admission-policy-denies',
 ]);
 
 /** Problems that are no answer about the manifest at all: the object could not be verified. */
@@ -80,7 +82,9 @@ export function compareWithServer<P extends { kind: string; message: string; rea
     // Pod Security admission refuses a Pod with a 403 too: an answer about the manifest, not a permission the user lacks.
     const podSecurity =
       outcome.problem.kind === 'forbidden' && / is forbidden: violates PodSecurity "/.test(outcome.problem.message);
-    if (noAnswer.has(outcome.problem.kind) && !podSecurity) return { ok: false, problem: outcome.problem };
+    // So does a ValidatingAdmissionPolicy whose validation's reason is Forbidden.
+    const policy = / is forbidden: ValidatingAdmissionPolicy '/.test(outcome.problem.message);
+    if (noAnswer.has(outcome.problem.kind) && !podSecurity && !policy) return { ok: false, problem: outcome.problem };
     const answer = outcome.problem.message;
     // A uid of another incarnation of the object: the server refuses it as immutable (422 Invalid), not with a 409.
     // A missing namespace: 404 NotFound. A dry run creates nothing, so a Namespace among the files
@@ -105,8 +109,13 @@ export function compareWithServer<P extends { kind: string; message: string; rea
             (f.serverMessage === undefined || answer.includes(f.serverMessage))) ||
           (f.code === 'pod-security-forbidden' &&
             podSecurity &&
+            (f.serverMessage === undefined || answer.includes(f.serverMessage))) ||
+          (f.code === 'admission-policy-denies' &&
+            policy &&
             (f.serverMessage === undefined || answer.includes(f.serverMessage))),
       ) ||
+      // A policy whose answer the product could not tell leaves its refusal possible.
+      (policy && findings.some((f) => f.code === 'admission-policy-unknown')) ||
       (outcome.problem.reason === 'Invalid' &&
         findings.some((f) => f.code === 'validation-rule-unknown' || f.code === 'secret-immutable-data-unverified'));
     if (!foreseen)

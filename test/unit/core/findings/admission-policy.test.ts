@@ -16,6 +16,7 @@ import * as path from 'node:path';
 import type { JsonObject, JsonValue } from '../../../../server/src/core/json';
 import { schemaFromOpenApi } from '../../../../server/src/core/ssa/schema';
 import { parseManifestText } from '../../../../server/src/core/manifest/manifest';
+import { compareWithServer } from '../../../../server/src/core/findings/verification';
 
 const deployment = (replicas: number, extra = '') => `apiVersion: apps/v1
 kind: Deployment
@@ -291,5 +292,26 @@ describe('admission policies', () => {
     );
     const [r] = judge(deployment(1), facts({ state: 'unknown', why: 'forbidden' }));
     assert.equal(r?.code, 'admission-policy-unknown');
+  });
+
+  test("a dry run's refusal by a policy (a 403 too) is an answer the finding foresees, not a missing permission", () => {
+    const p = policy('limit', {
+      validations: [{ expression: 'object.spec.replicas <= 5', message: 'too many', reason: 'Forbidden' }],
+    });
+    const resource = parseManifestText(deployment(6)).resources[0]!;
+    const found = analyzeResource(resource, facts(known([p], [binding('b', 'limit')])), {
+      fieldManager: 'kubectl',
+      applyMode: 'serverSide',
+    });
+    const message = found.find((f) => f.code === 'admission-policy-denies')!.serverMessage!;
+    const verdict = compareWithServer(
+      resource,
+      found,
+      { outcome: 'rejected', problem: { kind: 'forbidden', reason: 'Forbidden', message }, causes: [] },
+      undefined,
+    );
+    assert.ok(verdict.ok && verdict.verification.agrees, JSON.stringify(verdict));
+    const accepted = compareWithServer(resource, found, { outcome: 'accepted' }, undefined);
+    assert.ok(accepted.ok && !accepted.verification.agrees);
   });
 });
