@@ -7,8 +7,9 @@
 // Kubernetes libraries a policy commonly calls are added where the product's CEL library lacks them
 // (k8s.io/apiserver pkg/cel/library): lists (`isSorted`, `sum`, `min`, `max`, `indexOf`,
 // `lastIndexOf`), regex (`find`, `findAll`), quantity (`quantity`, `isQuantity` and the Quantity
-// methods) and the standard `matches(string, string)`. What is not here — `authorizer`,
-// `request.userInfo`, the URL, IP, CIDR, format and semver libraries, an expression the library
+// methods), semver (`semver`, `isSemver` and the Semver methods) and the standard
+// `matches(string, string)`. What is not here — `authorizer`,
+// `request.userInfo`, the URL, IP, CIDR and format libraries, an expression the library
 // cannot compile or evaluate — is an `unknown` answer, for the dry run to decide; never a guess.
 import { Environment } from '@marcbachmann/cel-js';
 import { isJsonObject, type JsonValue } from '../json';
@@ -108,6 +109,64 @@ function quantityOf(s: string): Quantity {
   return q;
 }
 
+// -------------------------------------------------------------------------------------------------
+// Semver (k8s.io/apiserver pkg/cel/library/semverlib.go, on blang/semver: strict SemVer 2.0.0;
+// `normalize` first drops a leading v, fills a missing minor or patch, and drops leading zeros).
+
+export class Semver {
+  constructor(
+    readonly major: bigint,
+    readonly minor: bigint,
+    readonly patch: bigint,
+    readonly pre: readonly string[],
+  ) {}
+  compare(o: Semver): number {
+    for (const [a, b] of [
+      [this.major, o.major],
+      [this.minor, o.minor],
+      [this.patch, o.patch],
+    ] as const)
+      if (a !== b) return a < b ? -1 : 1;
+    // A version without pre-release parts is greater than one with them.
+    if (this.pre.length === 0 || o.pre.length === 0)
+      return o.pre.length - this.pre.length === 0 ? 0 : this.pre.length === 0 ? 1 : -1;
+    for (let i = 0; i < Math.min(this.pre.length, o.pre.length); i++) {
+      const a = this.pre[i]!;
+      const b = o.pre[i]!;
+      if (a === b) continue;
+      const an = /^\d+$/.test(a);
+      const bn = /^\d+$/.test(b);
+      if (an && bn) return BigInt(a) < BigInt(b) ? -1 : 1;
+      if (an !== bn) return an ? -1 : 1;
+      return a < b ? -1 : 1;
+    }
+    return this.pre.length === o.pre.length ? 0 : this.pre.length < o.pre.length ? -1 : 1;
+  }
+}
+
+const SEMVER =
+  /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*))?(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$/;
+
+export function parseSemver(text: string, normalize = false): Semver | undefined {
+  let t = text;
+  if (normalize) {
+    t = t.replace(/^v/, '');
+    const m = /^(\d+)(?:\.(\d+))?(?:\.(\d+))?(.*)$/.exec(t);
+    if (!m) return undefined;
+    const n = (x: string | undefined) => String(BigInt(x ?? '0'));
+    t = `${n(m[1])}.${n(m[2])}.${n(m[3])}${m[4]}`;
+  }
+  const m = SEMVER.exec(t);
+  if (!m) return undefined;
+  return new Semver(BigInt(m[1]!), BigInt(m[2]!), BigInt(m[3]!), m[4] !== undefined ? m[4].split('.') : []);
+}
+
+function semverOf(s: string, normalize = false): Semver {
+  const v = parseSemver(s, normalize);
+  if (!v) throw new Error('could not parse semver');
+  return v;
+}
+
 const INT64_MAX = (1n << 63n) - 1n;
 const INT64_MIN = -(1n << 63n);
 
@@ -115,7 +174,7 @@ const INT64_MIN = -(1n << 63n);
 // The environment
 
 /** The Kubernetes library functions added here, as `name()` for a function and `.name()` for a method. */
-const ADDED_FUNCTIONS = new Set(['matches', 'quantity', 'isQuantity']);
+const ADDED_FUNCTIONS = new Set(['matches', 'quantity', 'isQuantity', 'semver', 'isSemver']);
 const ADDED_METHODS = new Set([
   'isSorted',
   'sum',
@@ -134,6 +193,9 @@ const ADDED_METHODS = new Set([
   'isGreaterThan',
   'isLessThan',
   'compareTo',
+  'major',
+  'minor',
+  'patch',
 ]);
 
 function regex(pattern: string): RegExp {
@@ -151,7 +213,7 @@ function compareCel(a: unknown, b: unknown): number {
 }
 
 function celEquals(a: unknown, b: unknown): boolean {
-  if (a instanceof Quantity || b instanceof Quantity) return false;
+  if (a instanceof Quantity || b instanceof Quantity || a instanceof Semver || b instanceof Semver) return false;
   return (
     JSON.stringify(a, (_, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v)) ===
     JSON.stringify(b, (_, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))
@@ -173,6 +235,7 @@ function env(): Environment {
     .registerVariable('request', 'dyn')
     .registerVariable('variables', 'dyn')
     .registerType('Quantity', Quantity)
+    .registerType('Semver', Semver)
     .registerFunction('matches(string, string): bool', (s: string, r: string) => regex(r).test(s))
     .registerFunction('string.find(string): string', (s: string, r: string) => regex(r).exec(s)?.[0] ?? '')
     .registerFunction('string.findAll(string): list<string>', (s: string, r: string) =>
@@ -224,7 +287,17 @@ function env(): Environment {
     .registerFunction('Quantity.sub(int): Quantity', (a: Quantity, b: bigint) => a.plus(new Quantity(b, 1n), -1n))
     .registerFunction('Quantity.isGreaterThan(Quantity): bool', (a: Quantity, b: Quantity) => a.compare(b) > 0)
     .registerFunction('Quantity.isLessThan(Quantity): bool', (a: Quantity, b: Quantity) => a.compare(b) < 0)
-    .registerFunction('Quantity.compareTo(Quantity): int', (a: Quantity, b: Quantity) => BigInt(a.compare(b)));
+    .registerFunction('Quantity.compareTo(Quantity): int', (a: Quantity, b: Quantity) => BigInt(a.compare(b)))
+    .registerFunction('semver(string): Semver', (s: string) => semverOf(s))
+    .registerFunction('semver(string, bool): Semver', (s: string, n: boolean) => semverOf(s, n))
+    .registerFunction('isSemver(string): bool', (s: string) => parseSemver(s) !== undefined)
+    .registerFunction('isSemver(string, bool): bool', (s: string, n: boolean) => parseSemver(s, n) !== undefined)
+    .registerFunction('Semver.major(): int', (v: Semver) => v.major)
+    .registerFunction('Semver.minor(): int', (v: Semver) => v.minor)
+    .registerFunction('Semver.patch(): int', (v: Semver) => v.patch)
+    .registerFunction('Semver.isGreaterThan(Semver): bool', (a: Semver, b: Semver) => a.compare(b) > 0)
+    .registerFunction('Semver.isLessThan(Semver): bool', (a: Semver, b: Semver) => a.compare(b) < 0)
+    .registerFunction('Semver.compareTo(Semver): int', (a: Semver, b: Semver) => BigInt(a.compare(b)));
   return environment;
 }
 
@@ -337,7 +410,11 @@ export function evaluatePolicyExpression(expression: string, input: PolicyInput)
   } catch (e) {
     const message = firstLine(e);
     // Errors the server's CEL gives too; anything else may be the library's own limit.
-    if (/no such key|out of bounds|division by zero|modulus by zero|overflow|cannot convert|empty list/i.test(message))
+    if (
+      /no such key|out of bounds|division by zero|modulus by zero|overflow|cannot convert|empty list|could not parse semver|quantities must match/i.test(
+        message,
+      )
+    )
       return { kind: 'error', why: message };
     return { kind: 'unknown', why: `the product's CEL library cannot evaluate it here (${message})` };
   }

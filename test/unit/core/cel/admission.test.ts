@@ -1,6 +1,6 @@
 // The CEL of admission policies (core/cel/admission.ts): the Kubernetes libraries added to the
 // product's CEL library, and what is left unknown. Each answer is the one Kubernetes' CEL gives
-// (k8s.io/apiserver pkg/cel/library: lists.go, regex.go, quantity.go).
+// (k8s.io/apiserver pkg/cel/library: lists.go, regex.go, quantity.go, semverlib.go).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { evaluatePolicyExpression, parseQuantity, type PolicyInput } from '../../../../server/src/core/cel/admission';
@@ -64,7 +64,17 @@ test('unknown: the authorizer, the user, a library the product lacks', () => {
     "request.userInfo.username == 'admin'",
     "url('https://example.com').getHost() == 'example.com'",
     "ip('10.0.0.1').family() == 4",
-    "semver('1.2.3').major() == 1",
+    "'abc'.format([])",
   ])
     assert.equal(evaluatePolicyExpression(e, input({})).kind, 'unknown', e);
+});
+
+test('semver: strict, or normalized; ordered as SemVer 2.0.0 orders', () => {
+  assert.equal(value("semver('1.2.3').isLessThan(semver('1.10.0'))"), true);
+  assert.equal(value("semver('1.0.0-rc.1').isLessThan(semver('1.0.0'))"), true);
+  assert.equal(value("semver('1.0.0-alpha').compareTo(semver('1.0.0-alpha.1'))"), -1n);
+  assert.equal(value("semver('v1.5', true).minor()"), 5n);
+  assert.equal(value("isSemver('v1.2.3')"), false);
+  assert.equal(value("isSemver('v1.2.3', true)"), true);
+  assert.equal(evaluatePolicyExpression("semver('x').major() == 1", input({})).kind, 'error');
 });
