@@ -95,8 +95,12 @@ const strings = (v: JsonValue | undefined): string[] =>
 
 type Match = { matches: boolean } | { unknown: string };
 
-/** One NamedRuleWithOperations against the request (matching.go, rules.Matcher). */
-function ruleMatches(j: PolicyJudgement, operation: Operation, rule: JsonValue, exact: boolean): boolean {
+/**
+ * One NamedRuleWithOperations against the request (matching.go, rules.Matcher): 'maybe' where only
+ * matchPolicy Equivalent could match it, through another served version of the resource, which
+ * the product does not know.
+ */
+function ruleMatches(j: PolicyJudgement, operation: Operation, rule: JsonValue, exact: boolean): boolean | 'maybe' {
   if (!isJsonObject(rule)) return false;
   const ops = strings(rule.operations);
   if (!ops.includes('*') && !ops.includes(operation)) return false;
@@ -104,9 +108,9 @@ function ruleMatches(j: PolicyJudgement, operation: Operation, rule: JsonValue, 
   if (!groups.includes('*') && !groups.includes(j.group)) return false;
   const version = j.resource.apiVersion.includes('/') ? j.resource.apiVersion.split('/')[1]! : j.resource.apiVersion;
   const versions = strings(rule.apiVersions);
-  // matchPolicy Equivalent: another version of the same resource is converted to one the rule names.
-  if (exact && !versions.includes('*') && !versions.includes(version)) return false;
-  if (!exact && versions.length === 0) return false;
+  // matchPolicy Equivalent: another served version of the same resource is converted to one the rule names.
+  const otherVersion = !versions.includes('*') && !versions.includes(version);
+  if (otherVersion && (exact || versions.length === 0)) return false;
   const resources = strings(rule.resources);
   if (!resources.some((r) => r === '*' || r === j.plural || r === '*/*')) return false;
   const scope = typeof rule.scope === 'string' ? rule.scope : '*';
@@ -114,18 +118,25 @@ function ruleMatches(j: PolicyJudgement, operation: Operation, rule: JsonValue, 
   if (scope === 'Namespaced' && !j.namespaced) return false;
   const names = strings(rule.resourceNames);
   if (names.length > 0 && !names.includes(j.resource.name ?? '')) return false;
-  return true;
+  return otherVersion ? 'maybe' : true;
 }
 
 /** A MatchResources (a policy's matchConstraints or a binding's matchResources). */
 function matchResources(j: PolicyJudgement, operation: Operation, m: JsonObject, rulesRequired: boolean): Match {
   const exact = m.matchPolicy === 'Exact';
   const rules = Array.isArray(m.resourceRules) ? m.resourceRules : [];
+  let maybe = false;
   if (rules.length > 0 || rulesRequired) {
-    if (!rules.some((r) => ruleMatches(j, operation, r, exact))) return { matches: false };
+    const answers = rules.map((r) => ruleMatches(j, operation, r, exact));
+    if (!answers.includes(true)) {
+      if (!answers.includes('maybe')) return { matches: false };
+      maybe = true;
+    }
   }
   const excludes = Array.isArray(m.excludeResourceRules) ? m.excludeResourceRules : [];
-  if (excludes.some((r) => ruleMatches(j, operation, r, exact))) return { matches: false };
+  const excluded = excludes.map((r) => ruleMatches(j, operation, r, exact));
+  if (excluded.includes(true)) return { matches: false };
+  if (excluded.includes('maybe')) maybe = true;
   // objectSelector: the new object's labels or the old one's.
   if (isJsonObject(m.objectSelector)) {
     const fresh = labelSelectorMatches(m.objectSelector, labelsOf(j.stored));
@@ -146,6 +157,10 @@ function matchResources(j: PolicyJudgement, operation: Operation, m: JsonObject,
       }
     }
   }
+  if (maybe)
+    return {
+      unknown: `its rules name other versions of ${j.plural} (matchPolicy Equivalent), and which versions the cluster serves is not known here`,
+    };
   return { matches: true };
 }
 

@@ -183,6 +183,16 @@ describe('admission policies', () => {
     assert.deepEqual(judge(deployment(6), facts(known([excluded], [binding('b', 'limit')]))), []);
   });
 
+  test('a rule for another version: unknown under matchPolicy Equivalent, no match under Exact', () => {
+    const rules = [{ apiGroups: ['apps'], apiVersions: ['v1beta2'], operations: ['*'], resources: ['deployments'] }];
+    const equivalent = policy('limit', { matchConstraints: { resourceRules: rules } });
+    const [u, ...rest] = judge(deployment(6), facts(known([equivalent], [binding('b', 'limit')])));
+    assert.equal(u?.code, 'admission-policy-unknown');
+    assert.deepEqual(rest, []);
+    const exact = policy('limit', { matchConstraints: { resourceRules: rules, matchPolicy: 'Exact' } });
+    assert.deepEqual(judge(deployment(6), facts(known([exact], [binding('b', 'limit')]))), []);
+  });
+
   test('namespaceSelector: the labels of the namespace; unread labels are unknown', () => {
     const prodOnly = known(
       [policy('limit', {})],
