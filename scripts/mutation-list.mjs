@@ -467,4 +467,12 @@ export const mutations = [
     to: 'const policy = false;',
     tests: ['test/unit/core/findings/admission-policy.test.ts'],
   },
+  {
+    id: 'admission-policy-secret-params-read',
+    rule: 'the params of a policy whose paramKind is Secret are never read: the product never fetches Secret values',
+    file: cluster('admission-policies.ts'),
+    from: "if (resolved.value.group === '' && resolved.value.resource === 'secrets')",
+    to: 'if (false)',
+    tests: ['test/unit/cluster/admission-policies.test.ts'],
+  },
 ];
