@@ -344,7 +344,10 @@ function decide(j: PolicyJudgement, who: string, deny: boolean, failures: Failur
       {
         code: 'admission-policy-denies',
         severity: defaultSeverity('admission-policy-denies'),
-        message: `${who} refuses the request (${code}${first.paramMissing ? ', its params are missing' : ''}): ${serverMessage ?? `the message comes from an expression the product cannot evaluate here (${first.expression?.trim() ?? ''})`}${j.before}`,
+        message:
+          serverMessage !== undefined
+            ? `A ValidatingAdmissionPolicy refuses the request (${code}${first.paramMissing ? ', its params are missing' : ''}): ${serverMessage}${j.before}`
+            : `${who} refuses the request (${code}), with a message built by an expression the product cannot evaluate here (${first.expression?.trim() ?? ''})${j.before}`,
         range: place,
         object: j.object,
         ...(serverMessage !== undefined ? { serverMessage } : {}),
@@ -358,7 +361,10 @@ function decide(j: PolicyJudgement, who: string, deny: boolean, failures: Failur
     return {
       code: 'admission-policy-warns' as const,
       severity: defaultSeverity('admission-policy-warns'),
-      message: `${who} accepts the request with the warning: ${serverMessage ?? `(a message the product cannot evaluate here for ${f.expression?.trim() ?? ''})`}`,
+      message:
+        serverMessage !== undefined
+          ? `A ValidatingAdmissionPolicy warns, and the server accepts the request: ${serverMessage}`
+          : `${who} warns, and the server accepts the request, with a message built by an expression the product cannot evaluate here (${f.expression?.trim() ?? ''})`,
       range: placeOf(j, f.expression),
       object: j.object,
       ...(serverMessage !== undefined ? { serverMessage } : {}),
