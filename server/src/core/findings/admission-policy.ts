@@ -288,6 +288,8 @@ function judgeBinding(
         ...messageOf(v, run),
         reason: typeof v.reason === 'string' ? v.reason : 'Invalid',
         expression: v.expression,
+        // A validation before it that the product cannot tell may be the one the server names.
+        ...(unknowns.length > 0 ? { uncertain: true } : {}),
       });
     }
   }
@@ -308,6 +310,8 @@ interface Failure {
   readonly reason: string;
   readonly expression?: string;
   readonly paramMissing?: boolean;
+  /** An earlier validation's answer is unknown: the server may name that one instead. */
+  readonly uncertain?: boolean;
 }
 
 /** validating.go: messageExpression's string when it is one line and not blank, else message, else the failed expression. */
@@ -339,7 +343,9 @@ function decide(j: PolicyJudgement, who: string, deny: boolean, failures: Failur
     // The message says "forbidden" whatever the reason; the code follows the reason (Invalid by default).
     const code = CODES[first.reason] ?? 422;
     const serverMessage =
-      first.message !== undefined ? `${what} ${name} is forbidden: ${who} denied request: ${first.message}` : undefined;
+      first.message !== undefined && !first.uncertain
+        ? `${what} ${name} is forbidden: ${who} denied request: ${first.message}`
+        : undefined;
     return [
       {
         code: 'admission-policy-denies',
@@ -347,7 +353,9 @@ function decide(j: PolicyJudgement, who: string, deny: boolean, failures: Failur
         message:
           serverMessage !== undefined
             ? `A ValidatingAdmissionPolicy refuses the request (${code}${first.paramMissing ? ', its params are missing' : ''}): ${serverMessage}${j.before}`
-            : `${who} refuses the request (${code}), with a message built by an expression the product cannot evaluate here (${first.expression?.trim() ?? ''})${j.before}`,
+            : first.uncertain
+              ? `${who} refuses the request: its validation ${JSON.stringify(first.expression?.trim() ?? '')} is false${first.message !== undefined ? ` (${JSON.stringify(first.message)})` : ''}, though the server may name an earlier validation whose answer the product cannot tell${j.before}`
+              : `${who} refuses the request (${code}), with a message built by an expression the product cannot evaluate here (${first.expression?.trim() ?? ''})${j.before}`,
         range: place,
         object: j.object,
         ...(serverMessage !== undefined ? { serverMessage } : {}),

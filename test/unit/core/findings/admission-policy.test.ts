@@ -289,6 +289,20 @@ describe('admission policies', () => {
     assert.equal(judge(deployment(2), facts(f, undefined, live)).length, 1);
   });
 
+  test('a failure after a validation the product cannot tell: refused, without words the server may not use', () => {
+    const p = policy('limit', {
+      validations: [
+        { expression: "url('https://x').getHost() == 'y'", message: 'host' },
+        { expression: 'object.spec.replicas <= 5', message: 'replicas must be no greater than 5' },
+      ],
+    });
+    const [f, ...rest] = judge(deployment(6), facts(known([p], [binding('b', 'limit')])));
+    assert.equal(f?.code, 'admission-policy-denies');
+    assert.equal(f?.serverMessage, undefined);
+    assert.match(f!.message, /may name an earlier validation/);
+    assert.deepEqual(rest, []);
+  });
+
   test('the authorizer, a library the product lacks, a policy list refused: unknown, quietly', () => {
     const asks = policy('limit', {
       validations: [{ expression: "authorizer.group('apps').resource('deployments').check('delete').allowed()" }],
