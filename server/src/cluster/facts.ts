@@ -21,6 +21,7 @@ import type { JsonObject } from '../core/json';
 import { placeInNamespace, type NamedObjectTarget, type ObjectTarget } from '../core/manifest/manifest';
 import { schemaOfDocuments, type SchemaModel } from '../core/ssa/schema';
 import { celSchemaFor, type CelNode } from '../core/cel/schema';
+import { AdmissionPolicies, policiesReadNamespace } from './admission-policies';
 import { readAutoscalers } from './autoscalers';
 import type { ClusterConnection } from './connection';
 import { notServedKindFacts } from './discovery';
@@ -128,6 +129,8 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   // The policy of an Argo CD Application or Flux Kustomization that applies an object, when its read lands.
   const policySubscription = connection.gitopsPolicies.onChange(notify);
   const admissionSubscription = connection.admission?.onChange(notify);
+  // The ValidatingAdmissionPolicies that may judge each object, per namespace (admission-policies.ts).
+  const policies = new AdmissionPolicies(connection, notify);
 
   // With the documents of the versions other managers wrote at (versions.ts), keyed by their URLs' documents.
   const combined = new WeakMap<JsonObject, { others: readonly JsonObject[]; schema: SchemaModel }>();
@@ -202,11 +205,13 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     else if (live.state === 'failed') kind = { state: 'unavailable', message: live.problem.message };
     else kind = { state: 'pending' };
     const doc = resource ? connection.cachedOpenApiDocument(ref.apiVersion) : undefined;
+    const admissionPolicies = resource ? policies.peek(connection.resolveRef(ref)?.namespace ?? '') : undefined;
     answered(ref.apiVersion, ref.kind, resource, doc);
     return {
       kind,
       live: liveFacts(live),
       ...(namespace ? { namespace } : {}),
+      ...(admissionPolicies ? { admissionPolicies } : {}),
       ...(permission ? { permission } : {}),
       schema: doc ? schemaFromDocument(doc, versions?.documents) : undefined,
       ...(versions?.versions ? { versions: versions.versions } : {}),
@@ -309,8 +314,8 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
       name: target.name ?? '',
       ...(target.namespace ? { namespace: target.namespace } : {}),
     };
-    // The webhooks first: whether one selects by namespace decides whether the namespace is read.
-    await connection.admission?.webhooks();
+    // The webhooks and admission policies first: whether one selects by namespace decides whether the namespace is read.
+    const [, admissionPolicies] = await Promise.all([connection.admission?.webhooks(), policies.load(namespace)]);
     const [versions, namespaceFacts, permission, appliers, admissionFacts] = await Promise.all([
       live.state === 'exists'
         ? loadManagerVersions(connection, target, served, live.object, async (v) => {
@@ -318,7 +323,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
             return doc.ok ? doc.value : undefined;
           })
         : undefined,
-      loadNamespaceFacts(connection, named, live),
+      loadNamespaceFacts(connection, named, live, policiesReadNamespace(admissionPolicies)),
       loadPermissionFacts(connection, served, namespace, target.name, live),
       loadAppliers(live, (sighting) => connection.gitopsPolicies.get(sighting)),
       loadAdmissionFacts(connection, named, live),
@@ -334,6 +339,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
         live: liveFacts(live),
         ...(namespaceFacts ? { namespace: namespaceFacts } : {}),
         ...(permission ? { permission } : {}),
+        admissionPolicies,
         schema: schema.ok ? schemaFromDocument(schema.value, versions?.documents) : undefined,
         ...(versions?.versions ? { versions: versions.versions } : {}),
         ...rulesOf(schema.ok ? schema.value : undefined, target.apiVersion, target.kind),
@@ -365,12 +371,15 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   return {
     peek(ref) {
       const live = connection.peekObject(ref);
+      const resolved = connection.cachedResource(ref.apiVersion, ref.kind)
+        ? policies.peek(connection.resolveRef(ref)?.namespace ?? '')
+        : undefined;
       const result = withAdmission(
         facts(
           ref,
           live,
           peekVersions(ref, live),
-          peekNamespaceFacts(connection, ref, live),
+          peekNamespaceFacts(connection, ref, live, policiesReadNamespace(resolved)),
           peekPermissionFacts(connection, ref, live),
         ),
         peekAdmissionFacts(connection, ref, live),
@@ -506,10 +515,14 @@ function namespaceToAsk(
   connection: ClusterConnection,
   ref: NamedObjectTarget,
   live: LiveObjectState,
+  policiesAsk: boolean,
 ): string | undefined {
   const webhooks = connection.admission?.peekWebhooks();
-  // A webhook's namespaceSelector reads the labels of the namespace of any object the webhooks may judge.
-  const selects = webhooks?.state === 'known' && webhooks.webhooks.some((w) => w.spec.namespaceSelector !== undefined);
+  // A webhook's namespaceSelector reads the labels of the namespace of any object the webhooks may
+  // judge; so does an admission policy that selects namespaces or reads namespaceObject.
+  const selects =
+    policiesAsk ||
+    (webhooks?.state === 'known' && webhooks.webhooks.some((w) => w.spec.namespaceSelector !== undefined));
   if (live.state !== 'absent' && !(live.state === 'exists' && (selects || podSpecPath(ref.apiVersion, ref.kind))))
     return undefined;
   const resolved = connection.resolveRef(ref);
@@ -529,8 +542,9 @@ function peekNamespaceFacts(
   connection: ClusterConnection,
   ref: NamedObjectTarget,
   live: LiveObjectState,
+  policiesAsk: boolean,
 ): NamespaceFacts | undefined {
-  const name = namespaceToAsk(connection, ref, live);
+  const name = namespaceToAsk(connection, ref, live, policiesAsk);
   return name === undefined ? undefined : factsOf(name, connection.namespaces.peek(name));
 }
 
@@ -539,8 +553,9 @@ async function loadNamespaceFacts(
   connection: ClusterConnection,
   ref: NamedObjectTarget,
   live: LiveObjectState,
+  policiesAsk: boolean,
 ): Promise<NamespaceFacts | undefined> {
-  const name = namespaceToAsk(connection, ref, live);
+  const name = namespaceToAsk(connection, ref, live, policiesAsk);
   return name === undefined ? undefined : factsOf(name, await connection.namespaces.get(name));
 }
 

@@ -168,6 +168,10 @@ test(
       /^\/apis$/,
       /^\/openapi\/v3(\/[a-z0-9.\-/]+)?$/,
       new RegExp(`^/api/v1/namespaces/${namespace}/configmaps(/${sentinel})?$`),
+      // The ValidatingAdmissionPolicies and their bindings (cluster-scoped lists and watches), and
+      // the namespace's labels when a policy on the cluster selects namespaces (docs/security.md).
+      /^\/apis\/admissionregistration\.k8s\.io\/v1\/validatingadmissionpolic(ies|ybindings)$/,
+      new RegExp(`^/api/v1/namespaces/${namespace}$`),
     ];
     const sent = readAuditEvents(cluster.auditLog).filter((e) => fromProduct(e, since));
     assert.ok(sent.length > 0);

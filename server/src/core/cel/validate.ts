@@ -286,7 +286,7 @@ function relativePath(jsonPath: string): Place {
 // The CEL library
 
 /** Kubernetes' CEL has these and the library evaluates them the same way. Anything else is unknown. */
-const FUNCTIONS = new Set([
+export const FUNCTIONS: ReadonlySet<string> = new Set([
   'size',
   'int',
   'uint',
@@ -301,7 +301,7 @@ const FUNCTIONS = new Set([
   'has',
   'matches',
 ]);
-const METHODS = new Set([
+export const METHODS: ReadonlySet<string> = new Set([
   'size',
   'startsWith',
   'endsWith',
@@ -336,7 +336,7 @@ const METHODS = new Set([
   'getSeconds',
 ]);
 /** Namespaces of Kubernetes CEL libraries: `sets.contains(...)`, `format.dns1123Label()`. */
-const NAMESPACES = new Set([
+export const NAMESPACES: ReadonlySet<string> = new Set([
   'optional',
   'sets',
   'math',
@@ -436,7 +436,7 @@ function run(compiled: Extract<Compiled, { ok: true }>, ctx: Record<string, unkn
   }
 }
 
-function firstLine(e: unknown): string {
+export function firstLine(e: unknown): string {
   return (e instanceof Error ? e.message : String(e)).split('\n')[0]!.trim();
 }
 

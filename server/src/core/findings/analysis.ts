@@ -24,6 +24,7 @@ import { liveAndManifest, showValue } from './show-value';
 import { validationRuleFindings } from './validation-rules';
 import { podSecurityFindings, storedObjectFindings, storedObjectOf, type StoredJudgement } from './stored-judgement';
 import { quotaFindings, webhookFindings, type AdmissionJudgement } from './admission-judgement';
+import { admissionPolicyFindings } from './admission-policy';
 import { describeManager, formatServerPath, invalidMessage, qualifiedResource } from '../ssa/messages';
 import { valueAtPath } from '../ssa/merge';
 import type { FieldPath } from '../ssa/path';
@@ -623,7 +624,37 @@ function storedObjectRules(a: ApplyJudgement): Finding[] {
     answeredFirst: a.prediction.status !== undefined || a.namespace?.judged.code === 'namespace-not-found',
   };
   const invalid = storedObjectFindings(j);
-  return [...invalid, ...podSecurityFindings(j, invalid.length > 0)];
+  const podSecurity = podSecurityFindings(j, invalid.length > 0);
+  return [...invalid, ...podSecurity, ...admissionPolicyRules(a, j, invalid.length > 0, podSecurity)];
+}
+
+/**
+ * ValidatingAdmissionPolicies (admission-policy.ts), judged on the same stored object; the
+ * server runs them after its validation (422) and after Pod Security admission.
+ */
+function admissionPolicyRules(a: ApplyJudgement, j: StoredJudgement, invalid: boolean, pods: Finding[]): Finding[] {
+  const podsRefused = pods.some((f) => f.code === 'pod-security-forbidden');
+  const before = invalid
+    ? ' The server refuses the object as invalid (422) first; this one comes only after that is fixed.'
+    : podsRefused
+      ? ' Pod Security admission refuses it first (403); this one comes only after that is fixed.'
+      : a.afterRefusals;
+  return admissionPolicyFindings({
+    resource: a.resource,
+    object: a.object,
+    stored: storedObjectOf(j),
+    live: a.live,
+    group: a.served.group,
+    plural: a.served.resource,
+    namespaced: a.served.namespaced,
+    namespaceName: a.served.namespaced ? (a.facts.namespace?.name ?? a.resource.namespace ?? '') : '',
+    namespace: a.facts.namespace,
+    policies: a.facts.admissionPolicies,
+    at: a.at,
+    nameRange: a.nameRange(),
+    before,
+    answeredFirst: j.answeredFirst || invalid || podsRefused,
+  });
 }
 
 /** The admission webhooks the request meets, and LimitRange and ResourceQuota for its Pods: admission-judgement.ts. */

@@ -32,6 +32,8 @@ export const docsLinks = {
   podSecurity: 'https://kubernetes.io/docs/concepts/security/pod-security-admission/',
   admissionWebhooks: 'https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/',
   quota: 'https://kubernetes.io/docs/concepts/policy/resource-quotas/',
+  // ValidatingAdmissionPolicy (admission-policy.ts).
+  admissionPolicy: 'https://kubernetes.io/docs/reference/access-authn-authz/validating-admission-policy/',
 } as const;
 
 export interface FindingRule {
@@ -271,6 +273,29 @@ export const findingCatalogue = {
     description:
       "A ResourceQuota of the namespace refuses the Pods the request creates: their requests or limits times the replicas (a Deployment's rollout: maxSurge) go over status.hard minus status.used (exceeded quota: q, requested: ..., used: ..., limited: ...), or the quota covers cpu or memory and a container does not say its request or limit (must specify limits.cpu for: web). A warning: usage moves.",
     docs: docsLinks.quota,
+  },
+  // ValidatingAdmissionPolicies and their bindings (admission-policy.ts).
+  'admission-policy-denies': {
+    severity: 'error',
+    title: 'A ValidatingAdmissionPolicy refuses the request',
+    description:
+      "A ValidatingAdmissionPolicy whose binding's validationActions hold Deny matches the object, and one of its validations is false on the object the request would store (or its params are missing and the binding says Deny): the server refuses it in the words the finding quotes (ValidatingAdmissionPolicy 'name' with binding 'name' denied request: ...).",
+    docs: docsLinks.admissionPolicy,
+  },
+  'admission-policy-warns': {
+    severity: 'warning',
+    title: 'A ValidatingAdmissionPolicy warns',
+    description:
+      "A ValidatingAdmissionPolicy whose binding's validationActions hold Warn (and not Deny) matches the object and one of its validations is false: the server accepts the request and sends the warning the finding quotes (Validation failed for ValidatingAdmissionPolicy 'name' with binding 'name': ...).",
+    docs: docsLinks.admissionPolicy,
+  },
+  'admission-policy-unknown': {
+    severity: 'information',
+    title: "A ValidatingAdmissionPolicy's answer is unknown",
+    description:
+      'A ValidatingAdmissionPolicy may judge the object, but the product cannot tell what it answers: an expression asks the authorizer or the user, uses a Kubernetes CEL library the product lacks, cannot be evaluated here; its params or the policies themselves could not be read. Only a dry run tells.',
+    docs: docsLinks.admissionPolicy,
+    quiet: true,
   },
   'render-failed': {
     severity: 'error',

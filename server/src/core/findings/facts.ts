@@ -79,6 +79,32 @@ export interface PermissionFacts {
   readonly answers: readonly PermissionAnswer[];
 }
 
+/**
+ * The ValidatingAdmissionPolicies and bindings of the cluster, and the params their bindings
+ * name (admission-policy.ts judges them), as plain data. Absent when nobody asked (a snapshot, a
+ * kind not served) or not read yet; `unknown` when they cannot be read (a 403, not served).
+ */
+export type AdmissionPolicyFacts =
+  | {
+      readonly state: 'known';
+      readonly policies: readonly JsonObject[];
+      readonly bindings: readonly JsonObject[];
+      /** The params' collections read for the bindings that name them. */
+      readonly params: readonly PolicyParamsFacts[];
+    }
+  | { readonly state: 'unknown'; readonly why: string };
+
+/** The objects of one param kind in one namespace ('' for every namespace, or a cluster-scoped kind). */
+export interface PolicyParamsFacts {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly namespace: string;
+  readonly namespaced: boolean;
+  /** Undefined when they could not be read (`why`). */
+  readonly objects?: readonly JsonObject[];
+  readonly why?: string;
+}
+
 export interface ResourceFacts {
   readonly kind: KindFacts;
   readonly live: LiveFacts;
@@ -110,6 +136,8 @@ export interface ResourceFacts {
    * kind scales (cluster/autoscalers.ts): whether the controller and an autoscaler fight over replicas.
    */
   readonly autoscalers?: AutoscalerFacts;
+  /** The ValidatingAdmissionPolicies that may judge the object, with their bindings and params. */
+  readonly admissionPolicies?: AdmissionPolicyFacts;
 }
 
 export interface ApplierFacts {

@@ -4,6 +4,7 @@
 
 // The contracts: what the analysis is given, and the finding it returns.
 export type {
+  AdmissionPolicyFacts,
   AnalysisSettings,
   ApplierFacts,
   KindFacts,
@@ -12,6 +13,7 @@ export type {
   PermissionAnswer,
   PermissionFacts,
   PermissionVerb,
+  PolicyParamsFacts,
   ResourceFacts,
 } from './facts';
 // Which requests an apply sends, for the cluster layer to ask about.

@@ -112,7 +112,10 @@ function mapSelectorMatches(selector: JsonValue | undefined, labels: Record<stri
 }
 
 /** metav1.LabelSelectorAsSelector, then Matches: undefined for an empty or malformed selector. */
-function labelSelectorMatches(selector: JsonValue | undefined, labels: Record<string, string>): boolean | undefined {
+export function labelSelectorMatches(
+  selector: JsonValue | undefined,
+  labels: Record<string, string>,
+): boolean | undefined {
   if (!isJsonObject(selector)) return undefined;
   const matchLabels = selector.matchLabels ?? {};
   const expressions = selector.matchExpressions ?? [];

@@ -54,6 +54,8 @@ const refusalCodes = new Set([
   'pod-security-forbidden',
   // Admission of the request: a LimitRange refuses the Pod (403).
   'limit-range-forbidden',
+  // A ValidatingAdmissionPolicy's Deny (admission-policy.ts).
+  'admission-policy-denies',
 ]);
 
 /**
@@ -99,7 +101,9 @@ export function compareWithServer<P extends { kind: string; message: string; rea
     const podSecurity =
       outcome.problem.kind === 'forbidden' && / is forbidden: violates PodSecurity "/.test(outcome.problem.message);
     const admission = admissionAnswer.test(outcome.problem.message);
-    if (noAnswer.has(outcome.problem.kind) && !podSecurity && !admission)
+    // So does a ValidatingAdmissionPolicy whose validation's reason is Forbidden.
+    const policy = / is forbidden: ValidatingAdmissionPolicy '/.test(outcome.problem.message);
+    if (noAnswer.has(outcome.problem.kind) && !podSecurity && !admission && !policy)
       return { ok: false, problem: outcome.problem };
     const answer = outcome.problem.message;
     // A uid of another incarnation of the object: the server refuses it as immutable (422 Invalid), not with a 409.
@@ -125,6 +129,9 @@ export function compareWithServer<P extends { kind: string; message: string; rea
             (f.serverMessage === undefined || answer.includes(f.serverMessage))) ||
           (f.code === 'pod-security-forbidden' &&
             podSecurity &&
+            (f.serverMessage === undefined || answer.includes(f.serverMessage))) ||
+          (f.code === 'admission-policy-denies' &&
+            policy &&
             (f.serverMessage === undefined || answer.includes(f.serverMessage))),
       ) ||
       // LimitRange and ResourceQuota in the words the finding carries; a webhook the product named
@@ -139,6 +146,8 @@ export function compareWithServer<P extends { kind: string; message: string; rea
               answer.includes(f.serverMessage)) ||
             (f.code === 'admission-webhook' && webhookNamed(f.message, answer)),
         )) ||
+      // A policy whose answer the product could not tell leaves its refusal possible.
+      (policy && findings.some((f) => f.code === 'admission-policy-unknown')) ||
       (outcome.problem.reason === 'Invalid' &&
         findings.some((f) => f.code === 'validation-rule-unknown' || f.code === 'secret-immutable-data-unverified'));
     if (!foreseen)

@@ -1,0 +1,80 @@
+// The CEL of admission policies (core/cel/admission.ts): the Kubernetes libraries added to the
+// product's CEL library, and what is left unknown. Each answer is the one Kubernetes' CEL gives
+// (k8s.io/apiserver pkg/cel/library: lists.go, regex.go, quantity.go, semverlib.go).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { evaluatePolicyExpression, parseQuantity, type PolicyInput } from '../../../../server/src/core/cel/admission';
+
+const input = (object: PolicyInput['object']): PolicyInput => ({
+  object,
+  oldObject: null,
+  params: null,
+  namespaceObject: null,
+  request: { operation: 'CREATE', name: 'web', namespace: 'team-a' },
+  variables: new Map(),
+});
+const value = (expression: string, object: PolicyInput['object'] = {}) => {
+  const a = evaluatePolicyExpression(expression, input(object));
+  assert.equal(a.kind, 'value', a.kind === 'value' ? '' : a.why);
+  return a.kind === 'value' ? a.value : undefined;
+};
+
+test('quantity: parsed exactly, compared, added', () => {
+  assert.equal(parseQuantity('1Gi')?.compare(parseQuantity('1024Mi')!), 0);
+  assert.equal(parseQuantity('1500Mi')?.compare(parseQuantity('1Gi')!), 1);
+  assert.equal(parseQuantity('500m')?.compare(parseQuantity('0.5')!), 0);
+  assert.equal(parseQuantity('1e3')?.compare(parseQuantity('1k')!), 0);
+  assert.equal(parseQuantity('1.5.5'), undefined);
+  assert.equal(value("quantity('1500Mi').isGreaterThan(quantity('1Gi'))"), true);
+  assert.equal(value("quantity('1Gi').compareTo(quantity('1024Mi'))"), 0n);
+  assert.equal(value("quantity('500m').isInteger()"), false);
+  assert.equal(value("quantity('2k').asInteger()"), 2000n);
+  assert.equal(value("quantity('1').add(quantity('500m')).isLessThan(quantity('2'))"), true);
+  assert.equal(value("isQuantity('1Gi') && !isQuantity('one')"), true);
+});
+
+test('lists: isSorted, sum, min, max, indexOf', () => {
+  assert.equal(value('[1, 2, 2, 3].isSorted()'), true);
+  assert.equal(value("['b', 'a'].isSorted()"), false);
+  assert.equal(value('[1, 2, 3].sum()'), 6n);
+  assert.equal(value('[3, 1, 2].min()'), 1n);
+  assert.equal(value('[3, 1, 2].max()'), 3n);
+  assert.equal(value('[1, 2, 1].indexOf(1)'), 0n);
+  assert.equal(value('[1, 2, 1].lastIndexOf(1)'), 2n);
+  assert.equal(value('[1, 2].lastIndexOf(5)'), -1n);
+});
+
+test('regex: find, findAll, matches', () => {
+  assert.equal(value("'abc 123'.find('[0-9]+')"), '123');
+  assert.equal(value("'abc'.find('[0-9]+')"), '');
+  assert.deepEqual(value("'a1 b22 c333'.findAll('[0-9]+')"), ['1', '22', '333']);
+  assert.deepEqual(value("'a1 b22 c333'.findAll('[0-9]+', 2)"), ['1', '22']);
+  assert.equal(value("matches('v1.4.0', 'v1.[0-5].\\\\d+')"), true);
+});
+
+test('objects: JSON integers are ints, a missing key is an error the server gives too', () => {
+  assert.equal(value('object.spec.replicas <= 5', { spec: { replicas: 6 } }), false);
+  const a = evaluatePolicyExpression('object.spec.missing == 1', input({ spec: {} }));
+  assert.equal(a.kind, 'error');
+});
+
+test('unknown: the authorizer, the user, a library the product lacks', () => {
+  for (const e of [
+    "authorizer.group('').resource('pods').check('get').allowed()",
+    "request.userInfo.username == 'admin'",
+    "url('https://example.com').getHost() == 'example.com'",
+    "ip('10.0.0.1').family() == 4",
+    "'abc'.format([])",
+  ])
+    assert.equal(evaluatePolicyExpression(e, input({})).kind, 'unknown', e);
+});
+
+test('semver: strict, or normalized; ordered as SemVer 2.0.0 orders', () => {
+  assert.equal(value("semver('1.2.3').isLessThan(semver('1.10.0'))"), true);
+  assert.equal(value("semver('1.0.0-rc.1').isLessThan(semver('1.0.0'))"), true);
+  assert.equal(value("semver('1.0.0-alpha').compareTo(semver('1.0.0-alpha.1'))"), -1n);
+  assert.equal(value("semver('v1.5', true).minor()"), 5n);
+  assert.equal(value("isSemver('v1.2.3')"), false);
+  assert.equal(value("isSemver('v1.2.3', true)"), true);
+  assert.equal(evaluatePolicyExpression("semver('x').major() == 1", input({})).kind, 'error');
+});
