@@ -379,9 +379,10 @@ function createClient(
           return answers.map((answer, i) => {
             const item = params.items[i];
             if (item?.section !== settingsSection || !answer || typeof answer !== 'object') return answer;
-            const own = answer as { kubeconfig?: string; context?: string };
+            const own = answer as { kubeconfig?: string; context?: string; contexts?: unknown };
             const kubeconfig = trusted ? own.kubeconfig : userValue('kubeconfig', item.scopeUri);
             const context = trusted ? own.context : userValue('context', item.scopeUri);
+            const contexts = trusted ? own.contexts : userList('contexts', item.scopeUri);
             // The rendering tools are programs: whatever the workspace says, only the user's own choice runs.
             const helmPath = userValue('helmPath', item.scopeUri);
             const kustomizePath = userValue('kustomizePath', item.scopeUri);
@@ -389,6 +390,7 @@ function createClient(
               ...answer,
               kubeconfig: kubeconfig || selection?.kubeconfig || '',
               context: context ?? '',
+              contexts: Array.isArray(contexts) ? contexts : [],
               helmPath,
               kustomizePath,
             };
@@ -405,6 +407,12 @@ function createClient(
 function userValue(key: 'kubeconfig' | 'context' | 'helmPath' | 'kustomizePath', scopeUri: string | undefined): string {
   const inspected = settingsOf(scopeUri ? vscode.Uri.parse(scopeUri) : undefined).inspect<string>(settingKey(key));
   return inspected?.globalValue ?? inspected?.defaultValue ?? '';
+}
+
+/** A list setting's value from the user's own settings only. */
+function userList(key: 'contexts', scopeUri: string | undefined): unknown {
+  const inspected = settingsOf(scopeUri ? vscode.Uri.parse(scopeUri) : undefined).inspect<unknown>(settingKey(key));
+  return inspected?.globalValue ?? inspected?.defaultValue ?? [];
 }
 
 const healthIcons: Record<StatusParams['health'], string> = {
@@ -451,7 +459,15 @@ class StatusBar {
     const notJudged = file?.state === 'not-judged';
     const calm = calmStates.has(params.health) && !notJudged;
     const word = notJudged ? ' not judged' : calmStates.has(params.health) ? '' : ` ${params.health}`;
-    this.item.text = `${notJudged ? '$(warning)' : healthIcons[params.health]} ${params.context || 'k8s'}${word}`;
+    // Several contexts: each one's health under its name (`$(check) staging $(debug-disconnect) gone`).
+    const shown = params.contexts
+      ? params.contexts.map((c) => `${healthIcons[c.health]} ${c.context}`).join(' ')
+      : `${healthIcons[params.health]} ${params.context || 'k8s'}`;
+    this.item.text = notJudged
+      ? `$(warning) ${params.contexts ? params.contexts.map((c) => c.context).join(', ') : params.context || 'k8s'}${word}`
+      : params.contexts
+        ? shown
+        : `${shown}${word}`;
     this.item.tooltip = [
       ...(file?.reason ? [`This file: ${file.reason}`] : []),
       `Kube Conflict Hints: ${params.health === 'idle' ? 'waiting for a Kubernetes manifest' : params.health}${params.server ? ` (${params.server})` : ''}`,

@@ -30,6 +30,11 @@ export interface Settings {
   applyMode: ApplyMode;
   kubeconfig: string;
   context: string;
+  /**
+   * Several contexts at once (names, or globs over the kubeconfig's contexts: `prod-*`): each open
+   * manifest is judged in each, side by side. Fewer than two: `context` alone, as ever.
+   */
+  contexts: readonly string[];
   namespace: string;
   /** A summary line above each resource. */
   codeLens: boolean;
@@ -79,6 +84,7 @@ export const defaultSettings: Settings = {
   applyMode: 'serverSide',
   kubeconfig: '',
   context: '',
+  contexts: [],
   namespace: '',
   codeLens: true,
   verifyOnSave: false,
@@ -103,6 +109,7 @@ export function sanitizeSettings(raw: unknown): Settings {
     applyMode: mode,
     kubeconfig: str(r.kubeconfig, ''),
     context: str(r.context, ''),
+    contexts: stringList(r.contexts),
     namespace: str(r.namespace, ''),
     codeLens: typeof r.codeLens === 'boolean' ? r.codeLens : defaultSettings.codeLens,
     verifyOnSave: typeof r.verifyOnSave === 'boolean' ? r.verifyOnSave : defaultSettings.verifyOnSave,
@@ -230,6 +237,11 @@ export interface StatusParams {
   server?: string;
   /** One sentence for the tooltip, e.g. the error of the last request. */
   detail: string;
+  /**
+   * With several contexts (`kubeConflictHints.contexts`): each one's health, in the setting's order;
+   * `health` and `context` above then sum them up (the first in trouble, else connected).
+   */
+  contexts?: { context: string; health: ClusterHealth; server?: string; detail: string }[];
 }
 
 /**
@@ -254,6 +266,11 @@ export interface RefreshParams {
 export interface DocumentParams {
   uri: string;
   position?: { line: number; character: number };
+}
+
+export interface ForcePreviewParams extends DocumentParams {
+  /** With several contexts (`kubeConflictHints.contexts`): the context whose cluster is forced; default the first that answers. */
+  context?: string;
 }
 
 export interface ContextsParams {
@@ -444,7 +461,7 @@ export const requests = {
    * What forcing the apply of the resource at the position would take from whom, and who takes it
    * back; null when no resource is there or its live object is not known. Sends only reads.
    */
-  forcePreview: clientRequest<DocumentParams, ForcePreviewResult | null>(
+  forcePreview: clientRequest<ForcePreviewParams, ForcePreviewResult | null>(
     'kubeConflictHints/forcePreview',
     'kube-conflict-hints.forcePreview',
     true,

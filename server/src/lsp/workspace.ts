@@ -13,9 +13,11 @@ import {
   type SyntaxServices,
 } from '../protocol';
 import { DocumentAnalyzer, syntaxHeldBack, type AnalyzedResource, type DocumentAnalysis } from './document-analysis';
+import { columnTrouble, fleetAnalysis, FleetContexts, fleetTrouble, type FleetColumn } from './fleet';
 import { stalenessOf } from './stale';
 import { Sessions, type Session, type SessionEvents } from './session';
 import { SourceFiles, type ClassifiedFile } from './source-files';
+import type { TextDocument as Document } from 'vscode-languageserver-textdocument';
 import type { SettingsSources } from './settings-sources';
 import type { StatusReporter } from './status';
 
@@ -31,6 +33,10 @@ export class Workspace {
   private access: { clusterAccess: boolean; trust: StatedTrust } = { clusterAccess: false, trust: 'unstated' };
   /** Other language services that already report syntax errors, by language id. */
   private syntaxServices: SyntaxServices = {};
+  /** The contexts `kubeConflictHints.contexts` selects. */
+  private readonly fleetContexts: FleetContexts;
+  /** Each open document last judged in several contexts: what its state says of the contexts that gave nothing. */
+  private readonly fleetDocuments = new Map<string, { trouble: string | undefined }>();
 
   constructor(
     private readonly settingsSources: SettingsSources,
@@ -39,6 +45,7 @@ export class Workspace {
     env: NodeJS.ProcessEnv,
   ) {
     this.sessions = new Sessions(sessionEvents, env, () => this.access.clusterAccess);
+    this.fleetContexts = new FleetContexts(env);
   }
 
   /**
@@ -91,6 +98,8 @@ export class Workspace {
    */
   async stalenessOf(uri: string, settings?: Settings): Promise<string | undefined> {
     if (!this.clusterAccess) return undefined;
+    // Judged in several contexts: each one's trouble is the document's state, not one suffix for all.
+    if (this.fleetDocuments.has(uri)) return undefined;
     const session = this.sessions.existing(settings ?? (await this.settingsFor(uri)));
     return session && stalenessOf(session.connection.health());
   }
@@ -122,23 +131,52 @@ export class Workspace {
     return file;
   }
 
+  /**
+   * For a document last judged in several contexts, the contexts that gave nothing and why (undefined
+   * when every context judged it); `{ judgedInSeveral: false }` for one judged in one context.
+   */
+  fleetStateOf(uri: string): { judgedInSeveral: boolean; trouble?: string } {
+    const known = this.fleetDocuments.get(uri);
+    return known
+      ? { judgedInSeveral: true, ...(known.trouble ? { trouble: known.trouble } : {}) }
+      : { judgedInSeveral: false };
+  }
+
+  /**
+   * The contexts the document's settings select when there are two or more; one selected context
+   * becomes the settings' `context`. Read only with cluster access (the kubeconfig is read).
+   */
+  private async contextsOf(
+    settings: Settings,
+  ): Promise<{ settings: Settings; fleet?: { contexts: readonly string[]; unmatched: readonly string[] } }> {
+    if (!this.clusterAccess || settings.contexts.length === 0) return { settings };
+    const selected = await this.fleetContexts.select(settings);
+    if (!selected || selected.contexts.length === 0) return { settings };
+    if (selected.contexts.length === 1) return { settings: { ...settings, context: selected.contexts[0]! } };
+    return { settings, fleet: selected };
+  }
+
   forget(uri: string): void {
+    this.fleetDocuments.delete(uri);
     this.kinds.delete(uri);
     this.analyzer.forget(uri);
   }
 
   /** `given`: the document's settings, when the caller has just asked for them. */
-  async analysisOf(uri: string, given?: Settings) {
+  async analysisOf(uri: string, given?: Settings): Promise<DocumentState | undefined> {
     const document = this.documents.get(uri);
     if (!document) return undefined;
-    const settings = given ?? (await this.settingsFor(uri));
     const file = await this.classify(uri);
+    const asked = given ?? (await this.settingsFor(uri));
     if (file && isRenderedSource(file)) {
       // A template is not YAML, a patch is a fragment, a kustomization is a recipe: nothing is
       // judged from their own text (no syntax, kind or deletion findings); lsp/rendered.ts judges
       // what they render to.
-      return { document, settings, session: undefined, analysis: emptyAnalysis, file };
+      return { document, settings: asked, session: undefined, analysis: emptyAnalysis, file };
     }
+    const { settings, fleet } = await this.contextsOf(asked);
+    if (fleet) return this.fleetAnalysisOf(document, settings, file, fleet);
+    this.fleetDocuments.delete(uri);
     // A Kubernetes manifest is a document with apiVersion and kind at its top level (core/manifest/manifest
     // finds them); any other YAML or JSON gets no session, so opening it contacts no cluster. The
     // session of a file of manifests is asked for as soon as its first object is read: the kubeconfig
@@ -163,6 +201,62 @@ export class Workspace {
       file,
     };
   }
+
+  /**
+   * A document judged in each of several contexts: a session per context (made at once, each
+   * context's facts peeked on their own, so one that does not answer holds nobody back), the one
+   * analysis per context, then merged (fleet.ts). The status bar shows every context's health.
+   */
+  private async fleetAnalysisOf(
+    document: Document,
+    settings: Settings,
+    file: ClassifiedFile | undefined,
+    fleet: { contexts: readonly string[]; unmatched: readonly string[] },
+  ): Promise<DocumentState> {
+    const uri = document.uri;
+    const perContext = fleet.contexts.map((context) => ({ ...settings, context }));
+    const early = (first: ManifestResource) => {
+      const named = namedObject(first);
+      for (const s of perContext)
+        void this.sessions
+          .for(s)
+          .then((session) => {
+            if (session && named) session.facts.peek(named);
+          })
+          .catch(() => undefined);
+    };
+    await this.analyzer.prepare(uri, document.version, document.getText(), early);
+    const isManifest = this.analyzer.parse(uri, document.version, document.getText()).resources.length > 0;
+    const sessions = isManifest
+      ? await Promise.all(perContext.map((s) => this.sessions.for(s)))
+      : perContext.map((): Session | undefined => undefined);
+    if (isManifest) this.status.showFleet(fleet.contexts.map((context, i) => ({ context, session: sessions[i] })));
+    const heldBack = syntaxHeldBack(settings, document.languageId, this.syntaxServices);
+    const columns = perContext.map((s, i): FleetColumn => {
+      const session = sessions[i];
+      const analysis = this.analyzer.analyze(
+        uri,
+        document.version,
+        document.getText(),
+        s,
+        session,
+        heldBack,
+        s.context,
+      );
+      const trouble = columnTrouble(session, analysis, s);
+      return { context: s.context, settings: s, session, analysis, ...(trouble ? { trouble } : {}) };
+    });
+    this.fleetDocuments.set(uri, { trouble: isManifest ? fleetTrouble(columns, fleet.unmatched) : undefined });
+    const judged = columns.find((c) => !c.trouble) ?? columns[0]!;
+    return {
+      document,
+      settings: judged.settings,
+      session: judged.session,
+      analysis: fleetAnalysis(columns),
+      file,
+      fleet: columns,
+    };
+  }
 }
 
 /** Kustomizations, the files they use and a chart's files: sources of rendered manifests. */
@@ -179,7 +273,17 @@ const emptyAnalysis: DocumentAnalysis = {
 };
 
 /** A document's analysis with what it was made with (settings, session), as handlers get it. */
-export type DocumentState = NonNullable<Awaited<ReturnType<Workspace['analysisOf']>>>;
+export interface DocumentState {
+  readonly document: Document;
+  /** The settings it was judged with (with several contexts, those of the first context that answered). */
+  readonly settings: Settings;
+  readonly session: Session | undefined;
+  /** With several contexts, every context's findings merged (fleet.ts). */
+  readonly analysis: DocumentAnalysis;
+  readonly file: ClassifiedFile | undefined;
+  /** Judged in several contexts (`kubeConflictHints.contexts`): each one's judgement, in the setting's order. */
+  readonly fleet?: readonly FleetColumn[];
+}
 
 /**
  * The resource whose range holds the position. Only the resources whose document may hold its

@@ -85,10 +85,17 @@ export {
 // Several contexts side by side: one finding told once for the contexts that share it, a table cell per context.
 export {
   contextsLabel,
+  contextsNamed,
   fleetCell,
+  fleetEntryOf,
+  fleetFieldHover,
+  fleetObjectHover,
+  fleetFindings,
   mergeAcrossContexts,
   type ContextFindings,
   type ContextTrouble,
   type FleetEntry,
+  type FleetFinding,
+  type FleetHoverColumn,
   type SharedFinding,
 } from './fleet';
