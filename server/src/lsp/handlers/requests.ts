@@ -111,7 +111,16 @@ export function serveRequests({
   // What forcing would take and who takes it back: the code action on every field conflict runs it.
   commands.serve(connection, requests.forcePreview, async (params) => {
     const state = await workspace.analysisOf(params.uri);
-    return state ? forcePreviewAt(state, params.position) : null;
+    // Several contexts: the one the fix names (each context's own facts, session and settings).
+    const column =
+      state?.fleet && typeof params.context === 'string'
+        ? state.fleet.find((c) => c.context === params.context)
+        : undefined;
+    const chosen =
+      state && column
+        ? { ...state, settings: column.settings, session: column.session, analysis: column.analysis }
+        : state;
+    return chosen ? forcePreviewAt(chosen, params.position) : null;
   });
 
   // The overlays that use a file, for the user to choose which count; the client writes the choice
