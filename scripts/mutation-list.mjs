@@ -385,4 +385,12 @@ export const mutations = [
     to: ' for ${finding.path}',
     tests: ['test/protocol/fleet.test.ts'],
   },
+  {
+    id: 'fleet-view-one-column',
+    rule: "the Fleet view shows each object's state in every context",
+    file: 'server/src/lsp/fleet-view.ts',
+    from: '        cells: fleetCells(fleet, i),',
+    to: '        cells: fleetCells(fleet.slice(0, 1), i),',
+    tests: ['test/protocol/fleet.test.ts'],
+  },
 ];

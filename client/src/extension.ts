@@ -16,6 +16,7 @@ import {
   sendRequest,
   serverExecArgv,
   settingsSection,
+  type FleetViewResult,
   type ForcePreviewResult,
   type InitializationOptions,
   type OwnershipResult,
@@ -87,6 +88,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     await client?.stop();
     await start();
   };
+  const fleetView = new FleetView(() => (client?.isRunning() ? client : undefined));
+  context.subscriptions.push(fleetView);
   const activeUri = () => vscode.window.activeTextEditor?.document.uri.toString();
   // The user asked: connect even when no manifest is open (the server waits for one otherwise).
   const refreshParams = (): RefreshParams => ({ ...(activeUri() ? { uri: activeUri() } : {}), connect: true });
@@ -103,6 +106,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   context.subscriptions.push(
     vscode.commands.registerCommand('kubeConflictHints.restart', restart),
+    vscode.window.createTreeView('kubeConflictHints.fleet', { treeDataProvider: fleetView, showCollapseAll: true }),
+    vscode.commands.registerCommand('kubeConflictHints.refreshFleet', () => fleetView.refresh()),
+    // What the documents are told changes with their diagnostics: the view follows, a moment later.
+    vscode.languages.onDidChangeDiagnostics(() => fleetView.refreshSoon()),
     vscode.commands.registerCommand(
       'kubeConflictHints.refresh',
       withClient((c) => sendRequest(c, requests.refresh, refreshParams())),
@@ -568,4 +575,106 @@ function settingsOf(scope?: vscode.Uri): vscode.WorkspaceConfiguration {
 /** A setting's key, checked against the settings the server reads. */
 function settingKey(key: keyof Settings): string {
   return key;
+}
+
+type FleetNode =
+  | { readonly kind: 'document'; readonly document: FleetViewResult['documents'][number] }
+  | {
+      readonly kind: 'object';
+      readonly uri: string;
+      readonly object: FleetViewResult['documents'][number]['objects'][number];
+    }
+  | {
+      readonly kind: 'cell';
+      readonly uri: string;
+      readonly line: number;
+      readonly context: string;
+      readonly cell: string;
+    };
+
+/**
+ * The *Fleet* view: each open document judged in several contexts, its objects with each context's
+ * state (a conflict and with whom, exists, missing, not judged), a click jumping to the object's
+ * line. The server says it all (requests.fleet); the view only lays it out.
+ */
+class FleetView implements vscode.TreeDataProvider<FleetNode>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<FleetNode | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly running: () => LanguageClient | undefined) {}
+
+  refresh(): void {
+    this.changed.fire(undefined);
+  }
+
+  refreshSoon(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.refresh(), 300);
+  }
+
+  async getChildren(node?: FleetNode): Promise<FleetNode[]> {
+    if (!node) {
+      const c = this.running();
+      const result = c ? await sendRequest(c, requests.fleet, undefined).catch(() => undefined) : undefined;
+      return (result?.documents ?? []).map((document) => ({ kind: 'document' as const, document }));
+    }
+    if (node.kind === 'document')
+      return node.document.objects.map((object) => ({ kind: 'object' as const, uri: node.document.uri, object }));
+    if (node.kind === 'object')
+      return node.object.cells.map((c) => ({
+        kind: 'cell' as const,
+        uri: node.uri,
+        line: node.object.line,
+        context: c.context,
+        cell: c.cell,
+      }));
+    return [];
+  }
+
+  getTreeItem(node: FleetNode): vscode.TreeItem {
+    if (node.kind === 'document') {
+      const uri = vscode.Uri.parse(node.document.uri);
+      const item = new vscode.TreeItem(uri, vscode.TreeItemCollapsibleState.Expanded);
+      item.description = vscode.workspace.asRelativePath(uri, false);
+      return item;
+    }
+    const jump = (uri: string, line: number): vscode.Command => ({
+      title: 'Go to the object',
+      command: 'vscode.open',
+      arguments: [vscode.Uri.parse(uri), { selection: new vscode.Range(line, 0, line, 0) }],
+    });
+    if (node.kind === 'object') {
+      const item = new vscode.TreeItem(node.object.title, vscode.TreeItemCollapsibleState.Collapsed);
+      // One column per context, in the setting's order.
+      item.description = node.object.cells.map((c) => `${c.context}: ${c.cell}`).join(' │ ');
+      item.tooltip = new vscode.MarkdownString(
+        [
+          `**${node.object.title}**`,
+          '',
+          '| context | state |',
+          '|---|---|',
+          ...node.object.cells.map((c) => `| ${c.context.replace(/\|/g, '\\|')} | ${c.cell.replace(/\|/g, '\\|')} |`),
+        ].join('\n'),
+      );
+      item.command = jump(node.uri, node.object.line);
+      return item;
+    }
+    const item = new vscode.TreeItem(node.context, vscode.TreeItemCollapsibleState.None);
+    item.description = node.cell;
+    item.iconPath = new vscode.ThemeIcon(fleetIcon(node.cell));
+    item.command = jump(node.uri, node.line);
+    return item;
+  }
+
+  dispose(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.changed.dispose();
+  }
+}
+
+function fleetIcon(cell: string): string {
+  if (cell === 'exists' || cell === 'missing') return 'pass';
+  if (cell === 'not judged' || cell === '-') return 'question';
+  return cell.startsWith('conflict') ? 'error' : 'warning';
 }

@@ -273,6 +273,25 @@ export interface ForcePreviewParams extends DocumentParams {
   context?: string;
 }
 
+export interface FleetViewParams {
+  /** Accepted for the command form (any document's); the view lists every open document. */
+  uri?: string;
+}
+
+/**
+ * The *Fleet* view: each open document judged in several contexts (`kubeConflictHints.contexts`),
+ * its objects, and each context's cell for each (`conflict with kubectl-edit`, `exists`, `missing`,
+ * `not judged`…), with the line the object starts on.
+ */
+export interface FleetViewResult {
+  /** Every context any document was judged in, in the setting's order. */
+  contexts: string[];
+  documents: {
+    uri: string;
+    objects: { title: string; line: number; cells: { context: string; cell: string }[] }[];
+  }[];
+}
+
 export interface ContextsParams {
   /** The active document, if any: its settings name the kubeconfig. */
   uri?: string;
@@ -471,6 +490,12 @@ export const requests = {
     'kubeConflictHints/overlays',
     'kube-conflict-hints.overlays',
     true,
+  ),
+  /** The open documents judged in several contexts, each object's cell per context (the Fleet view). */
+  fleet: clientRequest<FleetViewParams | undefined, FleetViewResult>(
+    'kubeConflictHints/fleet',
+    'kube-conflict-hints.fleet',
+    false,
   ),
   /** The Helm releases the cluster holds the document's chart as, and which is judged (helmReleases). */
   releases: clientRequest<DocumentParams, ReleasesResult>(

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import type { Diagnostic } from 'vscode-languageserver-protocol';
-import type { DocumentStateParams, ForcePreviewResult, StatusParams } from '../../server/src/protocol';
+import type { DocumentStateParams, FleetViewResult, ForcePreviewResult, StatusParams } from '../../server/src/protocol';
 import { scratchDir } from '../cli/cli-process';
 import { requireCluster } from '../support/env';
 import { fleetKubeconfig, seedFleetHistories } from '../support/fleet';
@@ -190,4 +190,56 @@ test('a silent context (a server that never answers) does not delay the others: 
     .map((n) => (n.params as StatusParams).contexts?.find((c) => c.context === 'silent')?.health)
     .at(-1);
   assert.notEqual(silent, 'unreachable', 'silent is still being waited for');
+});
+
+test('the Fleet view: each open document judged in several contexts, each object with every context’s cell and the line it starts on', async (t) => {
+  const s = await prepared(t);
+  if (!s) return;
+  const server = await startTestServer({
+    settings: { kubeconfig: s.kubeconfig, contexts: ['staging', 'prod-eu', 'prod-us', 'gone'] },
+  });
+  t.after(() => server.shutdown());
+  await server.open(s.uris.web, s.texts.web);
+  await server.open(s.uris.settings, s.texts.settings);
+  await server.diagnosticsUntil(s.uris.web, (ds) => conflicts(ds).length === 2, 60_000);
+  await server.diagnosticsUntil(s.uris.settings, (ds) => conflicts(ds).length === 1, 60_000);
+  await server.waitForNotification(
+    'kubeConflictHints/status',
+    (p) => (p as StatusParams).contexts?.find((x) => x.context === 'gone')?.health === 'unreachable',
+    30_000,
+  );
+  const view = (await server.request('kubeConflictHints/fleet', {})) as FleetViewResult;
+  assert.deepEqual(view.contexts, ['staging', 'prod-eu', 'prod-us', 'gone']);
+  const rows = view.documents.flatMap((d) =>
+    d.objects.map((o) => [
+      path.basename(d.uri),
+      o.title.replace(/ [^ ]+\//, ' '),
+      o.line,
+      o.cells.map((c) => `${c.context}: ${c.cell}`),
+    ]),
+  );
+  assert.deepEqual(rows, [
+    [
+      'web.yaml',
+      'Deployment web',
+      0,
+      [
+        'staging: conflict with kubectl-edit',
+        'prod-eu: conflict with kube-controller-manager',
+        'prod-us: missing',
+        'gone: not judged',
+      ],
+    ],
+    [
+      'settings.yaml',
+      'ConfigMap settings',
+      0,
+      [
+        'staging: exists',
+        'prod-eu: conflict with kubectl-edit',
+        'prod-us: conflict with kubectl-edit',
+        'gone: not judged',
+      ],
+    ],
+  ]);
 });

@@ -6,7 +6,7 @@
 // (core/findings/fleet.ts), a finding shared by several told once and naming them. A context that
 // does not answer holds nobody back: its column is empty and says why.
 import { kubeconfigPaths, readKubeconfig, redactText, type ClusterHealthReport } from '../cluster';
-import { contextsNamed, fleetFindings, unjudgedOn, type Finding } from '../core/findings';
+import { contextsNamed, fleetCell, fleetEntryOf, fleetFindings, unjudgedOn, type Finding } from '../core/findings';
 import type { Settings } from '../protocol';
 import type { AnalyzedResource, DocumentAnalysis } from './document-analysis';
 import { fingerprintOf } from './kubeconfig-watch';
@@ -107,4 +107,14 @@ export function fleetTrouble(columns: readonly FleetColumn[], unmatched: readonl
   for (const entry of unmatched)
     parts.push(`kubeConflictHints.contexts: ${JSON.stringify(entry)} matches no context of the kubeconfig`);
   return parts.length > 0 ? `${parts.join('; ')}.` : undefined;
+}
+
+/** Each context's cell for the object at index `i` of a document judged in several contexts. */
+export function fleetCells(columns: readonly FleetColumn[], i: number): { context: string; cell: string }[] {
+  return columns.map((c) => ({
+    context: c.context,
+    cell: c.trouble
+      ? 'not judged'
+      : fleetCell(fleetEntryOf(c.analysis.resources[i]?.facts, c.analysis.resources[i]?.findings ?? [])),
+  }));
 }

@@ -6,8 +6,6 @@ import type { CodeAction, CodeActionParams, CodeLens, Hover, Position } from 'vs
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import {
   fieldHover,
-  fleetCell,
-  fleetEntryOf,
   fleetFieldHover,
   fleetObjectHover,
   managerNames,
@@ -23,6 +21,7 @@ import type { Settings } from '../protocol';
 import { codeActions } from './code-actions';
 import type { AnalyzedResource } from './document-analysis';
 import type { DocumentSource } from './document-service';
+import { fleetCells } from './fleet';
 import type { LoadProgress } from './progress';
 import type { DryRunAnswers } from './verified';
 import { documentLines, resourceAt, type Workspace } from './workspace';
@@ -88,11 +87,8 @@ export class ManifestSource implements DocumentSource {
     return state.analysis.resources.flatMap(({ resource, facts, findings }, i) => {
       // Several contexts: each one's cell of the fleet table, side by side.
       const title = fleet
-        ? fleet
-            .map(
-              (c) =>
-                `${c.context}: ${c.trouble ? 'not judged' : fleetCell(fleetEntryOf(c.analysis.resources[i]?.facts, c.analysis.resources[i]?.findings ?? []))}`,
-            )
+        ? fleetCells(fleet, i)
+            .map(({ context, cell }) => `${context}: ${cell}`)
             .join(' · ')
         : codeLensTitle(resource, facts, findings);
       if (!title) return [];

@@ -15,6 +15,8 @@ import {
   type ReleasesResult,
 } from '../../protocol';
 import { forcePreviewAt } from '../force-preview';
+import { fleetView } from '../fleet-view';
+import type { DocumentState } from '../workspace';
 import type { RefreshScheduler } from '../refresh';
 import type { DryRunAnswers } from '../verified';
 import { resourceAt, type Workspace } from '../workspace';
@@ -121,6 +123,16 @@ export function serveRequests({
         ? { ...state, settings: column.settings, session: column.session, analysis: column.analysis }
         : state;
     return chosen ? forcePreviewAt(chosen, params.position) : null;
+  });
+
+  // The Fleet view: every open document judged in several contexts, a cell per object and context.
+  commands.serve(connection, requests.fleet, async () => {
+    const states: DocumentState[] = [];
+    for (const document of workspace.documents.all()) {
+      const state = await workspace.analysisOf(document.uri);
+      if (state) states.push(state);
+    }
+    return fleetView(states);
   });
 
   // The overlays that use a file, for the user to choose which count; the client writes the choice
