@@ -108,6 +108,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('kubeConflictHints.restart', restart),
     vscode.window.createTreeView('kubeConflictHints.fleet', { treeDataProvider: fleetView, showCollapseAll: true }),
     vscode.commands.registerCommand('kubeConflictHints.refreshFleet', () => fleetView.refresh()),
+    // VS Code makes a focus command for every view: the palette finds it under the product's name too.
+    vscode.commands.registerCommand('kubeConflictHints.showFleet', () =>
+      vscode.commands.executeCommand('kubeConflictHints.fleet.focus'),
+    ),
     // What the documents are told changes with their diagnostics: the view follows, a moment later.
     vscode.languages.onDidChangeDiagnostics(() => fleetView.refreshSoon()),
     vscode.commands.registerCommand(

@@ -174,23 +174,27 @@ export class Workspace {
       // what they render to.
       return { document, settings: asked, session: undefined, analysis: emptyAnalysis, file };
     }
-    const { settings, fleet } = await this.contextsOf(asked);
-    if (fleet) return this.fleetAnalysisOf(document, settings, file, fleet);
-    this.fleetDocuments.delete(uri);
     // A Kubernetes manifest is a document with apiVersion and kind at its top level (core/manifest/manifest
-    // finds them); any other YAML or JSON gets no session, so opening it contacts no cluster. The
+    // finds them); any other YAML or JSON gets no session, so opening it contacts no cluster and
+    // reads no kubeconfig (not even for the contexts kubeConflictHints.contexts names). The
     // session of a file of manifests is asked for as soon as its first object is read: the kubeconfig
     // is read and the cluster asked for that object (its kind, its list, its schema) while the rest
-    // of the file is.
+    // of the file is — in each context, with several.
     const early = (first: ManifestResource) =>
-      void this.sessionFor(settings)
-        .then((session) => {
+      void this.contextsOf(asked)
+        .then(async ({ settings, fleet }) => {
           const named = namedObject(first);
-          if (session && named) session.facts.peek(named);
+          const sessions = fleet
+            ? await Promise.all(fleet.contexts.map((context) => this.sessions.for({ ...settings, context })))
+            : [await this.sessionFor(settings)];
+          for (const session of sessions) if (session && named) session.facts.peek(named);
         })
         .catch(() => undefined);
     await this.analyzer.prepare(uri, document.version, document.getText(), early);
     const isManifest = this.analyzer.parse(uri, document.version, document.getText()).resources.length > 0;
+    const { settings, fleet } = isManifest ? await this.contextsOf(asked) : { settings: asked, fleet: undefined };
+    if (fleet) return this.fleetAnalysisOf(document, settings, file, fleet);
+    this.fleetDocuments.delete(uri);
     const session = isManifest ? await this.sessionFor(settings) : undefined;
     const heldBack = syntaxHeldBack(settings, document.languageId, this.syntaxServices);
     return {
@@ -203,7 +207,7 @@ export class Workspace {
   }
 
   /**
-   * A document judged in each of several contexts: a session per context (made at once, each
+   * A document of Kubernetes objects judged in each of several contexts: a session per context (made at once, each
    * context's facts peeked on their own, so one that does not answer holds nobody back), the one
    * analysis per context, then merged (fleet.ts). The status bar shows every context's health.
    */
@@ -215,22 +219,8 @@ export class Workspace {
   ): Promise<DocumentState> {
     const uri = document.uri;
     const perContext = fleet.contexts.map((context) => ({ ...settings, context }));
-    const early = (first: ManifestResource) => {
-      const named = namedObject(first);
-      for (const s of perContext)
-        void this.sessions
-          .for(s)
-          .then((session) => {
-            if (session && named) session.facts.peek(named);
-          })
-          .catch(() => undefined);
-    };
-    await this.analyzer.prepare(uri, document.version, document.getText(), early);
-    const isManifest = this.analyzer.parse(uri, document.version, document.getText()).resources.length > 0;
-    const sessions = isManifest
-      ? await Promise.all(perContext.map((s) => this.sessions.for(s)))
-      : perContext.map((): Session | undefined => undefined);
-    if (isManifest) this.status.showFleet(fleet.contexts.map((context, i) => ({ context, session: sessions[i] })));
+    const sessions = await Promise.all(perContext.map((s) => this.sessions.for(s)));
+    this.status.showFleet(fleet.contexts.map((context, i) => ({ context, session: sessions[i] })));
     const heldBack = syntaxHeldBack(settings, document.languageId, this.syntaxServices);
     const columns = perContext.map((s, i): FleetColumn => {
       const session = sessions[i];
@@ -246,7 +236,7 @@ export class Workspace {
       const trouble = columnTrouble(session, analysis, s);
       return { context: s.context, settings: s, session, analysis, ...(trouble ? { trouble } : {}) };
     });
-    this.fleetDocuments.set(uri, { trouble: isManifest ? fleetTrouble(columns, fleet.unmatched) : undefined });
+    this.fleetDocuments.set(uri, { trouble: fleetTrouble(columns, fleet.unmatched) });
     const judged = columns.find((c) => !c.trouble) ?? columns[0]!;
     return {
       document,
