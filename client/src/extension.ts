@@ -640,7 +640,9 @@ class FleetView implements vscode.TreeDataProvider<FleetNode>, vscode.Disposable
     if (node.kind === 'document') {
       const uri = vscode.Uri.parse(node.document.uri);
       const item = new vscode.TreeItem(uri, vscode.TreeItemCollapsibleState.Expanded);
-      item.description = vscode.workspace.asRelativePath(uri, false);
+      // The folder, where the file is not at the top of the workspace.
+      const relative = vscode.workspace.asRelativePath(uri, false);
+      if (relative.includes('/')) item.description = relative.slice(0, relative.lastIndexOf('/'));
       return item;
     }
     const jump = (uri: string, line: number): vscode.Command => ({
@@ -649,7 +651,7 @@ class FleetView implements vscode.TreeDataProvider<FleetNode>, vscode.Disposable
       arguments: [vscode.Uri.parse(uri), { selection: new vscode.Range(line, 0, line, 0) }],
     });
     if (node.kind === 'object') {
-      const item = new vscode.TreeItem(node.object.title, vscode.TreeItemCollapsibleState.Collapsed);
+      const item = new vscode.TreeItem(node.object.title, vscode.TreeItemCollapsibleState.Expanded);
       // One column per context, in the setting's order.
       item.description = node.object.cells.map((c) => `${c.context}: ${c.cell}`).join(' │ ');
       item.tooltip = new vscode.MarkdownString(
