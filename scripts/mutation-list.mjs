@@ -393,4 +393,12 @@ export const mutations = [
     to: '        cells: fleetCells(fleet.slice(0, 1), i),',
     tests: ['test/protocol/fleet.test.ts'],
   },
+  {
+    id: 'fleet-editor-one-context-ignored',
+    rule: 'a contexts setting that selects one context judges that context, not the current one',
+    file: 'server/src/lsp/workspace.ts',
+    from: '    if (selected.contexts.length === 1) return { settings: { ...settings, context: selected.contexts[0]! } };',
+    to: '    if (selected.contexts.length === 1) return { settings };',
+    tests: ['test/protocol/fleet.test.ts'],
+  },
 ];

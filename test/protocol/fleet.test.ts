@@ -243,3 +243,33 @@ test('the Fleet view: each open document judged in several contexts, each object
     ],
   ]);
 });
+
+test('one context selected is judged as that context alone; an entry that selects no context is said on the document', async (t) => {
+  const s = await prepared(t);
+  if (!s) return;
+  const one = await startTestServer({ settings: { kubeconfig: s.kubeconfig, contexts: ['prod-e*'] } });
+  t.after(() => one.shutdown());
+  await one.open(s.uris.web, s.texts.web);
+  const alone = await one.diagnosticsUntil(s.uris.web, (ds) => conflicts(ds).length === 1, 60_000);
+  assert.match(conflicts(alone)[0]!.message, /^\.spec\.replicas is managed by "kube-controller-manager"/);
+  const status = (await one.waitForNotification(
+    'kubeConflictHints/status',
+    (p) => (p as StatusParams).health === 'connected',
+    30_000,
+  )) as StatusParams;
+  assert.equal(status.context, 'prod-eu');
+  assert.equal(status.contexts, undefined);
+
+  const two = await startTestServer({
+    settings: { kubeconfig: s.kubeconfig, contexts: ['staging', 'nope-*', 'prod-eu'] },
+  });
+  t.after(() => two.shutdown());
+  await two.open(s.uris.web, s.texts.web);
+  await two.diagnosticsUntil(s.uris.web, (ds) => conflicts(ds).length === 2, 60_000);
+  const state = (await two.waitForNotification(
+    'kubeConflictHints/documentState',
+    (p) => (p as DocumentStateParams).uri === s.uris.web && (p as DocumentStateParams).state === 'not-judged',
+    30_000,
+  )) as DocumentStateParams;
+  assert.equal(state.reason, 'kubeConflictHints.contexts: "nope-*" matches no context of the kubeconfig.');
+});

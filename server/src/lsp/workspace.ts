@@ -131,15 +131,9 @@ export class Workspace {
     return file;
   }
 
-  /**
-   * For a document last judged in several contexts, the contexts that gave nothing and why (undefined
-   * when every context judged it); `{ judgedInSeveral: false }` for one judged in one context.
-   */
-  fleetStateOf(uri: string): { judgedInSeveral: boolean; trouble?: string } {
-    const known = this.fleetDocuments.get(uri);
-    return known
-      ? { judgedInSeveral: true, ...(known.trouble ? { trouble: known.trouble } : {}) }
-      : { judgedInSeveral: false };
+  /** For a document last judged in several contexts, the contexts that gave nothing and why (undefined when all judged it). */
+  fleetTroubleOf(uri: string): string | undefined {
+    return this.fleetDocuments.get(uri)?.trouble;
   }
 
   /**
@@ -207,9 +201,10 @@ export class Workspace {
   }
 
   /**
-   * A document of Kubernetes objects judged in each of several contexts: a session per context (made at once, each
-   * context's facts peeked on their own, so one that does not answer holds nobody back), the one
-   * analysis per context, then merged (fleet.ts). The status bar shows every context's health.
+   * A document of Kubernetes objects judged in each of several contexts: a session per context
+   * (made at once, each context's facts peeked on their own, so one that does not answer holds
+   * nobody back), the one analysis per context, then merged (fleet.ts). The status bar shows every
+   * context's health.
    */
   private async fleetAnalysisOf(
     document: Document,
