@@ -14,6 +14,7 @@ import type { Diagnostic } from 'vscode-languageserver-protocol';
 import type { DocumentStateParams, FleetViewResult, ForcePreviewResult, StatusParams } from '../../server/src/protocol';
 import { scratchDir } from '../cli/cli-process';
 import { requireCluster } from '../support/env';
+import { startFaultProxy } from '../support/fault-proxy';
 import { fleetKubeconfig, seedFleetHistories } from '../support/fleet';
 import { startTestServer } from '../support/lsp-client';
 
@@ -272,4 +273,44 @@ test('one context selected is judged as that context alone; an entry that select
     30_000,
   )) as DocumentStateParams;
   assert.equal(state.reason, 'kubeConflictHints.contexts: "nope-*" matches no context of the kubeconfig.');
+});
+
+test('a context whose cluster stops answering after it judged the file: its findings and hover row say since when they are old, the others stay live', async (t) => {
+  const cluster = requireCluster(t);
+  if (!cluster || !(await prepared(t))) return;
+  // staging reached through a pass-through that the test closes; prod-eu directly.
+  const dir = scratchDir('fleet-away');
+  const proxy = await startFaultProxy(cluster.server, cluster.kubeconfig);
+  t.after(() => proxy.close());
+  const { kubeconfig, clusters } = await fleetKubeconfig(
+    dir,
+    proxy.kubeconfig(cluster.kubeconfig, path.join(dir, 'staging-through-proxy')),
+  );
+  const { files } = await seedFleetHistories(clusters);
+  const uri = pathToFileURL(path.join(dir, 'web.yaml')).href;
+  fs.writeFileSync(path.join(dir, 'web.yaml'), files['web.yaml']);
+  const server = await startTestServer({ settings: { kubeconfig, contexts: ['staging', 'prod-eu'] } });
+  t.after(() => server.shutdown());
+  await server.open(uri, files['web.yaml']);
+  await server.diagnosticsUntil(uri, (ds) => conflicts(ds).length === 2, 60_000);
+
+  await proxy.close();
+  await server.request('kubeConflictHints/refresh', { uri });
+  const old = / \(as of \d\d:\d\d:\d\d — cluster unreachable since \d\d:\d\d:\d\d\)$/;
+  const marked = await server.diagnosticsUntil(
+    uri,
+    (ds) => conflicts(ds).some((d) => d.message.startsWith('[staging]') && old.test(d.message)),
+    60_000,
+  );
+  const prodEu = conflicts(marked).find((d) => d.message.startsWith('[prod-eu]'))!;
+  assert.doesNotMatch(prodEu.message, /\(as of/, "prod-eu's facts are live");
+  const state = (await server.waitForNotification(
+    'kubeConflictHints/documentState',
+    (p) => (p as DocumentStateParams).uri === uri && (p as DocumentStateParams).state === 'old',
+    30_000,
+  )) as DocumentStateParams;
+  assert.match(state.reason ?? '', /^Judged on old facts: staging as of \d\d:\d\d:\d\d — cluster unreachable since/);
+  const hover = (await server.hover(uri, { line: 8, character: 4 })) as { contents: { value: string } };
+  assert.match(hover.contents.value, /^\*\*Not live in staging: as of \d\d:\d\d:\d\d — cluster unreachable since/);
+  assert.match(hover.contents.value, /\| prod-eu \| `5` \|/);
 });

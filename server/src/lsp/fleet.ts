@@ -6,11 +6,20 @@
 // (core/findings/fleet.ts), a finding shared by several told once and naming them. A context that
 // does not answer holds nobody back: its column is empty and says why.
 import { kubeconfigPaths, readKubeconfig, redactText, type ClusterHealthReport } from '../cluster';
-import { contextsNamed, fleetCell, fleetEntryOf, fleetFindings, unjudgedOn, type Finding } from '../core/findings';
+import {
+  contextsNamed,
+  fleetCell,
+  fleetEntryOf,
+  fleetFindings,
+  restsOnCluster,
+  unjudgedOn,
+  type Finding,
+} from '../core/findings';
 import type { Settings } from '../protocol';
 import type { AnalyzedResource, DocumentAnalysis } from './document-analysis';
 import { fingerprintOf } from './kubeconfig-watch';
 import type { Session } from './session';
+import { stalenessOf } from './stale';
 
 /** One context's judgement of a document. */
 export interface FleetColumn {
@@ -19,8 +28,10 @@ export interface FleetColumn {
   readonly settings: Settings;
   readonly session: Session | undefined;
   readonly analysis: DocumentAnalysis;
-  /** Why this context judged nothing of the document, or only on old facts (its cluster unreachable, …). */
+  /** Why this context judged nothing of the document (its cluster unreachable before it answered, …). */
   readonly trouble?: string;
+  /** Judged on what its cluster said before it stopped answering: since when (`as of 12:03:10 — …`). */
+  readonly stale?: string;
 }
 
 /** What `kubeConflictHints.contexts` selects in the kubeconfig: the contexts, and the entries that select none. */
@@ -64,21 +75,33 @@ const troubled: Partial<Record<ClusterHealthReport['state'], string>> = {
   failing: 'cluster failing',
 };
 
-/** Why a context's judgement of the document is missing or old, from its cluster's health and the facts it gave. */
-export function columnTrouble(
+/**
+ * Why a context's judgement of the document is missing (`trouble`) or old (`stale`), from its
+ * cluster's health and the facts it gave: a cluster that stopped answering after it had told every
+ * object's facts leaves them judged, as of then, as one context's are.
+ */
+export function columnState(
   session: Session | undefined,
   analysis: DocumentAnalysis,
   settings: Settings,
-): string | undefined {
-  if (!session) return undefined;
+): { trouble?: string; stale?: string } {
+  if (!session) return {};
   const health = session.connection.health();
+  const known = analysis.resources.every(
+    ({ facts }) =>
+      !facts || (facts.kind.state === 'served' && (facts.live.state === 'exists' || facts.live.state === 'absent')),
+  );
+  const stale = stalenessOf(health);
+  if (known && stale) return { stale };
   const state = troubled[health.state];
-  if (state) return health.problem ? `${state} (${redactText(health.problem.message)})` : state;
+  if (state) return { trouble: health.problem ? `${state} (${redactText(health.problem.message)})` : state };
   for (const { resource, facts } of analysis.resources) {
-    if (facts && (facts.kind.state === 'unavailable' || facts.live.state === 'unavailable'))
-      return unjudgedOn(resource, facts, settings);
+    if (facts && (facts.kind.state === 'unavailable' || facts.live.state === 'unavailable')) {
+      const why = unjudgedOn(resource, facts, settings);
+      if (why) return { trouble: why };
+    }
   }
-  return undefined;
+  return {};
 }
 
 /**
@@ -93,12 +116,28 @@ export function fleetAnalysis(columns: readonly FleetColumn[]): DocumentAnalysis
   const problems = first.findings.filter((f) => !ofObjects.has(f));
   const resources = first.resources.map((r, i): AnalyzedResource => {
     const findings = fleetFindings(
-      columns.map((c) => ({ context: c.context, findings: c.analysis.resources[i]?.findings ?? [] })),
+      columns.map((c) => ({
+        context: c.context,
+        findings: markedOld(c.analysis.resources[i]?.findings ?? [], c.stale),
+      })),
     );
     const existing = columns.find((c) => c.analysis.resources[i]?.facts?.live.state === 'exists');
     return { resource: r.resource, facts: existing?.analysis.resources[i]?.facts ?? r.facts, findings };
   });
   return { parsed: first.parsed, resources, findings: [...problems, ...resources.flatMap((r) => r.findings)] };
+}
+
+/** What rests on a context's old facts says since when they are old (a finding of the text alone does not). */
+function markedOld(findings: readonly Finding[], stale: string | undefined): readonly Finding[] {
+  return stale
+    ? findings.map((f) => (restsOnCluster(f.code) ? { ...f, message: `${f.message} (${stale})` } : f))
+    : findings;
+}
+
+/** The contexts judged on old facts, for the document's state: `staging as of 12:03:10 — cluster unreachable since …`. */
+export function fleetStaleness(columns: readonly FleetColumn[]): string | undefined {
+  const parts = columns.filter((c) => c.stale).map((c) => `${c.context} ${c.stale}`);
+  return parts.length > 0 ? parts.join('; ') : undefined;
 }
 
 /** The document's state for the contexts that gave nothing: `Not judged in gone: cluster unreachable (…)`. */

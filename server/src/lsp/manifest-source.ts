@@ -64,7 +64,12 @@ export class ManifestSource implements DocumentSource {
         !at || isIdentityPath(at.path)
           ? fleetObjectHover(hit.resource, columns)
           : fleetFieldHover(hit.resource, at.path, at.node, columns);
-      return { contents: { kind: 'markdown', value: table }, ...(at ? { range: at.keyRange } : {}) };
+      // A context judged on old facts says so first, as one context's hover does.
+      const old = state.fleet.filter((c) => c.stale).map((c) => `**Not live in ${c.context}: ${c.stale}.**\n\n`);
+      return {
+        contents: { kind: 'markdown', value: `${old.join('')}${table}` },
+        ...(at ? { range: at.keyRange } : {}),
+      };
     }
     const value =
       !at || isIdentityPath(at.path)

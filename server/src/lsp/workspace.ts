@@ -13,7 +13,7 @@ import {
   type SyntaxServices,
 } from '../protocol';
 import { DocumentAnalyzer, syntaxHeldBack, type AnalyzedResource, type DocumentAnalysis } from './document-analysis';
-import { columnTrouble, fleetAnalysis, FleetContexts, fleetTrouble, type FleetColumn } from './fleet';
+import { columnState, fleetAnalysis, FleetContexts, fleetStaleness, fleetTrouble, type FleetColumn } from './fleet';
 import { stalenessOf } from './stale';
 import { Sessions, type Session, type SessionEvents } from './session';
 import { SourceFiles, type ClassifiedFile } from './source-files';
@@ -36,7 +36,7 @@ export class Workspace {
   /** The contexts `kubeConflictHints.contexts` selects. */
   private readonly fleetContexts: FleetContexts;
   /** Each open document last judged in several contexts: what its state says of the contexts that gave nothing. */
-  private readonly fleetDocuments = new Map<string, { trouble: string | undefined }>();
+  private readonly fleetDocuments = new Map<string, { trouble: string | undefined; stale: string | undefined }>();
 
   constructor(
     private readonly settingsSources: SettingsSources,
@@ -136,6 +136,11 @@ export class Workspace {
     return this.fleetDocuments.get(uri)?.trouble;
   }
 
+  /** For a document last judged in several contexts, those judged on old facts and since when. */
+  fleetStalenessOf(uri: string): string | undefined {
+    return this.fleetDocuments.get(uri)?.stale;
+  }
+
   /**
    * The contexts the document's settings select when there are two or more; one selected context
    * becomes the settings' `context`. Read only with cluster access (the kubeconfig is read).
@@ -228,10 +233,9 @@ export class Workspace {
         heldBack,
         s.context,
       );
-      const trouble = columnTrouble(session, analysis, s);
-      return { context: s.context, settings: s, session, analysis, ...(trouble ? { trouble } : {}) };
+      return { context: s.context, settings: s, session, analysis, ...columnState(session, analysis, s) };
     });
-    this.fleetDocuments.set(uri, { trouble: fleetTrouble(columns, fleet.unmatched) });
+    this.fleetDocuments.set(uri, { trouble: fleetTrouble(columns, fleet.unmatched), stale: fleetStaleness(columns) });
     const judged = columns.find((c) => !c.trouble) ?? columns[0]!;
     return {
       document,

@@ -69,7 +69,10 @@ export class DiagnosticsHandler {
       ? ours.map((f) => (restsOnCluster(f.code) ? { ...f, message: `${f.message} (${stale})` } : f))
       : ours;
     const { severity } = settings;
-    this.states.report(uri, documentState(uri, findings, stale, this.workspace.fleetTroubleOf(uri)));
+    this.states.report(
+      uri,
+      documentState(uri, findings, stale ?? this.workspace.fleetStalenessOf(uri), this.workspace.fleetTroubleOf(uri)),
+    );
     const severityKey = JSON.stringify(severity) ?? '';
     const diagnostics = shown.map((f) => {
       const known = this.diagnosticOf.get(f);
