@@ -319,7 +319,7 @@ test("--mode create: AlreadyExists on the name, in the server's words", async (t
   );
 });
 
-test('a read-only user sees the same findings; --verify then needs rights the user lacks: exit 2', async (t) => {
+test('a read-only user is told, per object, that the server refuses the apply (403) in its words; its --verify dry runs are refused the same way, and agree', async (t) => {
   const s = await prepared(t);
   if (!s) return;
   const [asViewer, asAdmin] = await Promise.all([
@@ -327,14 +327,35 @@ test('a read-only user sees the same findings; --verify then needs rights the us
     check(s, ['--format', 'json', 'apply'], 'admin'),
   ]);
   assert.equal(asViewer.status, 1, asViewer.stderr);
-  const findings = (r: CliRun) => (JSON.parse(r.stdout) as { findings: unknown[] }).findings;
-  assert.deepEqual(findings(asViewer), findings(asAdmin));
-  const verify = await check(s, ['--verify', 'apply'], 'viewer');
-  assert.equal(verify.status, 2);
-  assert.match(
-    verify.stderr,
-    /^kube-conflict-hints: the cluster at https:\/\/127\.0\.0\.1:\d+ \(context viewer\) refuses: .*User "viewer" cannot .*\(the check needs .*patch.*--verify dry runs\)\n$/,
+  type Shown = { file: string; code: string; serverMessage?: string };
+  const findings = (r: CliRun) => (JSON.parse(r.stdout) as { findings: Shown[] }).findings;
+  // The viewer reads what the admin reads, but may patch nothing: the server's 403 comes before
+  // the conflicts, so each object the admin is told of gets that refusal alone.
+  const files = (list: Shown[]) => [...new Set(list.map((f) => f.file))].sort();
+  assert.deepEqual(
+    files(findings(asViewer)),
+    files(findings(asAdmin).filter((f) => f.code !== 'exists'))
+      .concat('apply/new.json')
+      .sort(),
   );
+  for (const f of findings(asViewer)) {
+    assert.equal(f.code, 'forbidden');
+    assert.match(
+      f.serverMessage ?? '',
+      new RegExp(
+        `^\\S+ "[^"]+" is forbidden: User "viewer" cannot patch resource "\\w+" in API group "(apps)?" in the namespace "${s.namespace}"$`,
+      ),
+    );
+  }
+  // The dry runs are refused the same way (403), which is the answer predicted: they agree.
+  const verify = await check(s, ['--verify', 'apply'], 'viewer');
+  assert.equal(verify.status, 1, verify.stderr);
+  assert.doesNotMatch(verify.stdout, /dry-run-differs/);
+  for (const object of ['deployments.apps/web', 'configmaps/feature-flags', 'configmaps/shop-config'])
+    assert.match(
+      verify.stdout,
+      new RegExp(`^${object.replace('.', '\\.')} \\(namespace ${s.namespace}\\) — the dry run agrees$`, 'm'),
+    );
 });
 
 test("a user the cluster does not authorize (context stranger) gets exit 2 and the server's refusal", async (t) => {

@@ -172,6 +172,38 @@ test('the text report says a shared finding once, naming its contexts, and table
   assert.match(lines.at(-2) ?? '', /against 3 contexts \(staging, prod-eu, prod-us\)/);
 });
 
+test('what differs between the clusters that hold an object is said on its line, as information', async (t) => {
+  const s = await prepared(t);
+  if (!s) return;
+  const run = await check(s, [
+    '--context',
+    'staging',
+    '--context',
+    'prod-eu',
+    '--context',
+    'prod-us',
+    '--verbose',
+    '-o',
+    'json',
+  ]);
+  const drift = findingsOf(run)
+    .filter((f) => f.code === 'context-drift')
+    .map((f) => `${f.file}:${f.range.start.line + 1} ${f.message}`)
+    .sort();
+  assert.deepEqual(drift, [
+    // staging's replicas are kubectl's 3, prod-eu's the autoscaler's 5; prod-us has no Deployment.
+    'k8s/settings.yaml:7 .data.mode differs between contexts: staging "fast" (kubectl); prod-eu "safe" (kubectl-edit); prod-us "safe" (kubectl-edit)',
+    'k8s/web.yaml:20 .spec.template.spec.containers[name="app"].image differs between contexts: staging "nginx:1.26" (kubectl-edit); prod-eu "nginx:1.25" (kubectl)',
+    'k8s/web.yaml:9 .spec.replicas differs between contexts: staging 3 (kubectl); prod-eu 5 (kube-controller-manager (scale))',
+  ]);
+  // Information: the exit code is the conflicts', and the text prints it only with --verbose.
+  const text = await check(s, ['--contexts', 'staging', '--contexts', 'prod-eu', '--verbose']);
+  assert.match(
+    text.stdout,
+    /^k8s\/web\.yaml:9:\d+ information context-drift \.spec\.replicas differs between contexts: staging 3 \(kubectl\); prod-eu 5/m,
+  );
+});
+
 test('an unreachable context and a silent one are not judged, and hold the others back no longer than the limit', async (t) => {
   const s = await prepared(t);
   if (!s) return;

@@ -386,10 +386,15 @@ test('an object in a namespace the user may not read is not judged, the object t
     { judged: 1, notJudged: ['k8s/closed.yaml'] },
   );
 
+  // Both read, both judged: a user who may only read is refused the apply (403), which is a judgement, not a gap.
   await allowConfigMaps(admin, stranger, closed);
   const both = await check(s, ['k8s']);
-  assert.equal(both.text.status, 0, both.text.stdout);
-  assert.match(both.text.stdout, /— 2 objects judged in 2 files, serverSide as "kubectl", against context stranger\n$/);
+  assert.equal(both.text.status, 1, both.text.stdout);
+  assert.match(both.text.stdout, /error forbidden configmaps "closed" is forbidden: User "stranger" cannot patch/);
+  assert.match(
+    both.text.stdout,
+    /^2 errors, .* — 2 objects judged in 2 files, serverSide as "kubectl", against context stranger\n$/m,
+  );
 });
 
 test("the CI formats carry what was not judged: SARIF in the run's properties, GitHub and GitLab one entry for a reason no finding carries", async (t) => {

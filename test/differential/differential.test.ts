@@ -771,7 +771,7 @@ function assertWithinUnconverted(
  * its `details.causes` entry will name (`serverField`, else `path`), and findings that say the
  * product cannot know whether a field passes (the server may name it or not).
  */
-const validationCodes = new Set<string>(['field-immutable', 'validation-rule-fails']);
+const validationCodes = new Set<string>(['field-immutable', 'validation-rule-fails', 'invalid-merged-object']);
 const undecidedCodes = new Set<string>(['validation-rule-unknown', 'secret-immutable-data-unverified']);
 
 /** A field as a 422 cause names it, without list selectors (the server names an item by index, the product by key). */

@@ -161,8 +161,9 @@ describe(
       const first = await pull();
       assert.equal(first.kind, 'full');
       assert.ok(first.resultId, 'a full report names itself');
-      // A character typed into a label value: the same findings, in the same places.
-      await server.insert(uri, text.lastIndexOf('app: typed') + 'app: typed'.length, 'x');
+      // A space typed after a label value (a label changed by one character would now leave the
+      // selector unmatched, which the server refuses): the same findings, in the same places.
+      await server.insert(uri, text.lastIndexOf('app: typed') + 'app: typed'.length, ' ');
       const same = await pull(first.resultId);
       assert.deepEqual(same, { kind: 'unchanged', resultId: first.resultId });
       // A client that holds another report (or none) gets the full one.

@@ -3,7 +3,9 @@
 import * as path from 'node:path';
 import {
   analyzeResource,
+  appliedBy,
   definedKinds,
+  fieldStates,
   forcePreview,
   objectIdentity,
   overlayLabels,
@@ -24,7 +26,7 @@ import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget } from '../core/sources/source-map';
 import { renderOverlay, topChart } from '../render/targets';
 import { describeRenderProblem, type RenderResult, type RenderSettings } from '../render/renderer';
-import { liveOf, withReason, type CheckedObject, type CheckReport } from './report';
+import { liveOf, withAppliers, withReason, type CheckedObject, type CheckReport } from './report';
 import { verifyResource, type ClusterConnection, type ClusterProblem, type VerifyAnswer } from '../cluster';
 import { ObjectReads, objectTitle, type FactsReader } from './facts';
 import { classifyInputs, findKustomizations, kustomizeTargets, notCheckedNote } from './classify';
@@ -57,6 +59,8 @@ export async function runCheck(
   } = { kustomizations: [], settings: {} },
   /** The cluster flags the check was run with: the force preview's kubectl command repeats them. */
   kubectl: Omit<KubectlInvocation, 'file'> = {},
+  /** `fieldStates`: keep each plain object's fields as the cluster holds them, to compare contexts. */
+  options: { fieldStates?: boolean } = {},
 ): Promise<CheckOutcome> {
   const objects: CheckedObject[] = [];
   const texts = new Map<string, string>();
@@ -264,8 +268,10 @@ export async function runCheck(
         findings,
         notes: answer.notes,
         ...liveOf(answer.facts),
+        ...(options.fieldStates ? fieldsOf(resource, answer.facts) : {}),
         ...withReason(unjudgedOn(resource, answer.facts, together)),
         ...(preview ? { forcePreview: preview } : {}),
+        ...withAppliers(appliedBy(answer.facts)),
       };
       const verified: VerifyAnswer = verifier
         ? await verifyResource(verifier, resource, findings, answer.facts, settings)
@@ -326,6 +332,13 @@ async function forcePreviewOf(
     autoscalers,
     invocation,
   });
+}
+
+/** The fields the manifest sets as the cluster holds them, for the comparison of contexts. */
+function fieldsOf(resource: ManifestResource, facts: ResourceFacts): Pick<CheckedObject, 'fields'> {
+  if (facts.live.state === 'absent') return { fields: 'missing' };
+  if (facts.live.state !== 'exists') return {};
+  return { fields: fieldStates(resource, facts.live.object, facts.schema) };
 }
 
 /** `overlay production`; the folder as shown when two targets share a name. */

@@ -5,7 +5,7 @@
 // each name their context (report.ts), printed by the same formatters.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ContextTrouble } from '../core/findings';
+import { driftFindings, type ContextTrouble } from '../core/findings';
 import { globMatch } from '../core/gitops/repository';
 import type { ClusterProblem, KubeconfigSummary } from '../cluster';
 import type { CheckOutcome } from './check';
@@ -131,8 +131,31 @@ export function fleetReport(runs: readonly ContextRun[], files: readonly string[
     fieldManager: first.fieldManager,
     source: { kind: 'fleet', contexts },
     files: first.files,
-    objects: groupByObject(entries),
+    objects: withDrift(groupByObject(entries)),
   };
+}
+
+/**
+ * After each plain object's entries, one entry of no context with what differs between the
+ * clusters that hold it (core/findings/fleet.ts driftFindings), when something does.
+ */
+function withDrift(entries: readonly CheckedObject[]): CheckedObject[] {
+  const out: CheckedObject[] = [];
+  for (let i = 0; i < entries.length;) {
+    const key = objectKey(entries[i]);
+    let j = i;
+    while (j < entries.length && objectKey(entries[j]) === key) j++;
+    const group = entries.slice(i, j);
+    out.push(...group);
+    const first = group[0];
+    const columns = group.flatMap((o) =>
+      o.fields !== undefined && o.context !== undefined ? [{ context: o.context, fields: o.fields }] : [],
+    );
+    const drift = first.object && !first.rendered ? driftFindings(first.object, columns) : [];
+    if (drift.length > 0) out.push({ file: first.file, title: first.title, findings: drift, notes: [] });
+    i = j;
+  }
+  return out;
 }
 
 function singleSource(report: CheckReport): NonNullable<FleetContext['source']> {
@@ -142,12 +165,7 @@ function singleSource(report: CheckReport): NonNullable<FleetContext['source']> 
 
 /** The place of an entry across contexts: its file and object (a rendered object by its place in its render). */
 export function objectKey(o: CheckedObject): string {
-  return JSON.stringify([
-    o.file,
-    o.title,
-    o.rendered ? [o.rendered.root, o.rendered.target, o.rendered.index] : null,
-    o.object ? [o.object.apiVersion, o.object.kind, o.object.namespace ?? null, o.object.name] : null,
-  ]);
+  return JSON.stringify([o.file, o.title, o.rendered ? [o.rendered.root, o.rendered.target, o.rendered.index] : null]);
 }
 
 /** Entries in the order of their object's first appearance; within one object, in the contexts' order. */

@@ -7,7 +7,7 @@
 // disappears; a new optional field does not change it. So a new field (say, the rendered source a
 // finding came from) is added as an optional property of the schema's `finding` and one line in
 // publicFinding below, with version 1 kept; renaming, retyping or removing a field means version 2.
-import type { Finding, FindingCode, ForcePreview, ObjectIdentity, Severity } from '../core/findings';
+import type { AppliedBy, Finding, FindingCode, ForcePreview, ObjectIdentity, Severity } from '../core/findings';
 import type { JsonValue } from '../core/json';
 import type { Range } from '../core/manifest/manifest';
 import type { ManagerIdentity } from '../core/ssa/messages';
@@ -97,6 +97,42 @@ export interface PublicObject {
   /** Why the object or input was not judged, when no finding says so. */
   readonly notJudged?: string;
   readonly context?: string;
+  readonly appliedBy?: readonly PublicAppliedBy[];
+}
+
+/** The schema's `appliedBy`: a tool that applies the live object, and its policy as read or why it is unknown. */
+export interface PublicAppliedBy {
+  readonly tool: 'argocd' | 'flux-kustomize' | 'flux-helm' | 'helm';
+  readonly name: string;
+  readonly namespace?: string;
+  readonly maybe?: true;
+  readonly evidence: string;
+  readonly text: string;
+  readonly policy?: {
+    readonly state: 'read' | 'unknown';
+    readonly reason?: string;
+    readonly name?: string;
+    readonly namespace?: string;
+    readonly automated?: boolean;
+    readonly selfHeal?: boolean;
+    readonly prune?: boolean;
+    readonly serverSideApply?: boolean;
+    readonly respectIgnoreDifferences?: boolean;
+    readonly ignoreDifferences?: readonly {
+      readonly group?: string;
+      readonly kind: string;
+      readonly name?: string;
+      readonly namespace?: string;
+      readonly jsonPointers: readonly string[];
+      readonly jqPathExpressions: readonly string[];
+      readonly managedFieldsManagers: readonly string[];
+    }[];
+    readonly interval?: string;
+    readonly suspend?: boolean;
+    readonly force?: boolean;
+    readonly path?: string;
+    readonly driftDetection?: 'disabled' | 'warn' | 'enabled';
+  };
 }
 
 /** The schema's `notJudged` entry: an object or an input the check did not judge, and why. */
@@ -270,7 +306,59 @@ function publicObject(o: CheckedObject): PublicObject {
     forcePreview: o.forcePreview && publicForcePreview(o.forcePreview),
     notJudged: o.notJudged,
     context: o.context,
+    appliedBy: o.appliedBy && o.appliedBy.map(publicAppliedBy),
   });
+}
+
+function publicAppliedBy(a: AppliedBy): PublicAppliedBy {
+  return defined({
+    tool: a.tool,
+    name: a.name,
+    namespace: a.namespace,
+    maybe: a.maybe,
+    evidence: a.evidence,
+    text: a.text,
+    policy: a.policy && publicPolicy(a.policy),
+  });
+}
+
+function publicPolicy(p: NonNullable<AppliedBy['policy']>): NonNullable<PublicAppliedBy['policy']> {
+  if (p.state === 'unknown') return { state: 'unknown', reason: p.reason };
+  const policy = p.policy;
+  const common = { state: 'read' as const, name: policy.name, namespace: policy.namespace };
+  switch (policy.kind) {
+    case 'argocd':
+      return {
+        ...common,
+        automated: policy.automated,
+        selfHeal: policy.selfHeal,
+        prune: policy.prune,
+        serverSideApply: policy.serverSideApply,
+        respectIgnoreDifferences: policy.respectIgnoreDifferences,
+        ignoreDifferences: policy.ignoreDifferences.map((r) =>
+          defined({
+            group: r.group,
+            kind: r.kind,
+            name: r.name,
+            namespace: r.namespace,
+            jsonPointers: [...r.jsonPointers],
+            jqPathExpressions: [...r.jqPathExpressions],
+            managedFieldsManagers: [...r.managedFieldsManagers],
+          }),
+        ),
+      };
+    case 'flux-kustomize':
+      return {
+        ...common,
+        interval: policy.interval,
+        suspend: policy.suspend,
+        force: policy.force,
+        prune: policy.prune,
+        path: policy.path,
+      };
+    case 'flux-helm':
+      return { ...common, interval: policy.interval, suspend: policy.suspend, driftDetection: policy.driftDetection };
+  }
 }
 
 function publicSource(s: ReportSource): PublicSource {

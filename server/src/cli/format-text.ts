@@ -112,8 +112,13 @@ function fleetBlocks(report: CheckReport, shown: (severity: Severity) => boolean
     const merged = mergeAcrossContexts(
       entries.map((o) => ({ context: o.context ?? '', findings: o.findings.filter((f) => shown(f.severity)) })),
     ).sort((a, b) => comparePositions(a.finding.range, b.finding.range));
-    for (const { finding: f, contexts } of merged)
-      lines.push(`${position(file, f.range)} ${f.severity} ${f.code} ${contextsLabel(contexts)} ${f.message}`);
+    // A finding of no one context (what differs between them) names its contexts in its words.
+    for (const { finding: f, contexts } of merged) {
+      const named = contexts.filter((c) => c !== '');
+      lines.push(
+        `${position(file, f.range)} ${f.severity} ${f.code} ${named.length > 0 ? `${contextsLabel(named)} ` : ''}${f.message}`,
+      );
+    }
     for (const o of entries) {
       const tag = contextsLabel([o.context ?? '']);
       if (o.forcePreview && o.findings.some((f) => f.code === 'field-conflict' && shown(f.severity)))

@@ -120,6 +120,7 @@ function checkWith(
   connection: ClusterConnection | undefined,
   onProgress?: (progress: CheckProgress) => void,
   context: string | undefined = command.context,
+  fleet = false,
 ): Promise<CheckOutcome> {
   const searchRoot = command.searchRoot ?? process.cwd();
   const rendering = {
@@ -157,6 +158,7 @@ function checkWith(
     onProgress,
     rendering,
     kubectl,
+    { fieldStates: fleet },
   );
 }
 
@@ -188,7 +190,7 @@ async function checkFleet(
         }
         reader = liveFactsReader(connection);
         try {
-          const outcome = await checkWith(command, files, stdin, reader, connection, undefined, context);
+          const outcome = await checkWith(command, files, stdin, reader, connection, undefined, context, true);
           if (outcome.ok) return { context, outcome };
           if ('usage' in outcome) return { context, usage: outcome.usage };
           return {
@@ -228,7 +230,7 @@ async function checkFleetSnapshot(
       continue;
     }
     try {
-      const outcome = await checkWith(command, files, stdin, loaded.reader, undefined, undefined, context);
+      const outcome = await checkWith(command, files, stdin, loaded.reader, undefined, undefined, context, true);
       runs.push(
         outcome.ok
           ? { context, outcome }

@@ -2,6 +2,7 @@
 // findings or its dry-run differences land on, and the object itself at its origin. One place for
 // the command line's overlays and charts, so both report a rendered object alike.
 import {
+  appliedBy,
   differenceFindings,
   locateOptions,
   objectIdentity,
@@ -11,6 +12,7 @@ import {
   type RenderedApply,
   renderFailureFindings,
   renderFailurePlaces,
+  type AppliedBy,
   type Finding,
   type RelocatedFinding,
   type RenderFailureSource,
@@ -20,7 +22,7 @@ import type { SourceMap } from '../core/sources/source-map';
 import { verifyResource, type ClusterConnection, type ClusterProblem } from '../cluster';
 import { objectTitle, type ObjectReads } from './facts';
 import { displayPath } from './files';
-import { liveOf, withReason, type CheckedObject, type RenderedFrom, type Verification } from './report';
+import { liveOf, withAppliers, withReason, type CheckedObject, type RenderedFrom, type Verification } from './report';
 
 export interface RenderedObjectReport {
   readonly resource: ManifestResource;
@@ -35,6 +37,8 @@ export interface RenderedObjectReport {
   readonly notes: readonly string[];
   /** Why the object was not judged, when the facts did not let it be (core/findings/analysis.ts `unjudgedOn`): on each of its entries. */
   readonly notJudged?: string;
+  /** Who applies the live object (core/findings/applied-by.ts): on each of its entries. */
+  readonly appliedBy?: readonly AppliedBy[];
   readonly rendered: RenderedFrom;
   /** Whether the rendered object exists in the cluster, when the facts said. */
   readonly live?: 'exists' | 'absent';
@@ -70,6 +74,7 @@ export function renderedObjectEntries(r: RenderedObjectReport): CheckedObject[] 
       rendered: r.rendered,
       ...(r.live !== undefined ? { live: r.live } : {}),
       ...(r.notJudged !== undefined ? { notJudged: r.notJudged } : {}),
+      ...withAppliers(r.appliedBy ?? []),
     });
   }
   return entries;
@@ -155,6 +160,7 @@ export async function judgeRenderedObject(
     notes: answer.notes,
     ...liveOf(facts),
     ...withReason(unjudgedOn(resource, facts, apply.settings)),
+    appliedBy: appliedBy(facts),
     rendered,
     ...wanted,
   });

@@ -3,7 +3,9 @@
 // this one record into text, JSON, SARIF, GitHub annotations or a GitLab Code Quality report.
 import {
   meansNotJudged,
+  type AppliedBy,
   type ContextTrouble,
+  type FieldState,
   type ResourceFacts,
   type Finding,
   type FindingCode,
@@ -45,8 +47,18 @@ export interface CheckedObject {
   readonly notJudged?: string;
   /** Whether the object exists in the cluster (or snapshot) it was judged against, when the facts said. */
   readonly live?: 'exists' | 'absent';
+  /**
+   * The fields the manifest sets as this cluster holds them ('missing': the object is not there),
+   * kept only when several contexts are compared (cli/fleet.ts); never printed as such.
+   */
+  readonly fields?: readonly FieldState[] | 'missing';
   /** The kubeconfig context the entry was judged against, when the check asked several (cli/fleet.ts). */
   readonly context?: string;
+  /**
+   * Who really applies the live object (an Argo CD Application, a Flux Kustomization or HelmRelease,
+   * a Helm release) and its policy, as the editor's hover says (core/findings/applied-by.ts).
+   */
+  readonly appliedBy?: readonly AppliedBy[];
 }
 
 /** `[prod] deployments.apps/web (namespace default)`: an entry's title, naming its context in a fleet check. */
@@ -57,6 +69,11 @@ export function titleOf(o: Pick<CheckedObject, 'title' | 'context'>): string {
 /** Whether the object exists, as an entry records it when the facts say. */
 export function liveOf(facts: Pick<ResourceFacts, 'live'>): Pick<CheckedObject, 'live'> {
   return facts.live.state === 'exists' || facts.live.state === 'absent' ? { live: facts.live.state } : {};
+}
+
+/** `{ appliedBy }` for an entry when a tool is seen applying the object, else nothing. */
+export function withAppliers(appliers: readonly AppliedBy[]): { appliedBy?: readonly AppliedBy[] } {
+  return appliers.length > 0 ? { appliedBy: appliers } : {};
 }
 
 /** `{ notJudged }` for an entry when there is a reason, else nothing. */

@@ -16,7 +16,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ruleFor, type KindFacts, type LiveFacts, type ResourceFacts } from '../core/findings';
+import { applierFacts, ruleFor, type KindFacts, type LiveFacts, type ResourceFacts } from '../core/findings';
 import { isJsonObject, jsonDepthExceeds, type JsonObject, type JsonValue } from '../core/json';
 import { manifestLimits, parseManifestText, placeInNamespace, type ManifestResource } from '../core/manifest/manifest';
 import { schemaOfDocuments, type SchemaModel } from '../core/ssa/schema';
@@ -671,12 +671,29 @@ export function loadSnapshot(dir: string, namespace: string | undefined): Snapsh
           schema,
           ...(live.state === 'exists' ? withManagerVersions(resource, served, live.object) : {}),
           ...(rules ? { rules } : {}),
+          ...snapshotAppliers(live),
         };
         return { ok: true, facts, title: objectTitle(resource, served, ns), notes };
       },
       close: () => {},
     },
   };
+}
+
+/**
+ * Who applies a saved object, from its marks: a snapshot saves no Argo CD Application, Flux
+ * Kustomization or HelmRelease, so each policy is unknown, and says so (docs/gitops.md).
+ */
+function snapshotAppliers(live: LiveFacts): Pick<ResourceFacts, 'appliers'> {
+  const appliers =
+    live.state === 'exists'
+      ? applierFacts(live.object, (sighting) =>
+          sighting.kind === 'helm'
+            ? undefined
+            : { state: 'unknown', sighting, reason: 'a snapshot does not save the GitOps objects that apply objects' },
+        )
+      : undefined;
+  return appliers ? { appliers } : {};
 }
 
 /**

@@ -10,11 +10,13 @@ import type { HelmReleaseSightings } from '../core/sources/helm-release';
 import { openApiCache } from './api-cache';
 import { readHelmSightings } from './helm-releases';
 import { Discovery } from './discovery';
+import { GitopsPolicies, unknownPolicies, type PolicyLookup } from './gitops';
 import { HealthTracker, needsProbe } from './health';
 import { ClusterTransport } from './http';
 import { loadKubeconfig, selectLoadedContext, type SelectedContext } from './kubeconfig';
 import { DEFAULT_LIVE_OBJECT_OPTIONS, LiveObjects, readsMetadataOnly, type LiveObjectOptions } from './live-objects';
 import { Namespaces, unknownNamespaces, type NamespaceLookup } from './namespaces';
+import { Permissions, unknownPermissions, type PermissionLookup } from './permissions';
 import { SecretFields } from './secret-fields';
 import { DEFAULT_OPENAPI_RETRY, OpenApi, type OpenApiRetry } from './openapi';
 import { redactProblem, rememberSecrets } from './redact';
@@ -105,6 +107,10 @@ export interface ClusterConnection {
   helmSightings(kinds: readonly { apiVersion: string; kind: string }[]): Promise<ClusterResult<HelmReleaseSightings>>;
   /** Whether namespaces exist (namespaces.ts), cached and re-read like the live objects. */
   readonly namespaces: NamespaceLookup;
+  /** Whether the user may send a request, and who the user is (permissions.ts), cached. */
+  readonly permissions: PermissionLookup;
+  /** The Argo CD Application, Flux Kustomization or HelmRelease that applies an object, read by name (gitops.ts). */
+  readonly gitopsPolicies: PolicyLookup;
 
   /** Server-side dry-run apply (PATCH, dryRun=All, force=false). */
   dryRunApply(manifest: DryRunManifest, options: DryRunRequestOptions): Promise<DryRunOutcome>;
@@ -181,6 +187,11 @@ function connectedConnection(
   });
   const verifier = new Verifier(transport, discovery);
   const namespaces = new Namespaces(transport, { ...DEFAULT_LIVE_OBJECT_OPTIONS, ...options.liveObjects });
+  const permissions = new Permissions(transport);
+  const gitopsPolicies = new GitopsPolicies(transport, discovery, {
+    ...DEFAULT_LIVE_OBJECT_OPTIONS,
+    ...options.liveObjects,
+  });
   // A Secret's type and immutable, which its metadata-only read lacks (secret-fields.ts), join the live object.
   const secretFields = new SecretFields(transport);
   // The kind of an existing object that is read as metadata only (a Secret): its fields come from secretFields.
@@ -228,6 +239,7 @@ function connectedConnection(
     liveObjects.retryNow();
     openApi.retryNow();
     namespaces.retryNow();
+    permissions.retryNow();
   });
 
   return {
@@ -270,6 +282,8 @@ function connectedConnection(
     listObjects: (apiVersion, kind, namespace) => liveObjects.list(apiVersion, kind, namespace),
     helmSightings: (kinds) => readHelmSightings(transport, discovery, kinds),
     namespaces,
+    permissions,
+    gitopsPolicies,
     dryRunApply: (manifest, opts) => verifier.dryRunApply(manifest, { ...opts, defaultNamespace }),
     dryRunCreate: (manifest, opts) => verifier.dryRunCreate(manifest, { ...opts, defaultNamespace }),
     dryRunPatch: (manifest, opts) => verifier.dryRunPatch(manifest, { ...opts, defaultNamespace }),
@@ -278,6 +292,8 @@ function connectedConnection(
       void openApi.refresh();
       liveObjects.refresh();
       namespaces.refresh();
+      permissions.refresh();
+      gitopsPolicies.refresh();
       secretFields.refresh();
     },
     requestsSent: () => transport.requestsSent,
@@ -286,6 +302,8 @@ function connectedConnection(
     dispose: () => {
       disposed = true;
       if (probeTimer) clearTimeout(probeTimer);
+      permissions.dispose();
+      gitopsPolicies.dispose();
       liveObjects.dispose();
       namespaces.dispose();
       secretFields.dispose();
@@ -338,6 +356,8 @@ function unconfiguredConnection(
     listObjects: failed,
     helmSightings: failed,
     namespaces: unknownNamespaces(problem),
+    permissions: unknownPermissions(problem),
+    gitopsPolicies: unknownPolicies(problem),
     dryRunApply: rejected,
     dryRunCreate: rejected,
     dryRunPatch: rejected,

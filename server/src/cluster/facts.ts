@@ -3,14 +3,29 @@
 // group-version. `peek` answers from the caches without waiting (the editor, on every keystroke);
 // `read` waits for the answers: the command line's facts and the dry-run confirmation of both the
 // editor and the command line, so both judge an object on the same facts.
-import type { KindFacts, LiveFacts, NamespaceFacts, ResourceFacts } from '../core/findings';
+import {
+  applierFacts,
+  permissionQuestions,
+  podSpecPath,
+  type ApplierFacts,
+  type AutoscalerFacts,
+  type KindFacts,
+  type LiveFacts,
+  type NamespaceFacts,
+  type PermissionAnswer,
+  type PermissionFacts,
+  type ResourceFacts,
+} from '../core/findings';
+import type { ApplierSighting, PolicyFacts } from '../core/gitops/model';
 import type { JsonObject } from '../core/json';
 import { placeInNamespace, type NamedObjectTarget, type ObjectTarget } from '../core/manifest/manifest';
 import { schemaOfDocuments, type SchemaModel } from '../core/ssa/schema';
 import { celSchemaFor, type CelNode } from '../core/cel/schema';
+import { readAutoscalers } from './autoscalers';
 import type { ClusterConnection } from './connection';
 import { notServedKindFacts } from './discovery';
 import type { NamespaceState } from './namespaces';
+import type { AccessQuestion, AccessState, UserState } from './permissions';
 import type { ApiResourceInfo, ClusterProblem, Disposable, LiveObjectState } from './types';
 import { loadManagerVersions, peekManagerVersions, type ManagerVersions } from './versions';
 
@@ -79,7 +94,8 @@ export function settledFacts(facts: ResourceFacts): boolean {
     facts.kind.state === 'served' &&
     facts.schema !== undefined &&
     (facts.live.state === 'exists' || facts.live.state === 'absent') &&
-    facts.namespace?.state !== 'unknown'
+    facts.namespace?.state !== 'unknown' &&
+    (facts.permission?.answers.every((a) => a.state !== 'pending') ?? true)
   );
 }
 
@@ -108,6 +124,9 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   // A schema whose fetch failed arrives later (the connection retries it with backoff).
   const schemaSubscription = connection.onSchemaChange(notify);
   const namespaceSubscription = connection.namespaces.onChange(notify);
+  const permissionSubscription = connection.permissions.onChange(notify);
+  // The policy of an Argo CD Application or Flux Kustomization that applies an object, when its read lands.
+  const policySubscription = connection.gitopsPolicies.onChange(notify);
 
   // With the documents of the versions other managers wrote at (versions.ts), keyed by their URLs' documents.
   const combined = new WeakMap<JsonObject, { others: readonly JsonObject[]; schema: SchemaModel }>();
@@ -172,6 +191,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     live: LiveObjectState,
     versions: ManagerVersions | undefined,
     namespace: NamespaceFacts | undefined,
+    permission: PermissionFacts | undefined,
   ): ResourceFacts {
     const resource = connection.cachedResource(ref.apiVersion, ref.kind);
     let kind: KindFacts;
@@ -186,10 +206,40 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
       kind,
       live: liveFacts(live),
       ...(namespace ? { namespace } : {}),
+      ...(permission ? { permission } : {}),
       schema: doc ? schemaFromDocument(doc, versions?.documents) : undefined,
       ...(versions?.versions ? { versions: versions.versions } : {}),
       ...rulesOf(doc, ref.apiVersion, ref.kind),
+      ...withAutoscalers(
+        appliersOf(live, (sighting) => connection.gitopsPolicies.peek(sighting)),
+        resource,
+        live,
+        (namespace) => peekAutoscalers(namespace),
+      ),
     };
+  }
+
+  /**
+   * The autoscalers of a namespace as last read (from the watched cache of live objects, so a read
+   * after the first costs no request); a read whose answer differs from the last tells the listeners.
+   */
+  const autoscalerReads = new Map<string, { facts: AutoscalerFacts | undefined; key: string; reading: boolean }>();
+  function peekAutoscalers(namespace: string): AutoscalerFacts | undefined {
+    let entry = autoscalerReads.get(namespace);
+    if (!entry) autoscalerReads.set(namespace, (entry = { facts: undefined, key: '', reading: false }));
+    if (!entry.reading) {
+      const known = entry;
+      known.reading = true;
+      void readAutoscalers(connection, namespace).then((facts) => {
+        known.reading = false;
+        const key = JSON.stringify(facts);
+        if (key === known.key) return;
+        known.key = key;
+        known.facts = facts;
+        notify();
+      });
+    }
+    return entry.facts;
   }
 
   /** Managers recorded at other versions: their documents and the kind's versions (versions.ts). */
@@ -249,33 +299,45 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     // Managers recorded at other versions are compared in their own (versions.ts), as the server
     // does: the documents of those versions join the schema, and the kind's versions come along.
     // A version whose document cannot be read leaves its managers uncompared, which the analysis says.
-    const versions =
+    // Beside them, asked at once: a new object's namespace must exist (namespaces.ts: the server
+    // answers 404 otherwise), whether the user may send the apply's requests (permissions.ts), and
+    // who applies the object (gitops.ts).
+    const [versions, namespaceFacts, permission, appliers] = await Promise.all([
       live.state === 'exists'
-        ? await loadManagerVersions(connection, target, served, live.object, async (v) => {
+        ? loadManagerVersions(connection, target, served, live.object, async (v) => {
             const doc = await connection.openApiDocument(v);
             return doc.ok ? doc.value : undefined;
           })
-        : undefined;
-    // A new object's namespace must exist (namespaces.ts): the server answers 404 otherwise.
-    const namespaceFacts = await loadNamespaceFacts(
-      connection,
-      {
-        apiVersion: target.apiVersion,
-        kind: target.kind,
-        name: target.name ?? '',
-        ...(target.namespace ? { namespace: target.namespace } : {}),
-      },
-      live,
-    );
+        : undefined,
+      loadNamespaceFacts(
+        connection,
+        {
+          apiVersion: target.apiVersion,
+          kind: target.kind,
+          name: target.name ?? '',
+          ...(target.namespace ? { namespace: target.namespace } : {}),
+        },
+        live,
+      ),
+      loadPermissionFacts(connection, served, namespace, target.name, live),
+      loadAppliers(live, (sighting) => connection.gitopsPolicies.get(sighting)),
+    ]);
+    const autoscalers =
+      appliers.appliers && live.state === 'exists' && served.subresources.includes('scale')
+        ? { autoscalers: await readAutoscalers(connection, namespace) }
+        : {};
     return {
       ok: true,
       facts: {
         kind: { state: 'served', group: served.group, resource: served.resource, namespaced: served.namespaced },
         live: liveFacts(live),
         ...(namespaceFacts ? { namespace: namespaceFacts } : {}),
+        ...(permission ? { permission } : {}),
         schema: schema.ok ? schemaFromDocument(schema.value, versions?.documents) : undefined,
         ...(versions?.versions ? { versions: versions.versions } : {}),
         ...rulesOf(schema.ok ? schema.value : undefined, target.apiVersion, target.kind),
+        ...appliers,
+        ...autoscalers,
       },
       served,
       namespace,
@@ -301,7 +363,13 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   return {
     peek(ref) {
       const live = connection.peekObject(ref);
-      const result = facts(ref, live, peekVersions(ref, live), peekNamespaceFacts(connection, ref, live));
+      const result = facts(
+        ref,
+        live,
+        peekVersions(ref, live),
+        peekNamespaceFacts(connection, ref, live),
+        peekPermissionFacts(connection, ref, live),
+      );
       if (result.kind.state === 'served' && !result.schema) void loadSchema(ref.apiVersion);
       else if (result.kind.state === 'pending') schemaOnceServed(ref.apiVersion, ref.kind);
       return result;
@@ -350,6 +418,8 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
       objectSubscription.dispose();
       schemaSubscription.dispose();
       namespaceSubscription.dispose();
+      permissionSubscription.dispose();
+      policySubscription.dispose();
       listeners.clear();
     },
   };
@@ -372,21 +442,76 @@ export function liveFacts(live: LiveObjectState): LiveFacts {
 }
 
 /**
- * The namespace to ask about for a ref: only for a namespaced object that does not exist (an
- * object that exists proves its namespace), once discovery placed it.
+ * The autoscalers beside the appliers of an object a GitOps controller applies, when its kind scales
+ * (only an autoscaler that targets it through /scale can fight the controller over replicas).
+ */
+function withAutoscalers(
+  appliers: { appliers?: ApplierFacts },
+  resource: ApiResourceInfo | undefined,
+  live: LiveObjectState,
+  peek: (namespace: string) => AutoscalerFacts | undefined,
+): { appliers?: ApplierFacts; autoscalers?: AutoscalerFacts } {
+  if (!appliers.appliers || !resource?.subresources.includes('scale') || live.state !== 'exists') return appliers;
+  const metadata = live.object.metadata;
+  const namespace =
+    metadata && typeof metadata === 'object' && !Array.isArray(metadata) ? metadata.namespace : undefined;
+  const autoscalers = typeof namespace === 'string' ? peek(namespace) : undefined;
+  return autoscalers ? { ...appliers, autoscalers } : appliers;
+}
+
+/**
+ * Who applies an existing object and the policies its marks name (core/findings applierFacts), from
+ * the policy lookup's cache (never waits: a policy not read yet is unknown until its read lands);
+ * nothing when no mark or manager names a tool. The editor and the command line (loadAppliers) give
+ * the same facts.
+ */
+function appliersOf(
+  live: LiveObjectState,
+  policy: (sighting: ApplierSighting) => PolicyFacts | undefined,
+): { appliers?: ApplierFacts } {
+  const appliers = live.state === 'exists' ? applierFacts(live.object, policy) : undefined;
+  return appliers ? { appliers } : {};
+}
+
+/** The same, once each policy's read has an answer (the command line, the dry-run confirmation). */
+async function loadAppliers(
+  live: LiveObjectState,
+  policy: (sighting: ApplierSighting) => Promise<PolicyFacts | undefined>,
+): Promise<{ appliers?: ApplierFacts }> {
+  if (live.state !== 'exists') return {};
+  const asked: Promise<unknown>[] = [];
+  const answers = new Map<string, PolicyFacts | undefined>();
+  const key = (s: ApplierSighting) => JSON.stringify([s.kind, s.namespace ?? '', s.name]);
+  // Each GitOps object named, read side by side; then the facts composed from the answers.
+  applierFacts(live.object, (sighting) => {
+    asked.push(policy(sighting).then((answer) => answers.set(key(sighting), answer)));
+    return undefined;
+  });
+  await Promise.all(asked);
+  return appliersOf(live, (sighting) => answers.get(key(sighting)));
+}
+
+/**
+ * The namespace to ask about for a ref: for a namespaced object that does not exist (an object
+ * that exists proves its namespace), and for an object with a pod template whether it exists or
+ * not (its namespace's labels choose Pod Security admission), once discovery placed it.
  */
 function namespaceToAsk(
   connection: ClusterConnection,
   ref: NamedObjectTarget,
   live: LiveObjectState,
 ): string | undefined {
-  if (live.state !== 'absent') return undefined;
+  if (live.state !== 'absent' && !(live.state === 'exists' && podSpecPath(ref.apiVersion, ref.kind))) return undefined;
   const resolved = connection.resolveRef(ref);
   return resolved?.resource.namespaced && resolved.namespace ? resolved.namespace : undefined;
 }
 
 function factsOf(name: string, state: NamespaceState): NamespaceFacts {
-  return { state: state.state === 'exists' ? 'exists' : state.state === 'absent' ? 'missing' : 'unknown', name };
+  return {
+    state: state.state === 'exists' ? 'exists' : state.state === 'absent' ? 'missing' : 'unknown',
+    name,
+    ...(state.state === 'exists' && state.labels ? { labels: state.labels } : {}),
+  };
 }
 
 /** What the analysis needs to know of the ref's namespace, from the cache (never waits); undefined when there is nothing to ask. */
@@ -407,4 +532,81 @@ async function loadNamespaceFacts(
 ): Promise<NamespaceFacts | undefined> {
   const name = namespaceToAsk(connection, ref, live);
   return name === undefined ? undefined : factsOf(name, await connection.namespaces.get(name));
+}
+
+/**
+ * The reviews an object needs: every request any mode sends of it (core/findings/permission.ts),
+ * in its namespace, by its name where the request names it. None until its existence is known.
+ */
+function permissionQuestionsOf(
+  served: Pick<ApiResourceInfo, 'group' | 'resource' | 'namespaced'>,
+  namespace: string,
+  name: string | undefined,
+  live: LiveObjectState,
+): { namespace: string; questions: { question: AccessQuestion; named: boolean }[] } | undefined {
+  if (live.state !== 'exists' && live.state !== 'absent') return undefined;
+  const where = served.namespaced ? namespace : '';
+  return {
+    namespace: where,
+    questions: permissionQuestions(live.state === 'exists').map((r) => ({
+      named: r.named,
+      question: {
+        verb: r.verb,
+        group: served.group,
+        resource: served.resource,
+        namespace: where,
+        ...(r.named && name !== undefined ? { name } : {}),
+      },
+    })),
+  };
+}
+
+function permissionFactsOf(
+  namespace: string,
+  questions: readonly { question: AccessQuestion; named: boolean }[],
+  states: readonly AccessState[],
+  user: UserState,
+): PermissionFacts {
+  const answers = questions.map(({ question, named }, i): PermissionAnswer => {
+    const state = states[i]!;
+    return {
+      verb: question.verb,
+      named,
+      state: state.state,
+      ...(state.state === 'denied' && state.reason ? { reason: state.reason } : {}),
+      ...(state.state === 'unknown' ? { reason: state.problem.message } : {}),
+    };
+  });
+  return { ...(user.state === 'known' ? { user: user.name } : {}), namespace, answers };
+}
+
+/** What the analysis needs to know of the user's permissions, from the cache (never waits). */
+function peekPermissionFacts(
+  connection: ClusterConnection,
+  ref: NamedObjectTarget,
+  live: LiveObjectState,
+): PermissionFacts | undefined {
+  const resolved = connection.resolveRef(ref);
+  if (!resolved) return undefined;
+  const asked = permissionQuestionsOf(resolved.resource, resolved.namespace ?? '', ref.name, live);
+  if (!asked) return undefined;
+  const states = asked.questions.map((q) => connection.permissions.peek(q.question));
+  return permissionFactsOf(asked.namespace, asked.questions, states, connection.permissions.peekUser());
+}
+
+/** The same, once every review has an answer (the command line, a dry run's facts). */
+async function loadPermissionFacts(
+  connection: ClusterConnection,
+  served: ApiResourceInfo,
+  namespace: string,
+  name: string | undefined,
+  live: LiveObjectState,
+): Promise<PermissionFacts | undefined> {
+  const asked = permissionQuestionsOf(served, namespace, name, live);
+  if (!asked) return undefined;
+  const [states, user] = await Promise.all([
+    Promise.all(asked.questions.map((q) => connection.permissions.get(q.question))),
+    connection.permissions.getUser(),
+  ]);
+  return permissionFactsOf(asked.namespace, asked.questions, states, user);
 }

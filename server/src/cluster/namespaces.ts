@@ -8,6 +8,11 @@
 // watch of Namespaces (an open Namespace manifest) says it appeared; every namespace is read again
 // on refresh. A 403 means unknown: nothing is said, and it is no health problem of the connection
 // (many users may not read namespaces and work well in theirs).
+//
+// A namespace that exists comes with its labels (plain strings): Pod Security admission is chosen
+// by them (`pod-security.kubernetes.io/enforce` and the others), so objects that carry a pod
+// template ask about their namespace even when they exist (facts.ts).
+import { isJsonObject, setOwn } from '../core/json';
 import type { ClusterTransport } from './http';
 import { objectPath } from './names';
 import { classifyFailure } from './problems';
@@ -15,7 +20,7 @@ import type { ApiResourceInfo, ClusterProblem, Disposable, LiveObjectState } fro
 
 export type NamespaceState =
   | { readonly state: 'pending' }
-  | { readonly state: 'exists' }
+  | { readonly state: 'exists'; readonly labels?: Readonly<Record<string, string>> }
   | { readonly state: 'absent' }
   | { readonly state: 'unknown'; readonly problem: ClusterProblem };
 
@@ -90,7 +95,7 @@ export class Namespaces implements NamespaceLookup {
   observed(name: string, live: LiveObjectState): void {
     const entry = this.entries.get(name);
     if (!entry || (live.state !== 'exists' && live.state !== 'absent')) return;
-    this.settle(entry, live.state === 'exists' ? { state: 'exists' } : { state: 'absent' });
+    this.settle(entry, live.state === 'exists' ? existing(live.object) : { state: 'absent' });
   }
 
   /** The user asked to refresh: every namespace is read again. */
@@ -146,7 +151,15 @@ export class Namespaces implements NamespaceLookup {
     if (!path.ok) return { state: 'unknown', problem: path.problem };
     const purpose = { verb: 'get', resource: 'namespaces', optional: true };
     const outcome = await this.transport.send({ method: 'GET', path: path.value, purpose });
-    if (outcome.kind === 'response' && outcome.status === 200) return { state: 'exists' };
+    if (outcome.kind === 'response' && outcome.status === 200) {
+      let object: unknown;
+      try {
+        object = JSON.parse(outcome.body);
+      } catch {
+        object = undefined;
+      }
+      return existing(object);
+    }
     if (outcome.kind === 'response' && outcome.status === 404) return { state: 'absent' };
     return { state: 'unknown', problem: classifyFailure(outcome, { method: 'GET', path: path.value, ...purpose }) };
   }
@@ -188,7 +201,17 @@ export class Namespaces implements NamespaceLookup {
 }
 
 function signature(state: NamespaceState): string {
+  if (state.state === 'exists') return `exists:${JSON.stringify(state.labels ?? {})}`;
   return state.state === 'unknown' ? `unknown:${state.problem.kind}` : state.state;
+}
+
+/** A namespace that exists, with its labels: only string values, and none on an answer that is not an object. */
+function existing(object: unknown): NamespaceState {
+  const metadata = isJsonObject(object) && isJsonObject(object.metadata) ? object.metadata : undefined;
+  const labels: Record<string, string> = {};
+  if (metadata && isJsonObject(metadata.labels))
+    for (const [k, v] of Object.entries(metadata.labels)) if (typeof v === 'string') setOwn(labels, k, v);
+  return { state: 'exists', labels };
 }
 
 /** A lookup for a connection that cannot read anything (no kubeconfig, no context). */

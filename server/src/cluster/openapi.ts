@@ -168,9 +168,9 @@ export class OpenApi {
     this.failures.set(key, failure);
   }
 
-  private async fetchDocument(apiVersion: string): Promise<ClusterResult<JsonObject>> {
+  private async fetchDocument(apiVersion: string, reindexed = false): Promise<ClusterResult<JsonObject>> {
     const key = openApiPathKey(apiVersion);
-    let index = await this.loadIndex();
+    let index = await this.loadIndex(reindexed);
     if (!index.ok) return index;
     if (!index.value.paths[key] && Date.now() - index.value.fetchedAt >= this.refreshForMissingMs) {
       index = await this.loadIndex(true);
@@ -204,7 +204,11 @@ export class OpenApi {
       });
       this.documentLoading.set(url, loading);
     }
-    return loading;
+    const result = await loading;
+    // The group's document changed since the index was read (a CRD installed or upgraded): the server
+    // redirects the old hash (301). The index is read again, once, and the current document asked for.
+    if (!result.ok && result.problem.httpStatus === 301 && !reindexed) return this.fetchDocument(apiVersion, true);
+    return result;
   }
 
   private async fetchIndex(): Promise<ClusterResult<OpenApiIndex>> {

@@ -1,7 +1,7 @@
 // The verifier: ask the real API server what an apply (a create, an update) would answer, without
-// changing anything. With the Secret probe of secret-fields.ts, the only code in the product that
-// sends a PATCH or a POST; both go through ClusterTransport as DryRunWrite requests, which always
-// carry dryRun=All.
+// changing anything. With the Secret probe of secret-fields.ts and the access reviews of
+// permissions.ts, the only code in the product that sends a PATCH or a POST; all go through
+// ClusterTransport as DryRunWrite requests, which always carry dryRun=All.
 //
 // A dry-run apply runs the same admission and field-manager code as a real one
 // (apiserver/pkg/endpoints/handlers/patch.go), so its 409 causes are exactly a real apply's.

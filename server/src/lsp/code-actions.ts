@@ -1,7 +1,8 @@
 // Quick fixes, built from the finding each diagnostic carries and the current parse of the text:
 // give a contested field up (remove it), share it (take the live value), preview forcing it (a
 // command: what --force-conflicts takes and who takes it back), remove a stale
-// resourceVersion/uid; all contested fields of a resource or of the file at once (also as
+// resourceVersion/uid; keep Git's value of a field a GitOps controller will take back, or leave it to
+// Git; all contested fields of a resource or of the file at once (also as
 // source.fixAll). Edits come from core/manifest/edits.ts, which refuses rather than produce a wrong edit;
 // the file-wide removal is its removeFieldsInFileEdits, the one that checks List items together.
 import {
@@ -89,6 +90,29 @@ export function codeActions(
             removeFieldsEdits(text, owner.resource, all, options),
           );
         }
+      } else if (
+        (finding.code === 'gitops-fight' || finding.code === 'gitops-fight-at-sync') &&
+        finding.path === '.spec.replicas'
+      ) {
+        // The fight ends when Git leaves replicas to the autoscaler.
+        offer(
+          'Remove replicas from Git (leave it to the autoscaler)',
+          removeFieldEdits(text, owner.resource, finding.path, options),
+          true,
+        );
+      } else if (finding.code === 'gitops-reverts' && finding.path !== undefined) {
+        // The controller will not keep the change: take Git's value, or leave the field to Git.
+        if (finding.liveValue !== undefined)
+          offer(
+            `Keep Git's value ${showValue(finding.liveValue)} for ${finding.path}`,
+            replaceValueEdits(text, owner.resource, finding.path, finding.liveValue, options),
+            true,
+          );
+        offer(
+          `Remove ${finding.path} (leave it to Git)`,
+          removeFieldEdits(text, owner.resource, finding.path, options),
+          finding.liveValue === undefined,
+        );
       } else if (finding.code === 'stale-resource-version' || finding.code === 'uid-mismatch') {
         const field = finding.code === 'stale-resource-version' ? '.metadata.resourceVersion' : '.metadata.uid';
         offer(

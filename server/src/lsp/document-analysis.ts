@@ -326,8 +326,20 @@ function sameFacts(a: ResourceFacts, b: ResourceFacts): boolean {
   )
     return false;
   if (a.namespace?.state !== b.namespace?.state || a.namespace?.name !== b.namespace?.name) return false;
+  // Who applies the object and the autoscalers beside it arrive after the object (gitops findings).
+  if (a.autoscalers !== b.autoscalers) return false;
+  if (a.appliers !== b.appliers && JSON.stringify(a.appliers) !== JSON.stringify(b.appliers)) return false;
+  if (permissionKey(a.permission) !== permissionKey(b.permission)) return false;
   if (a.live.state === 'exists' && b.live.state === 'exists') return a.live.object === b.live.object;
   return sameKind(a.kind, b.kind);
+}
+
+/** What the permission facts say, as one string: the reviews' answers are new records on every peek. */
+function permissionKey(p: ResourceFacts['permission']): string {
+  if (!p) return '';
+  let key = `${p.user ?? ''}\u0000${p.namespace}`;
+  for (const a of p.answers) key += `\u0000${a.verb}/${a.named ? 1 : 0}/${a.state}/${a.reason ?? ''}`;
+  return key;
 }
 
 function sameKind(a: ResourceFacts['kind'], b: ResourceFacts['kind']): boolean {

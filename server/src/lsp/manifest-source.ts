@@ -5,6 +5,7 @@
 import type { CodeAction, CodeActionParams, CodeLens, Hover, Position } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import {
+  appliedByLens,
   fieldHover,
   fleetFieldHover,
   fleetObjectHover,
@@ -172,6 +173,8 @@ function codeLensTitle(
         ? `${errors} error${errors === 1 ? '' : 's'}`
         : 'no conflicts',
     managers.length > 0 ? `managed by ${managers.join(', ')}` : 'no recorded owners',
+    // Who really applies it: the Argo CD Application, Flux Kustomization or Helm release its marks name.
+    ...[appliedByLens(facts)].filter((words) => words !== undefined),
   ];
   void resource;
   return parts.join(' · ');

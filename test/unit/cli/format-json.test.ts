@@ -10,7 +10,7 @@ import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import { formatJson, jsonReportVersion, publicFinding, toJsonReport } from '../../../server/src/cli/format-json';
 import type { CheckReport } from '../../../server/src/cli/report';
-import type { Finding } from '../../../server/src/core/findings';
+import type { AppliedBy, Finding } from '../../../server/src/core/findings';
 import { dryRunDiffersCode, findingCodes } from '../../../server/src/core/findings/catalogue';
 import { checkOfHistories } from '../../support/findings-fixtures';
 
@@ -86,6 +86,106 @@ describe('the public record is a mapping, not the internal one', () => {
     assert.deepEqual(Object.keys(mapped.manager!).sort(), declared(schema.definitions.managerIdentity));
     assert.deepEqual(Object.keys(mapped.object!).sort(), declared(schema.definitions.objectIdentity));
     assert.equal(mapped.liveValue, null, 'a JSON null is a value, kept');
+  });
+
+  test('who applies an object: every field the schema declares, and only those, for each kind of policy', () => {
+    const sighting = { kind: 'flux-kustomize' as const, name: 'gone', namespace: 'apps', evidence: 'labels' };
+    const appliers: AppliedBy[] = [
+      {
+        tool: 'argocd',
+        name: 'shop',
+        namespace: 'argocd',
+        maybe: true,
+        evidence: 'label app.kubernetes.io/instance',
+        text: 'Maybe applied by Argo CD application argocd/shop',
+        policy: {
+          state: 'read',
+          policy: {
+            kind: 'argocd',
+            name: 'shop',
+            namespace: 'argocd',
+            automated: true,
+            selfHeal: true,
+            prune: false,
+            serverSideApply: true,
+            respectIgnoreDifferences: true,
+            ignoreDifferences: [
+              {
+                group: 'apps',
+                kind: 'Deployment',
+                name: 'web',
+                namespace: 'shop',
+                jsonPointers: ['/spec/replicas'],
+                jqPathExpressions: [],
+                managedFieldsManagers: ['kube-controller-manager'],
+              },
+            ],
+            // The repository's URL may carry a credential: not part of the record.
+            sources: [{ repoURL: 'https://user:token@example.com/shop.git', path: 'deploy' }],
+          },
+        },
+      },
+      {
+        tool: 'flux-kustomize',
+        name: 'shop',
+        namespace: 'apps',
+        evidence: 'labels',
+        text: 't',
+        policy: {
+          state: 'read',
+          policy: {
+            kind: 'flux-kustomize',
+            name: 'shop',
+            namespace: 'apps',
+            interval: '10m',
+            suspend: false,
+            force: true,
+            prune: true,
+            path: './apps',
+          },
+        },
+      },
+      {
+        tool: 'flux-helm',
+        name: 'web',
+        namespace: 'apps',
+        evidence: 'labels',
+        text: 't',
+        policy: {
+          state: 'read',
+          policy: {
+            kind: 'flux-helm',
+            name: 'web',
+            namespace: 'apps',
+            interval: '5m',
+            suspend: true,
+            driftDetection: 'warn',
+          },
+        },
+      },
+      {
+        tool: 'flux-kustomize',
+        name: 'gone',
+        namespace: 'apps',
+        evidence: 'labels',
+        text: 't',
+        policy: { state: 'unknown', sighting, reason: 'does not exist' },
+      },
+    ];
+    const report = checkOfHistories();
+    const json = toJsonReport({ ...report, objects: [{ ...report.objects[0]!, appliedBy: appliers }] });
+    assert.ok(validate(json), ajv.errorsText(validate.errors));
+    const mapped = json.objects[0]!.appliedBy!;
+    const definition = schema.definitions.appliedBy;
+    assert.deepEqual(Object.keys(mapped[0]!).sort(), declared(definition));
+    const policyKeys = new Set(mapped.flatMap((a) => Object.keys(a.policy ?? {})));
+    assert.deepEqual([...policyKeys].sort(), declared(definition.properties.policy));
+    assert.deepEqual(
+      Object.keys(mapped[0]!.policy!.ignoreDifferences![0]!).sort(),
+      declared(definition.properties.policy.properties.ignoreDifferences.items),
+    );
+    assert.doesNotMatch(JSON.stringify(json), /token/);
+    assert.deepEqual(mapped[3]!.policy, { state: 'unknown', reason: 'does not exist' });
   });
 
   test('fields that exist only inside the product do not reach the output', () => {

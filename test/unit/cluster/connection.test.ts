@@ -10,8 +10,9 @@ import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { createClusterConnection, type ClusterConnection } from '../../../server/src/cluster';
 import { isJsonObject, type JsonObject } from '../../../server/src/core/json';
 import { requireCluster, type TestClusterInfo } from '../../support/env';
-import { installWidgetCrd, widgetApiVersion } from '../../support/seed-crd';
-import { connect } from '../../support/seed';
+import { installWidgetCrd, waitForOpenApi, widgetApiVersion } from '../../support/seed-crd';
+import { connect, deleteObject, objectOf, request, type KubeObject } from '../../support/seed';
+import { applyCrd } from '../../differential/replay';
 import { clusterCredentials, kubeconfigThroughRecorder, startRecordingProxy } from '../../support/recording-proxy';
 
 const open: ClusterConnection[] = [];
@@ -289,6 +290,54 @@ describe('discovery', () => {
 });
 
 describe('OpenAPI v3', () => {
+  test('a CRD upgraded after the index was read: the old hash is redirected (301), and the current document is read', async (t) => {
+    const cluster = requireCluster(t);
+    if (!cluster) return;
+    const admin = connect('admin');
+    const group = `upgrade-${Math.random().toString(36).slice(2, 8)}.kch.example.com`;
+    const crd = (fields: Record<string, unknown>): KubeObject => ({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: `gizmos.${group}` },
+      spec: {
+        group,
+        scope: 'Namespaced',
+        names: { plural: 'gizmos', singular: 'gizmo', kind: 'Gizmo', listKind: 'GizmoList' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: {
+              openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: fields } } },
+            },
+          },
+        ],
+      },
+    });
+    objectOf(await applyCrd(admin, crd({ size: { type: 'integer' } })), 'install the CRD');
+    await waitForOpenApi(admin, [`apis/${group}/v1`]);
+    const c = await createClusterConnection({ kubeconfig: cluster.kubeconfig, context: 'admin' });
+    open.push(c);
+    // The index is read (with another group's document); the CRD's is not asked for yet.
+    assert.ok((await c.openApiDocument('v1')).ok);
+    const hashNow = async () => {
+      const index = await request(admin, 'GET', '/openapi/v3');
+      const paths = (index.body as { paths: Record<string, { serverRelativeURL: string }> }).paths;
+      return paths[`apis/${group}/v1`]?.serverRelativeURL;
+    };
+    const before = await hashNow();
+    objectOf(await applyCrd(admin, crd({ size: { type: 'integer' }, color: { type: 'string' } })), 'upgrade the CRD');
+    // The server publishes the new document a moment later, under a new hash: wait for it, so the
+    // product's index (read before) names the old one.
+    for (let i = 0; i < 100 && (await hashNow()) === before; i++) await new Promise((r) => setTimeout(r, 200));
+    assert.notEqual(await hashNow(), before, 'the server published the upgraded document');
+    const doc = await c.openApiDocument(`${group}/v1`);
+    assert.ok(doc.ok, JSON.stringify(doc));
+    assert.ok(JSON.stringify(doc.value).includes('"color"'), 'the document after the upgrade');
+    await deleteObject(admin, crd({}));
+  });
+
   test('the group-version document carries the merge markers the predictor needs', async (t) => {
     const cluster = requireCluster(t);
     if (!cluster) return;

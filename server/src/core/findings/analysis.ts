@@ -5,6 +5,8 @@
 // fixtures) all share this code. A judgement runs the stops in order (the first that speaks is all
 // that is said of the object), then predicts the apply and runs every rule on it, in the order the
 // findings are listed.
+import { fightFindings } from './gitops-fight';
+import { revertFindings } from './gitops-revert';
 import { isJsonObject, jsonDepthExceeds, type JsonObject } from '../json';
 import { manifestLimits, namespaceOrigin, type ManifestResource, type Range } from '../manifest/manifest';
 import { defaultSeverity, docsLinks } from './catalogue';
@@ -16,9 +18,11 @@ import { generateNameRefusal, kubectlMetadataRefusal } from './kubectl-refusals'
 import { metadataPath, rangeFor, type FieldRange } from './locate';
 import { managerNames, managerRole } from './managers';
 import { judgeMissingNamespace, type DefinedNamespace, type MissingNamespaceJudgement } from './namespaces';
+import { forbiddenWords, judgePermission, type PermissionJudgement, type PermissionRequest } from './permission';
 import { predict } from './prediction';
 import { liveAndManifest, showValue } from './show-value';
 import { validationRuleFindings } from './validation-rules';
+import { podSecurityFindings, storedObjectFindings, type StoredJudgement } from './stored-judgement';
 import { describeManager, formatServerPath, invalidMessage, qualifiedResource } from '../ssa/messages';
 import { valueAtPath } from '../ssa/merge';
 import type { FieldPath } from '../ssa/path';
@@ -55,6 +59,9 @@ export function unjudgedOn(
     return `the cluster has not said yet whether it serves ${resource.apiVersion} ${resource.kind}`;
   if (facts.live.state === 'unavailable') return `the live object is not known: ${facts.live.message}`;
   if (facts.live.state === 'pending') return 'the live object is not known yet';
+  // A refused request is the server's whole answer, judged whatever else is known.
+  if (judgePermission(facts.permission, settings.applyMode, facts.live.state === 'exists').state === 'denied')
+    return undefined;
   if (facts.schema === undefined && settings.applyMode === 'serverSide' && facts.live.state === 'exists')
     return `no schema of ${resource.apiVersion}: the fields are not compared with the live object's`;
   return undefined;
@@ -107,12 +114,15 @@ const stops: readonly Stop[] = [
   kindNotServed,
   nameRefused,
   factsUnknown,
+  permissionRefused,
   noSchemaToCompare,
   liveTooDeep,
 ];
 
 const rules: readonly Rule[] = [
+  permissionUnknown,
   missingNamespace,
+  createRefused,
   refusedRequest,
   fieldConflicts,
   immutableFields,
@@ -121,7 +131,11 @@ const rules: readonly Rule[] = [
   invalidManifest,
   wouldDelete,
   validationRules,
+  // The object the request would store: the server's built-in validation, then Pod Security admission.
+  storedObjectRules,
   existence,
+  // A GitOps controller applies the object: what its next sync does to the change (gitops-revert.ts).
+  gitopsReverts,
 ];
 
 function findingsOf(resource: ManifestResource, facts: ResourceFacts, settings: AnalysisSettings): Finding[] {
@@ -284,6 +298,66 @@ function factsUnknown({ facts }: Judgement): Finding[] | undefined {
     : undefined;
 }
 
+/**
+ * A request the apply sends that the user may not send: the server's authorization answers 403
+ * before the handler looks at the object, so nothing else of it is said (permission.ts).
+ */
+function permissionRefused({
+  resource,
+  facts,
+  settings,
+  served,
+  live,
+  nameRange,
+  object,
+}: Judgement): Finding[] | undefined {
+  if (!served) return undefined;
+  const judged = judgePermission(facts.permission, settings.applyMode, live !== undefined);
+  if (judged.state !== 'denied' || createInPatch(settings.applyMode, judged.request)) return undefined;
+  return [forbiddenFinding({ resource, facts, settings, nameRange, object }, served, judged)];
+}
+
+/**
+ * A server-side apply of a missing object is authorized as a create only once the patch handler
+ * is about to store it (apiserver endpoints/handlers/patch.go: the create's authorization wraps
+ * its validating admission), after the namespace's 404 and the object's own refusals: a rule, not a stop.
+ */
+function createInPatch(mode: AnalysisSettings['applyMode'], request: PermissionRequest): boolean {
+  return mode === 'serverSide' && request.verb === 'create';
+}
+
+function forbiddenFinding(
+  {
+    resource,
+    facts,
+    settings,
+    nameRange,
+    object,
+  }: Pick<Judgement, 'resource' | 'facts' | 'settings' | 'nameRange' | 'object'>,
+  served: ServedKind,
+  judged: Extract<PermissionJudgement, { state: 'denied' }>,
+  orderNote = '',
+): Finding {
+  const namespace = served.namespaced ? (facts.permission?.namespace ?? '') : '';
+  const words = forbiddenWords(
+    resource,
+    { group: served.group, resource: served.resource, namespace },
+    judged.request,
+    settings.applyMode,
+    facts.permission?.user,
+    judged.reason,
+  );
+  return {
+    code: 'forbidden',
+    severity: defaultSeverity('forbidden'),
+    message: words.message + orderNote,
+    range: nameRange(),
+    object,
+    ...(words.serverMessage !== undefined ? { serverMessage: words.serverMessage } : {}),
+    docs: docsLinks.authorization,
+  };
+}
+
 /** Without a schema a server-side apply's fields are not compared: only that the object exists. */
 function noSchemaToCompare(j: Judgement): Finding[] | undefined {
   return j.facts.schema === undefined && j.settings.applyMode === 'serverSide' && j.live ? existence(j) : undefined;
@@ -306,6 +380,23 @@ function liveTooDeep(j: Judgement): Finding[] | undefined {
 
 // The rules of the predicted apply, in the order their findings are listed.
 
+/** Whether the user may send the apply's requests is not known: the rest is judged, and this is said quietly. */
+function permissionUnknown({ facts, settings, live, served, nameRange, object }: ApplyJudgement): Finding[] {
+  const judged = judgePermission(facts.permission, settings.applyMode, live !== undefined);
+  if (judged.state !== 'unknown') return [];
+  const verbs = [...new Set(judged.requests.map((r) => r.verb))].join(' and ');
+  return [
+    {
+      code: 'permission-unknown',
+      severity: defaultSeverity('permission-unknown'),
+      message: `Whether ${facts.permission?.user !== undefined ? `user ${JSON.stringify(facts.permission.user)}` : 'the current user'} may ${verbs} ${qualifiedResource(served)} here is unknown (${judged.reason}): the apply may be refused with 403 Forbidden`,
+      range: nameRange(),
+      object,
+      docs: docsLinks.authorization,
+    },
+  ];
+}
+
 function missingNamespace({ namespace, prediction, at, nameRange, object, order }: ApplyJudgement): Finding[] {
   if (!namespace) return [];
   const { judged, written } = namespace;
@@ -322,6 +413,24 @@ function missingNamespace({ namespace, prediction, at, nameRange, object, order 
       docs: judged.docs,
     },
   ];
+}
+
+/**
+ * A server-side apply that would create the object, by a user who may not create it: refused (403)
+ * when the patch handler is about to store it, after the namespace's 404 and the manifest's refusals.
+ */
+function createRefused(a: ApplyJudgement): Finding[] {
+  const { facts, settings, live, served, namespace, prediction } = a;
+  if (live || settings.applyMode !== 'serverSide') return [];
+  const judged = judgePermission(facts.permission, settings.applyMode, false);
+  if (judged.state !== 'denied' || !createInPatch(settings.applyMode, judged.request)) return [];
+  const note =
+    namespace?.judged.code === 'namespace-not-found'
+      ? ' The server answers the missing namespace (404) first; this one comes only after that is fixed.'
+      : prediction.status
+        ? answeredBefore(prediction.status)
+        : '';
+  return [forbiddenFinding(a, served, judged, note)];
 }
 
 /** The request refused before any field is compared: AlreadyExists, a stale resourceVersion, another uid. */
@@ -490,6 +599,37 @@ function validationRules({
     rangeFor: at,
     orderNote: afterRefusals,
   });
+}
+
+/**
+ * The object the request would store, judged by the server's built-in validation (422, after
+ * ownership and the lock) and then by Pod Security admission (403 for a Pod, a warning for a
+ * workload): stored-judgement.ts.
+ */
+function storedObjectRules(a: ApplyJudgement): Finding[] {
+  const j: StoredJudgement = {
+    resource: a.resource,
+    object: a.object,
+    mode: a.settings.applyMode,
+    live: a.live,
+    merged: a.prediction.merged,
+    namespace: a.facts.namespace,
+    namespaced: a.served.namespaced,
+    at: a.at,
+    afterRefusals: a.afterRefusals,
+    answeredFirst: a.prediction.status !== undefined || a.namespace?.judged.code === 'namespace-not-found',
+  };
+  const invalid = storedObjectFindings(j);
+  return [...invalid, ...podSecurityFindings(j, invalid.length > 0)];
+}
+
+function gitopsReverts(a: ApplyJudgement): Finding[] {
+  if (!a.live || a.settings.applyMode === 'create') return [];
+  const facts = { resource: a.resource, object: a.object, facts: a.facts, live: a.live, schema: a.facts.schema };
+  return [
+    ...fightFindings({ ...facts, nameRange: a.nameRange() }),
+    ...revertFindings({ ...facts, fieldManager: a.settings.fieldManager }),
+  ];
 }
 
 /** That the object exists (not for a create, which it refuses), and who controls it. */

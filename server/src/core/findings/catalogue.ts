@@ -24,8 +24,12 @@ export const docsLinks = {
   namespaces: 'https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/',
   validationRules:
     'https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#validation-rules',
+  authorization: 'https://kubernetes.io/docs/reference/access-authn-authz/authorization/#checking-api-access',
   transitionRules:
     'https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#transition-rules',
+  // The object the request would store: the merge, and Pod Security admission.
+  storedObject: 'https://kubernetes.io/docs/reference/using-api/server-side-apply/#merge-strategy',
+  podSecurity: 'https://kubernetes.io/docs/concepts/security/pod-security-admission/',
 } as const;
 
 export interface FindingRule {
@@ -84,6 +88,34 @@ export const findingCatalogue = {
     description: 'The object is already in the cluster; the finding names its field managers.',
     docs: docsLinks.fieldManagement,
     quiet: true,
+  },
+  'gitops-reverts': {
+    severity: 'warning',
+    title: 'A GitOps controller will take the change back',
+    description:
+      'The object is applied by Argo CD or Flux, whose next sync puts the field back to what Git holds (or, for Flux, removes a field kubectl set that Git does not): the change does not stay.',
+    docs: docsLinks.fieldManagement,
+  },
+  'gitops-fight': {
+    severity: 'error',
+    title: 'A GitOps controller and another writer fight over a field',
+    description:
+      'The controller applying the object from Git forces its value on its own schedule, and another active writer (an autoscaler, a second GitOps controller) sets its own again: the field flaps for good.',
+    docs: docsLinks.fieldManagement,
+  },
+  'gitops-fight-at-sync': {
+    severity: 'warning',
+    title: 'A GitOps sync resets what another writer sets',
+    description:
+      "Each sync of the controller applying the object writes Git's value over another active writer's (an autoscaler), which sets its own again: the field jumps at every sync.",
+    docs: docsLinks.fieldManagement,
+  },
+  'context-drift': {
+    severity: 'information',
+    title: 'The object differs between clusters',
+    description:
+      'Checked against several contexts, a field the manifest sets has another live value, or other owners, in one cluster than in another: what works in one may not in the next.',
+    docs: docsLinks.fieldManagement,
   },
   'stale-resource-version': {
     severity: 'error',
@@ -151,6 +183,21 @@ export const findingCatalogue = {
     docs: docsLinks.namespaces,
     quiet: true,
   },
+  forbidden: {
+    severity: 'error',
+    title: 'The user may not send the request',
+    description:
+      "The cluster's authorization (RBAC) refuses a request the apply sends as the current user — the PATCH of a server-side apply (and the create it makes of a missing object), a client-side apply's GET and PATCH or POST, a create's POST — in that namespace, for that kind, or for that object's name: the server answers 403 Forbidden before it looks at anything else of the object, and a dry run is refused the same way. Asked with SelfSubjectAccessReview, which changes nothing.",
+    docs: docsLinks.authorization,
+  },
+  'permission-unknown': {
+    severity: 'information',
+    title: 'Whether the user may send the request is unknown',
+    description:
+      "The cluster did not answer whether the current user may send the apply's requests (its SelfSubjectAccessReview failed or was refused): the rest of the object is judged, and the apply may still be refused with 403 Forbidden.",
+    docs: docsLinks.authorization,
+    quiet: true,
+  },
   'validation-rule-fails': {
     severity: 'error',
     title: 'A CRD validation rule fails',
@@ -164,6 +211,28 @@ export const findingCatalogue = {
     description:
       "A rule of the CustomResourceDefinition uses what the product's CEL library does not evaluate as Kubernetes does (an extension function such as quantity(), isSorted(), url() or ip(), a timestamp or duration field, a value large enough for the server's cost budget): whether the server accepts the object is unknown, and only a dry run tells.",
     docs: docsLinks.validationRules,
+  },
+  // The object the request would store (stored-object.ts, pod-security.ts).
+  'invalid-merged-object': {
+    severity: 'error',
+    title: 'The object the apply would store is invalid',
+    description:
+      "The object the request would store — the live object with the manifest merged in, or the manifest itself for a new object — breaks a built-in validation that merges commonly break: an env var with both value and valueFrom (a history of kubectl set env), a selector that no longer matches the template's labels, two containers or two ports of a container with one name, a request above its limit. The server refuses it with 422 Invalid, in the words the finding quotes.",
+    docs: docsLinks.storedObject,
+  },
+  'pod-security-forbidden': {
+    severity: 'error',
+    title: 'Pod Security admission refuses the Pod',
+    description:
+      'The namespace\'s pod-security.kubernetes.io/enforce label sets a Pod Security Standard (baseline or restricted) that the Pod breaks: the server refuses it with 403 Forbidden (violates PodSecurity "restricted:latest": ...), naming every check it fails.',
+    docs: docsLinks.podSecurity,
+  },
+  'pod-security-warning': {
+    severity: 'warning',
+    title: 'Pod Security admission warns, or refuses the Pods of a workload',
+    description:
+      "A workload (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, ReplicationController) whose pod template breaks the namespace's enforced Pod Security Standard is accepted with a warning, and its controller's Pods are then refused; a Pod or workload that breaks the level of the pod-security.kubernetes.io/warn label is accepted with the server's warning (would violate PodSecurity ...).",
+    docs: docsLinks.podSecurity,
   },
   'render-failed': {
     severity: 'error',

@@ -2,11 +2,13 @@
 // peeks it from its live cache, the command line reads it from a cluster or a snapshot, the tests
 // hand in captured fixtures), and the settings it judges with. Plain data, made by cluster/ and
 // cli/, read by the rule engine (analysis.ts).
+import type { AutoscalerFacts } from './force-preview';
 import type { JsonObject } from '../json';
 import type { CelNode } from '../cel/schema';
 import type { ApplyMode } from '../ssa/predict';
 import type { SchemaModel } from '../ssa/schema';
 import type { KindVersions } from '../ssa/versions';
+import type { ApplierSighting, PolicyFacts } from '../gitops/model';
 import type { SeverityOverrides } from './finding';
 import type { DefinedKind, NotServedDiscovery } from './kind-served';
 
@@ -38,12 +40,49 @@ export type LiveFacts =
 export interface NamespaceFacts {
   readonly state: 'exists' | 'missing' | 'unknown';
   readonly name: string;
+  /**
+   * The labels of a namespace that exists, as plain data: Pod Security admission reads its
+   * `pod-security.kubernetes.io/*` labels (pod-security.ts). Asked for objects with a pod
+   * template even when they exist; absent when not read.
+   */
+  readonly labels?: Readonly<Record<string, string>>;
+}
+
+/** A verb of the requests an apply sends, as RBAC names it. */
+export type PermissionVerb = 'get' | 'patch' | 'create';
+
+/**
+ * Whether the current user may send one request, as the cluster's SelfSubjectAccessReview answered
+ * it. `named`: the request names the object (in its URL, or, for a server-side apply that creates
+ * the object, in the create it is authorized as), so a Role's resourceNames can allow it; a create
+ * POSTed to the collection names none. `pending`: not answered yet; `unknown`: the review itself
+ * failed or was refused (`reason` says why); `denied`: `reason` is the authorizer's, when it gave one.
+ */
+export interface PermissionAnswer {
+  readonly verb: PermissionVerb;
+  readonly named: boolean;
+  readonly state: 'allowed' | 'denied' | 'pending' | 'unknown';
+  readonly reason?: string;
+}
+
+/**
+ * What the cluster says the current user may do with the object. Absent when nobody asked (a
+ * snapshot, which holds no user; an object whose kind or existence is not known).
+ */
+export interface PermissionFacts {
+  /** The name the cluster knows the credential by (SelfSubjectReview), when it said. */
+  readonly user?: string;
+  /** The namespace the requests go to ('' for a cluster-scoped kind), as the reviews asked. */
+  readonly namespace: string;
+  readonly answers: readonly PermissionAnswer[];
 }
 
 export interface ResourceFacts {
   readonly kind: KindFacts;
   readonly live: LiveFacts;
   readonly namespace?: NamespaceFacts;
+  /** Whether the current user may send the apply's requests. */
+  readonly permission?: PermissionFacts;
   /**
    * The schema of the manifest's group-version (with the group-versions the live object's
    * managers were recorded at, when the cluster serves them); undefined while it is not known.
@@ -53,6 +92,23 @@ export interface ResourceFacts {
   readonly versions?: KindVersions;
   /** A custom kind's schema with its CRD validation rules (core/cel/schema.ts), when it has any. */
   readonly rules?: CelNode;
+  /**
+   * Who applies the live object, as its marks and managers say (core/gitops/appliers.ts), and the
+   * policy of each Argo CD Application, Flux Kustomization or HelmRelease among them (read by
+   * cluster/gitops.ts, or why it is unknown). Absent when the object does not exist or nothing
+   * marks it.
+   */
+  readonly appliers?: ApplierFacts;
+  /**
+   * The HorizontalPodAutoscalers of the namespace of an object a GitOps controller applies, when its
+   * kind scales (cluster/autoscalers.ts): whether the controller and an autoscaler fight over replicas.
+   */
+  readonly autoscalers?: AutoscalerFacts;
+}
+
+export interface ApplierFacts {
+  readonly sightings: readonly ApplierSighting[];
+  readonly policies: readonly PolicyFacts[];
 }
 
 export interface AnalysisSettings {

@@ -2,17 +2,26 @@
 // shown together. A finding that is the same in several contexts (its code, place, field and
 // words) is told once, naming them; the state of each object in each context fits a table cell.
 // Plain data in, plain data out: the command line's report and the editor's view both use it.
+import type { JsonObject, JsonValue } from '../json';
 import { jsonDepthExceeds } from '../json';
 import { globMatch } from '../gitops/repository';
-import { manifestLimits, nodeToJson, type ManifestNode, type ManifestResource } from '../manifest/manifest';
+import {
+  absoluteRange,
+  forEachNode,
+  manifestLimits,
+  nodeToJson,
+  type ManifestNode,
+  type ManifestResource,
+  type Range,
+} from '../manifest/manifest';
 import { valueAtPath } from '../ssa/merge';
-import { formatServerPath } from '../ssa/messages';
-import type { FieldPath } from '../ssa/path';
-import { rootTypeFor } from '../ssa/schema';
-import { meansNotJudged, restsOnCluster } from './catalogue';
+import { formatServerPath, type ManagerIdentity } from '../ssa/messages';
+import { valueAtFieldPath, type FieldPath } from '../ssa/path';
+import { rootTypeFor, type SchemaModel } from '../ssa/schema';
+import { defaultSeverity, meansNotJudged, restsOnCluster } from './catalogue';
 import type { ResourceFacts } from './facts';
-import type { Finding } from './finding';
-import { ownersOf } from './ownership';
+import type { Finding, ObjectIdentity } from './finding';
+import { decodeOwnership, ownersIn, ownersOf, serverPath, type FieldOwner } from './ownership';
 import { showValue } from './show-value';
 
 /** What one context said about one object (or one input). */
@@ -251,4 +260,116 @@ export function fleetEntryOf(facts: ResourceFacts | undefined, findings: readonl
         ? { live: 'absent' as const }
         : {}),
   };
+}
+
+/** One field the manifest sets, as one cluster holds it: its live value and who owns it there. */
+export interface FieldState {
+  /** In the server's notation: `.spec.replicas`. */
+  readonly path: string;
+  /** Where the manifest sets it (its key), absolute. */
+  readonly range: Range;
+  /** The live value; undefined where the live object does not have the field. */
+  readonly live: JsonValue | undefined;
+  /** The value the manifest writes. */
+  readonly manifest: JsonValue;
+  /** The managers that own exactly this field, as `"name"` with their subresource, sorted. */
+  readonly owners: readonly string[];
+}
+
+/**
+ * The leaves the manifest sets (scalars, and empty maps or lists written as values), each with its
+ * live value and owners on the live object: what can differ between clusters. Identity fields
+ * (`apiVersion`, `kind`, `metadata.name`, `metadata.namespace`) are the same by construction.
+ */
+export function fieldStates(
+  resource: ManifestResource,
+  live: JsonObject,
+  schema: SchemaModel | undefined,
+): FieldState[] {
+  const ownership = decodeOwnership(live);
+  const out: FieldState[] = [];
+  forEachNode(resource, (visit) => {
+    if (
+      visit.path.length === 1 &&
+      visit.path[0].kind === 'field' &&
+      ['apiVersion', 'kind'].includes(visit.path[0].name)
+    )
+      return false;
+    if (visit.node.kind !== 'scalar') return true;
+    const written = visit.node.value;
+    const path = serverPath(resource, visit.path, schema);
+    const shown = formatServerPath(path);
+    if (shown === '.metadata.name' || shown === '.metadata.namespace') return false;
+    const owners = exactOwners(ownership, path)
+      .map((o) => ownerLabel(o.manager))
+      .sort();
+    out.push({
+      path: shown,
+      range: absoluteRange(resource, visit.keyRange),
+      live: valueAtFieldPath(live, path),
+      manifest: written,
+      owners: [...new Set(owners)],
+    });
+    return false;
+  });
+  return out;
+}
+
+/**
+ * The managers that own the field exactly, else those that own the nearest ancestor as a whole (an
+ * atomic struct or map, such as a label selector, is recorded at its own path, not its leaves').
+ */
+function exactOwners(ownership: ReturnType<typeof decodeOwnership>, path: FieldPath): FieldOwner[] {
+  for (let n = path.length; n > 0; n--) {
+    const owners = ownersIn(ownership, path.slice(0, n)).filter((o) => o.exact);
+    if (owners.length > 0) return owners;
+  }
+  return [];
+}
+
+function ownerLabel(m: ManagerIdentity): string {
+  return m.subresource ? `${m.manager} (${m.subresource})` : m.manager;
+}
+
+/** One object's fields in one context, or the object missing there. */
+export interface ContextFields {
+  readonly context: string;
+  readonly fields: readonly FieldState[] | 'missing';
+}
+
+/**
+ * Where the same object differs between the clusters that hold it — a field's live value or its
+ * owners — one information finding on the field's line naming each context's value and owners
+ * (`staging 3 (kubectl), prod-eu 5 (kube-controller-manager (scale))`): "works in staging" is
+ * then visible before the production apply. Contexts that lack the object are named once.
+ */
+export function driftFindings(object: ObjectIdentity, columns: readonly ContextFields[]): Finding[] {
+  const holding = columns.filter((c): c is ContextFields & { fields: readonly FieldState[] } => c.fields !== 'missing');
+  if (holding.length < 2) return [];
+  const byPath = new Map<string, { range: Range; states: { context: string; state: FieldState | undefined }[] }>();
+  for (const c of holding)
+    for (const f of c.fields) if (!byPath.has(f.path)) byPath.set(f.path, { range: f.range, states: [] });
+  for (const [path, entry] of byPath)
+    for (const c of holding) entry.states.push({ context: c.context, state: c.fields.find((f) => f.path === path) });
+  const out: Finding[] = [];
+  for (const [path, { range, states }] of byPath) {
+    const shown = states.map(({ state }) =>
+      JSON.stringify([state?.live === undefined ? null : showValue(state.live), state?.owners ?? []]),
+    );
+    if (new Set(shown).size < 2) continue;
+    const parts = states.map(({ context, state }) => {
+      const value = state?.live === undefined ? 'not set' : showValue(state.live);
+      const owners = state && state.owners.length > 0 ? ` (${state.owners.join(', ')})` : '';
+      return `${context} ${value}${owners}`;
+    });
+    out.push({
+      code: 'context-drift',
+      severity: defaultSeverity('context-drift'),
+      message: `${path} differs between contexts: ${parts.join('; ')}`,
+      range,
+      object,
+      path,
+    });
+  }
+  return out;
 }

@@ -8,6 +8,7 @@ import { isJsonObject, type JsonObject } from '../json';
 import type { Range } from '../manifest/manifest';
 import type { Finding, ObjectIdentity } from './finding';
 import { findingCatalogue } from './catalogue';
+import { helmManagedByLabel, helmReleaseNameAnnotation, helmReleaseNamespaceAnnotation } from '../gitops/appliers';
 import {
   describeCandidate,
   placeKey,
@@ -16,9 +17,8 @@ import {
   type ReleasePlace,
 } from '../sources/helm-release';
 
-export const helmManagedByLabel = 'app.kubernetes.io/managed-by';
-export const helmReleaseNameAnnotation = 'meta.helm.sh/release-name';
-export const helmReleaseNamespaceAnnotation = 'meta.helm.sh/release-namespace';
+// Helm's ownership marks are read with the other tools' marks (core/gitops/appliers.ts).
+export { helmManagedByLabel, helmReleaseNameAnnotation, helmReleaseNamespaceAnnotation };
 
 /** The object as Helm sends it for release `release` in `namespace`: its ownership label and annotations added. */
 export function helmAppliedObject(object: JsonObject, release: string, namespace: string): JsonObject {

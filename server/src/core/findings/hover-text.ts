@@ -1,5 +1,6 @@
 // The text of a hover, as Markdown: who owns a field of the live object, the live value when it
 // differs, and what each manager usually is. Pure, so it is tested without an editor.
+import { appliedByLines } from './applied-by';
 import type { ResourceFacts } from './facts';
 import { showValue, showValues } from './show-value';
 import { isJsonObject, jsonDepthExceeds, jsonEqual, type JsonObject, type JsonValue } from '../json';
@@ -11,6 +12,7 @@ import { ownersOf, type FieldOwner } from './ownership';
 import { valueAtPath } from '../ssa/merge';
 import type { FieldPath } from '../ssa/path';
 import { rootTypeFor } from '../ssa/schema';
+import { applierManagers } from '../gitops/appliers';
 
 export function objectHover(resource: ManifestResource, facts: ResourceFacts | undefined, now: number): string {
   const title = `**${resource.kind} ${JSON.stringify(resource.name ?? resource.generateName ?? '')}**`;
@@ -32,6 +34,9 @@ export function objectHover(resource: ManifestResource, facts: ResourceFacts | u
   lines.push(
     `Exists${created ? `, created ${when(created, now)}` : ''}; resourceVersion \`${String(metadata.resourceVersion ?? '')}\`.`,
   );
+  // Who really applies it (an Argo CD Application, a Flux Kustomization, a Helm release) and its policy.
+  const appliers = appliedByLines(facts);
+  if (appliers.length > 0) lines.push('', ...appliers);
   const entries = Array.isArray(metadata.managedFields) ? metadata.managedFields.filter(isJsonObject) : [];
   if (entries.length > 0) {
     lines.push('', '| manager | operation | subresource | apiVersion | last write |', '|---|---|---|---|---|');
@@ -92,6 +97,11 @@ export function fieldHover(
     if (!role || explained.has(key)) continue;
     explained.add(key);
     lines.push('', `${describeManager(o.manager)}: ${role.explanation}`);
+  }
+  // A GitOps controller owns the field: which of its objects applies the object, and its policy.
+  if (owners.some((o) => Object.prototype.hasOwnProperty.call(applierManagers, o.manager.manager))) {
+    const appliers = appliedByLines(facts);
+    if (appliers.length > 0) lines.push('', ...appliers);
   }
   return lines.join('\n');
 }

@@ -3,7 +3,19 @@
 // rules, their helpers and the files they live in can change without touching an importer.
 
 // The contracts: what the analysis is given, and the finding it returns.
-export type { AnalysisSettings, KindFacts, LiveFacts, NamespaceFacts, ResourceFacts } from './facts';
+export type {
+  AnalysisSettings,
+  ApplierFacts,
+  KindFacts,
+  LiveFacts,
+  NamespaceFacts,
+  PermissionAnswer,
+  PermissionFacts,
+  PermissionVerb,
+  ResourceFacts,
+} from './facts';
+// Which requests an apply sends, for the cluster layer to ask about.
+export { permissionQuestions, type PermissionRequest } from './permission';
 export { objectIdentity, problemFindings, type Finding, type ObjectIdentity, type SeverityOverrides } from './finding';
 // The rule catalogue: every code, its severity, title and link.
 export {
@@ -21,6 +33,8 @@ export {
 
 // Judging one object, and the prediction the judgement is made of.
 export { analyzeResource, unjudgedOn } from './analysis';
+// Which kinds carry a pod spec (the cluster layer reads their namespace's labels for Pod Security).
+export { podSpecPath } from './stored-object';
 export { predictionOf } from './prediction';
 export {
   definedKinds,
@@ -66,7 +80,8 @@ export {
 // The server's own answer to a dry run, set beside the prediction.
 export { compareWithServer, differenceFindings, type Verification, type VerificationDifference } from './verification';
 
-// What the user reads besides findings: hovers, ownership, the force preview.
+// What the user reads besides findings: hovers, ownership, the force preview, who applies the object.
+export { appliedBy, appliedByLens, appliedByLines, applierFacts, type AppliedBy } from './applied-by';
 export { fieldHover, objectHover } from './hover-text';
 export { managerNames } from './managers';
 export { nodeAt } from './ownership';
@@ -86,14 +101,18 @@ export {
 export {
   contextsLabel,
   contextsNamed,
+  driftFindings,
+  fieldStates,
   fleetCell,
   fleetEntryOf,
   fleetFieldHover,
   fleetObjectHover,
   fleetFindings,
   mergeAcrossContexts,
+  type ContextFields,
   type ContextFindings,
   type ContextTrouble,
+  type FieldState,
   type FleetEntry,
   type FleetFinding,
   type FleetHoverColumn,

@@ -39,6 +39,7 @@ export interface Verification {
 
 /** The 409s and refusals the prediction can name, by the finding code that names them. */
 const refusalCodes = new Set([
+  'forbidden',
   'field-conflict',
   'already-exists',
   'stale-resource-version',
@@ -48,6 +49,9 @@ const refusalCodes = new Set([
   'namespace-from-files',
   'validation-rule-fails',
   'field-immutable',
+  // The object the request would store: its built-in validation (422), Pod Security admission (403).
+  'invalid-merged-object',
+  'pod-security-forbidden',
 ]);
 
 /** Problems that are no answer about the manifest at all: the object could not be verified. */
@@ -74,7 +78,18 @@ export function compareWithServer<P extends { kind: string; message: string; rea
   });
 
   if (outcome.outcome === 'rejected') {
-    if (noAnswer.has(outcome.problem.kind)) return { ok: false, problem: outcome.problem };
+    // The user may not send the request: the answer the prediction gave, when it gave it in the
+    // server's words. A 403 the prediction did not give says nothing of the manifest.
+    const refusal = outcome.problem.kind === 'forbidden' ? outcome.problem.message : undefined;
+    if (
+      refusal &&
+      predicted.some((f) => f.code === 'forbidden' && f.serverMessage && refusal.includes(f.serverMessage))
+    )
+      return done(refusal);
+    // Pod Security admission refuses a Pod with a 403 too: an answer about the manifest, not a permission the user lacks.
+    const podSecurity =
+      outcome.problem.kind === 'forbidden' && / is forbidden: violates PodSecurity "/.test(outcome.problem.message);
+    if (noAnswer.has(outcome.problem.kind) && !podSecurity) return { ok: false, problem: outcome.problem };
     const answer = outcome.problem.message;
     // A uid of another incarnation of the object: the server refuses it as immutable (422 Invalid), not with a 409.
     // A missing namespace: 404 NotFound. A dry run creates nothing, so a Namespace among the files
@@ -92,7 +107,14 @@ export function compareWithServer<P extends { kind: string; message: string; rea
           // A field the server keeps as it was (422 Invalid).
           (f.code === 'field-immutable' && outcome.problem.reason === 'Invalid') ||
           ((f.code === 'namespace-not-found' || f.code === 'namespace-from-files') &&
-            outcome.problem.reason === 'NotFound'),
+            outcome.problem.reason === 'NotFound') ||
+          // The stored object's built-in validation, in the words of the cause the finding carries.
+          (f.code === 'invalid-merged-object' &&
+            outcome.problem.reason === 'Invalid' &&
+            (f.serverMessage === undefined || answer.includes(f.serverMessage))) ||
+          (f.code === 'pod-security-forbidden' &&
+            podSecurity &&
+            (f.serverMessage === undefined || answer.includes(f.serverMessage))),
       ) ||
       (outcome.problem.reason === 'Invalid' &&
         findings.some((f) => f.code === 'validation-rule-unknown' || f.code === 'secret-immutable-data-unverified'));

@@ -9,12 +9,17 @@ export type ApplierKind = 'argocd' | 'flux-kustomize' | 'flux-helm' | 'helm';
 /** One sign, on the live object, that a tool applies it. */
 export interface ApplierSighting {
   readonly kind: ApplierKind;
-  /** The Application, Kustomization, HelmRelease or Helm release named by the sign. */
+  /**
+   * The Application, Kustomization, HelmRelease or Helm release named by the sign; '' when only the
+   * controller's field manager was seen, and no mark on the object names which of its objects applies it.
+   */
   readonly name: string;
   /** Its namespace, where the sign says it (Argo CD's tracking id may not: then the controller's). */
   readonly namespace?: string;
   /** What was seen, for the user: `annotation argocd.argoproj.io/tracking-id`, `manager kustomize-controller`. */
   readonly evidence: string;
+  /** A weak sign that other tools write too (Argo CD's `app.kubernetes.io/instance` label, which Helm charts set). */
+  readonly maybe?: true;
 }
 
 /** An Argo CD `ignoreDifferences` entry, as the Application writes it. */
@@ -84,13 +89,38 @@ export type FluxSsaMode = 'Override' | 'Merge' | 'IfNotPresent' | 'Ignore';
  * manager, and what its policy and the object's annotations change.
  */
 export type ControllerRequest =
-  | { readonly applier: 'argocd-client-side'; readonly fieldManager: string }
+  | {
+      readonly applier: 'argocd-client-side';
+      readonly fieldManager: string;
+      /** ignoreDifferences entries that apply to the object, honoured only with RespectIgnoreDifferences. */
+      readonly ignore?: readonly ArgoIgnoreRule[];
+      readonly respectIgnoreDifferences?: boolean;
+    }
   | {
       readonly applier: 'argocd-server-side';
       readonly fieldManager: string;
       /** ignoreDifferences entries that apply to the object, honoured only with RespectIgnoreDifferences. */
       readonly ignore: readonly ArgoIgnoreRule[];
       readonly respectIgnoreDifferences: boolean;
+      /**
+       * The client-side apply manager's fields move to the field manager first (kubectl's and
+       * Argo CD's ClientSideApplyMigration, on by default); false: never.
+       */
+      readonly clientSideApplyMigration?: boolean;
     }
-  | { readonly applier: 'flux-kustomize'; readonly fieldManager: string; readonly ssa?: FluxSsaMode }
-  | { readonly applier: 'flux-helm'; readonly fieldManager: string };
+  | {
+      readonly applier: 'flux-kustomize';
+      readonly fieldManager: string;
+      /** The manifest's `kustomize.toolkit.fluxcd.io/ssa`, when the caller has read it (else read here). */
+      readonly ssa?: FluxSsaMode;
+      /** The Kustomization applying it: its name and namespace label every object it applies. */
+      readonly kustomization?: { readonly name: string; readonly namespace: string };
+      /** The Kustomization's `spec.ignore` paths (JSON pointers) whose rules select the object. */
+      readonly ignorePaths?: readonly string[];
+    }
+  | {
+      readonly applier: 'flux-helm';
+      readonly fieldManager: string;
+      /** The Helm release: Helm labels and annotates every object it applies with it. */
+      readonly release?: { readonly name: string; readonly namespace: string };
+    };

@@ -91,6 +91,31 @@ export function qualifiedResource(resource: { readonly group: string; readonly r
   return resource.group === '' ? resource.resource : `${resource.resource}.${resource.group}`;
 }
 
+/**
+ * The server's 403 for a request its authorizer refused (apiserver responsewriters.forbiddenMessage
+ * inside errors.NewForbidden): `deployments.apps "web" is forbidden: User "dev" cannot patch resource
+ * "deployments" in API group "apps" in the namespace "prod"`. No name for a request that names no
+ * object (a create POSTed to the collection); `at the cluster scope` for a cluster-scoped kind; a
+ * subresource joins the resource (`deployments/scale`), never the qualified resource before it.
+ */
+export function forbiddenMessage(request: {
+  readonly verb: string;
+  readonly group: string;
+  readonly resource: string;
+  readonly subresource?: string;
+  readonly namespace?: string;
+  readonly name?: string;
+  readonly user: string;
+  readonly reason?: string;
+}): string {
+  const { verb, group, resource, subresource, namespace, name, user, reason } = request;
+  const what = subresource ? `${resource}/${subresource}` : resource;
+  const where = namespace ? `in the namespace ${goQuote(namespace)}` : 'at the cluster scope';
+  const said = `User ${goQuote(user)} cannot ${verb} resource ${goQuote(what)} in API group ${goQuote(group)} ${where}${reason ? `: ${reason}` : ''}`;
+  const qualified = qualifiedResource({ group, resource });
+  return name ? `${qualified} ${goQuote(name)} is forbidden: ${said}` : `${qualified} is forbidden: ${said}`;
+}
+
 export function alreadyExistsMessage(resource: { group: string; resource: string }, name: string): string {
   return `${qualifiedResource(resource)} ${goQuote(name)} already exists`;
 }

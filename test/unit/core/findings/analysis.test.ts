@@ -17,6 +17,8 @@ import {
   unjudgedOn,
   type AnalysisSettings,
   type Finding,
+  type NamespaceFacts,
+  type PermissionFacts,
   type ResourceFacts,
 } from '../../../../server/src/core/findings';
 import { kubectlMetadataRefusal } from '../../../../server/src/core/findings/kubectl-refusals';
@@ -498,6 +500,10 @@ interface AnalysisCase {
   settings?: Partial<AnalysisSettings>;
   /** `absent`: the same manifest against a cluster without the object. */
   live?: 'absent';
+  /** What the cluster's SelfSubjectAccessReviews answered (test/differential/permission.test.ts holds them to the server's 403). */
+  permission?: PermissionFacts;
+  /** What the cluster said of the namespace of an object that does not exist. */
+  namespace?: NamespaceFacts;
   expect: {
     code: string;
     severity: string;
@@ -514,7 +520,16 @@ describe('captured histories: what the user reads', () => {
     test(kase.name, () => {
       const h = capturedHistory(kase.history);
       const settings: AnalysisSettings = { fieldManager: 'kubectl', applyMode: 'serverSide', ...kase.settings };
-      const findings = analyzeResource(manifestResource(h), factsOf(h, kase.live ?? 'exists'), settings);
+      const facts = factsOf(h, kase.live ?? 'exists');
+      const findings = analyzeResource(
+        manifestResource(h),
+        {
+          ...facts,
+          ...(kase.permission ? { permission: kase.permission } : {}),
+          ...(kase.namespace ? { namespace: kase.namespace } : {}),
+        },
+        settings,
+      );
       const shown = (f: Finding) => ({
         code: f.code,
         severity: f.severity,

@@ -1,16 +1,42 @@
 // Several contexts side by side (core/findings/fleet.ts): a finding shared by contexts is told
 // once, naming them in the order given; findings that differ in any word stay apart; a table cell
 // says what stops the apply first, else whether the object exists.
+// Drift is judged on Deployments captured from the real server (test/fixtures/engine/predict-deployment.yaml).
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { test } from 'node:test';
+import { parse, stringify } from 'yaml';
 import {
   contextsNamed,
+  driftFindings,
+  fieldStates,
   fleetCell,
   fleetFindings,
   mergeAcrossContexts,
+  objectIdentity,
   type Finding,
   type FleetEntry,
 } from '../../../../server/src/core/findings';
+import type { JsonObject } from '../../../../server/src/core/json';
+import { parseManifestText } from '../../../../server/src/core/manifest/manifest';
+import { schema } from '../../../support/findings-fixtures';
+
+interface EngineCase {
+  name: string;
+  capture: string;
+  manifest: JsonObject;
+  live: JsonObject;
+}
+const captured = (
+  parse(
+    fs.readFileSync(
+      path.join(import.meta.dirname, '..', '..', '..', 'fixtures', 'engine', 'predict-deployment.yaml'),
+      'utf8',
+    ),
+  ) as EngineCase[]
+).filter((c) => c.capture === 'done');
+const caseNamed = (name: string) => captured.find((c) => c.name === name)!;
 
 const at = (line: number, character = 2) => ({
   start: { line, character },
@@ -120,4 +146,42 @@ test('the contexts setting: names as given, globs over the kubeconfig in its ord
   });
   assert.deepEqual(contextsNamed(known, ['{dev,staging}']).contexts, ['staging', 'dev']);
   assert.deepEqual(contextsNamed([], ['*']), { contexts: [], unmatched: ['*'] });
+});
+
+test('a field whose live value or owners differ between the clusters holding the object is said once, on its line', () => {
+  const autoscaled = caseNamed('autoscaler owns replicas through the scale subresource');
+  const clientSide = caseNamed('another field manager gets no forgiveness');
+  const text = stringify(autoscaled.manifest);
+  const resource = parseManifestText(text).resources[0]!;
+  const statesOf = (live: JsonObject) => fieldStates(resource, live, schema);
+  const drift = driftFindings(objectIdentity(resource), [
+    { context: 'staging', fields: statesOf(clientSide.live) },
+    { context: 'prod', fields: statesOf(autoscaled.live) },
+    { context: 'dr', fields: 'missing' },
+  ]);
+  const replicas = drift.find((f) => f.path === '.spec.replicas');
+  assert.ok(replicas, JSON.stringify(drift.map((f) => f.message)));
+  assert.equal(
+    replicas.message,
+    '.spec.replicas differs between contexts: staging 1 (kubectl-client-side-apply); prod 5 (kube-controller-manager (scale))',
+  );
+  assert.equal(replicas.severity, 'information');
+  assert.equal(text.split('\n')[replicas.range.start.line].trim(), 'replicas: 3');
+  // The same value set by another manager is drift too: who would take it back differs.
+  const created = caseNamed('atomic selector differs, one conflict at .spec.selector');
+  const owners = driftFindings(objectIdentity(resource), [
+    { context: 'staging', fields: statesOf(autoscaled.live) },
+    { context: 'prod', fields: statesOf(created.live) },
+  ]).find((f) => f.path === '.spec.replicas');
+  assert.equal(
+    owners?.message,
+    '.spec.replicas differs between contexts: staging 5 (kube-controller-manager (scale)); prod 5 (kubectl-create)',
+  );
+  // The same history in two clusters is no drift; one cluster alone has nothing to differ from.
+  const same = [
+    { context: 'a', fields: statesOf(autoscaled.live) },
+    { context: 'b', fields: statesOf(autoscaled.live) },
+  ];
+  assert.deepEqual(driftFindings(objectIdentity(resource), same), []);
+  assert.deepEqual(driftFindings(objectIdentity(resource), [same[0], { context: 'c', fields: 'missing' }]), []);
 });
