@@ -16,6 +16,7 @@ import {
   sendRequest,
   serverExecArgv,
   settingsSection,
+  type FleetViewResult,
   type ForcePreviewResult,
   type InitializationOptions,
   type OwnershipResult,
@@ -87,6 +88,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     await client?.stop();
     await start();
   };
+  const fleetView = new FleetView(() => (client?.isRunning() ? client : undefined));
+  context.subscriptions.push(fleetView);
   const activeUri = () => vscode.window.activeTextEditor?.document.uri.toString();
   // The user asked: connect even when no manifest is open (the server waits for one otherwise).
   const refreshParams = (): RefreshParams => ({ ...(activeUri() ? { uri: activeUri() } : {}), connect: true });
@@ -103,6 +106,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   context.subscriptions.push(
     vscode.commands.registerCommand('kubeConflictHints.restart', restart),
+    vscode.window.createTreeView('kubeConflictHints.fleet', { treeDataProvider: fleetView, showCollapseAll: true }),
+    vscode.commands.registerCommand('kubeConflictHints.refreshFleet', () => fleetView.refresh()),
+    // VS Code makes a focus command for every view: the palette finds it under the product's name too.
+    vscode.commands.registerCommand('kubeConflictHints.showFleet', () =>
+      vscode.commands.executeCommand('kubeConflictHints.fleet.focus'),
+    ),
+    // What the documents are told changes with their diagnostics: the view follows, a moment later.
+    vscode.languages.onDidChangeDiagnostics(() => fleetView.refreshSoon()),
     vscode.commands.registerCommand(
       'kubeConflictHints.refresh',
       withClient((c) => sendRequest(c, requests.refresh, refreshParams())),
@@ -379,9 +390,10 @@ function createClient(
           return answers.map((answer, i) => {
             const item = params.items[i];
             if (item?.section !== settingsSection || !answer || typeof answer !== 'object') return answer;
-            const own = answer as { kubeconfig?: string; context?: string };
+            const own = answer as { kubeconfig?: string; context?: string; contexts?: unknown };
             const kubeconfig = trusted ? own.kubeconfig : userValue('kubeconfig', item.scopeUri);
             const context = trusted ? own.context : userValue('context', item.scopeUri);
+            const contexts = trusted ? own.contexts : userList('contexts', item.scopeUri);
             // The rendering tools are programs: whatever the workspace says, only the user's own choice runs.
             const helmPath = userValue('helmPath', item.scopeUri);
             const kustomizePath = userValue('kustomizePath', item.scopeUri);
@@ -389,6 +401,7 @@ function createClient(
               ...answer,
               kubeconfig: kubeconfig || selection?.kubeconfig || '',
               context: context ?? '',
+              contexts: Array.isArray(contexts) ? contexts : [],
               helmPath,
               kustomizePath,
             };
@@ -405,6 +418,12 @@ function createClient(
 function userValue(key: 'kubeconfig' | 'context' | 'helmPath' | 'kustomizePath', scopeUri: string | undefined): string {
   const inspected = settingsOf(scopeUri ? vscode.Uri.parse(scopeUri) : undefined).inspect<string>(settingKey(key));
   return inspected?.globalValue ?? inspected?.defaultValue ?? '';
+}
+
+/** A list setting's value from the user's own settings only. */
+function userList(key: 'contexts', scopeUri: string | undefined): unknown {
+  const inspected = settingsOf(scopeUri ? vscode.Uri.parse(scopeUri) : undefined).inspect<unknown>(settingKey(key));
+  return inspected?.globalValue ?? inspected?.defaultValue ?? [];
 }
 
 const healthIcons: Record<StatusParams['health'], string> = {
@@ -451,7 +470,15 @@ class StatusBar {
     const notJudged = file?.state === 'not-judged';
     const calm = calmStates.has(params.health) && !notJudged;
     const word = notJudged ? ' not judged' : calmStates.has(params.health) ? '' : ` ${params.health}`;
-    this.item.text = `${notJudged ? '$(warning)' : healthIcons[params.health]} ${params.context || 'k8s'}${word}`;
+    // Several contexts: each one's health under its name (`$(check) staging $(debug-disconnect) gone`).
+    const shown = params.contexts
+      ? params.contexts.map((c) => `${healthIcons[c.health]} ${c.context}`).join(' ')
+      : `${healthIcons[params.health]} ${params.context || 'k8s'}`;
+    this.item.text = notJudged
+      ? `$(warning) ${params.contexts ? params.contexts.map((c) => c.context).join(', ') : params.context || 'k8s'}${word}`
+      : params.contexts
+        ? shown
+        : `${shown}${word}`;
     this.item.tooltip = [
       ...(file?.reason ? [`This file: ${file.reason}`] : []),
       `Kube Conflict Hints: ${params.health === 'idle' ? 'waiting for a Kubernetes manifest' : params.health}${params.server ? ` (${params.server})` : ''}`,
@@ -552,4 +579,108 @@ function settingsOf(scope?: vscode.Uri): vscode.WorkspaceConfiguration {
 /** A setting's key, checked against the settings the server reads. */
 function settingKey(key: keyof Settings): string {
   return key;
+}
+
+type FleetNode =
+  | { readonly kind: 'document'; readonly document: FleetViewResult['documents'][number] }
+  | {
+      readonly kind: 'object';
+      readonly uri: string;
+      readonly object: FleetViewResult['documents'][number]['objects'][number];
+    }
+  | {
+      readonly kind: 'cell';
+      readonly uri: string;
+      readonly line: number;
+      readonly context: string;
+      readonly cell: string;
+    };
+
+/**
+ * The *Fleet* view: each open document judged in several contexts, its objects with each context's
+ * state (a conflict and with whom, exists, missing, not judged), a click jumping to the object's
+ * line. The server says it all (requests.fleet); the view only lays it out.
+ */
+class FleetView implements vscode.TreeDataProvider<FleetNode>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<FleetNode | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly running: () => LanguageClient | undefined) {}
+
+  refresh(): void {
+    this.changed.fire(undefined);
+  }
+
+  refreshSoon(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.refresh(), 300);
+  }
+
+  async getChildren(node?: FleetNode): Promise<FleetNode[]> {
+    if (!node) {
+      const c = this.running();
+      const result = c ? await sendRequest(c, requests.fleet, undefined).catch(() => undefined) : undefined;
+      return (result?.documents ?? []).map((document) => ({ kind: 'document' as const, document }));
+    }
+    if (node.kind === 'document')
+      return node.document.objects.map((object) => ({ kind: 'object' as const, uri: node.document.uri, object }));
+    if (node.kind === 'object')
+      return node.object.cells.map((c) => ({
+        kind: 'cell' as const,
+        uri: node.uri,
+        line: node.object.line,
+        context: c.context,
+        cell: c.cell,
+      }));
+    return [];
+  }
+
+  getTreeItem(node: FleetNode): vscode.TreeItem {
+    if (node.kind === 'document') {
+      const uri = vscode.Uri.parse(node.document.uri);
+      const item = new vscode.TreeItem(uri, vscode.TreeItemCollapsibleState.Expanded);
+      // The folder, where the file is not at the top of the workspace.
+      const relative = vscode.workspace.asRelativePath(uri, false);
+      if (relative.includes('/')) item.description = relative.slice(0, relative.lastIndexOf('/'));
+      return item;
+    }
+    const jump = (uri: string, line: number): vscode.Command => ({
+      title: 'Go to the object',
+      command: 'vscode.open',
+      arguments: [vscode.Uri.parse(uri), { selection: new vscode.Range(line, 0, line, 0) }],
+    });
+    if (node.kind === 'object') {
+      const item = new vscode.TreeItem(node.object.title, vscode.TreeItemCollapsibleState.Expanded);
+      // One column per context, in the setting's order.
+      item.description = node.object.cells.map((c) => `${c.context}: ${c.cell}`).join(' │ ');
+      item.tooltip = new vscode.MarkdownString(
+        [
+          `**${node.object.title}**`,
+          '',
+          '| context | state |',
+          '|---|---|',
+          ...node.object.cells.map((c) => `| ${c.context.replace(/\|/g, '\\|')} | ${c.cell.replace(/\|/g, '\\|')} |`),
+        ].join('\n'),
+      );
+      item.command = jump(node.uri, node.object.line);
+      return item;
+    }
+    const item = new vscode.TreeItem(node.context, vscode.TreeItemCollapsibleState.None);
+    item.description = node.cell;
+    item.iconPath = new vscode.ThemeIcon(fleetIcon(node.cell));
+    item.command = jump(node.uri, node.line);
+    return item;
+  }
+
+  dispose(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.changed.dispose();
+  }
+}
+
+function fleetIcon(cell: string): string {
+  if (cell === 'exists' || cell === 'missing') return 'pass';
+  if (cell === 'not judged' || cell === '-') return 'question';
+  return cell.startsWith('conflict') ? 'error' : 'warning';
 }

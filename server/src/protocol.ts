@@ -30,6 +30,11 @@ export interface Settings {
   applyMode: ApplyMode;
   kubeconfig: string;
   context: string;
+  /**
+   * Several contexts at once (names, or globs over the kubeconfig's contexts: `prod-*`): each open
+   * manifest is judged in each, side by side. Fewer than two: `context` alone, as ever.
+   */
+  contexts: readonly string[];
   namespace: string;
   /** A summary line above each resource. */
   codeLens: boolean;
@@ -79,6 +84,7 @@ export const defaultSettings: Settings = {
   applyMode: 'serverSide',
   kubeconfig: '',
   context: '',
+  contexts: [],
   namespace: '',
   codeLens: true,
   verifyOnSave: false,
@@ -103,6 +109,7 @@ export function sanitizeSettings(raw: unknown): Settings {
     applyMode: mode,
     kubeconfig: str(r.kubeconfig, ''),
     context: str(r.context, ''),
+    contexts: stringList(r.contexts),
     namespace: str(r.namespace, ''),
     codeLens: typeof r.codeLens === 'boolean' ? r.codeLens : defaultSettings.codeLens,
     verifyOnSave: typeof r.verifyOnSave === 'boolean' ? r.verifyOnSave : defaultSettings.verifyOnSave,
@@ -230,6 +237,11 @@ export interface StatusParams {
   server?: string;
   /** One sentence for the tooltip, e.g. the error of the last request. */
   detail: string;
+  /**
+   * With several contexts (`kubeConflictHints.contexts`): each one's health, in the setting's order;
+   * `health` and `context` above then sum them up (the first in trouble, else connected).
+   */
+  contexts?: { context: string; health: ClusterHealth; server?: string; detail: string }[];
 }
 
 /**
@@ -254,6 +266,30 @@ export interface RefreshParams {
 export interface DocumentParams {
   uri: string;
   position?: { line: number; character: number };
+}
+
+export interface ForcePreviewParams extends DocumentParams {
+  /** With several contexts (`kubeConflictHints.contexts`): the context whose cluster is forced; default the first that answers. */
+  context?: string;
+}
+
+export interface FleetViewParams {
+  /** Accepted for the command form (any document's); the view lists every open document. */
+  uri?: string;
+}
+
+/**
+ * The *Fleet* view: each open document judged in several contexts (`kubeConflictHints.contexts`),
+ * its objects, and each context's cell for each (`conflict with kubectl-edit`, `exists`, `missing`,
+ * `not judged`…), with the line the object starts on.
+ */
+export interface FleetViewResult {
+  /** Every context any document was judged in, in the setting's order. */
+  contexts: string[];
+  documents: {
+    uri: string;
+    objects: { title: string; line: number; cells: { context: string; cell: string }[] }[];
+  }[];
 }
 
 export interface ContextsParams {
@@ -444,7 +480,7 @@ export const requests = {
    * What forcing the apply of the resource at the position would take from whom, and who takes it
    * back; null when no resource is there or its live object is not known. Sends only reads.
    */
-  forcePreview: clientRequest<DocumentParams, ForcePreviewResult | null>(
+  forcePreview: clientRequest<ForcePreviewParams, ForcePreviewResult | null>(
     'kubeConflictHints/forcePreview',
     'kube-conflict-hints.forcePreview',
     true,
@@ -454,6 +490,12 @@ export const requests = {
     'kubeConflictHints/overlays',
     'kube-conflict-hints.overlays',
     true,
+  ),
+  /** The open documents judged in several contexts, each object's cell per context (the Fleet view). */
+  fleet: clientRequest<FleetViewParams | undefined, FleetViewResult>(
+    'kubeConflictHints/fleet',
+    'kube-conflict-hints.fleet',
+    false,
   ),
   /** The Helm releases the cluster holds the document's chart as, and which is judged (helmReleases). */
   releases: clientRequest<DocumentParams, ReleasesResult>(

@@ -92,6 +92,7 @@ describe('custom messages', () => {
       verify: ['kubeConflictHints/verify', 'kube-conflict-hints.verify', true],
       forcePreview: ['kubeConflictHints/forcePreview', 'kube-conflict-hints.forcePreview', true],
       overlays: ['kubeConflictHints/overlays', 'kube-conflict-hints.overlays', true],
+      fleet: ['kubeConflictHints/fleet', 'kube-conflict-hints.fleet', false],
       releases: ['kubeConflictHints/releases', 'kube-conflict-hints.releases', true],
     });
     assert.deepEqual(Object.fromEntries(Object.entries(notifications).map(([key, n]) => [key, n.method])), {

@@ -14,6 +14,7 @@ import * as path from 'node:path';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { withLock } from './cluster';
 import { startLatencyProxy } from './latency-proxy';
+import { apply, autoscale, configMap, connect, create, kubectlEdit, objectOf, webDeployment } from './seed';
 
 const repoRoot = path.resolve(import.meta.dirname, '..', '..');
 const clusterCli = path.join(repoRoot, 'test', 'support', 'cluster-cli.ts');
@@ -138,4 +139,70 @@ export async function fleetKubeconfig(
     mode: 0o600,
   });
   return { kubeconfig, clusters };
+}
+
+/**
+ * The fleet's histories in a fresh namespace of each cluster (the command line's and the editor's
+ * fleet tests read the same): the Deployment `web` applied by kubectl everywhere but prod-us, its
+ * image then edited by hand in staging and its replicas scaled by the autoscaler in prod-eu; the
+ * ConfigMap `settings` applied in all three, then edited by hand the same way in both production
+ * clusters. Returns the namespace and the manifests as written (web.yaml: replicas on line 9,
+ * image on line 20; settings.yaml: mode on line 7).
+ */
+export async function seedFleetHistories(
+  clusters: Record<string, string>,
+): Promise<{ namespace: string; files: Record<'web.yaml' | 'settings.yaml', string> }> {
+  const namespace = `fleet-${Math.random().toString(36).slice(2, 8)}`;
+  const conns = Object.fromEntries(Object.entries(clusters).map(([name, file]) => [name, connect('admin', file)]));
+  for (const conn of Object.values(conns))
+    objectOf(
+      await create(conn, 'kch-test-setup', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }),
+      'namespace',
+    );
+  const web = webDeployment(namespace, 'web');
+  objectOf(await apply(conns.staging!, 'kubectl', web), 'apply web in staging');
+  objectOf(
+    await kubectlEdit(conns.staging!, web, {
+      spec: { template: { spec: { containers: [{ name: 'app', image: 'nginx:1.26' }] } } },
+    }),
+    'edit web in staging',
+  );
+  objectOf(await apply(conns['prod-eu']!, 'kubectl', web), 'apply web in prod-eu');
+  await autoscale(conns['prod-eu']!, web, 5);
+  const settings = configMap(namespace, 'settings', { mode: 'fast' });
+  for (const name of ['staging', 'prod-eu', 'prod-us'])
+    objectOf(await apply(conns[name]!, 'kubectl', settings), `apply settings in ${name}`);
+  for (const name of ['prod-eu', 'prod-us'])
+    objectOf(await kubectlEdit(conns[name]!, settings, { data: { mode: 'safe' } }), `edit settings in ${name}`);
+  return {
+    namespace,
+    files: {
+      'web.yaml': [
+        'apiVersion: apps/v1',
+        'kind: Deployment',
+        'metadata:',
+        '  name: web',
+        `  namespace: ${namespace}`,
+        '  labels:',
+        '    app: web',
+        'spec:',
+        '  replicas: 3',
+        '  selector:',
+        '    matchLabels:',
+        '      app: web',
+        '  template:',
+        '    metadata:',
+        '      labels:',
+        '        app: web',
+        '    spec:',
+        '      containers:',
+        '        - name: app',
+        '          image: nginx:1.25',
+        '          ports:',
+        '            - containerPort: 8080',
+        '',
+      ].join('\n'),
+      'settings.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: ${namespace}\ndata:\n  mode: fast\n`,
+    },
+  };
 }

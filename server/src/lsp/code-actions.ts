@@ -13,7 +13,7 @@ import {
   type TextEdit,
 } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { locateOptions, showValue, type Finding } from '../core/findings';
+import { locateOptions, showValue, type Finding, type FleetFinding } from '../core/findings';
 import {
   removeFieldEdits,
   removeFieldsEdits,
@@ -22,7 +22,7 @@ import {
   type EditResult,
 } from '../core/manifest/edits';
 import { describeManager } from '../core/ssa/messages';
-import { requests } from '../protocol';
+import { requests, type ForcePreviewParams } from '../protocol';
 import type { AnalyzedResource, DocumentAnalysis } from './document-analysis';
 import { findingOf, toDiagnostic } from './diagnostics';
 import { documentLines } from './workspace';
@@ -52,7 +52,9 @@ export function codeActions(
       const offer = (title: string, result: EditResult, preferred = false) =>
         actions.push(quickFix(title, diagnostic, result, uri, preferred));
       if (contested(finding)) {
-        const who = finding.manager ? describeManager(finding.manager) : 'its owner';
+        // Judged in several contexts: the fix says in which the owner and the live value are.
+        const where = contextsOf(finding);
+        const who = `${finding.manager ? describeManager(finding.manager) : 'its owner'}${where ? ` in ${where}` : ''}`;
         offer(
           `Remove ${finding.path} (leave it to ${who})`,
           removeFieldEdits(text, owner.resource, finding.path!, options),
@@ -60,31 +62,32 @@ export function codeActions(
         );
         if (finding.liveValue !== undefined) {
           offer(
-            `Use the live value ${showValue(finding.liveValue)} for ${finding.path} (share ownership with ${who})`,
+            `Use the live value ${showValue(finding.liveValue)}${where ? ` of ${where}` : ''} for ${finding.path} (share ownership with ${who})`,
             replaceValueEdits(text, owner.resource, finding.path!, finding.liveValue, options),
           );
         }
-        // Forcing is the other way out of a conflict: show first what it takes and who takes it back.
-        actions.push({
-          title: 'Preview forcing…',
-          kind: CodeActionKind.QuickFix,
-          diagnostics: [diagnostic],
-          command: {
-            title: 'Preview forcing…',
-            command: requests.forcePreview.command,
-            arguments: [{ uri, position: diagnostic.range.start }],
-          },
-        });
-        const all = owner.findings.filter(contested);
+        // Forcing is the other way out of a conflict: show first what it takes and who takes it back
+        // (with several contexts, in each context the conflict holds in: each forces its own cluster).
+        for (const context of (finding as Partial<FleetFinding>).contexts ?? [undefined]) {
+          const title = context === undefined ? 'Preview forcing…' : `Preview forcing in ${context}…`;
+          const args: ForcePreviewParams = {
+            uri,
+            position: diagnostic.range.start,
+            ...(typeof context === 'string' ? { context } : {}),
+          };
+          actions.push({
+            title,
+            kind: CodeActionKind.QuickFix,
+            diagnostics: [diagnostic],
+            command: { title, command: requests.forcePreview.command, arguments: [args] },
+          });
+        }
+        // (A field contested in several contexts by different owners is one field.)
+        const all = [...new Set(owner.findings.filter(contested).map((f) => f.path!))];
         if (all.length > 1) {
           offer(
             `Remove all ${all.length} contested fields of ${owner.resource.kind} ${JSON.stringify(owner.resource.name ?? '')}`,
-            removeFieldsEdits(
-              text,
-              owner.resource,
-              all.map((f) => f.path!),
-              options,
-            ),
+            removeFieldsEdits(text, owner.resource, all, options),
           );
         }
       } else if (
@@ -146,6 +149,12 @@ export function codeActions(
   return actions;
 }
 
+/** The contexts a finding of a document judged in several holds in (`prod-eu, prod-us`); undefined for one context. */
+function contextsOf(finding: Finding): string | undefined {
+  const contexts = (finding as Partial<FleetFinding>).contexts;
+  return Array.isArray(contexts) && contexts.length > 0 ? contexts.join(', ') : undefined;
+}
+
 /** The autoscaler owning replicas is the one case where giving the field up is the known right answer. */
 /**
  * A quick fix for a diagnostic, editing one document. A fix that cannot be made safely (a value
@@ -193,7 +202,7 @@ function fileWideRemoval(
   analysis: DocumentAnalysis,
 ): { edits: readonly TextEdit[]; count: number; findings: Finding[] } | undefined {
   const owners = analysis.resources
-    .map((owner) => ({ owner, mine: owner.findings.filter(contested) }))
+    .map((owner) => ({ owner, mine: onePerPath(owner.findings.filter(contested)) }))
     .filter(({ mine }) => mine.length > 0);
   const result = removeFieldsInFileEdits(
     text,
@@ -209,4 +218,10 @@ function fileWideRemoval(
     mine.filter((f) => !result.skipped.some((s) => s.resource === owner.resource && s.path === f.path)),
   );
   return result.edits.length > 0 ? { edits: result.edits, count: findings.length, findings } : undefined;
+}
+
+/** The first finding of each path: a field contested in several contexts is removed once. */
+function onePerPath(findings: readonly Finding[]): Finding[] {
+  const seen = new Set<string>();
+  return findings.filter((f) => !seen.has(f.path!) && (seen.add(f.path!), true));
 }

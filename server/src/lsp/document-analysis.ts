@@ -162,9 +162,12 @@ export class DocumentAnalyzer {
     documentSettings: Settings,
     session: Session | undefined,
     syntaxHeldBack?: string,
+    /** With several contexts, which one: each keeps its own findings between passes. */
+    column?: string,
   ): DocumentAnalysis {
     const parsed = this.parse(uri, version, text);
-    const previous = this.findingsByUri.get(uri) ?? new Map<string, CachedFindings>();
+    const cacheKey = column === undefined ? uri : `${uri}\u0000${column}`;
+    const previous = this.findingsByUri.get(cacheKey) ?? new Map<string, CachedFindings>();
     const next = new Map<string, CachedFindings>();
     // The open documents are judged as applied together: a CRD in one makes its kind no error in another.
     const defined = this.definedKinds();
@@ -194,8 +197,8 @@ export class DocumentAnalyzer {
         resource.columnOffset === undefined
           ? resource.documentText
           : `${resource.columnOffset}\u0001${resource.documentText}`;
-      const cacheKey = resource.itemIndex === undefined ? placed : `${resource.itemIndex}\u0000${placed}`;
-      const cached = previous.get(cacheKey) ?? next.get(cacheKey);
+      const resourceKey = resource.itemIndex === undefined ? placed : `${resource.itemIndex}\u0000${placed}`;
+      const cached = previous.get(resourceKey) ?? next.get(resourceKey);
       // A keystroke peeks the facts of the document typed in only: the others' settled facts are
       // what a peek would answer again while the revision stands still (cluster/facts.ts).
       const kept =
@@ -207,7 +210,7 @@ export class DocumentAnalyzer {
       if (kept) {
         const resourceFindings = this.placed(cached, resource.lineOffset);
         next.set(
-          cacheKey,
+          resourceKey,
           cached.lineOffset === resource.lineOffset
             ? cached
             : { ...cached, lineOffset: resource.lineOffset, findings: resourceFindings },
@@ -236,11 +239,17 @@ export class DocumentAnalyzer {
         cached && cached.settingsKey === settingsKey && sameFacts(cached.facts, facts)
           ? this.placed(cached, resource.lineOffset)
           : analyzeResource(resource, facts, settings);
-      next.set(cacheKey, { settingsKey, facts, revision, lineOffset: resource.lineOffset, findings: resourceFindings });
+      next.set(resourceKey, {
+        settingsKey,
+        facts,
+        revision,
+        lineOffset: resource.lineOffset,
+        findings: resourceFindings,
+      });
       resources.push({ resource, facts, findings: resourceFindings });
       findings.push(...resourceFindings);
     }
-    this.findingsByUri.set(uri, next);
+    this.findingsByUri.set(cacheKey, next);
     return { parsed, resources, findings };
   }
 
@@ -255,7 +264,8 @@ export class DocumentAnalyzer {
     this.pending.delete(uri);
     this.manifestCaches.delete(uri);
     this.parsedByUri.delete(uri);
-    this.findingsByUri.delete(uri);
+    for (const key of [...this.findingsByUri.keys()])
+      if (key === uri || key.startsWith(`${uri}\u0000`)) this.findingsByUri.delete(key);
     this.definedByUri.delete(uri);
     this.definedMayHaveChanged();
   }

@@ -7,6 +7,8 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import {
   appliedByLens,
   fieldHover,
+  fleetFieldHover,
+  fleetObjectHover,
   managerNames,
   nodeAt,
   objectHover,
@@ -20,6 +22,7 @@ import type { Settings } from '../protocol';
 import { codeActions } from './code-actions';
 import type { AnalyzedResource } from './document-analysis';
 import type { DocumentSource } from './document-service';
+import { fleetCells } from './fleet';
 import type { LoadProgress } from './progress';
 import type { DryRunAnswers } from './verified';
 import { documentLines, resourceAt, type Workspace } from './workspace';
@@ -49,6 +52,26 @@ export class ManifestSource implements DocumentSource {
     if (!hit) return null;
     const now = Date.now();
     const at = nodeAt(hit.resource, position, hit.facts?.schema);
+    if (state.fleet) {
+      // Several contexts: one table, a row per context (its live value and owners, or its state).
+      const i = state.analysis.resources.indexOf(hit);
+      const columns = state.fleet.map((c) => ({
+        context: c.context,
+        facts: c.analysis.resources[i]?.facts,
+        findings: c.analysis.resources[i]?.findings ?? [],
+        ...(c.trouble ? { trouble: c.trouble } : {}),
+      }));
+      const table =
+        !at || isIdentityPath(at.path)
+          ? fleetObjectHover(hit.resource, columns)
+          : fleetFieldHover(hit.resource, at.path, at.node, columns);
+      // A context judged on old facts says so first, as one context's hover does.
+      const old = state.fleet.filter((c) => c.stale).map((c) => `**Not live in ${c.context}: ${c.stale}.**\n\n`);
+      return {
+        contents: { kind: 'markdown', value: `${old.join('')}${table}` },
+        ...(at ? { range: at.keyRange } : {}),
+      };
+    }
     const value =
       !at || isIdentityPath(at.path)
         ? objectHover(hit.resource, hit.facts, now)
@@ -66,8 +89,14 @@ export class ManifestSource implements DocumentSource {
   async codeLenses(document: TextDocument): Promise<CodeLens[]> {
     const state = await this.workspace.analysisOf(document.uri);
     if (!state || !state.settings.codeLens || !state.session) return [];
-    return state.analysis.resources.flatMap(({ resource, facts, findings }) => {
-      const title = codeLensTitle(resource, facts, findings);
+    const fleet = state.fleet;
+    return state.analysis.resources.flatMap(({ resource, facts, findings }, i) => {
+      // Several contexts: each one's cell of the fleet table, side by side.
+      const title = fleet
+        ? fleetCells(fleet, i)
+            .map(({ context, cell }) => `${context}: ${cell}`)
+            .join(' · ')
+        : codeLensTitle(resource, facts, findings);
       if (!title) return [];
       // Above the object's first line (a document's range starts at its `---`).
       const start = objectStart(resource);
@@ -78,7 +107,8 @@ export class ManifestSource implements DocumentSource {
   /** Only where a cluster session serves the document. */
   async ownershipHints(document: TextDocument, lines: LineSpan, now: number): Promise<readonly OwnershipHint[]> {
     const state = await this.workspace.analysisOf(document.uri);
-    if (!state?.session) return [];
+    // Several contexts: a hint names one manager of one cluster; the hover's table names each one's.
+    if (!state?.session || state.fleet) return [];
     // The lines the editor shows: documents elsewhere are passed over without building their node trees.
     const mayHold = documentLines(state.analysis.resources);
     return state.analysis.resources.flatMap(({ resource, facts }, i) =>

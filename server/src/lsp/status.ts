@@ -10,6 +10,8 @@ export class StatusReporter {
   private last = '';
   /** The session the status bar shows. */
   private shown: Session | undefined;
+  /** With several contexts, the sessions it shows, each under its context's name. */
+  private fleet: readonly { context: string; session: Session | undefined }[] | undefined;
   /** Sessions whose health has been asked once (when they first served a manifest or a command). */
   private readonly probed = new WeakSet<Session>();
 
@@ -39,10 +41,42 @@ export class StatusReporter {
 
   /** A manifest or a command used this session: it becomes the one shown. */
   show(session: Session): void {
-    if (session !== this.shown) {
+    if (session !== this.shown || this.fleet) {
       this.shown = session;
+      this.fleet = undefined;
       this.send(statusOf(session, session.connection.health()));
     }
+    this.probe(session);
+  }
+
+  /**
+   * A manifest judged in several contexts: the status bar shows every context's health, summed up
+   * by the first in trouble (else connected), each probed as one context's is.
+   */
+  showFleet(columns: readonly { context: string; session: Session | undefined }[]): void {
+    this.shown = undefined;
+    this.fleet = columns;
+    this.sendFleet();
+    for (const { session } of columns) if (session) this.probe(session);
+  }
+
+  private sendFleet(): void {
+    if (!this.fleet) return;
+    const contexts = this.fleet.map(({ context, session }) => {
+      if (!session) return { context, health: 'disabled' as const, detail: 'No cluster access.' };
+      const one = statusOf(session, session.connection.health());
+      return { context, health: one.health, ...(one.server ? { server: one.server } : {}), detail: one.detail };
+    });
+    const trouble = contexts.find((c) => c.health !== 'connected');
+    this.send({
+      health: trouble?.health ?? 'connected',
+      context: contexts.map((c) => c.context).join(', '),
+      detail: contexts.map((c) => `${c.context}: ${c.detail}`).join('\n'),
+      contexts,
+    });
+  }
+
+  private probe(session: Session): void {
     if (!this.probed.has(session)) {
       // Say at once whether this cluster answers, before the first object's reads come back, unless
       // the reads the caller starts now (discovery, the object) are out by then: their answers say
@@ -56,6 +90,7 @@ export class StatusReporter {
 
   healthChanged(session: Session, health: ClusterHealthReport): void {
     if (session === this.shown) this.send(statusOf(session, health));
+    else if (this.fleet?.some((c) => c.session === session)) this.sendFleet();
   }
 
   private send(params: StatusParams): void {

@@ -13,9 +13,11 @@ import {
   type SyntaxServices,
 } from '../protocol';
 import { DocumentAnalyzer, syntaxHeldBack, type AnalyzedResource, type DocumentAnalysis } from './document-analysis';
+import { columnState, fleetAnalysis, FleetContexts, fleetStaleness, fleetTrouble, type FleetColumn } from './fleet';
 import { stalenessOf } from './stale';
 import { Sessions, type Session, type SessionEvents } from './session';
 import { SourceFiles, type ClassifiedFile } from './source-files';
+import type { TextDocument as Document } from 'vscode-languageserver-textdocument';
 import type { SettingsSources } from './settings-sources';
 import type { StatusReporter } from './status';
 
@@ -31,6 +33,10 @@ export class Workspace {
   private access: { clusterAccess: boolean; trust: StatedTrust } = { clusterAccess: false, trust: 'unstated' };
   /** Other language services that already report syntax errors, by language id. */
   private syntaxServices: SyntaxServices = {};
+  /** The contexts `kubeConflictHints.contexts` selects. */
+  private readonly fleetContexts: FleetContexts;
+  /** Each open document last judged in several contexts: what its state says of the contexts that gave nothing. */
+  private readonly fleetDocuments = new Map<string, { trouble: string | undefined; stale: string | undefined }>();
 
   constructor(
     private readonly settingsSources: SettingsSources,
@@ -39,6 +45,7 @@ export class Workspace {
     env: NodeJS.ProcessEnv,
   ) {
     this.sessions = new Sessions(sessionEvents, env, () => this.access.clusterAccess);
+    this.fleetContexts = new FleetContexts(env);
   }
 
   /**
@@ -91,6 +98,8 @@ export class Workspace {
    */
   async stalenessOf(uri: string, settings?: Settings): Promise<string | undefined> {
     if (!this.clusterAccess) return undefined;
+    // Judged in several contexts: each one's trouble is the document's state, not one suffix for all.
+    if (this.fleetDocuments.has(uri)) return undefined;
     const session = this.sessions.existing(settings ?? (await this.settingsFor(uri)));
     return session && stalenessOf(session.connection.health());
   }
@@ -122,37 +131,69 @@ export class Workspace {
     return file;
   }
 
+  /** For a document last judged in several contexts, the contexts that gave nothing and why (undefined when all judged it). */
+  fleetTroubleOf(uri: string): string | undefined {
+    return this.fleetDocuments.get(uri)?.trouble;
+  }
+
+  /** For a document last judged in several contexts, those judged on old facts and since when. */
+  fleetStalenessOf(uri: string): string | undefined {
+    return this.fleetDocuments.get(uri)?.stale;
+  }
+
+  /**
+   * The contexts the document's settings select when there are two or more; one selected context
+   * becomes the settings' `context`. Read only with cluster access (the kubeconfig is read).
+   */
+  private async contextsOf(
+    settings: Settings,
+  ): Promise<{ settings: Settings; fleet?: { contexts: readonly string[]; unmatched: readonly string[] } }> {
+    if (!this.clusterAccess || settings.contexts.length === 0) return { settings };
+    const selected = await this.fleetContexts.select(settings);
+    if (!selected || selected.contexts.length === 0) return { settings };
+    if (selected.contexts.length === 1) return { settings: { ...settings, context: selected.contexts[0]! } };
+    return { settings, fleet: selected };
+  }
+
   forget(uri: string): void {
+    this.fleetDocuments.delete(uri);
     this.kinds.delete(uri);
     this.analyzer.forget(uri);
   }
 
   /** `given`: the document's settings, when the caller has just asked for them. */
-  async analysisOf(uri: string, given?: Settings) {
+  async analysisOf(uri: string, given?: Settings): Promise<DocumentState | undefined> {
     const document = this.documents.get(uri);
     if (!document) return undefined;
-    const settings = given ?? (await this.settingsFor(uri));
     const file = await this.classify(uri);
+    const asked = given ?? (await this.settingsFor(uri));
     if (file && isRenderedSource(file)) {
       // A template is not YAML, a patch is a fragment, a kustomization is a recipe: nothing is
       // judged from their own text (no syntax, kind or deletion findings); lsp/rendered.ts judges
       // what they render to.
-      return { document, settings, session: undefined, analysis: emptyAnalysis, file };
+      return { document, settings: asked, session: undefined, analysis: emptyAnalysis, file };
     }
     // A Kubernetes manifest is a document with apiVersion and kind at its top level (core/manifest/manifest
-    // finds them); any other YAML or JSON gets no session, so opening it contacts no cluster. The
+    // finds them); any other YAML or JSON gets no session, so opening it contacts no cluster and
+    // reads no kubeconfig (not even for the contexts kubeConflictHints.contexts names). The
     // session of a file of manifests is asked for as soon as its first object is read: the kubeconfig
     // is read and the cluster asked for that object (its kind, its list, its schema) while the rest
-    // of the file is.
+    // of the file is — in each context, with several.
     const early = (first: ManifestResource) =>
-      void this.sessionFor(settings)
-        .then((session) => {
+      void this.contextsOf(asked)
+        .then(async ({ settings, fleet }) => {
           const named = namedObject(first);
-          if (session && named) session.facts.peek(named);
+          const sessions = fleet
+            ? await Promise.all(fleet.contexts.map((context) => this.sessions.for({ ...settings, context })))
+            : [await this.sessionFor(settings)];
+          for (const session of sessions) if (session && named) session.facts.peek(named);
         })
         .catch(() => undefined);
     await this.analyzer.prepare(uri, document.version, document.getText(), early);
     const isManifest = this.analyzer.parse(uri, document.version, document.getText()).resources.length > 0;
+    const { settings, fleet } = isManifest ? await this.contextsOf(asked) : { settings: asked, fleet: undefined };
+    if (fleet) return this.fleetAnalysisOf(document, settings, file, fleet);
+    this.fleetDocuments.delete(uri);
     const session = isManifest ? await this.sessionFor(settings) : undefined;
     const heldBack = syntaxHeldBack(settings, document.languageId, this.syntaxServices);
     return {
@@ -161,6 +202,48 @@ export class Workspace {
       session,
       analysis: this.analyzer.analyze(uri, document.version, document.getText(), settings, session, heldBack),
       file,
+    };
+  }
+
+  /**
+   * A document of Kubernetes objects judged in each of several contexts: a session per context
+   * (made at once, each context's facts peeked on their own, so one that does not answer holds
+   * nobody back), the one analysis per context, then merged (fleet.ts). The status bar shows every
+   * context's health.
+   */
+  private async fleetAnalysisOf(
+    document: Document,
+    settings: Settings,
+    file: ClassifiedFile | undefined,
+    fleet: { contexts: readonly string[]; unmatched: readonly string[] },
+  ): Promise<DocumentState> {
+    const uri = document.uri;
+    const perContext = fleet.contexts.map((context) => ({ ...settings, context }));
+    const sessions = await Promise.all(perContext.map((s) => this.sessions.for(s)));
+    this.status.showFleet(fleet.contexts.map((context, i) => ({ context, session: sessions[i] })));
+    const heldBack = syntaxHeldBack(settings, document.languageId, this.syntaxServices);
+    const columns = perContext.map((s, i): FleetColumn => {
+      const session = sessions[i];
+      const analysis = this.analyzer.analyze(
+        uri,
+        document.version,
+        document.getText(),
+        s,
+        session,
+        heldBack,
+        s.context,
+      );
+      return { context: s.context, settings: s, session, analysis, ...columnState(session, analysis, s) };
+    });
+    this.fleetDocuments.set(uri, { trouble: fleetTrouble(columns, fleet.unmatched), stale: fleetStaleness(columns) });
+    const judged = columns.find((c) => !c.trouble) ?? columns[0]!;
+    return {
+      document,
+      settings: judged.settings,
+      session: judged.session,
+      analysis: fleetAnalysis(columns),
+      file,
+      fleet: columns,
     };
   }
 }
@@ -179,7 +262,17 @@ const emptyAnalysis: DocumentAnalysis = {
 };
 
 /** A document's analysis with what it was made with (settings, session), as handlers get it. */
-export type DocumentState = NonNullable<Awaited<ReturnType<Workspace['analysisOf']>>>;
+export interface DocumentState {
+  readonly document: Document;
+  /** The settings it was judged with (with several contexts, those of the first context that answered). */
+  readonly settings: Settings;
+  readonly session: Session | undefined;
+  /** With several contexts, every context's findings merged (fleet.ts). */
+  readonly analysis: DocumentAnalysis;
+  readonly file: ClassifiedFile | undefined;
+  /** Judged in several contexts (`kubeConflictHints.contexts`): each one's judgement, in the setting's order. */
+  readonly fleet?: readonly FleetColumn[];
+}
 
 /**
  * The resource whose range holds the position. Only the resources whose document may hold its

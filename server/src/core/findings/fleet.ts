@@ -3,13 +3,25 @@
 // words) is told once, naming them; the state of each object in each context fits a table cell.
 // Plain data in, plain data out: the command line's report and the editor's view both use it.
 import type { JsonObject, JsonValue } from '../json';
-import { absoluteRange, forEachNode, type ManifestResource, type Range } from '../manifest/manifest';
+import { jsonDepthExceeds } from '../json';
+import { globMatch } from '../gitops/repository';
+import {
+  absoluteRange,
+  forEachNode,
+  manifestLimits,
+  nodeToJson,
+  type ManifestNode,
+  type ManifestResource,
+  type Range,
+} from '../manifest/manifest';
+import { valueAtPath } from '../ssa/merge';
 import { formatServerPath, type ManagerIdentity } from '../ssa/messages';
 import { valueAtFieldPath, type FieldPath } from '../ssa/path';
-import type { SchemaModel } from '../ssa/schema';
-import { defaultSeverity, meansNotJudged } from './catalogue';
+import { rootTypeFor, type SchemaModel } from '../ssa/schema';
+import { defaultSeverity, meansNotJudged, restsOnCluster } from './catalogue';
+import type { ResourceFacts } from './facts';
 import type { Finding, ObjectIdentity } from './finding';
-import { decodeOwnership, ownersIn, serverPath, type FieldOwner } from './ownership';
+import { decodeOwnership, ownersIn, ownersOf, serverPath, type FieldOwner } from './ownership';
 import { showValue } from './show-value';
 
 /** What one context said about one object (or one input). */
@@ -91,6 +103,163 @@ export interface FleetEntry {
   readonly notJudged?: boolean;
   /** Whether the object exists in that cluster; undefined when the facts do not say (a render, an input). */
   readonly live?: 'exists' | 'absent';
+}
+
+/**
+ * The contexts a list of names and globs selects, in the order given: an entry that names a context
+ * is that context, any other is a glob over the kubeconfig's contexts (`prod-*`, `{eu,us}`, as
+ * `--contexts` reads them), its matches in the kubeconfig's order. `unmatched`: the entries that
+ * select nothing, for the user to be told.
+ */
+export function contextsNamed(
+  known: readonly string[],
+  entries: readonly string[],
+): { contexts: string[]; unmatched: string[] } {
+  const contexts: string[] = [];
+  const unmatched: string[] = [];
+  for (const entry of entries) {
+    const matched = known.includes(entry) ? [entry] : known.filter((name) => globMatch(entry, name));
+    if (matched.length === 0) unmatched.push(entry);
+    for (const name of matched) if (!contexts.includes(name)) contexts.push(name);
+  }
+  return { contexts, unmatched };
+}
+
+/** A finding told once for the contexts that share it: its message starts with their names. */
+export interface FleetFinding extends Finding {
+  /** The contexts it holds in, in the order given; the fixes that take a live value take theirs. */
+  readonly contexts: readonly string[];
+}
+
+/**
+ * What the editor shows on a document judged in several contexts: each shared finding once, its
+ * message prefixed `[prod-eu, prod-us] `, in the order mergeAcrossContexts gives.
+ */
+export function fleetFindings(columns: readonly ContextFindings[]): FleetFinding[] {
+  return mergeAcrossContexts(columns).map(({ finding, contexts }) => ({
+    ...finding,
+    // What the text alone says (a generateName kubectl refuses) holds everywhere: said as it is.
+    message:
+      !restsOnCluster(finding.code) && contexts.length === columns.length
+        ? finding.message
+        : `${contextsLabel(contexts)} ${finding.message}`,
+    contexts,
+  }));
+}
+
+/** One context's column of a field's hover: what the cluster said of the object, or why nothing. */
+export interface FleetHoverColumn {
+  readonly context: string;
+  readonly facts: ResourceFacts | undefined;
+  /** Why the context gave nothing (its cluster unreachable, …), said in the row instead. */
+  readonly trouble?: string;
+}
+
+/**
+ * The hover of a field judged in several contexts: one Markdown table, a row per context, with the
+ * live value there (or why there is none) and the managers that own the field. A Secret's values
+ * are never read: its rows say so.
+ */
+export function fleetFieldHover(
+  resource: ManifestResource,
+  path: FieldPath,
+  node: ManifestNode,
+  columns: readonly FleetHoverColumn[],
+): string {
+  const mine = node.kind === 'scalar' ? nodeToJson(node) : undefined;
+  const secret =
+    resource.kind === 'Secret' &&
+    resource.apiVersion === 'v1' &&
+    path[0]?.kind === 'field' &&
+    !['metadata', 'apiVersion', 'kind'].includes(path[0].name);
+  const lines = [
+    `**\`${formatServerPath(path)}\`** in ${columns.length} contexts${mine === undefined ? '' : ` (manifest: \`${tableCell(showValue(mine))}\`)`}`,
+    '',
+    '| context | live value | managers |',
+    '|---|---|---|',
+  ];
+  for (const { context, facts, trouble } of columns) {
+    lines.push(
+      `| ${tableCell(context)} | ${tableCell(liveCell(resource, path, facts, trouble, secret))} | ${tableCell(managersCell(path, facts))} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+function liveCell(
+  resource: ManifestResource,
+  path: FieldPath,
+  facts: ResourceFacts | undefined,
+  trouble: string | undefined,
+  secret: boolean,
+): string {
+  if (trouble) return `_${trouble}_`;
+  if (!facts || facts.kind.state === 'pending' || facts.live.state === 'pending') return '_not known yet_';
+  if (facts.kind.state === 'notServed') return '_kind not served_';
+  if (facts.kind.state === 'unavailable' || facts.live.state === 'unavailable') return '_not known_';
+  if (facts.live.state === 'absent' || facts.live.state !== 'exists') return '_no such object_';
+  if (secret) return '_not read (Secret)_';
+  const root = facts.schema && rootTypeFor(facts.schema, resource.apiVersion, resource.kind);
+  const value = valueAtPath(facts.schema, root, facts.live.object, path);
+  if (value === undefined) return '_not set_';
+  if (jsonDepthExceeds(value, manifestLimits.depth)) return `_nested deeper than ${manifestLimits.depth} levels_`;
+  return `\`${showValue(value)}\``;
+}
+
+function managersCell(path: FieldPath, facts: ResourceFacts | undefined): string {
+  if (facts?.live.state !== 'exists') return '';
+  const owners = ownersOf(facts.live.object, path);
+  if (owners.length === 0) return 'none';
+  return owners
+    .map(
+      (o) =>
+        `${o.manager.manager}${o.manager.subresource ? ` (${o.manager.subresource})` : ''}${o.exact ? '' : ' (below)'}`,
+    )
+    .join(', ');
+}
+
+/** Text inside a Markdown table cell: a bar would end the cell, a line break the row. */
+function tableCell(text: string): string {
+  return text
+    .replace(/\\/g, '\\\\')
+    .replace(/\|/g, '\\|')
+    .replace(/[\r\n]+/g, ' ');
+}
+
+/**
+ * The hover of an object's identity judged in several contexts: a row per context with its table
+ * cell (fleetCell: a conflict and with whom, exists, missing, or why there is no answer).
+ */
+export function fleetObjectHover(
+  resource: ManifestResource,
+  columns: readonly (FleetHoverColumn & { readonly findings: readonly Finding[] })[],
+): string {
+  const lines = [
+    `**${resource.kind} ${JSON.stringify(resource.name ?? resource.generateName ?? '')}** in ${columns.length} contexts`,
+    '',
+    '| context | state |',
+    '|---|---|',
+  ];
+  for (const { context, facts, trouble, findings } of columns)
+    lines.push(
+      `| ${tableCell(context)} | ${tableCell(trouble ? `not judged: ${trouble}` : fleetCell(fleetEntryOf(facts, findings)))} |`,
+    );
+  return lines.join('\n');
+}
+
+/** What a table cell is made of, from one context's facts and findings of an object. */
+export function fleetEntryOf(facts: ResourceFacts | undefined, findings: readonly Finding[]): FleetEntry {
+  const pending = !facts || facts.kind.state === 'pending' || facts.live.state === 'pending';
+  const unknown = pending || facts.kind.state === 'unavailable' || facts.live.state === 'unavailable';
+  return {
+    findings,
+    ...(unknown ? { notJudged: true } : {}),
+    ...(facts?.live.state === 'exists'
+      ? { live: 'exists' as const }
+      : facts?.live.state === 'absent'
+        ? { live: 'absent' as const }
+        : {}),
+  };
 }
 
 /** One field the manifest sets, as one cluster holds it: its live value and who owns it there. */

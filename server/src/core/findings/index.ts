@@ -106,14 +106,21 @@ export {
 // Several contexts side by side: one finding told once for the contexts that share it, a table cell per context.
 export {
   contextsLabel,
+  contextsNamed,
   driftFindings,
   fieldStates,
   fleetCell,
+  fleetEntryOf,
+  fleetFieldHover,
+  fleetObjectHover,
+  fleetFindings,
   mergeAcrossContexts,
   type ContextFields,
   type ContextFindings,
   type ContextTrouble,
   type FieldState,
   type FleetEntry,
+  type FleetFinding,
+  type FleetHoverColumn,
   type SharedFinding,
 } from './fleet';

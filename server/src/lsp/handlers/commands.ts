@@ -21,7 +21,8 @@ interface CommandEntry {
  * Answers `workspace/executeCommand` with the handler of the matching request. Arguments: a
  * DocumentParams object (`{ uri, position? }`), or a URI and an optional position, as editors'
  * configuration languages make it easiest to write. The ownership view's filter rides along:
- * `{ uri, position, manager }`, or a manager's name after the URI and position.
+ * `{ uri, position, manager }`, or a manager's name after the URI and position; so does the force
+ * preview's context (`{ uri, position, context }`).
  */
 export class Commands {
   private readonly byCommand = new Map<string, CommandEntry>();
@@ -50,7 +51,9 @@ export class Commands {
   }
 }
 
-function documentParams(args: readonly unknown[]): (DocumentParams & { manager?: string }) | undefined {
+function documentParams(
+  args: readonly unknown[],
+): (DocumentParams & { manager?: string; context?: string }) | undefined {
   const [first, second, third] = args;
   const manager = (value: unknown) => (typeof value === 'string' && value !== '' ? { manager: value } : {});
   const position = (value: unknown) =>
@@ -70,6 +73,10 @@ function documentParams(args: readonly unknown[]): (DocumentParams & { manager?:
       uri: (first as { uri: string }).uri,
       ...(at ? { position: at } : {}),
       ...manager((first as { manager?: unknown }).manager),
+      // The force preview's context, with several contexts (a fix names it).
+      ...(typeof (first as { context?: unknown }).context === 'string'
+        ? { context: (first as { context: string }).context }
+        : {}),
     };
   }
   return undefined;

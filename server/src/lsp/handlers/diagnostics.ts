@@ -69,7 +69,10 @@ export class DiagnosticsHandler {
       ? ours.map((f) => (restsOnCluster(f.code) ? { ...f, message: `${f.message} (${stale})` } : f))
       : ours;
     const { severity } = settings;
-    this.states.report(uri, documentState(uri, findings, stale));
+    this.states.report(
+      uri,
+      documentState(uri, findings, stale ?? this.workspace.fleetStalenessOf(uri), this.workspace.fleetTroubleOf(uri)),
+    );
     const severityKey = JSON.stringify(severity) ?? '';
     const diagnostics = shown.map((f) => {
       const known = this.diagnosticOf.get(f);
@@ -92,9 +95,18 @@ function sameDiagnostics(a: readonly Diagnostic[], b: readonly Diagnostic[]): bo
   return true;
 }
 
-/** A document's state from what its diagnostics are made of: not judged beats old, old beats judged. */
-function documentState(uri: string, findings: readonly Finding[], stale: string | undefined): DocumentStateParams {
+/**
+ * A document's state from what its diagnostics are made of: not judged beats old, old beats judged.
+ * `fleetTrouble`: judged in several contexts, the ones that gave nothing and why (not judged there).
+ */
+function documentState(
+  uri: string,
+  findings: readonly Finding[],
+  stale: string | undefined,
+  fleetTrouble?: string,
+): DocumentStateParams {
   const notJudged = findings.find((f) => meansNotJudged(f.code));
+  if (!notJudged && fleetTrouble) return { uri, state: 'not-judged', reason: fleetTrouble };
   if (notJudged)
     return {
       uri,

@@ -15,6 +15,8 @@ import {
   type ReleasesResult,
 } from '../../protocol';
 import { forcePreviewAt } from '../force-preview';
+import { fleetView } from '../fleet-view';
+import type { DocumentState } from '../workspace';
 import type { RefreshScheduler } from '../refresh';
 import type { DryRunAnswers } from '../verified';
 import { resourceAt, type Workspace } from '../workspace';
@@ -111,7 +113,26 @@ export function serveRequests({
   // What forcing would take and who takes it back: the code action on every field conflict runs it.
   commands.serve(connection, requests.forcePreview, async (params) => {
     const state = await workspace.analysisOf(params.uri);
-    return state ? forcePreviewAt(state, params.position) : null;
+    // Several contexts: the one the fix names (each context's own facts, session and settings).
+    const column =
+      state?.fleet && typeof params.context === 'string'
+        ? state.fleet.find((c) => c.context === params.context)
+        : undefined;
+    const chosen =
+      state && column
+        ? { ...state, settings: column.settings, session: column.session, analysis: column.analysis }
+        : state;
+    return chosen ? forcePreviewAt(chosen, params.position) : null;
+  });
+
+  // The Fleet view: every open document judged in several contexts, a cell per object and context.
+  commands.serve(connection, requests.fleet, async () => {
+    const states: DocumentState[] = [];
+    for (const document of workspace.documents.all()) {
+      const state = await workspace.analysisOf(document.uri);
+      if (state) states.push(state);
+    }
+    return fleetView(states);
   });
 
   // The overlays that use a file, for the user to choose which count; the client writes the choice

@@ -8,9 +8,11 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { parse, stringify } from 'yaml';
 import {
+  contextsNamed,
   driftFindings,
   fieldStates,
   fleetCell,
+  fleetFindings,
   mergeAcrossContexts,
   objectIdentity,
   type Finding,
@@ -103,6 +105,47 @@ test('a table cell says what stops the apply first, else whether the object exis
     ['absent', 'timed out', 'timed out'],
   ];
   for (const [entry, expected, trouble] of cases) assert.equal(fleetCell(entry, trouble), expected, expected);
+});
+
+test("the editor's findings: each shared one once, its message naming its contexts; what the text alone says, as it is", () => {
+  const refused: Finding = {
+    code: 'generate-name-apply',
+    severity: 'error',
+    message: 'cannot use generate name with apply',
+    range: at(3),
+  };
+  const shown = fleetFindings([
+    { context: 'staging', findings: [conflict('kubectl-edit', '4'), refused] },
+    { context: 'prod-eu', findings: [conflict('kube-controller-manager', '5'), refused] },
+    { context: 'prod-us', findings: [conflict('kube-controller-manager', '5'), refused] },
+  ]);
+  assert.deepEqual(
+    shown.map((f) => [f.message, f.contexts]),
+    [
+      ['[staging] .spec.replicas is managed by "kubectl-edit": live 4, manifest 3', ['staging']],
+      ['cannot use generate name with apply', ['staging', 'prod-eu', 'prod-us']],
+      [
+        '[prod-eu, prod-us] .spec.replicas is managed by "kube-controller-manager": live 5, manifest 3',
+        ['prod-eu', 'prod-us'],
+      ],
+    ],
+  );
+  // Held in some contexts only, even what the text says names them.
+  const some = fleetFindings([
+    { context: 'a', findings: [refused] },
+    { context: 'b', findings: [] },
+  ]);
+  assert.equal(some[0]!.message, '[a] cannot use generate name with apply');
+});
+
+test('the contexts setting: names as given, globs over the kubeconfig in its order, each context once, and what matches nothing', () => {
+  const known = ['staging', 'prod-eu', 'prod-us', 'prod-[x]', 'dev'];
+  assert.deepEqual(contextsNamed(known, ['prod-us', 'prod-*', 'staging', 'nope-*', 'prod-[x]']), {
+    contexts: ['prod-us', 'prod-eu', 'prod-[x]', 'staging'],
+    unmatched: ['nope-*'],
+  });
+  assert.deepEqual(contextsNamed(known, ['{dev,staging}']).contexts, ['staging', 'dev']);
+  assert.deepEqual(contextsNamed([], ['*']), { contexts: [], unmatched: ['*'] });
 });
 
 test('a field whose live value or owners differ between the clusters holding the object is said once, on its line', () => {
