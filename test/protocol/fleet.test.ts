@@ -107,6 +107,17 @@ test('each context judged on its own history: every finding names its context, a
   );
   assert.equal(status.health, 'unreachable', 'summed up by the context in trouble');
 
+  // What differs between the clusters that hold the Deployment: information on the field's line.
+  const drift = await server.diagnosticsUntil(
+    s.uris.web,
+    (ds) => ds.some((d) => d.code === 'context-drift' && d.range.start.line === 8),
+    60_000,
+  );
+  assert.match(
+    drift.find((d) => d.code === 'context-drift' && d.range.start.line === 8)!.message,
+    /^\.spec\.replicas differs between contexts: staging 3 \(kubectl\); prod-eu 5 \(kube-controller-manager \(scale\)\)$/,
+  );
+
   // The same hand edit in both production clusters: one diagnostic on the line, naming both.
   await server.open(s.uris.settings, s.texts.settings);
   const settings = await server.diagnosticsUntil(s.uris.settings, (ds) => conflicts(ds).length > 0, 60_000);

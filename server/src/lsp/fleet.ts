@@ -4,15 +4,20 @@
 // their own, each analysed by the one analysis path (document-analysis.ts) — made into the one
 // analysis the handlers show: each object's findings merged across the contexts
 // (core/findings/fleet.ts), a finding shared by several told once and naming them. A context that
-// does not answer holds nobody back: its column is empty and says why.
+// does not answer holds nobody back: its column is empty and says why. What differs between the
+// clusters that hold an object (a field's live value or owners) is said on the field's line.
 import { kubeconfigPaths, readKubeconfig, redactText, type ClusterHealthReport } from '../cluster';
 import {
   contextsNamed,
+  driftFindings,
+  fieldStates,
   fleetCell,
   fleetEntryOf,
   fleetFindings,
   restsOnCluster,
+  objectIdentity,
   unjudgedOn,
+  type ContextFields,
   type Finding,
 } from '../core/findings';
 import type { Settings } from '../protocol';
@@ -122,7 +127,23 @@ export function fleetAnalysis(columns: readonly FleetColumn[]): DocumentAnalysis
       })),
     );
     const existing = columns.find((c) => c.analysis.resources[i]?.facts?.live.state === 'exists');
-    return { resource: r.resource, facts: existing?.analysis.resources[i]?.facts ?? r.facts, findings };
+    // What differs between the clusters that hold the object, on its field's line (the command line's too).
+    const drift = driftFindings(
+      objectIdentity(r.resource),
+      columns.flatMap((c): ContextFields[] => {
+        const analyzed = c.analysis.resources[i];
+        const facts = analyzed?.facts;
+        if (c.trouble || !analyzed || !facts) return [];
+        if (facts.live.state === 'absent') return [{ context: c.context, fields: 'missing' }];
+        if (facts.live.state !== 'exists') return [];
+        return [{ context: c.context, fields: fieldStates(analyzed.resource, facts.live.object, facts.schema) }];
+      }),
+    );
+    return {
+      resource: r.resource,
+      facts: existing?.analysis.resources[i]?.facts ?? r.facts,
+      findings: [...findings, ...drift],
+    };
   });
   return { parsed: first.parsed, resources, findings: [...problems, ...resources.flatMap((r) => r.findings)] };
 }
