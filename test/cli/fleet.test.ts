@@ -11,8 +11,7 @@ import { test, type TestContext } from 'node:test';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import { requireCluster } from '../support/env';
-import { fleetKubeconfig } from '../support/fleet';
-import { apply, autoscale, configMap, connect, create, kubectlEdit, objectOf, webDeployment } from '../support/seed';
+import { fleetKubeconfig, seedFleetHistories } from '../support/fleet';
 import { repoRoot, runCli, scratchDir, writeFiles, type CliRun } from './cli-process';
 
 interface Setup {
@@ -29,59 +28,8 @@ function prepared(t: TestContext): Promise<Setup> | undefined {
   setup ??= (async () => {
     const dir = scratchDir('fleet');
     const { kubeconfig, clusters } = await fleetKubeconfig(dir, cluster.kubeconfig);
-    const namespace = `fleet-${Math.random().toString(36).slice(2, 8)}`;
-    const conns = Object.fromEntries(Object.entries(clusters).map(([name, file]) => [name, connect('admin', file)]));
-    for (const conn of Object.values(conns))
-      objectOf(
-        await create(conn, 'kch-test-setup', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }),
-        'namespace',
-      );
-    const web = webDeployment(namespace, 'web');
-    // staging: applied, then its image changed by hand.
-    objectOf(await apply(conns.staging, 'kubectl', web), 'apply web in staging');
-    objectOf(
-      await kubectlEdit(conns.staging, web, {
-        spec: { template: { spec: { containers: [{ name: 'app', image: 'nginx:1.26' }] } } },
-      }),
-      'edit web in staging',
-    );
-    // prod-eu: applied, then scaled by the autoscaler. prod-us: never applied.
-    objectOf(await apply(conns['prod-eu'], 'kubectl', web), 'apply web in prod-eu');
-    await autoscale(conns['prod-eu'], web, 5);
-    // The same hand edit of the same ConfigMap in both production clusters; staging as applied.
-    const settings = configMap(namespace, 'settings', { mode: 'fast' });
-    for (const name of ['staging', 'prod-eu', 'prod-us'])
-      objectOf(await apply(conns[name], 'kubectl', settings), `apply settings in ${name}`);
-    for (const name of ['prod-eu', 'prod-us'])
-      objectOf(await kubectlEdit(conns[name], settings, { data: { mode: 'safe' } }), `edit settings in ${name}`);
-    writeFiles(dir, {
-      'k8s/web.yaml': [
-        'apiVersion: apps/v1',
-        'kind: Deployment',
-        'metadata:',
-        '  name: web',
-        `  namespace: ${namespace}`,
-        '  labels:',
-        '    app: web',
-        'spec:',
-        '  replicas: 3',
-        '  selector:',
-        '    matchLabels:',
-        '      app: web',
-        '  template:',
-        '    metadata:',
-        '      labels:',
-        '        app: web',
-        '    spec:',
-        '      containers:',
-        '        - name: app',
-        '          image: nginx:1.25',
-        '          ports:',
-        '            - containerPort: 8080',
-        '',
-      ].join('\n'),
-      'k8s/settings.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: ${namespace}\ndata:\n  mode: fast\n`,
-    });
+    const { namespace, files } = await seedFleetHistories(clusters);
+    writeFiles(dir, { 'k8s/web.yaml': files['web.yaml'], 'k8s/settings.yaml': files['settings.yaml'] });
     return { dir, kubeconfig, namespace };
   })();
   return setup;

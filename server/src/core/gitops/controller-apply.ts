@@ -46,7 +46,7 @@ import { decodeManagedFields } from '../ssa/managed-fields';
 import { compareValues, mergeValues, removeItems, valueAtPath } from '../ssa/merge';
 import { managerIdentifier, type ManagerIdentity } from '../ssa/messages';
 import type { FieldPath, PathElement } from '../ssa/path';
-import { predictApply, type FieldConflict, type PredictedStatus } from '../ssa/predict';
+import { predictApply, STRIPPED_FOR_EVERY_MANAGER, type FieldConflict, type PredictedStatus } from '../ssa/predict';
 import { rootTypeFor, type SchemaModel, type TypeRef } from '../ssa/schema';
 import { toFieldSet } from '../ssa/to-field-set';
 import type { KindVersions } from '../ssa/versions';
@@ -114,22 +114,7 @@ const FLUX_CLEANUP_LABELS = ['fluxcd.io/sync-gc-mark'];
 const CSA_MANAGER = 'kubectl-client-side-apply';
 
 /** The fields the server strips from every manager's set (stripmeta.go). */
-const STRIPPED: FieldSet = fieldSetFromPaths(
-  [
-    ['apiVersion'],
-    ['kind'],
-    ['metadata'],
-    ['metadata', 'name'],
-    ['metadata', 'namespace'],
-    ['metadata', 'creationTimestamp'],
-    ['metadata', 'selfLink'],
-    ['metadata', 'uid'],
-    ['metadata', 'clusterName'],
-    ['metadata', 'generation'],
-    ['metadata', 'managedFields'],
-    ['metadata', 'resourceVersion'],
-  ].map((names) => names.map((name) => ({ kind: 'field' as const, name }))),
-);
+const STRIPPED: FieldSet = fieldSetFromPaths(STRIPPED_FOR_EVERY_MANAGER);
 
 export function predictControllerApply(input: ControllerApplyInput): ControllerApplyPrediction {
   const request = input.request;

@@ -172,7 +172,8 @@ export interface ApplyPrediction {
   readonly merged?: JsonValue;
 }
 
-const STRIPPED_FOR_EVERY_MANAGER: FieldPath[] = [
+/** The fields the server strips from every manager's set (stripmeta.go). */
+export const STRIPPED_FOR_EVERY_MANAGER: readonly FieldPath[] = [
   ['apiVersion'],
   ['kind'],
   ['metadata'],
