@@ -19,6 +19,7 @@
 import { Environment, Optional } from '@marcbachmann/cel-js';
 import { isJsonObject, jsonEqual, type JsonObject, type JsonValue } from '../json';
 import { goQuote, type FieldPath, type PathElement } from '../ssa/path';
+import { ADDED_FUNCTIONS, ADDED_METHODS, withKubernetesLibraries } from './libraries';
 import type { CelNode, CelRule } from './schema';
 
 export type RuleVerdict =
@@ -362,12 +363,14 @@ type Compiled =
 let environments: { plain: Environment; optional: Environment } | undefined;
 function environment(optionalOldSelf: boolean): Environment {
   environments ??= {
-    plain: new Environment({ enableOptionalTypes: true })
-      .registerVariable('self', 'dyn')
-      .registerVariable('oldSelf', 'dyn'),
-    optional: new Environment({ enableOptionalTypes: true })
-      .registerVariable('self', 'dyn')
-      .registerVariable('oldSelf', 'optional<dyn>'),
+    plain: withKubernetesLibraries(
+      new Environment({ enableOptionalTypes: true }).registerVariable('self', 'dyn').registerVariable('oldSelf', 'dyn'),
+    ),
+    optional: withKubernetesLibraries(
+      new Environment({ enableOptionalTypes: true })
+        .registerVariable('self', 'dyn')
+        .registerVariable('oldSelf', 'optional<dyn>'),
+    ),
   };
   return optionalOldSelf ? environments.optional : environments.plain;
 }
@@ -406,7 +409,11 @@ function compileUncached(expression: string, optionalOldSelf: boolean): Compiled
       const receiver = node.op === 'rcall' ? (node.args[1] as { op?: string; args?: unknown } | undefined) : undefined;
       if (receiver?.op === 'id' && typeof receiver.args === 'string' && NAMESPACES.has(receiver.args)) {
         if (!NAMESPACED.has(`${receiver.args}.${name}`)) calls.add(`${receiver.args}.${name}()`);
-      } else if (node.op === 'call' ? !FUNCTIONS.has(name) : !METHODS.has(name)) {
+      } else if (
+        node.op === 'call'
+          ? !FUNCTIONS.has(name) && !ADDED_FUNCTIONS.has(name)
+          : !METHODS.has(name) && !ADDED_METHODS.has(name)
+      ) {
         calls.add(node.op === 'call' ? `${name}()` : `.${name}()`);
       }
     }
