@@ -171,6 +171,11 @@ test(
       // The ValidatingAdmissionPolicies and their bindings (cluster-scoped lists and watches), and
       // the namespace's labels when a policy on the cluster selects namespaces (docs/security.md).
       /^\/apis\/admissionregistration\.k8s\.io\/v1\/validatingadmissionpolic(ies|ybindings)$/,
+      // The admission webhooks (one list each per session), and whether the user may send the
+      // apply's requests (access reviews, created with dryRun=All; the user's name once).
+      /^\/apis\/admissionregistration\.k8s\.io\/v1\/(validating|mutating)webhookconfigurations$/,
+      /^\/apis\/authorization\.k8s\.io\/v1\/selfsubjectaccessreviews$/,
+      /^\/apis\/authentication\.k8s\.io\/v1\/selfsubjectreviews$/,
       new RegExp(`^/api/v1/namespaces/${namespace}$`),
     ];
     const sent = readAuditEvents(cluster.auditLog).filter((e) => fromProduct(e, since));
