@@ -802,6 +802,7 @@ export const mutations = [
     from: "        ? { state: 'allowed' }\n        : { state: 'denied'",
     to: "        ? { state: 'allowed' }\n        : { state: 'allowed'",
     tests: ['test/unit/cluster/permissions.test.ts', 'test/differential/permission.test.ts'],
+  },
   // ValidatingAdmissionPolicies (core/findings/admission-policy.ts, core/cel/admission.ts).
   {
     id: 'admission-policy-default-403',
@@ -830,7 +831,7 @@ export const mutations = [
   {
     id: 'cel-quantity-decimal-mebi',
     rule: 'a quantity of Mi is 2^20, so 1Gi equals 1024Mi',
-    file: core('cel/admission.ts'),
+    file: core('cel/libraries.ts'),
     from: 'Mi: [1n << 20n, 1n],',
     to: 'Mi: [10n ** 6n, 1n],',
     tests: ['test/unit/core/cel/admission.test.ts'],
