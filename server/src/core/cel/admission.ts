@@ -13,8 +13,8 @@
 // cannot compile or evaluate — is an `unknown` answer, for the dry run to decide; never a guess.
 import { Environment } from '@marcbachmann/cel-js';
 import { isJsonObject, type JsonValue } from '../json';
-import { FUNCTIONS, METHODS, NAMESPACES, firstLine } from './validate';
-import { ADDED_FUNCTIONS, ADDED_METHODS, withKubernetesLibraries } from './libraries';
+import { firstLine, unsupportedCalls, unsupportedWhy } from './validate';
+import { withKubernetesLibraries } from './libraries';
 
 export { parseQuantity } from './libraries';
 
@@ -99,35 +99,8 @@ function compileUncached(expression: string): Compiled {
   } catch (e) {
     return { variables, why: `the product's CEL library cannot compile it (${firstLine(e)})` };
   }
-  const calls = new Set<string>();
-  const seen = new Set<unknown>();
-  const visit = (n: unknown): void => {
-    if (Array.isArray(n)) return n.forEach(visit);
-    if (typeof n !== 'object' || n === null || seen.has(n)) return;
-    seen.add(n);
-    const node = n as { op?: string; args?: unknown };
-    if ((node.op === 'call' || node.op === 'rcall') && Array.isArray(node.args) && typeof node.args[0] === 'string') {
-      const name = node.args[0];
-      const receiver = node.op === 'rcall' ? (node.args[1] as { op?: string; args?: unknown } | undefined) : undefined;
-      if (receiver?.op === 'id' && typeof receiver.args === 'string' && NAMESPACES.has(receiver.args)) {
-        if (!['optional.of', 'optional.none'].includes(`${receiver.args}.${name}`))
-          calls.add(`${receiver.args}.${name}()`);
-      } else if (
-        node.op === 'call'
-          ? !FUNCTIONS.has(name) && !ADDED_FUNCTIONS.has(name)
-          : !METHODS.has(name) && !ADDED_METHODS.has(name)
-      ) {
-        calls.add(node.op === 'call' ? `${name}()` : `.${name}()`);
-      }
-    }
-    if (node.args !== undefined) visit(node.args);
-  };
-  visit(parsed.ast);
-  if (calls.size > 0)
-    return {
-      variables,
-      why: `it uses ${[...calls].join(', ')}, ${calls.size === 1 ? 'a Kubernetes CEL function' : 'Kubernetes CEL functions'} the product's CEL library does not have`,
-    };
+  const calls = unsupportedCalls(parsed.ast);
+  if (calls.size > 0) return { variables, why: unsupportedWhy(calls) };
   return { variables, evaluate: parsed };
 }
 

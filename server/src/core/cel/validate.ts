@@ -395,18 +395,37 @@ function compileUncached(expression: string, optionalOldSelf: boolean): Compiled
   } catch (e) {
     return { ok: false, why: `the product's CEL library cannot compile it (${firstLine(e)})` };
   }
-  const calls = new Set<string>();
   let usesOldSelf = false;
+  const calls = unsupportedCalls(parsed.ast, (node) => {
+    if (node.op === 'id' && node.args === 'oldSelf') usesOldSelf = true;
+  });
+  if (calls.size > 0) return { ok: false, why: unsupportedWhy(calls) };
+  return { ok: true, usesOldSelf, evaluate: parsed };
+}
+
+/** A node of the CEL library's syntax tree, as far as the walks below read it. */
+export interface CelAstNode {
+  readonly op?: string;
+  readonly args?: unknown;
+}
+
+/**
+ * The functions and methods an expression calls that neither CEL's standard library nor Kubernetes'
+ * libraries the product has (libraries.ts) hold, as `name()`, `.name()` or `namespace.name()`; `each`
+ * sees every node (a caller notes the variables it reads).
+ */
+export function unsupportedCalls(ast: unknown, each?: (node: CelAstNode) => void): Set<string> {
+  const calls = new Set<string>();
   const seen = new Set<unknown>();
   const visit = (n: unknown): void => {
     if (Array.isArray(n)) return n.forEach(visit);
     if (typeof n !== 'object' || n === null || seen.has(n)) return;
     seen.add(n);
-    const node = n as { op?: string; args?: unknown };
-    if (node.op === 'id' && node.args === 'oldSelf') usesOldSelf = true;
+    const node = n as CelAstNode;
+    each?.(node);
     if ((node.op === 'call' || node.op === 'rcall') && Array.isArray(node.args) && typeof node.args[0] === 'string') {
       const name = node.args[0];
-      const receiver = node.op === 'rcall' ? (node.args[1] as { op?: string; args?: unknown } | undefined) : undefined;
+      const receiver = node.op === 'rcall' ? (node.args[1] as CelAstNode | undefined) : undefined;
       if (receiver?.op === 'id' && typeof receiver.args === 'string' && NAMESPACES.has(receiver.args)) {
         if (!NAMESPACED.has(`${receiver.args}.${name}`)) calls.add(`${receiver.args}.${name}()`);
       } else if (
@@ -419,14 +438,13 @@ function compileUncached(expression: string, optionalOldSelf: boolean): Compiled
     }
     if (node.args !== undefined) visit(node.args);
   };
-  visit(parsed.ast);
-  if (calls.size > 0) {
-    return {
-      ok: false,
-      why: `it uses ${[...calls].join(', ')}, ${calls.size === 1 ? 'a Kubernetes CEL function' : 'Kubernetes CEL functions'} the product's CEL library does not have`,
-    };
-  }
-  return { ok: true, usesOldSelf, evaluate: parsed };
+  visit(ast);
+  return calls;
+}
+
+/** Why an expression with such calls is unknown, in the user's words. */
+export function unsupportedWhy(calls: ReadonlySet<string>): string {
+  return `it uses ${[...calls].join(', ')}, ${calls.size === 1 ? 'a Kubernetes CEL function' : 'Kubernetes CEL functions'} the product's CEL library does not have`;
 }
 
 type Run = { ok: true; value: unknown } | { ok: false; why: string; runtime: boolean };
