@@ -183,6 +183,7 @@ test('the ownership view and the other requests are workspace/executeCommand com
     const commands = client.initializeResult.capabilities.executeCommandProvider?.commands ?? [];
     assert.deepEqual([...commands].sort(), [
       'kube-conflict-hints.contexts',
+      'kube-conflict-hints.fleet',
       'kube-conflict-hints.forcePreview',
       'kube-conflict-hints.managers',
       'kube-conflict-hints.overlays',
