@@ -5,6 +5,7 @@
 // fixtures) all share this code. A judgement runs the stops in order (the first that speaks is all
 // that is said of the object), then predicts the apply and runs every rule on it, in the order the
 // findings are listed.
+import { fieldStates } from './fleet';
 import { fightFindings } from './gitops-fight';
 import { revertFindings } from './gitops-revert';
 import { isJsonObject, jsonDepthExceeds, type JsonObject } from '../json';
@@ -686,7 +687,10 @@ function admissionRules(a: ApplyJudgement): Finding[] {
 
 function gitopsReverts(a: ApplyJudgement): Finding[] {
   if (!a.live || a.settings.applyMode === 'create') return [];
-  const facts = { resource: a.resource, object: a.object, facts: a.facts, live: a.live, schema: a.facts.schema };
+  // Only for an object a GitOps controller applies (a policy was read): its fields, read once for both.
+  if (!a.facts.appliers?.policies.some((p) => p.state === 'read')) return [];
+  const fields = fieldStates(a.resource, a.live, a.facts.schema);
+  const facts = { resource: a.resource, object: a.object, facts: a.facts, live: a.live, fields };
   return [
     ...fightFindings({ ...facts, nameRange: a.nameRange() }),
     ...revertFindings({ ...facts, fieldManager: a.settings.fieldManager }),

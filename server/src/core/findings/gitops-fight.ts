@@ -12,17 +12,17 @@ import { argoIgnores, fluxSsaModeOf } from '../gitops/policy';
 import { defaultSeverity } from './catalogue';
 import type { ResourceFacts } from './facts';
 import type { Finding, ObjectIdentity } from './finding';
-import { fieldStates } from './fleet';
+import type { FieldState } from './fleet';
 import { autoscalersTargeting } from './force-preview';
 import { showValue } from './show-value';
-import type { SchemaModel } from '../ssa/schema';
 
 export interface FightInput {
   readonly resource: ManifestResource;
   readonly object: ObjectIdentity;
   readonly facts: ResourceFacts;
   readonly live: JsonObject;
-  readonly schema: SchemaModel | undefined;
+  /** The manifest's fields as the live object holds them (fleet.ts fieldStates), read once for both judgements. */
+  readonly fields: readonly FieldState[];
   /** Where the object's name is written: a fight between two controllers is said there. */
   readonly nameRange: Range;
 }
@@ -32,7 +32,7 @@ export function fightFindings(input: FightInput): Finding[] {
   const policies = (input.facts.appliers?.policies ?? []).flatMap((p) => (p.state === 'read' ? [p.policy] : []));
   if (policies.length === 0) return [];
   const out: Finding[] = [];
-  const fields = fieldStates(input.resource, input.live, input.schema);
+  const fields = input.fields;
   const replicas = fields.find((f) => f.path === '.spec.replicas');
   const autoscalers = input.facts.autoscalers;
   if (replicas && autoscalers?.state === 'read') {

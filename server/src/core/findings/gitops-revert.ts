@@ -27,16 +27,16 @@ import { argoIgnores, fluxSsaAnnotation, fluxSsaModeOf, jsonPointerOf } from '..
 import { defaultSeverity } from './catalogue';
 import type { ResourceFacts } from './facts';
 import type { Finding, ObjectIdentity } from './finding';
-import { fieldStates, type FieldState } from './fleet';
+import type { FieldState } from './fleet';
 import { showValue } from './show-value';
-import type { SchemaModel } from '../ssa/schema';
 
 export interface RevertInput {
   readonly resource: ManifestResource;
   readonly object: ObjectIdentity;
   readonly facts: ResourceFacts;
   readonly live: JsonObject;
-  readonly schema: SchemaModel | undefined;
+  /** The manifest's fields as the live object holds them (fleet.ts fieldStates), read once for both judgements. */
+  readonly fields: readonly FieldState[];
   /** The field manager the user applies as. */
   readonly fieldManager: string;
 }
@@ -45,7 +45,7 @@ export interface RevertInput {
 export function revertFindings(input: RevertInput): Finding[] {
   const policies = (input.facts.appliers?.policies ?? []).flatMap((p) => (p.state === 'read' ? [p.policy] : []));
   if (policies.length === 0) return [];
-  const fields = fieldStates(input.resource, input.live, input.schema);
+  const fields = input.fields;
   const out: Finding[] = [];
   for (const policy of policies) {
     for (const field of fields) {
