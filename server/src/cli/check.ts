@@ -21,6 +21,7 @@ import {
   type KubectlInvocation,
   type ResourceFacts,
 } from '../core/findings';
+import type { ControllerApplier } from '../core/gitops/model';
 import { parseManifestText, type ManifestResource } from '../core/manifest/manifest';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget } from '../core/sources/source-map';
@@ -59,8 +60,15 @@ export async function runCheck(
   } = { kustomizations: [], settings: {} },
   /** The cluster flags the check was run with: the force preview's kubectl command repeats them. */
   kubectl: Omit<KubectlInvocation, 'file'> = {},
-  /** `fieldStates`: keep each plain object's fields as the cluster holds them, to compare contexts. */
-  options: { fieldStates?: boolean } = {},
+  /**
+   * `fieldStates`: keep each plain object's fields as the cluster holds them, to compare contexts.
+   * `applierOf`: the GitOps controller that sends a file's objects (`--applier`; for `auto`,
+   * detected per file); none: `settings` alone say how they are sent.
+   */
+  options: {
+    fieldStates?: boolean;
+    applierOf?: (file: string, text: string) => Promise<ControllerApplier | undefined>;
+  } = {},
 ): Promise<CheckOutcome> {
   const objects: CheckedObject[] = [];
   const texts = new Map<string, string>();
@@ -240,6 +248,10 @@ export async function runCheck(
       continue;
     }
     const parsed = plain.get(file) ?? parseManifestText(text);
+    // Who sends this file's objects: the controller forces its apply (core/findings/gitops-takes.ts).
+    const controller = parsed.resources.length > 0 ? await options.applierOf?.(file, text) : undefined;
+    const fileSettings: AnalysisSettings = controller ? { ...together, controller } : together;
+    const applierNote = controller ? [`checked as the request of ${controller.because}`] : [];
     if (parsed.problems.length > 0)
       objects.push({ file: shown, title: shown, findings: problemFindings(parsed.problems), notes: [] });
     for (const resource of parsed.resources) {
@@ -256,8 +268,9 @@ export async function runCheck(
         });
         continue;
       }
-      const findings = analyzeResource(resource, answer.facts, together);
-      const preview = await forcePreviewOf(resource, answer.facts, findings, together, reader, {
+      const facts = controller ? await withAutoscalers(resource, answer.facts, reader) : answer.facts;
+      const findings = analyzeResource(resource, facts, fileSettings);
+      const preview = await forcePreviewOf(resource, facts, findings, fileSettings, reader, {
         file: file === stdinTarget ? '-' : shown,
         ...kubectl,
       });
@@ -266,7 +279,7 @@ export async function runCheck(
         object: objectIdentity(resource),
         title: answer.title,
         findings,
-        notes: answer.notes,
+        notes: [...applierNote, ...answer.notes],
         ...liveOf(answer.facts),
         ...(options.fieldStates ? fieldsOf(resource, answer.facts) : {}),
         ...withReason(unjudgedOn(resource, answer.facts, together)),
@@ -332,6 +345,20 @@ async function forcePreviewOf(
     autoscalers,
     invocation,
   });
+}
+
+/**
+ * The autoscalers of an object a GitOps controller sends whose kind scales, when the facts lack them
+ * (the live object carries no controller's mark): whether the controller's replicas start a fight.
+ */
+async function withAutoscalers(
+  resource: ManifestResource,
+  facts: ResourceFacts,
+  reader: FactsReader,
+): Promise<ResourceFacts> {
+  if (facts.autoscalers || facts.live.state !== 'exists' || !reader.autoscalers) return facts;
+  if (!['Deployment', 'StatefulSet', 'ReplicaSet', 'ReplicationController'].includes(resource.kind)) return facts;
+  return { ...facts, autoscalers: await reader.autoscalers(resource) };
 }
 
 /** The fields the manifest sets as the cluster holds them, for the comparison of contexts. */

@@ -24,6 +24,8 @@ import {
   type SnapshotCommand,
 } from './args';
 import { runCheck, type CheckOutcome } from './check';
+import { isControllerName } from '../core/gitops/model';
+import { applierOfFile } from '../render/git-repository';
 import {
   fleetReport,
   fleetSnapshotFolders,
@@ -149,16 +151,26 @@ function checkWith(
     ...(context !== undefined ? { context } : {}),
     ...(command.namespace !== undefined ? { namespace: command.namespace } : {}),
   };
+  const applier = command.applier;
+  // A controller named outright sends every object, overlays' included; `auto` decides per file.
+  const named = isControllerName(applier) ? { name: applier, because: `--applier ${applier}` } : undefined;
+  const applierOf =
+    applier === 'auto'
+      ? (file: string, text: string) =>
+          applierOfFile(applier, path.resolve(file), text, () =>
+            connection ? connection.gitopsPolicies.repositorySources() : Promise.resolve({ sources: [], policies: [] }),
+          )
+      : undefined;
   return runCheck(
     files,
     reader,
-    { fieldManager: command.fieldManager, applyMode: command.mode },
+    { fieldManager: command.fieldManager, applyMode: command.mode, ...(named ? { controller: named } : {}) },
     command.verify ? connection : undefined,
     stdin,
     onProgress,
     rendering,
     kubectl,
-    { fieldStates: fleet },
+    { fieldStates: fleet, ...(applierOf ? { applierOf } : {}) },
   );
 }
 

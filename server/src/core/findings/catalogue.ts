@@ -100,6 +100,13 @@ export const findingCatalogue = {
       'The object is applied by Argo CD or Flux, whose next sync puts the field back to what Git holds (or, for Flux, removes a field kubectl set that Git does not): the change does not stay.',
     docs: docsLinks.fieldManagement,
   },
+  'gitops-takes': {
+    severity: 'information',
+    title: 'The GitOps controller takes a field from another manager',
+    description:
+      "Checked as the GitOps controller's own request (check --applier, the applier setting): the controller forces its apply, so the field changes owner and value at its next sync instead of a 409.",
+    docs: docsLinks.fieldManagement,
+  },
   'gitops-fight': {
     severity: 'error',
     title: 'A GitOps controller and another writer fight over a field',
