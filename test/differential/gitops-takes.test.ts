@@ -114,7 +114,9 @@ const scenarios: Scenario[] = [
   {
     name: 'Flux leaves an annotation another tool added that Git does not set',
     tool: 'flux',
-    between: [{ patch: { manager: 'deploy-script', body: { metadata: { annotations: { 'deployed-by': 'script' } } } } }],
+    between: [
+      { patch: { manager: 'deploy-script', body: { metadata: { annotations: { 'deployed-by': 'script' } } } } },
+    ],
     taken: [],
   },
   {
@@ -131,7 +133,9 @@ const scenarios: Scenario[] = [
       {
         patch: {
           manager: 'kubectl-edit',
-          body: { spec: { template: { spec: { containers: [{ name: 'web', env: [{ name: 'DEBUG', value: '1' }] }] } } } },
+          body: {
+            spec: { template: { spec: { containers: [{ name: 'web', env: [{ name: 'DEBUG', value: '1' }] }] } } },
+          },
         },
       },
     ],
@@ -335,7 +339,12 @@ for (const scenario of scenarios) {
     };
     await sync(gitAt(scenario.firstGit ?? scenario.git));
     const steps = JSON.parse(JSON.stringify(scenario.between).replaceAll('${namespace}', namespace)) as HistoryStep[];
-    await replayHistory(conn, steps, { apiVersion: target.apiVersion, kind: target.kind, metadata: { name: target.name, namespace } }, namespace);
+    await replayHistory(
+      conn,
+      steps,
+      { apiVersion: target.apiVersion, kind: target.kind, metadata: { name: target.name, namespace } },
+      namespace,
+    );
 
     // The product: Git's file as the controller's request, from reads only.
     const git = gitAt(scenario.git);
@@ -346,7 +355,10 @@ for (const scenario of scenarios) {
       // A clone of the Application's repository: its remote is the Application's repoURL.
       const git = (...args: string[]) => spawnSync('git', args, { cwd: dir, encoding: 'utf8' });
       assert.equal(git('init', '-q').status, 0, 'git init');
-      assert.equal(git('remote', 'add', 'origin', repoURL.replace('https://', 'git@').replace('.com/', '.com:')).status, 0);
+      assert.equal(
+        git('remote', 'add', 'origin', repoURL.replace('https://', 'git@').replace('.com/', '.com:')).status,
+        0,
+      );
     }
     const run = await runCli(
       [
@@ -393,7 +405,10 @@ for (const scenario of scenarios) {
       truth.every((leaf) => said.some((p) => under(leaf, p))) &&
       said.every((p) => truth.some((leaf) => under(leaf, p)));
     outcomes.push(covered);
-    assert.ok(covered, `the product names exactly the fields the controller took: said ${JSON.stringify(said)}, taken ${JSON.stringify(truth)}`);
+    assert.ok(
+      covered,
+      `the product names exactly the fields the controller took: said ${JSON.stringify(said)}, taken ${JSON.stringify(truth)}`,
+    );
     assert.deepEqual(said, [...scenario.taken].sort(), 'the scenario says what the controller takes');
   });
 }

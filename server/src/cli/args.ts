@@ -313,7 +313,8 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
   if (applier === 'auto' && v.snapshot !== undefined)
     return {
       ok: false,
-      message: '--applier auto reads the Kustomizations and Applications of a cluster; a snapshot holds none: name the applier',
+      message:
+        '--applier auto reads the Kustomizations and Applications of a cluster; a snapshot holds none: name the applier',
     };
   if (v.verify && mode === 'clientSide')
     return { ok: false, message: '--verify confirms --mode serverSide or create (a dry-run update is not offered)' };

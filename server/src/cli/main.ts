@@ -156,9 +156,12 @@ function checkWith(
   const named = isControllerName(applier) ? { name: applier, because: `--applier ${applier}` } : undefined;
   const applierOf =
     applier === 'auto'
-      ? (file: string, text: string) =>
-          applierOfFile(applier, path.resolve(file), text, () =>
-            connection ? connection.gitopsPolicies.repositorySources() : Promise.resolve({ sources: [], policies: [] }),
+      ? async (file: string, text: string) =>
+          applierOfFile(
+            applier,
+            path.resolve(file),
+            text,
+            connection ? await connection.gitopsPolicies.repositorySources() : undefined,
           )
       : undefined;
   return runCheck(

@@ -57,6 +57,8 @@ export interface PolicyLookup {
    * a file of a repository (`--applier auto`). Read once, again after a refresh.
    */
   repositorySources(): Promise<RepositorySources>;
+  /** Synchronous: the sources when read (undefined until then; the read is started and its arrival announced). */
+  peekRepositorySources(): RepositorySources | undefined;
 }
 
 /** The controllers' sources, their objects' policies, and what could not be read (why). */
@@ -82,6 +84,7 @@ export class GitopsPolicies implements PolicyLookup {
   private readonly listeners = new Set<() => void>();
   private disposed = false;
   private sources: Promise<RepositorySources> | undefined;
+  private sourcesRead: RepositorySources | undefined;
 
   constructor(
     private readonly transport: ClusterTransport,
@@ -114,8 +117,22 @@ export class GitopsPolicies implements PolicyLookup {
   }
 
   repositorySources(): Promise<RepositorySources> {
-    this.sources ??= this.readSources();
+    if (!this.sources) {
+      const reading = this.readSources().then((read) => {
+        if (this.sources === reading && !this.disposed) {
+          this.sourcesRead = read;
+          this.announce();
+        }
+        return read;
+      });
+      this.sources = reading;
+    }
     return this.sources;
+  }
+
+  peekRepositorySources(): RepositorySources | undefined {
+    if (!this.sources) void this.repositorySources();
+    return this.sourcesRead;
   }
 
   private async readSources(): Promise<RepositorySources> {
@@ -191,6 +208,7 @@ export class GitopsPolicies implements PolicyLookup {
 
   /** The user asked to refresh: every policy is read again at its next peek. */
   refresh(): void {
+    // Read again at the next peek; what was read stands until the new answer comes.
     this.sources = undefined;
     for (const entry of this.entries.values()) {
       entry.readAt = 0;
@@ -415,5 +433,6 @@ export function unknownPolicies(problem: ClusterProblem): PolicyLookup {
     get: (sighting) => Promise.resolve(facts(sighting)),
     onChange: () => ({ dispose: () => {} }),
     repositorySources: () => Promise.resolve({ sources: [], policies: [], unread: [said(problem)] }),
+    peekRepositorySources: () => ({ sources: [], policies: [], unread: [said(problem)] }),
   };
 }

@@ -2,7 +2,10 @@
 // whether the editor said the workspace is trusted, which other extensions report syntax errors,
 // and the cluster sessions the documents' settings select. Handlers ask it for a document's
 // analysis and delegate; nothing is kept beyond the connection.
+import { fileURLToPath } from 'node:url';
 import { TextDocuments } from 'vscode-languageserver/node';
+import type { ControllerApplier } from '../core/gitops/model';
+import { applierOfFile } from '../render/git-repository';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { namedObject, rangeContains, type ManifestResource, type Position } from '../core/manifest/manifest';
 import {
@@ -200,7 +203,16 @@ export class Workspace {
       document,
       settings,
       session,
-      analysis: this.analyzer.analyze(uri, document.version, document.getText(), settings, session, heldBack),
+      analysis: this.analyzer.analyze(
+        uri,
+        document.version,
+        document.getText(),
+        settings,
+        session,
+        heldBack,
+        undefined,
+        controllerOf(uri, settings, session),
+      ),
       file,
     };
   }
@@ -232,6 +244,7 @@ export class Workspace {
         session,
         heldBack,
         s.context,
+        controllerOf(uri, s, session),
       );
       return { context: s.context, settings: s, session, analysis, ...columnState(session, analysis, s) };
     });
@@ -246,6 +259,25 @@ export class Workspace {
       fleet: columns,
     };
   }
+}
+
+/**
+ * The GitOps controller that sends a document's objects, as `kubeConflictHints.applier` says: named,
+ * or (`auto`) the Argo CD Application or Flux Kustomization whose source path holds the file, from
+ * the session's read of them (peeked: none until it is read, and its arrival refreshes). Only for a
+ * file on disk, and only with a session (cluster access).
+ */
+function controllerOf(uri: string, settings: Settings, session: Session | undefined): ControllerApplier | undefined {
+  if (!session || settings.applier === 'kubectl' || settings.applier === 'helm' || !uri.startsWith('file:'))
+    return undefined;
+  let file: string;
+  try {
+    file = fileURLToPath(uri);
+  } catch {
+    return undefined;
+  }
+  const sources = settings.applier === 'auto' ? session.connection.gitopsPolicies.peekRepositorySources() : undefined;
+  return applierOfFile(settings.applier, file, undefined, sources);
 }
 
 /** Kustomizations, the files they use and a chart's files: sources of rendered manifests. */

@@ -122,29 +122,26 @@ export interface ControllerSources {
  * source is the file's repository (one of its remotes) and whose path holds the file
  * (core/gitops/repository.ts: each controller's own rules), its policy with it; else none —
  * kubectl (or Helm) applies it, as the user's own settings say. The one path of the command line
- * and the editor.
+ * (which waits for the sources) and the editor (which peeks at them: undefined while unread).
  */
-export async function applierOfFile(
+export function applierOfFile(
   setting: ApplierSetting,
   file: string,
   text: string | undefined,
-  read: () => Promise<ControllerSources>,
-): Promise<ControllerApplier | undefined> {
+  sources: ControllerSources | undefined,
+): ControllerApplier | undefined {
   if (isControllerName(setting)) return { name: setting, because: `the applier is set to ${setting}` };
-  if (setting !== 'auto') return undefined;
+  if (setting !== 'auto' || !sources || sources.sources.length === 0) return undefined;
   const repository = gitRepositoryOf(file);
   if (!repository || repository.remotes.length === 0) return undefined;
-  const { sources, policies } = await read();
-  if (sources.length === 0) return undefined;
   const folder = (rel: string) => path.join(repository.top, ...rel.split('/').filter((p) => p !== ''));
   const matches = sourcesOfFile(
     { remotes: repository.remotes, path: repository.path, ...(text !== undefined ? { text } : {}) },
-    sources,
+    sources.sources,
     {
-      hasKustomization: (rel) =>
-        kustomizationFileNames.some((n) => isRegularFile(path.join(folder(rel), n))),
+      hasKustomization: (rel) => kustomizationFileNames.some((n) => isRegularFile(path.join(folder(rel), n))),
       hasChart: (rel) => isRegularFile(path.join(folder(rel), 'Chart.yaml')),
     },
   );
-  return applierOfSources(matches, policies);
+  return applierOfSources(matches, sources.policies);
 }

@@ -722,7 +722,8 @@ function gitopsReverts(a: ApplyJudgement): Finding[] {
   const applier = a.settings.controller;
   // The controller's own policy, when it was detected, joins those the live object's marks name.
   const appliers =
-    applier?.policy && !a.facts.appliers?.policies.some((p) => p.state === 'read' && samePolicy(p.policy, applier.policy!))
+    applier?.policy &&
+    !a.facts.appliers?.policies.some((p) => p.state === 'read' && samePolicy(p.policy, applier.policy!))
       ? {
           sightings: a.facts.appliers?.sightings ?? [],
           policies: [...(a.facts.appliers?.policies ?? []), { state: 'read' as const, policy: applier.policy }],

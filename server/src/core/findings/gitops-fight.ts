@@ -8,7 +8,8 @@
 import type { JsonObject } from '../json';
 import type { ManifestResource, Range } from '../manifest/manifest';
 import type { ApplierPolicy } from '../gitops/model';
-import { argoIgnores, fluxSsaModeOf } from '../gitops/policy';
+import { argoIgnores, fluxSsaAnnotation, fluxSsaModeOf } from '../gitops/policy';
+import { argoKeepSnippet } from './gitops-takes';
 import { defaultSeverity } from './catalogue';
 import type { ResourceFacts } from './facts';
 import type { Finding, ObjectIdentity } from './finding';
@@ -54,8 +55,10 @@ export function fightFindings(input: FightInput): Finding[] {
           `they fight over .spec.replicas and the ${input.resource.kind} flaps. Remove replicas from Git and leave it ` +
           `to the autoscaler (the field is then pruned, and the ${input.resource.kind} falls back to 1 replica until the autoscaler scales it)` +
           (policy.kind === 'argocd'
-            ? ', or add an ignoreDifferences entry for /spec/replicas with RespectIgnoreDifferences=true.'
-            : '.'),
+            ? `, or ${argoKeepSnippet(input.resource, { jsonPointers: ['/spec/replicas'] }, policy)}.`
+            : policy.kind === 'flux-kustomize'
+              ? `, or annotate the object ${fluxSsaAnnotation}: IfNotPresent so that Flux leaves it alone.`
+              : '.'),
         range: replicas.range,
         object: input.object,
         path: '.spec.replicas',

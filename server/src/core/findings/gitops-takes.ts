@@ -39,9 +39,7 @@ export function controllerWho(applier: ControllerApplier): string {
   const p = applier.policy;
   switch (applier.name) {
     case 'flux':
-      return p?.kind === 'flux-kustomize'
-        ? `Flux Kustomization ${p.namespace}/${p.name}`
-        : 'Flux kustomize-controller';
+      return p?.kind === 'flux-kustomize' ? `Flux Kustomization ${p.namespace}/${p.name}` : 'Flux kustomize-controller';
     case 'flux-helm':
       return p?.kind === 'flux-helm' ? `Flux HelmRelease ${p.namespace}/${p.name}` : 'Flux helm-controller';
     case 'argocd':
@@ -56,7 +54,9 @@ export function controllerWhen(applier: ControllerApplier): string {
   switch (applier.name) {
     case 'flux':
     case 'flux-helm':
-      return p && 'interval' in p && p.interval ? `at its next reconciliation (every ${p.interval})` : 'at its next reconciliation';
+      return p && 'interval' in p && p.interval
+        ? `at its next reconciliation (every ${p.interval})`
+        : 'at its next reconciliation';
     case 'argocd':
     case 'argocd-ssa':
       return 'at its next sync';
@@ -79,9 +79,16 @@ export function takesFindings(input: TakesInput): Finding[] {
   const own = controllerManagers[applier.name];
   const changed = new Map(predicted.changed.map((c) => [formatPath(c.path), c]));
   const removed = predicted.removed.map(formatPath);
-  const isRemoved = (key: string) => removed.some((r) => key === r || key.startsWith(`${r}.`) || key.startsWith(`${r}[`));
+  const isRemoved = (key: string) =>
+    removed.some((r) => key === r || key.startsWith(`${r}.`) || key.startsWith(`${r}[`));
   const takes = new Map<string, Take>();
-  const note = (path: FieldPath, from: ManagerIdentity, before: JsonValue | undefined, after: JsonValue | undefined, gone: boolean) => {
+  const note = (
+    path: FieldPath,
+    from: ManagerIdentity,
+    before: JsonValue | undefined,
+    after: JsonValue | undefined,
+    gone: boolean,
+  ) => {
     const key = formatPath(path);
     const known = takes.get(key);
     if (known) {
@@ -113,9 +120,7 @@ export function takesFindings(input: TakesInput): Finding[] {
   return topMost.map((t) => {
     const from = t.from.map(managerLabel).join(', ');
     const values =
-      t.before !== undefined && t.after !== undefined
-        ? ` (${showValue(t.before)} → ${showValue(t.after)})`
-        : '';
+      t.before !== undefined && t.after !== undefined ? ` (${showValue(t.before)} → ${showValue(t.after)})` : '';
     const where = input.at(t.path);
     const written = !t.gone && where.node !== undefined;
     const message = t.gone
@@ -180,6 +185,22 @@ export function argoKeepSnippet(
     ...(keep.jsonPointers ? [`jsonPointers: [${keep.jsonPointers.join(', ')}]`] : []),
     ...(keep.managedFieldsManagers ? [`managedFieldsManagers: [${keep.managedFieldsManagers.join(', ')}]`] : []),
   ].join(', ');
-  const respect = policy?.respectIgnoreDifferences ? '' : ' and syncPolicy.syncOptions: [RespectIgnoreDifferences=true]';
+  const respect = policy?.respectIgnoreDifferences
+    ? ''
+    : ' and syncPolicy.syncOptions: [RespectIgnoreDifferences=true]';
   return `add to the Application${policy ? ` ${policy.name}` : ''} spec.ignoreDifferences: [{${entry}}]${respect}`;
+}
+
+/** The annotation by which Flux leaves an existing object alone, and its value. */
+export const fluxKeepAnnotation = { key: fluxSsaAnnotation, value: 'IfNotPresent' } as const;
+
+/**
+ * Whether a finding is Flux kustomize-controller taking a field (a take, or a fight over it), which
+ * the object's `kustomize.toolkit.fluxcd.io/ssa: IfNotPresent` ends: the quick fix adds it.
+ */
+export function fluxMayKeepLive(finding: Pick<Finding, 'code' | 'message'>): boolean {
+  return (
+    (finding.code === 'gitops-takes' || finding.code === 'gitops-fight' || finding.code === 'gitops-fight-at-sync') &&
+    (finding.message.startsWith('Flux Kustomization ') || finding.message.startsWith('Flux kustomize-controller '))
+  );
 }

@@ -41,7 +41,10 @@ export function controllerSend(
         policy?.kind === 'flux-kustomize'
           ? { name: policy.name, namespace: policy.namespace }
           : ownerFromLabels(live, 'kustomize.toolkit.fluxcd.io');
-      return { request: { applier: 'flux-kustomize', fieldManager, ...(kustomization ? { kustomization } : {}) }, manifest };
+      return {
+        request: { applier: 'flux-kustomize', fieldManager, ...(kustomization ? { kustomization } : {}) },
+        manifest,
+      };
     }
     case 'flux-helm': {
       const release = helmRelease(live);

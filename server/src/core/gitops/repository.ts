@@ -326,7 +326,10 @@ export function applicationSources(app: JsonValue | undefined): RepositorySource
   const policy = applicationPolicy(app);
   if (!policy || !isJsonObject(app)) return [];
   const spec = isJsonObject(app.spec) ? app.spec : {};
-  const raw = [...(isJsonObject(spec.source) ? [spec.source] : []), ...(Array.isArray(spec.sources) ? spec.sources : [])];
+  const raw = [
+    ...(isJsonObject(spec.source) ? [spec.source] : []),
+    ...(Array.isArray(spec.sources) ? spec.sources : []),
+  ];
   return raw.slice(0, 64).flatMap((s): RepositorySource[] => {
     if (!isJsonObject(s) || typeof s.repoURL !== 'string' || typeof s.path !== 'string') return [];
     const d = isJsonObject(s.directory) ? s.directory : undefined;
