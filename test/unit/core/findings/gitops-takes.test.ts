@@ -80,6 +80,11 @@ test('Flux takes replicas from kubectl scale: the scale subresource entry is nam
     [['.spec.replicas', 7, 3]],
   );
   assert.match(takes[0]!.message, /takes \.spec\.replicas from kubectl \(scale\) \(7 → 3\)/);
+  assert.deepEqual(
+    findings.filter((f) => f.code === 'field-conflict'),
+    [],
+    'the controller forces: kubectl (scale) owning replicas is no conflict',
+  );
 });
 
 test('Flux with ssa: IfNotPresent on the manifest takes nothing', () => {
