@@ -5,7 +5,7 @@
 
 import type { Severity } from './core/findings';
 import type { ApplyMode } from './core/ssa/predict';
-import { applierNames, type ApplierSetting } from './core/gitops/model';
+import type { ApplierSetting } from './core/gitops/model';
 
 // The engine's own list of modes, declared once there: a mode it does not predict cannot be a setting.
 export type { ApplyMode };
@@ -13,7 +13,17 @@ export const applyModes: readonly ApplyMode[] = ['serverSide', 'clientSide', 'cr
 
 /** Who sends the manifests (core/gitops/model.ts names them), or `auto`: detected from the cluster. */
 export type { ApplierSetting };
-export const applierSettings: readonly ApplierSetting[] = ['auto', ...applierNames];
+/** Every applier once (a name added in core/gitops/model.ts must be added here, or this does not compile). */
+const applierWords: Readonly<Record<ApplierSetting, true>> = {
+  auto: true,
+  kubectl: true,
+  helm: true,
+  argocd: true,
+  'argocd-ssa': true,
+  flux: true,
+  'flux-helm': true,
+};
+export const applierSettings = Object.keys(applierWords) as readonly ApplierSetting[];
 
 /**
  * Who reports YAML syntax problems (and duplicate keys): `auto` leaves them to another language
