@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import { stringify } from 'yaml';
 import { testCluster } from '../support/env';
 import { startTestServer, type TestServer } from '../support/lsp-client';
-import { apply, connect, objectOf, type KubeObject } from '../support/seed';
+import { apply, connect, objectOf, scale, type KubeObject } from '../support/seed';
 import { applyTextEdits as applyEdits } from '../../server/src/core/manifest/edits';
 import { seedAppliers, type AppliersScene } from '../support/seed-appliers';
 
@@ -177,4 +177,40 @@ test('an autoscaler targets a Flux-applied Deployment whose Git sets replicas: t
   const edited = applyEdits(text, Object.values(remove.edit.changes ?? {})[0]!);
   assert.ok(!/replicas:/.test(edited), edited);
   await server.close(uri);
+});
+
+test('with the applier set to flux, the file is Flux’s request: the replicas an autoscaler set are said taken, no conflict, and the quick fix annotates ssa: IfNotPresent', async () => {
+  const cluster = testCluster()!;
+  const live = scene.objects['flux-kustomize'];
+  const admin = connect('admin', cluster.kubeconfig);
+  objectOf(await scale(admin, 'kube-controller-manager', live, 5), 'the autoscaler’s scale write');
+  server.setSettings({ kubeconfig: cluster.kubeconfig, context: 'admin', applier: 'flux' });
+  try {
+    const uri = 'file:///w/flux-web-request.yaml';
+    const text = manifestOf(live);
+    await server.open(uri, text);
+    const diagnostics = await server.diagnosticsUntil(uri, (d) => d.some((x) => x.code === 'gitops-takes'));
+    assert.deepEqual(
+      diagnostics.filter((d) => d.code === 'field-conflict'),
+      [],
+      'the controller forces its apply',
+    );
+    const takes = diagnostics.filter((d) => d.code === 'gitops-takes');
+    assert.equal(takes.length, 1, JSON.stringify(diagnostics.map((d) => d.message)));
+    assert.equal(text.split('\n')[takes[0]!.range.start.line]!.trim(), 'replicas: 2');
+    assert.match(
+      takes[0]!.message,
+      new RegExp(
+        `^Flux Kustomization ${scene.namespace}/shop takes \\.spec\\.replicas from kube-controller-manager \\(scale\\) \\(5 → 2\\) at its next reconciliation \\(every 10m\\)`,
+      ),
+    );
+    const actions = await server.codeActions(uri, takes[0]!.range, takes);
+    const annotate = actions.find((a) => a.title.startsWith('Annotate kustomize.toolkit.fluxcd.io/ssa: IfNotPresent'));
+    assert.ok(annotate?.edit, JSON.stringify(actions.map((a) => a.title)));
+    const edited = applyEdits(text, Object.values(annotate.edit.changes ?? {})[0]!);
+    assert.match(edited, /kustomize\.toolkit\.fluxcd\.io\/ssa: IfNotPresent/);
+    await server.close(uri);
+  } finally {
+    server.setSettings({ kubeconfig: cluster.kubeconfig, context: 'admin' });
+  }
 });
