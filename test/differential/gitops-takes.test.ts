@@ -188,6 +188,13 @@ const scenarios: Scenario[] = [
     taken: ['.spec.replicas'],
   },
   {
+    name: 'Flux detected from the Kustomization whose GitRepository and path hold the file (--applier auto)',
+    tool: 'flux',
+    applier: 'auto',
+    between: [kubectlLabel, kubectlEditReplicas],
+    taken: ['.metadata.labels.tier', '.spec.replicas'],
+  },
+  {
     name: 'Argo CD detected from the Application whose path holds the file (--applier auto)',
     tool: 'argocd-ssa',
     applier: 'auto',
@@ -302,6 +309,27 @@ for (const scenario of scenarios) {
         'Application',
       );
     }
+    if (scenario.tool === 'flux' && scenario.applier === 'auto') {
+      // The Kustomization that applies ./deploy of the GitRepository whose URL is the file's remote.
+      objectOf(
+        await create(conn, 'kch-test-setup', {
+          apiVersion: 'source.toolkit.fluxcd.io/v1',
+          kind: 'GitRepository',
+          metadata: { name: 'repo', namespace },
+          spec: { url: repoURL, interval: '1m', ref: { branch: 'main' } },
+        } as KubeObject),
+        'GitRepository',
+      );
+      objectOf(
+        await create(conn, 'kch-test-setup', {
+          apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+          kind: 'Kustomization',
+          metadata: { name: 'apps', namespace },
+          spec: { interval: '10m', path: './deploy', prune: true, sourceRef: { kind: 'GitRepository', name: 'repo' } },
+        } as KubeObject),
+        'Kustomization',
+      );
+    }
     const owner = { name: 'apps', namespace };
     const gitAt = (change?: (d: Deployment) => void): Deployment => {
       const d = gitDeployment(namespace);
@@ -388,8 +416,12 @@ for (const scenario of scenarios) {
     if (scenario.applier === 'auto' && said.length > 0)
       assert.match(
         report.findings.find((f) => f.code === 'gitops-takes')!.message,
-        new RegExp(`^Argo CD application ${app} takes`),
-        'the detected Application is named',
+        argo
+          ? new RegExp(`^Argo CD application ${app} takes`)
+          : new RegExp(
+              `^Flux Kustomization ${namespace}/apps (takes|removes) .* at its next reconciliation \\(every 10m\\)`,
+            ),
+        'the detected controller object is named',
       );
     assert.ok(
       !report.findings.some((f) => f.code === 'field-conflict'),
