@@ -21,6 +21,7 @@ import {
   type KubectlInvocation,
   type ResourceFacts,
 } from '../core/findings';
+import { controllerManagers, controllerMode } from '../core/gitops/controller-request';
 import type { ControllerApplier } from '../core/gitops/model';
 import { parseManifestText, type ManifestResource } from '../core/manifest/manifest';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
@@ -302,14 +303,19 @@ export async function runCheck(
     ok: true,
     report: {
       // A check of charts alone is a check of what Helm sends, and the summary says so.
+      // A check of a named GitOps controller's request says that controller's manager and mode.
       mode:
         helmApply && files.length === 0 && rendering.kustomizations.length === 0
           ? helmApply.applyMode
-          : settings.applyMode,
+          : settings.controller
+            ? controllerMode(settings.controller.name)
+            : settings.applyMode,
       fieldManager:
         helmApply && files.length === 0 && rendering.kustomizations.length === 0
           ? helmApply.fieldManager
-          : settings.fieldManager,
+          : settings.controller
+            ? controllerManagers[settings.controller.name]
+            : settings.fieldManager,
       source: reader.source,
       files: [
         ...files.map((f) => displayPath(f)),

@@ -9,7 +9,7 @@ import { fieldStates } from './fleet';
 import { fightFindings } from './gitops-fight';
 import { revertFindings } from './gitops-revert';
 import { takesFindings } from './gitops-takes';
-import { controllerManagers } from '../gitops/controller-request';
+import { controllerManagers, controllerMode } from '../gitops/controller-request';
 import { isJsonObject, jsonDepthExceeds, type JsonObject } from '../json';
 import { manifestLimits, namespaceOrigin, type ManifestResource, type Range } from '../manifest/manifest';
 import { defaultSeverity, docsLinks } from './catalogue';
@@ -54,7 +54,7 @@ function controllerSettings(settings: AnalysisSettings): AnalysisSettings {
   return {
     ...settings,
     fieldManager: controllerManagers[applier.name],
-    applyMode: applier.name === 'argocd' ? 'clientSide' : 'serverSide',
+    applyMode: controllerMode(applier.name),
   };
 }
 

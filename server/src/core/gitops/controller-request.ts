@@ -22,6 +22,11 @@ export const controllerManagers = {
   'argocd-ssa': 'argocd-controller',
 } as const;
 
+/** How each controller sends: Argo CD's default sync is kubectl's client-side apply, the others apply server-side. */
+export function controllerMode(name: ControllerApplier['name']): 'serverSide' | 'clientSide' {
+  return name === 'argocd' ? 'clientSide' : 'serverSide';
+}
+
 export interface ControllerSend {
   readonly request: ControllerRequest;
   /** What Git holds, with what the controller adds to the target before it applies. */
