@@ -455,6 +455,14 @@ export const mutations = [
     tests: ['test/unit/core/gitops/repository.test.ts'],
   },
   {
+    id: 'sources-no-git-repositories',
+    rule: "a Kustomization's repository is the URL of the GitRepository its sourceRef names",
+    file: cluster('gitops.ts'),
+    from: '      kustomizations.length > 0\n',
+    to: '      kustomizations.length < 0\n',
+    tests: ['test/unit/cluster/gitops.test.ts'],
+  },
+  {
     id: 'applier-any-name',
     rule: '--applier takes the names it documents, and says them for any other',
     file: 'server/src/cli/args.ts',

@@ -11,6 +11,12 @@
 // is unknown, never a guess. A kind the cluster does not serve (the controller's CRD is absent) or a
 // read the user may not make (403) is unknown too, with the reason.
 //
+// Which controller applies a file of a repository (`--applier auto`, the editor's applier setting)
+// is the one read that lists: every Argo CD Application and Flux Kustomization the user may list,
+// one LIST of each across namespaces (and of Flux's GitRepositories, for their URLs), bounded,
+// once per connection and again after a refresh; a kind not served is no source, a refused list is
+// said (`unread`).
+//
 // Answers are cached per name for the connection: typing sends nothing. A policy read is read again
 // when peeked after `POLICY_FRESH_MS` (someone may turn self-heal on), a failed read (not a 403 or
 // a 404) after a backoff, and everything on refresh.
