@@ -46,6 +46,8 @@ interface Scenario {
   readonly between: readonly HistoryStep[];
   /** Argo CD: the Application's ignoreDifferences of /spec/replicas with RespectIgnoreDifferences. */
   readonly respectReplicas?: boolean;
+  /** A HorizontalPodAutoscaler targets the Deployment: the controller's replicas start a fight, said too. */
+  readonly autoscaler?: boolean;
   /** The fields the scenario is about, in the server's notation: what the controller takes. */
   readonly taken: readonly string[];
 }
@@ -188,9 +190,10 @@ const scenarios: Scenario[] = [
     taken: ['.spec.replicas'],
   },
   {
-    name: 'Flux detected from the Kustomization whose GitRepository and path hold the file (--applier auto)',
+    name: 'Flux detected from the Kustomization whose GitRepository and path hold the file (--applier auto); its replicas fight the autoscaler',
     tool: 'flux',
     applier: 'auto',
+    autoscaler: true,
     between: [kubectlLabel, kubectlEditReplicas],
     taken: ['.metadata.labels.tier', '.spec.replicas'],
   },
@@ -330,6 +333,20 @@ for (const scenario of scenarios) {
         'Kustomization',
       );
     }
+    if (scenario.autoscaler)
+      objectOf(
+        await create(conn, 'kch-test-setup', {
+          apiVersion: 'autoscaling/v2',
+          kind: 'HorizontalPodAutoscaler',
+          metadata: { name: 'web-hpa', namespace },
+          spec: {
+            scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
+            minReplicas: 2,
+            maxReplicas: 6,
+          },
+        } as KubeObject),
+        'HorizontalPodAutoscaler',
+      );
     const owner = { name: 'apps', namespace };
     const gitAt = (change?: (d: Deployment) => void): Deployment => {
       const d = gitDeployment(namespace);
@@ -423,6 +440,15 @@ for (const scenario of scenarios) {
             ),
         'the detected controller object is named',
       );
+    const fights = report.findings.filter((f) => f.code === 'gitops-fight');
+    if (scenario.autoscaler)
+      assert.match(
+        fights[0]?.message ?? JSON.stringify(report.findings),
+        new RegExp(
+          `^Flux Kustomization ${namespace}/apps sets replicas: 3 every 10m, and the HorizontalPodAutoscaler web-hpa sets`,
+        ),
+      );
+    else assert.deepEqual(fights, [], 'no autoscaler, no fight');
     assert.ok(
       !report.findings.some((f) => f.code === 'field-conflict'),
       'a controller forces its apply: no field-conflict',
