@@ -204,6 +204,12 @@ test('with the applier set to flux, the file is Flux’s request: the replicas a
         `^Flux Kustomization ${scene.namespace}/shop takes \\.spec\\.replicas from kube-controller-manager \\(scale\\) \\(5 → 2\\) at its next reconciliation \\(every 10m\\)`,
       ),
     );
+    // The autoscaler of the test before scaled it: Flux's replicas and its count fight.
+    const fight = diagnostics.find((d) => d.code === 'gitops-fight');
+    assert.match(
+      fight?.message ?? '',
+      /sets replicas: 2 every 10m, and the HorizontalPodAutoscaler flux-web-hpa sets it back to 5/,
+    );
     const actions = await server.codeActions(uri, takes[0]!.range, takes);
     const annotate = actions.find((a) => a.title.startsWith('Annotate kustomize.toolkit.fluxcd.io/ssa: IfNotPresent'));
     assert.ok(annotate?.edit, JSON.stringify(actions.map((a) => a.title)));
