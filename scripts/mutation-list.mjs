@@ -423,6 +423,14 @@ export const mutations = [
     tests: ['test/unit/core/findings/gitops-takes.test.ts'],
   },
   {
+    id: 'controller-permission-judged',
+    rule: "a GitOps controller sends with its own credential: the user's permission is not judged",
+    file: core('findings/analysis.ts'),
+    from: 'const judged = settings.controller && facts.permission ? { ...facts, permission: undefined } : facts;',
+    to: 'const judged = facts;',
+    tests: ['test/unit/core/findings/gitops-takes.test.ts'],
+  },
+  {
     id: 'controller-respect-ignored',
     rule: "Argo CD's RespectIgnoreDifferences keeps an ignored field's live value: not taken",
     file: core('gitops/controller-request.ts'),

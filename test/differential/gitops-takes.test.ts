@@ -46,6 +46,8 @@ interface Scenario {
   readonly between: readonly HistoryStep[];
   /** Argo CD: the Application's ignoreDifferences of /spec/replicas with RespectIgnoreDifferences. */
   readonly respectReplicas?: boolean;
+  /** The context the check runs as (default admin): CI often reads with a credential that may not write. */
+  readonly context?: 'viewer';
   /** A HorizontalPodAutoscaler targets the Deployment: the controller's replicas start a fight, said too. */
   readonly autoscaler?: boolean;
   /** The fields the scenario is about, in the server's notation: what the controller takes. */
@@ -96,8 +98,9 @@ const scriptImage: HistoryStep = {
 
 const scenarios: Scenario[] = [
   {
-    name: 'Flux takes replicas a kubectl edit changed',
+    name: 'Flux takes replicas a kubectl edit changed (checked with a credential that may only read)',
     tool: 'flux',
+    context: 'viewer',
     between: [kubectlEditReplicas],
     taken: ['.spec.replicas'],
   },
@@ -411,7 +414,7 @@ for (const scenario of scenarios) {
         '--kubeconfig',
         cluster.kubeconfig,
         '--context',
-        'admin',
+        scenario.context ?? 'admin',
         '--applier',
         scenario.applier ?? scenario.tool,
         '-o',
@@ -449,6 +452,11 @@ for (const scenario of scenarios) {
         ),
       );
     else assert.deepEqual(fights, [], 'no autoscaler, no fight');
+    assert.deepEqual(
+      report.findings.filter((f) => f.code === 'forbidden' || f.code === 'permission-unknown'),
+      [],
+      "the controller sends with its own credential: the user's may only read",
+    );
     assert.ok(
       !report.findings.some((f) => f.code === 'field-conflict'),
       'a controller forces its apply: no field-conflict',

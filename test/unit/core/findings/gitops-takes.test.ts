@@ -24,7 +24,12 @@ const schema = schemaFromOpenApi(
   ),
 ).schema;
 
-function judge(name: string, controller?: ControllerApplier, edit?: (text: string) => string) {
+function judge(
+  name: string,
+  controller?: ControllerApplier,
+  edit?: (text: string) => string,
+  permission?: ResourceFacts['permission'],
+) {
   const fixture = parse(fs.readFileSync(path.join(fixtures, 'gitops', 'controller-apply', `${name}.yaml`), 'utf8')) as {
     manifest: string;
     live: JsonObject;
@@ -34,6 +39,7 @@ function judge(name: string, controller?: ControllerApplier, edit?: (text: strin
     kind: { state: 'served', group: 'apps', resource: 'deployments', namespaced: true },
     live: { state: 'exists', object: fixture.live },
     schema,
+    ...(permission ? { permission } : {}),
   };
   return analyzeResource(resource, facts, {
     fieldManager: 'kubectl',
@@ -149,4 +155,24 @@ test('Argo CD server-side with RespectIgnoreDifferences on replicas leaves the a
     takes[0]!.message,
     /jsonPointers: \[\/spec\/replicas\]\}\] and syncPolicy\.syncOptions: \[RespectIgnoreDifferences=true\]/,
   );
+});
+
+test("a credential that may only read checks the controller's request: the controller sends with its own", () => {
+  const readOnly: ResourceFacts['permission'] = {
+    user: 'viewer',
+    namespace: 'shop',
+    answers: [{ verb: 'patch', named: true, state: 'denied' }],
+  };
+  const asUser = judge('flux-kubectl-scale', undefined, undefined, readOnly);
+  assert.deepEqual(
+    asUser.map((f) => f.code),
+    ['forbidden'],
+    'your own apply: refused',
+  );
+  const asFlux = judge('flux-kubectl-scale', flux, undefined, readOnly);
+  assert.deepEqual(
+    asFlux.filter((f) => f.code === 'forbidden' || f.code === 'permission-unknown'),
+    [],
+  );
+  assert.ok(asFlux.some((f) => f.code === 'gitops-takes'));
 });
