@@ -287,9 +287,11 @@ export async function runCheck(
         ...(preview ? { forcePreview: preview } : {}),
         ...withAppliers(appliedBy(answer.facts)),
       };
-      const verified: VerifyAnswer = verifier
-        ? await verifyResource(verifier, resource, findings, answer.facts, settings)
-        : { ok: true };
+      // A dry run is your own apply: a controller's forced request is not what it would confirm.
+      const verified: VerifyAnswer =
+        verifier && !controller
+          ? await verifyResource(verifier, resource, findings, answer.facts, settings)
+          : { ok: true };
       if (!verified.ok) return { ok: false, problem: verified.problem };
       objects.push(verified.verification ? { ...checked, verification: verified.verification } : checked);
       checkedObjects++;
