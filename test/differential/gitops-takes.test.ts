@@ -28,6 +28,7 @@ import {
 import { connect, create, freshNamespace, get, objectOf, type KubeObject } from '../support/seed';
 import { runCli, scratchDir, writeFiles } from '../cli/cli-process';
 import { replayHistory } from './replay';
+import { requireTool } from '../tools/tools';
 import type { HistoryStep } from './scenario';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -46,6 +47,8 @@ interface Scenario {
   readonly between: readonly HistoryStep[];
   /** Argo CD: the Application's ignoreDifferences of /spec/replicas with RespectIgnoreDifferences. */
   readonly respectReplicas?: boolean;
+  /** Git's file is a resource of a kustomization in the source path: checked through the overlay kustomize builds. */
+  readonly overlay?: boolean;
   /** The context the check runs as (default admin): CI often reads with a credential that may not write. */
   readonly context?: 'viewer';
   /** A HorizontalPodAutoscaler targets the Deployment: the controller's replicas start a fight, said too. */
@@ -199,6 +202,14 @@ const scenarios: Scenario[] = [
     autoscaler: true,
     between: [kubectlLabel, kubectlEditReplicas],
     taken: ['.metadata.labels.tier', '.spec.replicas'],
+  },
+  {
+    name: 'Flux detected for an overlay its source path builds (--applier auto): the take lands on the resource file',
+    tool: 'flux',
+    applier: 'auto',
+    overlay: true,
+    between: [kubectlEditReplicas],
+    taken: ['.spec.replicas'],
   },
   {
     name: 'Argo CD detected from the Application whose path holds the file (--applier auto)',
@@ -398,7 +409,12 @@ for (const scenario of scenarios) {
     const git = gitAt(scenario.git);
     const dir = scratchDir('takes');
     const file = scenario.applier === 'auto' ? path.join('deploy', 'web.yaml') : 'web.yaml';
-    writeFiles(dir, { [file]: stringify(git) });
+    writeFiles(dir, {
+      [file]: stringify(git),
+      ...(scenario.overlay ? { [path.join('deploy', 'kustomization.yaml')]: 'resources:\n- web.yaml\n' } : {}),
+    });
+    const kustomize = scenario.overlay ? requireTool(t, 'kustomize') : undefined;
+    if (scenario.overlay && !kustomize) return;
     if (scenario.applier === 'auto') {
       // A clone of the Application's repository: its remote is the Application's repoURL.
       const git = (...args: string[]) => spawnSync('git', args, { cwd: dir, encoding: 'utf8' });
@@ -417,6 +433,7 @@ for (const scenario of scenarios) {
         scenario.context ?? 'admin',
         '--applier',
         scenario.applier ?? scenario.tool,
+        ...(kustomize ? ['--kustomize-binary', kustomize] : []),
         '-o',
         'json',
         file,
@@ -425,7 +442,7 @@ for (const scenario of scenarios) {
     );
     assert.ok(run.status === 0 || run.status === 1, run.stderr);
     const report = JSON.parse(run.stdout) as {
-      findings: { code: string; path?: string; message: string }[];
+      findings: { code: string; path?: string; message: string; file: string }[];
       objects?: unknown;
     };
     const said = report.findings
@@ -443,6 +460,8 @@ for (const scenario of scenarios) {
             ),
         'the detected controller object is named',
       );
+    for (const f of report.findings.filter((x) => x.code === 'gitops-takes'))
+      assert.equal(f.file, file, 'said on the file that writes the field');
     const fights = report.findings.filter((f) => f.code === 'gitops-fight');
     if (scenario.autoscaler)
       assert.match(

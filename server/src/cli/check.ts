@@ -166,15 +166,18 @@ export async function runCheck(
   // name, one with many by a list (charts are rendered below, and read as they come).
   await reads.expect([...[...plain.values()].flatMap((p) => p.resources), ...renders.flatMap((r) => r.resources)]);
   for (const { root, wanted, target, result, resources } of renders) {
+    // The controller whose source path builds this overlay (auto): it sends what the overlay renders.
+    const controller = await options.applierOf?.(path.join(root, 'kustomization.yaml'), '');
+    const overlaySettings: AnalysisSettings = controller ? { ...together, controller } : together;
     for (const resource of resources) {
       const judged = await judgeRenderedObject(reads, {
         resource,
-        apply: { settings: together },
+        apply: { settings: overlaySettings },
         sourceMap: result.sourceMap,
         label: target.label,
         rendered: { target: target.label, root: displayPath(root), index: resource.documentIndex },
         ...(wanted !== 'all' ? { wanted } : {}),
-        verifier,
+        verifier: controller ? undefined : verifier,
       });
       if (!judged.ok) return judged;
       objects.push(...judged.entries);
