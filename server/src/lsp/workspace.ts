@@ -268,14 +268,23 @@ export class Workspace {
  * file on disk, and only with a session (cluster access).
  */
 function controllerOf(uri: string, settings: Settings, session: Session | undefined): ControllerApplier | undefined {
-  if (!session || settings.applier === 'kubectl' || settings.applier === 'helm' || !uri.startsWith('file:'))
-    return undefined;
+  if (!uri.startsWith('file:')) return undefined;
   let file: string;
   try {
     file = fileURLToPath(uri);
   } catch {
     return undefined;
   }
+  return controllerOfPath(file, settings, session);
+}
+
+/** The same for a file by its path (an overlay's kustomization, lsp/rendered.ts). */
+export function controllerOfPath(
+  file: string,
+  settings: Settings,
+  session: Session | undefined,
+): ControllerApplier | undefined {
+  if (!session || settings.applier === 'kubectl' || settings.applier === 'helm') return undefined;
   const sources = settings.applier === 'auto' ? session.connection.gitopsPolicies.peekRepositorySources() : undefined;
   return applierOfFile(settings.applier, file, undefined, sources);
 }

@@ -95,7 +95,7 @@ test('Flux takes replicas from kubectl scale: the scale subresource entry is nam
 
 test('Flux with ssa: IfNotPresent on the manifest takes nothing', () => {
   const findings = judge('flux-kubectl-scale', flux, (t) =>
-    t.replace(/  name: web\n/, '  name: web\n  annotations:\n    kustomize.toolkit.fluxcd.io/ssa: IfNotPresent\n'),
+    t.replace(/ {2}name: web\n/, '  name: web\n  annotations:\n    kustomize.toolkit.fluxcd.io/ssa: IfNotPresent\n'),
   );
   assert.deepEqual(
     findings.filter((f) => f.code === 'gitops-takes'),
