@@ -461,6 +461,14 @@ export const mutations = [
     tests: ['test/unit/core/findings/gitops-fight.test.ts'],
   },
   {
+    id: 'gitops-fight-unknown-silent',
+    rule: 'autoscalers that could not be read make the fight unknown, said on the replicas line, not silence',
+    file: core('findings/gitops-fight.ts'),
+    from: "  if (replicas && autoscalers?.state === 'unknown') {",
+    to: '  if (false) {',
+    tests: ['test/unit/core/findings/gitops-fight.test.ts'],
+  },
+  {
     id: 'facts-ignore-autoscalers',
     rule: "the editor's findings change when the autoscalers beside a GitOps-applied object arrive",
     file: 'server/src/lsp/document-analysis.ts',

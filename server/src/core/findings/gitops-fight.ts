@@ -64,6 +64,24 @@ export function fightFindings(input: FightInput): Finding[] {
       });
     }
   }
+  if (replicas && autoscalers?.state === 'unknown') {
+    // Silence here would claim "no fight": say instead that it could not be judged, and why.
+    const cycles = policies.flatMap((p) => cycleOf(p, input, '/spec/replicas') ?? []);
+    if (cycles.length > 0) {
+      const code = 'gitops-fight-unknown';
+      out.push({
+        code,
+        severity: defaultSeverity(code),
+        message:
+          `${cycles[0]!.who} sets replicas: ${showValue(replicas.manifest)} ${cycles[0]!.when}; whether a ` +
+          `HorizontalPodAutoscaler sets it back (a fight) is unknown: ${autoscalers.reason}`,
+        range: replicas.range,
+        object: input.object,
+        path: '.spec.replicas',
+        manifestValue: replicas.manifest,
+      });
+    }
+  }
   // Two GitOps controllers applying one object: each sync takes back what the other set.
   const continuous = policies.flatMap((p) => {
     const cycle = cycleOf(p, input);
