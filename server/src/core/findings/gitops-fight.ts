@@ -8,7 +8,7 @@
 import type { JsonObject } from '../json';
 import type { ManifestResource, Range } from '../manifest/manifest';
 import type { ApplierPolicy } from '../gitops/model';
-import { argoIgnores, fluxSsaModeOf } from '../gitops/policy';
+import { argoIgnores, fluxSsaModeOf, helmDriftExcluded } from '../gitops/policy';
 import { defaultSeverity } from './catalogue';
 import type { ResourceFacts } from './facts';
 import type { Finding, ObjectIdentity } from './finding';
@@ -128,7 +128,7 @@ function cycleOf(
       return { who, when: 'at every sync', continuous: false };
     }
     case 'flux-helm':
-      if (policy.suspend || policy.driftDetection !== 'enabled') return undefined;
+      if (policy.suspend || policy.driftDetection !== 'enabled' || helmDriftExcluded(input.live)) return undefined;
       return {
         who: `Flux HelmRelease ${policy.namespace}/${policy.name}`,
         when: `every ${policy.interval}`,
