@@ -11,6 +11,8 @@ import { startTestServer, type TestServer } from '../support/lsp-client';
 import { apply, connect, objectOf, scale, type KubeObject } from '../support/seed';
 import { applyTextEdits as applyEdits } from '../../server/src/core/manifest/edits';
 import { seedAppliers, type AppliersScene } from '../support/seed-appliers';
+import { accessUser } from '../support/access';
+import { startTestServer as startServerAs } from '../support/lsp-client';
 
 let scene: AppliersScene;
 let server: TestServer;
@@ -177,6 +179,43 @@ test('an autoscaler targets a Flux-applied Deployment whose Git sets replicas: t
   const edited = applyEdits(text, Object.values(remove.edit.changes ?? {})[0]!);
   assert.ok(!/replicas:/.test(edited), edited);
   await server.close(uri);
+});
+
+test('a user who may not list autoscalers: the replicas line of a Flux-applied Deployment says a fight is unknown and why, not silence', async (t) => {
+  const live = scene.objects['flux-kustomize'];
+  const admin = connect('admin', testCluster()!.kubeconfig);
+  // May read the Deployment and the Kustomization, not the namespace's HorizontalPodAutoscalers.
+  const user = await accessUser(admin, scene.namespace, 'no-autoscalers', {
+    namespaced: [
+      {
+        namespace: scene.namespace,
+        rules: [
+          { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'patch'] },
+          { apiGroups: ['kustomize.toolkit.fluxcd.io'], resources: ['kustomizations'], verbs: ['get'] },
+        ],
+      },
+    ],
+  });
+  t.after(user.cleanup);
+  const limited = await startServerAs({ settings: { kubeconfig: user.kubeconfig, context: user.context } });
+  try {
+    const uri = 'file:///w/flux-web-unknown-fight.yaml';
+    const text = manifestOf(live);
+    await limited.open(uri, text);
+    const diagnostics = await limited.diagnosticsUntil(uri, (d) => d.some((x) => x.code === 'gitops-fight-unknown'));
+    const unknown = diagnostics.filter((d) => d.code === 'gitops-fight-unknown');
+    assert.equal(unknown.length, 1, JSON.stringify(diagnostics.map((d) => d.message)));
+    assert.equal(text.split('\n')[unknown[0]!.range.start.line]!.trim(), 'replicas: 2');
+    assert.match(
+      unknown[0]!.message,
+      new RegExp(
+        `^Flux Kustomization ${scene.namespace}/shop sets replicas: 2 every 10m; whether a HorizontalPodAutoscaler sets it back \\(a fight\\) is unknown: HorizontalPodAutoscalers may not be listed here: listing horizontalpodautoscalers\\.autoscaling is not allowed`,
+      ),
+    );
+    assert.ok(!diagnostics.some((d) => d.code === 'gitops-fight'), 'no fight claimed either');
+  } finally {
+    await limited.shutdown();
+  }
 });
 
 test('with the applier set to flux, the file is Flux’s request: the replicas an autoscaler set are said taken, no conflict, and the quick fix annotates ssa: IfNotPresent', async () => {

@@ -121,6 +121,15 @@ export const findingCatalogue = {
       "Each sync of the controller applying the object writes Git's value over another active writer's (an autoscaler), which sets its own again: the field jumps at every sync.",
     docs: docsLinks.fieldManagement,
   },
+  'gitops-fight-unknown': {
+    severity: 'information',
+    title: 'Whether an autoscaler fights the GitOps controller is unknown',
+    description:
+      "The controller applying the object from Git sets its replicas, but the namespace's HorizontalPodAutoscalers could not be read (the user may not list them, the cluster did not answer): whether one sets the replicas back, and the object flaps, is unknown.",
+    docs: docsLinks.fieldManagement,
+    quiet: true,
+  },
+
   'context-drift': {
     severity: 'information',
     title: 'The object differs between clusters',

@@ -8,7 +8,7 @@
 import type { JsonObject } from '../json';
 import type { ManifestResource, Range } from '../manifest/manifest';
 import type { ApplierPolicy } from '../gitops/model';
-import { argoIgnores, fluxSsaAnnotation, fluxSsaModeOf } from '../gitops/policy';
+import { argoIgnores, fluxSsaAnnotation, fluxSsaModeOf, helmDriftExcluded } from '../gitops/policy';
 import { argoKeepSnippet } from './gitops-takes';
 import { defaultSeverity } from './catalogue';
 import type { ResourceFacts } from './facts';
@@ -67,6 +67,24 @@ export function fightFindings(input: FightInput): Finding[] {
       });
     }
   }
+  if (replicas && autoscalers?.state === 'unknown') {
+    // Silence here would claim "no fight": say instead that it could not be judged, and why.
+    const cycles = policies.flatMap((p) => cycleOf(p, input, '/spec/replicas') ?? []);
+    if (cycles.length > 0) {
+      const code = 'gitops-fight-unknown';
+      out.push({
+        code,
+        severity: defaultSeverity(code),
+        message:
+          `${cycles[0]!.who} sets replicas: ${showValue(replicas.manifest)} ${cycles[0]!.when}; whether a ` +
+          `HorizontalPodAutoscaler sets it back (a fight) is unknown: ${autoscalers.reason}`,
+        range: replicas.range,
+        object: input.object,
+        path: '.spec.replicas',
+        manifestValue: replicas.manifest,
+      });
+    }
+  }
   // Two GitOps controllers applying one object: each sync takes back what the other set.
   const continuous = policies.flatMap((p) => {
     const cycle = cycleOf(p, input);
@@ -113,7 +131,7 @@ function cycleOf(
       return { who, when: 'at every sync', continuous: false };
     }
     case 'flux-helm':
-      if (policy.suspend || policy.driftDetection !== 'enabled') return undefined;
+      if (policy.suspend || policy.driftDetection !== 'enabled' || helmDriftExcluded(input.live)) return undefined;
       return {
         who: `Flux HelmRelease ${policy.namespace}/${policy.name}`,
         when: `every ${policy.interval}`,
