@@ -1,9 +1,10 @@
-// The repository a GitOps controller applies from: `check --applier flux|argocd|argocd-ssa` (and
+// The repository a GitOps controller applies from: `check --applier flux|argocd|argocd-ssa|flux-helm` (and
 // `auto`, detected from the Argo CD Application whose source path holds the file) against what the
 // controller's own apply code really takes. Per scenario, in a namespace of its own, against the
 // real kube-apiserver:
 //   1. the controller applies Git once (Flux's fluxcd/pkg/ssa resource manager with
-//      kustomize-controller's options, or kubectl as Argo CD's sync sends it), then other writers
+//      kustomize-controller's options, kubectl as Argo CD's sync sends it, or Helm 4's forced
+//      server-side upgrade, the code helm-controller runs), then other writers
 //      change the object (a kubectl edit, a label, a deploy script, the scale subresource);
 //   2. the product checks what Git now holds as the controller's request (`check --applier … -o
 //      json`, reads only): the fields it says the controller takes (`gitops-takes`);
@@ -23,6 +24,7 @@ import {
   argoServerSideApply,
   ensureFluxApply,
   fluxApply,
+  helmUpgrade,
   respectIgnoreDifferences,
 } from '../support/gitops-appliers';
 import { connect, create, freshNamespace, get, objectOf, type KubeObject } from '../support/seed';
@@ -32,7 +34,7 @@ import { requireTool } from '../tools/tools';
 import type { HistoryStep } from './scenario';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type Tool = 'flux' | 'argocd' | 'argocd-ssa';
+type Tool = 'flux' | 'argocd' | 'argocd-ssa' | 'flux-helm';
 
 interface Scenario {
   readonly name: string;
@@ -204,6 +206,18 @@ const scenarios: Scenario[] = [
     taken: ['.metadata.labels.tier', '.spec.replicas'],
   },
   {
+    name: 'Flux helm-controller (Helm 4’s forced upgrade) takes replicas a kubectl edit changed, leaves a label',
+    tool: 'flux-helm',
+    between: [kubectlEditReplicas, kubectlLabel],
+    taken: ['.spec.replicas'],
+  },
+  {
+    name: 'Flux helm-controller takes an image from a deploy script',
+    tool: 'flux-helm',
+    between: [scriptImage],
+    taken: ['.spec.template.spec.containers[name="web"].image'],
+  },
+  {
     name: 'Flux detected for an overlay its source path builds (--applier auto): the take lands on the resource file',
     tool: 'flux',
     applier: 'auto',
@@ -278,6 +292,9 @@ const managers: Record<Tool, string> = {
   flux: 'kustomize-controller',
   argocd: 'argocd-controller',
   'argocd-ssa': 'argocd-controller',
+  // The truth is Helm 4's own upgrade, which the Helm CLI sends as `helm` (helm-controller runs the
+  // same code under its own name): Git's fields are that manager's, never another's taken.
+  'flux-helm': 'helm',
 };
 
 const admin = () => connect('admin');
@@ -299,7 +316,8 @@ for (const scenario of scenarios) {
     const namespace = await freshNamespace(conn, 'takes');
     const app = `shop-${namespace.slice(-6)}`;
     const repoURL = `https://git.example.com/team/${namespace}.git`;
-    const argo = scenario.tool !== 'flux';
+    const argo = scenario.tool === 'argocd' || scenario.tool === 'argocd-ssa';
+    if (scenario.tool === 'flux-helm' && !requireTool(t, 'helm4')) return;
     if (argo) {
       objectOf(
         await create(conn, 'kch-test-setup', {
@@ -384,6 +402,7 @@ for (const scenario of scenarios) {
     const sync = async (d: Deployment) => {
       const text = stringify(sent(d));
       if (scenario.tool === 'flux') await fluxApply(cluster.kubeconfig, text, owner);
+      else if (scenario.tool === 'flux-helm') await helmUpgrade(cluster.kubeconfig, text, { name: 'web', namespace });
       else if (scenario.tool === 'argocd') await argoClientSideApply(cluster.kubeconfig, text);
       else {
         const live = await get(conn, sent(d) as unknown as KubeObject);
