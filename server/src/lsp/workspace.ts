@@ -285,9 +285,18 @@ export function controllerOfPath(
   session: Session | undefined,
 ): ControllerApplier | undefined {
   if (!session || settings.applier === 'kubectl' || settings.applier === 'helm') return undefined;
-  const sources = settings.applier === 'auto' ? session.connection.gitopsPolicies.peekRepositorySources() : undefined;
-  return applierOfFile(settings.applier, file, undefined, sources);
+  if (settings.applier !== 'auto') return applierOfFile(settings.applier, file, undefined, undefined);
+  const sources = session.connection.gitopsPolicies.peekRepositorySources();
+  if (!sources) return undefined;
+  // Per read of the sources, each file's answer once: a keystroke reads no .git/config.
+  let known = detected.get(sources);
+  if (!known) detected.set(sources, (known = new Map()));
+  if (!known.has(file)) known.set(file, applierOfFile('auto', file, undefined, sources));
+  return known.get(file);
 }
+
+/** The applier `auto` found per file, for each read of the controllers' sources (a new read starts afresh). */
+const detected = new WeakMap<object, Map<string, ControllerApplier | undefined>>();
 
 /** Kustomizations, the files they use and a chart's files: sources of rendered manifests. */
 export function isRenderedSource(file: ClassifiedFile): boolean {
