@@ -2,13 +2,20 @@
 // kube-apiserver with Argo CD's and Flux's CRDs: on the object's hover, the Argo CD Application with
 // its policy (automated, self-heal, server-side apply) and the Flux Kustomization with its interval;
 // on a field the controller owns, the same; an applier whose object does not exist says its policy is
-// unknown and why; and the code lens above each object names the applier.
+// unknown and why; and the code lens above each object names the applier. With the applier setting
+// (flux named, or auto: the Application whose source path holds the file, in a clone of its
+// repository), the file is judged as the controller's request: what it takes from whom.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
 import { testCluster } from '../support/env';
 import { startTestServer, type TestServer } from '../support/lsp-client';
-import { apply, connect, objectOf, scale, type KubeObject } from '../support/seed';
+import { apply, connect, create, objectOf, patch, scale, type KubeObject } from '../support/seed';
 import { applyTextEdits as applyEdits } from '../../server/src/core/manifest/edits';
 import { seedAppliers, type AppliersScene } from '../support/seed-appliers';
 import { accessUser } from '../support/access';
@@ -257,5 +264,63 @@ test('with the applier set to flux, the file is Flux’s request: the replicas a
     await server.close(uri);
   } finally {
     server.setSettings({ kubeconfig: cluster.kubeconfig, context: 'admin' });
+  }
+});
+
+test('applier auto (the default): a file of the repository an Argo CD Application applies, in a clone of it, is that Application’s request', async (t) => {
+  const cluster = testCluster()!;
+  const admin = connect('admin', cluster.kubeconfig);
+  const live = scene.objects['argo-tracked'];
+  const repoURL = `https://git.example.com/editor/${scene.namespace}.git`;
+  const app = `editor-${scene.namespace.slice(-6)}`;
+  objectOf(
+    await create(admin, 'kch-test-setup', {
+      apiVersion: 'argoproj.io/v1alpha1',
+      kind: 'Application',
+      metadata: { name: app, namespace: scene.namespace },
+      spec: {
+        project: 'default',
+        source: { repoURL, path: 'deploy', targetRevision: 'main' },
+        destination: { server: 'https://kubernetes.default.svc', namespace: scene.namespace },
+        syncPolicy: { automated: { selfHeal: true }, syncOptions: ['ServerSideApply=true'] },
+      },
+    } as KubeObject),
+    'the Application',
+  );
+  // Another writer changes a label Git sets.
+  objectOf(
+    await patch(admin, 'deploy-script', live, { metadata: { labels: { tier: 'web' } } }, { type: 'merge' }),
+    'the script’s label',
+  );
+  // A clone of the Application's repository, its file in the source path.
+  const top = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-editor-auto-'));
+  t.after(() => fs.rmSync(top, { recursive: true, force: true }));
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: top, encoding: 'utf8' });
+  git('init', '-q');
+  git('remote', 'add', 'origin', `git@git.example.com:editor/${scene.namespace}.git`);
+  const file = path.join(top, 'deploy', 'web.yaml');
+  fs.mkdirSync(path.dirname(file));
+  const text = manifestOf({
+    ...live,
+    metadata: { ...live.metadata, labels: { ...live.metadata.labels, tier: 'frontend' } },
+  });
+  fs.writeFileSync(file, text);
+  // A session of its own: the sources are read once per session.
+  const fresh = await startServerAs({ settings: { kubeconfig: cluster.kubeconfig, context: 'admin' } });
+  try {
+    const uri = pathToFileURL(file).href;
+    await fresh.open(uri, text);
+    const diagnostics = await fresh.diagnosticsUntil(uri, (d) => d.some((x) => x.code === 'gitops-takes'));
+    const takes = diagnostics.filter((d) => d.code === 'gitops-takes');
+    assert.deepEqual(
+      takes.map((d) => d.message.replace(/ To keep the live value.*$/, '')),
+      [
+        `Argo CD application ${app} takes .metadata.labels.tier from deploy-script ("web" → "frontend") at its next sync.`,
+      ],
+    );
+    assert.equal(text.split('\n')[takes[0]!.range.start.line]!.trim(), 'tier: frontend');
+    assert.match(takes[0]!.message, new RegExp(`add to the Application ${app} spec\\.ignoreDifferences`));
+  } finally {
+    await fresh.shutdown();
   }
 });
