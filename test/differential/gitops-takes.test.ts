@@ -116,6 +116,20 @@ const scenarios: Scenario[] = [
     taken: ['.metadata.labels.tier'],
   },
   {
+    name: 'Flux removes two labels kubectl label added, one whose name starts with the other and a dot',
+    tool: 'flux',
+    between: [
+      {
+        patch: {
+          manager: 'kubectl-label',
+          type: 'merge',
+          body: { metadata: { labels: { tier: 'frontend', 'tier.example.com/owner': 'me' } } },
+        },
+      },
+    ],
+    taken: ['.metadata.labels.tier', '.metadata.labels.tier.example.com/owner'],
+  },
+  {
     name: 'Flux takes an image another tool changed, from that tool',
     tool: 'flux',
     between: [scriptImage],

@@ -15,6 +15,7 @@ import { controllerManagers, controllerSend } from '../gitops/controller-request
 import { predictControllerApply } from '../gitops/controller-apply';
 import type { ArgoApplicationPolicy, ControllerApplier } from '../gitops/model';
 import { fluxSsaAnnotation, jsonPointerOf } from '../gitops/policy';
+import { pathElementKey } from '../ssa/field-set';
 import type { ManagerIdentity } from '../ssa/messages';
 import { formatPath, type FieldPath } from '../ssa/path';
 import type { SchemaModel } from '../ssa/schema';
@@ -78,9 +79,7 @@ export function takesFindings(input: TakesInput): Finding[] {
   if (predicted.outcome !== 'applied') return [];
   const own = controllerManagers[applier.name];
   const changed = new Map(predicted.changed.map((c) => [formatPath(c.path), c]));
-  const removed = predicted.removed.map(formatPath);
-  const isRemoved = (key: string) =>
-    removed.some((r) => key === r || key.startsWith(`${r}.`) || key.startsWith(`${r}[`));
+  const isRemoved = (path: FieldPath) => predicted.removed.some((r) => within(path, r));
   const takes = new Map<string, Take>();
   const note = (
     path: FieldPath,
@@ -107,13 +106,13 @@ export function takesFindings(input: TakesInput): Finding[] {
       const key = formatPath(path);
       const change = changed.get(key);
       if (change) note(path, h.from, change.before, change.after, change.after === undefined);
-      else if (isRemoved(key)) note(path, h.from, undefined, undefined, true);
+      else if (isRemoved(path)) note(path, h.from, undefined, undefined, true);
     }
   }
   // One finding for the top-most field of a taken subtree (a list item, a map), not each leaf in it.
-  const keys = [...takes.keys()];
-  const topMost = [...takes.values()].filter(
-    (t) => !keys.some((k) => k !== t.key && (t.key.startsWith(`${k}.`) || t.key.startsWith(`${k}[`))),
+  const all = [...takes.values()];
+  const topMost = all.filter(
+    (t) => !all.some((o) => o !== t && o.path.length < t.path.length && within(t.path, o.path)),
   );
   const who = controllerWho(applier);
   const when = controllerWhen(applier);
@@ -147,6 +146,11 @@ interface Take {
   readonly before: JsonValue | undefined;
   readonly after: JsonValue | undefined;
   readonly gone: boolean;
+}
+
+/** Whether `path` is `prefix` or below it, element by element (a key may hold dots: `app.kubernetes.io/name`). */
+function within(path: FieldPath, prefix: FieldPath): boolean {
+  return prefix.length <= path.length && prefix.every((e, i) => pathElementKey(e) === pathElementKey(path[i]!));
 }
 
 function sameManager(a: ManagerIdentity, b: ManagerIdentity): boolean {
