@@ -320,6 +320,11 @@ test('applier auto (the default): a file of the repository an Argo CD Applicatio
     );
     assert.equal(text.split('\n')[takes[0]!.range.start.line]!.trim(), 'tier: frontend');
     assert.match(takes[0]!.message, new RegExp(`add to the Application ${app} spec\\.ignoreDifferences`));
+    console.log(JSON.stringify(diagnostics.map((d) => [d.code, d.message])));
+    const lenses = await fresh.codeLenses(uri);
+    // (The object's tracking id names the scene's Application too: once its policy is read, two
+    // Applications apply the object, which is an error of its own: their fight.)
+    assert.match(lenses[0]?.command?.title ?? '', / · its GitOps controller takes 1 field at its next sync · /);
   } finally {
     await fresh.shutdown();
   }
