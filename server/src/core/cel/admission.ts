@@ -7,13 +7,15 @@
 // Kubernetes libraries a policy commonly calls are added where the product's CEL library lacks them
 // (k8s.io/apiserver pkg/cel/library): lists (`isSorted`, `sum`, `min`, `max`, `indexOf`,
 // `lastIndexOf`), regex (`find`, `findAll`), quantity (`quantity`, `isQuantity` and the Quantity
-// methods), semver (`semver`, `isSemver` and the Semver methods) and the standard
-// `matches(string, string)`. What is not here — `authorizer`,
-// `request.userInfo`, the URL, IP, CIDR and format libraries, an expression the library
-// cannot compile or evaluate — is an `unknown` answer, for the dry run to decide; never a guess.
+// methods), semver (`semver`, `isSemver` and the Semver methods), URLs, IP addresses, CIDRs and
+// named formats, and the standard `matches(string, string)`. An expression that fails at run time
+// as the server's does is an `error` answer, in the server's words where they are known (the policy's
+// failurePolicy then decides). What is not here — `authorizer`, `request.userInfo`, the `datetime`
+// format, an expression the library cannot compile or evaluate — is an `unknown` answer, for the
+// dry run to decide; never a guess.
 import { Environment } from '@marcbachmann/cel-js';
 import { isJsonObject, type JsonValue } from '../json';
-import { firstLine, unsupportedCalls, unsupportedWhy } from './validate';
+import { firstLine, goRuntimeError, unsupportedCalls, unsupportedWhy } from './validate';
 import { withKubernetesLibraries } from './libraries';
 
 export { parseQuantity } from './libraries';
@@ -22,8 +24,11 @@ export type PolicyAnswer =
   | { readonly kind: 'value'; readonly value: unknown }
   /** The product cannot tell: the library lacks something, or the expression reads what is not known. */
   | { readonly kind: 'unknown'; readonly why: string }
-  /** The expression fails at run time as the server's would (a missing key): the server's words differ. */
-  | { readonly kind: 'error'; readonly why: string };
+  /**
+   * The expression fails at run time as the server's does (a missing key, a division by zero, a
+   * text url() or ip() refuses); `words` are the server's CEL error, where the product knows them.
+   */
+  | { readonly kind: 'error'; readonly why: string; readonly words?: string };
 
 /** What a policy's expressions see, as JSON; `variables` are the answers of the policy's variables so far. */
 export interface PolicyInput {
@@ -146,14 +151,12 @@ export function evaluatePolicyExpression(expression: string, input: PolicyInput)
   try {
     return { kind: 'value', value: c.evaluate({ ...base, variables }) };
   } catch (e) {
+    const words = goRuntimeError(e);
+    if (words !== undefined) return { kind: 'error', why: words, words };
     const message = firstLine(e);
-    // Errors the server's CEL gives too; anything else may be the library's own limit.
-    if (
-      /no such key|out of bounds|division by zero|modulus by zero|overflow|cannot convert|empty list|could not parse semver|quantities must match/i.test(
-        message,
-      )
-    )
-      return { kind: 'error', why: message };
+    // Errors the server's CEL gives too, in words the product does not know; anything else may be
+    // the library's own limit.
+    if (/out of bounds|overflow|cannot convert|empty list/i.test(message)) return { kind: 'error', why: message };
     return { kind: 'unknown', why: `the product's CEL library cannot evaluate it here (${message})` };
   }
 }

@@ -19,7 +19,8 @@
 import { Environment, Optional } from '@marcbachmann/cel-js';
 import { isJsonObject, jsonEqual, type JsonObject, type JsonValue } from '../json';
 import { goQuote, type FieldPath, type PathElement } from '../ssa/path';
-import { ADDED_FUNCTIONS, ADDED_METHODS, withKubernetesLibraries } from './libraries';
+import { ADDED_FUNCTIONS, ADDED_METHODS, ADDED_NAMESPACED, withKubernetesLibraries } from './libraries';
+import { CelRuntimeError } from './network';
 import type { CelNode, CelRule } from './schema';
 
 export type RuleVerdict =
@@ -194,7 +195,21 @@ function evaluateRule(
     return old !== undefined ? { self, oldSelf } : { self };
   };
   const result = run(compiled, activation(rule.optionalOldSelf === true));
-  if (!result.ok) return unknown(result.why);
+  if (!result.ok) {
+    // A rule that fails at run time is refused at its node, ratcheting or not (validation.go):
+    // `<error> evaluating rule: <message, else the rule>`. Where set and map lists are compared, their
+    // order might decide whether it fails: unknown.
+    if (result.words === undefined || hasUnorderedList(node)) return unknown(result.why);
+    const said = `${result.words} evaluating rule: ${rule.message !== undefined && rule.message !== '' ? rule.message.trim() : rule.rule.trim()}`;
+    return {
+      kind: 'broken',
+      rule,
+      path: at.path,
+      field: at.field || '<nil>',
+      detail: fieldError(node, undefined, said),
+      transition,
+    };
+  }
   if (typeof result.value !== 'boolean') return unknown(`the rule gives ${typeof result.value}, not a boolean, here`);
   // Lists of type set and map are equal whatever their order for the server's CEL; the library
   // compares in order. Where the two orders could disagree, evaluate again with both sides sorted:
@@ -427,7 +442,8 @@ export function unsupportedCalls(ast: unknown, each?: (node: CelAstNode) => void
       const name = node.args[0];
       const receiver = node.op === 'rcall' ? (node.args[1] as CelAstNode | undefined) : undefined;
       if (receiver?.op === 'id' && typeof receiver.args === 'string' && NAMESPACES.has(receiver.args)) {
-        if (!NAMESPACED.has(`${receiver.args}.${name}`)) calls.add(`${receiver.args}.${name}()`);
+        const qualified = `${receiver.args}.${name}`;
+        if (!NAMESPACED.has(qualified) && !ADDED_NAMESPACED.has(qualified)) calls.add(`${qualified}()`);
       } else if (
         node.op === 'call'
           ? !FUNCTIONS.has(name) && !ADDED_FUNCTIONS.has(name)
@@ -447,18 +463,41 @@ export function unsupportedWhy(calls: ReadonlySet<string>): string {
   return `it uses ${[...calls].join(', ')}, ${calls.size === 1 ? 'a Kubernetes CEL function' : 'Kubernetes CEL functions'} the product's CEL library does not have`;
 }
 
-type Run = { ok: true; value: unknown } | { ok: false; why: string; runtime: boolean };
+type Run = { ok: true; value: unknown } | { ok: false; why: string; runtime: boolean; words?: string };
 
 function run(compiled: Extract<Compiled, { ok: true }>, ctx: Record<string, unknown>): Run {
   try {
     return { ok: true, value: compiled.evaluate(ctx) };
   } catch (e) {
     const message = firstLine(e);
-    // Errors the server's CEL gives too (no such key, index out of bounds, division by zero,
-    // overflow); anything else may be the library's own limit.
-    const runtime = /no such key|out of bounds|division by zero|modulus by zero|overflow/i.test(message);
+    const words = goRuntimeError(e);
+    if (words !== undefined)
+      return { ok: false, why: `it fails at run time as the server's does (${words})`, runtime: true, words };
+    // Errors the server's CEL gives too (index out of bounds, overflow) in other words; anything
+    // else may be the library's own limit.
+    const runtime = /out of bounds|overflow/i.test(message);
     return { ok: false, why: `the product's CEL library cannot evaluate it here (${message})`, runtime };
   }
+}
+
+/**
+ * The API server's words (cel-go's) for a run-time error the product's CEL library gave, where they
+ * are known: a missing key, an index out of bounds, a division or modulus by zero, an integer
+ * overflow, and the Kubernetes libraries' own errors (written in the server's words).
+ */
+export function goRuntimeError(e: unknown): string | undefined {
+  if (e instanceof CelRuntimeError) return e.message;
+  const cause = e instanceof Error && e.cause instanceof CelRuntimeError ? e.cause : undefined;
+  if (cause) return cause.message;
+  const message = firstLine(e);
+  let m = /^No such key: index out of bounds, index (-?\d+)/.exec(message);
+  if (m) return `index out of bounds: ${m[1]}`;
+  m = /^No such key: (.*)$/.exec(message);
+  if (m) return `no such key: ${m[1]}`;
+  if (message === 'division by zero') return message;
+  if (message === 'modulo by zero') return 'modulus by zero';
+  if (/^integer overflow\b/.test(message)) return 'integer overflow';
+  return undefined;
 }
 
 export function firstLine(e: unknown): string {
