@@ -489,7 +489,11 @@ export function withKubernetesLibraries(base: Environment): Environment {
     .registerType('net.CIDR', CIDR)
     .registerFunction('cidr(string): net.CIDR', parseCIDR)
     .registerFunction('isCIDR(string): bool', isCIDR)
-    .registerFunction('net.CIDR.containsIP(string): bool', (c: CIDR, s: string) => c.containsIP(parseIP(s)))
+    .registerFunction('net.CIDR.containsIP(string): bool', (c: CIDR, s: string) => {
+      // cidr.go passes ip()'s error to an overload that takes only an IP: cel-go answers no such overload.
+      if (!isIP(s)) throw new CelRuntimeError('no such overload');
+      return c.containsIP(parseIP(s));
+    })
     .registerFunction('net.CIDR.containsIP(net.IP): bool', (c: CIDR, a: IPAddr) => c.containsIP(a))
     .registerFunction('net.CIDR.containsCIDR(string): bool', (c: CIDR, s: string) => c.containsCIDR(parseCIDR(s)))
     .registerFunction('net.CIDR.containsCIDR(net.CIDR): bool', (c: CIDR, o: CIDR) => c.containsCIDR(o))

@@ -317,7 +317,8 @@ export function parseCIDR(raw: string): CIDR {
   const bitsText = s.slice(i + 1);
   if ((bitsText.length > 1 && (bitsText[0]! < '1' || bitsText[0]! > '9')) || !/^[+-]?\d+$/.test(bitsText))
     throw fail(`bad bits after slash: ${q(bitsText)}`);
-  // strconv.Atoi takes a sign; the check above leaves only "+" or "-" followed by nothing, refused there.
+  // strconv.Atoi refuses what int64 does not hold.
+  if (BigInt(bitsText) > (1n << 63n) - 1n) throw fail(`bad bits after slash: ${q(bitsText)}`);
   const bits = Number(bitsText);
   if (bits < 0 || bits > (addr.is4 ? 32 : 128)) throw fail('prefix length out of range');
   if (addr.is4In6)
@@ -412,6 +413,7 @@ const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const PATH = new Set(`${ALNUM}$&+,-./:;=@_~`);
 const HOST = new Set(`${ALNUM}!"$&'()*+,-.:;<=>[]_~`);
 const USER = new Set(`${ALNUM}$&+,-.;=_~`);
+const ZONE = new Set(HOST);
 const QUERY = new Set(`${ALNUM}-._~`);
 const FRAGMENT = new Set(`${ALNUM}!$&()*+,-./:;=?@_~`);
 type Mode = Set<string>;
@@ -432,12 +434,17 @@ function unescape(s: string, mode: Mode): string {
       }
       if (mode === HOST && parseInt(s[i + 1]!, 16) < 8 && s.slice(i, i + 3) !== '%25')
         throw new UrlError(`invalid URL escape ${q(s.slice(i, i + 3))}`);
+      if (mode === ZONE) {
+        const v = String.fromCharCode(parseInt(s.slice(i + 1, i + 3), 16));
+        if (s.slice(i, i + 3) !== '%25' && v !== ' ' && !HOST.has(v))
+          throw new UrlError(`invalid URL escape ${q(s.slice(i, i + 3))}`);
+      }
       i += 3;
     } else if (c === '+') {
       hasPlus = mode === QUERY;
       i++;
     } else {
-      if (mode === HOST && c.charCodeAt(0) < 0x80 && !HOST.has(c))
+      if ((mode === HOST || mode === ZONE) && c.charCodeAt(0) < 0x80 && !mode.has(c))
         throw new UrlError(`invalid character ${q(c)} in host name`);
       i++;
     }
@@ -522,9 +529,11 @@ function parseHost(host: string): string {
     if (!validOptionalPort(colonPort)) throw new UrlError(`invalid port ${q(colonPort)} after host`);
     const port = unescape(colonPort, HOST);
     const hostname = host.slice(1, close);
-    // A zone (%25…) has rules of its own; the product does not follow them.
-    if (hostname.includes('%25')) throw new Error('an IPv6 zone in a URL is not evaluated here');
-    const unescaped = unescape(hostname, HOST);
+    const zoneAt = hostname.indexOf('%25');
+    const unescaped =
+      zoneAt >= 0
+        ? unescape(hostname.slice(0, zoneAt), HOST) + unescape(hostname.slice(zoneAt), ZONE)
+        : unescape(hostname, HOST);
     let addr: IPAddr;
     try {
       addr = parseAddrBytes(unescaped);

@@ -200,7 +200,10 @@ function evaluateRule(
     // `<error> evaluating rule: <message, else the rule>`. Where set and map lists are compared, their
     // order might decide whether it fails: unknown.
     if (result.words === undefined || hasUnorderedList(node)) return unknown(result.why);
-    const said = `${result.words} evaluating rule: ${rule.message !== undefined && rule.message !== '' ? rule.message.trim() : rule.rule.trim()}`;
+    const ruleWords = rule.message !== undefined && rule.message !== '' ? rule.message.trim() : rule.rule.trim();
+    const said = result.words.startsWith('no such overload')
+      ? `'${result.words}': call arguments did not match a supported operator, function or macro signature for rule: ${ruleWords}`
+      : `${result.words} evaluating rule: ${ruleWords}`;
     return {
       kind: 'broken',
       rule,

@@ -61,6 +61,35 @@ const rule = (r: string, extra: JsonObject = {}) => ({ 'x-kubernetes-validations
 
 const cases: { name: string; spec: JsonObject; object: JsonValue; old?: JsonValue; expect: (string | RegExp)[] }[] = [
   {
+    // Captured from the local kube-apiserver (a dry-run create of such an object, kubectl create
+    // --dry-run=server): the server refuses a rule that fails at run time at its node, in the error's
+    // words and the rule's message (else the rule), and ratcheting does not forgive it.
+    name: 'a rule that fails at run time is refused in the words of its error',
+    spec: {
+      type: 'object',
+      properties: {
+        d: { type: 'integer', ...rule('10 / self > 1') },
+        m: { type: 'object', additionalProperties: { type: 'integer' }, ...rule('self.x == 1') },
+        i: { type: 'string', ...rule('ip(self).family() == 4', { message: 'must be v4' }) },
+        c: { type: 'string', ...rule('cidr(self).prefixLength() >= 8') },
+      },
+    },
+    object: { d: 0, m: { y: 1 }, i: '1.2.3', c: '10.0.0.0/33' },
+    expect: [
+      'broken spec.d: Invalid value: "integer": division by zero evaluating rule: 10 / self > 1',
+      'broken spec.m: Invalid value: "object": no such key: x evaluating rule: self.x == 1',
+      'broken spec.i: Invalid value: "string": IP Address "1.2.3" parse error during conversion from string: ParseAddr("1.2.3"): IPv4 address too short evaluating rule: must be v4',
+      'broken spec.c: Invalid value: "string": network address parse error during conversion from string: network address parse error during conversion from string: netip.ParsePrefix("10.0.0.0/33"): prefix length out of range evaluating rule: cidr(self).prefixLength() >= 8',
+    ],
+  },
+  {
+    name: 'a run-time error on an unchanged value is refused all the same (not ratcheted)',
+    spec: { type: 'object', properties: { d: { type: 'integer', ...rule('10 / self > 1') } } },
+    object: { d: 0 },
+    old: { d: 0 },
+    expect: ['broken spec.d: Invalid value: "integer": division by zero evaluating rule: 10 / self > 1'],
+  },
+  {
     name: "Kubernetes' quantity library is evaluated as the server does",
     spec: {
       type: 'object',
