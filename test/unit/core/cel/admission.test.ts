@@ -78,3 +78,19 @@ test('semver: strict, or normalized; ordered as SemVer 2.0.0 orders', () => {
   assert.equal(value("isSemver('v1.2.3', true)"), true);
   assert.equal(evaluatePolicyExpression("semver('x').major() == 1", input({})).kind, 'error');
 });
+
+test("run-time errors carry cel-go's words (common/types/err.go, interpreter/attributes.go), which the server quotes", () => {
+  const words = (e: string, spec: object) => {
+    const a = evaluatePolicyExpression(e, input({ spec }));
+    return a.kind === 'error' ? a.words : `not an error: ${a.kind}`;
+  };
+  assert.equal(words('object.spec.missing == 1', {}), 'no such key: missing');
+  assert.equal(words('object.spec.list[3] == 1', { list: [1] }), 'index out of bounds: 3');
+  assert.equal(words('1 / object.spec.zero == 1', { zero: 0 }), 'division by zero');
+  assert.equal(words('1 % object.spec.zero == 1', { zero: 0 }), 'modulus by zero');
+  assert.equal(words('object.spec.big * object.spec.big > 0', { big: 2 ** 40 }), 'integer overflow');
+  assert.equal(
+    words("url(object.spec.u).getHost() == ''", { u: 'relative' }),
+    'URL parse error during conversion from string: parse "relative": invalid URI for request',
+  );
+});
