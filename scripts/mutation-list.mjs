@@ -935,6 +935,14 @@ export const mutations = [
     tests: ['test/unit/core/cel/validate.test.ts'],
   },
   {
+    id: 'cel-variable-error-eager',
+    rule: 'a variable that fails at run time fails an expression only when the expression reads it',
+    file: core('cel/admission.ts'),
+    from: "    if (v.kind === 'error' && v.words !== undefined) continue;",
+    to: "    if (v.kind === 'error' && v.words !== undefined) return { kind: 'error', why: v.words, words: v.words };",
+    tests: ['test/unit/core/cel/admission.test.ts'],
+  },
+  {
     id: 'admission-policy-error-fail-ignored',
     rule: 'a validation that fails at run time under failurePolicy Fail refuses; only Ignore admits',
     file: core('findings/admission-policy.ts'),

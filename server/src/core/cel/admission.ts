@@ -17,6 +17,7 @@ import { Environment } from '@marcbachmann/cel-js';
 import { isJsonObject, type JsonValue } from '../json';
 import { firstLine, goRuntimeError, unsupportedCalls, unsupportedWhy } from './validate';
 import { withKubernetesLibraries } from './libraries';
+import { CelRuntimeError } from './network';
 
 export { parseQuantity } from './libraries';
 
@@ -132,6 +133,8 @@ export function evaluatePolicyExpression(expression: string, input: PolicyInput)
   for (const name of c.variables) {
     const v = input.variables.get(name);
     if (v === undefined) continue;
+    // A variable that fails in known words fails the expression only if it is read (below).
+    if (v.kind === 'error' && v.words !== undefined) continue;
     if (v.kind !== 'value') return { kind: 'unknown', why: `it reads variables.${name}, which is unknown: ${v.why}` };
     values.set(name, v.value);
   }
@@ -147,7 +150,20 @@ export function evaluatePolicyExpression(expression: string, input: PolicyInput)
     converted.set(input, base);
   }
   const variables = Object.create(null) as Record<string, unknown>;
-  for (const [k, v] of input.variables) if (v.kind === 'value') variables[k] = v.value;
+  for (const [k, v] of input.variables) {
+    if (v.kind === 'value') variables[k] = v.value;
+    else if (v.kind === 'error' && v.words !== undefined) {
+      // The server evaluates a variable when an expression reads it (composited variables):
+      // its error is then the expression's, in these words.
+      const words = `composited variable ${JSON.stringify(k)} fails to evaluate: ${v.words}`;
+      Object.defineProperty(variables, k, {
+        enumerable: true,
+        get() {
+          throw new CelRuntimeError(words);
+        },
+      });
+    }
+  }
   try {
     return { kind: 'value', value: c.evaluate({ ...base, variables }) };
   } catch (e) {

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { evaluatePolicyExpression, parseQuantity, type PolicyInput } from '../../../../server/src/core/cel/admission';
+import type { JsonObject } from '../../../../server/src/core/json';
 
 const input = (object: PolicyInput['object']): PolicyInput => ({
   object,
@@ -80,7 +81,7 @@ test('semver: strict, or normalized; ordered as SemVer 2.0.0 orders', () => {
 });
 
 test("run-time errors carry cel-go's words (common/types/err.go, interpreter/attributes.go), which the server quotes", () => {
-  const words = (e: string, spec: object) => {
+  const words = (e: string, spec: JsonObject) => {
     const a = evaluatePolicyExpression(e, input({ spec }));
     return a.kind === 'error' ? a.words : `not an error: ${a.kind}`;
   };
@@ -93,4 +94,22 @@ test("run-time errors carry cel-go's words (common/types/err.go, interpreter/att
     words("url(object.spec.u).getHost() == ''", { u: 'relative' }),
     'URL parse error during conversion from string: parse "relative": invalid URI for request',
   );
+});
+
+test('a variable that fails at run time fails only the expressions that read it, in composited words', () => {
+  // The server's words, from test/differential/admission-policies/libraries-and-errors.yaml.
+  const judge = (data: Record<string, string>) => {
+    const i = { ...input({ data }), variables: new Map() } as PolicyInput;
+    const vars = i.variables as Map<string, ReturnType<typeof evaluatePolicyExpression>>;
+    vars.set('mode', evaluatePolicyExpression('object.data.mode', i));
+    vars.set('marked', evaluatePolicyExpression("variables.mode + '!'", i));
+    return evaluatePolicyExpression("'skip' in object.data || variables.marked == 'strict!'", i);
+  };
+  const failed = judge({ other: '1' });
+  assert.equal(
+    failed.kind === 'error' ? failed.words : failed.kind,
+    'composited variable "marked" fails to evaluate: composited variable "mode" fails to evaluate: no such key: mode',
+  );
+  assert.deepEqual(judge({ skip: '1' }), { kind: 'value', value: true });
+  assert.deepEqual(judge({ mode: 'strict' }), { kind: 'value', value: true });
 });
