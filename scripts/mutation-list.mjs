@@ -943,6 +943,14 @@ export const mutations = [
     tests: ['test/unit/core/cel/admission.test.ts'],
   },
   {
+    id: 'cel-crd-runtime-overload-words',
+    rule: "a CRD rule's run-time no such overload is said as validation.go says it, not as other errors",
+    file: core('cel/validate.ts'),
+    from: "const said = result.words.startsWith('no such overload')",
+    to: 'const said = false',
+    tests: ['test/unit/core/cel/validate.test.ts'],
+  },
+  {
     id: 'admission-policy-error-fail-ignored',
     rule: 'a validation that fails at run time under failurePolicy Fail refuses; only Ignore admits',
     file: core('findings/admission-policy.ts'),

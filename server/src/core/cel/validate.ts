@@ -12,6 +12,10 @@
 // - the failure is reported at the node, or at `fieldPath` below it, as
 //   `Invalid value: "<schema type>": <message>` (or `Forbidden: `, `Required value: `, per `reason`),
 //   the message from `messageExpression`, else `message`, else `failed rule: <rule>`.
+// - a rule that fails at run time with an error the server's CEL gives too (a missing key, an index
+//   out of bounds, a division by zero, an overflow, a Kubernetes library's refusal of its argument)
+//   is refused at its node, ratcheting or not, as `<error> evaluating rule: <message, else rule>`
+//   (a run-time `no such overload`: `'<error>': call arguments did not match …`).
 // The CEL library is pure computation. What it cannot do as Kubernetes does is never guessed: a
 // rule that calls a Kubernetes extension function it lacks, a value Kubernetes types as a timestamp,
 // duration or bytes, an expression it cannot compile or evaluate, an object large enough to reach the

@@ -83,6 +83,23 @@ const cases: { name: string; spec: JsonObject; object: JsonValue; old?: JsonValu
     ],
   },
   {
+    // The server's words from test/differential/scenarios/cel-libraries.yaml (beacon gateway …).
+    name: "a run-time no such overload (containsIP() of a text that is no address) in validation.go's words",
+    spec: {
+      type: 'object',
+      properties: {
+        gateway: {
+          type: 'string',
+          ...rule("cidr('10.0.0.0/8').containsIP(self)", { message: 'gateway must be in 10.0.0.0/8' }),
+        },
+      },
+    },
+    object: { gateway: 'router' },
+    expect: [
+      'broken spec.gateway: Invalid value: "string": \'no such overload\': call arguments did not match a supported operator, function or macro signature for rule: gateway must be in 10.0.0.0/8',
+    ],
+  },
+  {
     name: 'a run-time error on an unchanged value is refused all the same (not ratcheted)',
     spec: { type: 'object', properties: { d: { type: 'integer', ...rule('10 / self > 1') } } },
     object: { d: 0 },
