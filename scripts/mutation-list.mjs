@@ -951,6 +951,14 @@ export const mutations = [
     tests: ['test/unit/core/cel/validate.test.ts'],
   },
   {
+    id: 'cel-missing-key-defaulted',
+    rule: "a key the server may fill by defaulting before a policy runs (a built-in kind's field) is no sure run-time error",
+    file: core('cel/admission.ts'),
+    from: "return core && kind.kind === 'ConfigMap' && (rest[0] === 'data' || rest[0] === 'binaryData');",
+    to: 'return true;',
+    tests: ['test/unit/core/cel/admission.test.ts'],
+  },
+  {
     id: 'admission-policy-error-fail-ignored',
     rule: 'a validation that fails at run time under failurePolicy Fail refuses; only Ignore admits',
     file: core('findings/admission-policy.ts'),

@@ -168,6 +168,19 @@ export function evaluatePolicyExpression(expression: string, input: PolicyInput)
     return { kind: 'value', value: c.evaluate({ ...base, variables }) };
   } catch (e) {
     const words = goRuntimeError(e);
+    const missing = words !== undefined ? /^no such key: (.*)$/.exec(words) : null;
+    if (missing) {
+      // The key may be one the server fills before the policy sees the object (a built-in kind's
+      // defaults, a CRD's): only where nothing fills it is the error the server's too.
+      const path = missingKeyPath(c.evaluate, { ...base, variables });
+      if (!path || path[path.length - 1] !== missing[1])
+        return { kind: 'unknown', why: `it fails here (${words}), at a key the product cannot place` };
+      if (!nothingFills(path, input))
+        return {
+          kind: 'unknown',
+          why: `it reads ${path.join('.').replaceAll('.[]', '[]')}, which the manifest does not write and the server may fill (its defaults) before the policy runs`,
+        };
+    }
     if (words !== undefined) return { kind: 'error', why: words, words };
     const message = firstLine(e);
     // Errors the server's CEL gives too, in words the product does not know; anything else may be
@@ -175,4 +188,75 @@ export function evaluatePolicyExpression(expression: string, input: PolicyInput)
     if (/out of bounds|overflow|cannot convert|empty list/i.test(message)) return { kind: 'error', why: message };
     return { kind: 'unknown', why: `the product's CEL library cannot evaluate it here (${message})` };
   }
+}
+
+/**
+ * Where an expression's missing key is (`object.spec.template.spec.containers.[].imagePullPolicy`):
+ * the expression again, on values that note each key looked up and not found; the last is the one
+ * the error names.
+ */
+function missingKeyPath(
+  evaluate: (ctx: Record<string, unknown>) => unknown,
+  ctx: Record<string, unknown>,
+): string[] | undefined {
+  let last: string[] | undefined;
+  const plain = (v: unknown): v is object =>
+    typeof v === 'object' &&
+    v !== null &&
+    (Object.getPrototypeOf(v) === null || Object.getPrototypeOf(v) === Object.prototype);
+  const wrap = (v: unknown, path: string[]): unknown => {
+    if (Array.isArray(v))
+      return new Proxy(v, {
+        get: (t, k, r) => {
+          const x: unknown = Reflect.get(t, k, r);
+          return typeof k === 'string' && /^\d+$/.test(k) ? wrap(x, [...path, '[]']) : x;
+        },
+      });
+    if (!plain(v)) return v;
+    const miss = (t: object, k: string | symbol): void => {
+      if (typeof k === 'string' && !Reflect.has(t, k)) last = [...path, k];
+    };
+    return new Proxy(v, {
+      get: (t, k, r) => {
+        miss(t, k);
+        const x: unknown = Reflect.get(t, k, r);
+        return typeof k === 'string' ? wrap(x, [...path, k]) : x;
+      },
+      has: (t, k) => {
+        miss(t, k);
+        return Reflect.has(t, k);
+      },
+      getOwnPropertyDescriptor: (t, k) => {
+        miss(t, k);
+        return Reflect.getOwnPropertyDescriptor(t, k);
+      },
+    });
+  };
+  const traced: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(ctx)) traced[k] = k === 'variables' ? v : wrap(v, [k]);
+  try {
+    evaluate(traced);
+  } catch {
+    return last;
+  }
+  return undefined;
+}
+
+/**
+ * Whether a key missing at this path is missing on the server too: the live object (`oldObject`),
+ * the params and the request are as the server has them; the namespace's labels are; of the object
+ * the request would store, only free-form maps nothing defaults — its labels and annotations (a
+ * Namespace's excepted: the server labels it with its name) and a ConfigMap's data. Anything else
+ * may be filled by the server's defaults (a built-in kind's, a CRD's) before the policy runs.
+ */
+function nothingFills(path: readonly string[], input: PolicyInput): boolean {
+  const [root, ...rest] = path;
+  if (root === 'oldObject' || root === 'params' || root === 'request') return true;
+  if (root === 'namespaceObject') return rest[0] === 'metadata' && rest[1] === 'labels';
+  if (root !== 'object') return false;
+  const kind = isJsonObject(input.request.kind) ? input.request.kind : {};
+  const core = kind.group === '';
+  if (rest[0] === 'metadata' && (rest[1] === 'labels' || rest[1] === 'annotations'))
+    return !(core && kind.kind === 'Namespace' && rest[1] === 'labels');
+  return core && kind.kind === 'ConfigMap' && (rest[0] === 'data' || rest[0] === 'binaryData');
 }
