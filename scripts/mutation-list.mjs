@@ -959,6 +959,14 @@ export const mutations = [
     tests: ['test/unit/core/cel/admission.test.ts'],
   },
   {
+    id: 'cel-datetime-hour-24',
+    rule: "the datetime format takes hours up to 23, as kube-openapi's IsDateTime compares them",
+    file: core('cel/libraries.ts'),
+    from: "return m !== null && m[1]! <= '23' && m[2]! <= '59' && m[3]! <= '59';",
+    to: "return m !== null && m[1]! <= '24' && m[2]! <= '59' && m[3]! <= '59';",
+    tests: ['test/unit/core/cel/network.test.ts'],
+  },
+  {
     id: 'admission-policy-error-fail-ignored',
     rule: 'a validation that fails at run time under failurePolicy Fail refuses; only Ignore admits',
     file: core('findings/admission-policy.ts'),

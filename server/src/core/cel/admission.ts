@@ -10,9 +10,9 @@
 // methods), semver (`semver`, `isSemver` and the Semver methods), URLs, IP addresses, CIDRs and
 // named formats, and the standard `matches(string, string)`. An expression that fails at run time
 // as the server's does is an `error` answer, in the server's words where they are known (the policy's
-// failurePolicy then decides). What is not here — `authorizer`, `request.userInfo`, the `datetime`
-// format, an expression the library cannot compile or evaluate — is an `unknown` answer, for the
-// dry run to decide; never a guess.
+// failurePolicy then decides). What is not here — `authorizer`, `request.userInfo`, the `sets` and
+// `strings` extensions, an expression the library cannot compile or evaluate, a key missing where
+// the server may fill it — is an `unknown` answer, for the dry run to decide; never a guess.
 import { Environment } from '@marcbachmann/cel-js';
 import { isJsonObject, type JsonValue } from '../json';
 import { firstLine, goRuntimeError, unsupportedCalls, unsupportedWhy } from './validate';

@@ -247,6 +247,20 @@ function labelValue(v: string): string[] {
     );
   return errs;
 }
+/**
+ * kube-openapi strfmt IsDateTime: the text lower-cased and split at each `t`, a date before the
+ * first and a time after it (a second `t` and what follows are not looked at).
+ */
+function isDateTime(str: string): boolean {
+  // Go lower-cases Unicode as JavaScript does not always: such a text is not judged here.
+  if (/[^\x00-\x7f]/.test(str)) throw new Error('a datetime with non-ASCII text is not judged here');
+  if (str.length < 4) return false;
+  const parts = str.toLowerCase().split('t');
+  if (parts.length < 2 || !isDate(parts[0]!)) return false;
+  const m = /^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))$/.exec(parts[1]!);
+  return m !== null && m[1]! <= '23' && m[2]! <= '59' && m[3]! <= '59';
+}
+
 /** apimachinery's maskTrailingDash: a generateName prefix may end in a dash. */
 const prefix = (check: (s: string) => string[]) => (s: string) =>
   check(s.length > 1 && s.endsWith('-') ? `${s.slice(0, -2)}a` : s);
@@ -260,7 +274,7 @@ function isDate(s: string): boolean {
   return d <= days[mo - 1]!;
 }
 
-/** format.go ConstantFormats; `datetime` (strfmt's many layouts) is not followed here. */
+/** format.go ConstantFormats. */
 export const FORMATS: Readonly<Record<string, NamedFormat>> = {
   dns1123Label: new NamedFormat('DNS1123Label', dns1123Label),
   dns1123Subdomain: new NamedFormat('DNS1123Subdomain', dns1123Subdomain),
@@ -285,9 +299,7 @@ export const FORMATS: Readonly<Record<string, NamedFormat>> = {
       : ['invalid base64'],
   ),
   date: new NamedFormat('date', (s) => (isDate(s) ? [] : ['invalid date'])),
-  datetime: new NamedFormat('datetime', () => {
-    throw new Error("the datetime format's layouts are not followed here");
-  }),
+  datetime: new NamedFormat('datetime', (s) => (isDateTime(s) ? [] : ['invalid datetime'])),
 };
 
 /** The namespaces `ip` and `format`, as constants whose methods are the namespaced functions. */
