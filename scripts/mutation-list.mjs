@@ -967,6 +967,14 @@ export const mutations = [
     tests: ['test/unit/core/cel/network.test.ts'],
   },
   {
+    id: 'cel-macro-variable-as-library',
+    rule: "a comprehension's variable named ip or format is the value it binds, not Kubernetes' library",
+    file: core('cel/validate.ts'),
+    from: '        !bound.has(receiver.args)',
+    to: '        bound !== undefined',
+    tests: ['test/unit/core/cel/admission.test.ts'],
+  },
+  {
     id: 'admission-policy-error-fail-ignored',
     rule: 'a validation that fails at run time under failurePolicy Fail refuses; only Ignore admits',
     file: core('findings/admission-policy.ts'),

@@ -439,8 +439,8 @@ export interface CelAstNode {
 export function unsupportedCalls(ast: unknown, each?: (node: CelAstNode) => void): Set<string> {
   const calls = new Set<string>();
   const seen = new Set<unknown>();
-  const visit = (n: unknown): void => {
-    if (Array.isArray(n)) return n.forEach(visit);
+  const visit = (n: unknown, bound: ReadonlySet<string>): void => {
+    if (Array.isArray(n)) return n.forEach((x) => visit(x, bound));
     if (typeof n !== 'object' || n === null || seen.has(n)) return;
     seen.add(n);
     const node = n as CelAstNode;
@@ -448,7 +448,12 @@ export function unsupportedCalls(ast: unknown, each?: (node: CelAstNode) => void
     if ((node.op === 'call' || node.op === 'rcall') && Array.isArray(node.args) && typeof node.args[0] === 'string') {
       const name = node.args[0];
       const receiver = node.op === 'rcall' ? (node.args[1] as CelAstNode | undefined) : undefined;
-      if (receiver?.op === 'id' && typeof receiver.args === 'string' && NAMESPACES.has(receiver.args)) {
+      if (
+        receiver?.op === 'id' &&
+        typeof receiver.args === 'string' &&
+        NAMESPACES.has(receiver.args) &&
+        !bound.has(receiver.args)
+      ) {
         const qualified = `${receiver.args}.${name}`;
         if (!NAMESPACED.has(qualified) && !ADDED_NAMESPACED.has(qualified)) calls.add(`${qualified}()`);
       } else if (
@@ -458,12 +463,25 @@ export function unsupportedCalls(ast: unknown, each?: (node: CelAstNode) => void
       ) {
         calls.add(node.op === 'call' ? `${name}()` : `.${name}()`);
       }
+      // A macro's variables (`self.all(ip, ip.startsWith('10.'))`) name values, not a library.
+      const macroArgs = node.op === 'rcall' && MACROS.has(name) ? node.args[2] : undefined;
+      if (Array.isArray(macroArgs)) {
+        const names = macroArgs
+          .slice(0, -1)
+          .flatMap((a: CelAstNode) => (a?.op === 'id' && typeof a.args === 'string' ? [a.args] : []));
+        visit(node.args.slice(0, 2), bound);
+        visit(macroArgs, new Set([...bound, ...names]));
+        return;
+      }
     }
-    if (node.args !== undefined) visit(node.args);
+    if (node.args !== undefined) visit(node.args, bound);
   };
-  visit(ast);
+  visit(ast, new Set());
   return calls;
 }
+
+/** The comprehension macros: their leading identifiers are variables of the expression after them. */
+const MACROS = new Set(['all', 'exists', 'exists_one', 'map', 'filter']);
 
 /** Why an expression with such calls is unknown, in the user's words. */
 export function unsupportedWhy(calls: ReadonlySet<string>): string {

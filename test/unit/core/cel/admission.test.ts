@@ -133,3 +133,9 @@ test('a variable that fails at run time fails only the expressions that read it,
   assert.deepEqual(judge({ skip: '1' }), { kind: 'value', value: true });
   assert.deepEqual(judge({ mode: 'strict' }), { kind: 'value', value: true });
 });
+
+test("a macro's variable named like a library (ip, format) is a value, not the library", () => {
+  assert.equal(value("['10.0.0.1'].all(ip, ip.startsWith('10.') && isIP(ip))"), true);
+  assert.equal(value("['abc'].exists(format, format.size() == 3)"), true);
+  assert.equal(evaluatePolicyExpression("['x'].all(x, ip.startsWith(x))", input({})).kind, 'unknown');
+});
