@@ -185,7 +185,8 @@ export function evaluatePolicyExpression(expression: string, input: PolicyInput)
     const message = firstLine(e);
     // Errors the server's CEL gives too, in words the product does not know; anything else may be
     // the library's own limit.
-    if (/out of bounds|overflow|cannot convert|empty list/i.test(message)) return { kind: 'error', why: message };
+    if (/out of bounds|overflow|could not parse semver|quantities must match/i.test(message))
+      return { kind: 'error', why: message };
     return { kind: 'unknown', why: `the product's CEL library cannot evaluate it here (${message})` };
   }
 }

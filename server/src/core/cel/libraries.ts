@@ -76,7 +76,8 @@ export function parseQuantity(text: string): Quantity | undefined {
 
 function quantityOf(s: string): Quantity {
   const q = parseQuantity(s);
-  if (!q) throw new CelRuntimeError(`quantities must match the regular expression`);
+  // resource.ParseQuantity's error names one of three causes, which the product does not tell apart.
+  if (!q) throw new Error(`quantities must match the regular expression`);
   return q;
 }
 
@@ -134,7 +135,8 @@ export function parseSemver(text: string, normalize = false): Semver | undefined
 
 function semverOf(s: string, normalize = false): Semver {
   const v = parseSemver(s, normalize);
-  if (!v) throw new CelRuntimeError('could not parse semver');
+  // blang/semver's error names the part that fails, in words the product does not follow.
+  if (!v) throw new Error('could not parse semver');
   return v;
 }
 
@@ -429,11 +431,11 @@ export function withKubernetesLibraries(base: Environment): Environment {
       throw new Error('no such overload');
     })
     .registerFunction('list.min(): dyn', (l: unknown[]) => {
-      if (l.length === 0) throw new Error('min(list) called on empty list');
+      if (l.length === 0) throw new CelRuntimeError('min called on empty list');
       return l.reduce((a, b) => (compareCel(b, a) < 0 ? b : a));
     })
     .registerFunction('list.max(): dyn', (l: unknown[]) => {
-      if (l.length === 0) throw new Error('max(list) called on empty list');
+      if (l.length === 0) throw new CelRuntimeError('max called on empty list');
       return l.reduce((a, b) => (compareCel(b, a) > 0 ? b : a));
     })
     .registerFunction('list.indexOf(dyn): int', (l: unknown[], x: unknown) =>
@@ -445,9 +447,9 @@ export function withKubernetesLibraries(base: Environment): Environment {
     .registerFunction('Quantity.sign(): int', (q: Quantity) => BigInt(q.compare(new Quantity(0n, 1n))))
     .registerFunction('Quantity.isInteger(): bool', (q: Quantity) => q.num % q.den === 0n)
     .registerFunction('Quantity.asInteger(): int', (q: Quantity) => {
-      if (q.num % q.den !== 0n) throw new Error('cannot convert value to integer');
+      if (q.num % q.den !== 0n) throw new CelRuntimeError('cannot convert value to integer');
       const v = q.num / q.den;
-      if (v > INT64_MAX || v < INT64_MIN) throw new Error('cannot convert value to integer');
+      if (v > INT64_MAX || v < INT64_MIN) throw new CelRuntimeError('cannot convert value to integer');
       return v;
     })
     .registerFunction('Quantity.asApproximateFloat(): double', (q: Quantity) => Number(q.num) / Number(q.den))
