@@ -519,7 +519,7 @@ function validUserinfo(s: string): boolean {
   return /^[A-Za-z0-9\-._:~!$&'()*+,;=%@]*$/.test(s);
 }
 
-function parseHost(host: string): string {
+function parseHost(scheme: string, host: string): string {
   const open = host.lastIndexOf('[');
   if (open > 0) throw new UrlError('invalid IP-literal');
   if (open === 0) {
@@ -545,9 +545,14 @@ function parseHost(host: string): string {
   }
   const first = host.indexOf(':');
   if (first !== -1) {
-    // Go 1.26 takes the first colon for http and https unless GODEBUG urlstrictcolons=0, which the
-    // go version of the API server's main module selects (Changed: 26): the last one, as for other schemes.
+    // Several colons: Go 1.26 takes the first for http and https (and refuses what follows as a
+    // port) unless GODEBUG urlstrictcolons=0, which an API server built from a module of an older go
+    // version gets (a 1.34 server takes the last one, as for other schemes). Which one a cluster's
+    // server takes depends on its build: not judged here.
     const colonPort = host.slice(host.lastIndexOf(':'));
+    const strict = first !== host.lastIndexOf(':') && (scheme === 'http' || scheme === 'https');
+    if (strict && validOptionalPort(colonPort))
+      throw new Error("an http URL's host with several colons is read differently by different API server builds");
     if (!validOptionalPort(colonPort)) throw new UrlError(`invalid port ${q(colonPort)} after host`);
   }
   return unescape(host, HOST);
@@ -591,7 +596,7 @@ function parse(raw: string, viaRequest: boolean): URLValue {
       authority = authority.slice(0, slash);
     }
     const at = authority.lastIndexOf('@');
-    url.host = parseHost(at < 0 ? authority : authority.slice(at + 1));
+    url.host = parseHost(url.scheme, at < 0 ? authority : authority.slice(at + 1));
     if (at >= 0) {
       const userinfo = authority.slice(0, at);
       if (!validUserinfo(userinfo)) throw new UrlError('net/url: invalid userinfo');
