@@ -521,7 +521,12 @@ function validUserinfo(s: string): boolean {
 
 function parseHost(scheme: string, host: string): string {
   const open = host.lastIndexOf('[');
-  if (open > 0) throw new UrlError('invalid IP-literal');
+  // Go's security releases tightened what brackets may hold (CVE-2025-47912 in 1.24.8 and 1.25.2:
+  // only an IPv6 address, not IPv4; CVE-2026-25679: only at the host's start), so API servers
+  // built with older releases accept what newer ones refuse: not judged here.
+  const differs = () =>
+    new Error("a URL host's brackets are read differently by API servers built with different Go releases");
+  if (open > 0) throw differs();
   if (open === 0) {
     const close = host.lastIndexOf(']');
     if (close < 0) throw new UrlError("missing ']' in host");
@@ -537,10 +542,10 @@ function parseHost(scheme: string, host: string): string {
     let addr: IPAddr;
     try {
       addr = parseAddrBytes(unescaped);
-    } catch (e) {
-      throw new UrlError(`invalid host: ${(e as Error).message}`);
+    } catch {
+      throw differs();
     }
-    if (addr.is4) throw new UrlError('invalid IP-literal');
+    if (addr.is4) throw differs();
     return `[${unescaped}]${port}`;
   }
   const first = host.indexOf(':');

@@ -80,3 +80,10 @@ test('an http URL whose host has several colons is not judged: API server builds
   assert.equal(evaluatePolicyExpression("url('ftp://a:b:21/').getPort() == '21'", input({})).kind, 'value');
   assert.equal(isURL('https://a:b:c/'), false);
 });
+
+test("a URL host's brackets that Go's security releases changed are not judged; an IPv6 literal is", () => {
+  for (const u of ['https://[1.2.3.4]/', 'https://x[::1]/', 'https://[::g]/'])
+    assert.equal(evaluatePolicyExpression(`isURL('${u}')`, input({})).kind, 'unknown', u);
+  assert.equal(parseURL('https://[::1]:80/x').getHostname(), '::1');
+  assert.equal(isURL('https://[::1/'), false);
+});
