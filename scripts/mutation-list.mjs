@@ -975,6 +975,14 @@ export const mutations = [
     tests: ['test/unit/core/cel/admission.test.ts'],
   },
   {
+    id: 'cel-overload-words-standard',
+    rule: "cel-go names the overload a Kubernetes library function lacks, but says only 'no such overload' for a standard method",
+    file: core('cel/validate.ts'),
+    from: "if (standard && !kubernetes && receiver !== undefined) return 'no such overload';",
+    to: "if (standard && !kubernetes && receiver !== undefined) return `no such overload: ${name}(${types.join(', ')})`;",
+    tests: ['test/unit/core/cel/validate.test.ts', 'test/unit/core/cel/network.test.ts'],
+  },
+  {
     id: 'admission-policy-error-fail-ignored',
     rule: 'a validation that fails at run time under failurePolicy Fail refuses; only Ignore admits',
     file: core('findings/admission-policy.ts'),

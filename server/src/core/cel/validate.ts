@@ -522,6 +522,41 @@ export function goRuntimeError(e: unknown): string | undefined {
   if (message === 'division by zero') return message;
   if (message === 'modulo by zero') return 'modulus by zero';
   if (/^integer overflow\b/.test(message)) return 'integer overflow';
+  return overloadWords(message);
+}
+
+/** The runtime types whose names cel-go writes as the product's CEL library does. */
+const GO_TYPE_NAMES: Readonly<Record<string, string>> = {
+  int: 'int',
+  uint: 'uint',
+  double: 'double',
+  bool: 'bool',
+  string: 'string',
+  'net.IP': 'net.IP',
+  'net.CIDR': 'net.CIDR',
+  'kubernetes.URL': 'kubernetes.URL',
+};
+
+/**
+ * A call no overload of which takes its arguments' runtime types (a number where a string is
+ * wanted: an int-or-string value): cel-go says `no such overload: isIP(int)` for a Kubernetes
+ * library function (the receiver's type first for a method: `containsIP(net.CIDR, int)`), and only
+ * `no such overload` for a method of CEL's standard library (`startsWith`). Only calls on plain
+ * values are answered; others (lists, maps, operators) are left unknown.
+ */
+function overloadWords(message: string): string | undefined {
+  const m = /^found no matching overload for '([\w.]+)\(([^()]*)\)'$/.exec(message);
+  if (!m) return undefined;
+  const args = m[2] === '' ? [] : m[2]!.split(', ');
+  const dot = m[1]!.lastIndexOf('.');
+  const name = dot < 0 ? m[1]! : m[1]!.slice(dot + 1);
+  const receiver = dot < 0 ? undefined : m[1]!.slice(0, dot);
+  const types = [...(receiver !== undefined ? [receiver] : []), ...args].map((t) => GO_TYPE_NAMES[t]);
+  if (types.some((t) => t === undefined)) return undefined;
+  const kubernetes = receiver === undefined ? ADDED_FUNCTIONS.has(name) : ADDED_METHODS.has(name);
+  const standard = receiver === undefined ? FUNCTIONS.has(name) : METHODS.has(name);
+  if (kubernetes && !standard) return `no such overload: ${name}(${types.join(', ')})`;
+  if (standard && !kubernetes && receiver !== undefined) return 'no such overload';
   return undefined;
 }
 

@@ -100,6 +100,25 @@ const cases: { name: string; spec: JsonObject; object: JsonValue; old?: JsonValu
     ],
   },
   {
+    // The server's words from test/differential/scenarios/cel-libraries.yaml (beacon target, portName).
+    name: 'a number in an int-or-string field given to a function that takes a string: no such overload',
+    spec: {
+      type: 'object',
+      properties: {
+        target: {
+          'x-kubernetes-int-or-string': true,
+          ...rule('isIP(self)', { message: 'target must be an IP address' }),
+        },
+        portName: { 'x-kubernetes-int-or-string': true, ...rule("self.startsWith('port-')") },
+      },
+    },
+    object: { target: 42, portName: 8080 },
+    expect: [
+      'broken spec.target: Invalid value: "": \'no such overload: isIP(int)\': call arguments did not match a supported operator, function or macro signature for rule: target must be an IP address',
+      "broken spec.portName: Invalid value: \"\": 'no such overload': call arguments did not match a supported operator, function or macro signature for rule: self.startsWith('port-')",
+    ],
+  },
+  {
     name: 'a run-time error on an unchanged value is refused all the same (not ratcheted)',
     spec: { type: 'object', properties: { d: { type: 'integer', ...rule('10 / self > 1') } } },
     object: { d: 0 },
