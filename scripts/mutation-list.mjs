@@ -978,8 +978,8 @@ export const mutations = [
     id: 'cel-overload-words-standard',
     rule: "cel-go names the overload a Kubernetes library function lacks, but says only 'no such overload' for a standard method",
     file: core('cel/validate.ts'),
-    from: "if (standard && !kubernetes && receiver !== undefined) return 'no such overload';",
-    to: "if (standard && !kubernetes && receiver !== undefined) return `no such overload: ${name}(${types.join(', ')})`;",
+    from: "    return 'no such overload';",
+    to: "    return `no such overload: ${name}(${types.join(', ')})`;",
     tests: ['test/unit/core/cel/validate.test.ts', 'test/unit/core/cel/network.test.ts'],
   },
   {

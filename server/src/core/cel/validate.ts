@@ -556,7 +556,10 @@ function overloadWords(message: string): string | undefined {
   const kubernetes = receiver === undefined ? ADDED_FUNCTIONS.has(name) : ADDED_METHODS.has(name);
   const standard = receiver === undefined ? FUNCTIONS.has(name) : METHODS.has(name);
   if (kubernetes && !standard) return `no such overload: ${name}(${types.join(', ')})`;
-  if (standard && !kubernetes && receiver !== undefined) return 'no such overload';
+  // A standard method on a number or a bool: cel-go has none (the product's library may lack an
+  // overload cel-go has on a string, such as split(string, int), so strings are not answered).
+  if (standard && !kubernetes && receiver !== undefined && ['int', 'uint', 'double', 'bool'].includes(receiver))
+    return 'no such overload';
   return undefined;
 }
 
