@@ -2,9 +2,10 @@
 // lists, regular expressions, quantities, semantic versions, URLs, IP addresses, CIDRs and named
 // formats (network.ts parses the URLs, addresses and prefixes as Go does). A Kubernetes 1.34 API
 // server enables them all for new and stored expressions alike (pkg/cel/environment/base.go: URLs
-// since 1.0, IP and CIDR since 1.30, format since 1.31, semver since 1.33). Registered on the environments of the
-// ValidatingAdmissionPolicies (admission.ts) and of the CRD validation rules (validate.ts) alike; a
-// function outside them is said as unknown by both, never guessed.
+// since 1.0, IP and CIDR since 1.30, format since 1.31, semver since 1.33), and a policy or a rule
+// the cluster holds was compiled by its server, so no version is checked here. Registered on the
+// environments of the ValidatingAdmissionPolicies (admission.ts) and of the CRD validation rules
+// (validate.ts) alike; a function outside them is said as unknown by both, never guessed.
 import { Optional, type Environment } from '@marcbachmann/cel-js';
 import {
   CelRuntimeError,
