@@ -423,6 +423,14 @@ export const mutations = [
     tests: ['test/unit/core/findings/gitops-takes.test.ts'],
   },
   {
+    id: 'argo-target-untracked',
+    rule: "Argo CD's target carries the tracking id its last sync wrote",
+    file: core('gitops/controller-request.ts'),
+    from: "if (typeof id !== 'string' || metaOf(manifest, 'annotations')[TRACKING_ID] !== undefined) return manifest;",
+    to: 'return manifest;',
+    tests: ['test/unit/core/gitops/controller-request.test.ts'],
+  },
+  {
     id: 'controller-permission-judged',
     rule: "a GitOps controller sends with its own credential: the user's permission is not judged",
     file: core('findings/analysis.ts'),
