@@ -19,6 +19,7 @@ import {
   fluxApply,
   helmDriftCorrect,
   respectIgnoreDifferences,
+  type HelmIgnoreRule,
 } from '../support/gitops-appliers';
 import { installApplierCrds } from '../support/seed-appliers';
 import { apply, connect, create, freshNamespace, get, objectOf, type KubeObject } from '../support/seed';
@@ -38,7 +39,7 @@ interface Scenario {
   /** Argo CD: the Application's policy. */
   readonly argo?: { selfHeal: boolean; ignoreReplicas?: boolean; respect?: boolean };
   /** Flux HelmRelease: its spec.driftDetection.mode. */
-  readonly helm?: { mode: 'enabled' | 'warn' | 'disabled' };
+  readonly helm?: { mode: 'enabled' | 'warn' | 'disabled'; ignore?: readonly HelmIgnoreRule[] };
   /** The fields the product must name, in the server's notation. */
   readonly reverted: readonly string[];
 }
@@ -197,6 +198,35 @@ const scenarios: Scenario[] = [
     reverted: [],
   },
   {
+    name: 'Flux HelmRelease, an ignore rule on /spec/replicas for Deployments: the hand-set replicas stay, the image goes back',
+    tool: 'flux-helm',
+    helm: { mode: 'enabled', ignore: [{ paths: ['/spec/replicas'], target: { kind: 'Deployment' } }] },
+    user: (d) => {
+      d.spec.replicas = 5;
+      d.spec.template.spec.containers[0].image = 'nginx:1.26';
+    },
+    reverted: ['.spec.template.spec.containers[name="web"].image'],
+  },
+  {
+    name: 'Flux HelmRelease, an ignore rule whose target selects other objects: everything goes back',
+    tool: 'flux-helm',
+    helm: { mode: 'enabled', ignore: [{ paths: ['/spec/replicas'], target: { kind: 'State.*', name: 'web' } }] },
+    user: (d) => {
+      d.spec.replicas = 5;
+    },
+    reverted: ['.spec.replicas'],
+  },
+  {
+    name: 'Flux HelmRelease, an ignore rule on the pod template for objects a set-based label selector picks',
+    tool: 'flux-helm',
+    helm: { mode: 'enabled', ignore: [{ paths: ['/spec/template'], target: { labelSelector: 'app in (web, api)' } }] },
+    user: (d) => {
+      d.spec.replicas = 5;
+      d.spec.template.spec.containers[0].image = 'nginx:1.26';
+    },
+    reverted: ['.spec.replicas'],
+  },
+  {
     name: 'Argo CD with self-heal: Git’s fields go back, a label Git does not set stays',
     tool: 'argocd',
     argo: { selfHeal: true },
@@ -285,7 +315,10 @@ for (const scenario of scenarios) {
           spec: {
             interval: '5m',
             chart: { spec: { chart: 'web', sourceRef: { kind: 'HelmRepository', name: 'charts' } } },
-            driftDetection: { mode: scenario.helm!.mode },
+            driftDetection: {
+              mode: scenario.helm!.mode,
+              ...(scenario.helm!.ignore ? { ignore: scenario.helm!.ignore } : {}),
+            },
           },
         }),
         'HelmRelease',
@@ -334,7 +367,13 @@ for (const scenario of scenarios) {
         const mode = installed ? scenario.helm!.mode : 'install';
         installed = true;
         if (mode !== 'disabled')
-          await helmDriftCorrect(cluster.kubeconfig, stringify(git), { name: 'web', namespace }, mode);
+          await helmDriftCorrect(
+            cluster.kubeconfig,
+            stringify(git),
+            { name: 'web', namespace },
+            mode,
+            scenario.helm!.ignore,
+          );
       } else {
         const live = await get(conn, git as unknown as KubeObject);
         const target =

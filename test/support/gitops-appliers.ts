@@ -118,6 +118,12 @@ export async function fluxApply(
   return parsed;
 }
 
+/** A HelmRelease's spec.driftDetection.ignore rule, as written in the HelmRelease. */
+export interface HelmIgnoreRule {
+  readonly paths: readonly string[];
+  readonly target?: Readonly<Record<string, string>>;
+}
+
 /** One object's drift as helm-controller's jsondiff saw it, and what correcting it answered. */
 export interface HelmDrift {
   readonly subject: string;
@@ -137,10 +143,12 @@ export async function helmDriftCorrect(
   text: string,
   release: FluxOwner,
   mode: 'install' | 'enabled' | 'warn',
+  ignore: readonly HelmIgnoreRule[] = [],
 ): Promise<HelmDrift[]> {
   const bin = await ensureFluxApply();
   const kc = contextKubeconfig(kubeconfig, 'admin');
   const args = ['--kubeconfig', kc, '--name', release.name, '--namespace', release.namespace, '--helm-drift', mode];
+  if (ignore.length > 0) args.push('--helm-ignore', JSON.stringify(ignore));
   const parsed = JSON.parse(ok('flux-apply --helm-drift', await run(bin, args, text))) as {
     diffs: HelmDrift[];
     error?: string;

@@ -132,6 +132,10 @@ export interface PublicAppliedBy {
     readonly force?: boolean;
     readonly path?: string;
     readonly driftDetection?: 'disabled' | 'warn' | 'enabled';
+    readonly driftIgnore?: readonly {
+      readonly paths: readonly string[];
+      readonly target?: Readonly<Record<string, string>>;
+    }[];
   };
 }
 
@@ -357,7 +361,16 @@ function publicPolicy(p: NonNullable<AppliedBy['policy']>): NonNullable<PublicAp
         path: policy.path,
       };
     case 'flux-helm':
-      return { ...common, interval: policy.interval, suspend: policy.suspend, driftDetection: policy.driftDetection };
+      return {
+        ...common,
+        interval: policy.interval,
+        suspend: policy.suspend,
+        driftDetection: policy.driftDetection,
+        driftIgnore: policy.driftIgnore.map((rule) => ({
+          paths: [...rule.paths],
+          ...(rule.target ? { target: { ...rule.target } } : {}),
+        })),
+      };
   }
 }
 

@@ -33,7 +33,13 @@ const (
 	driftDetectionKey  = "helm.toolkit.fluxcd.io/driftDetection"
 )
 
-func runHelmDrift(kubeconfig, release, releaseNamespace, mode string) error {
+// helmIgnoreRule is one HelmRelease spec.driftDetection.ignore rule as the tests write it (api/v2 IgnoreRule).
+type helmIgnoreRule struct {
+	Paths  []string           `json:"paths"`
+	Target *jsondiff.Selector `json:"target,omitempty"`
+}
+
+func runHelmDrift(kubeconfig, release, releaseNamespace, mode, ignoreJSON string) error {
 	if mode != "enabled" && mode != "warn" && mode != "install" {
 		return fmt.Errorf("--helm-drift %q: install, enabled or warn", mode)
 	}
@@ -88,12 +94,25 @@ func runHelmDrift(kubeconfig, release, releaseNamespace, mode string) error {
 			Diffs []any `json:"diffs"`
 		}{Diffs: []any{}})
 	}
-	set, diffErr := jsondiff.UnstructuredList(ctx, dryRun, objects,
+	diffOpts := []jsondiff.ListOption{
 		jsondiff.FieldOwner(helmControllerName),
 		jsondiff.ExclusionSelector{driftDetectionKey: "disabled"},
 		jsondiff.Rationalize(true),
 		jsondiff.Graceful(true),
-	)
+	}
+	// Diff's ignore rules: each HelmRelease rule's paths and target, as they are.
+	if ignoreJSON != "" {
+		var rules []helmIgnoreRule
+		if err := json.Unmarshal([]byte(ignoreJSON), &rules); err != nil {
+			return fmt.Errorf("--helm-ignore: %w", err)
+		}
+		var ignoreRules jsondiff.IgnoreRules
+		for _, rule := range rules {
+			ignoreRules = append(ignoreRules, jsondiff.IgnoreRule{Paths: rule.Paths, Selector: rule.Target})
+		}
+		diffOpts = append(diffOpts, ignoreRules)
+	}
+	set, diffErr := jsondiff.UnstructuredList(ctx, dryRun, objects, diffOpts...)
 	type entry struct {
 		Subject string          `json:"subject"`
 		Type    string          `json:"type"`

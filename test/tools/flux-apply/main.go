@@ -45,10 +45,11 @@ func main() {
 	namespace := flag.String("namespace", "flux-system", "the Kustomization's namespace (the owner labels)")
 	force := flag.Bool("force", false, "the Kustomization's spec.force")
 	ignore := flag.String("ignore", "", "the Kustomization's spec.ignore paths (JSON pointers, comma-separated), for every object")
-	helmDrift := flag.String("helm-drift", "", "run helm-controller's drift correction for release --name in --namespace: enabled or warn")
+	helmDrift := flag.String("helm-drift", "", "run helm-controller's drift correction for release --name in --namespace: install, enabled or warn")
+	helmIgnore := flag.String("helm-ignore", "", "the HelmRelease's spec.driftDetection.ignore rules, as JSON")
 	flag.Parse()
 	if *helmDrift != "" {
-		if err := runHelmDrift(*kubeconfig, *name, *namespace, *helmDrift); err != nil {
+		if err := runHelmDrift(*kubeconfig, *name, *namespace, *helmDrift, *helmIgnore); err != nil {
 			fmt.Fprintf(os.Stderr, "flux-apply: %v\n", err)
 			os.Exit(1)
 		}

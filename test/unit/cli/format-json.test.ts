@@ -160,6 +160,7 @@ describe('the public record is a mapping, not the internal one', () => {
             interval: '5m',
             suspend: true,
             driftDetection: 'warn',
+            driftIgnore: [],
           },
         },
       },

@@ -8,7 +8,7 @@
 import type { JsonObject } from '../json';
 import type { ManifestResource, Range } from '../manifest/manifest';
 import type { ApplierPolicy } from '../gitops/model';
-import { argoIgnores, fluxSsaAnnotation, fluxSsaModeOf, helmDriftExcluded } from '../gitops/policy';
+import { argoIgnores, fluxSsaAnnotation, fluxSsaModeOf, helmDriftExcluded, helmDriftIgnores } from '../gitops/policy';
 import { argoKeepSnippet } from './gitops-takes';
 import { defaultSeverity } from './catalogue';
 import type { ResourceFacts } from './facts';
@@ -132,6 +132,8 @@ function cycleOf(
     }
     case 'flux-helm':
       if (policy.suspend || policy.driftDetection !== 'enabled' || helmDriftExcluded(input.live)) return undefined;
+      // An ignore rule on the field (helm-controller's advice beside an autoscaler): drift correction leaves it.
+      if (pointer !== undefined && helmDriftIgnores(policy, input.live, pointer.replace(/\//g, '.'))) return undefined;
       return {
         who: `Flux HelmRelease ${policy.namespace}/${policy.name}`,
         when: `every ${policy.interval}`,

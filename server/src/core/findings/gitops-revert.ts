@@ -14,7 +14,8 @@
 //   again — unless `RespectIgnoreDifferences=true` (argo-cd docs: sync-options, diff-strategies;
 //   argo-cd#7820). Fields Git does not set are left alone.
 // - Flux helm-controller corrects the fields it wrote when `spec.driftDetection.mode` is `enabled`,
-//   except on an object marked `helm.toolkit.fluxcd.io/driftDetection: disabled` (helm-controller
+//   except on an object marked `helm.toolkit.fluxcd.io/driftDetection: disabled` and for a field a
+//   `driftDetection.ignore` rule covers (helm-controller
 //   internal/action/diff.go: fluxcd/pkg/ssa jsondiff with that exclusion, then a JSON patch as
 //   helm-controller; the corpus in test/differential/gitops-reverts.test.ts).
 // A policy that could not be read says nothing here (the hover says it is unknown): never a guess.
@@ -26,7 +27,14 @@ import type {
   FluxHelmReleasePolicy,
   FluxKustomizationPolicy,
 } from '../gitops/model';
-import { argoIgnores, fluxSsaAnnotation, fluxSsaModeOf, helmDriftExcluded, jsonPointerOf } from '../gitops/policy';
+import {
+  argoIgnores,
+  fluxSsaAnnotation,
+  fluxSsaModeOf,
+  helmDriftExcluded,
+  helmDriftIgnores,
+  jsonPointerOf,
+} from '../gitops/policy';
 import { defaultSeverity } from './catalogue';
 import type { ResourceFacts } from './facts';
 import type { Finding, ObjectIdentity } from './finding';
@@ -131,5 +139,6 @@ function argoApplication(policy: ArgoApplicationPolicy, field: FieldState, input
 function fluxHelmRelease(policy: FluxHelmReleasePolicy, field: FieldState, input: RevertInput): string | undefined {
   if (policy.suspend || policy.driftDetection !== 'enabled' || helmDriftExcluded(input.live)) return undefined;
   if (!owns(field, 'helm-controller') || !changes(field)) return undefined;
+  if (helmDriftIgnores(policy, input.live, field.path)) return undefined;
   return `Flux HelmRelease ${policy.namespace}/${policy.name} corrects drift (driftDetection enabled): ${field.path} goes back to ${showValue(field.live!)} at its next reconciliation, every ${policy.interval}.`;
 }

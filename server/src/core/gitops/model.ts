@@ -72,6 +72,23 @@ export interface FluxHelmReleasePolicy {
   readonly interval: string;
   readonly suspend: boolean;
   readonly driftDetection: HelmDriftMode;
+  /** `spec.driftDetection.ignore`: JSON pointers the drift detection leaves alone, on the objects a target selects. */
+  readonly driftIgnore: readonly HelmDriftIgnoreRule[];
+}
+
+/** One `spec.driftDetection.ignore` rule of a HelmRelease (helm-controller api/v2 IgnoreRule). */
+export interface HelmDriftIgnoreRule {
+  readonly paths: readonly string[];
+  /** Regular expressions (anchored) for group, version, kind, name and namespace; label and annotation selectors. */
+  readonly target?: {
+    readonly group?: string;
+    readonly version?: string;
+    readonly kind?: string;
+    readonly name?: string;
+    readonly namespace?: string;
+    readonly labelSelector?: string;
+    readonly annotationSelector?: string;
+  };
 }
 
 export type ApplierPolicy = ArgoApplicationPolicy | FluxKustomizationPolicy | FluxHelmReleasePolicy;

@@ -11,7 +11,9 @@
 // - Flux helm-controller (api/v2 DriftDetection): `driftDetection.mode` `disabled` unless written.
 import { isJsonObject, type JsonObject, type JsonValue } from '../json';
 import { isNamespaceName, isObjectName } from './appliers';
+import { matchesSelectorText } from '../sources/selector-text';
 import type {
+  HelmDriftIgnoreRule,
   ArgoApplicationPolicy,
   ArgoIgnoreRule,
   FluxHelmReleasePolicy,
@@ -112,12 +114,23 @@ export function helmReleasePolicy(object: JsonValue | undefined): FluxHelmReleas
   const spec = objectAt(object.spec);
   const mode = objectAt(spec.driftDetection).mode;
   const driftDetection: HelmDriftMode = mode === 'enabled' || mode === 'warn' ? mode : 'disabled';
+  const targetKeys = ['group', 'version', 'kind', 'name', 'namespace', 'labelSelector', 'annotationSelector'] as const;
+  const driftIgnore = list(objectAt(spec.driftDetection).ignore).flatMap((entry): HelmDriftIgnoreRule[] => {
+    const rule = objectAt(entry);
+    const paths = strings(rule.paths);
+    if (paths.length === 0) return [];
+    if (!isJsonObject(rule.target)) return [{ paths }];
+    const t = rule.target;
+    const target = Object.fromEntries(targetKeys.flatMap((k) => (typeof t[k] === 'string' ? [[k, t[k]]] : [])));
+    return [{ paths, target }];
+  });
   return {
     kind: 'flux-helm',
     ...id,
     interval: typeof spec.interval === 'string' ? spec.interval : '',
     suspend: spec.suspend === true,
     driftDetection,
+    driftIgnore,
   };
 }
 
@@ -173,6 +186,54 @@ export function helmDriftExcluded(object: JsonObject): boolean {
     const value = isJsonObject(marks) ? marks[helmDriftDetectionKey] : undefined;
     return typeof value === 'string' && value.toLowerCase() === 'disabled';
   });
+}
+
+/**
+ * Whether a HelmRelease's `driftDetection.ignore` leaves a field of the live object alone: a rule
+ * whose target selects the object (fluxcd/pkg/ssa jsondiff SelectorRegex: anchored regular
+ * expressions on group, version, kind, name and namespace, label and annotation selectors) and one
+ * of whose paths is the field's JSON pointer or an ancestor's (jsondiff removes those paths from both
+ * sides before it compares). `serverPath` is the field as the server prints it
+ * (`.spec.template.spec.containers[name="web"].image`): inside a list, only a path at or above the
+ * list is known to cover it (a pointer into the list names an index the manifest does not).
+ */
+export function helmDriftIgnores(policy: FluxHelmReleasePolicy, live: JsonObject, serverPath: string): boolean {
+  const bracket = serverPath.indexOf('[');
+  const pointer = jsonPointerOf(bracket < 0 ? serverPath : serverPath.slice(0, bracket));
+  if (pointer === undefined) return false;
+  return policy.driftIgnore.some(
+    (rule) =>
+      helmTargetSelects(rule, live) && rule.paths.some((p) => p === '' || pointer === p || pointer.startsWith(`${p}/`)),
+  );
+}
+
+function helmTargetSelects(rule: HelmDriftIgnoreRule, live: JsonObject): boolean {
+  const t = rule.target;
+  if (!t) return true;
+  const apiVersion = typeof live.apiVersion === 'string' ? live.apiVersion : '';
+  const slash = apiVersion.indexOf('/');
+  const metadata = objectAt(live.metadata);
+  const text = (v: JsonValue | undefined) => (typeof v === 'string' ? v : '');
+  const fields: [string | undefined, string][] = [
+    [t.group, slash < 0 ? '' : apiVersion.slice(0, slash)],
+    [t.version, slash < 0 ? apiVersion : apiVersion.slice(slash + 1)],
+    [t.kind, text(live.kind)],
+    [t.name, text(metadata.name)],
+    [t.namespace, text(metadata.namespace)],
+  ];
+  for (const [pattern, value] of fields) {
+    if (!pattern) continue;
+    let re: RegExp;
+    try {
+      re = new RegExp(`^(?:${pattern})$`);
+    } catch {
+      return false; // helm-controller refuses the rule (and the whole drift detection) too
+    }
+    if (!re.test(value)) return false;
+  }
+  if (t.labelSelector && !matchesSelectorText(t.labelSelector, metadata.labels)) return false;
+  if (t.annotationSelector && !matchesSelectorText(t.annotationSelector, metadata.annotations)) return false;
+  return true;
 }
 
 /**

@@ -25,6 +25,7 @@ import {
 import { formatPath, listItemIndex, valueAtFieldPath, type FieldPath } from '../ssa/path';
 import { basename, dirname, joinPath, kustomizationFileNames } from './file-kinds';
 import type { RenderedObject, RenderTarget, SourceLocation, SourceMap } from './source-map';
+import { matchesSelectorText } from './selector-text';
 
 export interface KustomizeOrigin {
   /** The resource file (absolute) the object was read from. */
@@ -566,29 +567,14 @@ function selects(target: JsonObject, r: ManifestResource, names: ReadonlySet<str
     }
   }
   const metadata = isJsonObject(r.object.metadata) ? r.object.metadata : {};
-  if (typeof target.labelSelector === 'string' && !matchesSelector(target.labelSelector, metadata.labels)) return false;
+  if (typeof target.labelSelector === 'string' && !matchesSelectorText(target.labelSelector, metadata.labels))
+    return false;
   if (
     typeof target.annotationSelector === 'string' &&
-    !matchesSelector(target.annotationSelector, metadata.annotations)
+    !matchesSelectorText(target.annotationSelector, metadata.annotations)
   )
     return false;
   return true;
-}
-
-function matchesSelector(selector: string, map: JsonValue | undefined): boolean {
-  const m = isJsonObject(map) ? map : {};
-  return selector
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean)
-    .every((term) => {
-      const ne = /^([^!=]+)!=(.*)$/.exec(term);
-      if (ne) return m[ne[1]!.trim()] !== ne[2]!.trim();
-      const eq = /^([^=]+)==?(.*)$/.exec(term);
-      if (eq) return m[eq[1]!.trim()] === eq[2]!.trim();
-      if (term.startsWith('!')) return !(term.slice(1) in m);
-      return term in m;
-    });
 }
 
 /** The generator entry (`configMapGenerator[i]`) that made `r`: by its name and the object's kind. */

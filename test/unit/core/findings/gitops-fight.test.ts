@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { parse } from 'yaml';
 import { analyzeResource, type ResourceFacts } from '../../../../server/src/core/findings';
 import type { ApplierPolicy, ApplierSighting } from '../../../../server/src/core/gitops/model';
-import { applicationPolicy, kustomizationPolicy } from '../../../../server/src/core/gitops/policy';
+import { applicationPolicy, helmReleasePolicy, kustomizationPolicy } from '../../../../server/src/core/gitops/policy';
 import type { JsonObject } from '../../../../server/src/core/json';
 import { parseManifestText } from '../../../../server/src/core/manifest/manifest';
 import { schema } from '../../../support/findings-fixtures';
@@ -107,4 +107,20 @@ test('autoscalers that may not be listed: the replicas line says the fight is un
   );
   // A controller that would not write the replicas back (suspended) starts no fight to be unsure of.
   assert.deepEqual(fights([{ ...kustomization, suspend: true }], reason), []);
+});
+
+test('a Flux HelmRelease correcting drift fights the autoscaler, unless its driftDetection.ignore covers /spec/replicas', () => {
+  const helmRelease = helmReleasePolicy(
+    (
+      parse(fs.readFileSync(path.join(fixtures, 'gitops', 'helm-install', 'captured.yaml'), 'utf8')) as {
+        helmRelease: JsonObject;
+      }
+    ).helmRelease,
+  )!;
+  assert.deepEqual(
+    fights([helmRelease]).map((f) => f.code),
+    ['gitops-fight'],
+  );
+  const ignoring = { ...helmRelease, driftIgnore: [{ paths: ['/spec/replicas'], target: { kind: 'Deployment' } }] };
+  assert.deepEqual(fights([ignoring]), []);
 });

@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import { parse, stringify } from 'yaml';
 import { analyzeResource, applierFacts, type ResourceFacts } from '../../../../server/src/core/findings';
 import { applicationPolicy, helmReleasePolicy, kustomizationPolicy } from '../../../../server/src/core/gitops/policy';
-import type { PolicyFacts } from '../../../../server/src/core/gitops/model';
+import type { FluxHelmReleasePolicy, PolicyFacts } from '../../../../server/src/core/gitops/model';
 import type { JsonObject } from '../../../../server/src/core/json';
 import { parseManifestText } from '../../../../server/src/core/manifest/manifest';
 import { schema } from '../../../support/findings-fixtures';
@@ -209,4 +209,31 @@ test('Flux HelmRelease: drift detection warn, or the object marked driftDetectio
     };
     assert.deepEqual(reverts(marked, { state: 'read', policy: helmPolicy }, change), [], where);
   }
+});
+
+test('Flux HelmRelease: a driftDetection.ignore rule whose target selects the object keeps the hand-set field; one for other objects does not', () => {
+  const change = (m: JsonObject) => {
+    spec(m).replicas = 5;
+    image(m).image = 'nginx:1.26';
+  };
+  const withIgnore = (driftIgnore: FluxHelmReleasePolicy['driftIgnore']): PolicyFacts => ({
+    state: 'read',
+    policy: { ...helmPolicy, driftIgnore },
+  });
+  const paths = (policy: PolicyFacts) =>
+    reverts(helmInstall.live, policy, change)
+      .map((s) => s.path)
+      .sort();
+  const imagePath = '.spec.template.spec.containers[name="web"].image';
+  assert.deepEqual(paths(withIgnore([{ paths: ['/spec/replicas'], target: { kind: 'Deploy.*' } }])), [imagePath]);
+  assert.deepEqual(paths(withIgnore([{ paths: ['/spec/replicas'], target: { kind: 'StatefulSet' } }])), [
+    '.spec.replicas',
+    imagePath,
+  ]);
+  // A path above a list covers its items; a label selector (set-based) picks the object.
+  assert.deepEqual(paths(withIgnore([{ paths: ['/spec/template'], target: { labelSelector: 'app in (web)' } }])), [
+    '.spec.replicas',
+  ]);
+  // A rule without a target applies to every object of the release.
+  assert.deepEqual(paths(withIgnore([{ paths: ['/spec'] }])), []);
 });

@@ -82,6 +82,7 @@ test('a Flux Kustomization and HelmRelease: interval, suspend, force, prune, pat
     interval: '5m',
     suspend: false,
     driftDetection: 'enabled',
+    driftIgnore: [],
   });
 });
 
