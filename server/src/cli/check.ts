@@ -21,10 +21,10 @@ import {
   type KubectlInvocation,
   type ResourceFacts,
 } from '../core/findings';
-import { parseManifestText, type ManifestResource } from '../core/manifest/manifest';
+import { parseManifestText, type ManifestResource, type ParsedManifest } from '../core/manifest/manifest';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget } from '../core/sources/source-map';
-import { renderOverlay, topChart } from '../render/targets';
+import { renderOverlay, topChart, type OverlayRender } from '../render/targets';
 import { describeRenderProblem, type RenderResult, type RenderSettings } from '../render/renderer';
 import { liveOf, withAppliers, withReason, type CheckedObject, type CheckReport } from './report';
 import { verifyResource, type ClusterConnection, type ClusterProblem, type VerifyAnswer } from '../cluster';
@@ -59,9 +59,15 @@ export async function runCheck(
   } = { kustomizations: [], settings: {} },
   /** The cluster flags the check was run with: the force preview's kubectl command repeats them. */
   kubectl: Omit<KubectlInvocation, 'file'> = {},
-  /** `fieldStates`: keep each plain object's fields as the cluster holds them, to compare contexts. */
-  options: { fieldStates?: boolean } = {},
+  /**
+   * `fieldStates`: keep each plain object's fields as the cluster holds them, to compare contexts.
+   * `shared`: what the checks of several contexts of one run do once between them (CheckShare).
+   */
+  options: { fieldStates?: boolean; shared?: CheckShare } = {},
 ): Promise<CheckOutcome> {
+  const parse = (file: string, text: string) => options.shared?.parse(file, text) ?? parseManifestText(text);
+  const render = (target: RenderTarget) =>
+    options.shared?.renderOverlay(target, rendering.settings) ?? renderOverlay(target, rendering.settings);
   const objects: CheckedObject[] = [];
   const texts = new Map<string, string>();
   for (const file of files) {
@@ -110,7 +116,7 @@ export async function runCheck(
   // Plain manifests are parsed once, here, and overlays rendered before any object is judged.
   const plain = new Map<string, ReturnType<typeof parseManifestText>>();
   for (const [file, text] of texts) {
-    if (kinds.get(file)!.kind === 'manifest' && !throughOverlays.has(file)) plain.set(file, parseManifestText(text));
+    if (kinds.get(file)!.kind === 'manifest' && !throughOverlays.has(file)) plain.set(file, parse(file, text));
   }
   const defined: DefinedKind[] = [...plain].flatMap(([file, parsed]) =>
     definedKinds(parsed.resources, displayPath(file)),
@@ -125,7 +131,7 @@ export async function runCheck(
   }[] = [];
   for (const [root, { wanted }] of targets) {
     const target: RenderTarget = { kind: 'kustomize', root, label: labels.get(root)! };
-    const out = await renderOverlay(target, rendering.settings);
+    const out = await render(target);
     if (!out.ok) {
       // Without the tool nothing renders: one line, exit 2. One overlay the tool refuses is that
       // overlay's error; the other overlays are still checked.
@@ -239,7 +245,7 @@ export async function runCheck(
       if (note) objects.push({ file: shown, title: shown, findings: [], notes: [note], notJudged: note });
       continue;
     }
-    const parsed = plain.get(file) ?? parseManifestText(text);
+    const parsed = plain.get(file) ?? parse(file, text);
     if (parsed.problems.length > 0)
       objects.push({ file: shown, title: shown, findings: problemFindings(parsed.problems), notes: [] });
     for (const resource of parsed.resources) {
@@ -304,6 +310,38 @@ export async function runCheck(
         ...(rendering.helm?.charts ?? []).map((d) => displayPath(d)),
       ],
       objects,
+    },
+  };
+}
+
+/**
+ * What the checks of one run's contexts share (cli/main.ts checkFleet): the same files judged
+ * against several clusters are parsed once — the same objects, whose node trees, built on first
+ * use, are then built once — and each overlay is built once. Neither depends on a cluster: the
+ * facts, and what is judged from them, stay each context's own.
+ */
+export interface CheckShare {
+  parse(file: string, text: string): ParsedManifest;
+  renderOverlay(target: RenderTarget, settings: RenderSettings): Promise<OverlayRender>;
+}
+
+export function createCheckShare(): CheckShare {
+  const parsed = new Map<string, { text: string; parsed: ParsedManifest }>();
+  const overlays = new Map<string, Promise<OverlayRender>>();
+  return {
+    parse(file, text) {
+      const known = parsed.get(file);
+      if (known?.text === text) return known.parsed;
+      const fresh = parseManifestText(text);
+      parsed.set(file, { text, parsed: fresh });
+      return fresh;
+    },
+    renderOverlay(target, settings) {
+      // The same overlay built by the same tools: every context's checks are given the same settings.
+      const key = JSON.stringify([target, settings]);
+      let render = overlays.get(key);
+      if (!render) overlays.set(key, (render = renderOverlay(target, settings)));
+      return render;
     },
   };
 }
