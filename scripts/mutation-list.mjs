@@ -892,4 +892,12 @@ export const mutations = [
     to: 'const meanwhile = hashChecked ? undefined : undefined;',
     tests: ['test/unit/cluster/share.test.ts'],
   },
+  {
+    id: 'fleet-leaves-any-schema',
+    rule: "the leaves found under one schema are not another schema's (list items named by their keys or by index)",
+    file: core('findings/fleet.ts'),
+    from: 'const found = known.find((k) => k.schema === schema);',
+    to: 'const found = known.find(() => true);',
+    tests: ['test/unit/core/findings/fleet.test.ts'],
+  },
 ];

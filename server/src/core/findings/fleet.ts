@@ -287,7 +287,35 @@ export function fieldStates(
   schema: SchemaModel | undefined,
 ): FieldState[] {
   const ownership = decodeOwnership(live);
-  const out: FieldState[] = [];
+  return writtenLeaves(resource, schema).map(({ path, shown, range, manifest }) => {
+    const owners = exactOwners(ownership, path)
+      .map((o) => ownerLabel(o.manager))
+      .sort();
+    return { path: shown, range, live: valueAtFieldPath(live, path), manifest, owners: [...new Set(owners)] };
+  });
+}
+
+/** A leaf the manifest sets: its path as the server names it, where it is written, and its value. */
+interface WrittenLeaf {
+  readonly path: FieldPath;
+  readonly shown: string;
+  readonly range: Range;
+  readonly manifest: JsonValue;
+}
+
+/**
+ * The leaves of a resource under a schema, found once: every context whose schema is the same
+ * (the same OpenAPI document, cluster/share.ts) compares the same leaves, and walking the node
+ * tree and naming each path the server's way is the same work for each.
+ */
+const leavesByResource = new WeakMap<ManifestResource, { schema: SchemaModel | undefined; leaves: WrittenLeaf[] }[]>();
+
+function writtenLeaves(resource: ManifestResource, schema: SchemaModel | undefined): readonly WrittenLeaf[] {
+  let known = leavesByResource.get(resource);
+  if (!known) leavesByResource.set(resource, (known = []));
+  const found = known.find((k) => k.schema === schema);
+  if (found) return found.leaves;
+  const leaves: WrittenLeaf[] = [];
   forEachNode(resource, (visit) => {
     if (
       visit.path.length === 1 &&
@@ -296,23 +324,16 @@ export function fieldStates(
     )
       return false;
     if (visit.node.kind !== 'scalar') return true;
-    const written = visit.node.value;
     const path = serverPath(resource, visit.path, schema);
     const shown = formatServerPath(path);
     if (shown === '.metadata.name' || shown === '.metadata.namespace') return false;
-    const owners = exactOwners(ownership, path)
-      .map((o) => ownerLabel(o.manager))
-      .sort();
-    out.push({
-      path: shown,
-      range: absoluteRange(resource, visit.keyRange),
-      live: valueAtFieldPath(live, path),
-      manifest: written,
-      owners: [...new Set(owners)],
-    });
+    leaves.push({ path, shown, range: absoluteRange(resource, visit.keyRange), manifest: visit.node.value });
     return false;
   });
-  return out;
+  // A few schemas at most (the versions of a fleet): the oldest is forgotten.
+  if (known.length >= 4) known.shift();
+  known.push({ schema, leaves });
+  return leaves;
 }
 
 /**

@@ -185,3 +185,23 @@ test('a field whose live value or owners differ between the clusters holding the
   assert.deepEqual(driftFindings(objectIdentity(resource), same), []);
   assert.deepEqual(driftFindings(objectIdentity(resource), [same[0], { context: 'c', fields: 'missing' }]), []);
 });
+
+test("the manifest's leaves are found once per object and schema: every context with that schema compares the same leaves", () => {
+  const autoscaled = caseNamed('autoscaler owns replicas through the scale subresource');
+  const clientSide = caseNamed('another field manager gets no forgiveness');
+  const resource = parseManifestText(stringify(autoscaled.manifest)).resources[0]!;
+  const staging = fieldStates(resource, clientSide.live, schema);
+  const prod = fieldStates(resource, autoscaled.live, schema);
+  // The same leaves (the very same placed ranges), each with its own cluster's value and owners.
+  assert.ok(staging.length > 3);
+  assert.deepEqual(
+    prod.map((f) => f.path),
+    staging.map((f) => f.path),
+  );
+  staging.forEach((f, i) => assert.equal(prod[i]!.range, f.range, f.path));
+  const replicas = (states: typeof staging) => states.find((f) => f.path === '.spec.replicas');
+  assert.deepEqual([replicas(staging)?.live, replicas(prod)?.live], [1, 5]);
+  // Another schema is another reading of the same text (list items named by their keys or not): found anew.
+  const bare = fieldStates(resource, autoscaled.live, undefined);
+  assert.ok(bare.some((f) => f.path.includes('[0]')) && !prod.some((f) => f.path.includes('[0]')));
+});
