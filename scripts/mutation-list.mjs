@@ -900,4 +900,12 @@ export const mutations = [
     to: 'const found = known.find(() => true);',
     tests: ['test/unit/core/findings/fleet.test.ts'],
   },
+  {
+    id: 'fleet-leaf-placed-from-tree',
+    rule: 'a field compared across contexts is placed from its line, without a full parse, where the text says where it is',
+    file: core('findings/fleet.ts'),
+    from: 'locateScalarInText(resource, indexPath)?.keyRange ??',
+    to: '',
+    tests: ['test/unit/core/findings/fleet.test.ts'],
+  },
 ];

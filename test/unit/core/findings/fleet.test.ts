@@ -19,7 +19,7 @@ import {
   type FleetEntry,
 } from '../../../../server/src/core/findings';
 import type { JsonObject } from '../../../../server/src/core/json';
-import { parseManifestText } from '../../../../server/src/core/manifest/manifest';
+import { hasNodeTree, parseManifestText } from '../../../../server/src/core/manifest/manifest';
 import { schema } from '../../../support/findings-fixtures';
 
 interface EngineCase {
@@ -204,4 +204,45 @@ test("the manifest's leaves are found once per object and schema: every context 
   // Another schema is another reading of the same text (list items named by their keys or not): found anew.
   const bare = fieldStates(resource, autoscaled.live, undefined);
   assert.ok(bare.some((f) => f.path.includes('[0]')) && !prod.some((f) => f.path.includes('[0]')));
+});
+
+test('comparing fields across contexts parses no node tree; a field that differs is placed from its line, or from the tree where the text cannot say', () => {
+  const text = [
+    'apiVersion: v1',
+    'kind: ConfigMap',
+    'metadata:',
+    '  name: settings',
+    'data:',
+    '  mode: fast',
+    '  script: |',
+    '    echo one',
+    '    echo two',
+    '',
+  ].join('\n');
+  const resource = parseManifestText(text).resources[0]!;
+  const live = (mode: string, script: string): JsonObject => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'settings', managedFields: [] },
+    data: { mode, script },
+  });
+  const same = 'echo one\necho two\n';
+  const states = (l: JsonObject) => fieldStates(resource, l, schema);
+  const one = driftFindings(objectIdentity(resource), [
+    { context: 'a', fields: states(live('fast', same)) },
+    { context: 'b', fields: states(live('safe', same)) },
+  ]);
+  assert.deepEqual(
+    one.map((f) => [f.path, f.range.start.line]),
+    [['.data.mode', 5]],
+  );
+  assert.ok(!hasNodeTree(resource), 'the one-line field is placed from its text');
+  const two = driftFindings(objectIdentity(resource), [
+    { context: 'a', fields: states(live('fast', same)) },
+    { context: 'b', fields: states(live('fast', 'echo three\n')) },
+  ]);
+  assert.deepEqual(
+    two.map((f) => [f.path, f.range.start.line]),
+    [['.data.script', 6]],
+  );
 });
