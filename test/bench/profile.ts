@@ -1,8 +1,10 @@
 // Where the time of a cold `check` goes: CPU profiles (node --cpu-prof) of the bundled CLI on each
 // slow path, on files whose objects all exist with histories (test/bench/generate.ts, seeded as
 // `npm run bench` seeds them): one ConfigMap with a conflict, the same ConfigMap among 20,000 others,
-// 200 existing Deployments and the CRD-heavy install file; against the running local API server,
-// read back through the bundle's source map so that time is charged to the package that spent it.
+// 200 existing Deployments and the CRD-heavy install file; and `fleet`: 20 existing Deployments
+// checked in one context and in ten (three API servers, test/support/fleet.ts), each 40 ms away;
+// against the running local API server, read back through the bundle's source map so that time is
+// charged to the package that spent it.
 // Also the cost of only loading the bundle (`--version` against a bare `node -e 0`).
 //
 //   npm run cluster:up && node --import tsx test/bench/profile.ts [--keep=<dir>] [--only=one,crowded,200,install,fleet]
@@ -238,7 +240,9 @@ async function main(): Promise<void> {
         await seedExisting(conn, workload.existing);
         others.push([conn, namespace]);
       }
-      const remote = await fleetKubeconfig(fleetDir, kubeconfig, { copies: 10, roundTripMs: 40 });
+      const remoteDir = path.join(fleetDir, 'remote');
+      fs.mkdirSync(remoteDir);
+      const remote = await fleetKubeconfig(remoteDir, kubeconfig, { copies: 10, roundTripMs: 40 });
       const target = file('fleet.yaml', workload.text);
       const ten = Array.from({ length: 10 }, (_, i) => `copy-${i + 1}`);
       await profiledFleet(remote.kubeconfig, ['staging'], target, dir, 'check, 20 Deployments, one context 40 ms away');
