@@ -908,4 +908,12 @@ export const mutations = [
     to: '',
     tests: ['test/unit/core/findings/fleet.test.ts'],
   },
+  {
+    id: 'typed-config-any-schema',
+    rule: "an applied configuration typed under one schema is not another schema's typing",
+    file: core('ssa/predict.ts'),
+    from: 'const found = known.find((k) => k.schema === schema && k.root === root.named);',
+    to: 'const found = known.find((k) => k.root === root.named);',
+    tests: ['test/unit/core/ssa/predict-shared.test.ts'],
+  },
 ];
