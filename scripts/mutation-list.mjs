@@ -916,4 +916,12 @@ export const mutations = [
     to: 'const found = known.find((k) => k.root === root.named);',
     tests: ['test/unit/core/ssa/predict-shared.test.ts'],
   },
+  {
+    id: 'tls-context-per-connection',
+    rule: "connections that share a process's TLS contexts parse the same certificates once",
+    file: cluster('connection.ts'),
+    from: '    secureContexts: share.secureContexts,\n',
+    to: '',
+    tests: ['test/unit/cluster/connection.test.ts'],
+  },
 ];

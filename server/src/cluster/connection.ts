@@ -173,9 +173,11 @@ function connectedConnection(
   // What the kubeconfig holds as credentials never appears in a message, whoever quotes it.
   for (const user of selected.config.getUsers()) rememberSecrets(user.token, user.password, user.keyData);
   rememberSecrets(...userinfoOf(selected.server));
+  const share = options.share ?? createClusterShare();
   const transport = new ClusterTransport(selected.config, selected.server, {
     requestTimeoutMs: options.requestTimeoutMs ?? 15_000,
     userAgent: options.userAgent ?? 'kube-conflict-hints',
+    secureContexts: share.secureContexts,
   });
   const health = new HealthTracker(selected.context.name, selected.context.server);
   transport.observe((request, outcome) => health.record(request, outcome));
@@ -191,7 +193,6 @@ function connectedConnection(
       })
     : undefined;
   const discovery = new Discovery(transport, undefined, disk);
-  const share = options.share ?? createClusterShare();
   const openApi = new OpenApi(transport, undefined, { ...DEFAULT_OPENAPI_RETRY, ...options.openApiRetry }, disk, share);
   const defaultNamespace = settings.namespace || selected.contextNamespace;
   const liveObjects = new LiveObjects(transport, discovery, defaultNamespace, {

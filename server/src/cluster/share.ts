@@ -1,6 +1,7 @@
 // What the connections of one process share whatever context, user or server they are for: the
-// OpenAPI v3 documents that name their content, and what is built from a document (the schema the
-// predictor walks, a custom kind's validation rules). A fleet of contexts usually runs one
+// OpenAPI v3 documents that name their content, what is built from a document (the schema the
+// predictor walks, a custom kind's validation rules), and the TLS contexts made of the same
+// certificates and keys. A fleet of contexts usually runs one
 // Kubernetes version, so ten contexts would otherwise read, parse and build the same documents ten
 // times (the command line's `check --context a --context b …`, the editor's several contexts).
 //
@@ -13,6 +14,7 @@
 // context name, never by server. Schemas and rules are kept by the document object itself: two
 // connections share them exactly when they share the document.
 import { createHash } from 'node:crypto';
+import type { SecureContext } from 'node:tls';
 import type { JsonObject } from '../core/json';
 import { celSchemaFor, type CelNode } from '../core/cel/schema';
 import { schemaOfDocuments, type SchemaModel } from '../core/ssa/schema';
@@ -26,6 +28,11 @@ export interface ClusterShare {
   schema(document: JsonObject, others?: readonly JsonObject[]): SchemaModel;
   /** A kind's validation rules in a document (x-kubernetes-validations), read once per document and kind. */
   rules(document: JsonObject, apiVersion: string, kind: string): CelNode | undefined;
+  /**
+   * TLS contexts by the material they are made of (http.ts materialKey: the certificate authority,
+   * client certificate and key, TLS name): the same material is parsed once for every connection.
+   */
+  readonly secureContexts: Map<string, SecureContext | undefined>;
   /** How often a schema was built and a document served to a connection that did not read it (tests ask). */
   readonly counts: { readonly schemasBuilt: number; readonly documentsShared: number };
 }
@@ -89,6 +96,7 @@ export function createClusterShare(): ClusterShare {
       if (!byKind.has(key)) byKind.set(key, celSchemaFor(document, apiVersion, kind));
       return byKind.get(key);
     },
+    secureContexts: new Map(),
     counts,
   };
 }
