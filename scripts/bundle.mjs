@@ -63,13 +63,14 @@ const lazyWhenRare = {
 
 // The CEL library builds its registry of functions and types when it is evaluated, a tenth of a
 // start that judges no CRD validation rule, which is nearly every start. server/src/core/cel/validate.ts
-// makes its environments at the first rule; this stand-in loads the library then. What it does not
-// name is a build error, not a stand-in that fails later.
+// makes its environments at the first rule (admission.ts at the first policy expression, and
+// libraries.ts only calls Optional while one is evaluated); this stand-in loads the library then.
+// What it does not name is a build error, not a stand-in that fails later.
 const lazyCel = {
   name: 'lazy-cel',
   setup(build) {
     build.onResolve({ filter: /^@marcbachmann\/cel-js$/ }, (args) =>
-      /[\\/]server[\\/]src[\\/]core[\\/]cel[\\/]validate\.ts$/.test(args.importer)
+      /[\\/]server[\\/]src[\\/]core[\\/]cel[\\/](validate|admission|libraries)\.ts$/.test(args.importer)
         ? { path: args.path, namespace: 'kch-lazy-cel', pluginData: { resolveDir: args.resolveDir } }
         : undefined,
     );

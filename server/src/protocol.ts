@@ -5,10 +5,25 @@
 
 import type { Severity } from './core/findings';
 import type { ApplyMode } from './core/ssa/predict';
+import type { ApplierSetting } from './core/gitops/model';
 
 // The engine's own list of modes, declared once there: a mode it does not predict cannot be a setting.
 export type { ApplyMode };
 export const applyModes: readonly ApplyMode[] = ['serverSide', 'clientSide', 'create'];
+
+/** Who sends the manifests (core/gitops/model.ts names them), or `auto`: detected from the cluster. */
+export type { ApplierSetting };
+/** Every applier once (a name added in core/gitops/model.ts must be added here, or this does not compile). */
+const applierWords: Readonly<Record<ApplierSetting, true>> = {
+  auto: true,
+  kubectl: true,
+  helm: true,
+  argocd: true,
+  'argocd-ssa': true,
+  flux: true,
+  'flux-helm': true,
+};
+export const applierSettings = Object.keys(applierWords) as readonly ApplierSetting[];
 
 /**
  * Who reports YAML syntax problems (and duplicate keys): `auto` leaves them to another language
@@ -28,6 +43,12 @@ export const settingsSection = 'kubeConflictHints';
 export interface Settings {
   fieldManager: string;
   applyMode: ApplyMode;
+  /**
+   * Who sends the manifests: `kubectl` (in applyMode, as fieldManager), `helm`, or a GitOps
+   * controller (`argocd`, `argocd-ssa`, `flux`, `flux-helm`), whose forced request is predicted;
+   * `auto`: the controller whose object's source path holds the file, else kubectl.
+   */
+  applier: ApplierSetting;
   kubeconfig: string;
   context: string;
   /**
@@ -82,6 +103,7 @@ const severityOverrides: Readonly<Record<SeverityOverride, true>> = {
 export const defaultSettings: Settings = {
   fieldManager: 'kubectl',
   applyMode: 'serverSide',
+  applier: 'auto',
   kubeconfig: '',
   context: '',
   contexts: [],
@@ -107,6 +129,9 @@ export function sanitizeSettings(raw: unknown): Settings {
   return {
     fieldManager: str(r.fieldManager, '') || defaultSettings.fieldManager,
     applyMode: mode,
+    applier: applierSettings.includes(r.applier as ApplierSetting)
+      ? (r.applier as ApplierSetting)
+      : defaultSettings.applier,
     kubeconfig: str(r.kubeconfig, ''),
     context: str(r.context, ''),
     contexts: stringList(r.contexts),

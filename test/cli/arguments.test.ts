@@ -57,6 +57,27 @@ const usageErrors: { args: string[]; says: RegExp }[] = [
     says: /--verbose prints information findings, --min-severity error leaves them out/,
   },
   { args: ['snapshot', '--out', dir, '--verbose', manifest], says: /--verbose is an option of check, not of snapshot/ },
+  {
+    args: ['check', '--applier', 'argo', manifest],
+    says: /--applier must be one of auto, kubectl, helm, argocd, argocd-ssa, flux, flux-helm \(got "argo"\)/,
+  },
+  {
+    args: ['check', '--applier', 'flux', '--field-manager', 'me', manifest],
+    says: /--applier flux sends the manifests its own way \(its field manager and mode\): --field-manager goes with --applier kubectl/,
+  },
+  {
+    args: ['check', '--applier', 'argocd-ssa', '--mode', 'create', manifest],
+    says: /--applier argocd-ssa sends the manifests its own way .*--mode goes with --applier kubectl/,
+  },
+  {
+    args: ['check', '--applier', 'flux', '--verify', manifest],
+    says: /--verify sends your own apply as a dry run, not flux's request/,
+  },
+  {
+    args: ['check', '--applier', 'auto', '--snapshot', dir, manifest],
+    says: /--applier auto reads the Kustomizations and Applications of a cluster; a snapshot holds none/,
+  },
+  { args: ['snapshot', '--out', dir, '--applier', 'flux', manifest], says: /--applier is an option of check/ },
 ];
 
 for (const { args, says } of usageErrors) {
@@ -87,6 +108,7 @@ test('--help prints the usage with every option and the exit codes, exit 0', asy
     '--kubeconfig',
     '--namespace',
     '--field-manager',
+    '--applier',
     '--mode',
     '--format',
     '--verify',

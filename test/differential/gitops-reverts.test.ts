@@ -1,8 +1,9 @@
 // A change by hand to an object a GitOps controller applies: the product's `gitops-reverts` findings
 // against what the controller's own apply code really takes back. Per scenario, in a namespace of
 // its own, against the real kube-apiserver with Argo CD's and Flux's CRDs:
-//   1. the controller applies Git (Flux's fluxcd/pkg/ssa with kustomize-controller's options, or
-//      Argo CD's kubectl server-side sync), and its policy object (Kustomization, Application) exists;
+//   1. the controller applies Git (Flux's fluxcd/pkg/ssa with kustomize-controller's options, Argo CD's
+//      kubectl server-side sync, or helm-controller's install and drift correction with fluxcd/pkg/ssa's
+//      jsondiff), and its policy object (Kustomization, Application, HelmRelease) exists;
 //   2. the product checks the user's manifest (`check --format json`, reads only): the fields it says
 //      will not stay;
 //   3. the user applies the manifest by hand (server-side, forcing, as the user's field manager), then
@@ -12,8 +13,14 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { stringify } from 'yaml';
 import { requireCluster } from '../support/env';
-import { installGitopsCrds } from '../support/gitops-crds';
-import { argoServerSideApply, ensureFluxApply, fluxApply, respectIgnoreDifferences } from '../support/gitops-appliers';
+import {
+  argoServerSideApply,
+  ensureFluxApply,
+  fluxApply,
+  helmDriftCorrect,
+  respectIgnoreDifferences,
+} from '../support/gitops-appliers';
+import { installApplierCrds } from '../support/seed-appliers';
 import { apply, connect, create, freshNamespace, get, objectOf, type KubeObject } from '../support/seed';
 import { runCli, scratchDir, writeFiles } from '../cli/cli-process';
 
@@ -21,7 +28,7 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 interface Scenario {
   readonly name: string;
-  readonly tool: 'flux' | 'argocd';
+  readonly tool: 'flux' | 'argocd' | 'flux-helm';
   /** What Git holds (Deployment web, replicas 3, label app). */
   readonly git?: (d: Deployment) => void;
   /** The user's manifest: Git's with these changes. */
@@ -30,6 +37,8 @@ interface Scenario {
   readonly manager?: string;
   /** Argo CD: the Application's policy. */
   readonly argo?: { selfHeal: boolean; ignoreReplicas?: boolean; respect?: boolean };
+  /** Flux HelmRelease: its spec.driftDetection.mode. */
+  readonly helm?: { mode: 'enabled' | 'warn' | 'disabled' };
   /** The fields the product must name, in the server's notation. */
   readonly reverted: readonly string[];
 }
@@ -145,6 +154,49 @@ const scenarios: Scenario[] = [
     reverted: [],
   },
   {
+    name: 'Flux HelmRelease, drift detection enabled: the fields helm-controller wrote go back, a label it does not render stays',
+    tool: 'flux-helm',
+    helm: { mode: 'enabled' },
+    user: (d) => {
+      d.spec.replicas = 5;
+      d.spec.template.spec.containers[0].image = 'nginx:1.26';
+      d.metadata.labels.team = 'checkout';
+    },
+    reverted: ['.spec.replicas', '.spec.template.spec.containers[name="web"].image'],
+  },
+  {
+    name: 'Flux HelmRelease, drift detection warn: the drift is reported, nothing goes back',
+    tool: 'flux-helm',
+    helm: { mode: 'warn' },
+    user: (d) => {
+      d.spec.replicas = 5;
+      d.spec.template.spec.containers[0].image = 'nginx:1.26';
+    },
+    reverted: [],
+  },
+  {
+    name: 'Flux HelmRelease, drift detection disabled: nothing goes back',
+    tool: 'flux-helm',
+    helm: { mode: 'disabled' },
+    user: (d) => {
+      d.spec.replicas = 5;
+    },
+    reverted: [],
+  },
+  {
+    name: 'Flux HelmRelease, drift detection enabled, the object annotated driftDetection: disabled: nothing goes back',
+    tool: 'flux-helm',
+    helm: { mode: 'enabled' },
+    git: (d) => {
+      d.metadata.annotations = { ...d.metadata.annotations, 'helm.toolkit.fluxcd.io/driftDetection': 'disabled' };
+    },
+    user: (d) => {
+      d.spec.replicas = 5;
+      d.spec.template.spec.containers[0].image = 'nginx:1.26';
+    },
+    reverted: [],
+  },
+  {
     name: 'Argo CD with self-heal: Git’s fields go back, a label Git does not set stays',
     tool: 'argocd',
     argo: { selfHeal: true },
@@ -207,7 +259,7 @@ for (const scenario of scenarios) {
     const cluster = requireCluster(t);
     if (!cluster) return;
     const conn = admin();
-    crdsReady ??= installGitopsCrds(conn).then(() => ensureFluxApply().then(() => undefined));
+    crdsReady ??= installApplierCrds(conn).then(() => ensureFluxApply().then(() => undefined));
     await crdsReady;
     const namespace = await freshNamespace(conn, 'reverts');
     const git = gitDeployment();
@@ -224,6 +276,26 @@ for (const scenario of scenarios) {
         }),
         'Kustomization',
       );
+    } else if (scenario.tool === 'flux-helm') {
+      objectOf(
+        await apply(conn, 'kch-test-setup', {
+          apiVersion: 'helm.toolkit.fluxcd.io/v2',
+          kind: 'HelmRelease',
+          metadata: { name: 'web', namespace },
+          spec: {
+            interval: '5m',
+            chart: { spec: { chart: 'web', sourceRef: { kind: 'HelmRepository', name: 'charts' } } },
+            driftDetection: { mode: scenario.helm!.mode },
+          },
+        }),
+        'HelmRelease',
+      );
+      // What helm-controller's post-renderer adds to each object of the release: its origin labels.
+      git.metadata.labels = {
+        ...git.metadata.labels,
+        'helm.toolkit.fluxcd.io/name': 'web',
+        'helm.toolkit.fluxcd.io/namespace': namespace,
+      };
     } else {
       const argo = scenario.argo!;
       objectOf(
@@ -253,9 +325,17 @@ for (const scenario of scenarios) {
         'argocd.argoproj.io/tracking-id': `${namespace}_${app}:apps/Deployment:${namespace}/web`,
       };
     }
+    let installed = false;
     const sync = async () => {
       if (scenario.tool === 'flux') await fluxApply(cluster.kubeconfig, stringify(git), { name: 'apps', namespace });
-      else {
+      else if (scenario.tool === 'flux-helm') {
+        // The install creates the release's objects as helm-controller; later reconciliations run
+        // the drift detection only when the mode is not disabled, and correct only when enabled.
+        const mode = installed ? scenario.helm!.mode : 'install';
+        installed = true;
+        if (mode !== 'disabled')
+          await helmDriftCorrect(cluster.kubeconfig, stringify(git), { name: 'web', namespace }, mode);
+      } else {
         const live = await get(conn, git as unknown as KubeObject);
         const target =
           scenario.argo?.respect && live.ok

@@ -2,15 +2,24 @@
 // kube-apiserver with Argo CD's and Flux's CRDs: on the object's hover, the Argo CD Application with
 // its policy (automated, self-heal, server-side apply) and the Flux Kustomization with its interval;
 // on a field the controller owns, the same; an applier whose object does not exist says its policy is
-// unknown and why; and the code lens above each object names the applier.
+// unknown and why; and the code lens above each object names the applier. With the applier setting
+// (flux named, or auto: the Application whose source path holds the file, in a clone of its
+// repository), the file is judged as the controller's request: what it takes from whom.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
 import { testCluster } from '../support/env';
 import { startTestServer, type TestServer } from '../support/lsp-client';
-import { apply, connect, objectOf, type KubeObject } from '../support/seed';
+import { apply, connect, create, objectOf, patch, scale, type KubeObject } from '../support/seed';
 import { applyTextEdits as applyEdits } from '../../server/src/core/manifest/edits';
 import { seedAppliers, type AppliersScene } from '../support/seed-appliers';
+import { accessUser } from '../support/access';
+import { startTestServer as startServerAs } from '../support/lsp-client';
 
 let scene: AppliersScene;
 let server: TestServer;
@@ -177,4 +186,146 @@ test('an autoscaler targets a Flux-applied Deployment whose Git sets replicas: t
   const edited = applyEdits(text, Object.values(remove.edit.changes ?? {})[0]!);
   assert.ok(!/replicas:/.test(edited), edited);
   await server.close(uri);
+});
+
+test('a user who may not list autoscalers: the replicas line of a Flux-applied Deployment says a fight is unknown and why, not silence', async (t) => {
+  const live = scene.objects['flux-kustomize'];
+  const admin = connect('admin', testCluster()!.kubeconfig);
+  // May read the Deployment and the Kustomization, not the namespace's HorizontalPodAutoscalers.
+  const user = await accessUser(admin, scene.namespace, 'no-autoscalers', {
+    namespaced: [
+      {
+        namespace: scene.namespace,
+        rules: [
+          { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'patch'] },
+          { apiGroups: ['kustomize.toolkit.fluxcd.io'], resources: ['kustomizations'], verbs: ['get'] },
+        ],
+      },
+    ],
+  });
+  t.after(user.cleanup);
+  const limited = await startServerAs({ settings: { kubeconfig: user.kubeconfig, context: user.context } });
+  try {
+    const uri = 'file:///w/flux-web-unknown-fight.yaml';
+    const text = manifestOf(live);
+    await limited.open(uri, text);
+    const diagnostics = await limited.diagnosticsUntil(uri, (d) => d.some((x) => x.code === 'gitops-fight-unknown'));
+    const unknown = diagnostics.filter((d) => d.code === 'gitops-fight-unknown');
+    assert.equal(unknown.length, 1, JSON.stringify(diagnostics.map((d) => d.message)));
+    assert.equal(text.split('\n')[unknown[0]!.range.start.line]!.trim(), 'replicas: 2');
+    assert.match(
+      unknown[0]!.message,
+      new RegExp(
+        `^Flux Kustomization ${scene.namespace}/shop sets replicas: 2 every 10m; whether a HorizontalPodAutoscaler sets it back \\(a fight\\) is unknown: HorizontalPodAutoscalers may not be listed here: listing horizontalpodautoscalers\\.autoscaling is not allowed`,
+      ),
+    );
+    assert.ok(!diagnostics.some((d) => d.code === 'gitops-fight'), 'no fight claimed either');
+  } finally {
+    await limited.shutdown();
+  }
+});
+
+test('with the applier set to flux, the file is Flux’s request: the replicas an autoscaler set are said taken, no conflict, and the quick fix annotates ssa: IfNotPresent', async () => {
+  const cluster = testCluster()!;
+  const live = scene.objects['flux-kustomize'];
+  const admin = connect('admin', cluster.kubeconfig);
+  objectOf(await scale(admin, 'kube-controller-manager', live, 5), 'the autoscaler’s scale write');
+  server.setSettings({ kubeconfig: cluster.kubeconfig, context: 'admin', applier: 'flux' });
+  try {
+    const uri = 'file:///w/flux-web-request.yaml';
+    const text = manifestOf(live);
+    await server.open(uri, text);
+    const diagnostics = await server.diagnosticsUntil(uri, (d) => d.some((x) => x.code === 'gitops-takes'));
+    assert.deepEqual(
+      diagnostics.filter((d) => d.code === 'field-conflict'),
+      [],
+      'the controller forces its apply',
+    );
+    const takes = diagnostics.filter((d) => d.code === 'gitops-takes');
+    assert.equal(takes.length, 1, JSON.stringify(diagnostics.map((d) => d.message)));
+    assert.equal(text.split('\n')[takes[0]!.range.start.line]!.trim(), 'replicas: 2');
+    assert.match(
+      takes[0]!.message,
+      new RegExp(
+        `^Flux Kustomization ${scene.namespace}/shop takes \\.spec\\.replicas from kube-controller-manager \\(scale\\) \\(5 → 2\\) at its next reconciliation \\(every 10m\\)`,
+      ),
+    );
+    // The autoscaler of the test before scaled it: Flux's replicas and its count fight.
+    const fight = diagnostics.find((d) => d.code === 'gitops-fight');
+    assert.match(
+      fight?.message ?? '',
+      /sets replicas: 2 every 10m, and the HorizontalPodAutoscaler flux-web-hpa sets it back to 5/,
+    );
+    const actions = await server.codeActions(uri, takes[0]!.range, takes);
+    const annotate = actions.find((a) => a.title.startsWith('Annotate kustomize.toolkit.fluxcd.io/ssa: IfNotPresent'));
+    assert.ok(annotate?.edit, JSON.stringify(actions.map((a) => a.title)));
+    const edited = applyEdits(text, Object.values(annotate.edit.changes ?? {})[0]!);
+    assert.match(edited, /kustomize\.toolkit\.fluxcd\.io\/ssa: IfNotPresent/);
+    await server.close(uri);
+  } finally {
+    server.setSettings({ kubeconfig: cluster.kubeconfig, context: 'admin' });
+  }
+});
+
+test('applier auto (the default): a file of the repository an Argo CD Application applies, in a clone of it, is that Application’s request', async (t) => {
+  const cluster = testCluster()!;
+  const admin = connect('admin', cluster.kubeconfig);
+  const live = scene.objects['argo-tracked'];
+  const repoURL = `https://git.example.com/editor/${scene.namespace}.git`;
+  const app = `editor-${scene.namespace.slice(-6)}`;
+  objectOf(
+    await create(admin, 'kch-test-setup', {
+      apiVersion: 'argoproj.io/v1alpha1',
+      kind: 'Application',
+      metadata: { name: app, namespace: scene.namespace },
+      spec: {
+        project: 'default',
+        source: { repoURL, path: 'deploy', targetRevision: 'main' },
+        destination: { server: 'https://kubernetes.default.svc', namespace: scene.namespace },
+        syncPolicy: { automated: { selfHeal: true }, syncOptions: ['ServerSideApply=true'] },
+      },
+    } as KubeObject),
+    'the Application',
+  );
+  // Another writer changes a label Git sets.
+  objectOf(
+    await patch(admin, 'deploy-script', live, { metadata: { labels: { tier: 'web' } } }, { type: 'merge' }),
+    'the script’s label',
+  );
+  // A clone of the Application's repository, its file in the source path.
+  const top = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-editor-auto-'));
+  t.after(() => fs.rmSync(top, { recursive: true, force: true }));
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: top, encoding: 'utf8' });
+  git('init', '-q');
+  git('remote', 'add', 'origin', `git@git.example.com:editor/${scene.namespace}.git`);
+  const file = path.join(top, 'deploy', 'web.yaml');
+  fs.mkdirSync(path.dirname(file));
+  const text = manifestOf({
+    ...live,
+    metadata: { ...live.metadata, labels: { ...live.metadata.labels, tier: 'frontend' } },
+  });
+  fs.writeFileSync(file, text);
+  // A session of its own: the sources are read once per session.
+  const fresh = await startServerAs({ settings: { kubeconfig: cluster.kubeconfig, context: 'admin' } });
+  try {
+    const uri = pathToFileURL(file).href;
+    await fresh.open(uri, text);
+    const diagnostics = await fresh.diagnosticsUntil(uri, (d) => d.some((x) => x.code === 'gitops-takes'));
+    const takes = diagnostics.filter((d) => d.code === 'gitops-takes');
+    assert.deepEqual(
+      takes.map((d) => d.message.replace(/ To keep the live value.*$/, '')),
+      [
+        `Argo CD application ${app} takes .metadata.labels.tier from deploy-script ("web" → "frontend") at its next sync.`,
+      ],
+    );
+    assert.equal(text.split('\n')[takes[0]!.range.start.line]!.trim(), 'tier: frontend');
+    assert.match(takes[0]!.message, new RegExp(`add to the Application ${app} spec\\.ignoreDifferences`));
+    console.log(JSON.stringify(diagnostics.map((d) => [d.code, d.message])));
+    const lenses = await fresh.codeLenses(uri);
+    // (The object's tracking id names the scene's Application too: once its policy is read, two
+    // Applications apply the object, which is an error of its own: their fight.)
+    assert.match(lenses[0]?.command?.title ?? '', / · its GitOps controller takes 1 field at its next sync · /);
+  } finally {
+    await fresh.shutdown();
+  }
 });

@@ -3,7 +3,7 @@
 // - Flux kustomize-controller: test/tools/flux-apply, a small Go program on github.com/fluxcd/pkg/ssa
 //   with kustomize-controller's ApplyOptions, built here into .cache/tools/flux-apply/ (KCH_FLUX_APPLY
 //   names another binary) the way test/tools/tools.ts builds Helm and kustomize: from the Go module
-//   proxy, rebuilt only when its go.mod, go.sum or main.go change, under a lock;
+//   proxy, rebuilt only when its go.mod, go.sum or a .go file changes, under a lock;
 // - Argo CD: the real kubectl with the flags Argo CD's sync passes (server-side: `--server-side
 //   --force-conflicts --field-manager=argocd-controller`; client-side: `--field-manager=argocd-controller`),
 //   and RespectIgnoreDifferences as Argo CD's controller does it before handing the target to kubectl:
@@ -25,7 +25,11 @@ const stamp = path.join(outDir, 'build.stamp');
 
 function sourceHash(): string {
   const hash = crypto.createHash('sha256');
-  for (const f of ['go.mod', 'go.sum', 'main.go'])
+  const sources = fs
+    .readdirSync(moduleDir)
+    .filter((f) => f.endsWith('.go'))
+    .sort();
+  for (const f of ['go.mod', 'go.sum', ...sources])
     hash
       .update(f)
       .update('\0')
@@ -112,6 +116,39 @@ export async function fluxApply(
   const parsed = JSON.parse(out) as { changes: { subject: string; action: string }[]; error?: string };
   if (parsed.error) throw new Error(`flux-apply: ${parsed.error}`);
   return parsed;
+}
+
+/** One object's drift as helm-controller's jsondiff saw it, and what correcting it answered. */
+export interface HelmDrift {
+  readonly subject: string;
+  /** create, update, none or exclude (fluxcd/pkg/ssa jsondiff.DiffType). */
+  readonly type: string;
+  readonly patch?: unknown;
+  readonly error?: string;
+}
+
+/**
+ * helm-controller's drift detection for the Helm release `release` in `namespace` on the objects of
+ * `text` (test/tools/flux-apply/helm_drift.go): `enabled` corrects the drift (creates and JSON patches
+ * as helm-controller), `warn` only reports it; `install` creates the objects as the release's install.
+ */
+export async function helmDriftCorrect(
+  kubeconfig: string,
+  text: string,
+  release: FluxOwner,
+  mode: 'install' | 'enabled' | 'warn',
+): Promise<HelmDrift[]> {
+  const bin = await ensureFluxApply();
+  const kc = contextKubeconfig(kubeconfig, 'admin');
+  const args = ['--kubeconfig', kc, '--name', release.name, '--namespace', release.namespace, '--helm-drift', mode];
+  const parsed = JSON.parse(ok('flux-apply --helm-drift', await run(bin, args, text))) as {
+    diffs: HelmDrift[];
+    error?: string;
+  };
+  if (parsed.error) throw new Error(`helm drift: ${parsed.error}`);
+  const failed = parsed.diffs.find((d) => d.error);
+  if (failed) throw new Error(`helm drift correction of ${failed.subject}: ${failed.error}`);
+  return parsed.diffs;
 }
 
 /** Argo CD's server-side sync of `text`: kubectl as the sync runs it. */

@@ -1,5 +1,5 @@
 // The CustomResourceDefinitions of the GitOps controllers users run — Argo CD's Application and
-// AppProject, Flux's Kustomization — taken from the controllers' own Go modules on the Go module
+// AppProject, Flux's Kustomization and GitRepository — taken from the controllers' own Go modules on the Go module
 // proxy (the same source the API server and the rendering tools are built from), at pinned versions,
 // and installed into the tests' cluster as the controllers' installs do. Nothing is copied into the
 // repository: the module cache keeps the files, and a module that cannot be fetched fails the test
@@ -32,6 +32,12 @@ export const gitopsCrdSources: readonly CrdSource[] = [
     module: 'github.com/fluxcd/kustomize-controller',
     version: 'v1.9.6',
     files: ['config/crd/bases/kustomize.toolkit.fluxcd.io_kustomizations.yaml'],
+  },
+  {
+    // The GitRepository a Kustomization's sourceRef names: its URL is the repository (check --applier auto).
+    module: 'github.com/fluxcd/source-controller',
+    version: 'v1.9.6',
+    files: ['config/crd/bases/source.toolkit.fluxcd.io_gitrepositories.yaml'],
   },
 ];
 

@@ -6,7 +6,14 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { applyModes, defaultSettings, settingsSection, syntaxErrorsModes } from '../../server/src/protocol';
+import {
+  applierSettings,
+  applyModes,
+  defaultSettings,
+  sanitizeSettings,
+  settingsSection,
+  syntaxErrorsModes,
+} from '../../server/src/protocol';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
@@ -47,4 +54,11 @@ test('each contributed setting has the default the server falls back to', () => 
 test('the choices VS Code offers are the ones the server accepts', () => {
   assert.deepEqual(contributed.get('applyMode')?.enum, [...applyModes]);
   assert.deepEqual(contributed.get('syntaxErrors')?.enum, [...syntaxErrorsModes]);
+  assert.deepEqual(contributed.get('applier')?.enum, [...applierSettings]);
+});
+
+test('the applier setting: a name the server knows is kept, anything else is auto', () => {
+  for (const applier of applierSettings) assert.equal(sanitizeSettings({ applier }).applier, applier);
+  for (const applier of ['Flux', 'argo', 3, null, ' flux'])
+    assert.equal(sanitizeSettings({ applier }).applier, 'auto', JSON.stringify(applier));
 });

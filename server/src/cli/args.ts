@@ -2,7 +2,7 @@
 // error with one sentence saying why (exit 2), before any file or cluster is touched.
 import { parseArgs } from 'node:util';
 import { severities, type Severity } from '../core/findings';
-import { applyModes, defaultSettings, type ApplyMode } from '../protocol';
+import { applierSettings, applyModes, defaultSettings, type ApplierSetting, type ApplyMode } from '../protocol';
 
 export type OutputFormat = 'text' | 'json' | 'sarif' | 'github' | 'gitlab';
 const formats: readonly OutputFormat[] = ['text', 'json', 'sarif', 'github', 'gitlab'];
@@ -36,6 +36,11 @@ export interface CheckCommand extends ClusterOptions {
   targets: string[];
   mode: ApplyMode;
   fieldManager: string;
+  /**
+   * `--applier`: who sends the manifests (default kubectl); a GitOps controller's forced request is
+   * predicted instead of kubectl's; `auto` detects it from the controllers' objects in the cluster.
+   */
+  applier: ApplierSetting;
   format: OutputFormat;
   /**
    * The least severe finding the text output prints (default warning: a clean run is one summary
@@ -92,6 +97,16 @@ missing, text kubectl cannot read, a kind the cluster does not serve, an object 
                                          kubectl apply --server-side; clientSide: kubectl apply;
                                          create: kubectl create)
   --field-manager <name>                 the field manager of the apply (default kubectl)
+  --applier <name>                       who sends the manifests (default kubectl): kubectl (as
+                                         --mode and --field-manager say), helm (Helm 4, as helm),
+                                         argocd (Argo CD's client-side sync), argocd-ssa (Argo CD
+                                         with ServerSideApply=true), flux (Flux
+                                         kustomize-controller), flux-helm (Flux helm-controller),
+                                         or auto: the Flux Kustomization or Argo CD Application
+                                         whose source path holds the file, when its repository is
+                                         the file's (its git remote), else kubectl. A GitOps
+                                         controller forces its apply: the findings say which
+                                         fields it takes from whom, and the fights it starts
   --format <text|json|sarif|github|gitlab>
                                          output (default text); json is described by
                                          schemas/findings.schema.json, sarif is SARIF 2.1.0,
@@ -181,6 +196,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
         'context-timeout': { type: 'string' },
         namespace: { type: 'string', short: 'n' },
         'field-manager': { type: 'string' },
+        applier: { type: 'string' },
         mode: { type: 'string' },
         format: { type: 'string', short: 'o' },
         'min-severity': { type: 'string' },
@@ -230,6 +246,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
   if (verb === 'snapshot') {
     for (const option of [
       'field-manager',
+      'applier',
       'mode',
       'format',
       'verify',
@@ -276,6 +293,32 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
     if (v.kubeconfig !== undefined || names.length > 0 || globs.length > 0)
       return { ok: false, message: '--snapshot reads no cluster: --kubeconfig and --context do not apply' };
   }
+  const applier = v.applier ?? 'kubectl';
+  if (!applierSettings.includes(applier as ApplierSetting))
+    return {
+      ok: false,
+      message: `--applier must be one of ${applierSettings.join(', ')} (got ${JSON.stringify(applier)})`,
+    };
+  if (applier !== 'kubectl' && applier !== 'auto') {
+    for (const option of ['mode', 'field-manager'] as const) {
+      if (v[option] !== undefined)
+        return {
+          ok: false,
+          message: `--applier ${applier} sends the manifests its own way (its field manager and mode): --${option} goes with --applier kubectl`,
+        };
+    }
+    if (v.verify)
+      return {
+        ok: false,
+        message: `--verify sends your own apply as a dry run, not ${applier}'s request: use it with --applier kubectl`,
+      };
+  }
+  if (applier === 'auto' && v.snapshot !== undefined)
+    return {
+      ok: false,
+      message:
+        '--applier auto reads the Kustomizations and Applications of a cluster; a snapshot holds none: name the applier',
+    };
   if (v.verify && mode === 'clientSide')
     return { ok: false, message: '--verify confirms --mode serverSide or create (a dry-run update is not offered)' };
   if (v['kustomize-binary'] !== undefined && v['kustomize-binary'].trim() === '')
@@ -304,8 +347,9 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
     command: {
       command: 'check',
       targets: parsed.positionals,
-      mode: mode as ApplyMode,
-      fieldManager: v['field-manager'] ?? defaultSettings.fieldManager,
+      mode: applier === 'helm' ? 'serverSide' : (mode as ApplyMode),
+      fieldManager: applier === 'helm' ? 'helm' : (v['field-manager'] ?? defaultSettings.fieldManager),
+      applier: applier as ApplierSetting,
       format: format as OutputFormat,
       minimumSeverity: minimum as Severity,
       verify: v.verify === true,

@@ -21,6 +21,8 @@ import {
   type KubectlInvocation,
   type ResourceFacts,
 } from '../core/findings';
+import { controllerManagers, controllerMode } from '../core/gitops/controller-request';
+import type { ControllerApplier } from '../core/gitops/model';
 import { parseManifestText, type ManifestResource, type ParsedManifest } from '../core/manifest/manifest';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget } from '../core/sources/source-map';
@@ -62,8 +64,14 @@ export async function runCheck(
   /**
    * `fieldStates`: keep each plain object's fields as the cluster holds them, to compare contexts.
    * `shared`: what the checks of several contexts of one run do once between them (CheckShare).
+   * `applierOf`: the GitOps controller that sends a file's objects (`--applier`; for `auto`,
+   * detected per file); none: `settings` alone say how they are sent.
    */
-  options: { fieldStates?: boolean; shared?: CheckShare } = {},
+  options: {
+    fieldStates?: boolean;
+    shared?: CheckShare;
+    applierOf?: (file: string, text: string) => Promise<ControllerApplier | undefined>;
+  } = {},
 ): Promise<CheckOutcome> {
   const parse = (file: string, text: string) => options.shared?.parse(file, text) ?? parseManifestText(text);
   const render = (target: RenderTarget) =>
@@ -163,15 +171,18 @@ export async function runCheck(
   // name, one with many by a list (charts are rendered below, and read as they come).
   await reads.expect([...[...plain.values()].flatMap((p) => p.resources), ...renders.flatMap((r) => r.resources)]);
   for (const { root, wanted, target, result, resources } of renders) {
+    // The controller whose source path builds this overlay (auto): it sends what the overlay renders.
+    const controller = await options.applierOf?.(path.join(root, 'kustomization.yaml'), '');
+    const overlaySettings: AnalysisSettings = controller ? { ...together, controller } : together;
     for (const resource of resources) {
       const judged = await judgeRenderedObject(reads, {
         resource,
-        apply: { settings: together },
+        apply: { settings: overlaySettings },
         sourceMap: result.sourceMap,
         label: target.label,
         rendered: { target: target.label, root: displayPath(root), index: resource.documentIndex },
         ...(wanted !== 'all' ? { wanted } : {}),
-        verifier,
+        verifier: controller ? undefined : verifier,
       });
       if (!judged.ok) return judged;
       objects.push(...judged.entries);
@@ -246,6 +257,10 @@ export async function runCheck(
       continue;
     }
     const parsed = plain.get(file) ?? parse(file, text);
+    // Who sends this file's objects: the controller forces its apply (core/findings/gitops-takes.ts).
+    const controller = parsed.resources.length > 0 ? await options.applierOf?.(file, text) : undefined;
+    const fileSettings: AnalysisSettings = controller ? { ...together, controller } : together;
+    const applierNote = controller ? [`checked as the request of ${controller.because}`] : [];
     if (parsed.problems.length > 0)
       objects.push({ file: shown, title: shown, findings: problemFindings(parsed.problems), notes: [] });
     for (const resource of parsed.resources) {
@@ -262,8 +277,9 @@ export async function runCheck(
         });
         continue;
       }
-      const findings = analyzeResource(resource, answer.facts, together);
-      const preview = await forcePreviewOf(resource, answer.facts, findings, together, reader, {
+      const facts = controller ? await withAutoscalers(resource, answer.facts, reader) : answer.facts;
+      const findings = analyzeResource(resource, facts, fileSettings);
+      const preview = await forcePreviewOf(resource, facts, findings, fileSettings, reader, {
         file: file === stdinTarget ? '-' : shown,
         ...kubectl,
       });
@@ -272,16 +288,18 @@ export async function runCheck(
         object: objectIdentity(resource),
         title: answer.title,
         findings,
-        notes: answer.notes,
+        notes: [...applierNote, ...answer.notes],
         ...liveOf(answer.facts),
         ...(options.fieldStates ? fieldsOf(resource, answer.facts) : {}),
         ...withReason(unjudgedOn(resource, answer.facts, together)),
         ...(preview ? { forcePreview: preview } : {}),
         ...withAppliers(appliedBy(answer.facts)),
       };
-      const verified: VerifyAnswer = verifier
-        ? await verifyResource(verifier, resource, findings, answer.facts, settings)
-        : { ok: true };
+      // A dry run is your own apply: a controller's forced request is not what it would confirm.
+      const verified: VerifyAnswer =
+        verifier && !controller
+          ? await verifyResource(verifier, resource, findings, answer.facts, settings)
+          : { ok: true };
       if (!verified.ok) return { ok: false, problem: verified.problem };
       objects.push(verified.verification ? { ...checked, verification: verified.verification } : checked);
       checkedObjects++;
@@ -295,14 +313,19 @@ export async function runCheck(
     ok: true,
     report: {
       // A check of charts alone is a check of what Helm sends, and the summary says so.
+      // A check of a named GitOps controller's request says that controller's manager and mode.
       mode:
         helmApply && files.length === 0 && rendering.kustomizations.length === 0
           ? helmApply.applyMode
-          : settings.applyMode,
+          : settings.controller
+            ? controllerMode(settings.controller.name)
+            : settings.applyMode,
       fieldManager:
         helmApply && files.length === 0 && rendering.kustomizations.length === 0
           ? helmApply.fieldManager
-          : settings.fieldManager,
+          : settings.controller
+            ? controllerManagers[settings.controller.name]
+            : settings.fieldManager,
       source: reader.source,
       files: [
         ...files.map((f) => displayPath(f)),
@@ -370,6 +393,20 @@ async function forcePreviewOf(
     autoscalers,
     invocation,
   });
+}
+
+/**
+ * The autoscalers of an object a GitOps controller sends whose kind scales, when the facts lack them
+ * (the live object carries no controller's mark): whether the controller's replicas start a fight.
+ */
+async function withAutoscalers(
+  resource: ManifestResource,
+  facts: ResourceFacts,
+  reader: FactsReader,
+): Promise<ResourceFacts> {
+  if (facts.autoscalers || facts.live.state !== 'exists' || !reader.autoscalers) return facts;
+  if (!['Deployment', 'StatefulSet', 'ReplicaSet', 'ReplicationController'].includes(resource.kind)) return facts;
+  return { ...facts, autoscalers: await reader.autoscalers(resource) };
 }
 
 /** The fields the manifest sets as the cluster holds them, for the comparison of contexts. */

@@ -26,6 +26,8 @@ import {
   type SnapshotCommand,
 } from './args';
 import { createCheckShare, runCheck, type CheckOutcome, type CheckShare } from './check';
+import { isControllerName } from '../core/gitops/model';
+import { applierOfFile } from '../render/git-repository';
 import {
   fleetReport,
   fleetSnapshotFolders,
@@ -152,16 +154,29 @@ function checkWith(
     ...(context !== undefined ? { context } : {}),
     ...(command.namespace !== undefined ? { namespace: command.namespace } : {}),
   };
+  const applier = command.applier;
+  // A controller named outright sends every object, overlays' included; `auto` decides per file.
+  const named = isControllerName(applier) ? { name: applier, because: `--applier ${applier}` } : undefined;
+  const applierOf =
+    applier === 'auto'
+      ? async (file: string, text: string) =>
+          applierOfFile(
+            applier,
+            path.resolve(file),
+            text,
+            connection ? await connection.gitopsPolicies.repositorySources() : undefined,
+          )
+      : undefined;
   return runCheck(
     files,
     reader,
-    { fieldManager: command.fieldManager, applyMode: command.mode },
+    { fieldManager: command.fieldManager, applyMode: command.mode, ...(named ? { controller: named } : {}) },
     command.verify ? connection : undefined,
     stdin,
     onProgress,
     rendering,
     kubectl,
-    fleet ? { fieldStates: true, shared: fleet } : {},
+    { ...(fleet ? { fieldStates: true, shared: fleet } : {}), ...(applierOf ? { applierOf } : {}) },
   );
 }
 

@@ -260,6 +260,10 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     }
     const served = kind.value;
     const { namespace } = placeInNamespace(served.namespaced, target.namespace, connection.defaultNamespace);
+    // The webhooks and admission policies go out beside the object, not after it: they do not depend
+    // on it, and whether one selects by namespace decides whether the namespace is read below.
+    const admissionRead = Promise.all([connection.admission?.webhooks(), policies.load(namespace)]);
+    admissionRead.catch(() => undefined); // awaited below; an early return must not leave it unhandled
     const [live, schema] = await Promise.all([
       target.name === undefined
         ? Promise.resolve<LiveObjectState>({ state: 'absent', observedAt: 0 })
@@ -299,8 +303,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
       name: target.name ?? '',
       ...(target.namespace ? { namespace: target.namespace } : {}),
     };
-    // The webhooks and admission policies first: whether one selects by namespace decides whether the namespace is read.
-    const [, admissionPolicies] = await Promise.all([connection.admission?.webhooks(), policies.load(namespace)]);
+    const [, admissionPolicies] = await admissionRead;
     const [versions, namespaceFacts, permission, appliers, admissionFacts] = await Promise.all([
       live.state === 'exists'
         ? loadManagerVersions(connection, target, served, live.object, async (v) => {

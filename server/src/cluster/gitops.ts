@@ -11,11 +11,18 @@
 // is unknown, never a guess. A kind the cluster does not serve (the controller's CRD is absent) or a
 // read the user may not make (403) is unknown too, with the reason.
 //
+// Which controller applies a file of a repository (`--applier auto`, the editor's applier setting)
+// is the one read that lists: every Argo CD Application and Flux Kustomization the user may list,
+// one LIST of each across namespaces (and of Flux's GitRepositories, for their URLs), bounded,
+// once per connection and again after a refresh; a kind not served is no source, a refused list is
+// said (`unread`).
+//
 // Answers are cached per name for the connection: typing sends nothing. A policy read is read again
 // when peeked after `POLICY_FRESH_MS` (someone may turn self-heal on), a failed read (not a 403 or
 // a 404) after a backoff, and everything on refresh.
 import type { ApplierSighting, ApplierPolicy, PolicyFacts } from '../core/gitops/model';
 import { applicationPolicy, helmReleasePolicy, kustomizationPolicy, policyKinds } from '../core/gitops/policy';
+import { applicationSources, kustomizationSource, type RepositorySource } from '../core/gitops/repository';
 import { isJsonObject, type JsonObject } from '../core/json';
 import type { Discovery } from './discovery';
 import type { ClusterTransport } from './http';
@@ -50,7 +57,25 @@ export interface PolicyLookup {
   get(sighting: ApplierSighting): Promise<PolicyFacts | undefined>;
   /** What a peek answers changed. */
   onChange(listener: () => void): Disposable;
+  /**
+   * Every Argo CD Application and Flux Kustomization the user may list, across namespaces, as the
+   * repository folders they apply (with the Flux GitRepositories' URLs): which controller applies
+   * a file of a repository (`--applier auto`). Read once, again after a refresh.
+   */
+  repositorySources(): Promise<RepositorySources>;
+  /** Synchronous: the sources when read (undefined until then; the read is started and its arrival announced). */
+  peekRepositorySources(): RepositorySources | undefined;
 }
+
+/** The controllers' sources, their objects' policies, and what could not be read (why). */
+export interface RepositorySources {
+  readonly sources: readonly RepositorySource[];
+  readonly policies: readonly ApplierPolicy[];
+  readonly unread: readonly string[];
+}
+
+/** At most this many objects of a kind are read for the sources (one LIST each). */
+const MAX_SOURCE_OBJECTS = 2000;
 
 interface Entry {
   facts: PolicyFacts | undefined;
@@ -64,6 +89,8 @@ export class GitopsPolicies implements PolicyLookup {
   private readonly entries = new Map<string, Entry>();
   private readonly listeners = new Set<() => void>();
   private disposed = false;
+  private sources: Promise<RepositorySources> | undefined;
+  private sourcesRead: RepositorySources | undefined;
 
   constructor(
     private readonly transport: ClusterTransport,
@@ -95,8 +122,100 @@ export class GitopsPolicies implements PolicyLookup {
     return { dispose: () => this.listeners.delete(listener) };
   }
 
+  repositorySources(): Promise<RepositorySources> {
+    if (!this.sources) {
+      const reading = this.readSources().then((read) => {
+        if (this.sources === reading && !this.disposed) {
+          this.sourcesRead = read;
+          this.announce();
+        }
+        return read;
+      });
+      this.sources = reading;
+    }
+    return this.sources;
+  }
+
+  peekRepositorySources(): RepositorySources | undefined {
+    if (!this.sources) void this.repositorySources();
+    return this.sourcesRead;
+  }
+
+  private async readSources(): Promise<RepositorySources> {
+    const unread: string[] = [];
+    const apps = await this.listAll('argocd', ['argoproj.io/v1alpha1'], 'Application', unread);
+    const kustomizations = await this.listAll('flux-kustomize', versionsOf['flux-kustomize'], 'Kustomization', unread);
+    const repositories =
+      kustomizations.length > 0
+        ? await this.listAll(
+            'flux-source',
+            ['source.toolkit.fluxcd.io/v1', 'source.toolkit.fluxcd.io/v1beta2'],
+            'GitRepository',
+            unread,
+          )
+        : [];
+    const sources: RepositorySource[] = [
+      ...apps.flatMap((a) => applicationSources(a)),
+      ...kustomizations.flatMap((k) => {
+        const source = kustomizationSource(k, repositories);
+        return source ? [source] : [];
+      }),
+    ];
+    const policies: ApplierPolicy[] = [
+      ...apps.flatMap((a) => applicationPolicy(a) ?? []),
+      ...kustomizations.flatMap((k) => kustomizationPolicy(k) ?? []),
+    ];
+    return { sources, policies, unread };
+  }
+
+  /** One LIST of a kind across namespaces, at the first version served; [] with the reason where it cannot be read. */
+  private async listAll(
+    what: string,
+    apiVersions: readonly string[],
+    kind: string,
+    unread: string[],
+  ): Promise<JsonObject[]> {
+    let resource: ApiResourceInfo | undefined;
+    for (const apiVersion of apiVersions) {
+      const found = await this.discovery.resolve(apiVersion, kind);
+      if (found.ok) {
+        resource = found.value;
+        break;
+      }
+      if (found.problem.kind !== 'kindNotServed') {
+        unread.push(`${kind}s: ${said(found.problem)}`);
+        return [];
+      }
+    }
+    // The controller is not installed here: nothing of it applies the file.
+    if (!resource) return [];
+    const path = allNamespacesPath(resource);
+    if (!path.ok) return [];
+    const purpose = { verb: 'list', resource: qualified(resource), optional: true };
+    const outcome = await this.transport.send({
+      method: 'GET',
+      path: path.value,
+      query: { limit: String(MAX_SOURCE_OBJECTS) },
+      purpose,
+    });
+    if (outcome.kind === 'response' && outcome.status === 200) {
+      const answer = parseObject(outcome.body);
+      return answer && Array.isArray(answer.items)
+        ? answer.items
+            .filter(isJsonObject)
+            .slice(0, MAX_SOURCE_OBJECTS)
+            .map((item) => ({ apiVersion: resource.apiVersion, kind, ...item }))
+        : [];
+    }
+    const problem = classifyFailure(outcome, { method: 'GET', path: path.value, ...purpose });
+    unread.push(`${kind}s (${what}) may not be listed across namespaces: ${said(problem)}`);
+    return [];
+  }
+
   /** The user asked to refresh: every policy is read again at its next peek. */
   refresh(): void {
+    // Read again at the next peek; what was read stands until the new answer comes.
+    this.sources = undefined;
     for (const entry of this.entries.values()) {
       entry.readAt = 0;
       entry.attempts = 0;
@@ -319,5 +438,7 @@ export function unknownPolicies(problem: ClusterProblem): PolicyLookup {
     peek: facts,
     get: (sighting) => Promise.resolve(facts(sighting)),
     onChange: () => ({ dispose: () => {} }),
+    repositorySources: () => Promise.resolve({ sources: [], policies: [], unread: [said(problem)] }),
+    peekRepositorySources: () => ({ sources: [], policies: [], unread: [said(problem)] }),
   };
 }

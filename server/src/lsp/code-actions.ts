@@ -2,7 +2,8 @@
 // give a contested field up (remove it), share it (take the live value), preview forcing it (a
 // command: what --force-conflicts takes and who takes it back), remove a stale
 // resourceVersion/uid; keep Git's value of a field a GitOps controller will take back, or leave it to
-// Git; all contested fields of a resource or of the file at once (also as
+// Git, or annotate it for Flux to leave alone (kustomize.toolkit.fluxcd.io/ssa: IfNotPresent); all
+// contested fields of a resource or of the file at once (also as
 // source.fixAll). Edits come from core/manifest/edits.ts, which refuses rather than produce a wrong edit;
 // the file-wide removal is its removeFieldsInFileEdits, the one that checks List items together.
 import {
@@ -13,12 +14,20 @@ import {
   type TextEdit,
 } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { locateOptions, showValue, type Finding, type FleetFinding } from '../core/findings';
+import {
+  fluxKeepAnnotation,
+  fluxMayKeepLive,
+  locateOptions,
+  showValue,
+  type Finding,
+  type FleetFinding,
+} from '../core/findings';
 import {
   removeFieldEdits,
   removeFieldsEdits,
   removeFieldsInFileEdits,
   replaceValueEdits,
+  setFieldEdits,
   type EditResult,
 } from '../core/manifest/edits';
 import { describeManager } from '../core/ssa/messages';
@@ -51,6 +60,21 @@ export function codeActions(
       const options = locateOptions(owner.resource, owner.facts?.schema);
       const offer = (title: string, result: EditResult, preferred = false) =>
         actions.push(quickFix(title, diagnostic, result, uri, preferred));
+      // Flux leaves an existing object alone with `kustomize.toolkit.fluxcd.io/ssa: IfNotPresent` on it.
+      const offerFluxKeep = () =>
+        offer(
+          `Annotate ${fluxKeepAnnotation.key}: ${fluxKeepAnnotation.value} (Flux leaves the live object alone)`,
+          setFieldEdits(
+            text,
+            owner.resource,
+            [
+              { kind: 'field', name: 'metadata' },
+              { kind: 'field', name: 'annotations' },
+              { kind: 'field', name: fluxKeepAnnotation.key },
+            ],
+            fluxKeepAnnotation.value,
+          ),
+        );
       if (contested(finding)) {
         // Judged in several contexts: the fix says in which the owner and the live value are.
         const where = contextsOf(finding);
@@ -100,6 +124,9 @@ export function codeActions(
           removeFieldEdits(text, owner.resource, finding.path, options),
           true,
         );
+        if (fluxMayKeepLive(finding)) offerFluxKeep();
+      } else if (finding.code === 'gitops-takes' && fluxMayKeepLive(finding)) {
+        offerFluxKeep();
       } else if (finding.code === 'gitops-reverts' && finding.path !== undefined) {
         // The controller will not keep the change: take Git's value, or leave the field to Git.
         if (finding.liveValue !== undefined)

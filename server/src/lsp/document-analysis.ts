@@ -23,6 +23,7 @@ import {
   type ParsedManifest,
 } from '../core/manifest/manifest';
 import { settledFacts } from '../cluster';
+import type { ControllerApplier } from '../core/gitops/model';
 import type { Settings } from '../protocol';
 import type { Session } from './session';
 
@@ -164,6 +165,8 @@ export class DocumentAnalyzer {
     syntaxHeldBack?: string,
     /** With several contexts, which one: each keeps its own findings between passes. */
     column?: string,
+    /** The GitOps controller that sends the document's objects (`kubeConflictHints.applier`), when one does. */
+    controller?: ControllerApplier,
   ): DocumentAnalysis {
     const parsed = this.parse(uri, version, text);
     const cacheKey = column === undefined ? uri : `${uri}\u0000${column}`;
@@ -171,11 +174,16 @@ export class DocumentAnalyzer {
     const next = new Map<string, CachedFindings>();
     // The open documents are judged as applied together: a CRD in one makes its kind no error in another.
     const defined = this.definedKinds();
-    const settings = withDefinedKinds<Settings & { readonly definedKinds?: readonly DefinedKind[] }>(
-      documentSettings,
-      defined,
-    );
-    const settingsKey = `${settings.fieldManager}\u0000${settings.applyMode}\u0000${session?.key ?? ''}\u0000${JSON.stringify(settings.severity)}\u0000${definedKindsKey(defined)}`;
+    // `helm` sends as Helm 4 does: a server-side apply as the field manager helm.
+    const sender: Settings =
+      documentSettings.applier === 'helm'
+        ? { ...documentSettings, fieldManager: 'helm', applyMode: 'serverSide' }
+        : documentSettings;
+    const judged = withDefinedKinds<Settings & { readonly definedKinds?: readonly DefinedKind[] }>(sender, defined);
+    const settings: typeof judged & { readonly controller?: ControllerApplier } = controller
+      ? { ...judged, controller }
+      : judged;
+    const settingsKey = `${settings.fieldManager}\u0000${settings.applyMode}\u0000${session?.key ?? ''}\u0000${JSON.stringify(settings.severity)}\u0000${definedKindsKey(defined)}\u0000${controller ? JSON.stringify(controller) : ''}`;
     const resources: AnalyzedResource[] = [];
     // Read before any peek of this pass: what arrives meanwhile makes the next pass peek again.
     const revision = session?.facts.revision() ?? 0;

@@ -165,6 +165,7 @@ function codeLensTitle(
   if (facts.live.state !== 'exists') return undefined;
   const conflicts = findings.filter((f) => f.code === 'field-conflict').length;
   const errors = findings.filter((f) => f.severity === 'error').length;
+  const takes = findings.filter((f) => f.code === 'gitops-takes').length;
   const managers = managerNames(facts.live.object);
   const parts = [
     conflicts > 0
@@ -172,6 +173,8 @@ function codeLensTitle(
       : errors > 0
         ? `${errors} error${errors === 1 ? '' : 's'}`
         : 'no conflicts',
+    // Checked as a GitOps controller's request (the applier setting): what its sync takes.
+    ...(takes > 0 ? [`its GitOps controller takes ${takes} field${takes === 1 ? '' : 's'} at its next sync`] : []),
     managers.length > 0 ? `managed by ${managers.join(', ')}` : 'no recorded owners',
     // Who really applies it: the Argo CD Application, Flux Kustomization or Helm release its marks name.
     ...[appliedByLens(facts)].filter((words) => words !== undefined),

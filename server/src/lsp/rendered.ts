@@ -101,7 +101,7 @@ import type { DocumentSource } from './document-service';
 import type { RefreshScheduler } from './refresh';
 import type { Session } from './session';
 import { filePath, type ClassifiedFile } from './source-files';
-import { isRenderedSource, type Workspace } from './workspace';
+import { controllerOfPath, isRenderedSource, type Workspace } from './workspace';
 import { isInsideReally, isRegularFile } from '../render/paths';
 
 /** Saves that come together (save all, a formatter) make one render. */
@@ -238,7 +238,7 @@ export class RenderedSources implements DocumentSource {
       for (const f of renderedObjectFindings(
         resource,
         facts,
-        this.applyOf(rendering.result!, context.settings),
+        this.applyOf(rendering.result!, context),
         rendering.result!.sourceMap,
       )) {
         if (f.source.file === context.path) out.push(f);
@@ -258,7 +258,7 @@ export class RenderedSources implements DocumentSource {
       const hover = renderedLineHover(
         resource,
         facts,
-        this.applyOf(rendering.result!, context.settings),
+        this.applyOf(rendering.result!, context),
         map,
         context.path,
         position.line,
@@ -284,7 +284,7 @@ export class RenderedSources implements DocumentSource {
     const out: OwnershipHint[] = [];
     for (const { rendering, resource, facts } of this.objects(context)) {
       if (facts.live.state !== 'exists') continue;
-      const own = this.applyOf(rendering.result!, context.settings).settings;
+      const own = this.applyOf(rendering.result!, context).settings;
       for (const hint of renderedOwnershipHints(
         resource,
         facts.live.object,
@@ -697,11 +697,23 @@ export class RenderedSources implements DocumentSource {
     for (const r of this.renderings.values()) clearTimeout(r.timer);
   }
 
-  private applyOf(rendered: GoodRender, settings: Settings): RenderedApply {
+  private applyOf(rendered: GoodRender, context: Pick<FileContext, 'settings' | 'session'>): RenderedApply {
+    const settings = context.settings;
+    // An overlay a GitOps controller's source path builds is sent by that controller (the applier setting).
+    const target = rendered.sourceMap.target;
+    const controller =
+      rendered.helm || target.kind !== 'kustomize'
+        ? undefined
+        : controllerOfPath(path.join(target.root, 'kustomization.yaml'), settings, context.session);
     const apply = rendered.helm
       ? helmApply(rendered.helm, settings.severity)
       : {
-          settings: { fieldManager: settings.fieldManager, applyMode: settings.applyMode, severity: settings.severity },
+          settings: {
+            fieldManager: settings.fieldManager,
+            applyMode: settings.applyMode,
+            severity: settings.severity,
+            ...(controller ? { controller } : {}),
+          },
         };
     // A CRD rendered with its resources is applied with them, as on the command line.
     return {

@@ -2,7 +2,10 @@
 // whether the editor said the workspace is trusted, which other extensions report syntax errors,
 // and the cluster sessions the documents' settings select. Handlers ask it for a document's
 // analysis and delegate; nothing is kept beyond the connection.
+import { fileURLToPath } from 'node:url';
 import { TextDocuments } from 'vscode-languageserver/node';
+import type { ControllerApplier } from '../core/gitops/model';
+import { applierOfFile } from '../render/git-repository';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { namedObject, rangeContains, type ManifestResource, type Position } from '../core/manifest/manifest';
 import {
@@ -200,7 +203,16 @@ export class Workspace {
       document,
       settings,
       session,
-      analysis: this.analyzer.analyze(uri, document.version, document.getText(), settings, session, heldBack),
+      analysis: this.analyzer.analyze(
+        uri,
+        document.version,
+        document.getText(),
+        settings,
+        session,
+        heldBack,
+        undefined,
+        controllerOf(uri, settings, session),
+      ),
       file,
     };
   }
@@ -232,6 +244,7 @@ export class Workspace {
         session,
         heldBack,
         s.context,
+        controllerOf(uri, s, session),
       );
       return { context: s.context, settings: s, session, analysis, ...columnState(session, analysis, s) };
     });
@@ -247,6 +260,43 @@ export class Workspace {
     };
   }
 }
+
+/**
+ * The GitOps controller that sends a document's objects, as `kubeConflictHints.applier` says: named,
+ * or (`auto`) the Argo CD Application or Flux Kustomization whose source path holds the file, from
+ * the session's read of them (peeked: none until it is read, and its arrival refreshes). Only for a
+ * file on disk, and only with a session (cluster access).
+ */
+function controllerOf(uri: string, settings: Settings, session: Session | undefined): ControllerApplier | undefined {
+  if (!uri.startsWith('file:')) return undefined;
+  let file: string;
+  try {
+    file = fileURLToPath(uri);
+  } catch {
+    return undefined;
+  }
+  return controllerOfPath(file, settings, session);
+}
+
+/** The same for a file by its path (an overlay's kustomization, lsp/rendered.ts). */
+export function controllerOfPath(
+  file: string,
+  settings: Settings,
+  session: Session | undefined,
+): ControllerApplier | undefined {
+  if (!session || settings.applier === 'kubectl' || settings.applier === 'helm') return undefined;
+  if (settings.applier !== 'auto') return applierOfFile(settings.applier, file, undefined, undefined);
+  const sources = session.connection.gitopsPolicies.peekRepositorySources();
+  if (!sources) return undefined;
+  // Per read of the sources, each file's answer once: a keystroke reads no .git/config.
+  let known = detected.get(sources);
+  if (!known) detected.set(sources, (known = new Map()));
+  if (!known.has(file)) known.set(file, applierOfFile('auto', file, undefined, sources));
+  return known.get(file);
+}
+
+/** The applier `auto` found per file, for each read of the controllers' sources (a new read starts afresh). */
+const detected = new WeakMap<object, Map<string, ControllerApplier | undefined>>();
 
 /** Kustomizations, the files they use and a chart's files: sources of rendered manifests. */
 export function isRenderedSource(file: ClassifiedFile): boolean {

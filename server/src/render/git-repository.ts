@@ -5,6 +5,14 @@
 // (a FIFO, a huge file, a link loop) costs one refused read. The URLs are only compared with the
 // controllers' own (core/gitops/repository.ts); nothing is fetched from them.
 import * as path from 'node:path';
+import {
+  isControllerName,
+  type ApplierPolicy,
+  type ApplierSetting,
+  type ControllerApplier,
+} from '../core/gitops/model';
+import { kustomizationFileNames } from '../core/sources/file-kinds';
+import { applierOfSources, sourcesOfFile, type RepositorySource } from '../core/gitops/repository';
 import { isDirectory, isRegularFile, toSlashes } from './paths';
 import { readSmallText } from './small-file';
 
@@ -100,4 +108,40 @@ function configValue(raw: string): string {
     else out += c;
   }
   return out.trim();
+}
+
+/** The controllers' sources as the cluster layer read them (cluster/gitops.ts repositorySources). */
+export interface ControllerSources {
+  readonly sources: readonly RepositorySource[];
+  readonly policies: readonly ApplierPolicy[];
+}
+
+/**
+ * The applier a file's objects are checked as (`--applier`, `kubeConflictHints.applier`): a
+ * controller named outright; for `auto`, the Flux Kustomization or Argo CD Application whose
+ * source is the file's repository (one of its remotes) and whose path holds the file
+ * (core/gitops/repository.ts: each controller's own rules), its policy with it; else none —
+ * kubectl (or Helm) applies it, as the user's own settings say. The one path of the command line
+ * (which waits for the sources) and the editor (which peeks at them: undefined while unread).
+ */
+export function applierOfFile(
+  setting: ApplierSetting,
+  file: string,
+  text: string | undefined,
+  sources: ControllerSources | undefined,
+): ControllerApplier | undefined {
+  if (isControllerName(setting)) return { name: setting, because: `the applier is set to ${setting}` };
+  if (setting !== 'auto' || !sources || sources.sources.length === 0) return undefined;
+  const repository = gitRepositoryOf(file);
+  if (!repository || repository.remotes.length === 0) return undefined;
+  const folder = (rel: string) => path.join(repository.top, ...rel.split('/').filter((p) => p !== ''));
+  const matches = sourcesOfFile(
+    { remotes: repository.remotes, path: repository.path, ...(text !== undefined ? { text } : {}) },
+    sources.sources,
+    {
+      hasKustomization: (rel) => kustomizationFileNames.some((n) => isRegularFile(path.join(folder(rel), n))),
+      hasChart: (rel) => isRegularFile(path.join(folder(rel), 'Chart.yaml')),
+    },
+  );
+  return applierOfSources(matches, sources.policies);
 }

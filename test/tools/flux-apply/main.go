@@ -9,6 +9,9 @@
 // JSON on stdout.
 //
 // Usage: flux-apply --kubeconfig FILE [--name NAME --namespace NS] [--force] [--ignore /a,/b] < stream.yaml
+//
+// With --helm-drift enabled|warn it runs helm-controller's drift correction instead (helm_drift.go),
+// for the Helm release --name in --namespace.
 package main
 
 import (
@@ -42,7 +45,15 @@ func main() {
 	namespace := flag.String("namespace", "flux-system", "the Kustomization's namespace (the owner labels)")
 	force := flag.Bool("force", false, "the Kustomization's spec.force")
 	ignore := flag.String("ignore", "", "the Kustomization's spec.ignore paths (JSON pointers, comma-separated), for every object")
+	helmDrift := flag.String("helm-drift", "", "run helm-controller's drift correction for release --name in --namespace: enabled or warn")
 	flag.Parse()
+	if *helmDrift != "" {
+		if err := runHelmDrift(*kubeconfig, *name, *namespace, *helmDrift); err != nil {
+			fmt.Fprintf(os.Stderr, "flux-apply: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var ignorePaths []string
 	if *ignore != "" {
 		ignorePaths = strings.Split(*ignore, ",")

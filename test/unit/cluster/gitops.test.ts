@@ -4,7 +4,9 @@
 // the object's own namespace, the Kustomization and HelmRelease read by name; a Kustomization that
 // does not exist, a user who may not read them, a kind the cluster does not serve are unknown with
 // the reason, never a guess. The requests are a GET per name and, for a bare Argo CD name, one LIST
-// that selects that name: never a LIST of a namespace's Applications or Kustomizations.
+// that selects that name: never a LIST of a namespace's Applications or Kustomizations. For
+// `--applier auto` (and the editor's applier setting), the sources: one LIST of each kind across
+// namespaces, and of GitRepositories for the Kustomizations' URLs.
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import {
@@ -20,7 +22,7 @@ import type { ResourceFacts } from '../../../server/src/core/findings';
 import type { ApplierPolicy, PolicyFacts } from '../../../server/src/core/gitops/model';
 import { auditSentinel, readAuditEvents } from '../../support/cluster';
 import { requireCluster } from '../../support/env';
-import { connect, request, type KubeObject } from '../../support/seed';
+import { connect, create, objectOf, request, type KubeObject } from '../../support/seed';
 import { seedAppliers } from '../../support/seed-appliers';
 
 const open: { dispose(): void }[] = [];
@@ -155,4 +157,57 @@ test("a kind the cluster does not serve: the controller's CRD is not installed, 
   });
   // A Helm release has no policy object; a name the API server would refuse never reaches a URL.
   assert.equal(await policies.get({ kind: 'helm', name: 'web', namespace: 'apps', evidence: 'test' }), undefined);
+});
+
+test('the sources for --applier auto: every Application and Kustomization as the folder of the repository it applies, in one LIST of each across namespaces; none for a user who may not list them, and why', async (t) => {
+  const cluster = requireCluster(t);
+  if (!cluster) return;
+  const admin = connect('admin', cluster.kubeconfig);
+  const scene = await seedAppliers(admin, 'gitops-sources');
+  // The GitRepository the scene's Kustomization names: its URL is the repository.
+  objectOf(
+    await create(admin, 'kch-test-setup', {
+      apiVersion: 'source.toolkit.fluxcd.io/v1',
+      kind: 'GitRepository',
+      metadata: { name: 'shop', namespace: scene.namespace },
+      spec: { url: 'ssh://git@github.com/example/fleet.git', interval: '1m' },
+    } as KubeObject),
+    'GitRepository',
+  );
+  const userAgent = `kch-gitops-sources-${process.pid}`;
+  const connection = await createClusterConnection({ kubeconfig: cluster.kubeconfig, context: 'admin' }, { userAgent });
+  open.push(connection);
+  assert.equal(connection.gitopsPolicies.peekRepositorySources(), undefined, 'nothing known before the read');
+  const read = await connection.gitopsPolicies.repositorySources();
+  assert.deepEqual(read.unread, []);
+  const mine = read.sources.filter(
+    (s) => s.applier.namespace === scene.namespace || s.applier.namespace === scene.controllerNamespace,
+  );
+  assert.deepEqual(
+    mine.map((s) => `${s.applier.kind} ${s.applier.name} ${s.repoURL} ${s.path}`).sort(),
+    [
+      'argocd billing https://github.com/example/billing.git .',
+      `argocd ${scene.app} https://github.com/example/other.git .`,
+      `argocd ${scene.app} https://github.com/example/shop.git deploy/shop`,
+      `flux-kustomize shop ssh://git@github.com/example/fleet.git ./apps/shop`,
+    ].sort(),
+  );
+  assert.ok(
+    read.policies.some((p) => p.kind === 'flux-kustomize' && p.name === 'shop' && p.namespace === scene.namespace),
+  );
+  assert.equal(connection.gitopsPolicies.peekRepositorySources(), read, 'the peek answers the read');
+  await auditSentinel(cluster.auditLog, (p) => request(admin, 'GET', p));
+  // Discovery aside (GETs of /api and /apis), the reads of objects.
+  const sent = readAuditEvents(cluster.auditLog).filter((e) => e.userAgent === userAgent && e.objectRef?.resource);
+  assert.deepEqual(sent.map((e) => `${e.verb} ${e.objectRef?.resource} ${e.objectRef?.namespace ?? '(all)'}`).sort(), [
+    'list applications (all)',
+    'list gitrepositories (all)',
+    'list kustomizations (all)',
+  ]);
+
+  const stranger = await createClusterConnection({ kubeconfig: cluster.kubeconfig, context: 'stranger' });
+  open.push(stranger);
+  const refused = await stranger.gitopsPolicies.repositorySources();
+  assert.deepEqual(refused.sources, []);
+  assert.match(refused.unread.join('\n'), /Applications .* may not be listed across namespaces: .*forbidden/);
 });

@@ -7,7 +7,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { gitRepositoryOf, remotesInConfig } from '../../../server/src/render/git-repository';
+import { applierOfFile, gitRepositoryOf, remotesInConfig } from '../../../server/src/render/git-repository';
+import type { RepositorySource } from '../../../server/src/core/gitops/repository';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-git-repository-'));
 test.after(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -90,4 +91,37 @@ test("a config's remotes as git reads them: quotes, escapes, comments, the old s
     'https://github.com/me/shop.git',
     'https://example.com/q.git',
   ]);
+});
+
+test('the applier of a file: named outright, or (auto) the source whose repository is a remote of the file’s and whose path holds it', () => {
+  const top = path.join(dir, 'fleet');
+  fs.mkdirSync(top);
+  git(top, 'init', '-q');
+  git(top, 'remote', 'add', 'origin', 'git@github.com:org/fleet.git');
+  const plain = write(path.join(top, 'apps', 'web.yaml'), 'kind: ConfigMap\n');
+  const overlaid = write(path.join(top, 'shop', 'web.yaml'), 'kind: ConfigMap\n');
+  write(path.join(top, 'shop', 'kustomization.yaml'), 'resources: [web.yaml]\n');
+  const source = (p: string, url = 'https://github.com/org/fleet'): RepositorySource => ({
+    applier: { kind: 'flux-kustomize', name: 'apps', namespace: 'flux-system' },
+    repoURL: url,
+    path: p,
+  });
+  const read = (...sources: RepositorySource[]) => ({ sources, policies: [] });
+  assert.equal(applierOfFile('auto', plain, undefined, read(source('./apps')))?.name, 'flux');
+  assert.equal(
+    applierOfFile('auto', overlaid, undefined, read(source('./shop')))?.name,
+    'flux',
+    'through its kustomization',
+  );
+  assert.equal(applierOfFile('auto', plain, undefined, read(source('./shop'))), undefined, 'outside the path');
+  assert.equal(
+    applierOfFile('auto', plain, undefined, read(source('./apps', 'https://github.com/org/other'))),
+    undefined,
+    'another repository',
+  );
+  assert.equal(applierOfFile('auto', plain, undefined, undefined), undefined, 'the sources not read yet');
+  assert.equal(applierOfFile('kubectl', plain, undefined, read(source('./apps'))), undefined);
+  assert.equal(applierOfFile('argocd-ssa', plain, undefined, undefined)?.name, 'argocd-ssa');
+  const outside = write(path.join(dir, 'loose', 'web.yaml'), 'kind: ConfigMap\n');
+  assert.equal(applierOfFile('auto', outside, undefined, read(source('.'))), undefined, 'in no repository');
 });

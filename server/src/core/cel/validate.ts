@@ -12,6 +12,10 @@
 // - the failure is reported at the node, or at `fieldPath` below it, as
 //   `Invalid value: "<schema type>": <message>` (or `Forbidden: `, `Required value: `, per `reason`),
 //   the message from `messageExpression`, else `message`, else `failed rule: <rule>`.
+// - a rule that fails at run time with an error the server's CEL gives too (a missing key, an index
+//   out of bounds, a division by zero, an overflow, a Kubernetes library's refusal of its argument)
+//   is refused at its node, ratcheting or not, as `<error> evaluating rule: <message, else rule>`
+//   (a run-time `no such overload`: `'<error>': call arguments did not match …`).
 // The CEL library is pure computation. What it cannot do as Kubernetes does is never guessed: a
 // rule that calls a Kubernetes extension function it lacks, a value Kubernetes types as a timestamp,
 // duration or bytes, an expression it cannot compile or evaluate, an object large enough to reach the
@@ -19,7 +23,8 @@
 import { Environment, Optional } from '@marcbachmann/cel-js';
 import { isJsonObject, jsonEqual, type JsonObject, type JsonValue } from '../json';
 import { goQuote, type FieldPath, type PathElement } from '../ssa/path';
-import { ADDED_FUNCTIONS, ADDED_METHODS, withKubernetesLibraries } from './libraries';
+import { ADDED_FUNCTIONS, ADDED_METHODS, ADDED_NAMESPACED, withKubernetesLibraries } from './libraries';
+import { CelRuntimeError } from './network';
 import type { CelNode, CelRule } from './schema';
 
 export type RuleVerdict =
@@ -194,7 +199,24 @@ function evaluateRule(
     return old !== undefined ? { self, oldSelf } : { self };
   };
   const result = run(compiled, activation(rule.optionalOldSelf === true));
-  if (!result.ok) return unknown(result.why);
+  if (!result.ok) {
+    // A rule that fails at run time is refused at its node, ratcheting or not (validation.go):
+    // `<error> evaluating rule: <message, else the rule>`. Where set and map lists are compared, their
+    // order might decide whether it fails: unknown.
+    if (result.words === undefined || hasUnorderedList(node)) return unknown(result.why);
+    const ruleWords = rule.message !== undefined && rule.message !== '' ? rule.message.trim() : rule.rule.trim();
+    const said = result.words.startsWith('no such overload')
+      ? `'${result.words}': call arguments did not match a supported operator, function or macro signature for rule: ${ruleWords}`
+      : `${result.words} evaluating rule: ${ruleWords}`;
+    return {
+      kind: 'broken',
+      rule,
+      path: at.path,
+      field: at.field || '<nil>',
+      detail: fieldError(node, undefined, said),
+      transition,
+    };
+  }
   if (typeof result.value !== 'boolean') return unknown(`the rule gives ${typeof result.value}, not a boolean, here`);
   // Lists of type set and map are equal whatever their order for the server's CEL; the library
   // compares in order. Where the two orders could disagree, evaluate again with both sides sorted:
@@ -417,8 +439,8 @@ export interface CelAstNode {
 export function unsupportedCalls(ast: unknown, each?: (node: CelAstNode) => void): Set<string> {
   const calls = new Set<string>();
   const seen = new Set<unknown>();
-  const visit = (n: unknown): void => {
-    if (Array.isArray(n)) return n.forEach(visit);
+  const visit = (n: unknown, bound: ReadonlySet<string>): void => {
+    if (Array.isArray(n)) return n.forEach((x) => visit(x, bound));
     if (typeof n !== 'object' || n === null || seen.has(n)) return;
     seen.add(n);
     const node = n as CelAstNode;
@@ -426,8 +448,14 @@ export function unsupportedCalls(ast: unknown, each?: (node: CelAstNode) => void
     if ((node.op === 'call' || node.op === 'rcall') && Array.isArray(node.args) && typeof node.args[0] === 'string') {
       const name = node.args[0];
       const receiver = node.op === 'rcall' ? (node.args[1] as CelAstNode | undefined) : undefined;
-      if (receiver?.op === 'id' && typeof receiver.args === 'string' && NAMESPACES.has(receiver.args)) {
-        if (!NAMESPACED.has(`${receiver.args}.${name}`)) calls.add(`${receiver.args}.${name}()`);
+      if (
+        receiver?.op === 'id' &&
+        typeof receiver.args === 'string' &&
+        NAMESPACES.has(receiver.args) &&
+        !bound.has(receiver.args)
+      ) {
+        const qualified = `${receiver.args}.${name}`;
+        if (!NAMESPACED.has(qualified) && !ADDED_NAMESPACED.has(qualified)) calls.add(`${qualified}()`);
       } else if (
         node.op === 'call'
           ? !FUNCTIONS.has(name) && !ADDED_FUNCTIONS.has(name)
@@ -435,30 +463,104 @@ export function unsupportedCalls(ast: unknown, each?: (node: CelAstNode) => void
       ) {
         calls.add(node.op === 'call' ? `${name}()` : `.${name}()`);
       }
+      // A macro's variables (`self.all(ip, ip.startsWith('10.'))`) name values, not a library.
+      const macroArgs = node.op === 'rcall' && MACROS.has(name) ? node.args[2] : undefined;
+      if (Array.isArray(macroArgs)) {
+        const names = macroArgs
+          .slice(0, -1)
+          .flatMap((a: CelAstNode) => (a?.op === 'id' && typeof a.args === 'string' ? [a.args] : []));
+        visit(node.args.slice(0, 2), bound);
+        visit(macroArgs, new Set([...bound, ...names]));
+        return;
+      }
     }
-    if (node.args !== undefined) visit(node.args);
+    if (node.args !== undefined) visit(node.args, bound);
   };
-  visit(ast);
+  visit(ast, new Set());
   return calls;
 }
+
+/** The comprehension macros: their leading identifiers are variables of the expression after them. */
+const MACROS = new Set(['all', 'exists', 'exists_one', 'map', 'filter']);
 
 /** Why an expression with such calls is unknown, in the user's words. */
 export function unsupportedWhy(calls: ReadonlySet<string>): string {
   return `it uses ${[...calls].join(', ')}, ${calls.size === 1 ? 'a Kubernetes CEL function' : 'Kubernetes CEL functions'} the product's CEL library does not have`;
 }
 
-type Run = { ok: true; value: unknown } | { ok: false; why: string; runtime: boolean };
+type Run = { ok: true; value: unknown } | { ok: false; why: string; runtime: boolean; words?: string };
 
 function run(compiled: Extract<Compiled, { ok: true }>, ctx: Record<string, unknown>): Run {
   try {
     return { ok: true, value: compiled.evaluate(ctx) };
   } catch (e) {
     const message = firstLine(e);
-    // Errors the server's CEL gives too (no such key, index out of bounds, division by zero,
-    // overflow); anything else may be the library's own limit.
-    const runtime = /no such key|out of bounds|division by zero|modulus by zero|overflow/i.test(message);
+    const words = goRuntimeError(e);
+    if (words !== undefined)
+      return { ok: false, why: `it fails at run time as the server's does (${words})`, runtime: true, words };
+    // Errors the server's CEL gives too (index out of bounds, overflow) in other words; anything
+    // else may be the library's own limit.
+    const runtime = /out of bounds|overflow/i.test(message);
     return { ok: false, why: `the product's CEL library cannot evaluate it here (${message})`, runtime };
   }
+}
+
+/**
+ * The API server's words (cel-go's) for a run-time error the product's CEL library gave, where they
+ * are known: a missing key, an index out of bounds, a division or modulus by zero, an integer
+ * overflow, and the Kubernetes libraries' own errors (written in the server's words).
+ */
+export function goRuntimeError(e: unknown): string | undefined {
+  if (e instanceof CelRuntimeError) return e.message;
+  const cause = e instanceof Error && e.cause instanceof CelRuntimeError ? e.cause : undefined;
+  if (cause) return cause.message;
+  const message = firstLine(e);
+  let m = /^No such key: index out of bounds, index (-?\d+)/.exec(message);
+  if (m) return `index out of bounds: ${m[1]}`;
+  m = /^No such key: (.*)$/.exec(message);
+  if (m) return `no such key: ${m[1]}`;
+  if (message === 'division by zero') return message;
+  if (message === 'modulo by zero') return 'modulus by zero';
+  if (/^integer overflow\b/.test(message)) return 'integer overflow';
+  return overloadWords(message);
+}
+
+/** The runtime types whose names cel-go writes as the product's CEL library does. */
+const GO_TYPE_NAMES: Readonly<Record<string, string>> = {
+  int: 'int',
+  uint: 'uint',
+  double: 'double',
+  bool: 'bool',
+  string: 'string',
+  'net.IP': 'net.IP',
+  'net.CIDR': 'net.CIDR',
+  'kubernetes.URL': 'kubernetes.URL',
+};
+
+/**
+ * A call no overload of which takes its arguments' runtime types (a number where a string is
+ * wanted: an int-or-string value): cel-go says `no such overload: isIP(int)` for a Kubernetes
+ * library function (the receiver's type first for a method: `containsIP(net.CIDR, int)`), and only
+ * `no such overload` for a method of CEL's standard library (`startsWith`). Only calls on plain
+ * values are answered; others (lists, maps, operators) are left unknown.
+ */
+function overloadWords(message: string): string | undefined {
+  const m = /^found no matching overload for '([\w.]+)\(([^()]*)\)'$/.exec(message);
+  if (!m) return undefined;
+  const args = m[2] === '' ? [] : m[2]!.split(', ');
+  const dot = m[1]!.lastIndexOf('.');
+  const name = dot < 0 ? m[1]! : m[1]!.slice(dot + 1);
+  const receiver = dot < 0 ? undefined : m[1]!.slice(0, dot);
+  const types = [...(receiver !== undefined ? [receiver] : []), ...args].map((t) => GO_TYPE_NAMES[t]);
+  if (types.some((t) => t === undefined)) return undefined;
+  const kubernetes = receiver === undefined ? ADDED_FUNCTIONS.has(name) : ADDED_METHODS.has(name);
+  const standard = receiver === undefined ? FUNCTIONS.has(name) : METHODS.has(name);
+  if (kubernetes && !standard) return `no such overload: ${name}(${types.join(', ')})`;
+  // A standard method on a number or a bool: cel-go has none (the product's library may lack an
+  // overload cel-go has on a string, such as split(string, int), so strings are not answered).
+  if (standard && !kubernetes && receiver !== undefined && ['int', 'uint', 'double', 'bool'].includes(receiver))
+    return 'no such overload';
+  return undefined;
 }
 
 export function firstLine(e: unknown): string {

@@ -15,7 +15,10 @@
 //   `failed expression: <expression>`;
 // - the binding's validationActions: Deny refuses (the reason's code, 403 Forbidden by default),
 //   Warn sends a warning, Audit only writes the audit log (nothing said);
-// - an expression that fails to evaluate falls to failurePolicy (Fail refuses, Ignore passes).
+// - an expression that fails at run time (a missing key, a division by zero, a text url() or ip()
+//   refuses) falls to failurePolicy: Fail refuses (422, `expression '<expression>' resulted in
+//   error: <error>`; a match condition's errors likewise unless another condition is false),
+//   Ignore passes.
 // What the product cannot evaluate (the authorizer, the user, a CEL library it lacks, params it
 // could not read) is `admission-policy-unknown`, quiet: the dry run decides. Never a guess.
 import { evaluatePolicyExpression, type PolicyAnswer, type PolicyInput } from '../cel/admission';
@@ -251,8 +254,12 @@ function judgeBinding(
             why: `it reads namespaceObject, and the labels of namespace ${JSON.stringify(j.namespaceName)} are not known`,
           }
         : evaluatePolicyExpression(expression, input);
-    // matchConditions: every one true, or the policy is skipped for this request.
+    // matchConditions (matchconditions/matcher.go): one false skips the policy for this request;
+    // else one that fails at run time falls to failurePolicy: Ignore skips, Fail refuses with the
+    // errors (an aggregate: one error's words, or several in brackets).
     let skipped = false;
+    const conditionErrors: (string | undefined)[] = [];
+    let conditionUnknown: string | undefined;
     for (const c of Array.isArray(pspec.matchConditions) ? pspec.matchConditions : []) {
       if (!isJsonObject(c) || typeof c.expression !== 'string') continue;
       const a = run(c.expression);
@@ -261,13 +268,26 @@ function judgeBinding(
         break;
       }
       if (a.kind === 'value' && a.value === true) continue;
-      if (a.kind === 'error' && ignore) {
-        skipped = true;
-        break;
-      }
-      unknowns.push(`its match condition ${JSON.stringify(c.name ?? c.expression)} cannot be told: ${whyOf(a)}`);
+      if (a.kind === 'error')
+        conditionErrors.push(a.words !== undefined ? errorWords(c.expression, a.words) : undefined);
+      else
+        conditionUnknown ??= `its match condition ${JSON.stringify(c.name ?? c.expression)} cannot be told: ${whyOf(a)}`;
+    }
+    if (!skipped && conditionUnknown !== undefined) {
+      unknowns.push(conditionUnknown);
       skipped = true;
-      break;
+    } else if (!skipped && conditionErrors.length > 0) {
+      skipped = true;
+      if (!ignore) {
+        const known = conditionErrors.every((m) => m !== undefined);
+        const distinct = [...new Set(conditionErrors as string[])];
+        failures.push({
+          message: !known ? undefined : distinct.length === 1 ? distinct[0] : `[${distinct.join(', ')}]`,
+          reason: 'Invalid',
+          runtimeError: 'a match condition fails at run time',
+          ...(unknowns.length > 0 ? { uncertain: true } : {}),
+        });
+      }
     }
     if (skipped) continue;
     const variables = input.variables as Map<string, PolicyAnswer>;
@@ -279,7 +299,19 @@ function judgeBinding(
       if (!isJsonObject(v) || typeof v.expression !== 'string') continue;
       const a = run(v.expression);
       if (a.kind === 'value' && a.value === true) continue;
-      if (a.kind === 'error' && ignore) continue;
+      if (a.kind === 'error') {
+        // validator.go: an evaluation error is failurePolicy's: Ignore admits, Fail refuses (Invalid)
+        // with `expression '<expression>' resulted in error: <error>`.
+        if (ignore) continue;
+        failures.push({
+          message: a.words !== undefined ? errorWords(v.expression, a.words) : undefined,
+          reason: 'Invalid',
+          expression: v.expression,
+          runtimeError: a.why,
+          ...(unknowns.length > 0 ? { uncertain: true } : {}),
+        });
+        continue;
+      }
       if (a.kind !== 'value' || typeof a.value !== 'boolean') {
         unknowns.push(`its validation ${JSON.stringify(v.expression.trim())} cannot be told: ${whyOf(a)}`);
         continue;
@@ -297,6 +329,11 @@ function judgeBinding(
   return unknowns.map((u) => unknownFinding(j, `${who} applies to it, and ${u}`));
 }
 
+/** activation.go: an expression's run-time error, in the server's words. */
+function errorWords(expression: string, words: string): string {
+  return `expression '${expression}' resulted in error: ${words}`;
+}
+
 function whyOf(a: PolicyAnswer): string {
   if (a.kind === 'value') return `it gives ${typeof a.value}, not a boolean`;
   return a.kind === 'error'
@@ -312,6 +349,8 @@ interface Failure {
   readonly paramMissing?: boolean;
   /** An earlier validation's answer is unknown: the server may name that one instead. */
   readonly uncertain?: boolean;
+  /** The expression fails at run time (the library's words): failurePolicy Fail refuses. */
+  readonly runtimeError?: string;
 }
 
 /** validating.go: messageExpression's string when it is one line and not blank, else message, else the failed expression. */
@@ -355,7 +394,9 @@ function decide(j: PolicyJudgement, who: string, deny: boolean, failures: Failur
             ? `A ValidatingAdmissionPolicy refuses the request (${code}${first.paramMissing ? ', its params are missing' : ''}): ${serverMessage}${j.before}`
             : first.uncertain
               ? `${who} refuses the request: its validation ${JSON.stringify(first.expression?.trim() ?? '')} is false${first.message !== undefined ? ` (${JSON.stringify(first.message)})` : ''}, though the server may name an earlier validation whose answer the product cannot tell${j.before}`
-              : `${who} refuses the request (${code}), with a message built by an expression the product cannot evaluate here (${first.expression?.trim() ?? ''})${j.before}`,
+              : first.runtimeError !== undefined
+                ? `${who} refuses the request (${code}): ${first.expression !== undefined ? `its validation ${JSON.stringify(first.expression.trim())} fails at run time (${first.runtimeError})` : first.runtimeError}, and its failurePolicy is Fail; the server's words for the error are not known here${j.before}`
+                : `${who} refuses the request (${code}), with a message built by an expression the product cannot evaluate here (${first.expression?.trim() ?? ''})${j.before}`,
         range: place,
         object: j.object,
         ...(serverMessage !== undefined ? { serverMessage } : {}),
@@ -372,7 +413,9 @@ function decide(j: PolicyJudgement, who: string, deny: boolean, failures: Failur
       message:
         serverMessage !== undefined
           ? `A ValidatingAdmissionPolicy warns, and the server accepts the request: ${serverMessage}`
-          : `${who} warns, and the server accepts the request, with a message built by an expression the product cannot evaluate here (${f.expression?.trim() ?? ''})`,
+          : f.runtimeError !== undefined
+            ? `${who} warns, and the server accepts the request: ${f.expression !== undefined ? `its validation ${JSON.stringify(f.expression.trim())} fails at run time (${f.runtimeError})` : f.runtimeError}; the server's words for the error are not known here`
+            : `${who} warns, and the server accepts the request, with a message built by an expression the product cannot evaluate here (${f.expression?.trim() ?? ''})`,
       range: placeOf(j, f.expression),
       object: j.object,
       ...(serverMessage !== undefined ? { serverMessage } : {}),

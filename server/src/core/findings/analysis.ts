@@ -8,6 +8,8 @@
 import { fieldStates } from './fleet';
 import { fightFindings } from './gitops-fight';
 import { revertFindings } from './gitops-revert';
+import { takesFindings } from './gitops-takes';
+import { controllerManagers, controllerMode } from '../gitops/controller-request';
 import { isJsonObject, jsonDepthExceeds, type JsonObject } from '../json';
 import { manifestLimits, namespaceOrigin, type ManifestResource, type Range } from '../manifest/manifest';
 import { defaultSeverity, docsLinks } from './catalogue';
@@ -30,6 +32,7 @@ import { describeManager, formatServerPath, invalidMessage, qualifiedResource } 
 import { valueAtPath } from '../ssa/merge';
 import type { FieldPath } from '../ssa/path';
 import type { ApplyPrediction, FieldConflict, PredictedStatus } from '../ssa/predict';
+import type { ApplierPolicy, ControllerName } from '../gitops/model';
 import { rootTypeFor, type SchemaModel } from '../ssa/schema';
 
 export function analyzeResource(
@@ -37,7 +40,24 @@ export function analyzeResource(
   facts: ResourceFacts,
   settings: AnalysisSettings,
 ): Finding[] {
-  return withSeverity(findingsOf(resource, facts, settings), settings.severity);
+  // A GitOps controller sends with its own credential: what the user may send is not the question.
+  const judged = settings.controller && facts.permission ? { ...facts, permission: undefined } : facts;
+  return withSeverity(findingsOf(resource, judged, controllerSettings(settings)), settings.severity);
+}
+
+/**
+ * A GitOps controller sends the manifest: its field manager, and its way of applying (Argo CD's
+ * default sync is kubectl's client-side apply; Flux and Argo CD with ServerSideApply=true apply
+ * server-side, forcing conflicts, which applyJudgement leaves out).
+ */
+function controllerSettings(settings: AnalysisSettings): AnalysisSettings {
+  const applier = settings.controller;
+  if (!applier) return settings;
+  return {
+    ...settings,
+    fieldManager: controllerManagers[applier.name],
+    applyMode: controllerMode(applier.name),
+  };
 }
 
 /**
@@ -128,6 +148,8 @@ const rules: readonly Rule[] = [
   createRefused,
   refusedRequest,
   fieldConflicts,
+  // A GitOps controller's forced apply: the fields it takes from other managers (gitops-takes.ts).
+  gitopsTakes,
   immutableFields,
   unverifiedSecretData,
   unverifiedConversions,
@@ -188,7 +210,9 @@ function applyJudgement(j: Judgement, served: ServedKind): ApplyJudgement {
           (settings.definedKinds ?? []).filter((d): d is DefinedNamespace => !isCustomKind(d)),
         )
       : undefined;
-  const prediction = predict(resource, live, facts, settings, resourceName);
+  const predicted = predict(resource, live, facts, settings, resourceName);
+  // A GitOps controller forces its apply: no conflict is answered (gitops-takes says what it takes).
+  const prediction = settings.controller ? forced(predicted) : predicted;
   // A missing namespace is looked at last: whatever the prediction refuses a new object for (its
   // body, a server-side apply's uid) is answered before it.
   const first = prediction.status;
@@ -206,6 +230,14 @@ function applyJudgement(j: Judgement, served: ServedKind): ApplyJudgement {
     // Validation (422) comes after every refusal of ownership, the lock and existence.
     afterRefusals: first && first.code !== 422 ? answeredBefore(first) : '',
   };
+}
+
+/** The prediction of an apply that forces conflicts: the fields change owner, the server answers no 409 for them. */
+function forced(prediction: ApplyPrediction): ApplyPrediction {
+  if (prediction.conflicts.length === 0) return prediction;
+  const statuses = prediction.statuses.filter((s) => s.kind !== 'fieldConflict');
+  const { status: _status, ...rest } = prediction;
+  return { ...rest, conflicts: [], statuses, ...(statuses[0] ? { status: statuses[0] } : {}) };
 }
 
 /** Said after a finding whose answer the server gives only after `first`: the sentence, built once. */
@@ -556,6 +588,8 @@ function invalidManifest({ resource, prediction, at, kindRange, object, order }:
  * in (the item, the map), once.
  */
 function wouldDelete({ resource, facts, settings, live, prediction, object }: ApplyJudgement): Finding[] {
+  // A GitOps controller's own request adds its marks and prunes on its own terms: gitops-takes says what it removes of others'.
+  if (settings.controller) return [];
   const schemaRoot = facts.schema && rootTypeFor(facts.schema, resource.apiVersion, resource.kind);
   const findings: Finding[] = [];
   for (const { manager, paths } of prediction.deletionsByManager) {
@@ -687,14 +721,54 @@ function admissionRules(a: ApplyJudgement): Finding[] {
 
 function gitopsReverts(a: ApplyJudgement): Finding[] {
   if (!a.live || a.settings.applyMode === 'create') return [];
+  const applier = a.settings.controller;
+  // The controller's own policy, when it was detected, joins those the live object's marks name.
+  const appliers =
+    applier?.policy &&
+    !a.facts.appliers?.policies.some((p) => p.state === 'read' && samePolicy(p.policy, applier.policy!))
+      ? {
+          sightings: a.facts.appliers?.sightings ?? [],
+          policies: [...(a.facts.appliers?.policies ?? []), { state: 'read' as const, policy: applier.policy }],
+        }
+      : a.facts.appliers;
   // Only for an object a GitOps controller applies (a policy was read): its fields, read once for both.
-  if (!a.facts.appliers?.policies.some((p) => p.state === 'read')) return [];
+  if (!appliers?.policies.some((p) => p.state === 'read')) return [];
   const fields = fieldStates(a.resource, a.live, a.facts.schema);
-  const facts = { resource: a.resource, object: a.object, facts: a.facts, live: a.live, fields };
+  const facts = { resource: a.resource, object: a.object, facts: { ...a.facts, appliers }, live: a.live, fields };
   return [
     ...fightFindings({ ...facts, nameRange: a.nameRange() }),
-    ...revertFindings({ ...facts, fieldManager: a.settings.fieldManager }),
+    // The manifest is what Git holds when the controller sends it: nothing of it is a change by hand.
+    ...(applier ? [] : revertFindings({ ...facts, fieldManager: a.settings.fieldManager })),
   ];
+}
+
+function policyKindOf(name: ControllerName): ApplierPolicy['kind'] {
+  return name === 'flux' ? 'flux-kustomize' : name === 'flux-helm' ? 'flux-helm' : 'argocd';
+}
+
+function samePolicy(a: ApplierPolicy, b: ApplierPolicy): boolean {
+  return a.kind === b.kind && a.name === b.name && a.namespace === b.namespace;
+}
+
+/** What a GitOps controller's forced apply takes from other managers (gitops-takes.ts). */
+function gitopsTakes(a: ApplyJudgement): Finding[] {
+  const named = a.settings.controller;
+  if (!named || !a.live || !a.facts.schema) return [];
+  // A controller named without its object: the policy the live object's marks name, where it is that controller's.
+  const marked = named.policy
+    ? undefined
+    : a.facts.appliers?.policies.find((p) => p.state === 'read' && p.policy.kind === policyKindOf(named.name));
+  const applier = marked?.state === 'read' ? { ...named, policy: marked.policy } : named;
+  return takesFindings({
+    resource: a.resource,
+    object: a.object,
+    applier,
+    live: a.live,
+    schema: a.facts.schema,
+    resourceName: a.resourceName,
+    at: a.at,
+    nameRange: a.nameRange,
+  });
 }
 
 /** That the object exists (not for a create, which it refuses), and who controls it. */

@@ -100,6 +100,13 @@ export const findingCatalogue = {
       'The object is applied by Argo CD or Flux, whose next sync puts the field back to what Git holds (or, for Flux, removes a field kubectl set that Git does not): the change does not stay.',
     docs: docsLinks.fieldManagement,
   },
+  'gitops-takes': {
+    severity: 'information',
+    title: 'The GitOps controller takes a field from another manager',
+    description:
+      "Checked as the GitOps controller's own request (check --applier, the applier setting): the controller forces its apply, so the field changes owner and value at its next sync instead of a 409.",
+    docs: docsLinks.fieldManagement,
+  },
   'gitops-fight': {
     severity: 'error',
     title: 'A GitOps controller and another writer fight over a field',
@@ -114,6 +121,15 @@ export const findingCatalogue = {
       "Each sync of the controller applying the object writes Git's value over another active writer's (an autoscaler), which sets its own again: the field jumps at every sync.",
     docs: docsLinks.fieldManagement,
   },
+  'gitops-fight-unknown': {
+    severity: 'information',
+    title: 'Whether an autoscaler fights the GitOps controller is unknown',
+    description:
+      "The controller applying the object from Git sets its replicas, but the namespace's HorizontalPodAutoscalers could not be read (the user may not list them, the cluster did not answer): whether one sets the replicas back, and the object flaps, is unknown.",
+    docs: docsLinks.fieldManagement,
+    quiet: true,
+  },
+
   'context-drift': {
     severity: 'information',
     title: 'The object differs between clusters',

@@ -8,7 +8,7 @@ import type { CelNode } from '../cel/schema';
 import type { ApplyMode } from '../ssa/predict';
 import type { SchemaModel } from '../ssa/schema';
 import type { KindVersions } from '../ssa/versions';
-import type { ApplierSighting, PolicyFacts } from '../gitops/model';
+import type { ApplierSighting, ControllerApplier, PolicyFacts } from '../gitops/model';
 import type { SeverityOverrides } from './finding';
 import type { DefinedKind, NotServedDiscovery } from './kind-served';
 import type { NamespacePolicyFacts } from './quota';
@@ -156,4 +156,10 @@ export interface AnalysisSettings {
    * objects create: the cluster need not have them yet.
    */
   readonly definedKinds?: readonly DefinedKind[];
+  /**
+   * The GitOps controller that sends the manifest (`check --applier`, the applier setting, or
+   * detected): its forced request is predicted instead of kubectl's (gitops-takes.ts). Absent: the
+   * user's own apply in `applyMode`.
+   */
+  readonly controller?: ControllerApplier;
 }

@@ -22,7 +22,7 @@ import { rootTypeFor, type SchemaModel } from '../ssa/schema';
 import { defaultSeverity, meansNotJudged, restsOnCluster } from './catalogue';
 import type { ResourceFacts } from './facts';
 import type { Finding, ObjectIdentity } from './finding';
-import { decodeOwnership, ownersIn, ownersOf, serverPath, type FieldOwner } from './ownership';
+import { decodeOwnership, ownersIn, ownersOf, serverPath, wholeOwnersIn, type FieldOwner } from './ownership';
 import { showValue } from './show-value';
 
 /** What one context said about one object (or one input). */
@@ -361,11 +361,15 @@ function writtenLeaves(resource: ManifestResource, schema: SchemaModel | undefin
 
 /**
  * The managers that own the field exactly, else those that own the nearest ancestor as a whole (an
- * atomic struct or map, such as a label selector, is recorded at its own path, not its leaves').
+ * atomic struct or map, such as a label selector, is recorded at its own path, not its leaves'). An
+ * ancestor an Update manager marks with `.` (a granular map: the labels) owns none of its members:
+ * a label the live object lacks has no owner.
  */
 function exactOwners(ownership: ReturnType<typeof decodeOwnership>, path: FieldPath): FieldOwner[] {
-  for (let n = path.length; n > 0; n--) {
-    const owners = ownersIn(ownership, path.slice(0, n)).filter((o) => o.exact);
+  const exact = ownersIn(ownership, path).filter((o) => o.exact);
+  if (exact.length > 0) return exact;
+  for (let n = path.length - 1; n > 0; n--) {
+    const owners = wholeOwnersIn(ownership, path.slice(0, n));
     if (owners.length > 0) return owners;
   }
   return [];

@@ -8,7 +8,8 @@
 import type { JsonObject } from '../json';
 import type { ManifestResource, Range } from '../manifest/manifest';
 import type { ApplierPolicy } from '../gitops/model';
-import { argoIgnores, fluxSsaModeOf } from '../gitops/policy';
+import { argoIgnores, fluxSsaAnnotation, fluxSsaModeOf, helmDriftExcluded } from '../gitops/policy';
+import { argoKeepSnippet } from './gitops-takes';
 import { defaultSeverity } from './catalogue';
 import type { ResourceFacts } from './facts';
 import type { Finding, ObjectIdentity } from './finding';
@@ -54,12 +55,32 @@ export function fightFindings(input: FightInput): Finding[] {
           `they fight over .spec.replicas and the ${input.resource.kind} flaps. Remove replicas from Git and leave it ` +
           `to the autoscaler (the field is then pruned, and the ${input.resource.kind} falls back to 1 replica until the autoscaler scales it)` +
           (policy.kind === 'argocd'
-            ? ', or add an ignoreDifferences entry for /spec/replicas with RespectIgnoreDifferences=true.'
-            : '.'),
+            ? `, or ${argoKeepSnippet(input.resource, { jsonPointers: ['/spec/replicas'] }, policy)}.`
+            : policy.kind === 'flux-kustomize'
+              ? `, or annotate the object ${fluxSsaAnnotation}: IfNotPresent so that Flux leaves it alone.`
+              : '.'),
         range: replicas.range,
         object: input.object,
         path: '.spec.replicas',
         ...(replicas.live !== undefined ? { liveValue: replicas.live } : {}),
+        manifestValue: replicas.manifest,
+      });
+    }
+  }
+  if (replicas && autoscalers?.state === 'unknown') {
+    // Silence here would claim "no fight": say instead that it could not be judged, and why.
+    const cycles = policies.flatMap((p) => cycleOf(p, input, '/spec/replicas') ?? []);
+    if (cycles.length > 0) {
+      const code = 'gitops-fight-unknown';
+      out.push({
+        code,
+        severity: defaultSeverity(code),
+        message:
+          `${cycles[0]!.who} sets replicas: ${showValue(replicas.manifest)} ${cycles[0]!.when}; whether a ` +
+          `HorizontalPodAutoscaler sets it back (a fight) is unknown: ${autoscalers.reason}`,
+        range: replicas.range,
+        object: input.object,
+        path: '.spec.replicas',
         manifestValue: replicas.manifest,
       });
     }
@@ -110,7 +131,7 @@ function cycleOf(
       return { who, when: 'at every sync', continuous: false };
     }
     case 'flux-helm':
-      if (policy.suspend || policy.driftDetection !== 'enabled') return undefined;
+      if (policy.suspend || policy.driftDetection !== 'enabled' || helmDriftExcluded(input.live)) return undefined;
       return {
         who: `Flux HelmRelease ${policy.namespace}/${policy.name}`,
         when: `every ${policy.interval}`,

@@ -13,7 +13,10 @@
 //   comparison, so self-heal does not start for it, but a sync for another reason writes Git's value
 //   again — unless `RespectIgnoreDifferences=true` (argo-cd docs: sync-options, diff-strategies;
 //   argo-cd#7820). Fields Git does not set are left alone.
-// - Flux helm-controller corrects the fields it wrote when `spec.driftDetection.mode` is `enabled`.
+// - Flux helm-controller corrects the fields it wrote when `spec.driftDetection.mode` is `enabled`,
+//   except on an object marked `helm.toolkit.fluxcd.io/driftDetection: disabled` (helm-controller
+//   internal/action/diff.go: fluxcd/pkg/ssa jsondiff with that exclusion, then a JSON patch as
+//   helm-controller; the corpus in test/differential/gitops-reverts.test.ts).
 // A policy that could not be read says nothing here (the hover says it is unknown): never a guess.
 import { jsonEqual, type JsonObject } from '../json';
 import type { ManifestResource } from '../manifest/manifest';
@@ -23,7 +26,7 @@ import type {
   FluxHelmReleasePolicy,
   FluxKustomizationPolicy,
 } from '../gitops/model';
-import { argoIgnores, fluxSsaAnnotation, fluxSsaModeOf, jsonPointerOf } from '../gitops/policy';
+import { argoIgnores, fluxSsaAnnotation, fluxSsaModeOf, helmDriftExcluded, jsonPointerOf } from '../gitops/policy';
 import { defaultSeverity } from './catalogue';
 import type { ResourceFacts } from './facts';
 import type { Finding, ObjectIdentity } from './finding';
@@ -125,8 +128,8 @@ function argoApplication(policy: ArgoApplicationPolicy, field: FieldState, input
   return `${who} (manual sync) puts back ${field.path} to Git's ${showValue(field.live!)} at the next sync anyone starts; until then it shows OutOfSync.`;
 }
 
-function fluxHelmRelease(policy: FluxHelmReleasePolicy, field: FieldState, _input: RevertInput): string | undefined {
-  if (policy.suspend || policy.driftDetection !== 'enabled') return undefined;
+function fluxHelmRelease(policy: FluxHelmReleasePolicy, field: FieldState, input: RevertInput): string | undefined {
+  if (policy.suspend || policy.driftDetection !== 'enabled' || helmDriftExcluded(input.live)) return undefined;
   if (!owns(field, 'helm-controller') || !changes(field)) return undefined;
   return `Flux HelmRelease ${policy.namespace}/${policy.name} corrects drift (driftDetection enabled): ${field.path} goes back to ${showValue(field.live!)} at its next reconciliation, every ${policy.interval}.`;
 }

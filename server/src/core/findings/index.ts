@@ -33,6 +33,9 @@ export {
   type Severity,
 } from './catalogue';
 
+// A GitOps controller's request: what keeps the live value in Flux's terms (the quick fix).
+export { fluxKeepAnnotation, fluxMayKeepLive } from './gitops-takes';
+
 // Judging one object, and the prediction the judgement is made of.
 export { analyzeResource, unjudgedOn } from './analysis';
 // Which kinds carry a pod spec (the cluster layer reads their namespace's labels for Pod Security).

@@ -65,6 +65,22 @@ export function ownersIn(ownership: Ownership, path: FieldPath): FieldOwner[] {
   return [...owners.filter((o) => o.exact), ...owners.filter((o) => !o.exact)];
 }
 
+/**
+ * The managers that own `path` as a whole: exactly, with nothing recorded below it. That is how
+ * managedFields record an atomic struct or map (a label selector); a granular map or struct that an
+ * Update manager marks with `.` has its members below, each owned on its own.
+ */
+export function wholeOwnersIn(ownership: Ownership, path: FieldPath): FieldOwner[] {
+  return ownership.entries
+    .filter((e) => hasPath(e.fields, path) && !ownsBelow(e.fields, path))
+    .map((e) => ({
+      manager: e.identity,
+      apiVersion: e.apiVersion,
+      ...(e.time !== undefined ? { time: e.time } : {}),
+      exact: true,
+    }));
+}
+
 /** The owners of `path` in the live object (one question: decodeOwnership + ownersIn for many). */
 export function ownersOf(live: JsonObject, path: FieldPath): FieldOwner[] {
   return ownersIn(decodeOwnership(live), path);

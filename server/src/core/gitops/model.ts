@@ -124,3 +124,33 @@ export type ControllerRequest =
       /** The Helm release: Helm labels and annotates every object it applies with it. */
       readonly release?: { readonly name: string; readonly namespace: string };
     };
+
+/**
+ * Who sends the manifests, as the user names it (`check --applier`, the `kubeConflictHints.applier`
+ * setting): `kubectl` (the default: `kubectl apply` in the chosen mode), `helm` (Helm 4's
+ * server-side apply as the field manager `helm`), `argocd` (Argo CD's default client-side sync),
+ * `argocd-ssa` (Argo CD with `ServerSideApply=true`), `flux` (Flux kustomize-controller), `flux-helm`
+ * (Flux helm-controller). `auto` (the setting's default) detects it from the cluster.
+ */
+export const applierNames = ['kubectl', 'helm', 'argocd', 'argocd-ssa', 'flux', 'flux-helm'] as const;
+export type ApplierName = (typeof applierNames)[number];
+export type ApplierSetting = ApplierName | 'auto';
+
+/** The appliers that force their apply: a GitOps controller. */
+export type ControllerName = Exclude<ApplierName, 'kubectl' | 'helm'>;
+
+export function isControllerName(name: string): name is ControllerName {
+  return name === 'argocd' || name === 'argocd-ssa' || name === 'flux' || name === 'flux-helm';
+}
+
+/**
+ * The GitOps controller that sends a file's objects (set by the user, or detected from the
+ * controller's object whose source path holds the file), with that object's policy when known.
+ */
+export interface ControllerApplier {
+  readonly name: ControllerName;
+  /** The Application, Kustomization or HelmRelease that applies the file, when detected or read. */
+  readonly policy?: ApplierPolicy;
+  /** How it was chosen, for the user: `--applier flux`, `Flux Kustomization flux-system/apps (path ./apps)`. */
+  readonly because: string;
+}

@@ -159,6 +159,22 @@ export function fluxSsaModeOf(object: JsonObject): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
+/** The mark that keeps an object out of helm-controller's drift detection (helm-controller api/v2). */
+export const helmDriftDetectionKey = 'helm.toolkit.fluxcd.io/driftDetection';
+
+/**
+ * Whether helm-controller's drift detection leaves the object alone: a label or annotation
+ * `helm.toolkit.fluxcd.io/driftDetection: disabled`, the value compared without case, as
+ * fluxcd/pkg/ssa utils.AnyInMetadata compares its exclusion selector.
+ */
+export function helmDriftExcluded(object: JsonObject): boolean {
+  const metadata = isJsonObject(object.metadata) ? object.metadata : {};
+  return [metadata.labels, metadata.annotations].some((marks) => {
+    const value = isJsonObject(marks) ? marks[helmDriftDetectionKey] : undefined;
+    return typeof value === 'string' && value.toLowerCase() === 'disabled';
+  });
+}
+
 /**
  * Whether an Application's `ignoreDifferences` covers a field of an object: an entry for its group
  * and kind (and name and namespace, where given) whose JSON pointer is the field's or an ancestor's,

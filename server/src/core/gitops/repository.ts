@@ -24,7 +24,10 @@
 //
 // Pure: the caller gives the file's path inside its repository, the repository's remotes, and a way
 // to ask whether a folder holds a kustomization or a chart.
+import { isJsonObject, type JsonValue } from '../json';
 import { isKustomizationFileName } from '../sources/file-kinds';
+import type { ApplierPolicy, ControllerApplier } from './model';
+import { applicationPolicy, kustomizationPolicy } from './policy';
 
 export interface RepositorySource {
   readonly applier: { readonly kind: 'argocd' | 'flux-kustomize'; readonly name: string; readonly namespace: string };
@@ -309,4 +312,93 @@ function tokensMatch(tokens: readonly GlobToken[], text: string): boolean {
     can = next;
   }
   return can[text.length]!;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The controllers' objects as sources, and the applier of a file
+
+/**
+ * The sources of an Argo CD Application as the cluster answered it (hostile input: checked for
+ * type, bounded): `spec.source` and each of `spec.sources` with a repository URL and a path (a
+ * chart source has no folder of the repository), with its directory options.
+ */
+export function applicationSources(app: JsonValue | undefined): RepositorySource[] {
+  const policy = applicationPolicy(app);
+  if (!policy || !isJsonObject(app)) return [];
+  const spec = isJsonObject(app.spec) ? app.spec : {};
+  const raw = [
+    ...(isJsonObject(spec.source) ? [spec.source] : []),
+    ...(Array.isArray(spec.sources) ? spec.sources : []),
+  ];
+  return raw.slice(0, 64).flatMap((s): RepositorySource[] => {
+    if (!isJsonObject(s) || typeof s.repoURL !== 'string' || typeof s.path !== 'string') return [];
+    const d = isJsonObject(s.directory) ? s.directory : undefined;
+    const directory = d
+      ? {
+          ...(d.recurse === true ? { recurse: true } : {}),
+          ...(typeof d.include === 'string' && d.include !== '' ? { include: d.include } : {}),
+          ...(typeof d.exclude === 'string' && d.exclude !== '' ? { exclude: d.exclude } : {}),
+        }
+      : undefined;
+    return [
+      {
+        applier: { kind: 'argocd', name: policy.name, namespace: policy.namespace },
+        repoURL: s.repoURL,
+        path: s.path,
+        ...(directory ? { directory } : {}),
+      },
+    ];
+  });
+}
+
+/**
+ * The source of a Flux Kustomization: its `spec.path` in the GitRepository its `spec.sourceRef`
+ * names (in the Kustomization's namespace unless it says another), whose `spec.url` is the
+ * repository. Undefined for another kind of source (OCIRepository, Bucket) or a GitRepository not given.
+ */
+export function kustomizationSource(
+  kustomization: JsonValue | undefined,
+  gitRepositories: readonly JsonValue[],
+): RepositorySource | undefined {
+  const policy = kustomizationPolicy(kustomization);
+  if (!policy || !isJsonObject(kustomization)) return undefined;
+  const spec = isJsonObject(kustomization.spec) ? kustomization.spec : {};
+  const ref = isJsonObject(spec.sourceRef) ? spec.sourceRef : undefined;
+  if (!ref || ref.kind !== 'GitRepository' || typeof ref.name !== 'string') return undefined;
+  const namespace = typeof ref.namespace === 'string' && ref.namespace !== '' ? ref.namespace : policy.namespace;
+  const repository = gitRepositories.find((g) => {
+    if (!isJsonObject(g) || g.kind !== 'GitRepository' || !isJsonObject(g.metadata)) return false;
+    return g.metadata.name === ref.name && g.metadata.namespace === namespace;
+  });
+  const url = isJsonObject(repository) && isJsonObject(repository.spec) ? repository.spec.url : undefined;
+  if (typeof url !== 'string') return undefined;
+  return {
+    applier: { kind: 'flux-kustomize', name: policy.name, namespace: policy.namespace },
+    repoURL: url,
+    path: policy.path,
+  };
+}
+
+/**
+ * The GitOps controller that sends a file, from the sources that hold it (sourcesOfFile) and the
+ * policies of their objects: the first whose controller sends the file as written or through a
+ * kustomization (a chart's file is rendered by Helm: not this). Argo CD applies server-side with
+ * `ServerSideApply=true`. Undefined when no source holds the file: then kubectl applies it.
+ */
+export function applierOfSources(
+  matches: readonly SourceMatch[],
+  policies: readonly ApplierPolicy[],
+): ControllerApplier | undefined {
+  for (const match of matches) {
+    if (match.how === 'rendered' && match.by === 'chart') continue;
+    const { kind, name, namespace } = match.source.applier;
+    const policy = policies.find((p) => p.kind === kind && p.name === name && p.namespace === namespace);
+    const shown = `${kind === 'argocd' ? 'Argo CD Application' : 'Flux Kustomization'} ${namespace}/${name} (path ${match.source.path || '.'} of ${match.source.repoURL})`;
+    if (kind === 'argocd') {
+      const ssa = policy?.kind === 'argocd' && policy.serverSideApply;
+      return { name: ssa ? 'argocd-ssa' : 'argocd', ...(policy ? { policy } : {}), because: shown };
+    }
+    return { name: 'flux', ...(policy ? { policy } : {}), because: shown };
+  }
+  return undefined;
 }

@@ -292,7 +292,7 @@ describe('admission policies', () => {
   test('a failure after a validation the product cannot tell: refused, without words the server may not use', () => {
     const p = policy('limit', {
       validations: [
-        { expression: "url('https://x').getHost() == 'y'", message: 'host' },
+        { expression: 'sets.contains([1], [1])', message: 'sets' },
         { expression: 'object.spec.replicas <= 5', message: 'replicas must be no greater than 5' },
       ],
     });
@@ -309,7 +309,7 @@ describe('admission policies', () => {
     });
     const [a] = judge(deployment(1), facts(known([asks], [binding('b', 'limit')])));
     assert.equal(a?.code, 'admission-policy-unknown');
-    const url = policy('limit', { validations: [{ expression: "url('https://x').getHost() == 'x'" }] });
+    const url = policy('limit', { validations: [{ expression: 'sets.contains([1], [1])' }] });
     assert.equal(
       judge(deployment(1), facts(known([url], [binding('b', 'limit')])))[0]?.code,
       'admission-policy-unknown',
@@ -337,5 +337,76 @@ describe('admission policies', () => {
     assert.ok(verdict.ok && verdict.verification.agrees, JSON.stringify(verdict));
     const accepted = compareWithServer(resource, found, { outcome: 'accepted' }, undefined);
     assert.ok(accepted.ok && !accepted.verification.agrees);
+  });
+
+  // The server's words below are those the local kube-apiserver answered to the same policies
+  // (test/differential/admission-policies/libraries-and-errors.yaml, where they are proven).
+  test('a run-time error with failurePolicy Fail refuses (422) in the words of the error; Ignore admits', () => {
+    const spec = (failurePolicy: string): JsonObject => ({
+      failurePolicy,
+      validations: [{ expression: '100 / object.spec.replicas >= 10', message: 'at most 10 replicas' }],
+    });
+    const [f, ...rest] = judge(deployment(0), facts(known([policy('ratio', spec('Fail'))], [binding('b', 'ratio')])));
+    assert.equal(f?.code, 'admission-policy-denies');
+    assert.equal(
+      f?.serverMessage,
+      "deployments.apps \"web\" is forbidden: ValidatingAdmissionPolicy 'ratio' with binding 'b' denied request: expression '100 / object.spec.replicas >= 10' resulted in error: division by zero",
+    );
+    assert.match(f!.message, /\(422\)/);
+    assert.deepEqual(rest, []);
+    assert.deepEqual(
+      judge(deployment(0), facts(known([policy('ratio', spec('Ignore'))], [binding('b', 'ratio')]))),
+      [],
+    );
+    // Without a failurePolicy the server's default is Fail.
+    const dflt = policy('ratio', { validations: spec('Fail').validations as JsonObject[] });
+    assert.equal(
+      judge(deployment(0), facts(known([dflt], [binding('b', 'ratio')])))[0]?.code,
+      'admission-policy-denies',
+    );
+  });
+
+  test('a run-time error under a Warn binding is a warning in the same words', () => {
+    const p = policy('key', { validations: [{ expression: "object.metadata.labels.tier == 'web'" }] });
+    const [w] = judge(deployment(1), facts(known([p], [binding('b', 'key', { validationActions: ['Warn'] })])));
+    assert.equal(w?.code, 'admission-policy-warns');
+    assert.equal(
+      w?.serverMessage,
+      "Validation failed for ValidatingAdmissionPolicy 'key' with binding 'b': expression 'object.metadata.labels.tier == 'web'' resulted in error: no such key: labels",
+    );
+  });
+
+  test('match conditions: one that errs refuses under Fail (several in brackets), unless another is false', () => {
+    const p = (conditions: JsonObject[], failurePolicy = 'Fail') =>
+      policy('cond', {
+        failurePolicy,
+        matchConditions: conditions,
+        validations: [{ expression: 'false', message: 'no' }],
+      });
+    const errs = { name: 'tier', expression: "object.metadata.labels.tier == 'web'" };
+    const errs2 = { name: 'zone', expression: "object.metadata.annotations.zone == 'a'" };
+    const no = { name: 'never', expression: "object.metadata.name == 'other'" };
+    const one = judge(deployment(1), facts(known([p([errs])], [binding('b', 'cond')])))[0];
+    assert.equal(
+      one?.serverMessage,
+      "deployments.apps \"web\" is forbidden: ValidatingAdmissionPolicy 'cond' with binding 'b' denied request: expression 'object.metadata.labels.tier == 'web'' resulted in error: no such key: labels",
+    );
+    const two = judge(deployment(1), facts(known([p([errs, errs2])], [binding('b', 'cond')])))[0];
+    assert.match(
+      two!.serverMessage!,
+      /denied request: \[expression .* no such key: labels, expression .* no such key: annotations\]$/,
+    );
+    assert.deepEqual(judge(deployment(1), facts(known([p([errs, no])], [binding('b', 'cond')]))), []);
+    assert.deepEqual(judge(deployment(1), facts(known([p([errs], 'Ignore')], [binding('b', 'cond')]))), []);
+  });
+
+  test("an index out of bounds refuses in cel-go's words", () => {
+    const p = policy('sum', { validations: [{ expression: '[1, 2][object.spec.replicas] == 1' }] });
+    const [f] = judge(deployment(5), facts(known([p], [binding('b', 'sum')])));
+    assert.equal(f?.code, 'admission-policy-denies');
+    assert.equal(
+      f?.serverMessage,
+      "deployments.apps \"web\" is forbidden: ValidatingAdmissionPolicy 'sum' with binding 'b' denied request: expression '[1, 2][object.spec.replicas] == 1' resulted in error: index out of bounds: 5",
+    );
   });
 });

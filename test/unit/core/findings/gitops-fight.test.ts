@@ -29,7 +29,7 @@ const application = applicationPolicy(captured.policies.application)!;
 
 function fights(
   policies: ApplierPolicy[],
-  autoscalers = history.autoscalers,
+  autoscalers: JsonObject[] | string = history.autoscalers,
 ): { code: string; line: string; message: string }[] {
   const resource = parseManifestText(history.manifest).resources[0]!;
   const sightings: ApplierSighting[] = policies.map((p) => ({
@@ -43,7 +43,8 @@ function fights(
     live: { state: 'exists', object: history.live },
     schema,
     appliers: { sightings, policies: policies.map((policy) => ({ state: 'read', policy })) },
-    autoscalers: { state: 'read', autoscalers },
+    autoscalers:
+      typeof autoscalers === 'string' ? { state: 'unknown', reason: autoscalers } : { state: 'read', autoscalers },
   };
   const lines = history.manifest.split('\n');
   return analyzeResource(resource, facts, { fieldManager: 'kubectl', applyMode: 'serverSide' })
@@ -91,4 +92,19 @@ test('two GitOps controllers applying one object fight over everything Git sets 
   assert.equal(said.length, 1);
   assert.equal(said[0]!.line, 'name: web');
   assert.match(said[0]!.message, /^Flux Kustomization .* and Argo CD application .* both apply this object/);
+});
+
+test('autoscalers that may not be listed: the replicas line says the fight is unknown and why, never silence', () => {
+  const reason = 'HorizontalPodAutoscalers may not be listed here: forbidden';
+  const said = fights([kustomization], reason);
+  assert.deepEqual(
+    said.map((f) => [f.code, f.line]),
+    [['gitops-fight-unknown', 'replicas: 3']],
+  );
+  assert.match(
+    said[0]!.message,
+    /sets replicas: 3 every 10m; whether a HorizontalPodAutoscaler sets it back .* is unknown: HorizontalPodAutoscalers may not be listed here/,
+  );
+  // A controller that would not write the replicas back (suspended) starts no fight to be unsure of.
+  assert.deepEqual(fights([{ ...kustomization, suspend: true }], reason), []);
 });

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { parse, stringify } from 'yaml';
 import { analyzeResource, applierFacts, type ResourceFacts } from '../../../../server/src/core/findings';
-import { applicationPolicy, kustomizationPolicy } from '../../../../server/src/core/gitops/policy';
+import { applicationPolicy, helmReleasePolicy, kustomizationPolicy } from '../../../../server/src/core/gitops/policy';
 import type { PolicyFacts } from '../../../../server/src/core/gitops/model';
 import type { JsonObject } from '../../../../server/src/core/json';
 import { parseManifestText } from '../../../../server/src/core/manifest/manifest';
@@ -57,7 +57,10 @@ function reverts(
     kind: { state: 'served', group: 'apps', resource: 'deployments', namespaced: true },
     live: { state: 'exists', object: live },
     schema,
-    ...(policy ? { appliers: applierFacts(live, () => policy) } : {}),
+    // The policy of the object a mark names; Helm's own marks and a bare manager name none (cluster/gitops.ts).
+    ...(policy
+      ? { appliers: applierFacts(live, (s) => (s.kind !== 'helm' && s.name !== '' ? policy : undefined)) }
+      : {}),
   };
   return analyzeResource(resource, facts, { fieldManager, applyMode: 'serverSide' })
     .filter((f) => f.code === 'gitops-reverts')
@@ -158,4 +161,52 @@ test('Argo CD: self-heal puts back a field Git sets within about 5 s; ignoreDiff
   // Without self-heal: at the next sync.
   const manual = reverts(argo, { state: 'read', policy: { ...argoPolicy, automated: false, selfHeal: false } }, change);
   assert.ok(manual.every((s) => /manual sync/.test(s.message)));
+});
+
+// A Deployment Helm's install created for helm-controller (an Update entry marking the label map with
+// `.`) and its HelmRelease with drift detection enabled (test/fixtures/gitops/helm-install).
+const helmInstall = parse(
+  fs.readFileSync(
+    path.join(import.meta.dirname, '..', '..', '..', 'fixtures', 'gitops', 'helm-install', 'captured.yaml'),
+    'utf8',
+  ),
+) as { live: JsonObject; helmRelease: JsonObject };
+const helmPolicy = helmReleasePolicy(helmInstall.helmRelease)!;
+
+test('Flux HelmRelease with drift detection: the fields helm-controller wrote go back; a label it never wrote has no owner and stays', () => {
+  const said = reverts(helmInstall.live, { state: 'read', policy: helmPolicy }, (m) => {
+    spec(m).replicas = 5;
+    image(m).image = 'nginx:1.26';
+    labels(m).team = 'checkout';
+  });
+  assert.deepEqual(said.map((s) => s.path).sort(), [
+    '.spec.replicas',
+    '.spec.template.spec.containers[name="web"].image',
+  ]);
+  assert.match(
+    said.find((s) => s.path === '.spec.replicas')!.message,
+    /^Flux HelmRelease kch-capture-helm-install\/web corrects drift \(driftDetection enabled\): \.spec\.replicas goes back to 3 at its next reconciliation, every 5m\.$/,
+  );
+});
+
+test('Flux HelmRelease: drift detection warn, or the object marked driftDetection: disabled (any case), takes nothing back', () => {
+  const change = (m: JsonObject) => void (spec(m).replicas = 5);
+  assert.deepEqual(
+    reverts(helmInstall.live, { state: 'read', policy: { ...helmPolicy, driftDetection: 'warn' } }, change),
+    [],
+  );
+  for (const [where, value] of [
+    ['annotations', 'disabled'],
+    ['labels', 'Disabled'],
+  ] as const) {
+    const metadata = helmInstall.live.metadata as JsonObject;
+    const marked: JsonObject = {
+      ...helmInstall.live,
+      metadata: {
+        ...metadata,
+        [where]: { ...(metadata[where] as JsonObject), 'helm.toolkit.fluxcd.io/driftDetection': value },
+      },
+    };
+    assert.deepEqual(reverts(marked, { state: 'read', policy: helmPolicy }, change), [], where);
+  }
 });

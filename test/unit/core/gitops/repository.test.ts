@@ -5,11 +5,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
+  applicationSources,
+  applierOfSources,
   globMatch,
+  kustomizationSource,
   repositoryKey,
   sourcesOfFile,
   type RepositorySource,
 } from '../../../../server/src/core/gitops/repository';
+import { applicationPolicy, kustomizationPolicy } from '../../../../server/src/core/gitops/policy';
+import type { JsonObject, JsonValue } from '../../../../server/src/core/json';
 
 test('a repository URL is its host and path, whatever the scheme, user, port or .git', () => {
   const cases: [string, string | undefined][] = [
@@ -229,3 +234,124 @@ for (const c of cases) {
     assert.deepEqual(got, c.expected === 'none' ? [] : [c.expected]);
   });
 }
+
+// The controllers' objects as the cluster answers them (their CRDs' shapes: argo-cd v3.5.7
+// application-crd.yaml, kustomize-controller v1.9.6 and source-controller's GitRepository), read as
+// hostile input: a value of another type is not written.
+const application = (spec: JsonObject): JsonObject => ({
+  apiVersion: 'argoproj.io/v1alpha1',
+  kind: 'Application',
+  metadata: { name: 'shop', namespace: 'argocd' },
+  spec,
+});
+const kustomization = (spec: JsonObject): JsonObject => ({
+  apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+  kind: 'Kustomization',
+  metadata: { name: 'apps', namespace: 'flux-system' },
+  spec: { interval: '10m', ...spec },
+});
+const gitRepository = (name: string, namespace: string, url: JsonValue): JsonObject => ({
+  apiVersion: 'source.toolkit.fluxcd.io/v1',
+  kind: 'GitRepository',
+  metadata: { name, namespace },
+  spec: { url },
+});
+
+test("an Application's sources: each with a repository and a path, its directory options; a chart source has no folder", () => {
+  const app = application({
+    source: {
+      repoURL: 'https://github.com/org/shop.git',
+      path: 'deploy',
+      directory: { recurse: true, exclude: '*.json' },
+    },
+    sources: [
+      { repoURL: 'https://charts.example.com', chart: 'web' },
+      { repoURL: 'https://github.com/org/extra.git', path: 7 },
+      { repoURL: 'https://github.com/org/extra.git', path: 'more', directory: { include: 5 } },
+    ],
+  });
+  assert.deepEqual(applicationSources(app), [
+    {
+      applier: { kind: 'argocd', name: 'shop', namespace: 'argocd' },
+      repoURL: 'https://github.com/org/shop.git',
+      path: 'deploy',
+      directory: { recurse: true, exclude: '*.json' },
+    },
+    {
+      applier: { kind: 'argocd', name: 'shop', namespace: 'argocd' },
+      repoURL: 'https://github.com/org/extra.git',
+      path: 'more',
+      directory: {},
+    },
+  ]);
+  assert.deepEqual(applicationSources({ ...app, kind: 'ApplicationSet' }), []);
+  assert.deepEqual(applicationSources(null), []);
+});
+
+test("a Kustomization's source: the GitRepository its sourceRef names (its own namespace unless another is said), and that one's URL", () => {
+  const repos = [
+    gitRepository('repo', 'flux-system', 'ssh://git@github.com/org/fleet.git'),
+    gitRepository('repo', 'other', 'https://github.com/org/other.git'),
+    gitRepository('bad', 'flux-system', 42),
+  ];
+  assert.deepEqual(
+    kustomizationSource(kustomization({ path: './apps', sourceRef: { kind: 'GitRepository', name: 'repo' } }), repos),
+    {
+      applier: { kind: 'flux-kustomize', name: 'apps', namespace: 'flux-system' },
+      repoURL: 'ssh://git@github.com/org/fleet.git',
+      path: './apps',
+    },
+  );
+  assert.equal(
+    kustomizationSource(
+      kustomization({ path: './apps', sourceRef: { kind: 'GitRepository', name: 'repo', namespace: 'other' } }),
+      repos,
+    )?.repoURL,
+    'https://github.com/org/other.git',
+  );
+  for (const sourceRef of [
+    { kind: 'OCIRepository', name: 'repo' },
+    { kind: 'GitRepository', name: 'bad' },
+    { kind: 'GitRepository', name: 'missing' },
+    'repo',
+  ])
+    assert.equal(
+      kustomizationSource(kustomization({ path: './apps', sourceRef }), repos),
+      undefined,
+      JSON.stringify(sourceRef),
+    );
+});
+
+test('the applier of a file: Argo CD (server-side with ServerSideApply=true) or Flux, with the policy; a chart is left to Helm', () => {
+  const argo = applicationPolicy(application({ syncPolicy: { syncOptions: ['ServerSideApply=true'] } }))!;
+  const fluxPolicy = kustomizationPolicy(kustomization({ path: './apps' }))!;
+  const argoSource: RepositorySource = {
+    applier: { kind: 'argocd', name: 'shop', namespace: 'argocd' },
+    repoURL: 'https://github.com/org/shop.git',
+    path: 'deploy',
+  };
+  const fluxSource: RepositorySource = {
+    applier: { kind: 'flux-kustomize', name: 'apps', namespace: 'flux-system' },
+    repoURL: 'https://github.com/org/shop.git',
+    path: './apps',
+  };
+  const argoApplier = applierOfSources([{ source: argoSource, how: 'sends' }], [argo, fluxPolicy]);
+  assert.equal(argoApplier?.name, 'argocd-ssa');
+  assert.equal(argoApplier?.policy, argo);
+  assert.equal(
+    argoApplier?.because,
+    'Argo CD Application argocd/shop (path deploy of https://github.com/org/shop.git)',
+  );
+  assert.equal(applierOfSources([{ source: argoSource, how: 'sends' }], [])?.name, 'argocd');
+  const fluxApplier = applierOfSources(
+    [{ source: fluxSource, how: 'rendered', by: 'kustomization', folder: 'apps' }],
+    [argo, fluxPolicy],
+  );
+  assert.equal(fluxApplier?.name, 'flux');
+  assert.equal(fluxApplier?.policy, fluxPolicy);
+  assert.equal(
+    applierOfSources([{ source: argoSource, how: 'rendered', by: 'chart', folder: 'deploy' }], [argo]),
+    undefined,
+  );
+  assert.equal(applierOfSources([], [argo]), undefined);
+});
