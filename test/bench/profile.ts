@@ -1,28 +1,32 @@
 // Where the time of a cold `check` goes: CPU profiles (node --cpu-prof) of the bundled CLI on each
 // slow path, on files whose objects all exist with histories (test/bench/generate.ts, seeded as
 // `npm run bench` seeds them): one ConfigMap with a conflict, the same ConfigMap among 20,000 others,
-// 200 existing Deployments and the CRD-heavy install file; against the running local API server,
-// read back through the bundle's source map so that time is charged to the package that spent it.
+// 200 existing Deployments and the CRD-heavy install file; and `fleet`: 20 existing Deployments
+// checked in one context and in ten (three API servers, test/support/fleet.ts), each 40 ms away;
+// against the running local API server, read back through the bundle's source map so that time is
+// charged to the package that spent it.
 // Also the cost of only loading the bundle (`--version` against a bare `node -e 0`).
 //
-//   npm run cluster:up && node --import tsx test/bench/profile.ts [--keep=<dir>] [--only=one,crowded,200,install]
+//   npm run cluster:up && node --import tsx test/bench/profile.ts [--keep=<dir>] [--only=one,crowded,200,install,fleet]
 // (dist/ as `npm test` or `npm run bench` built it; KCH_KUBECONFIG, or the cluster's env.json). Each
 // profiled check is a second run: the first leaves the compile cache every later start uses
 // (server/src/launch/compile-cache.ts). The namespaces it seeds are removed at the end, but for the
 // crowded one, which `npm run bench` keeps too.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { SourceMap } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { readEnv } from '../support/cluster';
+import { fleetKubeconfig } from '../support/fleet';
 import { connect } from '../support/seed';
 import { nodeStartMs, userEnvironment } from './environment';
 import { crdInstallFile, existingDeployments, settingsConfigMap, type ExistingWorkload } from './generate';
 import {
   crowdedNamespace,
   ensureCrowd,
+  ensureNamespace,
   removeInstallCrds,
   removeNamespace,
   seedExisting,
@@ -34,7 +38,7 @@ const root = path.resolve(import.meta.dirname, '../..');
 const cli = path.join(root, 'dist/cli.js');
 const bundle = path.join(root, 'dist/cli-bundle.js');
 const keep = process.argv.find((a) => a.startsWith('--keep='))?.slice(7);
-const paths = ['one', 'crowded', '200', 'install'] as const;
+const paths = ['one', 'crowded', '200', 'install', 'fleet'] as const;
 const only = process.argv
   .find((a) => a.startsWith('--only='))
   ?.slice(7)
@@ -117,6 +121,49 @@ function profiled(kubeconfig: string, target: string, dir: string, title: string
   summarize(JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile, `${title} (whole process ${ms.toFixed(0)} ms)`);
 }
 
+/**
+ * The fleet path: `check` of the same existing Deployments in one context and in ten (three API
+ * servers under ten names, test/support/fleet.ts), each cluster 40 ms away through a relay in this
+ * process (test/support/latency-proxy.ts), so the check runs in a child that does not block it.
+ */
+async function profiledFleet(
+  kubeconfig: string,
+  contexts: readonly string[],
+  target: string,
+  dir: string,
+  title: string,
+) {
+  const name = `${title.replace(/\W+/g, '-')}.cpuprofile`;
+  const args = [
+    '--cpu-prof',
+    `--cpu-prof-dir=${dir}`,
+    `--cpu-prof-name=${name}`,
+    cli,
+    'check',
+    '--kubeconfig',
+    kubeconfig,
+    ...contexts.flatMap((c) => ['--context', c]),
+    '--format',
+    'json',
+    target,
+  ];
+  const run = async () => {
+    const t0 = performance.now();
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    if (status !== 0 && status !== 1) throw new Error(`check failed (exit ${status}): ${stderr.slice(0, 300)}`);
+    return performance.now() - t0;
+  };
+  await run();
+  const ms = await run();
+  summarize(
+    JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')) as CpuProfile,
+    `${title} (whole process ${ms.toFixed(0)} ms)`,
+  );
+}
+
 function medianOf(n: number, fn: () => number): number {
   const v = Array.from({ length: n }, fn).sort((a, b) => a - b);
   return v[Math.floor(n / 2)]!;
@@ -128,6 +175,8 @@ async function main(): Promise<void> {
   const dir = keep ?? fs.mkdtempSync(path.join(os.tmpdir(), 'kch-profile-'));
   fs.mkdirSync(dir, { recursive: true });
   const namespaces: string[] = [];
+  /** The fleet's namespaces in the other two clusters. */
+  const others: [ReturnType<typeof connect>, string][] = [];
   // Each path: its workload seeded in a namespace of its own (the crowded one kept between runs).
   const seeded = async (prefix: string, make: (namespace: string) => ExistingWorkload) => {
     const namespace = await workloadNamespace(admin, prefix);
@@ -177,9 +226,32 @@ async function main(): Promise<void> {
       `node -e 0: ${bare.toFixed(0)} ms; dist/cli.js --version: ${load.toFixed(0)} ms (loading and compiling the bundle: ${(load - bare).toFixed(0)} ms), medians of 5`,
     );
     for (const [title, target] of targets) profiled(kubeconfig, target, dir, title);
+    if (profiles.has('fleet')) {
+      // The same 20 Deployments with the same histories in the three clusters, as the bench's fleet rows.
+      const workload = await seeded('bench-profile-fleet', (ns) => existingDeployments(ns, 20));
+      const namespace = namespaces.at(-1)!;
+      const fleetDir = path.join(dir, 'fleet');
+      fs.mkdirSync(fleetDir, { recursive: true });
+      const local = await fleetKubeconfig(fleetDir, kubeconfig, { copies: 10 });
+      for (const [name, file] of Object.entries(local.clusters)) {
+        if (name === 'staging') continue;
+        const conn = connect('admin', file);
+        await ensureNamespace(conn, namespace);
+        await seedExisting(conn, workload.existing);
+        others.push([conn, namespace]);
+      }
+      const remoteDir = path.join(fleetDir, 'remote');
+      fs.mkdirSync(remoteDir);
+      const remote = await fleetKubeconfig(remoteDir, kubeconfig, { copies: 10, roundTripMs: 40 });
+      const target = file('fleet.yaml', workload.text);
+      const ten = Array.from({ length: 10 }, (_, i) => `copy-${i + 1}`);
+      await profiledFleet(remote.kubeconfig, ['staging'], target, dir, 'check, 20 Deployments, one context 40 ms away');
+      await profiledFleet(remote.kubeconfig, ten, target, dir, 'check, the same in 10 contexts 40 ms away');
+    }
     if (keep) console.log(`\nprofiles kept in ${dir} (open them in Chrome DevTools > Performance)`);
   } finally {
     for (const namespace of namespaces) await removeNamespace(admin, namespace);
+    for (const [conn, namespace] of others) await removeNamespace(conn, namespace);
     if (profiles.has('install')) await removeInstallCrds(admin);
     if (!keep) fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -12,6 +12,7 @@ import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import { requireCluster } from '../support/env';
 import { fleetKubeconfig, seedFleetHistories } from '../support/fleet';
+import { clusterCredentials, startRecordingProxy, type RecordingProxy } from '../support/recording-proxy';
 import { repoRoot, runCli, scratchDir, writeFiles, type CliRun } from './cli-process';
 
 interface Setup {
@@ -254,4 +255,79 @@ test('a snapshot of several contexts is read back offline with the same findings
   assert.equal(refused.status, 2);
   assert.match(refused.stderr, /the folder "\.\.\/\.\.\/etc" is not context-N/);
   fs.writeFileSync(index, saved);
+});
+
+test('contexts whose servers publish a document under the same hash read it once between them, and judge alike', async (t) => {
+  const s = await prepared(t);
+  const cluster = requireCluster(t);
+  if (!s || !cluster) return;
+  // Two servers as far as the product can tell (two recording proxies: two URLs, two disk caches)
+  // in front of one API server: the same OpenAPI documents under the same hashes.
+  const { ca, token } = clusterCredentials(cluster.kubeconfig, 'admin');
+  const proxies = [await startRecordingProxy(cluster.server, ca), await startRecordingProxy(cluster.server, ca)];
+  t.after(() => Promise.all(proxies.map((p) => p.stop())));
+  const kubeconfig = path.join(s.dir, 'two-servers.json');
+  const names = ['east', 'west'];
+  fs.writeFileSync(
+    kubeconfig,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: proxies.map((p, i) => ({
+        name: names[i],
+        cluster: { server: p.server, 'insecure-skip-tls-verify': true },
+      })),
+      users: [{ name: 'admin', user: { token } }],
+      contexts: names.map((name) => ({ name, context: { cluster: name, user: 'admin', namespace: s.namespace } })),
+      'current-context': 'east',
+    }),
+    { mode: 0o600 },
+  );
+  const run = await runCli(
+    // One context after the other: contexts that start together each ask (none waits on another's
+    // cluster), and then share what they parse (test/unit/cluster/share.test.ts).
+    [
+      'check',
+      '--kubeconfig',
+      kubeconfig,
+      '--context',
+      'east',
+      '--context',
+      'west',
+      '--parallel',
+      '1',
+      '-o',
+      'json',
+      'k8s/',
+    ],
+    { cwd: s.dir, env: { XDG_CACHE_HOME: path.join(s.dir, 'two-servers-cache') } },
+  );
+  assert.equal(run.status, 1, run.stderr);
+  const documents = (p: RecordingProxy) =>
+    p.exchanges().flatMap((e) => (/^\/openapi\/v3\/.+\?hash=/.test(e.url) ? [e.url] : []));
+  const [east, west] = proxies.map(documents) as [string[], string[]];
+  // Each server is asked its index, which names the documents by hash…
+  for (const p of proxies) assert.ok(p.exchanges().some((e) => e.url === '/openapi/v3'));
+  // …and each document (v1 and apps/v1 at least) is read from one of them only.
+  const all = [...east, ...west];
+  assert.ok(
+    all.some((u) => u.startsWith('/openapi/v3/apis/apps/v1?hash=')),
+    all.join(', '),
+  );
+  assert.ok(
+    all.some((u) => u.startsWith('/openapi/v3/api/v1?hash=')),
+    all.join(', '),
+  );
+  assert.equal(new Set(all).size, all.length, `a document read twice: ${all.join(', ')}`);
+  // The same history, judged alike in both: the same findings but for the context.
+  const byContext = (context: string) =>
+    findingsOf(run)
+      .filter((f) => f.context === context)
+      .map((f) => named({ ...f, context: '' }))
+      .sort();
+  assert.ok(
+    byContext('east').some((f) => / field-conflict \.spec\.template\.spec\.containers\[name="app"\]\.image /.test(f)),
+    byContext('east').join('\n'),
+  );
+  assert.deepEqual(byContext('west'), byContext('east'));
 });

@@ -22,7 +22,10 @@ export interface ClusterOptions {
 export interface FleetOptions {
   names: string[];
   globs: string[];
-  /** `--parallel`: contexts checked at once (default 8). */
+  /**
+   * `--parallel`: contexts checked at once (default 16: a context mostly waits on its cluster, so
+   * contexts that start together overlap their round trips; one started later adds its own).
+   */
   parallel: number;
   /** `--context-timeout`: seconds one context may take (default 60). */
   timeoutSeconds: number;
@@ -146,7 +149,7 @@ missing, text kubectl cannot read, a kind the cluster does not serve, an object 
                                          object in each context
   --contexts <glob>                      every kubeconfig context the glob matches (prod-*),
                                          repeatable, with --context or alone
-  --parallel <n>                         contexts checked at once (default 8)
+  --parallel <n>                         contexts checked at once (default 16)
   --context-timeout <seconds>            one context's time limit: a context that gives no
                                          answer by then is reported as timed out, not judged,
                                          and the others are not held back (default 60)
@@ -363,6 +366,9 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
   };
 }
 
+/** Contexts checked at once unless `--parallel` says otherwise. */
+export const defaultParallel = 16;
+
 /** `--context` twice or more, or `--contexts`: a fleet check, with its limits. */
 function fleetOptions(
   names: readonly string[],
@@ -385,7 +391,7 @@ function fleetOptions(
       ? Number(text)
       : `--${name} must be a whole number from 1 to ${max} (got ${JSON.stringify(text)})`;
   };
-  const p = count(parallel, 8, 'parallel', 256);
+  const p = count(parallel, defaultParallel, 'parallel', 256);
   if (typeof p === 'string') return { ok: false, message: p };
   const t = count(timeout, 60, 'context-timeout', 3600);
   if (typeof t === 'string') return { ok: false, message: t };

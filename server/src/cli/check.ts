@@ -23,10 +23,10 @@ import {
 } from '../core/findings';
 import { controllerManagers, controllerMode } from '../core/gitops/controller-request';
 import type { ControllerApplier } from '../core/gitops/model';
-import { parseManifestText, type ManifestResource } from '../core/manifest/manifest';
+import { parseManifestText, type ManifestResource, type ParsedManifest } from '../core/manifest/manifest';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget } from '../core/sources/source-map';
-import { renderOverlay, topChart } from '../render/targets';
+import { renderOverlay, topChart, type OverlayRender } from '../render/targets';
 import { describeRenderProblem, type RenderResult, type RenderSettings } from '../render/renderer';
 import { liveOf, withAppliers, withReason, type CheckedObject, type CheckReport } from './report';
 import { verifyResource, type ClusterConnection, type ClusterProblem, type VerifyAnswer } from '../cluster';
@@ -63,14 +63,19 @@ export async function runCheck(
   kubectl: Omit<KubectlInvocation, 'file'> = {},
   /**
    * `fieldStates`: keep each plain object's fields as the cluster holds them, to compare contexts.
+   * `shared`: what the checks of several contexts of one run do once between them (CheckShare).
    * `applierOf`: the GitOps controller that sends a file's objects (`--applier`; for `auto`,
    * detected per file); none: `settings` alone say how they are sent.
    */
   options: {
     fieldStates?: boolean;
+    shared?: CheckShare;
     applierOf?: (file: string, text: string) => Promise<ControllerApplier | undefined>;
   } = {},
 ): Promise<CheckOutcome> {
+  const parse = (file: string, text: string) => options.shared?.parse(file, text) ?? parseManifestText(text);
+  const render = (target: RenderTarget) =>
+    options.shared?.renderOverlay(target, rendering.settings) ?? renderOverlay(target, rendering.settings);
   const objects: CheckedObject[] = [];
   const texts = new Map<string, string>();
   for (const file of files) {
@@ -119,7 +124,7 @@ export async function runCheck(
   // Plain manifests are parsed once, here, and overlays rendered before any object is judged.
   const plain = new Map<string, ReturnType<typeof parseManifestText>>();
   for (const [file, text] of texts) {
-    if (kinds.get(file)!.kind === 'manifest' && !throughOverlays.has(file)) plain.set(file, parseManifestText(text));
+    if (kinds.get(file)!.kind === 'manifest' && !throughOverlays.has(file)) plain.set(file, parse(file, text));
   }
   const defined: DefinedKind[] = [...plain].flatMap(([file, parsed]) =>
     definedKinds(parsed.resources, displayPath(file)),
@@ -134,7 +139,7 @@ export async function runCheck(
   }[] = [];
   for (const [root, { wanted }] of targets) {
     const target: RenderTarget = { kind: 'kustomize', root, label: labels.get(root)! };
-    const out = await renderOverlay(target, rendering.settings);
+    const out = await render(target);
     if (!out.ok) {
       // Without the tool nothing renders: one line, exit 2. One overlay the tool refuses is that
       // overlay's error; the other overlays are still checked.
@@ -251,7 +256,7 @@ export async function runCheck(
       if (note) objects.push({ file: shown, title: shown, findings: [], notes: [note], notJudged: note });
       continue;
     }
-    const parsed = plain.get(file) ?? parseManifestText(text);
+    const parsed = plain.get(file) ?? parse(file, text);
     // Who sends this file's objects: the controller forces its apply (core/findings/gitops-takes.ts).
     const controller = parsed.resources.length > 0 ? await options.applierOf?.(file, text) : undefined;
     const fileSettings: AnalysisSettings = controller ? { ...together, controller } : together;
@@ -328,6 +333,38 @@ export async function runCheck(
         ...(rendering.helm?.charts ?? []).map((d) => displayPath(d)),
       ],
       objects,
+    },
+  };
+}
+
+/**
+ * What the checks of one run's contexts share (cli/main.ts checkFleet): the same files judged
+ * against several clusters are parsed once — the same objects, whose node trees, built on first
+ * use, are then built once — and each overlay is built once. Neither depends on a cluster: the
+ * facts, and what is judged from them, stay each context's own.
+ */
+export interface CheckShare {
+  parse(file: string, text: string): ParsedManifest;
+  renderOverlay(target: RenderTarget, settings: RenderSettings): Promise<OverlayRender>;
+}
+
+export function createCheckShare(): CheckShare {
+  const parsed = new Map<string, { text: string; parsed: ParsedManifest }>();
+  const overlays = new Map<string, Promise<OverlayRender>>();
+  return {
+    parse(file, text) {
+      const known = parsed.get(file);
+      if (known?.text === text) return known.parsed;
+      const fresh = parseManifestText(text);
+      parsed.set(file, { text, parsed: fresh });
+      return fresh;
+    },
+    renderOverlay(target, settings) {
+      // The same overlay built by the same tools: every context's checks are given the same settings.
+      const key = JSON.stringify([target, settings]);
+      let render = overlays.get(key);
+      if (!render) overlays.set(key, (render = renderOverlay(target, settings)));
+      return render;
     },
   };
 }

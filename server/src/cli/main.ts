@@ -6,10 +6,12 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
   createClusterConnection,
+  createClusterShare,
   readKubeconfig,
   redactText,
   type ClusterConnection,
   type ClusterProblem,
+  type ClusterShare,
 } from '../cluster';
 import { formatJson } from './format-json';
 import { formatSarif } from './format-sarif';
@@ -23,7 +25,7 @@ import {
   type FleetOptions,
   type SnapshotCommand,
 } from './args';
-import { runCheck, type CheckOutcome } from './check';
+import { createCheckShare, runCheck, type CheckOutcome, type CheckShare } from './check';
 import { isControllerName } from '../core/gitops/model';
 import { applierOfFile } from '../render/git-repository';
 import {
@@ -122,7 +124,8 @@ function checkWith(
   connection: ClusterConnection | undefined,
   onProgress?: (progress: CheckProgress) => void,
   context: string | undefined = command.context,
-  fleet = false,
+  /** The checks of a fleet's contexts: each keeps the fields it reads, and they parse and render once between them. */
+  fleet?: CheckShare,
 ): Promise<CheckOutcome> {
   const searchRoot = command.searchRoot ?? process.cwd();
   const rendering = {
@@ -173,7 +176,7 @@ function checkWith(
     onProgress,
     rendering,
     kubectl,
-    { fieldStates: fleet, ...(applierOf ? { applierOf } : {}) },
+    { ...(fleet ? { fieldStates: true, shared: fleet } : {}), ...(applierOf ? { applierOf } : {}) },
   );
 }
 
@@ -191,6 +194,9 @@ async function checkFleet(
   if (!kubeconfig.ok) return fail(`kubeconfig: ${kubeconfig.problem.message}`);
   const resolved = resolveContexts(kubeconfig.value, fleet.names, fleet.globs);
   if (!resolved.ok) return fail(resolved.message);
+  const once = createCheckShare();
+  // The contexts' connections share the OpenAPI documents that name the same content, and what is built from them.
+  const share = createClusterShare();
   const runs = await runContexts(
     resolved.contexts,
     { parallel: fleet.parallel, timeoutMs: fleet.timeoutSeconds * 1000 },
@@ -198,14 +204,14 @@ async function checkFleet(
       let reader: FactsReader | undefined;
       let abandoned = false;
       const result = (async (): Promise<ContextRun> => {
-        const connection = await connect({ ...command, context });
+        const connection = await connect({ ...command, context }, share);
         if (abandoned) {
           connection.dispose();
           return { context, trouble: 'timed out', message: 'given up' };
         }
         reader = liveFactsReader(connection);
         try {
-          const outcome = await checkWith(command, files, stdin, reader, connection, undefined, context, true);
+          const outcome = await checkWith(command, files, stdin, reader, connection, undefined, context, once);
           if (outcome.ok) return { context, outcome };
           if ('usage' in outcome) return { context, usage: outcome.usage };
           return {
@@ -238,6 +244,7 @@ async function checkFleetSnapshot(
   stdin: FileText | undefined,
 ): Promise<number> {
   const runs: ContextRun[] = [];
+  const once = createCheckShare();
   for (const { context, directory } of index.contexts) {
     const loaded = loadSnapshot(path.join(dir, directory), command.namespace);
     if (!loaded.ok) {
@@ -245,7 +252,7 @@ async function checkFleetSnapshot(
       continue;
     }
     try {
-      const outcome = await checkWith(command, files, stdin, loaded.reader, undefined, undefined, context, true);
+      const outcome = await checkWith(command, files, stdin, loaded.reader, undefined, undefined, context, once);
       runs.push(
         outcome.ok
           ? { context, outcome }
@@ -312,9 +319,10 @@ async function snapshotFleet(command: SnapshotCommand, fleet: FleetOptions): Pro
   const prepared = prepareFleetDirectory(command.outDir);
   if (!prepared.ok) return fail(prepared.message);
   const index = fleetSnapshotFolders(resolved.contexts);
+  const share = createClusterShare();
   let failed = 0;
   for (const { context, directory } of index.contexts) {
-    const connection = await connect({ ...command, context });
+    const connection = await connect({ ...command, context }, share);
     try {
       const outDir = path.join(command.outDir, directory);
       const result = await takeSnapshot(connection, { outDir, selectors: command.selectors });
@@ -340,11 +348,16 @@ async function snapshotFleet(command: SnapshotCommand, fleet: FleetOptions): Pro
   return 0;
 }
 
-function connect(options: ClusterOptions): Promise<ClusterConnection> {
+function connect(options: ClusterOptions, share?: ClusterShare): Promise<ClusterConnection> {
   return createClusterConnection(
     { kubeconfig: options.kubeconfig ?? '', context: options.context ?? '', namespace: options.namespace ?? '' },
     // One judgement of what the cluster answers now: the lists are not kept current by watches.
-    { userAgent: `${programName}/${toolVersion()} (check)`, liveObjects: { follow: false }, diskCache: true },
+    {
+      userAgent: `${programName}/${toolVersion()} (check)`,
+      liveObjects: { follow: false },
+      diskCache: true,
+      ...(share ? { share } : {}),
+    },
   );
 }
 

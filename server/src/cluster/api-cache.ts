@@ -47,12 +47,19 @@ export interface ApiCache {
   discovery(): KeptDiscovery | undefined;
   saveDiscovery(discovery: KeptDiscovery): void;
   /** The document kept for an index key (`apis/apps/v1`) if it is the one at `url` (its hash). */
-  document(pathKey: string, url: string): JsonObject | undefined;
+  document(pathKey: string, url: string): KeptDocument | undefined;
   /**
    * `document`: the compact form of the document at `url` (openapi.ts compactOpenApiDocument), what
    * every process judges with: derived from the content the URL's hash names, so just as immutable.
+   * `hashChecked`: the text as served was found to hash to the URL's hash (share.ts namesContent).
    */
-  saveDocument(pathKey: string, url: string, document: JsonObject): void;
+  saveDocument(pathKey: string, url: string, document: JsonObject, hashChecked?: boolean): void;
+}
+
+/** A document read back, and whether its text was checked against its URL's hash when it was fetched. */
+export interface KeptDocument {
+  document: JsonObject;
+  hashChecked: boolean;
 }
 
 /** What makes two kubeconfig clusters the same server: where requests go, and whom they trust there. */
@@ -139,7 +146,7 @@ class DiskApiCache implements ApiCache {
     );
   }
 
-  document(pathKey: string, url: string): JsonObject | undefined {
+  document(pathKey: string, url: string): KeptDocument | undefined {
     // A line that says what the file is, then the document: the line is read first, and the
     // document parsed only if its bytes are the ones written (their digest), for this server and URL.
     const data = readOwnFile(path.join(this.dir, documentFile(pathKey)), MAX_DOCUMENT_BYTES);
@@ -150,13 +157,19 @@ class DiskApiCache implements ApiCache {
     if (!isJsonObject(head) || head.format !== FORMAT || head.server !== this.key || head.url !== url) return undefined;
     if (head.sha256 !== createHash('sha256').update(body).digest('hex')) return undefined;
     const document = parseJson(body.toString('utf8'));
-    return isJsonObject(document) ? document : undefined;
+    return isJsonObject(document) ? { document, hashChecked: head.hashChecked === true } : undefined;
   }
 
-  saveDocument(pathKey: string, url: string, document: JsonObject): void {
+  saveDocument(pathKey: string, url: string, document: JsonObject, hashChecked = false): void {
     const body = JSON.stringify(document);
     const sha256 = createHash('sha256').update(body).digest('hex');
-    const head = JSON.stringify({ format: FORMAT, server: this.key, url, sha256 });
+    const head = JSON.stringify({
+      format: FORMAT,
+      server: this.key,
+      url,
+      sha256,
+      ...(hashChecked ? { hashChecked } : {}),
+    });
     if (writeOwnFile(path.join(this.dir, documentFile(pathKey)), `${head}\n${body}`)) this.bound();
   }
 

@@ -21,6 +21,7 @@ import { AdmissionReads, type AdmissionLookup } from './admission-reads';
 import { SecretFields } from './secret-fields';
 import { DEFAULT_OPENAPI_RETRY, OpenApi, type OpenApiRetry } from './openapi';
 import { redactProblem, rememberSecrets } from './redact';
+import { createClusterShare, type ClusterShare } from './share';
 import type {
   ApiResourceInfo,
   ClusterHealthReport,
@@ -55,6 +56,12 @@ export interface ClusterConnectionOptions {
    * earlier one kept (api-cache.ts): the command line and the language server do.
    */
   diskCache?: boolean;
+  /**
+   * What this connection shares with the process's other connections (share.ts): the OpenAPI
+   * documents that name their content, and the schemas and rules built from them. Without it the
+   * connection keeps its own.
+   */
+  share?: ClusterShare;
 }
 
 export interface DryRunRequestOptions {
@@ -70,6 +77,8 @@ export interface ClusterConnection {
   readonly context: ContextSummary | undefined;
   /** settings.namespace, else the context's namespace, else "default". */
   readonly defaultNamespace: string;
+  /** The documents, schemas and rules this connection shares with others (share.ts); none when unconfigured. */
+  readonly share?: ClusterShare;
 
   health(): ClusterHealthReport;
   onHealthChange(listener: (health: ClusterHealthReport) => void): Disposable;
@@ -164,9 +173,11 @@ function connectedConnection(
   // What the kubeconfig holds as credentials never appears in a message, whoever quotes it.
   for (const user of selected.config.getUsers()) rememberSecrets(user.token, user.password, user.keyData);
   rememberSecrets(...userinfoOf(selected.server));
+  const share = options.share ?? createClusterShare();
   const transport = new ClusterTransport(selected.config, selected.server, {
     requestTimeoutMs: options.requestTimeoutMs ?? 15_000,
     userAgent: options.userAgent ?? 'kube-conflict-hints',
+    secureContexts: share.secureContexts,
   });
   const health = new HealthTracker(selected.context.name, selected.context.server);
   transport.observe((request, outcome) => health.record(request, outcome));
@@ -182,7 +193,7 @@ function connectedConnection(
       })
     : undefined;
   const discovery = new Discovery(transport, undefined, disk);
-  const openApi = new OpenApi(transport, undefined, { ...DEFAULT_OPENAPI_RETRY, ...options.openApiRetry }, disk);
+  const openApi = new OpenApi(transport, undefined, { ...DEFAULT_OPENAPI_RETRY, ...options.openApiRetry }, disk, share);
   const defaultNamespace = settings.namespace || selected.contextNamespace;
   const liveObjects = new LiveObjects(transport, discovery, defaultNamespace, {
     ...DEFAULT_LIVE_OBJECT_OPTIONS,
@@ -251,6 +262,7 @@ function connectedConnection(
     kubeconfig: selected.summary,
     context: selected.context,
     defaultNamespace,
+    share,
     health: () => health.current(),
     onHealthChange: (listener) => health.onChange(listener),
     checkHealth: async () => {

@@ -19,12 +19,13 @@ import {
 import type { ApplierSighting, PolicyFacts } from '../core/gitops/model';
 import type { JsonObject } from '../core/json';
 import { placeInNamespace, type NamedObjectTarget, type ObjectTarget } from '../core/manifest/manifest';
-import { schemaOfDocuments, type SchemaModel } from '../core/ssa/schema';
-import { celSchemaFor, type CelNode } from '../core/cel/schema';
+import type { SchemaModel } from '../core/ssa/schema';
+import type { CelNode } from '../core/cel/schema';
 import { AdmissionPolicies, policiesReadNamespace } from './admission-policies';
 import { readAutoscalers } from './autoscalers';
 import type { ClusterConnection } from './connection';
 import { notServedKindFacts } from './discovery';
+import { createClusterShare } from './share';
 import type { NamespaceState } from './namespaces';
 import type { AccessQuestion, AccessState, UserState } from './permissions';
 import type { ApiResourceInfo, ClusterProblem, Disposable, LiveObjectState } from './types';
@@ -119,7 +120,6 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
     string,
     { apiVersion: string; kind: string; resource: ApiResourceInfo | undefined; doc: JsonObject | undefined }
   >();
-  const schemas = new WeakMap<JsonObject, SchemaModel>();
   const schemaLoads = new Map<string, Promise<void>>();
   const objectSubscription = connection.onObjectChange(notify);
   // A schema whose fetch failed arrives later (the connection retries it with backoff).
@@ -132,34 +132,19 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   // The ValidatingAdmissionPolicies that may judge each object, per namespace (admission-policies.ts).
   const policies = new AdmissionPolicies(connection, notify);
 
-  // With the documents of the versions other managers wrote at (versions.ts), keyed by their URLs' documents.
-  const combined = new WeakMap<JsonObject, { others: readonly JsonObject[]; schema: SchemaModel }>();
+  // Schemas and validation rules are built once per document and kept with it (share.ts): with the
+  // documents of the versions other managers wrote at (versions.ts), and for every connection of the
+  // process that was given the same document (the same content, named by the same hash).
+  const share = connection.share ?? createClusterShare();
   function schemaFromDocument(doc: JsonObject, others: readonly JsonObject[] = []): SchemaModel {
-    if (others.length > 0) {
-      const known = combined.get(doc);
-      if (known && known.others.length === others.length && known.others.every((d, i) => d === others[i]))
-        return known.schema;
-      const schema = schemaOfDocuments([doc, ...others]);
-      combined.set(doc, { others, schema });
-      return schema;
-    }
-    let schema = schemas.get(doc);
-    if (!schema) {
-      schema = schemaOfDocuments([doc]);
-      schemas.set(doc, schema);
-    }
-    return schema;
+    return share.schema(doc, others);
   }
 
   // A custom kind's validation rules come in the same document (x-kubernetes-validations), read once
   // per document and kind: the same document gives the same rules, so cached analyses stay valid.
-  const ruleSchemas = new WeakMap<JsonObject, Map<string, CelNode | undefined>>();
   function rulesOf(doc: JsonObject | undefined, apiVersion: string, kind: string): { rules?: CelNode } {
     if (!doc) return {};
-    let byKind = ruleSchemas.get(doc);
-    if (!byKind) ruleSchemas.set(doc, (byKind = new Map()));
-    if (!byKind.has(kind)) byKind.set(kind, celSchemaFor(doc, apiVersion, kind));
-    const rules = byKind.get(kind);
+    const rules = share.rules(doc, apiVersion, kind);
     return rules ? { rules } : {};
   }
 

@@ -62,6 +62,11 @@ export interface TransportOptions {
   /** Idle time after which a request (not a watch) is abandoned as unreachable. */
   requestTimeoutMs: number;
   userAgent: string;
+  /**
+   * The TLS contexts of the process's other connections, by their material (share.ts): a
+   * certificate authority, certificate and key are parsed once, whichever context uses them.
+   */
+  secureContexts?: Map<string, tls.SecureContext | undefined>;
 }
 
 export interface StreamHandle {
@@ -86,8 +91,8 @@ export class ClusterTransport {
   private staticConfig: KubeConfig | undefined;
   /** TLS material already checked (unusableMaterial), by materialKey. */
   private readonly checkedMaterial = new Map<string, HttpOutcome | undefined>();
-  /** The TLS context of each material (secureContextOf), by materialKey. */
-  private readonly secureContexts = new Map<string, tls.SecureContext | undefined>();
+  /** The TLS context of each material (secureContextOf), by materialKey; shared when the options give one. */
+  private readonly secureContexts: Map<string, tls.SecureContext | undefined>;
 
   /** The server as messages name it: without the userinfo its URL may carry. */
   private readonly shownServer: string;
@@ -98,6 +103,7 @@ export class ClusterTransport {
     private readonly options: TransportOptions,
   ) {
     this.shownServer = withoutUserinfo(server);
+    this.secureContexts = options.secureContexts ?? new Map();
   }
 
   observe(observer: OutcomeObserver): void {

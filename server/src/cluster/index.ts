@@ -5,6 +5,8 @@ export type { ClusterConnection, ClusterConnectionOptions, DryRunRequestOptions 
 export type { DryRunManifest } from './verifier';
 export { notServedKindFacts, splitApiVersion } from './discovery';
 export { openApiPathKey } from './openapi';
+export { createClusterShare } from './share';
+export type { ClusterShare } from './share';
 export type * from './types';
 export { createFactsSource, liveFacts, settledFacts } from './facts';
 export type { FactsSource, LoadedFacts } from './facts';

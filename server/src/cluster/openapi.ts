@@ -14,6 +14,7 @@
 import { SharedLoad } from './shared-load';
 import { isJsonObject, type JsonObject, type JsonValue } from '../core/json';
 import type { ApiCache } from './api-cache';
+import { namesContent, type ClusterShare } from './share';
 import type { ClusterTransport } from './http';
 import { checkServerRelativePath } from './names';
 import { classifyFailure, parseJson } from './problems';
@@ -82,6 +83,8 @@ export class OpenApi {
     private readonly retry: OpenApiRetry = DEFAULT_OPENAPI_RETRY,
     /** Documents earlier processes fetched (api-cache.ts), by their hashed URLs. */
     private readonly disk?: ApiCache,
+    /** Documents other connections of this process read, by the URLs that name their content (share.ts). */
+    private readonly share?: ClusterShare,
   ) {}
 
   loadIndex(force = false): Promise<ClusterResult<OpenApiIndex>> {
@@ -185,20 +188,39 @@ export class OpenApi {
     }
     const cached = this.documents.get(url);
     if (cached) return { ok: true, value: cached };
+    // Another connection of this process read the content this URL names (share.ts): that document.
+    const shared = this.share?.document(url);
+    if (shared) {
+      this.documents.set(url, shared);
+      return { ok: true, value: shared };
+    }
     // The URL names the content (its hash): a document kept under it is that document.
     const kept = this.disk?.document(key, url);
     if (kept) {
-      this.documents.set(url, kept);
-      return { ok: true, value: kept };
+      if (kept.hashChecked) this.share?.keep(url, kept.document);
+      this.documents.set(url, kept.document);
+      return { ok: true, value: kept.document };
     }
     let loading = this.documentLoading.get(url);
     if (!loading) {
-      loading = this.fetchJson(url).then((result): ClusterResult<JsonObject> => {
+      loading = this.fetchText(url).then((result): ClusterResult<JsonObject> => {
         this.documentLoading.delete(url);
         if (!result.ok) return result;
+        // Shared with other connections only when the text is the content its URL's hash names.
+        const hashChecked = namesContent(url, result.value.text);
+        // Another connection read the same content while this one waited (contexts start together,
+        // and none waits on another's cluster): its document, not a second parse of the same text.
+        const meanwhile = hashChecked ? this.share?.document(url) : undefined;
+        const parsed = meanwhile ?? parseJson(result.value.text);
+        if (!isJsonObject(parsed))
+          return {
+            ok: false,
+            problem: { kind: 'other', message: `GET ${result.value.path} did not answer a JSON object.` },
+          };
         // What is judged is the compact form, here as in every later process that reads it from disk.
-        const compact = compactOpenApiDocument(result.value);
-        this.disk?.saveDocument(key, url, compact);
+        const compact = meanwhile ?? compactOpenApiDocument(parsed);
+        this.disk?.saveDocument(key, url, compact, hashChecked);
+        if (hashChecked) this.share?.keep(url, compact);
         this.documents.set(url, compact);
         return { ok: true, value: compact };
       });
@@ -221,14 +243,22 @@ export class OpenApi {
   }
 
   private async fetchJson(relativeUrl: string): Promise<ClusterResult<JsonObject>> {
+    const fetched = await this.fetchText(relativeUrl);
+    if (!fetched.ok) return fetched;
+    const parsed = parseJson(fetched.value.text);
+    if (isJsonObject(parsed)) return { ok: true, value: parsed };
+    return {
+      ok: false,
+      problem: { kind: 'other', message: `GET ${fetched.value.path} did not answer a JSON object.` },
+    };
+  }
+
+  /** A 200's text as served (a document's hash is of that text), with the path asked. */
+  private async fetchText(relativeUrl: string): Promise<ClusterResult<{ text: string; path: string }>> {
     const [path, search] = relativeUrl.split('?', 2) as [string, string | undefined];
     const query = Object.fromEntries(new URLSearchParams(search ?? ''));
     const outcome = await this.transport.send({ method: 'GET', path, query, purpose: { verb: 'get' } });
-    if (outcome.kind === 'response' && outcome.status === 200) {
-      const parsed = parseJson(outcome.body);
-      if (isJsonObject(parsed)) return { ok: true, value: parsed };
-      return { ok: false, problem: { kind: 'other', message: `GET ${path} did not answer a JSON object.` } };
-    }
+    if (outcome.kind === 'response' && outcome.status === 200) return { ok: true, value: { text: outcome.body, path } };
     return { ok: false, problem: classifyFailure(outcome, { method: 'GET', path, verb: 'get' }) };
   }
 }

@@ -7,6 +7,7 @@
 // kubeconfig named by a workspace's settings can run any program).
 import {
   createClusterConnection,
+  createClusterShare,
   createFactsSource,
   kubeconfigPaths,
   type ClusterConnection,
@@ -43,6 +44,8 @@ export class Sessions {
   /** Per session: the kubeconfig files it was made from, what they looked like, and their watch. */
   private readonly sources = new Map<string, { files: string[]; fingerprint: string; watch: { dispose(): void } }>();
   private readonly quietListeners = new Set<() => void>();
+  /** What every session's connection shares (cluster/share.ts): one document, schema and rules per content, whichever contexts use it. */
+  private readonly share = createClusterShare();
   private disposed = false;
 
   constructor(
@@ -70,7 +73,7 @@ export class Sessions {
     const fingerprint = fingerprintOf(files);
     const connection = await createClusterConnection(
       { kubeconfig: settings.kubeconfig, context: settings.context, namespace: settings.namespace },
-      { env: this.env, userAgent: editorUserAgent, diskCache: true },
+      { env: this.env, userAgent: editorUserAgent, diskCache: true, share: this.share },
     );
     const facts = createFactsSource(connection);
     const created: Session = { key, cluster: clusterKey(settings), connection, facts };

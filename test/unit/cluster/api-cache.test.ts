@@ -71,10 +71,17 @@ test('what one process keeps, the next reads back: discovery, and a document und
   first.saveDocument('api/v1', url, document);
   const next = openApiCache(env, server)!;
   assert.deepEqual(next.discovery(), discovery);
-  assert.deepEqual(next.document('api/v1', url), document);
+  assert.deepEqual(next.document('api/v1', url), { document, hashChecked: false });
+  // Whether its text was found to hash to its URL is kept with it (cluster/share.ts shares only such a one).
+  first.saveDocument('apis/apps/v1', '/openapi/v3/apis/apps/v1?hash=ABC', document, true);
+  assert.deepEqual(next.document('apis/apps/v1', '/openapi/v3/apis/apps/v1?hash=ABC'), {
+    document,
+    hashChecked: true,
+  });
   // Another hash is another document: not this one.
   assert.equal(next.document('api/v1', '/openapi/v3/api/v1?hash=DEF'), undefined);
   assert.equal(next.document('apis/apps/v1', url), undefined);
+  assert.equal(next.document('apis/batch/v1', url), undefined);
   if (process.platform !== 'win32') {
     const own = serverDir(dir);
     for (const d of [path.dirname(dir), dir, own]) assert.equal(fs.statSync(d).mode & 0o777, 0o700, d);
@@ -137,7 +144,7 @@ test('a malformed file is no cache: not JSON, cut short, another format, a disco
   rewrite(documentFile, keptDocument.replace('"object"', '"string"'));
   assert.equal(cache.document('api/v1', url), undefined);
   rewrite(documentFile, keptDocument);
-  assert.deepEqual(cache.document('api/v1', url), document);
+  assert.deepEqual(cache.document('api/v1', url), { document, hashChecked: false });
   rewrite(documentFile, '\u0000\u0001 not json');
   assert.equal(cache.document('api/v1', url), undefined);
   rewrite(documentFile, JSON.stringify({ format: 1, url, document: [1, 2] }));

@@ -2,12 +2,18 @@
 // and how failures come back as data (unreachable, unauthenticated, forbidden, not served).
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
-import { createClusterConnection, type ClusterConnection } from '../../../server/src/cluster';
+import {
+  createClusterConnection,
+  createClusterShare,
+  type ClusterConnection,
+  type ClusterShare,
+} from '../../../server/src/cluster';
 import { isJsonObject, type JsonObject } from '../../../server/src/core/json';
 import { requireCluster, type TestClusterInfo } from '../../support/env';
 import { installWidgetCrd, waitForOpenApi, widgetApiVersion } from '../../support/seed-crd';
@@ -366,6 +372,37 @@ describe('OpenAPI v3', () => {
     assert.equal(c.requestsSent(), sent);
     assert.ok(first.ok && again.ok && first.value === again.value);
     assert.equal(c.cachedOpenApiDocument('apps/v1'), again.ok ? again.value : undefined);
+  });
+});
+
+describe('shared between connections (cluster/share.ts)', () => {
+  test('connections given one share make one TLS context of the same certificates; each without it makes its own', async (t) => {
+    const cluster = requireCluster(t);
+    if (!cluster) return;
+    // The module object itself, as the transport reaches it: its function is counted, not replaced.
+    const tlsModule = createRequire(import.meta.url)('node:tls') as typeof import('node:tls');
+    const made = tlsModule.createSecureContext;
+    let count = 0;
+    tlsModule.createSecureContext = (...args: Parameters<typeof made>) => (count++, made(...args));
+    t.after(() => (tlsModule.createSecureContext = made));
+    const twoConnections = async (share?: ClusterShare) => {
+      count = 0;
+      for (const context of ['admin', 'viewer']) {
+        const c = await createClusterConnection(
+          { kubeconfig: cluster.kubeconfig, context },
+          { userAgent: 'kch-cluster-layer-test', ...(share ? { share } : {}) },
+        );
+        open.push(c);
+        assert.ok((await c.discovery()).ok);
+      }
+      return count;
+    };
+    assert.equal(
+      await twoConnections(createClusterShare()),
+      1,
+      'one context for both (one certificate authority, tokens)',
+    );
+    assert.equal(await twoConnections(), 2);
   });
 });
 

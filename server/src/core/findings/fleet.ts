@@ -7,7 +7,8 @@ import { jsonDepthExceeds } from '../json';
 import { globMatch } from '../gitops/repository';
 import {
   absoluteRange,
-  forEachNode,
+  locate,
+  locateScalarInText,
   manifestLimits,
   nodeToJson,
   type ManifestNode,
@@ -287,32 +288,75 @@ export function fieldStates(
   schema: SchemaModel | undefined,
 ): FieldState[] {
   const ownership = decodeOwnership(live);
-  const out: FieldState[] = [];
-  forEachNode(resource, (visit) => {
-    if (
-      visit.path.length === 1 &&
-      visit.path[0].kind === 'field' &&
-      ['apiVersion', 'kind'].includes(visit.path[0].name)
-    )
-      return false;
-    if (visit.node.kind !== 'scalar') return true;
-    const written = visit.node.value;
-    const path = serverPath(resource, visit.path, schema);
-    const shown = formatServerPath(path);
-    if (shown === '.metadata.name' || shown === '.metadata.namespace') return false;
-    const owners = exactOwners(ownership, path)
+  return writtenLeaves(resource, schema).map((leaf) => {
+    const owners = exactOwners(ownership, leaf.path)
       .map((o) => ownerLabel(o.manager))
       .sort();
-    out.push({
-      path: shown,
-      range: absoluteRange(resource, visit.keyRange),
-      live: valueAtFieldPath(live, path),
-      manifest: written,
+    const state = {
+      path: leaf.shown,
+      live: valueAtFieldPath(live, leaf.path),
+      manifest: leaf.manifest,
       owners: [...new Set(owners)],
-    });
-    return false;
+    };
+    // Placed only when a finding is put on it (most fields are the same everywhere).
+    return Object.defineProperty(state, 'range', { enumerable: true, get: () => leaf.range() }) as typeof state & {
+      range: Range;
+    };
   });
-  return out;
+}
+
+/** A leaf the manifest sets: its path as the server names it, its value, and where it is written (placed once, when asked). */
+interface WrittenLeaf {
+  readonly path: FieldPath;
+  readonly shown: string;
+  readonly manifest: JsonValue;
+  range(): Range;
+}
+
+/**
+ * The leaves of a resource under a schema, found once: every context whose schema is the same
+ * (the same OpenAPI document, cluster/share.ts) compares the same leaves, and naming each path the
+ * server's way is the same work for each. They are read from the object's values, in the order
+ * written; a leaf's place is read from the text where it is written on one line (as
+ * core/manifest/written-scalar.ts places a finding), else from the node tree, which is then built:
+ * a file compared across contexts is not fully parsed for the fields that do not differ.
+ */
+const leavesByResource = new WeakMap<ManifestResource, { schema: SchemaModel | undefined; leaves: WrittenLeaf[] }[]>();
+
+function writtenLeaves(resource: ManifestResource, schema: SchemaModel | undefined): readonly WrittenLeaf[] {
+  let known = leavesByResource.get(resource);
+  if (!known) leavesByResource.set(resource, (known = []));
+  const found = known.find((k) => k.schema === schema);
+  if (found) return found.leaves;
+  const leaves: WrittenLeaf[] = [];
+  const walk = (value: JsonValue, indexPath: FieldPath): void => {
+    if (Array.isArray(value)) {
+      value.forEach((item, index) => walk(item, [...indexPath, { kind: 'index', index }]));
+      return;
+    }
+    if (value !== null && typeof value === 'object') {
+      for (const [name, member] of Object.entries(value)) {
+        if (indexPath.length === 0 && (name === 'apiVersion' || name === 'kind')) continue;
+        walk(member, [...indexPath, { kind: 'field', name }]);
+      }
+      return;
+    }
+    const path = serverPath(resource, indexPath, schema);
+    const shown = formatServerPath(path);
+    if (shown === '.metadata.name' || shown === '.metadata.namespace') return;
+    let placed: Range | undefined;
+    const range = () =>
+      (placed ??=
+        locateScalarInText(resource, indexPath)?.keyRange ??
+        locate(resource, indexPath)?.keyRange ??
+        absoluteRange(resource, resource.root.range));
+    leaves.push({ path, shown, manifest: value, range });
+  };
+  walk(resource.object, []);
+  // A few schemas at most (the versions of a fleet): the oldest is forgotten.
+  if (known.length >= 4) known.shift();
+  known.push({ schema, leaves });
+  return leaves;
 }
 
 /**
@@ -350,13 +394,16 @@ export interface ContextFields {
 export function driftFindings(object: ObjectIdentity, columns: readonly ContextFields[]): Finding[] {
   const holding = columns.filter((c): c is ContextFields & { fields: readonly FieldState[] } => c.fields !== 'missing');
   if (holding.length < 2) return [];
-  const byPath = new Map<string, { range: Range; states: { context: string; state: FieldState | undefined }[] }>();
+  // The first context's state of each path places its finding (read only for a path that differs).
+  const byPath = new Map<string, { first: FieldState; states: { context: string; state: FieldState | undefined }[] }>();
   for (const c of holding)
-    for (const f of c.fields) if (!byPath.has(f.path)) byPath.set(f.path, { range: f.range, states: [] });
-  for (const [path, entry] of byPath)
-    for (const c of holding) entry.states.push({ context: c.context, state: c.fields.find((f) => f.path === path) });
+    for (const f of c.fields) if (!byPath.has(f.path)) byPath.set(f.path, { first: f, states: [] });
+  for (const c of holding) {
+    const mine = new Map(c.fields.map((f) => [f.path, f]));
+    for (const [path, entry] of byPath) entry.states.push({ context: c.context, state: mine.get(path) });
+  }
   const out: Finding[] = [];
-  for (const [path, { range, states }] of byPath) {
+  for (const [path, { first, states }] of byPath) {
     const shown = states.map(({ state }) =>
       JSON.stringify([state?.live === undefined ? null : showValue(state.live), state?.owners ?? []]),
     );
@@ -370,7 +417,7 @@ export function driftFindings(object: ObjectIdentity, columns: readonly ContextF
       code: 'context-drift',
       severity: defaultSeverity('context-drift'),
       message: `${path} differs between contexts: ${parts.join('; ')}`,
-      range,
+      range: first.range,
       object,
       path,
     });

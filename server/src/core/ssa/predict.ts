@@ -372,6 +372,39 @@ interface ManagerState {
 
 type FieldPrediction = Omit<ApplyPrediction, 'statuses' | 'problems' | 'status'> & { conversionRefusal?: string };
 
+/** The applied configuration typed under a schema: its field set and what the server refuses in it. */
+interface TypedConfig {
+  readonly set: FieldSet;
+  readonly refusals: readonly ValueProblem[];
+  /** `set` without the kind's reset fields (defaultResetFields), once asked. */
+  withoutReset?: FieldSet;
+}
+
+/**
+ * Typed once per manifest object, schema and kind: both are never changed once made, and several
+ * contexts of one Kubernetes version judge the same object under the same schema (the command
+ * line's files are parsed once for every context, and the schema built once per OpenAPI document).
+ * Only the live object differs between them.
+ */
+const typedConfigs = new WeakMap<JsonObject, { schema: SchemaModel; root: string; typed: TypedConfig }[]>();
+
+function typedConfig(schema: SchemaModel, root: TypeRef, config: JsonObject): TypedConfig {
+  const type = (): TypedConfig => {
+    const fieldSet = toFieldSet(schema, root, config);
+    return { set: fieldSet.set, refusals: [...fieldSet.problems, ...typeProblems(schema, root, config)] };
+  };
+  if (root.named === undefined || root.inlined || root.elementRelationship) return type();
+  let known = typedConfigs.get(config);
+  if (!known) typedConfigs.set(config, (known = []));
+  const found = known.find((k) => k.schema === schema && k.root === root.named);
+  if (found) return found.typed;
+  const typed = type();
+  // A few schemas at most (the versions of a fleet): the oldest is forgotten.
+  if (known.length >= 4) known.shift();
+  known.push({ schema, root: root.named, typed });
+  return typed;
+}
+
 function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems: EngineProblem[]): FieldPrediction {
   const { schema, manifestObject: config } = input;
   const live = input.live as JsonObject;
@@ -383,8 +416,8 @@ function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems
 
   // Duplicate keys, unusable list items and values of the wrong type are refused before any
   // ownership check (structuredmerge.go Apply: "failed to create typed patch object").
-  const configFieldSet = toFieldSet(schema, root, config);
-  const refusals = [...configFieldSet.problems, ...typeProblems(schema, root, config)];
+  const typed = typedConfig(schema, root, config);
+  const refusals = typed.refusals;
   problems.push(...refusals.map(asEngineProblem));
   if (refusals.length > 0)
     return { conflicts: [], uncertain: [], unconverted: [], forgiven: [], deletions: [], deletionsByManager: [] };
@@ -423,7 +456,9 @@ function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems
   // update.go Apply: merge, record the new set, prune what this applier dropped.
   let merged = mergeValues(schema, root, live, config) as JsonValue;
   const lastSet = managers.get(applierId)?.set;
-  managers.set(applierId, { identity: applier, apiVersion, set: excludeReset(configFieldSet.set) });
+  // Without the reset fields: made once with the typed configuration when the kind's own are reset.
+  const appliedSet = input.resetFields ? excludeReset(typed.set) : (typed.withoutReset ??= excludeReset(typed.set));
+  managers.set(applierId, { identity: applier, apiVersion, set: appliedSet });
   if (lastSet && !isEmptySet(lastSet)) merged = prune(schema, root, merged, managers, lastSet);
 
   const comparison = filterComparison(compareValues(schema, root, live, merged), excludeReset);
@@ -517,7 +552,7 @@ function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems
   if (unread.size > 0 && lastSet && !isEmptySet(lastSet)) {
     let others: FieldSet = emptyFieldSet;
     for (const [id, m] of managers) if (id !== applierId) others = unionSets(others, m.set);
-    const dropped = differenceSets(differenceSets(lastSet, excludeReset(configFieldSet.set)), others);
+    const dropped = differenceSets(differenceSets(lastSet, appliedSet), others);
     unreadRemovals = setPaths(dropped).filter((p) => p.length > 1 && p[0]?.kind === 'field' && unread.has(p[0].name));
   }
   const isUnread = (c: FieldConflict) => c.path[0]?.kind === 'field' && unread.has(c.path[0].name);

@@ -19,7 +19,7 @@ import {
   type FleetEntry,
 } from '../../../../server/src/core/findings';
 import type { JsonObject } from '../../../../server/src/core/json';
-import { parseManifestText } from '../../../../server/src/core/manifest/manifest';
+import { hasNodeTree, parseManifestText } from '../../../../server/src/core/manifest/manifest';
 import { schema } from '../../../support/findings-fixtures';
 
 interface EngineCase {
@@ -184,4 +184,65 @@ test('a field whose live value or owners differ between the clusters holding the
   ];
   assert.deepEqual(driftFindings(objectIdentity(resource), same), []);
   assert.deepEqual(driftFindings(objectIdentity(resource), [same[0], { context: 'c', fields: 'missing' }]), []);
+});
+
+test("the manifest's leaves are found once per object and schema: every context with that schema compares the same leaves", () => {
+  const autoscaled = caseNamed('autoscaler owns replicas through the scale subresource');
+  const clientSide = caseNamed('another field manager gets no forgiveness');
+  const resource = parseManifestText(stringify(autoscaled.manifest)).resources[0]!;
+  const staging = fieldStates(resource, clientSide.live, schema);
+  const prod = fieldStates(resource, autoscaled.live, schema);
+  // The same leaves (the very same placed ranges), each with its own cluster's value and owners.
+  assert.ok(staging.length > 3);
+  assert.deepEqual(
+    prod.map((f) => f.path),
+    staging.map((f) => f.path),
+  );
+  staging.forEach((f, i) => assert.equal(prod[i]!.range, f.range, f.path));
+  const replicas = (states: typeof staging) => states.find((f) => f.path === '.spec.replicas');
+  assert.deepEqual([replicas(staging)?.live, replicas(prod)?.live], [1, 5]);
+  // Another schema is another reading of the same text (list items named by their keys or not): found anew.
+  const bare = fieldStates(resource, autoscaled.live, undefined);
+  assert.ok(bare.some((f) => f.path.includes('[0]')) && !prod.some((f) => f.path.includes('[0]')));
+});
+
+test('comparing fields across contexts parses no node tree; a field that differs is placed from its line, or from the tree where the text cannot say', () => {
+  const text = [
+    'apiVersion: v1',
+    'kind: ConfigMap',
+    'metadata:',
+    '  name: settings',
+    'data:',
+    '  mode: fast',
+    '  script: |',
+    '    echo one',
+    '    echo two',
+    '',
+  ].join('\n');
+  const resource = parseManifestText(text).resources[0]!;
+  const live = (mode: string, script: string): JsonObject => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'settings', managedFields: [] },
+    data: { mode, script },
+  });
+  const same = 'echo one\necho two\n';
+  const states = (l: JsonObject) => fieldStates(resource, l, schema);
+  const one = driftFindings(objectIdentity(resource), [
+    { context: 'a', fields: states(live('fast', same)) },
+    { context: 'b', fields: states(live('safe', same)) },
+  ]);
+  assert.deepEqual(
+    one.map((f) => [f.path, f.range.start.line]),
+    [['.data.mode', 5]],
+  );
+  assert.ok(!hasNodeTree(resource), 'the one-line field is placed from its text');
+  const two = driftFindings(objectIdentity(resource), [
+    { context: 'a', fields: states(live('fast', same)) },
+    { context: 'b', fields: states(live('fast', 'echo three\n')) },
+  ]);
+  assert.deepEqual(
+    two.map((f) => [f.path, f.range.start.line]),
+    [['.data.script', 6]],
+  );
 });
