@@ -58,7 +58,9 @@ export function fightFindings(input: FightInput): Finding[] {
             ? `, or ${argoKeepSnippet(input.resource, { jsonPointers: ['/spec/replicas'] }, policy)}.`
             : policy.kind === 'flux-kustomize'
               ? `, or annotate the object ${fluxSsaAnnotation}: IfNotPresent so that Flux leaves it alone.`
-              : '.'),
+              : `, or add to the HelmRelease ${policy.namespace}/${policy.name} spec.driftDetection.ignore: ` +
+                `[{paths: [/spec/replicas], target: {kind: ${input.resource.kind}, name: ${input.object.name ?? ''}}}] ` +
+                `so that its drift correction leaves the autoscaler's count (an upgrade of the release still sets the chart's).`),
         range: replicas.range,
         object: input.object,
         path: '.spec.replicas',

@@ -117,9 +117,15 @@ test('a Flux HelmRelease correcting drift fights the autoscaler, unless its drif
       }
     ).helmRelease,
   )!;
+  const said = fights([helmRelease]);
   assert.deepEqual(
-    fights([helmRelease]).map((f) => f.code),
+    said.map((f) => f.code),
     ['gitops-fight'],
+  );
+  // The fix in helm-controller's own terms: the ignore rule that ends it, for this object.
+  assert.match(
+    said[0]!.message,
+    /or add to the HelmRelease kch-capture-helm-install\/web spec\.driftDetection\.ignore: \[\{paths: \[\/spec\/replicas\], target: \{kind: Deployment, name: web\}\}\] so that its drift correction leaves the autoscaler's count/,
   );
   const ignoring = { ...helmRelease, driftIgnore: [{ paths: ['/spec/replicas'], target: { kind: 'Deployment' } }] };
   assert.deepEqual(fights([ignoring]), []);
