@@ -27,7 +27,7 @@ import {
 } from './args';
 import { createCheckShare, runCheck, type CheckOutcome, type CheckShare } from './check';
 import { isControllerName } from '../core/gitops/model';
-import { applierOfFile } from '../render/git-repository';
+import { applierOfFile, gitRepositoryOf } from '../render/git-repository';
 import {
   fleetReport,
   fleetSnapshotFolders,
@@ -159,13 +159,12 @@ function checkWith(
   const named = isControllerName(applier) ? { name: applier, because: `--applier ${applier}` } : undefined;
   const applierOf =
     applier === 'auto'
-      ? async (file: string, text: string) =>
-          applierOfFile(
-            applier,
-            path.resolve(file),
-            text,
-            connection ? await connection.gitopsPolicies.repositorySources() : undefined,
-          )
+      ? async (file: string, text: string) => {
+          const resolved = path.resolve(file);
+          // Outside a checkout with a remote nothing can match: the controllers' sources are not read.
+          if (!connection || (gitRepositoryOf(resolved)?.remotes.length ?? 0) === 0) return undefined;
+          return applierOfFile(applier, resolved, text, await connection.gitopsPolicies.repositorySources());
+        }
       : undefined;
   return runCheck(
     files,

@@ -5,7 +5,7 @@
 import { fileURLToPath } from 'node:url';
 import { TextDocuments } from 'vscode-languageserver/node';
 import type { ControllerApplier } from '../core/gitops/model';
-import { applierOfFile } from '../render/git-repository';
+import { applierOfFile, gitRepositoryOf } from '../render/git-repository';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { namedObject, rangeContains, type ManifestResource, type Position } from '../core/manifest/manifest';
 import {
@@ -286,6 +286,8 @@ export function controllerOfPath(
 ): ControllerApplier | undefined {
   if (!session || settings.applier === 'kubectl' || settings.applier === 'helm') return undefined;
   if (settings.applier !== 'auto') return applierOfFile(settings.applier, file, undefined, undefined);
+  // Outside a checkout with a remote nothing can match: the controllers' sources are not read.
+  if (!inCheckoutWithRemote(file)) return undefined;
   const sources = session.connection.gitopsPolicies.peekRepositorySources();
   if (!sources) return undefined;
   // Per read of the sources, each file's answer once: a keystroke reads no .git/config.
@@ -294,6 +296,17 @@ export function controllerOfPath(
   if (!known.has(file)) known.set(file, applierOfFile('auto', file, undefined, sources));
   return known.get(file);
 }
+
+/** Whether a file lies in a git checkout with a remote, read once per file (a keystroke reads no .git/config). */
+function inCheckoutWithRemote(file: string): boolean {
+  let known = checkouts.get(file);
+  if (known === undefined) {
+    if (checkouts.size >= 4096) checkouts.clear();
+    checkouts.set(file, (known = (gitRepositoryOf(file)?.remotes.length ?? 0) > 0));
+  }
+  return known;
+}
+const checkouts = new Map<string, boolean>();
 
 /** The applier `auto` found per file, for each read of the controllers' sources (a new read starts afresh). */
 const detected = new WeakMap<object, Map<string, ControllerApplier | undefined>>();
