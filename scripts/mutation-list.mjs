@@ -609,6 +609,14 @@ export const mutations = [
     tests: ['test/unit/core/sources/selector-text.test.ts'],
   },
   {
+    id: 'applier-auto-lists-outside-checkout',
+    rule: "the editor lists the GitOps controllers' sources only for a file in a git checkout with a remote",
+    file: 'server/src/lsp/workspace.ts',
+    from: '  if (!inCheckoutWithRemote(file)) return undefined;',
+    to: '',
+    tests: ['test/security/hostile-repo/names.test.ts'],
+  },
+  {
     id: 'facts-ignore-autoscalers',
     rule: "the editor's findings change when the autoscalers beside a GitOps-applied object arrive",
     file: 'server/src/lsp/document-analysis.ts',
