@@ -596,7 +596,7 @@ export const mutations = [
     id: 'helm-drift-ignore-no-fight-end',
     rule: 'an ignore rule on /spec/replicas ends the fight between a HelmRelease and an autoscaler',
     file: core('findings/gitops-fight.ts'),
-    from: "      if (pointer !== undefined && helmDriftIgnores(policy, input.live, pointer.replace(/\\//g, '.'))) return undefined;",
+    from: '      if (field !== undefined && helmDriftIgnores(policy, input.live, field)) return undefined;',
     to: '',
     tests: ['test/unit/core/findings/gitops-fight.test.ts'],
   },

@@ -8,7 +8,14 @@
 import type { JsonObject } from '../json';
 import type { ManifestResource, Range } from '../manifest/manifest';
 import type { ApplierPolicy } from '../gitops/model';
-import { argoIgnores, fluxSsaAnnotation, fluxSsaModeOf, helmDriftExcluded, helmDriftIgnores } from '../gitops/policy';
+import {
+  argoIgnores,
+  fluxSsaAnnotation,
+  fluxSsaModeOf,
+  helmDriftExcluded,
+  helmDriftIgnores,
+  jsonPointerOf,
+} from '../gitops/policy';
 import { argoKeepSnippet } from './gitops-takes';
 import { defaultSeverity } from './catalogue';
 import type { ResourceFacts } from './facts';
@@ -39,7 +46,7 @@ export function fightFindings(input: FightInput): Finding[] {
   if (replicas && autoscalers?.state === 'read') {
     const hpas = autoscalersTargeting(input.object, autoscalers.autoscalers);
     for (const policy of policies) {
-      const cycle = cycleOf(policy, input, '/spec/replicas');
+      const cycle = cycleOf(policy, input, '.spec.replicas');
       if (!cycle || hpas.length === 0) continue;
       const hpa = `HorizontalPodAutoscaler${hpas.length > 1 ? 's' : ''} ${hpas.join(', ')}`;
       const now =
@@ -71,7 +78,7 @@ export function fightFindings(input: FightInput): Finding[] {
   }
   if (replicas && autoscalers?.state === 'unknown') {
     // Silence here would claim "no fight": say instead that it could not be judged, and why.
-    const cycles = policies.flatMap((p) => cycleOf(p, input, '/spec/replicas') ?? []);
+    const cycles = policies.flatMap((p) => cycleOf(p, input, '.spec.replicas') ?? []);
     if (cycles.length > 0) {
       const code = 'gitops-fight-unknown';
       out.push({
@@ -110,7 +117,7 @@ export function fightFindings(input: FightInput): Finding[] {
 function cycleOf(
   policy: ApplierPolicy,
   input: FightInput,
-  pointer?: string,
+  field?: string,
 ): { who: string; when: string; continuous: boolean } | undefined {
   switch (policy.kind) {
     case 'flux-kustomize': {
@@ -124,6 +131,7 @@ function cycleOf(
       };
     }
     case 'argocd': {
+      const pointer = field === undefined ? undefined : jsonPointerOf(field);
       const ignored = pointer !== undefined && argoIgnores(policy, input.resource, pointer);
       // RespectIgnoreDifferences with the path ignored: Argo CD applies the live value, and the fight ends.
       if (ignored && policy.respectIgnoreDifferences) return undefined;
@@ -135,7 +143,7 @@ function cycleOf(
     case 'flux-helm':
       if (policy.suspend || policy.driftDetection !== 'enabled' || helmDriftExcluded(input.live)) return undefined;
       // An ignore rule on the field (helm-controller's advice beside an autoscaler): drift correction leaves it.
-      if (pointer !== undefined && helmDriftIgnores(policy, input.live, pointer.replace(/\//g, '.'))) return undefined;
+      if (field !== undefined && helmDriftIgnores(policy, input.live, field)) return undefined;
       return {
         who: `Flux HelmRelease ${policy.namespace}/${policy.name}`,
         when: `every ${policy.interval}`,
