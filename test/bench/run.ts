@@ -223,6 +223,22 @@ function timedProcess(
   return { ms, stdout: r.stdout, stderr: r.stderr };
 }
 
+/**
+ * test/bench/node-floor.mjs: a Node.js process that starts, trusts the cluster's CA and sends one
+ * GET of the object, with no product code; what any `check` or language server on Node pays at least.
+ */
+function floorRun(cluster: Cluster, objectPath: string): number {
+  const conn = connect('admin', cluster.kubeconfig);
+  const t0 = performance.now();
+  const r = spawnSync(process.execPath, [path.join(root, 'test/bench/node-floor.mjs'), objectPath], {
+    encoding: 'utf8',
+    env: { ...process.env, KCH_FLOOR_SERVER: conn.server, KCH_FLOOR_CA: conn.ca, KCH_FLOOR_TOKEN: conn.token },
+  });
+  const ms = performance.now() - t0;
+  if (r.status !== 0) throw new Error(`the bare Node.js GET of ${objectPath} failed: ${r.stderr.slice(0, 300)}`);
+  return ms;
+}
+
 /** `check` of a target; its conflicts must be the expected ones. */
 function checkRun(cluster: Cluster, target: string, expected: Conflicts): number {
   const ran = timedProcess(
@@ -420,7 +436,7 @@ function printRow(r: Row): void {
  * existing before the first figure. The crowded rows compare with `one`, which they seed too.
  */
 interface Workloads {
-  one?: ExistingWorkload & { file: string };
+  one?: ExistingWorkload & { file: string; namespace: string };
   crowded?: ExistingWorkload & { file: string };
   deployments200?: ExistingWorkload & { file: string };
   install?: ExistingWorkload & { file: string; crds: number; objects: number };
@@ -519,6 +535,7 @@ async function coldBenchmark(cluster: Cluster, work: string, w: Workloads): Prom
   const rows = {
     checkOne: row('`check`, one ConfigMap with a conflict', '>= 2x', (_, r) => r! >= 2, kubectl),
     serverOne: row('language server, start -> the conflict, one ConfigMap', '>= 2x', (_, r) => r! >= 2, kubectl),
+    floorOne: row('no product: a bare Node.js process, the CA, one GET of the object', '-', () => true, kubectl),
     checkCrowded: row(
       `\`check\`, the same ConfigMap among ${crowd.toLocaleString('en')} others`,
       '<= 1.2x',
@@ -599,6 +616,12 @@ async function coldBenchmark(cluster: Cluster, work: string, w: Workloads): Prom
       await pair(
         rows.serverOne,
         async () => (await serverRun(cluster, one.text, one.conflicts)).ms,
+        () => kubectlRun(cluster, one.file, one.conflicts),
+      );
+      // What a Node.js process costs before any judgement: the figure the two rows above cannot beat.
+      await pair(
+        rows.floorOne,
+        () => floorRun(cluster, `/api/v1/namespaces/${one.namespace}/configmaps/settings`),
         () => kubectlRun(cluster, one.file, one.conflicts),
       );
     }

@@ -38,6 +38,8 @@ export interface TestServerOptions {
   workspaceFolders?: string[];
   /** The server's environment (its cache place, KCH_API_CACHE); default this process's. */
   env?: NodeJS.ProcessEnv;
+  /** Node options added to the client's for a server in its own process (a profile: `--cpu-prof`). */
+  execArgv?: string[];
 }
 
 export interface TestServer {
@@ -86,7 +88,12 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   if (options.process) {
     child = spawn(
       process.execPath,
-      [...serverExecArgv, path.join(import.meta.dirname, '..', '..', 'dist', 'server.js'), '--stdio'],
+      [
+        ...serverExecArgv,
+        ...(options.execArgv ?? []),
+        path.join(import.meta.dirname, '..', '..', 'dist', 'server.js'),
+        '--stdio',
+      ],
       { stdio: ['pipe', 'pipe', 'inherit'], ...(options.env ? { env: options.env } : {}) },
     );
     connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));

@@ -61,6 +61,11 @@ interface CachedFindings {
   readonly facts: ResourceFacts;
   /** The session's facts revision when they were peeked (FactsSource.revision). */
   readonly revision: number;
+  /**
+   * Whether `facts` were settled (settledFacts) when kept: facts are never changed once handed
+   * out, so a keystroke asks it of each of the file's other objects without looking again.
+   */
+  readonly settled: boolean;
   readonly lineOffset: number;
   readonly findings: readonly Finding[];
 }
@@ -214,7 +219,7 @@ export class DocumentAnalyzer {
         cached !== undefined &&
         cached.settingsKey === settingsKey &&
         cached.revision === revision &&
-        settledFacts(cached.facts);
+        cached.settled;
       if (kept) {
         const resourceFindings = this.placed(cached, resource.lineOffset);
         next.set(
@@ -251,6 +256,7 @@ export class DocumentAnalyzer {
         settingsKey,
         facts,
         revision,
+        settled: settledFacts(facts),
         lineOffset: resource.lineOffset,
         findings: resourceFindings,
       });
