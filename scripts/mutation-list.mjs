@@ -282,6 +282,14 @@ export const mutations = [
     tests: ['test/unit/cluster/http.test.ts'],
   },
   {
+    id: 'kubeconfig-once-not-copied',
+    rule: 'a kubeconfig read once for several contexts: each connection selects its context in its own copy',
+    file: cluster('kubeconfig.ts'),
+    from: '  return { config, summary: loaded.summary };\n',
+    to: '  return config ? loaded : loaded;\n',
+    tests: ['test/unit/cluster/connection.test.ts'],
+  },
+  {
     id: 'verifier-force',
     rule: 'the dry-run apply is sent with force=false',
     file: cluster('verifier.ts'),
