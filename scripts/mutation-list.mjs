@@ -290,6 +290,14 @@ export const mutations = [
     tests: ['test/unit/cluster/connection.test.ts'],
   },
   {
+    id: 'fleet-classify-not-shared',
+    rule: 'the named files are classified once for all contexts of a run',
+    file: 'server/src/cli/check.ts',
+    from: '      if (known) return known.kinds;\n',
+    to: '      if (known?.kinds.size === -1) return known.kinds;\n',
+    tests: ['test/unit/cli/check.test.ts'],
+  },
+  {
     id: 'verifier-force',
     rule: 'the dry-run apply is sent with force=false',
     file: cluster('verifier.ts'),
