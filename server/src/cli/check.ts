@@ -26,6 +26,7 @@ import type { ControllerApplier } from '../core/gitops/model';
 import { parseManifestText, type ManifestResource, type ParsedManifest } from '../core/manifest/manifest';
 import { kustomizationLabel } from '../core/sources/kustomize-map';
 import type { RenderTarget } from '../core/sources/source-map';
+import type { FileKind } from '../core/sources/file-kinds';
 import { renderOverlay, topChart, type OverlayRender } from '../render/targets';
 import { describeRenderProblem, type RenderResult, type RenderSettings } from '../render/renderer';
 import { liveOf, withAppliers, withReason, type CheckedObject, type CheckReport } from './report';
@@ -76,6 +77,8 @@ export async function runCheck(
   const parse = (file: string, text: string) => options.shared?.parse(file, text) ?? parseManifestText(text);
   const render = (target: RenderTarget) =>
     options.shared?.renderOverlay(target, rendering.settings) ?? renderOverlay(target, rendering.settings);
+  const classify = (named: ReadonlyMap<string, string>, around: ReadonlyMap<string, string> = new Map()) =>
+    options.shared?.classify(named, around) ?? classifyInputs(named, around);
   const objects: CheckedObject[] = [];
   const texts = new Map<string, string>();
   for (const file of files) {
@@ -90,7 +93,7 @@ export async function runCheck(
   // a fragment, a kustomization is a recipe. Those are said to be skipped; other YAML is not Kubernetes.
   if (rendering.searchRoot !== undefined && !isDirectory(rendering.searchRoot))
     return { ok: false, usage: `--search-root ${rendering.searchRoot}: not a folder` };
-  let kinds = classifyInputs(texts);
+  let kinds = classify(texts);
   // A base or a patch named alone is judged through the overlays that use it, which may live in
   // sibling folders nobody named: look for them under the search root (bounded), only when a named
   // file belongs to a kustomization at all.
@@ -100,7 +103,7 @@ export async function runCheck(
     [...kinds.values()].some((k) => k.kind === 'kustomization' || k.kind === 'kustomization-input')
   ) {
     around = findKustomizations(rendering.searchRoot);
-    kinds = classifyInputs(texts, around);
+    kinds = classify(texts, around);
   }
   // Kustomizations and the files they use are checked through the overlays that use them: each
   // overlay built once, its findings kept where they land on a named file. `-k DIR` keeps them all.
@@ -340,18 +343,31 @@ export async function runCheck(
 /**
  * What the checks of one run's contexts share (cli/main.ts checkFleet): the same files judged
  * against several clusters are parsed once — the same objects, whose node trees, built on first
- * use, are then built once — and each overlay is built once. Neither depends on a cluster: the
- * facts, and what is judged from them, stay each context's own.
+ * use, are then built once — each overlay is built once, and the named files are classified once
+ * (the folders above them looked at once for a chart or kustomization). None depends on a cluster:
+ * the facts, and what is judged from them, stay each context's own.
  */
 export interface CheckShare {
   parse(file: string, text: string): ParsedManifest;
   renderOverlay(target: RenderTarget, settings: RenderSettings): Promise<OverlayRender>;
+  /** classifyInputs of the same files with the same texts (and kustomizations around them): once. */
+  classify(named: ReadonlyMap<string, string>, around: ReadonlyMap<string, string>): ReadonlyMap<string, FileKind>;
 }
 
 export function createCheckShare(): CheckShare {
   const parsed = new Map<string, { text: string; parsed: ParsedManifest }>();
   const overlays = new Map<string, Promise<OverlayRender>>();
+  const classified: { named: Map<string, string>; around: Map<string, string>; kinds: Map<string, FileKind> }[] = [];
+  const same = (a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>) =>
+    a.size === b.size && [...a].every(([file, text]) => b.get(file) === text);
   return {
+    classify(named, around) {
+      const known = classified.find((c) => same(c.named, named) && same(c.around, around));
+      if (known) return known.kinds;
+      const kinds = classifyInputs(named, around);
+      classified.push({ named: new Map(named), around: new Map(around), kinds });
+      return kinds;
+    },
     parse(file, text) {
       const known = parsed.get(file);
       if (known?.text === text) return known.parsed;

@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 import {
   createClusterConnection,
   createClusterShare,
-  readKubeconfig,
+  KubeconfigOnce,
   redactText,
   type ClusterConnection,
   type ClusterProblem,
@@ -189,7 +189,9 @@ async function checkFleet(
   files: readonly string[],
   stdin: FileText | undefined,
 ): Promise<number> {
-  const kubeconfig = await readKubeconfig({ kubeconfig: command.kubeconfig ?? '' });
+  // One kubeconfig, read once for every context.
+  const kubeconfigOnce = new KubeconfigOnce(command.kubeconfig ?? '');
+  const kubeconfig = await kubeconfigOnce.summary();
   if (!kubeconfig.ok) return fail(`kubeconfig: ${kubeconfig.problem.message}`);
   const resolved = resolveContexts(kubeconfig.value, fleet.names, fleet.globs);
   if (!resolved.ok) return fail(resolved.message);
@@ -203,7 +205,7 @@ async function checkFleet(
       let reader: FactsReader | undefined;
       let abandoned = false;
       const result = (async (): Promise<ContextRun> => {
-        const connection = await connect({ ...command, context }, share);
+        const connection = await connect({ ...command, context }, share, kubeconfigOnce);
         if (abandoned) {
           connection.dispose();
           return { context, trouble: 'timed out', message: 'given up' };
@@ -311,7 +313,8 @@ async function snapshot(command: SnapshotCommand): Promise<number> {
 
 /** One snapshot per context, in DIR/context-N, named by DIR/fleet.json; each taken as one context's is. */
 async function snapshotFleet(command: SnapshotCommand, fleet: FleetOptions): Promise<number> {
-  const kubeconfig = await readKubeconfig({ kubeconfig: command.kubeconfig ?? '' });
+  const kubeconfigOnce = new KubeconfigOnce(command.kubeconfig ?? '');
+  const kubeconfig = await kubeconfigOnce.summary();
   if (!kubeconfig.ok) return fail(`kubeconfig: ${kubeconfig.problem.message}`);
   const resolved = resolveContexts(kubeconfig.value, fleet.names, fleet.globs);
   if (!resolved.ok) return fail(resolved.message);
@@ -321,7 +324,7 @@ async function snapshotFleet(command: SnapshotCommand, fleet: FleetOptions): Pro
   const share = createClusterShare();
   let failed = 0;
   for (const { context, directory } of index.contexts) {
-    const connection = await connect({ ...command, context }, share);
+    const connection = await connect({ ...command, context }, share, kubeconfigOnce);
     try {
       const outDir = path.join(command.outDir, directory);
       const result = await takeSnapshot(connection, { outDir, selectors: command.selectors });
@@ -347,7 +350,11 @@ async function snapshotFleet(command: SnapshotCommand, fleet: FleetOptions): Pro
   return 0;
 }
 
-function connect(options: ClusterOptions, share?: ClusterShare): Promise<ClusterConnection> {
+function connect(
+  options: ClusterOptions,
+  share?: ClusterShare,
+  kubeconfig?: KubeconfigOnce,
+): Promise<ClusterConnection> {
   return createClusterConnection(
     { kubeconfig: options.kubeconfig ?? '', context: options.context ?? '', namespace: options.namespace ?? '' },
     // One judgement of what the cluster answers now: the lists are not kept current by watches.
@@ -356,6 +363,7 @@ function connect(options: ClusterOptions, share?: ClusterShare): Promise<Cluster
       liveObjects: { follow: false },
       diskCache: true,
       ...(share ? { share } : {}),
+      ...(kubeconfig ? { kubeconfig } : {}),
     },
   );
 }

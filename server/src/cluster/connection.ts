@@ -13,7 +13,13 @@ import { Discovery } from './discovery';
 import { GitopsPolicies, unknownPolicies, type PolicyLookup } from './gitops';
 import { HealthTracker, needsProbe } from './health';
 import { ClusterTransport } from './http';
-import { loadKubeconfig, selectLoadedContext, type SelectedContext } from './kubeconfig';
+import {
+  copyLoadedKubeconfig,
+  loadKubeconfig,
+  selectLoadedContext,
+  type LoadedKubeconfig,
+  type SelectedContext,
+} from './kubeconfig';
 import { DEFAULT_LIVE_OBJECT_OPTIONS, LiveObjects, readsMetadataOnly, type LiveObjectOptions } from './live-objects';
 import { Namespaces, unknownNamespaces, type NamespaceLookup } from './namespaces';
 import { Permissions, unknownPermissions, type PermissionLookup } from './permissions';
@@ -62,6 +68,44 @@ export interface ClusterConnectionOptions {
    * connection keeps its own.
    */
   share?: ClusterShare;
+  /**
+   * The kubeconfig as read once for the connections of several of its contexts (a fleet's), in
+   * place of reading `settings.kubeconfig` again: each connection selects its context in a copy.
+   */
+  kubeconfig?: KubeconfigOnce;
+}
+
+/**
+ * A kubeconfig read once for the connections of several contexts (`check --context a --context b`):
+ * the same file of the same machine, parsed once, whichever clusters its contexts name. Nothing read
+ * from a cluster is in it. Made for one command; the editor reads the file again for each connection
+ * (a token file rotates, the file changes).
+ */
+export class KubeconfigOnce {
+  private loaded?: Promise<ClusterResult<LoadedKubeconfig>>;
+
+  constructor(
+    readonly path: string,
+    private readonly env: NodeJS.ProcessEnv = process.env,
+  ) {}
+
+  /** The kubeconfig's contexts (for choosing them), as readKubeconfig gives them. */
+  async summary(): Promise<ClusterResult<KubeconfigSummary>> {
+    const loaded = await this.load();
+    return loaded.ok
+      ? { ok: true, value: loaded.value.summary }
+      : { ok: false, problem: redactProblem(loaded.problem) };
+  }
+
+  /** A copy of the loaded kubeconfig, for one connection to select its context in. */
+  async copy(): Promise<ClusterResult<LoadedKubeconfig>> {
+    const loaded = await this.load();
+    return loaded.ok ? { ok: true, value: copyLoadedKubeconfig(loaded.value) } : loaded;
+  }
+
+  private load(): Promise<ClusterResult<LoadedKubeconfig>> {
+    return (this.loaded ??= loadKubeconfig(this.path || undefined, this.env));
+  }
 }
 
 export interface DryRunRequestOptions {
@@ -158,7 +202,9 @@ export async function createClusterConnection(
   options: ClusterConnectionOptions = {},
 ): Promise<ClusterConnection> {
   const env = options.env ?? process.env;
-  const loaded = await loadKubeconfig(settings.kubeconfig || undefined, env);
+  const loaded = options.kubeconfig
+    ? await options.kubeconfig.copy()
+    : await loadKubeconfig(settings.kubeconfig || undefined, env);
   if (!loaded.ok) return unconfiguredConnection(settings, undefined, redactProblem(loaded.problem));
   const selected = await selectLoadedContext(loaded.value, settings.context || undefined);
   if (!selected.ok) return unconfiguredConnection(settings, loaded.value.summary, redactProblem(selected.problem));

@@ -17,7 +17,9 @@
 // - an answer about Secrets loses the values that kubectl's last-applied annotation copies before
 //   anyone parses it (redact.ts), whatever asked for it.
 import * as http from 'node:http';
+import * as http2 from 'node:http2';
 import * as https from 'node:https';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import * as tls from 'node:tls';
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
@@ -86,6 +88,18 @@ export class ClusterTransport {
   private readonly quietListeners = new Set<() => void>();
   private readonly observers: OutcomeObserver[] = [];
   private readonly agents = new Map<string, http.Agent>();
+  /**
+   * How each keep-alive agent's server is spoken to (ALPN, asked once per agent): one HTTP/2
+   * connection that carries every request, or HTTP/1.1 through the agent. Pending while the first
+   * connection is being made; forgotten when it fails or closes.
+   */
+  private readonly routes = new Map<https.Agent, Promise<Route | { failure: HttpOutcome }>>();
+  /** A connection that answered the ALPN question with HTTP/1.1, waiting for its agent to take it. */
+  private readonly spares = new Map<https.Agent, tls.TLSSocket>();
+  /** The HTTP/2 connection of each agent whose server speaks it, once made. */
+  private readonly openSessions = new WeakMap<https.Agent, http2.ClientHttp2Session>();
+  /** The keep-alive agents this transport made (reusableAgent), as opposed to a proxy's. */
+  private readonly ownAgents = new WeakSet<https.Agent>();
   private disposed = false;
   private readonly pauses = new Set<() => void>();
   private staticConfig: KubeConfig | undefined;
@@ -144,6 +158,9 @@ export class ClusterTransport {
   private async sendOnce(request: ClusterRequest): Promise<HttpOutcome & { credential?: string }> {
     const prepared = await this.prepare(request);
     if ('failure' in prepared) return prepared.failure;
+    const route = await this.routeOf(prepared);
+    if ('failure' in route) return route.failure;
+    if (route.kind === 'h2') return this.sendH2(route, prepared, request);
     return new Promise((resolve) => {
       const req = this.request(prepared, resolve, (res, sent) => {
         // Answered: from now on only a body that stops flowing is abandoned.
@@ -161,7 +178,11 @@ export class ClusterTransport {
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('end', () =>
           resolve({
-            ...this.response(res, received(request, Buffer.concat(chunks).toString('utf8'))),
+            ...this.response(
+              res.statusCode ?? 0,
+              res.headers,
+              received(request, Buffer.concat(chunks).toString('utf8')),
+            ),
             ...(prepared.credential ? { credential: prepared.credential } : {}),
           }),
         );
@@ -200,15 +221,14 @@ export class ClusterTransport {
   }
 
   /** A response as an outcome; a Retry-After in it holds back every later request to this server. */
-  private response(res: http.IncomingMessage, body: string): HttpOutcome {
-    const status = res.statusCode ?? 0;
-    const header = res.headers['retry-after'];
+  private response(status: number, headers: http.IncomingHttpHeaders, body: string): HttpOutcome {
+    const header = headers['retry-after'];
     const retryAfterMs =
       status === 429 || status >= 500 ? parseRetryAfter(Array.isArray(header) ? header[0] : header) : undefined;
     if (retryAfterMs !== undefined)
       holds.set(this.server, Math.max(holds.get(this.server) ?? 0, Date.now() + retryAfterMs));
     // Kept only where a later request can name it (discovery, api-cache.ts).
-    const etag = typeof res.headers.etag === 'string' && status < 400 ? res.headers.etag : undefined;
+    const etag = typeof headers.etag === 'string' && status < 400 ? headers.etag : undefined;
     return {
       kind: 'response',
       status,
@@ -216,6 +236,201 @@ export class ClusterTransport {
       ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
       ...(etag !== undefined ? { etag } : {}),
     };
+  }
+
+  /**
+   * How this request's server is spoken to. A direct HTTPS server is asked once, on the first
+   * connection (ALPN, offering h2 and http/1.1, as kubectl's Go transport does): a server that
+   * speaks HTTP/2 gets every later request on that one connection, multiplexed, instead of a
+   * connection and a TLS handshake for each request in flight; one that does not keeps the agent,
+   * which takes over the connection already made. Plain HTTP and proxies keep the agent.
+   */
+  private routeOf(prepared: PreparedRequest): Route | Promise<Route | { failure: HttpOutcome }> {
+    const agent = prepared.options.agent;
+    if (prepared.module !== https || !(agent instanceof https.Agent) || !this.ownAgents.has(agent)) return HTTP1;
+    let route = this.routes.get(agent);
+    // A connection that has closed (the server went away, or said GOAWAY) is replaced, not asked.
+    const open = route && this.openSessions.get(agent);
+    if (open && (open.closed || open.destroyed)) {
+      this.openSessions.delete(agent);
+      route = undefined;
+    }
+    if (!route) {
+      route = this.connectRoute(agent, prepared.url, prepared.options);
+      this.routes.set(agent, route);
+      const made = route;
+      void made.then((r) => {
+        // A failure is not kept: the next request tries again.
+        if ('failure' in r && this.routes.get(agent) === made) this.routes.delete(agent);
+      });
+    }
+    return route;
+  }
+
+  private connectRoute(
+    agent: https.Agent,
+    url: URL,
+    options: https.RequestOptions,
+  ): Promise<Route | { failure: HttpOutcome }> {
+    return new Promise((resolve) => {
+      const host = url.hostname.replace(/^\[|\]$/g, '');
+      // As the agent would name the server: SNI for a host name (or the kubeconfig's tls-server-name), none for an address.
+      const servername = options.servername ?? (net.isIP(host) ? undefined : host);
+      let socket: tls.TLSSocket;
+      try {
+        socket = tls.connect({
+          ...(agent as https.Agent & { options: tls.ConnectionOptions }).options,
+          host,
+          port: Number(url.port) || 443,
+          ...(servername ? { servername } : {}),
+          ALPNProtocols: ['h2', 'http/1.1'],
+        });
+      } catch (error) {
+        resolve({
+          failure: {
+            kind: 'network',
+            code: CLIENT_SETUP,
+            message: redactText(`Cannot send a request to ${this.shownServer}: ${errorMessage(error)}`),
+          },
+        });
+        return;
+      }
+      // Until the handshake is done the usual request timeout applies (a black-holed address).
+      const timer = setTimeout(() => {
+        socket.destroy(
+          Object.assign(
+            new Error(
+              `no answer from ${this.shownServer} within ${Math.round(this.options.requestTimeoutMs / 1000)} s`,
+            ),
+            { code: 'ETIMEDOUT' },
+          ),
+        );
+      }, this.options.requestTimeoutMs);
+      timer.unref?.();
+      const failed = (error: Error) => {
+        clearTimeout(timer);
+        resolve({ failure: networkOutcome(error) });
+      };
+      socket.once('error', failed);
+      socket.once('secureConnect', () => {
+        clearTimeout(timer);
+        socket.off('error', failed);
+        if (this.disposed) {
+          socket.destroy();
+          resolve({ failure: { kind: 'network', code: 'ECANCELED', message: 'the connection was closed' } });
+        } else if (socket.alpnProtocol === 'h2') resolve(this.http2Route(agent, url, socket));
+        else {
+          // HTTP/1.1: the agent's next connection is this one (reusableAgent).
+          socket.on('error', () => socket.destroy());
+          this.spares.get(agent)?.destroy();
+          this.spares.set(agent, socket);
+          resolve(HTTP1);
+        }
+      });
+    });
+  }
+
+  private http2Route(agent: https.Agent, url: URL, socket: tls.TLSSocket): Http2Route {
+    const session = http2.connect(url.origin, {
+      createConnection: () => socket,
+      // Go's HTTP/2 transport gives a stream 4 MiB of flow control, not the protocol's 64 KiB: a
+      // large answer (a big LIST, an OpenAPI document) a region away would otherwise wait a round
+      // trip for every 64 KiB.
+      settings: { initialWindowSize: STREAM_WINDOW },
+    });
+    const route: Http2Route = { kind: 'h2', session, active: 0 };
+    this.openSessions.set(agent, session);
+    session.once('connect', () => session.setLocalWindowSize(CONNECTION_WINDOW));
+    // A stream's own error reaches its request; the session's alone means the connection is gone.
+    session.on('error', () => {});
+    // Closed (the server went away, or said GOAWAY: Node then closes the session), it is replaced by
+    // the next request (routeOf).
+    // Idle, the connection does not keep the process alive (as the agent's idle sockets do not).
+    session.unref();
+    return route;
+  }
+
+  private sendH2(
+    route: Http2Route,
+    prepared: PreparedRequest,
+    request: ClusterRequest,
+  ): Promise<HttpOutcome & { credential?: string }> {
+    return new Promise((resolve) => {
+      const { url, options } = prepared;
+      const headers: http2.OutgoingHttpHeaders = {
+        [http2.constants.HTTP2_HEADER_METHOD]: request.method,
+        [http2.constants.HTTP2_HEADER_PATH]: url.pathname + url.search,
+      };
+      for (const [key, value] of Object.entries(options.headers as Record<string, string>))
+        headers[key.toLowerCase()] = value;
+      // What Node's HTTP/1.1 request does with a kubeconfig's username and password.
+      if (options.auth && headers.authorization === undefined)
+        headers.authorization = `Basic ${Buffer.from(options.auth).toString('base64')}`;
+      let stream: http2.ClientHttp2Stream;
+      try {
+        stream = route.session.request(headers, { endStream: request.method === 'GET' });
+      } catch (error) {
+        // The connection closed between the route and the request: the next request makes another.
+        void this.routes.get(options.agent as https.Agent)?.then((r) => {
+          if (r === route) this.routes.delete(options.agent as https.Agent);
+        });
+        resolve(networkOutcome(error));
+        return;
+      }
+      if (route.active++ === 0) route.session.ref();
+      const finish = (outcome: HttpOutcome & { credential?: string }) => {
+        clearTimeout(timer);
+        resolve(outcome);
+      };
+      const timer = setTimeout(() => {
+        stream.destroy(
+          Object.assign(
+            new Error(
+              `no answer from ${this.shownServer} within ${Math.round(this.options.requestTimeoutMs / 1000)} s`,
+            ),
+            { code: 'ETIMEDOUT' },
+          ),
+        );
+      }, this.options.requestTimeoutMs);
+      timer.unref?.();
+      stream.once('response', (answer) => {
+        clearTimeout(timer);
+        // Answered: from now on only a body that stops flowing is abandoned.
+        stream.setTimeout(this.options.requestTimeoutMs, () => {
+          stream.destroy(
+            Object.assign(
+              new Error(
+                `${this.shownServer} stopped sending its answer for ${Math.round(this.options.requestTimeoutMs / 1000)} s`,
+              ),
+              { code: 'ETIMEDOUT' },
+            ),
+          );
+        });
+        const chunks: Buffer[] = [];
+        stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+        stream.once('end', () =>
+          finish({
+            ...this.response(
+              Number(answer[http2.constants.HTTP2_HEADER_STATUS] ?? 0),
+              answer,
+              received(request, Buffer.concat(chunks).toString('utf8')),
+            ),
+            ...(prepared.credential ? { credential: prepared.credential } : {}),
+          }),
+        );
+      });
+      stream.once('error', (error) => finish(networkOutcome(error)));
+      stream.once('close', () => {
+        if (--route.active === 0) route.session.unref();
+        // Reset without an error of its own (the connection went away): still an outcome.
+        finish({
+          kind: 'network',
+          code: 'ECONNRESET',
+          message: `${this.shownServer} closed the connection (HTTP/2 stream reset, code ${stream.rstCode ?? 0})`,
+        });
+      });
+      if (request.method !== 'GET') stream.end(request.body);
+    });
   }
 
   /**
@@ -263,7 +478,14 @@ export class ClusterTransport {
               res.on('data', (chunk: Buffer) => chunks.push(chunk));
               res.on('end', () =>
                 resolve(
-                  this.report(request, this.response(res, received(request, Buffer.concat(chunks).toString('utf8')))),
+                  this.report(
+                    request,
+                    this.response(
+                      res.statusCode ?? 0,
+                      res.headers,
+                      received(request, Buffer.concat(chunks).toString('utf8')),
+                    ),
+                  ),
                 ),
               );
               res.on('error', (error) => resolve(this.report(request, networkOutcome(error))));
@@ -544,7 +766,17 @@ export class ClusterTransport {
     if (!agent) {
       if (fresh.constructor === https.Agent) {
         const secureContext = this.secureContextOf(tls);
-        agent = new https.Agent({ ...tls, keepAlive: true, ...(secureContext ? { secureContext } : {}) });
+        const secure = new https.Agent({ ...tls, keepAlive: true, ...(secureContext ? { secureContext } : {}) });
+        // The connection that asked for HTTP/2 and was answered HTTP/1.1 (routeOf) is this agent's next one.
+        const own = secure as https.Agent & { createConnection: (...args: unknown[]) => net.Socket | undefined };
+        const create = own.createConnection.bind(own);
+        own.createConnection = (...args) => {
+          const spare = this.spares.get(secure);
+          this.spares.delete(secure);
+          return spare && !spare.destroyed ? spare : create(...args);
+        };
+        this.ownAgents.add(secure);
+        agent = secure;
       } else agent = new http.Agent({ ...tls, keepAlive: true });
       this.agents.set(key, agent);
     }
@@ -558,6 +790,10 @@ export class ClusterTransport {
     for (const wake of [...this.pauses]) wake();
     for (const agent of this.agents.values()) agent.destroy();
     this.agents.clear();
+    for (const socket of this.spares.values()) socket.destroy();
+    this.spares.clear();
+    for (const route of this.routes.values()) void route.then((r) => 'session' in r && r.session.destroy());
+    this.routes.clear();
   }
 
   private report(request: ClusterRequest, outcome: HttpOutcome): HttpOutcome;
@@ -575,6 +811,19 @@ export class ClusterTransport {
 function received(request: ClusterRequest, text: string): string {
   return isSecretPath(request.path) ? withoutLastAppliedValues(text) : text;
 }
+
+/** How a server is spoken to: HTTP/1.1 through the keep-alive agent, or one HTTP/2 connection. */
+type Route = { kind: 'h1' } | Http2Route;
+interface Http2Route {
+  kind: 'h2';
+  session: http2.ClientHttp2Session;
+  /** Streams open on it: while there are any, the connection keeps the process alive. */
+  active: number;
+}
+const HTTP1: Route = { kind: 'h1' };
+/** HTTP/2 flow control windows, as Go's HTTP/2 transport sets them (golang.org/x/net/http2 transport.go). */
+const STREAM_WINDOW = 4 << 20;
+const CONNECTION_WINDOW = 1 << 30;
 
 interface PreparedRequest {
   module: typeof https | typeof http;

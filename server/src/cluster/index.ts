@@ -1,6 +1,6 @@
 // The cluster layer's public surface. Everything exported is plain data or a connection whose
 // methods return plain data; no @kubernetes/client-node type leaves this folder.
-export { createClusterConnection, readKubeconfig } from './connection';
+export { createClusterConnection, KubeconfigOnce, readKubeconfig } from './connection';
 export type { ClusterConnection, ClusterConnectionOptions, DryRunRequestOptions } from './connection';
 export type { DryRunManifest } from './verifier';
 export { notServedKindFacts, splitApiVersion } from './discovery';

@@ -123,6 +123,17 @@ export async function loadKubeconfig(
   return { ok: true, value: { config, summary } };
 }
 
+/**
+ * The same entries in a KubeConfig of their own: selecting a context changes the config it is given
+ * (its current context, its inlined credential files), so each connection selects in its own copy.
+ */
+export function copyLoadedKubeconfig(loaded: LoadedKubeconfig): LoadedKubeconfig {
+  const config = new KubeConfig();
+  const { clusters, users, contexts, currentContext } = loaded.config;
+  config.loadFromOptions({ clusters: [...clusters], users: [...users], contexts: [...contexts], currentContext });
+  return { config, summary: loaded.summary };
+}
+
 /** Point a loaded kubeconfig at one context (the settings' context, else the current one). */
 export async function selectLoadedContext(
   loaded: LoadedKubeconfig,

@@ -1,7 +1,11 @@
 // What the checks of several contexts do once between them (server/src/cli/check.ts CheckShare):
 // a file is parsed once, so its objects and their node trees are the same for every context; a
-// file whose text changed, or another file, is parsed anew. test/cli/fleet.test.ts judges through it.
+// file whose text changed, or another file, is parsed anew; the named files are classified once.
+// test/cli/fleet.test.ts judges through it.
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { test } from 'node:test';
 import { createCheckShare } from '../../../server/src/cli/check';
 import { hasNodeTree } from '../../../server/src/core/manifest/manifest';
@@ -26,4 +30,25 @@ test('another text or another file is parsed anew', () => {
   const changed = once.parse('k8s/settings.yaml', text.replace('fast', 'safe'));
   assert.notEqual(changed, first);
   assert.deepEqual(changed.resources[0]!.object.data, { mode: 'safe' });
+});
+
+test('the named files are classified once for every context; another text is classified anew', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kch-classify-once-'));
+  try {
+    const file = path.join(dir, 'settings.yaml');
+    fs.writeFileSync(file, text);
+    const once = createCheckShare();
+    // Each context reads the file itself: equal texts in maps of its own.
+    const first = once.classify(new Map([[file, text]]), new Map());
+    assert.deepEqual([...first.values()], [{ kind: 'manifest' }]);
+    assert.equal(once.classify(new Map([[file, text]]), new Map()), first);
+    const changed = once.classify(new Map([[file, text.replace('fast', 'safe')]]), new Map());
+    assert.notEqual(changed, first);
+    assert.notEqual(
+      once.classify(new Map([[file, text]]), new Map([[path.join(dir, 'kustomization.yaml'), '']])),
+      first,
+    );
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

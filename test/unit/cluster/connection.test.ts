@@ -11,6 +11,7 @@ import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import {
   createClusterConnection,
   createClusterShare,
+  KubeconfigOnce,
   type ClusterConnection,
   type ClusterShare,
 } from '../../../server/src/cluster';
@@ -403,6 +404,35 @@ describe('shared between connections (cluster/share.ts)', () => {
       'one context for both (one certificate authority, tokens)',
     );
     assert.equal(await twoConnections(), 2);
+  });
+});
+
+describe('a kubeconfig read once for several contexts', () => {
+  test('each connection is its own context and user, from one read of the file', async (t) => {
+    const cluster = requireCluster(t);
+    if (!cluster) return;
+    const file = path.join(scratch, 'read-once-kubeconfig');
+    fs.copyFileSync(cluster.kubeconfig, file);
+    const once = new KubeconfigOnce(file);
+    const summary = await once.summary();
+    assert.ok(summary.ok);
+    assert.deepEqual(summary.value.contexts.map((c) => c.name).sort(), ['admin', 'stranger', 'viewer']);
+    // Read once: the file can go, and the contexts are still there to connect to.
+    fs.rmSync(file);
+    const options = { userAgent: 'kch-cluster-layer-test', kubeconfig: once };
+    const [admin, stranger] = await Promise.all([
+      createClusterConnection({ kubeconfig: file, context: 'admin' }, options),
+      createClusterConnection({ kubeconfig: file, context: 'stranger' }, options),
+    ]);
+    open.push(admin, stranger);
+    assert.equal(admin.context?.name, 'admin');
+    assert.equal(stranger.context?.name, 'stranger');
+    // Each asks as its own user: selecting one context does not change the other's.
+    const asAdmin = await admin.getObject({ apiVersion: 'v1', kind: 'Namespace', name: 'default' });
+    assert.equal(asAdmin.state, 'exists', JSON.stringify(asAdmin));
+    const asStranger = await stranger.getObject({ apiVersion: 'v1', kind: 'Namespace', name: 'default' });
+    assert.equal(asStranger.state, 'failed', JSON.stringify(asStranger));
+    assert.match(asStranger.state === 'failed' ? asStranger.problem.message : '', /User "stranger" cannot get/);
   });
 });
 
