@@ -241,6 +241,20 @@ export class FieldSetBuilder {
     return depth > 0 && this.stamps[depth] === this.walk.stamps[depth - 1];
   }
 
+  /**
+   * Makes `set` the set below the walk's current path, as it is: another walk's, for a value the
+   * same there, never changed after. Nothing of this walk may be below that path yet.
+   */
+  graft(set: FieldSet): void {
+    const depth = this.walk.path.length;
+    const parent = this.nodeAt(depth - 1);
+    const key = this.walk.keys[depth - 1] as string;
+    if (parent.children.has(key)) throw new Error(`graft onto a node already made: ${key}`);
+    addChild(parent, key, { element: this.walk.path[depth - 1] as PathElement, set: toMutable(set) });
+    this.nodes[depth] = toMutable(set);
+    this.stamps[depth] = this.walk.stamps[depth - 1] as number;
+  }
+
   /** Adds the current path extended by one element, without stepping onto it. */
   ownChild(pe: PathElement, key: string = pathElementKey(pe)): void {
     this.nodeAt(this.walk.path.length).members.set(key, pe);
@@ -350,6 +364,8 @@ export function recursiveDifferenceSets(a: FieldSet, b: FieldSet): FieldSet {
 /** `a` itself when nothing of it is taken away; otherwise a new set that shares a's untouched subtrees. */
 function difference(a: FieldSet, b: FieldSet, recursive: boolean): FieldSet {
   if (b.members.size === 0 && b.children.size === 0) return a;
+  // One set (a part two walks share, FieldSetBuilder.graft): nothing is left.
+  if (a === b) return emptyFieldSet;
   let changed = false;
   for (const k of a.members.keys())
     if (b.members.has(k)) {

@@ -41,10 +41,31 @@ export function decodeManagedFields(managedFields: JsonValue | undefined): {
     const entry: ManagedFieldsEntry = {
       identity,
       apiVersion: raw.apiVersion,
-      fields: decodeFieldsV1(raw.fieldsV1),
+      fields: decodedFieldsV1(raw.fieldsV1),
       ...(typeof raw.time === 'string' ? { time: raw.time } : {}),
     };
     byId.set(managerIdentifier(identity), entry);
   });
   return { entries: [...byId.values()], problems };
+}
+
+/**
+ * A FieldsV1 object decoded once per text. Managers write the same field names into every object
+ * they manage alike (`f:metadata`, `k:{"name":"app"}`; values are not in it), and the editor judges
+ * the same live objects again on every keystroke: the sets are never changed once made, so one
+ * decoded set is shared by every entry of the same text, and what is worked out from a set
+ * (predict.ts: reconciled with a schema, named fields made members) is kept with it.
+ */
+const decodedSets = new Map<string, FieldSet>();
+const decodedSetsLimit = 2048;
+
+function decodedFieldsV1(fieldsV1: JsonValue | undefined): FieldSet {
+  if (!isJsonObject(fieldsV1)) return decodeFieldsV1(fieldsV1);
+  const text = JSON.stringify(fieldsV1);
+  const known = decodedSets.get(text);
+  if (known) return known;
+  const set = decodeFieldsV1(fieldsV1);
+  if (decodedSets.size >= decodedSetsLimit) decodedSets.clear();
+  decodedSets.set(text, set);
+  return set;
 }
