@@ -70,17 +70,22 @@ function mergeAtom(schema: SchemaModel, atom: Atom, lhs: Value, rhs: Value): Val
 function mergeMap(schema: SchemaModel, map: MapType, l: JsonObject | undefined, r: JsonObject | undefined): Value {
   const out: JsonObject = {};
   let entries = 0;
+  // A live map the config does not touch, every entry merged into itself: the live map, not a copy
+  // (the comparison with the live object then skips it; nothing changes a value once made).
+  let same = r === undefined;
   // The live object's keys, then the config's new ones (the order of a set of both).
   if (l)
     for (const key in l) {
       if (!has(l, key)) continue;
       const rv = r && has(r, key) ? r[key] : undefined;
       const merged = mergeValues(schema, fieldType(map, key) ?? deducedTypeRef, l[key], rv);
+      if (merged !== l[key] || key === '__proto__') same = false;
       if (merged !== undefined) {
         out[key] = merged;
         if (key !== '__proto__') entries++; // that one sets no entry: as Object.keys(out) counts
       }
     }
+  if (same && l && entries > 0) return l;
   if (r)
     for (const key in r) {
       if (!has(r, key) || (l && has(l, key))) continue;
@@ -158,6 +163,8 @@ function mergeList(schema: SchemaModel, list: ListType, l: JsonValue[] | undefin
       if (nextShared === pe) nextShared = sharedOrder.shift();
     }
   }
+  // A live list the config does not touch, every item merged into itself: the live list.
+  if (r === undefined && l !== undefined && out.length === l.length && out.every((v, i) => v === l[i])) return l;
   return out.length > 0 ? out : undefined;
 }
 
@@ -197,7 +204,9 @@ interface CompareWalk {
 }
 
 function compareAt(c: CompareWalk, tr: TypeRef, l: Value, r: Value): void {
-  if (l === undefined && r === undefined) return;
+  // The same value on both sides (a live part the merge left as it was) has nothing added,
+  // modified or removed anywhere below it.
+  if (l === r) return;
   const atom = resolveType(c.schema, tr);
   if (!atom) return;
   const al = deduceAtom(atom, l);

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 import { parse } from 'yaml';
-import type { JsonObject, JsonValue } from '../../../../server/src/core/json';
+import { isJsonObject, type JsonObject, type JsonValue } from '../../../../server/src/core/json';
 import {
   decodeFieldsV1,
   differenceSets,
@@ -102,12 +102,26 @@ describe('the prune: sets made without walking everything again', () => {
     assert.ok(compared > 50, `${compared} values compared`);
   });
 
+  const labelKeys = cases.flatMap(({ config }) =>
+    isJsonObject(config.metadata) && isJsonObject(config.metadata.labels)
+      ? Object.keys(config.metadata.labels).map((k) => `f:${k}`)
+      : [],
+  );
+
   test("a set minus another's named fields made members: the difference with ensureNamedFieldsAreMembers", () => {
+    assert.ok(labelKeys.length > 0, 'a case has labels');
     for (const a of typed)
       for (const b of typed) {
         if (a.root.named !== b.root.named) continue;
         const left = toFieldSet(schema, a.root, a.c.config, true).set;
-        const sets = [decodeFieldsV1(b.c.fieldsV1), toFieldSet(schema, b.root, b.c.config).set];
+        const sets = [
+          decodeFieldsV1(b.c.fieldsV1),
+          toFieldSet(schema, b.root, b.c.config).set,
+          // Something owned below every label (a set is data, read from any server): a label is not a named field.
+          decodeFieldsV1({
+            'f:metadata': { 'f:labels': Object.fromEntries(labelKeys.map((k) => [k, { 'f:x': {} }])) },
+          }),
+        ];
         for (const set of sets)
           assert.deepEqual(
             members(differenceWithNamedMembers(schema, a.root, left, set)),
