@@ -154,6 +154,24 @@ function parsedKey(key: string): { readonly pe: PathElement; readonly key: strin
   return parsed;
 }
 
+/**
+ * A field's path element and FieldsV1 key, made once per name: the walks over values step onto the
+ * same field names in every object (`metadata`, `spec`, `containers`), and each step made both again.
+ * Plain data, never changed, shared by the paths and sets that hold them.
+ */
+const fieldSteps = new Map<string, { readonly pe: PathElement; readonly key: string }>();
+const fieldStepsLimit = 4096;
+
+export function fieldStep(name: string): { readonly pe: PathElement; readonly key: string } {
+  let step = fieldSteps.get(name);
+  if (step === undefined) {
+    if (fieldSteps.size >= fieldStepsLimit) fieldSteps.clear();
+    step = { pe: { kind: 'field', name }, key: `f:${name}` };
+    fieldSteps.set(name, step);
+  }
+  return step;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Building and querying
 

@@ -4,7 +4,7 @@
 // `undefined` means "absent"; `null` is a present null value — the server keeps the difference.
 import { isJsonObject, jsonEqual, type JsonObject, type JsonValue } from '../json';
 import type { FieldPath, PathElement } from './path';
-import { FieldPathWalk, FieldSetBuilder, isEmptySet, pathElementKey, type FieldSet } from './field-set';
+import { FieldPathWalk, FieldSetBuilder, fieldStep, isEmptySet, pathElementKey, type FieldSet } from './field-set';
 import { listItemElement } from './to-field-set';
 import {
   deduceAtom,
@@ -242,14 +242,16 @@ function compareShape(c: CompareWalk, a: Atom, l: Value, r: Value, oldShape: boo
     if (lm)
       for (const key in lm) {
         if (!has(lm, key)) continue;
-        walk.push({ kind: 'field', name: key }, `f:${key}`);
+        const step = fieldStep(key);
+        walk.push(step.pe, step.key);
         compareAt(c, fieldType(map, key) ?? deducedTypeRef, lm[key], rm && has(rm, key) ? rm[key] : undefined);
         walk.pop();
       }
     if (rm)
       for (const key in rm) {
         if (!has(rm, key) || (lm && has(lm, key))) continue;
-        walk.push({ kind: 'field', name: key }, `f:${key}`);
+        const step = fieldStep(key);
+        walk.push(step.pe, step.key);
         compareAt(c, fieldType(map, key) ?? deducedTypeRef, undefined, rm[key]);
         walk.pop();
       }

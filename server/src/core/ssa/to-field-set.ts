@@ -6,6 +6,7 @@ import type { FieldPath, PathElement } from './path';
 import {
   FieldPathWalk,
   FieldSetBuilder,
+  fieldStep,
   insertPath,
   newFieldSet,
   pathElementKey,
@@ -120,8 +121,9 @@ export function toFieldSet(
         if (!Object.prototype.hasOwnProperty.call(v, key)) continue;
         const child = v[key] as JsonValue;
         const named = Object.prototype.hasOwnProperty.call(map.fields, key);
-        const k = `f:${key}`;
-        walk.push({ kind: 'field', name: key }, k);
+        const step = fieldStep(key);
+        const k = step.key;
+        walk.push(step.pe, k);
         if (fm && Object.prototype.hasOwnProperty.call(fm, key))
           visit(fieldType(map, key) ?? deducedTypeRef, child, fm[key], fs?.children.get(k)?.set);
         else visit(fieldType(map, key) ?? deducedTypeRef, child);
