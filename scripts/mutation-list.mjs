@@ -217,6 +217,14 @@ export const mutations = [
     tests: ENGINE,
   },
   {
+    id: 'fieldsv1-cache-loose-key',
+    rule: 'a decoded FieldsV1 set is shared only by entries of the same text',
+    file: core('ssa/managed-fields.ts'),
+    from: 'const text = JSON.stringify(fieldsV1);',
+    to: 'const text = Object.keys(fieldsV1).join();',
+    tests: ['test/unit/core/ssa/managed-fields.test.ts'],
+  },
+  {
     id: 'prune-graft-any-object',
     rule: "the prune takes a part's set from the merged object's only where the pruned value is the same object",
     file: core('ssa/to-field-set.ts'),

@@ -1,6 +1,6 @@
 // metadata.managedFields as plain records: who owns which field set
 // (k8s.io/apimachinery pkg/util/managedfields/internal/managedfields.go DecodeManagedFields).
-import { isJsonObject, type JsonValue } from '../json';
+import { isJsonObject, type JsonObject, type JsonValue } from '../json';
 import { decodeFieldsV1, type FieldSet } from './field-set';
 import { managerIdentifier, type ManagerIdentity } from './messages';
 
@@ -57,15 +57,21 @@ export function decodeManagedFields(managedFields: JsonValue | undefined): {
  * (predict.ts: reconciled with a schema, named fields made members) is kept with it.
  */
 const decodedSets = new Map<string, FieldSet>();
-const decodedSetsLimit = 2048;
+const decodedSetsLimit = 512;
+/** The same entry read again (the force preview, the editor's next judgement): not even printed to find its set. */
+const decodedEntries = new WeakMap<JsonObject, FieldSet>();
 
 function decodedFieldsV1(fieldsV1: JsonValue | undefined): FieldSet {
   if (!isJsonObject(fieldsV1)) return decodeFieldsV1(fieldsV1);
+  const seen = decodedEntries.get(fieldsV1);
+  if (seen) return seen;
   const text = JSON.stringify(fieldsV1);
-  const known = decodedSets.get(text);
-  if (known) return known;
-  const set = decodeFieldsV1(fieldsV1);
-  if (decodedSets.size >= decodedSetsLimit) decodedSets.clear();
-  decodedSets.set(text, set);
+  let set = decodedSets.get(text);
+  if (!set) {
+    set = decodeFieldsV1(fieldsV1);
+    if (decodedSets.size >= decodedSetsLimit) decodedSets.clear();
+    decodedSets.set(text, set);
+  }
+  decodedEntries.set(fieldsV1, set);
   return set;
 }
