@@ -15,6 +15,7 @@
 import * as fs from 'node:fs';
 import { runCheck } from '../../server/src/cli/check';
 import { liveFactsReader, type FactsReader } from '../../server/src/cli/facts';
+import { collectManifestFiles } from '../../server/src/cli/files';
 import { formatJson } from '../../server/src/cli/format-json';
 import { createClusterConnection } from '../../server/src/cluster/connection';
 import type { ManifestResource } from '../../server/src/core/manifest/manifest';
@@ -52,7 +53,10 @@ async function main(): Promise<void> {
     },
     close() {},
   };
-  const check = () => runCheck([target], reader, { fieldManager: 'kubectl', applyMode: 'serverSide' }, undefined);
+  // A directory's manifests, as the command line collects them.
+  const files = collectManifestFiles([target], { stdin: false });
+  if (!files.ok) throw new Error(files.message);
+  const check = () => runCheck(files.files, reader, { fieldManager: 'kubectl', applyMode: 'serverSide' }, undefined);
   const first = await check();
   if (!first.ok) throw new Error(`check failed: ${JSON.stringify(first).slice(0, 300)}`);
   if (jsonOut) fs.writeFileSync(jsonOut, formatJson(first.report));
