@@ -228,10 +228,10 @@ export const mutations = [
     id: 'prune-graft-any-object',
     rule: "the prune takes a part's set from the merged object's only where the pruned value is the same object",
     file: core('ssa/to-field-set.ts'),
-    from: `      if (fv === v && walk.path.length > 0) {
-        // The same object at the same path: the same set below it.`,
-    to: `      if (fv !== undefined && walk.path.length > 0) {
-        // The same object at the same path: the same set below it.`,
+    from: `      // The same object at the same path: the same set below it (none when nothing is owned there).
+      if (fv === v && walk.path.length > 0`,
+    to: `      // The same object at the same path: the same set below it (none when nothing is owned there).
+      if (fv !== undefined && walk.path.length > 0`,
     tests: ['test/unit/core/ssa/to-field-set.test.ts'],
   },
   {

@@ -261,16 +261,18 @@ export class FieldSetBuilder {
 
   /**
    * Makes `set` the set below the walk's current path, as it is: another walk's, for a value the
-   * same there, never changed after. Nothing of this walk may be below that path yet.
+   * same there, never changed after. False (and nothing done) when this walk already owns something
+   * below that path: the caller walks the value instead.
    */
-  graft(set: FieldSet): void {
+  graft(set: FieldSet): boolean {
     const depth = this.walk.path.length;
     const parent = this.nodeAt(depth - 1);
     const key = this.walk.keys[depth - 1] as string;
-    if (parent.children.has(key)) throw new Error(`graft onto a node already made: ${key}`);
+    if (parent.children.has(key)) return false;
     addChild(parent, key, { element: this.walk.path[depth - 1] as PathElement, set: toMutable(set) });
     this.nodes[depth] = toMutable(set);
     this.stamps[depth] = this.walk.stamps[depth - 1] as number;
+    return true;
   }
 
   /** Adds the current path extended by one element, without stepping onto it. */

@@ -111,11 +111,8 @@ export function toFieldSet(
         return;
       }
       if (!isJsonObject(v)) return;
-      if (fv === v && walk.path.length > 0) {
-        // The same object at the same path: the same set below it.
-        if (fs) owned.graft(fs);
-        return;
-      }
+      // The same object at the same path: the same set below it (none when nothing is owned there).
+      if (fv === v && walk.path.length > 0 && (fs === undefined || owned.graft(fs))) return;
       const fm = fv !== undefined && isJsonObject(fv) ? fv : undefined;
       for (const key in v) {
         if (!Object.prototype.hasOwnProperty.call(v, key)) continue;
@@ -144,10 +141,7 @@ export function toFieldSet(
         return;
       }
       if (!Array.isArray(v)) return;
-      if (fv === v && walk.path.length > 0) {
-        if (fs) owned.graft(fs);
-        return;
-      }
+      if (fv === v && walk.path.length > 0 && (fs === undefined || owned.graft(fs))) return;
       const elements = v.map((item) => listItemElement(schema, list, item));
       const keys: (string | undefined)[] = [];
       const seen = new Set<string>();
