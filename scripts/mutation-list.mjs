@@ -188,8 +188,8 @@ export const mutations = [
     id: 'compare-loose-equality',
     rule: 'a number never equals a string (maxSurge 1 vs "1%", quantities as written)',
     file: core('ssa/merge.ts'),
-    from: '      else if (!jsonEqual(r, l)) modified.own();',
-    to: '      else if (!jsonEqual(r, l) && String(r) !== String(l) && parseFloat(String(r)) !== parseFloat(String(l))) modified.own();',
+    from: '  else if (!jsonEqual(r, l)) c.modified.own();',
+    to: '  else if (!jsonEqual(r, l) && String(r) !== String(l) && parseFloat(String(r)) !== parseFloat(String(l))) c.modified.own();',
     tests: ENGINE,
   },
   {
@@ -212,16 +212,45 @@ export const mutations = [
     id: 'atomic-map-granular',
     rule: 'an atomic map (a selector) conflicts as a whole',
     file: core('ssa/merge.ts'),
-    from: "        if (a.map.elementRelationship === 'atomic' || (noEntries(lm) && noEntries(rm))) return leafFn();",
-    to: '        if (noEntries(lm) && noEntries(rm)) return leafFn();',
+    from: "    if (a.map.elementRelationship === 'atomic' || (noEntries(lm) && noEntries(rm))) return leaf(c, l, r, oldShape);",
+    to: '    if (noEntries(lm) && noEntries(rm)) return leaf(c, l, r, oldShape);',
     tests: ENGINE,
+  },
+  {
+    id: 'fieldsv1-cache-loose-key',
+    rule: 'a decoded FieldsV1 set is shared only by entries of the same text',
+    file: core('ssa/managed-fields.ts'),
+    from: 'const text = JSON.stringify(fieldsV1);',
+    to: 'const text = Object.keys(fieldsV1).join();',
+    tests: ['test/unit/core/ssa/managed-fields.test.ts'],
+  },
+  {
+    id: 'prune-graft-any-object',
+    rule: "the prune takes a part's set from the merged object's only where the pruned value is the same object",
+    file: core('ssa/to-field-set.ts'),
+    from: `      // The same object at the same path: the same set below it (none when nothing is owned there).
+      if (fv === v && walk.path.length > 0`,
+    to: `      // The same object at the same path: the same set below it (none when nothing is owned there).
+      if (fv !== undefined && walk.path.length > 0`,
+    tests: ['test/unit/core/ssa/to-field-set.test.ts'],
+  },
+  {
+    id: 'prune-named-members-any-field',
+    rule: "a manager's named fields are members only where the type names them",
+    file: core('ssa/to-field-set.ts'),
+    from: `    (pe.kind === 'field' &&
+      atom?.map !== undefined &&
+      Object.prototype.hasOwnProperty.call(atom.map.fields, pe.name) &&
+      set.children.has(key));`,
+    to: `    (pe.kind === 'field' && set.children.has(key));`,
+    tests: ['test/unit/core/ssa/to-field-set.test.ts'],
   },
   {
     id: 'atomic-list-granular',
     rule: 'an atomic list (args) conflicts as a whole',
     file: core('ssa/merge.ts'),
-    from: "        if (a.list.elementRelationship === 'atomic' || emptyPromoteToLeaf) return leafFn();",
-    to: '        if (emptyPromoteToLeaf) return leafFn();',
+    from: "    if (a.list.elementRelationship === 'atomic' || emptyPromoteToLeaf) return leaf(c, l, r, oldShape);",
+    to: '    if (emptyPromoteToLeaf) return leaf(c, l, r, oldShape);',
     tests: ENGINE,
   },
   {

@@ -125,6 +125,20 @@ function celValue(v: JsonValue): unknown {
 /** Activations by input: the same input is converted once for every expression of a policy. */
 const converted = new WeakMap<PolicyInput, Record<string, unknown>>();
 
+/**
+ * Objects converted once, whatever input they are part of: the stored and the live object for
+ * every policy and binding that judges them, a param object for every object it judges (values are
+ * never changed once made, and the CEL library only reads them).
+ */
+const convertedObjects = new WeakMap<object, unknown>();
+
+function celValueOnce(v: JsonValue): unknown {
+  if (v === null || typeof v !== 'object') return celValue(v);
+  let c = convertedObjects.get(v);
+  if (c === undefined) convertedObjects.set(v, (c = celValue(v)));
+  return c;
+}
+
 /** One expression's answer on the input. */
 export function evaluatePolicyExpression(expression: string, input: PolicyInput): PolicyAnswer {
   const c = compile(expression);
@@ -141,9 +155,9 @@ export function evaluatePolicyExpression(expression: string, input: PolicyInput)
   let base = converted.get(input);
   if (!base) {
     base = {
-      object: celValue(input.object),
-      oldObject: celValue(input.oldObject),
-      params: celValue(input.params),
+      object: celValueOnce(input.object),
+      oldObject: celValueOnce(input.oldObject),
+      params: celValueOnce(input.params),
       namespaceObject: celValue(input.namespaceObject),
       request: celValue(input.request),
     };

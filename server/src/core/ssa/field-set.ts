@@ -154,6 +154,24 @@ function parsedKey(key: string): { readonly pe: PathElement; readonly key: strin
   return parsed;
 }
 
+/**
+ * A field's path element and FieldsV1 key, made once per name: the walks over values step onto the
+ * same field names in every object (`metadata`, `spec`, `containers`), and each step made both again.
+ * Plain data, never changed, shared by the paths and sets that hold them.
+ */
+const fieldSteps = new Map<string, { readonly pe: PathElement; readonly key: string }>();
+const fieldStepsLimit = 4096;
+
+export function fieldStep(name: string): { readonly pe: PathElement; readonly key: string } {
+  let step = fieldSteps.get(name);
+  if (step === undefined) {
+    if (fieldSteps.size >= fieldStepsLimit) fieldSteps.clear();
+    step = { pe: { kind: 'field', name }, key: `f:${name}` };
+    fieldSteps.set(name, step);
+  }
+  return step;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Building and querying
 
@@ -239,6 +257,22 @@ export class FieldSetBuilder {
   ownsBelow(): boolean {
     const depth = this.walk.path.length;
     return depth > 0 && this.stamps[depth] === this.walk.stamps[depth - 1];
+  }
+
+  /**
+   * Makes `set` the set below the walk's current path, as it is: another walk's, for a value the
+   * same there, never changed after. False (and nothing done) when this walk already owns something
+   * below that path: the caller walks the value instead.
+   */
+  graft(set: FieldSet): boolean {
+    const depth = this.walk.path.length;
+    const parent = this.nodeAt(depth - 1);
+    const key = this.walk.keys[depth - 1] as string;
+    if (parent.children.has(key)) return false;
+    addChild(parent, key, { element: this.walk.path[depth - 1] as PathElement, set: toMutable(set) });
+    this.nodes[depth] = toMutable(set);
+    this.stamps[depth] = this.walk.stamps[depth - 1] as number;
+    return true;
   }
 
   /** Adds the current path extended by one element, without stepping onto it. */
@@ -350,6 +384,8 @@ export function recursiveDifferenceSets(a: FieldSet, b: FieldSet): FieldSet {
 /** `a` itself when nothing of it is taken away; otherwise a new set that shares a's untouched subtrees. */
 function difference(a: FieldSet, b: FieldSet, recursive: boolean): FieldSet {
   if (b.members.size === 0 && b.children.size === 0) return a;
+  // One set (a part two walks share, FieldSetBuilder.graft): nothing is left.
+  if (a === b) return emptyFieldSet;
   let changed = false;
   for (const k of a.members.keys())
     if (b.members.has(k)) {

@@ -1,6 +1,6 @@
 // metadata.managedFields as plain records: who owns which field set
 // (k8s.io/apimachinery pkg/util/managedfields/internal/managedfields.go DecodeManagedFields).
-import { isJsonObject, type JsonValue } from '../json';
+import { isJsonObject, type JsonObject, type JsonValue } from '../json';
 import { decodeFieldsV1, type FieldSet } from './field-set';
 import { managerIdentifier, type ManagerIdentity } from './messages';
 
@@ -41,10 +41,37 @@ export function decodeManagedFields(managedFields: JsonValue | undefined): {
     const entry: ManagedFieldsEntry = {
       identity,
       apiVersion: raw.apiVersion,
-      fields: decodeFieldsV1(raw.fieldsV1),
+      fields: decodedFieldsV1(raw.fieldsV1),
       ...(typeof raw.time === 'string' ? { time: raw.time } : {}),
     };
     byId.set(managerIdentifier(identity), entry);
   });
   return { entries: [...byId.values()], problems };
+}
+
+/**
+ * A FieldsV1 object decoded once per text. Managers write the same field names into every object
+ * they manage alike (`f:metadata`, `k:{"name":"app"}`; values are not in it), and the editor judges
+ * the same live objects again on every keystroke: the sets are never changed once made, so one
+ * decoded set is shared by every entry of the same text, and what is worked out from a set
+ * (predict.ts: reconciled with a schema, named fields made members) is kept with it.
+ */
+const decodedSets = new Map<string, FieldSet>();
+const decodedSetsLimit = 512;
+/** The same entry read again (the force preview, the editor's next judgement): not even printed to find its set. */
+const decodedEntries = new WeakMap<JsonObject, FieldSet>();
+
+function decodedFieldsV1(fieldsV1: JsonValue | undefined): FieldSet {
+  if (!isJsonObject(fieldsV1)) return decodeFieldsV1(fieldsV1);
+  const seen = decodedEntries.get(fieldsV1);
+  if (seen) return seen;
+  const text = JSON.stringify(fieldsV1);
+  let set = decodedSets.get(text);
+  if (!set) {
+    set = decodeFieldsV1(fieldsV1);
+    if (decodedSets.size >= decodedSetsLimit) decodedSets.clear();
+    decodedSets.set(text, set);
+  }
+  decodedEntries.set(fieldsV1, set);
+  return set;
 }

@@ -4,7 +4,7 @@
 // `undefined` means "absent"; `null` is a present null value — the server keeps the difference.
 import { isJsonObject, jsonEqual, type JsonObject, type JsonValue } from '../json';
 import type { FieldPath, PathElement } from './path';
-import { FieldPathWalk, FieldSetBuilder, isEmptySet, pathElementKey, type FieldSet } from './field-set';
+import { FieldPathWalk, FieldSetBuilder, fieldStep, isEmptySet, pathElementKey, type FieldSet } from './field-set';
 import { listItemElement } from './to-field-set';
 import {
   deduceAtom,
@@ -70,17 +70,22 @@ function mergeAtom(schema: SchemaModel, atom: Atom, lhs: Value, rhs: Value): Val
 function mergeMap(schema: SchemaModel, map: MapType, l: JsonObject | undefined, r: JsonObject | undefined): Value {
   const out: JsonObject = {};
   let entries = 0;
+  // A live map the config does not touch, every entry merged into itself: the live map, not a copy
+  // (the comparison with the live object then skips it; nothing changes a value once made).
+  let same = r === undefined;
   // The live object's keys, then the config's new ones (the order of a set of both).
   if (l)
     for (const key in l) {
       if (!has(l, key)) continue;
       const rv = r && has(r, key) ? r[key] : undefined;
       const merged = mergeValues(schema, fieldType(map, key) ?? deducedTypeRef, l[key], rv);
+      if (merged !== l[key] || key === '__proto__') same = false;
       if (merged !== undefined) {
         out[key] = merged;
         if (key !== '__proto__') entries++; // that one sets no entry: as Object.keys(out) counts
       }
     }
+  if (same && l && entries > 0) return l;
   if (r)
     for (const key in r) {
       if (!has(r, key) || (l && has(l, key))) continue;
@@ -158,6 +163,8 @@ function mergeList(schema: SchemaModel, list: ListType, l: JsonValue[] | undefin
       if (nextShared === pe) nextShared = sharedOrder.shift();
     }
   }
+  // A live list the config does not touch, every item merged into itself: the live list.
+  if (r === undefined && l !== undefined && out.length === l.length && out.every((v, i) => v === l[i])) return l;
   return out.length > 0 ? out : undefined;
 }
 
@@ -176,120 +183,153 @@ export interface Comparison {
  */
 export function compareValues(schema: SchemaModel, root: TypeRef, lhs: Value, rhs: Value): Comparison {
   const walk = new FieldPathWalk();
-  const added = new FieldSetBuilder(walk);
-  const modified = new FieldSetBuilder(walk);
-  const removed = new FieldSetBuilder(walk);
+  const c: CompareWalk = {
+    schema,
+    walk,
+    added: new FieldSetBuilder(walk),
+    modified: new FieldSetBuilder(walk),
+    removed: new FieldSetBuilder(walk),
+  };
+  compareAt(c, root, lhs, rhs);
+  return { added: c.added.set, modified: c.modified.set, removed: c.removed.set };
+}
 
-  const compare = (tr: TypeRef, l: Value, r: Value): void => {
-    if (l === undefined && r === undefined) return;
-    const atom = resolveType(schema, tr);
-    if (!atom) return;
-    const al = deduceAtom(atom, l);
-    const ar = deduceAtom(atom, r);
-    let inLeaf = false;
-    const leaf = (): void => {
-      if (inLeaf) return;
-      inLeaf = true;
-      if (l === undefined) added.own();
-      else if (r === undefined) removed.own();
-      else if (!jsonEqual(r, l)) modified.own();
-    };
-    const handle = (a: Atom, leafFn: () => void): void => {
-      if (a.map) {
-        const lm = asMap(l);
-        const rm = asMap(r);
-        if (a.map.elementRelationship === 'atomic' || (noEntries(lm) && noEntries(rm))) return leafFn();
-        const map = a.map;
-        // The left side's keys, then the right side's new ones (the order of a set of both).
-        if (lm)
-          for (const key in lm) {
-            if (!has(lm, key)) continue;
-            walk.push({ kind: 'field', name: key }, `f:${key}`);
-            compare(fieldType(map, key) ?? deducedTypeRef, lm[key], rm && has(rm, key) ? rm[key] : undefined);
-            walk.pop();
-          }
-        if (rm)
-          for (const key in rm) {
-            if (!has(rm, key) || (lm && has(lm, key))) continue;
-            walk.push({ kind: 'field', name: key }, `f:${key}`);
-            compare(fieldType(map, key) ?? deducedTypeRef, undefined, rm[key]);
-            walk.pop();
-          }
-        return;
+/** One comparison's state, handed down the walk (no closures made per value visited). */
+interface CompareWalk {
+  readonly schema: SchemaModel;
+  readonly walk: FieldPathWalk;
+  readonly added: FieldSetBuilder;
+  readonly modified: FieldSetBuilder;
+  readonly removed: FieldSetBuilder;
+}
+
+function compareAt(c: CompareWalk, tr: TypeRef, l: Value, r: Value): void {
+  // The same value on both sides (a live part the merge left as it was) has nothing added,
+  // modified or removed anywhere below it.
+  if (l === r) return;
+  const atom = resolveType(c.schema, tr);
+  if (!atom) return;
+  const al = deduceAtom(atom, l);
+  const ar = deduceAtom(atom, r);
+  let inLeaf: boolean;
+  if (r === undefined || l === undefined || sameShape(al, ar)) {
+    inLeaf = compareShape(c, r === undefined ? al : ar, l, r, false);
+  } else {
+    // Different shapes (an untyped value changed from a map to a string): the server walks
+    // the old shape for removals on a copy of the walker, then the new shape.
+    compareShape(c, al, l, r, true);
+    inLeaf = compareShape(c, ar, l, r, false);
+  }
+  if (!inLeaf) {
+    if (l === undefined) c.added.own();
+    else if (r === undefined) c.removed.own();
+  }
+}
+
+/**
+ * Compares l and r as the shape `a` says; true when that made them a leaf. `oldShape`: the old
+ * shape of a value whose shape changed (walked by the server on a copy of the walker), where a
+ * leaf is only ever modified.
+ */
+function compareShape(c: CompareWalk, a: Atom, l: Value, r: Value, oldShape: boolean): boolean {
+  if (a.map) {
+    const lm = asMap(l);
+    const rm = asMap(r);
+    if (a.map.elementRelationship === 'atomic' || (noEntries(lm) && noEntries(rm))) return leaf(c, l, r, oldShape);
+    const map = a.map;
+    const walk = c.walk;
+    // The left side's keys, then the right side's new ones (the order of a set of both).
+    if (lm)
+      for (const key in lm) {
+        if (!has(lm, key)) continue;
+        const step = fieldStep(key);
+        walk.push(step.pe, step.key);
+        compareAt(c, fieldType(map, key) ?? deducedTypeRef, lm[key], rm && has(rm, key) ? rm[key] : undefined);
+        walk.pop();
       }
-      if (a.scalar) return leafFn();
-      if (a.list) {
-        const ll = asList(l);
-        const rl = asList(r);
-        const emptyPromoteToLeaf = (!ll || ll.length === 0) && (!rl || rl.length === 0);
-        if (a.list.elementRelationship === 'atomic' || emptyPromoteToLeaf) return leafFn();
-        compareListItems(a.list, ll, rl);
+    if (rm)
+      for (const key in rm) {
+        if (!has(rm, key) || (lm && has(lm, key))) continue;
+        const step = fieldStep(key);
+        walk.push(step.pe, step.key);
+        compareAt(c, fieldType(map, key) ?? deducedTypeRef, undefined, rm[key]);
+        walk.pop();
       }
-    };
-    if (r === undefined || l === undefined || sameShape(al, ar)) {
-      handle(r === undefined ? al : ar, leaf);
+    return false;
+  }
+  if (a.scalar) return leaf(c, l, r, oldShape);
+  if (a.list) {
+    const ll = asList(l);
+    const rl = asList(r);
+    const emptyPromoteToLeaf = (!ll || ll.length === 0) && (!rl || rl.length === 0);
+    if (a.list.elementRelationship === 'atomic' || emptyPromoteToLeaf) return leaf(c, l, r, oldShape);
+    compareListItems(c, a.list, ll, rl);
+  }
+  return false;
+}
+
+function leaf(c: CompareWalk, l: Value, r: Value, oldShape: boolean): true {
+  if (oldShape) {
+    if (!jsonEqual(r, l)) c.modified.own();
+  } else if (l === undefined) c.added.own();
+  else if (r === undefined) c.removed.own();
+  else if (!jsonEqual(r, l)) c.modified.own();
+  return true;
+}
+
+/** A list's items by identity (their FieldsV1 key), each with every value of that identity. */
+function gatherItems(
+  c: CompareWalk,
+  list: ListType,
+  items: JsonValue[] | undefined,
+  into: Map<string, JsonValue[]>,
+  all: { key: string; pe: PathElement }[],
+  other: Map<string, JsonValue[]> | undefined,
+): void {
+  if (!items) return;
+  for (const item of items) {
+    const pe = listItemElement(c.schema, list, item);
+    if (typeof pe === 'string') continue;
+    const key = pathElementKey(pe);
+    const existing = into.get(key);
+    if (existing) existing.push(item);
+    else {
+      into.set(key, [item]);
+      if (!other?.has(key)) all.push({ key, pe });
+    }
+  }
+}
+
+function compareListItems(
+  c: CompareWalk,
+  list: ListType,
+  l: JsonValue[] | undefined,
+  r: JsonValue[] | undefined,
+): void {
+  const all: { key: string; pe: PathElement }[] = [];
+  const lValues = new Map<string, JsonValue[]>();
+  const rValues = new Map<string, JsonValue[]>();
+  gatherItems(c, list, l, lValues, all, undefined);
+  gatherItems(c, list, r, rValues, all, lValues);
+  const walk = c.walk;
+  for (const { key, pe } of all) {
+    const lList = lValues.get(key) ?? [];
+    const rList = rValues.get(key) ?? [];
+    walk.push(pe, key);
+    if (lList.length <= 1 && rList.length <= 1) {
+      compareAt(c, list.elementType, lList[0], rList[0]);
+    } else if (lList.length >= 2 && rList.length >= 2) {
+      // Duplicates on both sides: compared as one atomic value.
+      if (lList.length !== rList.length || lList.some((x, i) => !jsonEqual(x, rList[i]))) c.modified.own();
+    } else if (lList.length >= 2) {
+      if (rList.length !== 0) compareAt(c, list.elementType, undefined, rList[0]);
+      c.removed.own();
     } else {
-      // Different shapes (an untyped value changed from a map to a string): the server walks
-      // the old shape for removals on a copy of the walker, then the new shape.
-      let copyInLeaf = false;
-      handle(al, () => {
-        if (copyInLeaf) return;
-        copyInLeaf = true;
-        if (!jsonEqual(r, l)) modified.own();
-      });
-      handle(ar, leaf);
+      if (lList.length !== 0) compareAt(c, list.elementType, lList[0], undefined);
+      c.added.own();
     }
-    if (!inLeaf) {
-      if (l === undefined) added.own();
-      else if (r === undefined) removed.own();
-    }
-  };
-
-  const compareListItems = (list: ListType, l: JsonValue[] | undefined, r: JsonValue[] | undefined): void => {
-    const all: { key: string; pe: PathElement }[] = [];
-    const gather = (
-      items: JsonValue[] | undefined,
-      into: Map<string, JsonValue[]>,
-      other?: Map<string, JsonValue[]>,
-    ) => {
-      for (const item of items ?? []) {
-        const pe = listItemElement(schema, list, item);
-        if (typeof pe === 'string') continue;
-        const key = pathElementKey(pe);
-        const existing = into.get(key);
-        if (existing) existing.push(item);
-        else {
-          into.set(key, [item]);
-          if (!other?.has(key)) all.push({ key, pe });
-        }
-      }
-    };
-    const lValues = new Map<string, JsonValue[]>();
-    const rValues = new Map<string, JsonValue[]>();
-    gather(l, lValues);
-    gather(r, rValues, lValues);
-    for (const { key, pe } of all) {
-      const lList = lValues.get(key) ?? [];
-      const rList = rValues.get(key) ?? [];
-      walk.push(pe, key);
-      if (lList.length <= 1 && rList.length <= 1) {
-        compare(list.elementType, lList[0], rList[0]);
-      } else if (lList.length >= 2 && rList.length >= 2) {
-        // Duplicates on both sides: compared as one atomic value.
-        if (lList.length !== rList.length || lList.some((x, i) => !jsonEqual(x, rList[i]))) modified.own();
-      } else if (lList.length >= 2) {
-        if (rList.length !== 0) compare(list.elementType, undefined, rList[0]);
-        removed.own();
-      } else {
-        if (lList.length !== 0) compare(list.elementType, lList[0], undefined);
-        added.own();
-      }
-      walk.pop();
-    }
-  };
-
-  compare(root, lhs, rhs);
-  return { added: added.set, modified: modified.set, removed: removed.set };
+    walk.pop();
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ import {
   type FieldSet,
 } from './field-set';
 import {
+  differenceWithNamedMembers,
   ensureNamedFieldsAreMembers,
   reconcileFieldSetWithSchema,
   toFieldSet,
@@ -459,7 +460,7 @@ function predictFieldConflicts(input: PredictApplyInput, root: TypeRef, problems
   // Without the reset fields: made once with the typed configuration when the kind's own are reset.
   const appliedSet = input.resetFields ? excludeReset(typed.set) : (typed.withoutReset ??= excludeReset(typed.set));
   managers.set(applierId, { identity: applier, apiVersion, set: appliedSet });
-  if (lastSet && !isEmptySet(lastSet)) merged = prune(schema, root, merged, managers, lastSet);
+  if (lastSet && !isEmptySet(lastSet)) merged = prune(schema, root, merged, managers, lastSet, appliedSet);
 
   const comparison = filterComparison(compareValues(schema, root, live, merged), excludeReset);
   const changed = unionSets(comparison.modified, comparison.added);
@@ -631,9 +632,40 @@ function reconcileManagedFieldsWithSchemaChanges(
   for (const m of managers.values()) {
     if (isEmptySet(m.set)) continue;
     const root = rootTypeFor(schema, m.apiVersion, kind) ?? requestRoot;
-    const reconciled = reconcileFieldSetWithSchema(schema, root, m.set);
+    const reconciled = ofSet(m.set, schema, root, 'reconciled', () => reconcileFieldSetWithSchema(schema, root, m.set));
     if (reconciled) m.set = reconciled;
   }
+}
+
+/**
+ * What is worked out from a field set under a schema and a type, kept with the set. Sets are never
+ * changed once made, and one decoded set is shared by every managedFields entry of the same text
+ * (managed-fields.ts): the objects a manager manages alike, and the same live object judged again
+ * (the editor, on every keystroke), reconcile it and make its named fields members once.
+ */
+type SetWork = 'reconciled' | 'namedMembers';
+const workedOut = new WeakMap<
+  FieldSet,
+  { schema: SchemaModel; root: string; work: SetWork; result: FieldSet | undefined }[]
+>();
+
+function ofSet(
+  set: FieldSet,
+  schema: SchemaModel,
+  root: TypeRef,
+  work: SetWork,
+  make: () => FieldSet | undefined,
+): FieldSet | undefined {
+  if (root.named === undefined || root.inlined || root.elementRelationship) return make();
+  let known = workedOut.get(set);
+  if (!known) workedOut.set(set, (known = []));
+  const found = known.find((k) => k.schema === schema && k.root === root.named && k.work === work);
+  if (found) return found.result;
+  const result = make();
+  // A few schemas at most (the versions of a fleet): the oldest is forgotten.
+  if (known.length >= 8) known.shift();
+  known.push({ schema, root: root.named, work, result });
+  return result;
 }
 
 /**
@@ -658,18 +690,30 @@ function prune(
   merged: JsonValue,
   managers: Map<string, ManagerState>,
   lastSet: FieldSet,
+  /** The applier's new set (one of the managers'). */
+  applied: FieldSet,
 ): JsonValue {
-  const ensure = (s: FieldSet): FieldSet => ensureNamedFieldsAreMembers(schema, root, s);
+  const ensure = (s: FieldSet): FieldSet =>
+    ofSet(s, schema, root, 'namedMembers', () => ensureNamedFieldsAreMembers(schema, root, s)) as FieldSet;
   // ensure(toFieldSet(v)), in one walk.
-  const fieldsOf = (v: JsonValue): FieldSet => toFieldSet(schema, root, v, true).set;
+  const mergedSet = toFieldSet(schema, root, merged, true).set;
+  // The same for a value removeItems made of `merged`: the parts it left alone are merged's own
+  // objects, whose sets are mergedSet's (and nothing of them is in the difference).
+  const fieldsOf = (v: JsonValue): FieldSet =>
+    v === merged ? mergedSet : toFieldSet(schema, root, v, true, { value: merged, set: mergedSet }).set;
   const lastMembers = ensure(lastSet);
   let pruned = removeItems(schema, root, merged, lastMembers);
-  // addBackOwnedItems
-  let managed: FieldSet = emptyFieldSet;
-  for (const m of managers.values()) managed = unionSets(managed, m.set);
-  const mergedSet = fieldsOf(merged);
-  // mergedSet minus (fieldsOf(pruned) ∪ managed), without building the union.
-  const notOwned = differenceSets(differenceSets(mergedSet, fieldsOf(pruned)), ensure(managed));
+  // addBackOwnedItems: mergedSet minus (fieldsOf(pruned) ∪ ensure(every manager's set)). Named
+  // fields made members of a union are those of each set, so each manager's set is taken away in
+  // turn, the applier's first, and the others only while something is left to take away (usually
+  // the applier still owns all it dropped from the merged object); neither the union nor any
+  // ensure(set) is made.
+  let notOwned = differenceSets(mergedSet, fieldsOf(pruned));
+  if (!isEmptySet(notOwned)) notOwned = differenceWithNamedMembers(schema, root, notOwned, applied);
+  for (const m of managers.values()) {
+    if (isEmptySet(notOwned)) break;
+    if (m.set !== applied) notOwned = differenceWithNamedMembers(schema, root, notOwned, m.set);
+  }
   pruned = removeItems(schema, root, merged, notOwned);
   // Everything is owned (the usual case): `pruned` is `merged` as removeItems leaves it, so nothing
   // of it dangles, and the last step would remove nothing more.

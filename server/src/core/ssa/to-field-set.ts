@@ -6,6 +6,7 @@ import type { FieldPath, PathElement } from './path';
 import {
   FieldPathWalk,
   FieldSetBuilder,
+  fieldStep,
   insertPath,
   newFieldSet,
   pathElementKey,
@@ -13,6 +14,7 @@ import {
   recursiveDifferenceSets,
   unionSets,
   type FieldSet,
+  type FieldSetNode,
 } from './field-set';
 import { formatServerPath, goTypeName, goValueSharpV, goValueV } from './messages';
 import {
@@ -80,13 +82,21 @@ export function toFieldSet(
   root: TypeRef,
   value: JsonValue,
   namedFieldsAreMembers = false,
+  /**
+   * The set of a value this one was made from, as toFieldSet made it (same schema, root and
+   * `namedFieldsAreMembers`), where `value` keeps the parts it did not change as the same objects
+   * (removeItems does): below a field whose value is the same object, that set's node is taken
+   * as it is instead of walking the value again. No problem is reported below such a field.
+   */
+  from?: { readonly value: JsonValue; readonly set: FieldSet },
 ): { set: FieldSet; problems: ValueProblem[] } {
   const walk = new FieldPathWalk();
   const owned = new FieldSetBuilder(walk);
   const problems: ValueProblem[] = [];
   const path = walk.path;
 
-  const visit = (tr: TypeRef, v: JsonValue): void => {
+  // fv, fs: the value `from` has at this path and its set's node there, while known.
+  const visit = (tr: TypeRef, v: JsonValue, fv?: JsonValue, fs?: FieldSet): void => {
     const resolved = resolveType(schema, tr);
     if (!resolved) {
       const message = `schema error: no type found matching: ${tr.named ?? 'inlined type'}`;
@@ -101,12 +111,19 @@ export function toFieldSet(
         return;
       }
       if (!isJsonObject(v)) return;
+      // The same object at the same path: the same set below it (none when nothing is owned there).
+      if (fv === v && walk.path.length > 0 && (fs === undefined || owned.graft(fs))) return;
+      const fm = fv !== undefined && isJsonObject(fv) ? fv : undefined;
       for (const key in v) {
         if (!Object.prototype.hasOwnProperty.call(v, key)) continue;
         const child = v[key] as JsonValue;
         const named = Object.prototype.hasOwnProperty.call(map.fields, key);
-        walk.push({ kind: 'field', name: key }, `f:${key}`);
-        visit(fieldType(map, key) ?? deducedTypeRef, child);
+        const step = fieldStep(key);
+        const k = step.key;
+        walk.push(step.pe, k);
+        if (fm && Object.prototype.hasOwnProperty.call(fm, key))
+          visit(fieldType(map, key) ?? deducedTypeRef, child, fm[key], fs?.children.get(k)?.set);
+        else visit(fieldType(map, key) ?? deducedTypeRef, child);
         if (child === null || !named || isEmptyObject(child) || (namedFieldsAreMembers && owned.ownsBelow()))
           owned.own();
         walk.pop();
@@ -124,6 +141,7 @@ export function toFieldSet(
         return;
       }
       if (!Array.isArray(v)) return;
+      if (fv === v && walk.path.length > 0 && (fs === undefined || owned.graft(fs))) return;
       const elements = v.map((item) => listItemElement(schema, list, item));
       const keys: (string | undefined)[] = [];
       const seen = new Set<string>();
@@ -158,7 +176,8 @@ export function toFieldSet(
       });
     }
   };
-  visit(root, value);
+  if (from) visit(root, value, from.value, from.set);
+  else visit(root, value);
   return { set: owned.set, problems };
 }
 
@@ -272,6 +291,62 @@ export function ensureNamedFieldsAreMembers(schema: SchemaModel, tr: TypeRef | u
   };
   visit(set, tr);
   return out.set;
+}
+
+/**
+ * `a` minus ensureNamedFieldsAreMembers(`set`), without making the latter: a walk of `a` (in the
+ * prune, what is left to take away: usually little) instead of one of `set` (a manager's whole set).
+ * `a` itself when nothing of it is taken away, as differenceSets.
+ */
+export function differenceWithNamedMembers(
+  schema: SchemaModel,
+  tr: TypeRef | undefined,
+  a: FieldSet,
+  set: FieldSet,
+): FieldSet {
+  if (set.members.size === 0 && set.children.size === 0) return a;
+  const atom = tr ? resolveType(schema, tr) : undefined;
+  // A member of ensure(set) here: a member of `set`, or a field of the type with something below it in `set`.
+  const taken = (key: string, pe: PathElement): boolean =>
+    set.members.has(key) ||
+    (pe.kind === 'field' &&
+      atom?.map !== undefined &&
+      Object.prototype.hasOwnProperty.call(atom.map.fields, pe.name) &&
+      set.children.has(key));
+  let changed = false;
+  for (const [key, pe] of a.members)
+    if (taken(key, pe)) {
+      changed = true;
+      break;
+    }
+  const below: (FieldSet | undefined)[] = [];
+  for (const [key, node] of a.children) {
+    let res: FieldSet | undefined = node.set;
+    const other = set.children.get(key);
+    if (other) {
+      const pe = node.element;
+      const childRef =
+        pe.kind === 'field' && atom?.map
+          ? fieldType(atom.map, pe.name)
+          : pe.kind === 'key' && atom?.list
+            ? atom.list.elementType
+            : undefined;
+      const diff = differenceWithNamedMembers(schema, childRef, node.set, other.set);
+      res = isEmptySet(diff) ? undefined : diff;
+    }
+    if (res !== node.set) changed = true;
+    below.push(res);
+  }
+  if (!changed) return a;
+  const members = new Map<string, PathElement>();
+  for (const [key, pe] of a.members) if (!taken(key, pe)) members.set(key, pe);
+  const children = new Map<string, FieldSetNode>();
+  let i = 0;
+  for (const [key, node] of a.children) {
+    const res = below[i++];
+    if (res) children.set(key, { element: node.element, set: res });
+  }
+  return { members, children };
 }
 
 /**
