@@ -592,9 +592,9 @@ export const mutations = [
   {
     id: 'owners-no-atomic-ancestor',
     rule: "an atomic struct's owner owns its leaves (a label selector is recorded at its own path)",
-    file: core('findings/fleet.ts'),
-    from: '  for (let n = path.length - 1; n > 0; n--) {',
-    to: '  for (let n = path.length - 1; n > path.length; n--) {',
+    file: core('findings/ownership.ts'),
+    from: '  for (let n = keys.length - 1; n > 0; n--) {',
+    to: '  for (let n = keys.length - 1; n > keys.length; n--) {',
     tests: ['test/unit/core/findings/gitops-revert.test.ts'],
   },
   {
@@ -624,9 +624,9 @@ export const mutations = [
   {
     id: 'field-owner-granular-ancestor',
     rule: "a member a granular map lacks has no owner: an Update manager's `.` on the map owns none of its members",
-    file: core('findings/fleet.ts'),
-    from: '    const owners = wholeOwnersIn(ownership, path.slice(0, n));',
-    to: '    const owners = ownersIn(ownership, path.slice(0, n)).filter((o) => o.exact);',
+    file: core('findings/ownership.ts'),
+    from: 'const whole = ownership.entries.filter((_, i) => recorded(chains[i]!, n) && !below(chains[i]!, n));',
+    to: 'const whole = ownership.entries.filter((_, i) => recorded(chains[i]!, n));',
     tests: ['test/unit/core/findings/gitops-revert.test.ts'],
   },
   {

@@ -15,6 +15,7 @@ import {
   type ManifestResource,
   type Range,
 } from '../manifest/manifest';
+import { pathElementKey } from '../ssa/field-set';
 import { valueAtPath } from '../ssa/merge';
 import { formatServerPath, type ManagerIdentity } from '../ssa/messages';
 import { valueAtFieldPath, type FieldPath } from '../ssa/path';
@@ -22,7 +23,7 @@ import { rootTypeFor, type SchemaModel } from '../ssa/schema';
 import { defaultSeverity, meansNotJudged, restsOnCluster } from './catalogue';
 import type { ResourceFacts } from './facts';
 import type { Finding, ObjectIdentity } from './finding';
-import { decodeOwnership, ownersIn, ownersOf, serverPath, wholeOwnersIn, type FieldOwner } from './ownership';
+import { decodeOwnership, exactOrWholeOwners, ownersOf, serverPath } from './ownership';
 import { showValue } from './show-value';
 
 /** What one context said about one object (or one input). */
@@ -289,18 +290,16 @@ export function fieldStates(
 ): FieldState[] {
   const ownership = decodeOwnership(live);
   return writtenLeaves(resource, schema).map((leaf) => {
-    const owners = exactOwners(ownership, leaf.path)
-      .map((o) => ownerLabel(o.manager))
-      .sort();
-    const state = {
+    const owners = exactOrWholeOwners(ownership, leaf.keys).map(ownerLabel).sort();
+    return {
       path: leaf.shown,
       live: valueAtFieldPath(live, leaf.path),
       manifest: leaf.manifest,
       owners: [...new Set(owners)],
-    };
-    // Placed only when a finding is put on it (most fields are the same everywhere).
-    return Object.defineProperty(state, 'range', { enumerable: true, get: () => leaf.range() }) as typeof state & {
-      range: Range;
+      // Placed only when a finding is put on it (most fields are the same everywhere).
+      get range(): Range {
+        return leaf.range();
+      },
     };
   });
 }
@@ -308,6 +307,8 @@ export function fieldStates(
 /** A leaf the manifest sets: its path as the server names it, its value, and where it is written (placed once, when asked). */
 interface WrittenLeaf {
   readonly path: FieldPath;
+  /** `path` as pathElementKey gives each element: a leaf is looked up in every context's managedFields. */
+  readonly keys: readonly string[];
   readonly shown: string;
   readonly manifest: JsonValue;
   range(): Range;
@@ -350,29 +351,13 @@ function writtenLeaves(resource: ManifestResource, schema: SchemaModel | undefin
         locateScalarInText(resource, indexPath)?.keyRange ??
         locate(resource, indexPath)?.keyRange ??
         absoluteRange(resource, resource.root.range));
-    leaves.push({ path, shown, manifest: value, range });
+    leaves.push({ path, keys: path.map(pathElementKey), shown, manifest: value, range });
   };
   walk(resource.object, []);
   // A few schemas at most (the versions of a fleet): the oldest is forgotten.
   if (known.length >= 4) known.shift();
   known.push({ schema, leaves });
   return leaves;
-}
-
-/**
- * The managers that own the field exactly, else those that own the nearest ancestor as a whole (an
- * atomic struct or map, such as a label selector, is recorded at its own path, not its leaves'). An
- * ancestor an Update manager marks with `.` (a granular map: the labels) owns none of its members:
- * a label the live object lacks has no owner.
- */
-function exactOwners(ownership: ReturnType<typeof decodeOwnership>, path: FieldPath): FieldOwner[] {
-  const exact = ownersIn(ownership, path).filter((o) => o.exact);
-  if (exact.length > 0) return exact;
-  for (let n = path.length - 1; n > 0; n--) {
-    const owners = wholeOwnersIn(ownership, path.slice(0, n));
-    if (owners.length > 0) return owners;
-  }
-  return [];
 }
 
 function ownerLabel(m: ManagerIdentity): string {

@@ -66,19 +66,35 @@ export function ownersIn(ownership: Ownership, path: FieldPath): FieldOwner[] {
 }
 
 /**
- * The managers that own `path` as a whole: exactly, with nothing recorded below it. That is how
- * managedFields record an atomic struct or map (a label selector); a granular map or struct that an
- * Update manager marks with `.` has its members below, each owned on its own.
+ * The managers that own a field exactly, else those that own its nearest ancestor as a whole: an
+ * atomic struct or map (a label selector) is recorded at its own path with nothing below it, not
+ * at its leaves'. An ancestor that an Update manager marks with `.` (a granular map: the labels)
+ * has its members recorded below it, each owned on its own, so it owns none of them: a label the
+ * live object lacks has no owner. `keys`: the field's path as pathElementKey gives each element
+ * (made once by a caller that asks about the same fields in many objects). Each manager's set is
+ * walked once along the path.
  */
-export function wholeOwnersIn(ownership: Ownership, path: FieldPath): FieldOwner[] {
-  return ownership.entries
-    .filter((e) => hasPath(e.fields, path) && !ownsBelow(e.fields, path))
-    .map((e) => ({
-      manager: e.identity,
-      apiVersion: e.apiVersion,
-      ...(e.time !== undefined ? { time: e.time } : {}),
-      exact: true,
-    }));
+export function exactOrWholeOwners(ownership: Ownership, keys: readonly string[]): ManagerIdentity[] {
+  const chains = ownership.entries.map((e) => {
+    // chain[i]: the set below the path's first i elements, as far as the manager's set goes.
+    const chain: FieldSet[] = [e.fields];
+    for (let i = 0; i < keys.length; i++) {
+      const next = chain[i]!.children.get(keys[i]!)?.set;
+      if (!next) break;
+      chain.push(next);
+    }
+    return chain;
+  });
+  // The path's first n elements recorded as a field of the set, and anything recorded below them.
+  const recorded = (chain: FieldSet[], n: number) => chain.length >= n && chain[n - 1]!.members.has(keys[n - 1]!);
+  const below = (chain: FieldSet[], n: number) => chain.length > n && !isEmptySet(chain[n]!);
+  const exact = ownership.entries.filter((_, i) => recorded(chains[i]!, keys.length));
+  if (exact.length > 0) return exact.map((e) => e.identity);
+  for (let n = keys.length - 1; n > 0; n--) {
+    const whole = ownership.entries.filter((_, i) => recorded(chains[i]!, n) && !below(chains[i]!, n));
+    if (whole.length > 0) return whole.map((e) => e.identity);
+  }
+  return [];
 }
 
 /** The owners of `path` in the live object (one question: decodeOwnership + ownersIn for many). */
