@@ -165,14 +165,7 @@ export class ClusterTransport {
       const req = this.request(prepared, resolve, (res, sent) => {
         // Answered: from now on only a body that stops flowing is abandoned.
         sent.setTimeout(this.options.requestTimeoutMs, () => {
-          sent.destroy(
-            Object.assign(
-              new Error(
-                `${this.shownServer} stopped sending its answer for ${Math.round(this.options.requestTimeoutMs / 1000)} s`,
-              ),
-              { code: 'ETIMEDOUT' },
-            ),
-          );
+          sent.destroy(this.silence('body'));
         });
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -193,6 +186,20 @@ export class ClusterTransport {
       req.on('error', (error) => resolve(networkOutcome(error)));
       req.end(request.method === 'GET' ? undefined : request.body);
     });
+  }
+
+  /**
+   * What a request is abandoned with when the server is silent for the request timeout: no answer
+   * at all (a black-holed address, a server that accepted and says nothing), or an answer whose
+   * body stopped flowing.
+   */
+  private silence(what: 'answer' | 'body'): Error {
+    const seconds = Math.round(this.options.requestTimeoutMs / 1000);
+    const message =
+      what === 'answer'
+        ? `no answer from ${this.shownServer} within ${seconds} s`
+        : `${this.shownServer} stopped sending its answer for ${seconds} s`;
+    return Object.assign(new Error(message), { code: 'ETIMEDOUT' });
   }
 
   /**
@@ -297,14 +304,7 @@ export class ClusterTransport {
       }
       // Until the handshake is done the usual request timeout applies (a black-holed address).
       const timer = setTimeout(() => {
-        socket.destroy(
-          Object.assign(
-            new Error(
-              `no answer from ${this.shownServer} within ${Math.round(this.options.requestTimeoutMs / 1000)} s`,
-            ),
-            { code: 'ETIMEDOUT' },
-          ),
-        );
+        socket.destroy(this.silence('answer'));
       }, this.options.requestTimeoutMs);
       timer.unref?.();
       const failed = (error: Error) => {
@@ -383,28 +383,14 @@ export class ClusterTransport {
         resolve(outcome);
       };
       const timer = setTimeout(() => {
-        stream.destroy(
-          Object.assign(
-            new Error(
-              `no answer from ${this.shownServer} within ${Math.round(this.options.requestTimeoutMs / 1000)} s`,
-            ),
-            { code: 'ETIMEDOUT' },
-          ),
-        );
+        stream.destroy(this.silence('answer'));
       }, this.options.requestTimeoutMs);
       timer.unref?.();
       stream.once('response', (answer) => {
         clearTimeout(timer);
         // Answered: from now on only a body that stops flowing is abandoned.
         stream.setTimeout(this.options.requestTimeoutMs, () => {
-          stream.destroy(
-            Object.assign(
-              new Error(
-                `${this.shownServer} stopped sending its answer for ${Math.round(this.options.requestTimeoutMs / 1000)} s`,
-              ),
-              { code: 'ETIMEDOUT' },
-            ),
-          );
+          stream.destroy(this.silence('body'));
         });
         const chunks: Buffer[] = [];
         stream.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -441,12 +427,7 @@ export class ClusterTransport {
    */
   private answerWithin(req: http.ClientRequest): void {
     const timer = setTimeout(() => {
-      req.destroy(
-        Object.assign(
-          new Error(`no answer from ${this.shownServer} within ${Math.round(this.options.requestTimeoutMs / 1000)} s`),
-          { code: 'ETIMEDOUT' },
-        ),
-      );
+      req.destroy(this.silence('answer'));
     }, this.options.requestTimeoutMs);
     timer.unref?.();
     req.once('response', () => clearTimeout(timer));
