@@ -398,12 +398,14 @@ async function forcePreviewOf(
   invocation: KubectlInvocation,
 ): Promise<ForcePreview | undefined> {
   if (!findings.some((f) => f.code === 'field-conflict') || facts.live.state !== 'exists') return undefined;
+  // Asked before the autoscalers' read: the prediction the findings were just made of is the one kept.
+  const prediction = predictionOf(resource, facts, settings);
   const autoscalers: AutoscalerFacts = reader.autoscalers
     ? await reader.autoscalers(resource)
     : { state: 'unknown', reason: 'a snapshot holds no HorizontalPodAutoscalers' };
   return forcePreview({
     object: objectIdentity(resource),
-    prediction: predictionOf(resource, facts, settings),
+    prediction,
     live: facts.live.object,
     fieldManager: settings.fieldManager,
     autoscalers,

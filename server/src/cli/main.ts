@@ -27,6 +27,7 @@ import {
 } from './args';
 import { createCheckShare, runCheck, type CheckOutcome, type CheckShare } from './check';
 import { isControllerName } from '../core/gitops/model';
+import { keepTypedConfigs } from '../core/ssa/predict';
 import { applierOfFile, gitRepositoryOf } from '../render/git-repository';
 import {
   fleetReport,
@@ -196,6 +197,8 @@ async function checkFleet(
   const resolved = resolveContexts(kubeconfig.value, fleet.names, fleet.globs);
   if (!resolved.ok) return fail(resolved.message);
   const once = createCheckShare();
+  // The contexts judge the same objects side by side: each typing of an object is kept for the others.
+  keepTypedConfigs(256);
   // The contexts' connections share the OpenAPI documents that name the same content, and what is built from them.
   const share = createClusterShare();
   const runs = await runContexts(

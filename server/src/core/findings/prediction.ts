@@ -7,11 +7,13 @@ import { predictApply, type ApplyPrediction } from '../ssa/predict';
 import type { AnalysisSettings, ResourceFacts } from './facts';
 
 /**
- * The predictions made last, per facts and resource (both plain data, never changed once made):
+ * The prediction made last, with its facts and resource (both plain data, never changed once made):
  * the force preview of an object follows its findings (the command line previews each object with
- * a conflict right after judging it). Only the last few are kept: the editor holds the facts and
+ * a conflict right after judging it). Only the last is kept: the editor holds the facts and
  * resources of every open document, and a prediction (the merged object with it) kept for each
  * was megabytes for a few thousand objects; its force preview, asked for later, predicts again.
+ * Kept while a few more objects were judged, each prediction outlived V8's young generation and
+ * stayed in the old one until the next full collection (docs/performance.md).
  */
 const recent: {
   facts: ResourceFacts;
@@ -20,7 +22,7 @@ const recent: {
   applyMode: AnalysisSettings['applyMode'];
   prediction: ApplyPrediction;
 }[] = [];
-const recentLimit = 32;
+const recentLimit = 1;
 
 /** The apply predicted for a served kind (`resourceName`: its group and resource), made once for a judgement and its preview. */
 export function predict(

@@ -386,8 +386,22 @@ interface TypedConfig {
  * contexts of one Kubernetes version judge the same object under the same schema (the command
  * line's files are parsed once for every context, and the schema built once per OpenAPI document).
  * Only the live object differs between them.
+ *
+ * Kept for the last objects typed only, one unless the caller asks for more (keepTypedConfigs: the
+ * command line judging several contexts side by side). A typing kept while a few more objects are
+ * judged outlives V8's young generation and is copied to the old one, where it stays until the next
+ * full collection: the editor's judgement of a file of 2,000 objects left 12 MB of them behind at its
+ * peak, kept with 8 objects as with all 2,000 (docs/performance.md). The editor types an object
+ * again only when its facts change.
  */
-const typedConfigs = new WeakMap<JsonObject, { schema: SchemaModel; root: string; typed: TypedConfig }[]>();
+const typedConfigs = new Map<JsonObject, { schema: SchemaModel; root: string; typed: TypedConfig }[]>();
+let typedConfigsKept = 1;
+
+/** How many objects' typings are kept (at least one): more where several contexts judge the same objects at once. */
+export function keepTypedConfigs(objects: number): void {
+  typedConfigsKept = Math.max(1, Math.floor(objects));
+  while (typedConfigs.size > typedConfigsKept) typedConfigs.delete(typedConfigs.keys().next().value!);
+}
 
 function typedConfig(schema: SchemaModel, root: TypeRef, config: JsonObject): TypedConfig {
   const type = (): TypedConfig => {
@@ -396,7 +410,14 @@ function typedConfig(schema: SchemaModel, root: TypeRef, config: JsonObject): Ty
   };
   if (root.named === undefined || root.inlined || root.elementRelationship) return type();
   let known = typedConfigs.get(config);
-  if (!known) typedConfigs.set(config, (known = []));
+  if (known) {
+    // The most recent last: the first is the one forgotten.
+    typedConfigs.delete(config);
+    typedConfigs.set(config, known);
+  } else {
+    if (typedConfigs.size >= typedConfigsKept) typedConfigs.delete(typedConfigs.keys().next().value!);
+    typedConfigs.set(config, (known = []));
+  }
   const found = known.find((k) => k.schema === schema && k.root === root.named);
   if (found) return found.typed;
   const typed = type();
