@@ -3,7 +3,7 @@
 //
 //   npm run cluster:up && node scripts/bundle.mjs --production --only=cli,server
 //   node --import tsx test/bench/memory.ts [--node="<options>"] [--count=2000] [--every=10]
-//        [--snapshot-at=<MB>] [--dir=/tmp/kch-memory]
+//        [--snapshot-at=<MB>] [--dir=/tmp/kch-memory] [--round-trip=<ms>]
 //
 // Seeds the objects, with the bench's histories, in the namespace kch-bench-memory (kept between
 // runs: seeded again only when it holds fewer), starts the server as the editor does (its
@@ -11,10 +11,16 @@
 // The server's RSS is read from /proc every 10 ms by this process, so the samples go on while the
 // server's event loop is busy; --every=N prints every Nth. --snapshot-at: the server runs with
 // --heapsnapshot-signal and is sent the signal when its RSS first passes that many MB; the snapshot
-// (live objects only: V8 collects first) is written to --dir.
+// (live objects only: V8 collects first) is written to --dir. --round-trip: the server reaches the
+// API server through a relay that delays every byte (test/support/latency-proxy.ts), a cluster that
+// far away.
 import * as fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { parse, stringify } from 'yaml';
 import { readEnv } from '../support/cluster';
+import { startLatencyProxy } from '../support/latency-proxy';
 import { startTestServer } from '../support/lsp-client';
 import { connect, request } from '../support/seed';
 import { existingDeployments } from './generate';
@@ -44,11 +50,19 @@ async function main(): Promise<void> {
   const dir = flag('dir') ?? '/tmp/kch-memory';
   if (snapshotAt) fs.mkdirSync(dir, { recursive: true });
 
+  let kubeconfig = env.kubeconfig;
+  const roundTrip = Number(flag('round-trip') ?? 0);
+  if (roundTrip > 0) {
+    const config = parse(fs.readFileSync(env.kubeconfig, 'utf8')) as { clusters: { cluster: { server: string } }[] };
+    for (const c of config.clusters) c.cluster.server = (await startLatencyProxy(c.cluster.server, roundTrip / 2)).url;
+    kubeconfig = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'kch-memory-')), 'kubeconfig');
+    fs.writeFileSync(kubeconfig, stringify(config));
+  }
   const t0 = performance.now();
   const server = await startTestServer({
     process: true,
     execArgv: [...extra, ...(snapshotAt ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${dir}`] : [])],
-    settings: { kubeconfig: env.kubeconfig, context: 'admin' },
+    settings: { kubeconfig, context: 'admin' },
   });
   const pid = server.child!.pid!;
   const samples: { ms: number; rss: number }[] = [];

@@ -79,6 +79,7 @@ export function startServer(
     env,
   );
   refresh.waitFor(workspace.sessions);
+  refresh.measureWork(() => workspace.analyzer.workMs());
   // A CustomResourceDefinition opened, edited or closed changes what the other documents are told.
   workspace.analyzer.onDefinedKindsChange(() => refresh.schedule());
   const dryRuns = new DryRunAnswers(connection, workspace, refresh);
