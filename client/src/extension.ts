@@ -14,6 +14,7 @@ import {
   requests,
   sendNotification,
   sendRequest,
+  serverEnv,
   serverExecArgv,
   settingsSection,
   type FleetViewResult,
@@ -342,11 +343,11 @@ function createClient(
 ): LanguageClient {
   const module = context.asAbsolutePath('dist/server.js');
   const serverOptions: ServerOptions = {
-    run: { module, transport: TransportKind.ipc, options: { execArgv: [...serverExecArgv] } },
+    run: { module, transport: TransportKind.ipc, options: { execArgv: [...serverExecArgv], env: { ...serverEnv } } },
     debug: {
       module,
       transport: TransportKind.ipc,
-      options: { execArgv: [...serverExecArgv, '--nolazy', '--inspect=6010'] },
+      options: { execArgv: [...serverExecArgv, '--nolazy', '--inspect=6010'], env: { ...serverEnv } },
     },
   };
   // The server contacts no cluster unless told the workspace is trusted (it fails closed).

@@ -23,7 +23,7 @@ import type {
 } from 'vscode-languageserver-protocol';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { startStreamServer } from '../../server/src/lsp/server';
-import { serverExecArgv, type InitializationOptions, type Settings } from '../../server/src/protocol';
+import { serverEnv, serverExecArgv, type InitializationOptions, type Settings } from '../../server/src/protocol';
 
 export interface TestServerOptions {
   settings?: Partial<Settings>;
@@ -94,7 +94,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
         path.join(import.meta.dirname, '..', '..', 'dist', 'server.js'),
         '--stdio',
       ],
-      { stdio: ['pipe', 'pipe', 'inherit'], ...(options.env ? { env: options.env } : {}) },
+      // As the VS Code client starts it: its environment with serverEnv added.
+      { stdio: ['pipe', 'pipe', 'inherit'], env: { ...(options.env ?? process.env), ...serverEnv } },
     );
     connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
   } else {
