@@ -2,7 +2,8 @@
 // and the params the bindings name, as plain data for core/findings/admission-policy.ts. Reads
 // only: one LIST of each of the two cluster-scoped collections, and one LIST of a param kind per
 // namespace a binding sends its params from, all through the live-object cache (watched in the
-// editor, read again on refresh), so a session reads each once. A list refused (403) or not served
+// editor, read again on refresh), so a session reads each once; a change the watch brings makes
+// them again (readAgain) and tells the listeners when they differ. A list refused (403) or not served
 // leaves the policies `unknown`, which the analysis says quietly; it is never a guess. Params of
 // kind Secret are never read: the product never fetches Secret values.
 import type { AdmissionPolicyFacts, PolicyParamsFacts } from '../core/findings';
@@ -52,12 +53,26 @@ export class AdmissionPolicies {
       const signature = signatureOf(facts);
       const news = entry.facts !== undefined && signature !== entry.signature;
       const first = entry.facts === undefined;
-      entry.facts = facts;
+      // The same answer stays the same object: the editor compares facts by identity (sameFacts).
+      if (news || first) entry.facts = facts;
       entry.signature = signature;
       if (news || first) this.changed();
-      return facts;
+      return entry.facts!;
     });
     return entry.loading;
+  }
+
+  /**
+   * A collection read whole has changed (a policy, a binding or a param made, changed or removed):
+   * every namespace's policies are made again from the watched cache (no request), and the
+   * listeners told if they changed. A read under way may have read before the change: another follows it.
+   */
+  readAgain(): void {
+    for (const [namespace, entry] of this.entries) {
+      if (entry.facts === undefined && !entry.loading) continue;
+      if (entry.loading) void entry.loading.then(() => this.load(namespace));
+      else void this.load(namespace);
+    }
   }
 
   private entryFor(namespace: string): Entry {

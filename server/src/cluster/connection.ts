@@ -20,7 +20,13 @@ import {
   type LoadedKubeconfig,
   type SelectedContext,
 } from './kubeconfig';
-import { DEFAULT_LIVE_OBJECT_OPTIONS, LiveObjects, readsMetadataOnly, type LiveObjectOptions } from './live-objects';
+import {
+  DEFAULT_LIVE_OBJECT_OPTIONS,
+  LiveObjects,
+  readsMetadataOnly,
+  type CollectionChange,
+  type LiveObjectOptions,
+} from './live-objects';
 import { Namespaces, unknownNamespaces, type NamespaceLookup } from './namespaces';
 import { Permissions, unknownPermissions, type PermissionLookup } from './permissions';
 import { AdmissionReads, type AdmissionLookup } from './admission-reads';
@@ -152,6 +158,11 @@ export interface ClusterConnection {
   /** The ref with its namespace settled, when discovery knows the kind. */
   resolveRef(ref: NamedObjectTarget): ResolvedObjectRef | undefined;
   onObjectChange(listener: (change: LiveObjectChange) => void): Disposable;
+  /**
+   * A kind read whole with listObjects changed after its first list (a watch event, a list again):
+   * what was made of it may be made again, from the same cache.
+   */
+  onCollectionChange(listener: (change: CollectionChange) => void): Disposable;
   /** Every object of a kind in a namespace ('' for the default one), from the same watched cache. */
   listObjects(apiVersion: string, kind: string, namespace: string): Promise<ClusterResult<JsonObject[]>>;
   /**
@@ -341,6 +352,7 @@ function connectedConnection(
       });
       return { dispose: () => (objects.dispose(), secrets.dispose()) };
     },
+    onCollectionChange: (listener) => liveObjects.onCollectionChange(listener),
     listObjects: (apiVersion, kind, namespace) => liveObjects.list(apiVersion, kind, namespace),
     helmSightings: (kinds) => readHelmSightings(transport, discovery, kinds),
     namespaces,
@@ -418,6 +430,7 @@ function unconfiguredConnection(
     expectObjects: () => Promise.resolve(),
     resolveRef: () => undefined,
     onObjectChange: () => ({ dispose: () => {} }),
+    onCollectionChange: () => ({ dispose: () => {} }),
     listObjects: failed,
     helmSightings: failed,
     namespaces: unknownNamespaces(problem),

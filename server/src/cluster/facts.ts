@@ -131,6 +131,10 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   const admissionSubscription = connection.admission?.onChange(notify);
   // The ValidatingAdmissionPolicies that may judge each object, per namespace (admission-policies.ts).
   const policies = new AdmissionPolicies(connection, notify);
+  // The policies are made again when a collection read whole changes (a policy, a binding, a param).
+  const collectionSubscription = connection.onCollectionChange(() => {
+    policies.readAgain();
+  });
 
   // Schemas and validation rules are built once per document and kept with it (share.ts): with the
   // documents of the versions other managers wrote at (versions.ts), and for every connection of the
@@ -422,6 +426,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
       namespaceSubscription.dispose();
       permissionSubscription.dispose();
       policySubscription.dispose();
+      collectionSubscription.dispose();
       admissionSubscription?.dispose();
       listeners.clear();
     },

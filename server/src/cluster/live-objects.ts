@@ -65,6 +65,14 @@ export const DEFAULT_LIVE_OBJECT_OPTIONS: LiveObjectOptions = {
 
 type Listener = (change: LiveObjectChange) => void;
 
+/** A collection read whole that changed (LiveObjects.onCollectionChange). */
+export interface CollectionChange {
+  readonly apiVersion: string;
+  readonly kind: string;
+  /** '' for a cluster-scoped kind. */
+  readonly namespace: string;
+}
+
 /**
  * Accept headers that make the server answer metadata only (apimachinery meta.k8s.io/v1
  * PartialObjectMetadata, served since Kubernetes 1.15). There is deliberately no fallback to full
@@ -83,6 +91,8 @@ export function readsMetadataOnly(resource: Pick<ApiResourceInfo, 'group' | 'res
 export class LiveObjects {
   private readonly collections = new Map<string, Collection>();
   private readonly listeners = new Set<Listener>();
+  /** Told when a collection someone reads whole (list()) changes after its first list. */
+  private readonly collectionListeners = new Set<(change: CollectionChange) => void>();
   /** Refs asked for before discovery could place them; answered by a change event later. */
   private readonly unresolved = new Map<string, Unresolved>();
   private readonly retryTimers = new Set<NodeJS.Timeout>();
@@ -101,6 +111,16 @@ export class LiveObjects {
   onChange(listener: Listener): Disposable {
     this.listeners.add(listener);
     return { dispose: () => this.listeners.delete(listener) };
+  }
+
+  /**
+   * A collection read whole (list(): the policies, their bindings, the autoscalers of a namespace)
+   * changed after its first list: a watch event, or a list again. Its readers read it again (no
+   * request: the cache follows it) and say whether what they make of it changed.
+   */
+  onCollectionChange(listener: (change: CollectionChange) => void): Disposable {
+    this.collectionListeners.add(listener);
+    return { dispose: () => this.collectionListeners.delete(listener) };
   }
 
   /** Where a ref lives, if discovery already knows its kind. */
@@ -316,6 +336,7 @@ export class LiveObjects {
         this.options,
         this.limits,
         (change) => this.emit(change),
+        () => this.emitCollection({ apiVersion: ref.apiVersion, kind: ref.kind, namespace: ref.namespace }),
       );
       this.collections.set(path, (collection = created));
       // Started once the pass that asked has run: every name it asks joins before the collection
@@ -323,6 +344,16 @@ export class LiveObjects {
       queueMicrotask(() => created.start());
     }
     return collection;
+  }
+
+  private emitCollection(change: CollectionChange): void {
+    for (const listener of this.collectionListeners) {
+      try {
+        listener(change);
+      } catch {
+        // A listener's failure is its own; the cache keeps running.
+      }
+    }
   }
 
   private emit(change: LiveObjectChange): void {
@@ -497,6 +528,8 @@ class Collection {
     private readonly options: LiveObjectOptions,
     private readonly limits: NameReadLimits,
     private readonly emit: (change: LiveObjectChange) => void,
+    /** The collection, read whole, changed after its first list. */
+    private readonly changedWhole: () => void = () => {},
   ) {
     this.nameMethod = options.follow ? 'select' : 'get';
   }
@@ -1039,11 +1072,13 @@ class Collection {
     }
     this.observedAt = now;
     this.cursor.resourceVersion = listVersion || undefined;
+    const relisted = this.synced;
     this.synced = true;
     this.problem = undefined;
     // The list answers every name now: the names read on their own stop.
     this.stopNames();
     this.notify(new Set([...changed, ...this.interest]));
+    if (relisted && this.wholeWanted) this.changedWhole();
     return 'ok';
   }
 
@@ -1062,6 +1097,7 @@ class Collection {
       if (type === 'DELETED') this.objects.delete(name);
       else if (type === 'ADDED' || type === 'MODIFIED') this.objects.set(name, { object, observedAt: this.observedAt });
       this.notify([name]);
+      if (this.wholeWanted) this.changedWhole();
     });
     if (typeof watched === 'string') return watched;
     this.problem = watched;

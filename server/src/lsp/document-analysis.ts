@@ -367,6 +367,14 @@ function sameFacts(a: ResourceFacts, b: ResourceFacts): boolean {
   if (a.namespace?.state !== b.namespace?.state || a.namespace?.name !== b.namespace?.name) return false;
   // Who applies the object and the autoscalers beside it arrive after the object (gitops findings).
   if (a.autoscalers !== b.autoscalers) return false;
+  // Admission: the policies, webhooks and rules the caches hand out, the same object until it changes.
+  if (
+    a.admissionPolicies !== b.admissionPolicies ||
+    a.webhooks !== b.webhooks ||
+    a.namespacePolicies !== b.namespacePolicies ||
+    a.rules !== b.rules
+  )
+    return false;
   if (a.appliers !== b.appliers && JSON.stringify(a.appliers) !== JSON.stringify(b.appliers)) return false;
   if (permissionKey(a.permission) !== permissionKey(b.permission)) return false;
   if (a.live.state === 'exists' && b.live.state === 'exists') return a.live.object === b.live.object;
