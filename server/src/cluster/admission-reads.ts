@@ -1,14 +1,15 @@
 // What admission reads of the cluster besides the object: the admission webhooks (one LIST each of
-// ValidatingWebhookConfigurations and MutatingWebhookConfigurations, admissionregistration.k8s.io/v1,
-// once per connection and again on refresh) and a namespace's LimitRanges and ResourceQuotas (one
-// LIST each per namespace, asked for the objects that create Pods). Reads only; the paths are fixed
-// or built by names.ts after the API server's own name check. A 403 (a user who may not read them)
-// is unknown, said quietly: nothing is judged of it, and it is no health problem of the connection.
+// ValidatingWebhookConfigurations and MutatingWebhookConfigurations, admissionregistration.k8s.io/v1)
+// and a namespace's LimitRanges and ResourceQuotas (one LIST each per namespace, asked for the objects
+// that create Pods). Each is a collection of the live-object cache read whole (live-objects.ts list):
+// a session reads each once, the editor's cache watches it, and a change it brings (collectionChanged)
+// makes them again from the cache, telling the listeners only when they differ; a refresh lists them
+// again. Reads only. A 403 (a user who may not read them) is unknown, said quietly: nothing is judged
+// of it, and it is no health problem of the connection.
 import type { AdmissionWebhook, NamespacePolicyFacts, WebhookFacts } from '../core/findings';
 import { isJsonObject, type JsonObject } from '../core/json';
-import type { ClusterTransport } from './http';
-import { collectionPath } from './names';
-import type { ApiResourceInfo, Disposable } from './types';
+import type { CollectionChange } from './live-objects';
+import type { ClusterResult, Disposable } from './types';
 
 /** What the facts need of a connection's admission reads. */
 export interface AdmissionLookup {
@@ -22,77 +23,70 @@ export interface AdmissionLookup {
   dispose(): void;
 }
 
-const webhookPaths = [
-  { type: 'validating', path: '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations' },
-  { type: 'mutating', path: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations' },
+/** A whole collection of the live-object cache (LiveObjects.list), read as optional: a refusal is no health problem. */
+export type ListCollection = (
+  apiVersion: string,
+  kind: string,
+  namespace: string,
+) => Promise<ClusterResult<JsonObject[]>>;
+
+const GROUP_VERSION = 'admissionregistration.k8s.io/v1';
+const webhookKinds = [
+  { type: 'validating', kind: 'ValidatingWebhookConfiguration' },
+  { type: 'mutating', kind: 'MutatingWebhookConfiguration' },
 ] as const;
+const namespaceKinds = ['LimitRange', 'ResourceQuota'] as const;
 
-const core = (kind: string, resource: string): ApiResourceInfo => ({
-  group: '',
-  version: 'v1',
-  apiVersion: 'v1',
-  kind,
-  resource,
-  namespaced: true,
-  verbs: [],
-  subresources: [],
-  shortNames: [],
-});
-const limitRanges = core('LimitRange', 'limitranges');
-const resourceQuotas = core('ResourceQuota', 'resourcequotas');
-
-type Listed = { ok: true; items: JsonObject[] } | { ok: false; message: string };
+/** One read's answer, kept with its text: an answer read again that is the same keeps the first object. */
+interface Kept<T> {
+  facts: T | undefined;
+  signature: string;
+  reading: Promise<T> | undefined;
+  /** A change came while a read was out: another read follows it. */
+  again: boolean;
+}
 
 export class AdmissionReads implements AdmissionLookup {
-  private webhookState: WebhookFacts | undefined;
-  private webhookRead: Promise<WebhookFacts> | undefined;
-  private readonly policyStates = new Map<string, NamespacePolicyFacts>();
-  private readonly policyReads = new Map<string, Promise<NamespacePolicyFacts>>();
+  private webhookState: Kept<WebhookFacts> = kept();
+  private readonly policyStates = new Map<string, Kept<NamespacePolicyFacts>>();
   private readonly listeners = new Set<() => void>();
   private disposed = false;
 
-  constructor(private readonly transport: ClusterTransport) {}
+  constructor(private readonly list: ListCollection) {}
 
   peekWebhooks(): WebhookFacts | undefined {
-    if (!this.webhookState) void this.webhooks();
-    return this.webhookState;
+    if (!this.webhookState.facts) void this.webhooks();
+    return this.webhookState.facts;
   }
 
   webhooks(): Promise<WebhookFacts> {
-    if (this.webhookState) return Promise.resolve(this.webhookState);
-    this.webhookRead ??= this.readWebhooks().then((state) => {
-      this.webhookRead = undefined;
-      if (!this.disposed) {
-        this.webhookState = state;
-        this.changed();
-      }
-      return state;
-    });
-    return this.webhookRead;
+    return this.read(this.webhookState, () => this.readWebhooks());
   }
 
   peekPolicies(namespace: string): NamespacePolicyFacts | undefined {
-    const known = this.policyStates.get(namespace);
+    const known = this.policyStates.get(namespace)?.facts;
     if (!known) void this.policies(namespace);
     return known;
   }
 
   policies(namespace: string): Promise<NamespacePolicyFacts> {
-    const known = this.policyStates.get(namespace);
-    if (known) return Promise.resolve(known);
-    let reading = this.policyReads.get(namespace);
-    if (!reading) {
-      reading = this.readPolicies(namespace).then((state) => {
-        this.policyReads.delete(namespace);
-        if (!this.disposed) {
-          this.policyStates.set(namespace, state);
-          this.changed();
-        }
-        return state;
-      });
-      this.policyReads.set(namespace, reading);
+    let state = this.policyStates.get(namespace);
+    if (!state) this.policyStates.set(namespace, (state = kept()));
+    return this.read(state, () => this.readPolicies(namespace));
+  }
+
+  /**
+   * A collection read whole changed (the cache's watch, or a list again): what is made of it is made
+   * again from the cache (no request), and the listeners told if it differs.
+   */
+  collectionChanged(change: CollectionChange): void {
+    if (this.disposed) return;
+    if (change.apiVersion === GROUP_VERSION && webhookKinds.some((w) => w.kind === change.kind))
+      this.readAgain(this.webhookState, () => this.readWebhooks());
+    else if (change.apiVersion === 'v1' && (namespaceKinds as readonly string[]).includes(change.kind)) {
+      const state = this.policyStates.get(change.namespace);
+      if (state) this.readAgain(state, () => this.readPolicies(change.namespace));
     }
-    return reading;
   }
 
   onChange(listener: () => void): Disposable {
@@ -100,9 +94,9 @@ export class AdmissionReads implements AdmissionLookup {
     return { dispose: () => this.listeners.delete(listener) };
   }
 
-  /** The user asked to refresh: everything is read again on the next ask. */
+  /** The user asked to refresh: everything is read again on the next ask (the cache lists again too). */
   refresh(): void {
-    this.webhookState = undefined;
+    this.webhookState = kept();
     this.policyStates.clear();
     this.changed();
   }
@@ -110,6 +104,34 @@ export class AdmissionReads implements AdmissionLookup {
   dispose(): void {
     this.disposed = true;
     this.listeners.clear();
+  }
+
+  /** The answer once read (the same object while it is the same); `again`: read anew from the cache. */
+  private read<T extends WebhookFacts | NamespacePolicyFacts>(
+    state: Kept<T>,
+    make: () => Promise<T>,
+    again = false,
+  ): Promise<T> {
+    if (state.facts && !state.reading && !again) return Promise.resolve(state.facts);
+    state.reading ??= make().then((facts) => {
+      state.reading = undefined;
+      const signature = JSON.stringify(facts);
+      const news = state.facts === undefined || signature !== state.signature;
+      // The same answer stays the same object: the editor compares facts by identity (sameFacts).
+      if (news) state.facts = facts;
+      state.signature = signature;
+      if (news && !this.disposed) this.changed();
+      if (state.again) this.readAgain(state, make);
+      return state.facts!;
+    });
+    return state.reading;
+  }
+
+  /** Reads again what was read (a read under way may have read before the change: another follows it). */
+  private readAgain<T extends WebhookFacts | NamespacePolicyFacts>(state: Kept<T>, make: () => Promise<T>): void {
+    if (state.facts === undefined && !state.reading) return;
+    state.again = state.reading !== undefined;
+    if (!state.reading) void this.read(state, make, true);
   }
 
   private changed(): void {
@@ -124,15 +146,12 @@ export class AdmissionReads implements AdmissionLookup {
 
   private async readWebhooks(): Promise<WebhookFacts> {
     const lists = await Promise.all(
-      webhookPaths.map(async ({ type, path }) => ({
-        type,
-        listed: await this.list(path, `${type}webhookconfigurations`),
-      })),
+      webhookKinds.map(async ({ type, kind }) => ({ type, listed: await this.list(GROUP_VERSION, kind, '') })),
     );
     const webhooks: AdmissionWebhook[] = [];
     for (const { type, listed } of lists) {
-      if (!listed.ok) return { state: 'unknown', message: listed.message };
-      for (const item of listed.items) {
+      if (!listed.ok) return { state: 'unknown', message: listed.problem.message };
+      for (const item of listed.value) {
         const metadata = isJsonObject(item.metadata) ? item.metadata : {};
         const configuration = typeof metadata.name === 'string' ? metadata.name : '';
         const entries = Array.isArray(item.webhooks) ? item.webhooks.filter(isJsonObject) : [];
@@ -143,30 +162,13 @@ export class AdmissionReads implements AdmissionLookup {
   }
 
   private async readPolicies(namespace: string): Promise<NamespacePolicyFacts> {
-    const paths = [collectionPath(limitRanges, namespace), collectionPath(resourceQuotas, namespace)];
-    const [lr, rq] = paths;
-    if (!lr!.ok) return { state: 'unknown', message: lr!.problem.message };
-    if (!rq!.ok) return { state: 'unknown', message: rq!.problem.message };
-    const [a, b] = await Promise.all([this.list(lr!.value, 'limitranges'), this.list(rq!.value, 'resourcequotas')]);
-    if (!a.ok) return { state: 'unknown', message: a.message };
-    if (!b.ok) return { state: 'unknown', message: b.message };
-    return { state: 'known', limitRanges: a.items, quotas: b.items };
+    const [limitRanges, quotas] = await Promise.all(namespaceKinds.map((kind) => this.list('v1', kind, namespace)));
+    if (!limitRanges!.ok) return { state: 'unknown', message: limitRanges!.problem.message };
+    if (!quotas!.ok) return { state: 'unknown', message: quotas!.problem.message };
+    return { state: 'known', limitRanges: limitRanges!.value, quotas: quotas!.value };
   }
+}
 
-  private async list(path: string, resource: string): Promise<Listed> {
-    const purpose = { verb: 'list', resource, optional: true };
-    const outcome = await this.transport.send({ method: 'GET', path, purpose });
-    if (outcome.kind === 'response' && outcome.status === 200) {
-      try {
-        const body: unknown = JSON.parse(outcome.body);
-        const items = isJsonObject(body) && Array.isArray(body.items) ? body.items.filter(isJsonObject) : [];
-        return { ok: true, items };
-      } catch {
-        return { ok: false, message: `the list of ${resource} is not JSON` };
-      }
-    }
-    if (outcome.kind === 'response')
-      return { ok: false, message: `the list of ${resource} answered ${outcome.status}` };
-    return { ok: false, message: `no answer for the list of ${resource}` };
-  }
+function kept<T>(): Kept<T> {
+  return { facts: undefined, signature: '', reading: undefined, again: false };
 }

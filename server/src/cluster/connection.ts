@@ -259,7 +259,11 @@ function connectedConnection(
   const verifier = new Verifier(transport, discovery);
   const namespaces = new Namespaces(transport, { ...DEFAULT_LIVE_OBJECT_OPTIONS, ...options.liveObjects });
   const permissions = new Permissions(transport);
-  const admission = new AdmissionReads(transport);
+  // Read whole from the cache, as optional reads; made again when the cache's watch changes them.
+  const admission = new AdmissionReads((apiVersion, kind, namespace) =>
+    liveObjects.list(apiVersion, kind, namespace, { optional: true }),
+  );
+  liveObjects.onCollectionChange((change) => admission.collectionChanged(change));
   const gitopsPolicies = new GitopsPolicies(transport, discovery, {
     ...DEFAULT_LIVE_OBJECT_OPTIONS,
     ...options.liveObjects,

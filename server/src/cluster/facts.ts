@@ -131,9 +131,11 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   const admissionSubscription = connection.admission?.onChange(notify);
   // The ValidatingAdmissionPolicies that may judge each object, per namespace (admission-policies.ts).
   const policies = new AdmissionPolicies(connection, notify);
-  // The policies are made again when a collection read whole changes (a policy, a binding, a param).
-  const collectionSubscription = connection.onCollectionChange(() => {
+  // What is made of a collection read whole is made again when it changes: the policies (a policy, a
+  // binding, a param) and a namespace's autoscalers.
+  const collectionSubscription = connection.onCollectionChange((change) => {
     policies.readAgain();
+    if (change.kind === 'HorizontalPodAutoscaler') readAutoscalersAgain(change.namespace);
   });
 
   // Schemas and validation rules are built once per document and kept with it (share.ts): with the
@@ -218,23 +220,40 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
    * The autoscalers of a namespace as last read (from the watched cache of live objects, so a read
    * after the first costs no request); a read whose answer differs from the last tells the listeners.
    */
-  const autoscalerReads = new Map<string, { facts: AutoscalerFacts | undefined; key: string; reading: boolean }>();
+  const autoscalerReads = new Map<
+    string,
+    { facts: AutoscalerFacts | undefined; key: string; reading: boolean; again: boolean }
+  >();
   function peekAutoscalers(namespace: string): AutoscalerFacts | undefined {
     let entry = autoscalerReads.get(namespace);
-    if (!entry) autoscalerReads.set(namespace, (entry = { facts: undefined, key: '', reading: false }));
+    if (!entry) autoscalerReads.set(namespace, (entry = { facts: undefined, key: '', reading: false, again: false }));
     if (!entry.reading) {
       const known = entry;
       known.reading = true;
       void readAutoscalers(connection, namespace).then((facts) => {
         known.reading = false;
         const key = JSON.stringify(facts);
-        if (key === known.key) return;
-        known.key = key;
-        known.facts = facts;
-        notify();
+        if (key !== known.key) {
+          known.key = key;
+          known.facts = facts;
+          notify();
+        }
+        if (known.again) readAutoscalersAgain(namespace);
       });
     }
     return entry.facts;
+  }
+
+  /**
+   * The autoscalers of a namespace changed (the watch of their collection): read again from the
+   * cache if they were read at all, and the listeners told if they differ. A read under way may have
+   * read before the change: another follows it.
+   */
+  function readAutoscalersAgain(namespace: string): void {
+    const entry = autoscalerReads.get(namespace);
+    if (!entry) return;
+    entry.again = entry.reading;
+    if (!entry.reading) peekAutoscalers(namespace);
   }
 
   /** Managers recorded at other versions: their documents and the kind's versions (versions.ts). */

@@ -169,7 +169,12 @@ export class LiveObjects {
    * The collection is the one the cache keeps (list+watch), so asking again costs no request. A
    * user who may not list the kind gets the problem, never a guess.
    */
-  async list(apiVersion: string, kind: string, namespace: string): Promise<ClusterResult<JsonObject[]>> {
+  async list(
+    apiVersion: string,
+    kind: string,
+    namespace: string,
+    options: { optional?: boolean } = {},
+  ): Promise<ClusterResult<JsonObject[]>> {
     const resource = await this.discovery.resolve(apiVersion, kind);
     if (!resource.ok) return resource;
     const { namespace: placedNamespace, origin } = placeInNamespace(
@@ -181,7 +186,7 @@ export class LiveObjects {
     if (!path.ok) return path;
     const ref: ResolvedObjectRef = { apiVersion, kind, name: '', namespace: placedNamespace, resource: resource.value };
     const collection = this.collectionFor({ ref, collectionPath: path.value });
-    collection.wantWhole();
+    collection.wantWhole(options.optional);
     return collection.listed(this.options.fillTimeoutMs);
   }
 
@@ -510,6 +515,8 @@ class Collection {
   private problem: ClusterProblem | undefined;
   /** Names the editor asked about: only these produce change events. */
   private readonly interest = new Set<string>();
+  /** A reader of the whole collection needs it (wantWhole, not optional). */
+  private wholeRequired = false;
   /** When each name was last looked up: names nobody asked about lately are no longer followed. */
   private readonly lastAsked = new Map<string, number>();
   private readonly announced = new Map<string, string>();
@@ -616,8 +623,13 @@ class Collection {
     });
   }
 
-  /** Every object of the collection is wanted (list()): it is listed, whatever it holds. */
-  wantWhole(): void {
+  /**
+   * Every object of the collection is wanted (list()): it is listed, whatever it holds. `optional`:
+   * wanted for a judgement that says "unknown" when refused (the admission webhooks, quotas), so a
+   * refusal is no health problem of the connection, unless another reader or a name needs it.
+   */
+  wantWhole(optional = false): void {
+    if (!optional) this.wholeRequired = true;
     if (this.wholeWanted) return;
     this.wholeWanted = true;
     if (this.started && this.strategy === 'names' && !this.listRefused) this.toWhole();
@@ -1179,11 +1191,12 @@ class Collection {
     return readsMetadataOnly(this.resource) ? { accept: metadataOnly[form] } : {};
   }
 
-  private purpose(verb: string): { verb: string; resource: string; namespace?: string } {
+  private purpose(verb: string): { verb: string; resource: string; namespace?: string; optional?: boolean } {
     return {
       verb,
       resource: qualifiedResource(this.resource),
       ...(this.namespace ? { namespace: this.namespace } : {}),
+      ...(!this.wholeRequired && this.interest.size === 0 ? { optional: true } : {}),
     };
   }
 
