@@ -742,6 +742,14 @@ export const mutations = [
     tests: ['test/unit/cluster/admission-reads.test.ts'],
   },
   {
+    id: 'prune-shortcut-always',
+    rule: 'the prune is skipped only when the applier still sets every path it set last time',
+    file: 'server/src/core/ssa/predict.ts',
+    from: '  if (isSubsetOf(lastSet, applied)) return merged;\n',
+    to: '  return merged;\n',
+    tests: ['test/unit/core/ssa/predict.test.ts'],
+  },
+  {
     id: 'fleet-no-time-limit',
     rule: 'a context that gives no answer is given up at its time limit, not waited for',
     file: 'server/src/cli/fleet.ts',

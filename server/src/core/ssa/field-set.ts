@@ -368,6 +368,17 @@ export function intersectSets(a: FieldSet, b: FieldSet): FieldSet {
   return out ?? emptyFieldSet;
 }
 
+/** Whether every member of `a` is a member of `b` (`a` minus `b` is empty), without making the difference. */
+export function isSubsetOf(a: FieldSet, b: FieldSet): boolean {
+  if (a === b) return true;
+  for (const k of a.members.keys()) if (!b.members.has(k)) return false;
+  for (const [k, node] of a.children) {
+    const other = b.children.get(k);
+    if (other ? !isSubsetOf(node.set, other.set) : !isEmptySet(node.set)) return false;
+  }
+  return true;
+}
+
 /** Paths of `a` that are not members of `b`; exact paths only (set.go Difference). */
 export function differenceSets(a: FieldSet, b: FieldSet): FieldSet {
   return difference(a, b, false);

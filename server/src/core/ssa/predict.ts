@@ -12,6 +12,7 @@ import {
   hasPath,
   intersectSets,
   isEmptySet,
+  isSubsetOf,
   recursiveDifferenceSets,
   setPaths,
   unionSets,
@@ -714,6 +715,13 @@ function prune(
   /** The applier's new set (one of the managers'). */
   applied: FieldSet,
 ): JsonValue {
+  // The applier still sets every path it set last time (the usual apply again, a value changed or
+  // not): whatever the first step removes is added back or left below a path the applier owns now.
+  // Every path of `last` is a member of ensure(applied), and so is each path above it (a typed
+  // configuration's set holds the list items and map entries above its members, and ensure adds
+  // the named fields), so none is in what nobody owns, none is removed with it, and the dangling
+  // items of `last` are none: the answer is `merged` itself (removeItems of an empty set).
+  if (isSubsetOf(lastSet, applied)) return merged;
   const ensure = (s: FieldSet): FieldSet =>
     ofSet(s, schema, root, 'namedMembers', () => ensureNamedFieldsAreMembers(schema, root, s)) as FieldSet;
   // ensure(toFieldSet(v)), in one walk.
