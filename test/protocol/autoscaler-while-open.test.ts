@@ -42,7 +42,8 @@ test('an autoscaler made while the file is open fights Git’s replicas; removed
         e.verb === 'list',
     );
   const deadline = Date.now() + 20_000;
-  while (hpaReads().length === 0) {
+  // Diagnostics are pulled, as the editor pulls them: the file is judged further at each pull.
+  while ((await server.diagnostics(uri), hpaReads().length === 0)) {
     if (Date.now() > deadline) throw new Error('the editor never read the namespace’s autoscalers');
     await auditSentinel(cluster.auditLog, (p) => request(admin, 'GET', p));
   }

@@ -44,8 +44,8 @@ spec:
     readAuditEvents(cluster.auditLog).filter(
       (e) => e.objectRef?.resource === 'limitranges' && e.objectRef.namespace === home && e.verb === 'list',
     );
+  // Diagnostics are pulled, as the editor pulls them: the file is judged further at each pull.
   const deadline = Date.now() + 20_000;
-  // Diagnostics are pulled, as the editor pulls them: the file is judged when asked.
   while ((await server.diagnostics(uri), limitReads().length === 0)) {
     if (Date.now() > deadline) throw new Error('the editor never read the namespace’s LimitRanges');
     await auditSentinel(cluster.auditLog, (p) => request(admin, 'GET', p));
