@@ -10,6 +10,7 @@ import type { AdmissionWebhook, NamespacePolicyFacts, WebhookFacts } from '../co
 import { isJsonObject, type JsonObject } from '../core/json';
 import type { CollectionChange } from './live-objects';
 import type { ClusterResult, Disposable } from './types';
+import { tell } from './listeners';
 
 /** What the facts need of a connection's admission reads. */
 export interface AdmissionLookup {
@@ -135,13 +136,7 @@ export class AdmissionReads implements AdmissionLookup {
   }
 
   private changed(): void {
-    for (const listener of [...this.listeners]) {
-      try {
-        listener();
-      } catch {
-        // A listener's failure is its own.
-      }
-    }
+    tell(this.listeners, undefined);
   }
 
   private async readWebhooks(): Promise<WebhookFacts> {

@@ -30,6 +30,7 @@ import { allNamespacesPath, nameSelector, objectPath } from './names';
 import { classifyFailure } from './problems';
 import { redactText } from './redact';
 import type { ApiResourceInfo, ClusterProblem, ClusterResult, Disposable } from './types';
+import { tell } from './listeners';
 
 /** The kinds of applier whose object holds a policy (a Helm release has none to read). */
 type PolicyKind = keyof typeof policyKinds;
@@ -367,13 +368,7 @@ export class GitopsPolicies implements PolicyLookup {
   }
 
   private announce(): void {
-    for (const listener of [...this.listeners]) {
-      try {
-        listener();
-      } catch {
-        // A listener's failure is its own.
-      }
-    }
+    tell(this.listeners, undefined);
   }
 }
 

@@ -11,6 +11,7 @@ import type { ClusterRequest } from './http';
 import { classifyFailure, isServerFailure, isThrottled, type HttpOutcome } from './problems';
 import { redactProblem } from './redact';
 import type { ClusterHealthReport, ClusterHealthState, ClusterProblem, Disposable } from './types';
+import { tell } from './listeners';
 
 type Listener = (health: ClusterHealthReport) => void;
 
@@ -87,13 +88,7 @@ export class HealthTracker {
     }
     this.update();
     if (hadTransportProblem && this.transportProblem === undefined) {
-      for (const listener of [...this.recoveryListeners]) {
-        try {
-          listener();
-        } catch {
-          // A listener's failure is its own.
-        }
-      }
+      tell(this.recoveryListeners, undefined);
     }
   }
 
@@ -102,13 +97,7 @@ export class HealthTracker {
     const previous = this.health;
     if (next.state === previous.state && next.problem?.message === previous.problem?.message) return;
     this.health = next;
-    for (const listener of this.listeners) {
-      try {
-        listener(next);
-      } catch {
-        // A listener's failure is its own.
-      }
-    }
+    tell(this.listeners, next);
   }
 
   private compute(): ClusterHealthReport {

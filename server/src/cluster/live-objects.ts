@@ -39,6 +39,7 @@ import type {
   LiveObjectState,
   ResolvedObjectRef,
 } from './types';
+import { tell } from './listeners';
 
 export interface LiveObjectOptions {
   /** Period of the reads of a name that is not watched (list or watch forbidden, or every watch in use). */
@@ -352,23 +353,11 @@ export class LiveObjects {
   }
 
   private emitCollection(change: CollectionChange): void {
-    for (const listener of this.collectionListeners) {
-      try {
-        listener(change);
-      } catch {
-        // A listener's failure is its own; the cache keeps running.
-      }
-    }
+    tell(this.collectionListeners, change);
   }
 
   private emit(change: LiveObjectChange): void {
-    for (const listener of this.listeners) {
-      try {
-        listener(change);
-      } catch {
-        // A listener's failure is its own; the cache keeps running.
-      }
-    }
+    tell(this.listeners, change);
   }
 }
 

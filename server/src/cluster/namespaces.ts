@@ -17,6 +17,7 @@ import type { ClusterTransport } from './http';
 import { objectPath } from './names';
 import { classifyFailure } from './problems';
 import type { ApiResourceInfo, ClusterProblem, Disposable, LiveObjectState } from './types';
+import { tell } from './listeners';
 
 export type NamespaceState =
   | { readonly state: 'pending' }
@@ -169,13 +170,7 @@ export class Namespaces implements NamespaceLookup {
     entry.state = state;
     if (state.state !== 'unknown') entry.attempts = 0;
     if (signature(state) === before) return;
-    for (const listener of [...this.listeners]) {
-      try {
-        listener();
-      } catch {
-        // A listener's failure is its own.
-      }
-    }
+    tell(this.listeners, undefined);
   }
 
   /** A missing namespace may be created any time: read it again while asked about. A failed read is retried with backoff; a 403 is not. */

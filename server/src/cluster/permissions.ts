@@ -15,6 +15,7 @@ import { isJsonObject } from '../core/json';
 import type { ClusterTransport } from './http';
 import { classifyFailure, parseJson } from './problems';
 import type { ClusterProblem, Disposable } from './types';
+import { tell } from './listeners';
 
 export type AccessVerb = 'get' | 'patch' | 'create';
 
@@ -262,13 +263,7 @@ export class Permissions implements PermissionLookup {
     const before = JSON.stringify(entry.state);
     entry.state = state;
     if (JSON.stringify(state) === before) return;
-    for (const listener of [...this.listeners]) {
-      try {
-        listener();
-      } catch {
-        // A listener's failure is its own.
-      }
-    }
+    tell(this.listeners, undefined);
   }
 }
 

@@ -24,6 +24,7 @@ import type { ClusterTransport } from './http';
 import { objectPath } from './names';
 import { parseJson, parseStatus } from './problems';
 import type { ApiResourceInfo, Disposable } from './types';
+import { tell } from './listeners';
 
 export const secretTable = 'application/json;as=Table;g=meta.k8s.io;v=v1';
 
@@ -161,13 +162,7 @@ export class SecretFields implements SecretFieldsLookup {
   }
 
   private settle(id: Identity): void {
-    for (const listener of [...this.listeners]) {
-      try {
-        listener({ namespace: id.namespace, name: id.name });
-      } catch {
-        // A listener's failure is its own.
-      }
-    }
+    tell(this.listeners, { namespace: id.namespace, name: id.name });
   }
 
   private readType(resource: ApiResourceInfo, id: Identity, entry: Entry): Promise<void> {
