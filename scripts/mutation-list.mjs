@@ -750,6 +750,14 @@ export const mutations = [
     tests: ['test/unit/core/ssa/predict.test.ts'],
   },
   {
+    id: 'autoscaler-status-judged-again',
+    rule: 'an autoscaler status its controller writes judges nothing again; a spec does',
+    file: 'server/src/cluster/autoscalers.ts',
+    from: "  if (facts.state !== 'read') return JSON.stringify(facts);\n",
+    to: '  return JSON.stringify(facts);\n',
+    tests: ['test/unit/cluster/autoscalers.test.ts'],
+  },
+  {
     id: 'fleet-no-time-limit',
     rule: 'a context that gives no answer is given up at its time limit, not waited for',
     file: 'server/src/cli/fleet.ts',

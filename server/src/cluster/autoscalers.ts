@@ -7,6 +7,7 @@
 // The namespace passes the same name check as every other path (names.ts). autoscaling/v2 is asked
 // first; a cluster that serves only autoscaling/v1 is asked for that (scaleTargetRef is the same).
 import type { AutoscalerFacts } from '../core/findings';
+import { isJsonObject } from '../core/json';
 import type { ClusterConnection } from './connection';
 import { redactText } from './redact';
 
@@ -43,4 +44,16 @@ export async function readAutoscalers(connection: ClusterConnection, namespace: 
 function describe(problem: { kind: string; message: string }): string {
   const said = redactText(problem.message);
   return problem.kind === 'forbidden' ? `HorizontalPodAutoscalers may not be listed here: ${said}` : said;
+}
+
+/**
+ * What of a namespace's autoscalers a judgement reads: their names and specs (which object each
+ * scales, within what bounds). Their status, which the autoscaler controller writes at every sync,
+ * changes no finding, and a change of it alone judges nothing again.
+ */
+export function autoscalersSignature(facts: AutoscalerFacts): string {
+  if (facts.state !== 'read') return JSON.stringify(facts);
+  return JSON.stringify(
+    facts.autoscalers.map((a) => [isJsonObject(a.metadata) ? a.metadata.name : undefined, a.spec ?? null]),
+  );
 }

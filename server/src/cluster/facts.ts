@@ -22,7 +22,7 @@ import { placeInNamespace, type NamedObjectTarget, type ObjectTarget } from '../
 import type { SchemaModel } from '../core/ssa/schema';
 import type { CelNode } from '../core/cel/schema';
 import { AdmissionPolicies, policiesReadNamespace } from './admission-policies';
-import { readAutoscalers } from './autoscalers';
+import { autoscalersSignature, readAutoscalers } from './autoscalers';
 import type { ClusterConnection } from './connection';
 import { notServedKindFacts } from './discovery';
 import { createClusterShare } from './share';
@@ -232,7 +232,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
       known.reading = true;
       void readAutoscalers(connection, namespace).then((facts) => {
         known.reading = false;
-        const key = JSON.stringify(facts);
+        const key = autoscalersSignature(facts);
         if (key !== known.key) {
           known.key = key;
           known.facts = facts;

@@ -14,4 +14,4 @@ export { dryRunManifestOf, sendDryRun, sentManifest, verifyResource } from './dr
 export type { VerifyAnswer } from './dry-run';
 export { redactText, withoutUserinfo } from './redact';
 export { kubeconfigPaths } from './kubeconfig';
-export { autoscalersFor, readAutoscalers } from './autoscalers';
+export { autoscalersFor, autoscalersSignature, readAutoscalers } from './autoscalers';

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import {
   autoscalersFor,
+  autoscalersSignature,
   createClusterConnection,
   readAutoscalers,
   type ClusterConnection,
@@ -83,4 +84,56 @@ test('the autoscalers of a namespace, kept current by the watch; a user who may 
       .filter((e) => e.userAgent === userAgent)
       .every((e) => !e.requestURI.includes('..') && !/\/secrets(\/|\?|$)/.test(e.requestURI)),
   );
+});
+
+test('what the editor compares of a namespace’s autoscalers: a status the controller writes changes nothing, a spec does', async (t) => {
+  const cluster = requireCluster(t);
+  if (!cluster) return;
+  const admin = connect('admin', cluster.kubeconfig);
+  const namespace = await freshNamespace(admin, 'autoscaler-status');
+  const web = objectOf(await create(admin, 'kubectl-create', hpa(namespace, 'web', 'web')), 'create web');
+  const c = await createClusterConnection({ kubeconfig: cluster.kubeconfig, context: 'admin' });
+  open.push(c);
+  const read = async () => {
+    const facts = await readAutoscalers(c, namespace);
+    assert.equal(facts.state, 'read');
+    return facts;
+  };
+  // Until the cache's watch has brought the object at `resourceVersion` (or later).
+  const readAt = async (resourceVersion: string) => {
+    for (let i = 0; i < 100; i++) {
+      const facts = await read();
+      const at = facts.state === 'read' ? (facts.autoscalers[0]?.metadata as { resourceVersion?: string }) : undefined;
+      if (at?.resourceVersion && BigInt(at.resourceVersion) >= BigInt(resourceVersion)) return facts;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`the cache never brought resourceVersion ${resourceVersion}`);
+  };
+  const before = autoscalersSignature(await read());
+
+  // What the autoscaler controller writes at every sync: its status subresource.
+  const statusPath = `/apis/autoscaling/v2/namespaces/${namespace}/horizontalpodautoscalers/web/status`;
+  const synced = await request(admin, 'PATCH', statusPath, {
+    query: { fieldManager: 'kube-controller-manager' },
+    contentType: 'application/merge-patch+json',
+    body: { status: { currentReplicas: 2, desiredReplicas: 3, lastScaleTime: '2026-12-03T20:00:00Z' } },
+  });
+  assert.equal(synced.status, 200, JSON.stringify(synced.body));
+  const afterStatus = await readAt((synced.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion);
+  assert.notDeepEqual(
+    (afterStatus.state === 'read' ? afterStatus.autoscalers[0]?.status : undefined) ?? {},
+    (web.status as object | undefined) ?? {},
+    'the status did change',
+  );
+  assert.equal(autoscalersSignature(afterStatus), before, 'a status alone is nothing to judge again');
+
+  // A new bound is.
+  const bounded = await request(admin, 'PATCH', statusPath.replace(/\/status$/, ''), {
+    query: { fieldManager: 'kubectl-edit' },
+    contentType: 'application/merge-patch+json',
+    body: { spec: { maxReplicas: 5 } },
+  });
+  assert.equal(bounded.status, 200, JSON.stringify(bounded.body));
+  const afterSpec = await readAt((bounded.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion);
+  assert.notEqual(autoscalersSignature(afterSpec), before);
 });
