@@ -721,7 +721,7 @@ export const mutations = [
     id: 'autoscalers-not-read-again',
     rule: 'the autoscalers of a namespace are read again when their collection changes',
     file: 'server/src/cluster/facts.ts',
-    from: "    if (change.kind === 'HorizontalPodAutoscaler') readAutoscalersAgain(change.namespace);\n",
+    from: "    if (change.kind === 'HorizontalPodAutoscaler') autoscalerReads.get(change.namespace)?.readAgain();\n",
     to: '',
     tests: ['test/protocol/autoscaler-while-open.test.ts'],
   },

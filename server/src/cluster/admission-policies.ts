@@ -10,6 +10,7 @@ import type { AdmissionPolicyFacts, PolicyParamsFacts } from '../core/findings';
 import { isJsonObject, type JsonObject } from '../core/json';
 import type { ClusterResult } from './types';
 import type { ApiResourceInfo } from './types';
+import { KeptAnswer } from './kept-answer';
 
 const GROUP_VERSION = 'admissionregistration.k8s.io/v1';
 
@@ -19,18 +20,11 @@ export interface PolicyReads {
   resolveKind(apiVersion: string, kind: string): Promise<ClusterResult<ApiResourceInfo>>;
 }
 
-interface Entry {
-  facts: AdmissionPolicyFacts | undefined;
-  at: number;
-  loading: Promise<AdmissionPolicyFacts> | undefined;
-  signature: string;
-}
-
 /** How long a peeked answer stands before a peek reads it again (from the watched cache). */
 const PEEK_AGAIN_MS = 5_000;
 
 export class AdmissionPolicies {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries = new Map<string, KeptAnswer<AdmissionPolicyFacts>>();
 
   constructor(
     private readonly reads: PolicyReads,
@@ -40,44 +34,28 @@ export class AdmissionPolicies {
   /** What is known now of the policies that may judge an object in this namespace ('' for cluster-scoped). */
   peek(namespace: string): AdmissionPolicyFacts | undefined {
     const entry = this.entryFor(namespace);
-    if (!entry.loading && (!entry.facts || Date.now() - entry.at >= PEEK_AGAIN_MS)) void this.load(namespace);
-    return entry.facts;
+    if (!entry.busy && (!entry.known || Date.now() - entry.madeAt >= PEEK_AGAIN_MS)) void entry.fresh();
+    return entry.known;
   }
 
   /** The policies once read. */
   load(namespace: string): Promise<AdmissionPolicyFacts> {
-    const entry = this.entryFor(namespace);
-    entry.loading ??= this.read(namespace).then((facts) => {
-      entry.loading = undefined;
-      entry.at = Date.now();
-      const signature = signatureOf(facts);
-      const news = entry.facts !== undefined && signature !== entry.signature;
-      const first = entry.facts === undefined;
-      // The same answer stays the same object: the editor compares facts by identity (sameFacts).
-      if (news || first) entry.facts = facts;
-      entry.signature = signature;
-      if (news || first) this.changed();
-      return entry.facts!;
-    });
-    return entry.loading;
+    return this.entryFor(namespace).fresh();
   }
 
   /**
    * A collection read whole has changed (a policy, a binding or a param made, changed or removed):
    * every namespace's policies are made again from the watched cache (no request), and the
-   * listeners told if they changed. A read under way may have read before the change: another follows it.
+   * listeners told if they changed.
    */
   readAgain(): void {
-    for (const [namespace, entry] of this.entries) {
-      if (entry.facts === undefined && !entry.loading) continue;
-      if (entry.loading) void entry.loading.then(() => this.load(namespace));
-      else void this.load(namespace);
-    }
+    for (const entry of this.entries.values()) entry.readAgain();
   }
 
-  private entryFor(namespace: string): Entry {
+  private entryFor(namespace: string): KeptAnswer<AdmissionPolicyFacts> {
     let entry = this.entries.get(namespace);
-    if (!entry) this.entries.set(namespace, (entry = { facts: undefined, at: 0, loading: undefined, signature: '' }));
+    if (!entry)
+      this.entries.set(namespace, (entry = new KeptAnswer(() => this.read(namespace), signatureOf, this.changed)));
     return entry;
   }
 

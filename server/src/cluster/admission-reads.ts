@@ -10,6 +10,7 @@ import type { AdmissionWebhook, NamespacePolicyFacts, WebhookFacts } from '../co
 import { isJsonObject, type JsonObject } from '../core/json';
 import type { CollectionChange } from './live-objects';
 import type { ClusterResult, Disposable } from './types';
+import { KeptAnswer } from './kept-answer';
 import { tell } from './listeners';
 
 /** What the facts need of a connection's admission reads. */
@@ -38,42 +39,33 @@ const webhookKinds = [
 ] as const;
 const namespaceKinds = ['LimitRange', 'ResourceQuota'] as const;
 
-/** One read's answer, kept with its text: an answer read again that is the same keeps the first object. */
-interface Kept<T> {
-  facts: T | undefined;
-  signature: string;
-  reading: Promise<T> | undefined;
-  /** A change came while a read was out: another read follows it. */
-  again: boolean;
-}
-
 export class AdmissionReads implements AdmissionLookup {
-  private webhookState: Kept<WebhookFacts> = kept();
-  private readonly policyStates = new Map<string, Kept<NamespacePolicyFacts>>();
+  private webhookState = this.keptWebhooks();
+  private readonly policyStates = new Map<string, KeptAnswer<NamespacePolicyFacts>>();
   private readonly listeners = new Set<() => void>();
   private disposed = false;
 
   constructor(private readonly list: ListCollection) {}
 
   peekWebhooks(): WebhookFacts | undefined {
-    if (!this.webhookState.facts) void this.webhooks();
-    return this.webhookState.facts;
+    if (!this.webhookState.known) void this.webhooks();
+    return this.webhookState.known;
   }
 
   webhooks(): Promise<WebhookFacts> {
-    return this.read(this.webhookState, () => this.readWebhooks());
+    return this.webhookState.answer();
   }
 
   peekPolicies(namespace: string): NamespacePolicyFacts | undefined {
-    const known = this.policyStates.get(namespace)?.facts;
+    const known = this.policyStates.get(namespace)?.known;
     if (!known) void this.policies(namespace);
     return known;
   }
 
   policies(namespace: string): Promise<NamespacePolicyFacts> {
     let state = this.policyStates.get(namespace);
-    if (!state) this.policyStates.set(namespace, (state = kept()));
-    return this.read(state, () => this.readPolicies(namespace));
+    if (!state) this.policyStates.set(namespace, (state = this.kept(() => this.readPolicies(namespace))));
+    return state.answer();
   }
 
   /**
@@ -83,11 +75,9 @@ export class AdmissionReads implements AdmissionLookup {
   collectionChanged(change: CollectionChange): void {
     if (this.disposed) return;
     if (change.apiVersion === GROUP_VERSION && webhookKinds.some((w) => w.kind === change.kind))
-      this.readAgain(this.webhookState, () => this.readWebhooks());
-    else if (change.apiVersion === 'v1' && (namespaceKinds as readonly string[]).includes(change.kind)) {
-      const state = this.policyStates.get(change.namespace);
-      if (state) this.readAgain(state, () => this.readPolicies(change.namespace));
-    }
+      this.webhookState.readAgain();
+    else if (change.apiVersion === 'v1' && (namespaceKinds as readonly string[]).includes(change.kind))
+      this.policyStates.get(change.namespace)?.readAgain();
   }
 
   onChange(listener: () => void): Disposable {
@@ -97,7 +87,7 @@ export class AdmissionReads implements AdmissionLookup {
 
   /** The user asked to refresh: everything is read again on the next ask (the cache lists again too). */
   refresh(): void {
-    this.webhookState = kept();
+    this.webhookState = this.keptWebhooks();
     this.policyStates.clear();
     this.changed();
   }
@@ -107,32 +97,19 @@ export class AdmissionReads implements AdmissionLookup {
     this.listeners.clear();
   }
 
-  /** The answer once read (the same object while it is the same); `again`: read anew from the cache. */
-  private read<T extends WebhookFacts | NamespacePolicyFacts>(
-    state: Kept<T>,
-    make: () => Promise<T>,
-    again = false,
-  ): Promise<T> {
-    if (state.facts && !state.reading && !again) return Promise.resolve(state.facts);
-    state.reading ??= make().then((facts) => {
-      state.reading = undefined;
-      const signature = JSON.stringify(facts);
-      const news = state.facts === undefined || signature !== state.signature;
-      // The same answer stays the same object: the editor compares facts by identity (sameFacts).
-      if (news) state.facts = facts;
-      state.signature = signature;
-      if (news && !this.disposed) this.changed();
-      if (state.again) this.readAgain(state, make);
-      return state.facts!;
-    });
-    return state.reading;
+  /** An answer kept until a change of its collections; the listeners told when it differs. */
+  private kept<T>(make: () => Promise<T>): KeptAnswer<T> {
+    return new KeptAnswer(
+      make,
+      (answer) => JSON.stringify(answer),
+      () => {
+        if (!this.disposed) this.changed();
+      },
+    );
   }
 
-  /** Reads again what was read (a read under way may have read before the change: another follows it). */
-  private readAgain<T extends WebhookFacts | NamespacePolicyFacts>(state: Kept<T>, make: () => Promise<T>): void {
-    if (state.facts === undefined && !state.reading) return;
-    state.again = state.reading !== undefined;
-    if (!state.reading) void this.read(state, make, true);
+  private keptWebhooks(): KeptAnswer<WebhookFacts> {
+    return this.kept(() => this.readWebhooks());
   }
 
   private changed(): void {
@@ -162,8 +139,4 @@ export class AdmissionReads implements AdmissionLookup {
     if (!quotas!.ok) return { state: 'unknown', message: quotas!.problem.message };
     return { state: 'known', limitRanges: limitRanges!.value, quotas: quotas!.value };
   }
-}
-
-function kept<T>(): Kept<T> {
-  return { facts: undefined, signature: '', reading: undefined, again: false };
 }

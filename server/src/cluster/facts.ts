@@ -25,6 +25,7 @@ import { AdmissionPolicies, policiesReadNamespace } from './admission-policies';
 import { autoscalersSignature, readAutoscalers } from './autoscalers';
 import type { ClusterConnection } from './connection';
 import { notServedKindFacts } from './discovery';
+import { KeptAnswer } from './kept-answer';
 import { createClusterShare } from './share';
 import type { NamespaceState } from './namespaces';
 import type { AccessQuestion, AccessState, UserState } from './permissions';
@@ -135,7 +136,7 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
   // binding, a param) and a namespace's autoscalers.
   const collectionSubscription = connection.onCollectionChange((change) => {
     policies.readAgain();
-    if (change.kind === 'HorizontalPodAutoscaler') readAutoscalersAgain(change.namespace);
+    if (change.kind === 'HorizontalPodAutoscaler') autoscalerReads.get(change.namespace)?.readAgain();
   });
 
   // Schemas and validation rules are built once per document and kept with it (share.ts): with the
@@ -220,40 +221,16 @@ export function createFactsSource(connection: ClusterConnection): FactsSource {
    * The autoscalers of a namespace as last read (from the watched cache of live objects, so a read
    * after the first costs no request); a read whose answer differs from the last tells the listeners.
    */
-  const autoscalerReads = new Map<
-    string,
-    { facts: AutoscalerFacts | undefined; key: string; reading: boolean; again: boolean }
-  >();
+  const autoscalerReads = new Map<string, KeptAnswer<AutoscalerFacts>>();
   function peekAutoscalers(namespace: string): AutoscalerFacts | undefined {
-    let entry = autoscalerReads.get(namespace);
-    if (!entry) autoscalerReads.set(namespace, (entry = { facts: undefined, key: '', reading: false, again: false }));
-    if (!entry.reading) {
-      const known = entry;
-      known.reading = true;
-      void readAutoscalers(connection, namespace).then((facts) => {
-        known.reading = false;
-        const key = autoscalersSignature(facts);
-        if (key !== known.key) {
-          known.key = key;
-          known.facts = facts;
-          notify();
-        }
-        if (known.again) readAutoscalersAgain(namespace);
-      });
-    }
-    return entry.facts;
-  }
-
-  /**
-   * The autoscalers of a namespace changed (the watch of their collection): read again from the
-   * cache if they were read at all, and the listeners told if they differ. A read under way may have
-   * read before the change: another follows it.
-   */
-  function readAutoscalersAgain(namespace: string): void {
-    const entry = autoscalerReads.get(namespace);
-    if (!entry) return;
-    entry.again = entry.reading;
-    if (!entry.reading) peekAutoscalers(namespace);
+    let kept = autoscalerReads.get(namespace);
+    if (!kept)
+      autoscalerReads.set(
+        namespace,
+        (kept = new KeptAnswer(() => readAutoscalers(connection, namespace), autoscalersSignature, notify)),
+      );
+    if (!kept.busy) void kept.fresh();
+    return kept.known;
   }
 
   /** Managers recorded at other versions: their documents and the kind's versions (versions.ts). */
